@@ -1,0 +1,101 @@
+/**
+ * The shape every Deft tool shares: a name, a description and parameters that the model reads, and
+ * an `execute` that does the work. The base class renders the model-facing JSON schema per
+ * provider (see `schema.ts`) and caches it for the life of the instance.
+ */
+import { renderDefinition, type ToolDefinition } from "./schema.ts";
+
+/** JSON types a parameter may declare. A parameter without a type accepts any JSON value. */
+export type ParamType = "string" | "number" | "integer" | "boolean" | "array" | "object";
+
+/** The schema of a value: its type, allowed values, array items or object properties. */
+export interface ParamSchema {
+  type?: ParamType;
+  description?: string;
+  enum?: readonly (string | number)[];
+  items?: ParamSchema;
+  properties?: readonly ToolParameter[];
+}
+
+/** One named parameter of a tool. Parameters are optional unless `required` is true. */
+export interface ToolParameter extends ParamSchema {
+  name: string;
+  description: string;
+  required?: boolean;
+}
+
+/** What a tool returns. `error_code` 0 means success; anything else is a failure. */
+export interface ToolExecResult {
+  output: string | null;
+  error: string | null;
+  error_code: number;
+}
+
+/** Provider families whose schema rules differ. Unknown names render like `anthropic`. */
+export type Provider = string;
+
+/** Settings that tune tools; every field has a default so an empty object is valid. */
+export interface ToolSettings {
+  /** Default bash timeout in seconds. */
+  bashTimeoutSeconds?: number;
+  /** Characters of stdout/stderr shown to the model before head/tail clipping. */
+  outputLimit?: number;
+  /** `workspace-write` runs bash inside bubblewrap. */
+  sandbox?: "none" | "workspace-write";
+  /** Let sandboxed commands use the network. */
+  allowNetwork?: boolean;
+  /** Largest file the editor views or edits whole, in bytes. */
+  maxFileBytes?: number;
+  /** Where the code knowledge graph keeps its databases. */
+  ckgDir?: string;
+}
+
+/** Everything a tool is built with. */
+export interface ToolContext {
+  /** The provider whose schema rules the definitions follow. */
+  provider: Provider;
+  /** Absolute, symlink-free path of the workspace root. */
+  workspace: string;
+  settings: ToolSettings;
+}
+
+/** A successful result carrying `output`. */
+export function ok(output: string): ToolExecResult {
+  return { output, error: null, error_code: 0 };
+}
+
+/** A failed result carrying `error`; `code` defaults to -1 as in Trae Agent. */
+export function fail(error: string, code = -1, output: string | null = null): ToolExecResult {
+  return { output, error, error_code: code };
+}
+
+/**
+ * Base class of every tool. Subclasses declare `name`, `description`, `parameters` and implement
+ * `execute`; arguments reach `execute` already validated against `parameters` (see the executor).
+ */
+export abstract class Tool {
+  abstract readonly name: string;
+  abstract readonly description: string;
+  abstract readonly parameters: readonly ToolParameter[];
+  readonly #definitions = new Map<Provider, ToolDefinition>();
+
+  constructor(readonly context: ToolContext) {}
+
+  /** Does the work. May throw: the executor turns a throw into a failed result. */
+  abstract execute(args: Record<string, unknown>): Promise<ToolExecResult>;
+
+  /** Releases processes, files or connections the tool holds. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** The definition sent to `provider` (default: the one the tool was built for), computed once. */
+  jsonDefinition(provider: Provider = this.context.provider): ToolDefinition {
+    let definition = this.#definitions.get(provider);
+    if (!definition) {
+      definition = renderDefinition(this, provider);
+      this.#definitions.set(provider, definition);
+    }
+    return definition;
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Turns the model's tool calls into results. The executor never throws at its caller: an unknown
+ * tool, invalid arguments or a tool that throws all come back as failed results the model can read.
+ */
+import type { Tool, ToolExecResult } from "./base.ts";
+import { validateArguments } from "./validate.ts";
+
+/** One call as the model made it. `arguments` is whatever the model sent. */
+export interface ToolCall {
+  name: string;
+  call_id: string;
+  arguments: unknown;
+  id?: string;
+}
+
+/** The result of one call, echoing its name and ids. */
+export interface ToolCallResult {
+  name: string;
+  call_id: string;
+  id?: string;
+  success: boolean;
+  output: string | null;
+  error: string | null;
+  error_code: number;
+}
+
+/** Lower-cases and drops underscores, so `STR_REPLACE_BASED_EDIT_TOOL` finds the editor. */
+export function normalizeToolName(name: string): string {
+  return name.toLowerCase().replaceAll("_", "");
+}
+
+/** Runs calls against a fixed set of tools. */
+export class ToolExecutor {
+  readonly #tools: readonly Tool[];
+  readonly #byName: Map<string, Tool>;
+
+  constructor(tools: readonly Tool[]) {
+    this.#tools = tools;
+    this.#byName = new Map(tools.map((t) => [normalizeToolName(t.name), t]));
+  }
+
+  /** The tools this executor runs, in registration order. */
+  get tools(): readonly Tool[] {
+    return this.#tools;
+  }
+
+  /** Finds a tool by name, ignoring case and underscores. */
+  find(name: string): Tool | undefined {
+    return typeof name === "string" ? this.#byName.get(normalizeToolName(name)) : undefined;
+  }
+
+  /** Runs one call. Always resolves. */
+  async executeToolCall(call: ToolCall): Promise<ToolCallResult> {
+    const tool = this.find(call.name);
+    if (!tool) {
+      const names = this.#tools.map((t) => t.name).join(", ");
+      return wrap(call, call.name, {
+        output: null,
+        error: `Tool '${call.name}' not found. Available tools: [${names}]`,
+        error_code: -1,
+      });
+    }
+    const validation = validateArguments(tool.name, tool.parameters, call.arguments);
+    if (!validation.ok) {
+      return wrap(call, tool.name, { output: null, error: validation.error, error_code: -1 });
+    }
+    try {
+      return wrap(call, tool.name, await tool.execute(validation.args));
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      return wrap(call, tool.name, {
+        output: null,
+        error: `Error executing tool '${tool.name}': ${message}`,
+        error_code: -1,
+      });
+    }
+  }
+
+  /** Runs all calls at once; results come back in call order. */
+  parallelToolCall(calls: readonly ToolCall[]): Promise<ToolCallResult[]> {
+    return Promise.all(calls.map((c) => this.executeToolCall(c)));
+  }
+
+  /** Runs calls one after another, in order. */
+  async sequentialToolCall(calls: readonly ToolCall[]): Promise<ToolCallResult[]> {
+    const results: ToolCallResult[] = [];
+    for (const call of calls) results.push(await this.executeToolCall(call));
+    return results;
+  }
+
+  /** Closes every tool, even when some fail to close; returns the close errors it met. */
+  async closeTools(): Promise<Error[]> {
+    const outcomes = await Promise.allSettled(this.#tools.map((t) => t.close()));
+    return outcomes.flatMap((o, i) =>
+      o.status === "rejected"
+        ? [new Error(`closing tool '${this.#tools[i].name}' failed: ${String(o.reason)}`)]
+        : []
+    );
+  }
+}
+
+function wrap(call: ToolCall, name: string, result: ToolExecResult): ToolCallResult {
+  const wrapped: ToolCallResult = {
+    name,
+    call_id: call.call_id,
+    success: result.error_code === 0,
+    output: result.output,
+    error: result.error,
+    error_code: result.error_code,
+  };
+  if (call.id !== undefined) wrapped.id = call.id;
+  return wrapped;
+}
