@@ -1,0 +1,28 @@
+/**
+ * Runs every `bench/*_bench.ts` in name order, each printing its own figures and ratios against a
+ * baseline measured in the same run. `deno task bench [--only a,b] [ARGS...]` runs a subset; the
+ * remaining ARGS go to each benchmark (the ckg benchmark takes a directory).
+ */
+import { parseArgs } from "node:util";
+
+const { values, positionals } = parseArgs({
+  args: Deno.args,
+  options: { only: { type: "string" } },
+  allowPositionals: true,
+});
+const only = values.only?.split(",").map((s) => s.trim());
+const dir = new URL(".", import.meta.url);
+const names = [...Deno.readDirSync(dir)]
+  .map((e) => e.name)
+  .filter((n) => n.endsWith("_bench.ts"))
+  .filter((n) => !only || only.includes(n.replace(/_bench\.ts$/, "")))
+  .sort();
+
+for (const name of names) {
+  const module = await import(new URL(name, dir).href);
+  try {
+    await module.default(positionals);
+  } catch (e) {
+    console.log(`${name}: FAILED: ${e instanceof Error ? e.message : e}`);
+  }
+}

@@ -1,0 +1,24 @@
+/** Builds the tool context shared by the pipeline commands (`tool`, `serve`, `mcp`). */
+import type { ToolContext, ToolSettings } from "../tools/base.ts";
+import { realWorkspace } from "../policy/workspace.ts";
+import { UsageError } from "./io.ts";
+
+/** Options every tool-running command accepts. */
+export interface ToolCommandOptions {
+  workingDir?: string;
+  sandbox?: ToolSettings["sandbox"];
+  provider?: string;
+}
+
+/** Resolves the workspace (default: the current directory) and the tool settings. */
+export async function toolContext(opts: ToolCommandOptions): Promise<ToolContext> {
+  let workspace: string;
+  try {
+    workspace = await realWorkspace(opts.workingDir ?? Deno.cwd());
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message} Pass an existing directory with -w.`);
+  }
+  const settings: ToolSettings = {};
+  if (opts.sandbox) settings.sandbox = opts.sandbox;
+  return { provider: opts.provider ?? "openai", workspace, settings };
+}

@@ -1,0 +1,49 @@
+/**
+ * Standard streams for pipeline commands: whole writes to stdout, reading stdin whole or by line,
+ * and the usage error that maps to exit code 2.
+ */
+
+/** A mistake in how Deft was called; the CLI prints it and exits with code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+const encoder = new TextEncoder();
+
+/** Writes all of `text` to stdout (a single `write` may be partial for large outputs). */
+export async function writeStdout(text: string): Promise<void> {
+  const bytes = encoder.encode(text);
+  let written = 0;
+  while (written < bytes.length) {
+    written += await Deno.stdout.write(bytes.subarray(written));
+  }
+}
+
+/** Writes a line to stderr, for progress and diagnostics. */
+export function writeStderr(text: string): void {
+  const bytes = encoder.encode(text.endsWith("\n") ? text : `${text}\n`);
+  let written = 0;
+  while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+}
+
+/** Reads stdin to its end as UTF-8 text. */
+export async function readStdin(): Promise<string> {
+  return await new Response(Deno.stdin.readable).text();
+}
+
+/** Yields stdin line by line (without the line ending) until end of input. */
+export async function* stdinLines(): AsyncGenerator<string> {
+  let pending = "";
+  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+    pending += chunk;
+    let newline: number;
+    while ((newline = pending.indexOf("\n")) >= 0) {
+      yield pending.slice(0, newline).replace(/\r$/, "");
+      pending = pending.slice(newline + 1);
+    }
+  }
+  if (pending !== "") yield pending.replace(/\r$/, "");
+}

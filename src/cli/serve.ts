@@ -1,0 +1,93 @@
+/**
+ * `deft serve`: tool calls as NDJSON on stdin, results as NDJSON on stdout. A line holds one call
+ * `{"id", "name", "arguments"}` or a JSON array of calls (a batch). Every call gets one result
+ * line, in input order; a bad line gets an error line and the server goes on. Tool state lives
+ * until end of input, then the tools are closed.
+ */
+import { type ToolCall, type ToolCallResult, ToolExecutor } from "../tools/executor.ts";
+import { createTools, registeredToolNames } from "../tools/registry.ts";
+import { isPlainObject } from "../tools/validate.ts";
+import { type ToolCommandOptions, toolContext } from "./context.ts";
+import { stdinLines, writeStdout } from "./io.ts";
+
+/** Options of `deft serve`. */
+export interface ServeOptions extends ToolCommandOptions {
+  parallel?: boolean;
+}
+
+type Parsed = { call: ToolCall } | { reply: Reply };
+type Reply = Record<string, unknown>;
+
+/** Serves until stdin ends; returns the exit code (0). */
+export async function serveCommand(opts: ServeOptions): Promise<number> {
+  const executor = new ToolExecutor(createTools(await toolContext(opts), registeredToolNames()));
+  try {
+    let lineNumber = 0;
+    for await (const line of stdinLines()) {
+      lineNumber++;
+      if (line.trim() === "") continue;
+      const replies = await answer(executor, line, lineNumber, opts.parallel ?? false);
+      await writeStdout(replies.map((r) => JSON.stringify(r) + "\n").join(""));
+    }
+  } finally {
+    await executor.closeTools();
+  }
+  return 0;
+}
+
+async function answer(
+  executor: ToolExecutor,
+  line: string,
+  lineNumber: number,
+  parallel: boolean,
+): Promise<Reply[]> {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (e) {
+    return [
+      errorReply(null, null, `line ${lineNumber} is not valid JSON: ${(e as Error).message}`),
+    ];
+  }
+  const batch = Array.isArray(value);
+  const items = batch ? value as unknown[] : [value];
+  if (items.length === 0) {
+    return [errorReply(null, null, `line ${lineNumber} is an empty batch; send at least one call`)];
+  }
+  const parsed = items.map((item, i) =>
+    parseCall(item, batch ? `${lineNumber}.${i}` : `${lineNumber}`)
+  );
+  const calls = parsed.flatMap((p) => "call" in p ? [p.call] : []);
+  const results = parallel
+    ? await executor.parallelToolCall(calls)
+    : await executor.sequentialToolCall(calls);
+  let next = 0;
+  return parsed.map((p) => "reply" in p ? p.reply : resultReply(p.call, results[next++]));
+}
+
+function parseCall(item: unknown, where: string): Parsed {
+  if (!isPlainObject(item)) {
+    return { reply: errorReply(null, null, `call ${where} must be a JSON object`) };
+  }
+  const id = item.id ?? null;
+  if (typeof item.name !== "string" || item.name === "") {
+    return { reply: errorReply(id, null, `call ${where} needs a "name" string`) };
+  }
+  const args = item.arguments ?? {};
+  return { call: { name: item.name, call_id: where, arguments: args, id: id as string } };
+}
+
+function resultReply(call: ToolCall, result: ToolCallResult): Reply {
+  return {
+    id: call.id ?? null,
+    name: result.name,
+    success: result.success,
+    output: result.output,
+    error: result.error,
+    error_code: result.error_code,
+  };
+}
+
+function errorReply(id: unknown, name: string | null, error: string): Reply {
+  return { id, name, success: false, output: null, error, error_code: -1 };
+}

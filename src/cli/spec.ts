@@ -1,0 +1,85 @@
+/**
+ * The pipeline commands' options, declared once. `main.ts` builds commander from this table for
+ * help and errors, and `fast.ts` parses the same table with node:util's parseArgs, so that
+ * `deft tool` and `deft tools` start without loading commander (which pulls in most of Node's
+ * compatibility layer and doubles start-up).
+ */
+
+/** One option of a command. */
+export interface OptionSpec {
+  /** Long name without dashes, e.g. `working-dir`. */
+  long: string;
+  short?: string;
+  /** Placeholder when the option takes a value, e.g. `dir`. */
+  value?: string;
+  description: string;
+  choices?: readonly string[];
+  default?: string;
+}
+
+/** One positional argument. */
+export interface ArgumentSpec {
+  name: string;
+  required: boolean;
+  description: string;
+}
+
+/** A command with its positionals and options. */
+export interface CommandSpec {
+  description: string;
+  arguments: readonly ArgumentSpec[];
+  options: readonly OptionSpec[];
+}
+
+const WORKING_DIR: OptionSpec = {
+  long: "working-dir",
+  short: "w",
+  value: "dir",
+  description: "workspace root (default: current directory)",
+};
+
+const SANDBOX: OptionSpec = {
+  long: "sandbox",
+  value: "mode",
+  description: "run bash inside a sandbox",
+  choices: ["none", "workspace-write"],
+};
+
+/** The commands that have a fast path. */
+export const PIPELINE_COMMANDS = {
+  tools: {
+    description: "list the tools; --json prints their definitions as sent to a provider",
+    arguments: [],
+    options: [
+      {
+        long: "provider",
+        value: "provider",
+        description: "render schemas for this provider",
+        default: "openai",
+      },
+      { long: "json", description: "print definitions as JSON" },
+    ],
+  },
+  tool: {
+    description: "run one tool call; ARGS is a JSON object, or read from stdin",
+    arguments: [
+      { name: "name", required: true, description: "tool name (case and underscores ignored)" },
+      { name: "args", required: false, description: "arguments as a JSON object" },
+    ],
+    options: [WORKING_DIR, SANDBOX],
+  },
+  serve: {
+    description: "tool calls as NDJSON on stdin, results as NDJSON on stdout",
+    arguments: [],
+    options: [
+      WORKING_DIR,
+      { long: "parallel", description: "run the calls of a batch (a JSON array line) at once" },
+      SANDBOX,
+    ],
+  },
+} satisfies Record<string, CommandSpec>;
+
+/** The key commander and the fast path use for an option: `working-dir` → `workingDir`. */
+export function optionKey(long: string): string {
+  return long.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}

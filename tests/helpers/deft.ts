@@ -1,0 +1,47 @@
+/** Spawns `deft` the way a user would: `deno run` of main.ts with the `deft` task's flags. */
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** The repository root, with a trailing slash. */
+export const REPO_ROOT = ROOT;
+
+/** What a finished `deft` process left behind. */
+export interface DeftRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function deftFlags(): string[] {
+  const config = JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`));
+  return (config.tasks.deft as string).split(/\s+/).filter((w) => w.startsWith("--allow"));
+}
+
+/** Runs `deft ARGS`; `stdin` is piped in when given, else stdin is empty. */
+export async function runDeft(
+  args: string[],
+  options: { stdin?: string | Uint8Array; cwd?: string; env?: Record<string, string> } = {},
+): Promise<DeftRun> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...deftFlags(), `${ROOT}main.ts`, ...args],
+    cwd: options.cwd,
+    env: { NO_COLOR: "1", ...options.env },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  if (options.stdin !== undefined) {
+    const bytes = typeof options.stdin === "string"
+      ? new TextEncoder().encode(options.stdin)
+      : options.stdin;
+    await writer.write(bytes);
+  }
+  await writer.close();
+  const out = await child.output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}

@@ -1,0 +1,132 @@
+import assert from "node:assert/strict";
+import { fail, ok } from "../../src/tools/base.ts";
+import { ToolExecutor } from "../../src/tools/executor.ts";
+import { FakeTool } from "../helpers/tools.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+Deno.test("lookup ignores case and underscores", async () => {
+  const executor = new ToolExecutor([new FakeTool("str_replace_based_edit_tool", [])]);
+  for (
+    const name of [
+      "STR_REPLACE_BASED_EDIT_TOOL",
+      "strreplacebasededittool",
+      "Str_Replace_Based_Edit_Tool",
+    ]
+  ) {
+    const result = await executor.executeToolCall({ name, call_id: "1", arguments: {} });
+    assert.equal(result.success, true);
+    assert.equal(result.name, "str_replace_based_edit_tool");
+  }
+});
+
+Deno.test("an unknown tool gets the Trae message listing the tools", async () => {
+  const executor = new ToolExecutor([new FakeTool("bash", []), new FakeTool("task_done", [])]);
+  const result = await executor.executeToolCall({ name: "Nope", call_id: "c1", arguments: {} });
+  assert.deepEqual(result, {
+    name: "Nope",
+    call_id: "c1",
+    success: false,
+    output: null,
+    error: "Tool 'Nope' not found. Available tools: [bash, task_done]",
+    error_code: -1,
+  });
+});
+
+Deno.test("a throwing tool becomes a failed result", async () => {
+  const executor = new ToolExecutor([
+    new FakeTool("boom", [], () => {
+      throw new Error("kaboom");
+    }),
+  ]);
+  const result = await executor.executeToolCall({ name: "boom", call_id: "x", arguments: {} });
+  assert.equal(result.success, false);
+  assert.equal(result.error, "Error executing tool 'boom': kaboom");
+});
+
+Deno.test("success follows error_code, and call ids are echoed", async () => {
+  const executor = new ToolExecutor([
+    new FakeTool("warn", [], () => ({ output: "o", error: "a warning", error_code: 0 })),
+    new FakeTool("bad", [], () => fail("nope", 2)),
+  ]);
+  const warn = await executor.executeToolCall({
+    name: "warn",
+    call_id: "a",
+    id: "i1",
+    arguments: {},
+  });
+  assert.deepEqual(warn, {
+    name: "warn",
+    call_id: "a",
+    id: "i1",
+    success: true,
+    output: "o",
+    error: "a warning",
+    error_code: 0,
+  });
+  const bad = await executor.executeToolCall({ name: "bad", call_id: "b", arguments: {} });
+  assert.equal(bad.success, false);
+  assert.equal(bad.error_code, 2);
+});
+
+Deno.test("arguments are validated before the tool runs", async () => {
+  let ran = false;
+  const executor = new ToolExecutor([
+    new FakeTool("t", [{ name: "n", type: "integer", description: "n", required: true }], () => {
+      ran = true;
+      return ok("");
+    }),
+  ]);
+  const result = await executor.executeToolCall({ name: "t", call_id: "1", arguments: { n: "1" } });
+  assert.equal(result.success, false);
+  assert.match(result.error!, /`n` must be an integer/);
+  assert.equal(ran, false);
+  const notObject = await executor.executeToolCall({ name: "t", call_id: "2", arguments: "{bad" });
+  assert.match(notObject.error!, /must be a JSON object/);
+});
+
+Deno.test("parallel calls really overlap; results keep call order", async () => {
+  const slow = new FakeTool(
+    "slow",
+    [{ name: "tag", type: "string", description: "t" }],
+    async (a) => {
+      await sleep(200);
+      return ok(String(a.tag));
+    },
+  );
+  const executor = new ToolExecutor([slow]);
+  const start = performance.now();
+  const results = await executor.parallelToolCall([
+    { name: "slow", call_id: "1", arguments: { tag: "first" } },
+    { name: "slow", call_id: "2", arguments: { tag: "second" } },
+  ]);
+  const elapsed = performance.now() - start;
+  assert.ok(elapsed < 350, `two 200 ms calls took ${elapsed.toFixed(0)} ms in parallel`);
+  assert.deepEqual(results.map((r) => r.output), ["first", "second"]);
+});
+
+Deno.test("sequential calls run one after another, in order", async () => {
+  const order: string[] = [];
+  const tool = new FakeTool("t", [{ name: "tag", type: "string", description: "t" }], async (a) => {
+    order.push(`start ${a.tag}`);
+    await sleep(20);
+    order.push(`end ${a.tag}`);
+    return ok(String(a.tag));
+  });
+  const results = await new ToolExecutor([tool]).sequentialToolCall([
+    { name: "t", call_id: "1", arguments: { tag: "a" } },
+    { name: "t", call_id: "2", arguments: { tag: "b" } },
+  ]);
+  assert.deepEqual(order, ["start a", "end a", "start b", "end b"]);
+  assert.deepEqual(results.map((r) => r.call_id), ["1", "2"]);
+});
+
+Deno.test("closeTools closes every tool even when one close fails", async () => {
+  const a = new FakeTool("a", [], undefined, () => Promise.reject(new Error("stuck")));
+  const b = new FakeTool("b", []);
+  const errors = await new ToolExecutor([a, b]).closeTools();
+  assert.equal(a.closed, true);
+  assert.equal(b.closed, true);
+  assert.equal(errors.length, 1);
+  assert.match(errors[0].message, /closing tool 'a' failed: Error: stuck/);
+});
