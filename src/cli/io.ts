@@ -1,15 +1,9 @@
 /**
- * Standard streams for pipeline commands: whole writes to stdout, reading stdin whole or by line,
- * and the usage error that maps to exit code 2.
+ * Standard streams for pipeline commands: whole writes to stdout, reading stdin whole or by line.
+ * Re-exports the usage error (exit code 2) that commands throw.
  */
 
-/** A mistake in how Deft was called; the CLI prints it and exits with code 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
+export { UsageError } from "../errors.ts";
 
 const encoder = new TextEncoder();
 

@@ -2,7 +2,7 @@
  * The full command line, built with commander: help for every command, usage errors, and the
  * commands that have no fast path. Usage errors exit with code 2.
  */
-import { Argument, Command, CommanderError, Option } from "commander";
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { VERSION } from "../version.ts";
 import { runPipelineCommand } from "./dispatch.ts";
 import type { FastParse } from "./fast.ts";
@@ -40,7 +40,53 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(await runPipelineCommand({ command, positionals, options }));
     });
   }
+
+  const modelOptions = (command: Command) =>
+    command
+      .option(
+        "-p, --provider <provider>",
+        "model provider (a name under model_providers, or a kind)",
+      )
+      .option("-m, --model <model>", "model id")
+      .option("--model-base-url <url>", "base URL of the provider's API")
+      .option("-k, --api-key <key>", "API key (default: <PROVIDER>_API_KEY)")
+      .option("--config-file <file>", "config file (default: DEFT_CONFIG, ./deft.yaml, ...)");
+
+  modelOptions(
+    program.command("run")
+      .description("run the agent on a task until it calls task_done")
+      .argument("[task]", "the task, in words")
+      .option("-f, --file <file>", "read the task from a file"),
+  )
+    .option("--max-steps <n>", "step limit", positiveInteger)
+    .option("-w, --working-dir <dir>", "the repository to work in (default: current directory)")
+    .option("--must-patch", "refuse to finish while git diff is empty")
+    .option("--patch-path <file>", "write the final patch (git diff, new files included) here")
+    .option("-t, --trajectory-file <file>", "where to record the run")
+    .option("--json", "print a JSON summary on stdout")
+    .option("--replay <trajectory>", "replay a recorded run's model responses; report differences")
+    .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
+    .action(async (task, opts) => {
+      const { runCommand } = await import("./run.ts");
+      setExit(await runCommand(task, opts));
+    });
+
+  modelOptions(
+    program.command("config").description("print the resolved configuration, keys masked"),
+  ).action(async (opts) => {
+    const { configCommand } = await import("./config.ts");
+    setExit(await configCommand(opts));
+  });
+
   return program;
+}
+
+const SANDBOX_MODES = ["none", "workspace-write"];
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer.");
+  return n;
 }
 
 /** Parses `args` with commander and runs the command; returns the exit code. */

@@ -1,0 +1,196 @@
+/**
+ * The agent loop: ask the model, run the tools it calls, append the results, repeat until it calls
+ * `task_done` or the steps run out. The loop talks to tools only through the executor and to the
+ * model only through an `LLMClient`.
+ */
+import type { ToolCallResult, ToolExecutor } from "../tools/executor.ts";
+import { normalizeToolName } from "../tools/executor.ts";
+import type { LLMClient, LLMMessage, LLMResponse, LLMToolCall } from "../llm/types.ts";
+import type { RecordedToolResult, TrajectoryRecorder } from "../trajectory/recorder.ts";
+import type { AgentConsole } from "./console.ts";
+import { workspacePatch } from "./patch.ts";
+import { EMPTY_PATCH_REFUSAL, NO_TOOL_CALL_NUDGE, systemPrompt, taskMessage } from "./prompt.ts";
+
+/** What a run needs. */
+export interface AgentOptions {
+  client: LLMClient;
+  executor: ToolExecutor;
+  recorder: TrajectoryRecorder;
+  console: AgentConsole;
+  workspace: string;
+  maxSteps: number;
+  parallelToolCalls: boolean;
+  mustPatch?: boolean;
+  baseCommit?: string;
+  signal?: AbortSignal;
+}
+
+/** How a run ended. */
+export interface AgentResult {
+  success: boolean;
+  interrupted: boolean;
+  finalResult: string | null;
+  steps: number;
+}
+
+const TASK_DONE = normalizeToolName("task_done");
+
+/** Runs `task` to completion, the step limit, an error or an interruption. */
+export async function runAgent(task: string, options: AgentOptions): Promise<AgentResult> {
+  const { client, executor, recorder, console, signal } = options;
+  const definitions = executor.tools.map((t) => t.jsonDefinition());
+  const messages: LLMMessage[] = [
+    { role: "system", content: systemPrompt() },
+    { role: "user", content: taskMessage(options.workspace, task) },
+  ];
+  let sent = 0;
+  for (let step = 1; step <= options.maxSteps; step++) {
+    if (signal?.aborted) return interrupted(recorder, step - 1);
+    let response: LLMResponse;
+    try {
+      response = await client.chat(messages, definitions, signal);
+    } catch (e) {
+      if (signal?.aborted) return interrupted(recorder, step - 1);
+      const message = `The model call failed: ${(e as Error).message}`;
+      recorder.recordStep(emptyStep(step, "error", message));
+      console.note(message);
+      recorder.finalize(false, message);
+      return { success: false, interrupted: false, finalResult: message, steps: step };
+    }
+    recorder.recordInteraction({
+      provider: client.provider,
+      model: client.model,
+      input_messages: messages.slice(sent),
+      response,
+      tools_available: definitions.map((d) => d.name),
+    });
+    messages.push({
+      role: "assistant",
+      content: response.content,
+      tool_calls: response.tool_calls,
+    });
+    sent = messages.length;
+
+    const calls = response.tool_calls;
+    if (calls.length === 0) {
+      messages.push({ role: "user", content: NO_TOOL_CALL_NUDGE });
+      recorder.recordStep({ ...emptyStep(step, "completed"), llm_response: response });
+      console.step(step, [], [], response.content);
+      continue;
+    }
+
+    const results = await runCalls(calls, options);
+    let done = false;
+    const doneIndex = calls.findIndex((c) => normalizeToolName(c.name) === TASK_DONE);
+    if (doneIndex >= 0 && results[doneIndex].success) {
+      const patch = options.mustPatch
+        ? await workspacePatch(options.workspace, options.baseCommit).catch(() => "")
+        : "x";
+      if (patch.trim() === "") {
+        results[doneIndex] = {
+          ...results[doneIndex],
+          success: false,
+          output: null,
+          error: EMPTY_PATCH_REFUSAL,
+          error_code: -1,
+        };
+      } else {
+        done = true;
+      }
+    }
+    for (const result of results) messages.push(toolMessage(result));
+    recorder.recordStep({
+      step_number: step,
+      state: "completed",
+      llm_response: response,
+      tool_calls: calls,
+      tool_results: results.map(recordResult),
+      reflection: null,
+      error: null,
+    });
+    console.step(step, calls, results, response.content);
+    if (done) {
+      const finalResult = response.content || "Task done.";
+      recorder.finalize(true, finalResult);
+      return { success: true, interrupted: false, finalResult, steps: step };
+    }
+    if (signal?.aborted) return interrupted(recorder, step);
+  }
+  const message = "Task execution exceeded maximum steps without completion.";
+  recorder.finalize(false, message);
+  return { success: false, interrupted: false, finalResult: message, steps: options.maxSteps };
+}
+
+/** Runs the calls of one step; every call gets exactly one result, in call order. */
+async function runCalls(calls: LLMToolCall[], options: AgentOptions): Promise<ToolCallResult[]> {
+  const runnable = calls.filter((c) => !c.argumentsError);
+  const toolCalls = runnable.map((c) => ({
+    name: c.name,
+    call_id: c.call_id,
+    arguments: c.arguments,
+  }));
+  const ran = options.parallelToolCalls
+    ? await options.executor.parallelToolCall(toolCalls)
+    : await options.executor.sequentialToolCall(toolCalls);
+  let next = 0;
+  return calls.map((c) =>
+    c.argumentsError
+      ? {
+        name: c.name,
+        call_id: c.call_id,
+        success: false,
+        output: null,
+        error: `The arguments for tool '${c.name}' are not valid JSON (${c.argumentsError}). ` +
+          `Send them as one JSON object.`,
+        error_code: -1,
+      }
+      : ran[next++]
+  );
+}
+
+function toolMessage(result: ToolCallResult): LLMMessage {
+  const parts: string[] = [];
+  if (result.output) parts.push(result.output);
+  if (result.error) parts.push(result.success ? result.error : `Error: ${result.error}`);
+  return {
+    role: "tool",
+    call_id: result.call_id,
+    name: result.name,
+    content: parts.join("\n") ||
+      (result.success ? "(no output)" : "Error: the tool failed without a message."),
+    is_error: !result.success,
+  };
+}
+
+function recordResult(result: ToolCallResult): RecordedToolResult {
+  return {
+    call_id: result.call_id,
+    name: result.name,
+    success: result.success,
+    result: result.output,
+    error: result.error,
+  };
+}
+
+function emptyStep(
+  step: number,
+  state: "completed" | "error" | "interrupted",
+  error: string | null = null,
+) {
+  return {
+    step_number: step,
+    state,
+    llm_response: null,
+    tool_calls: [],
+    tool_results: [],
+    reflection: null,
+    error,
+  };
+}
+
+function interrupted(recorder: TrajectoryRecorder, steps: number): AgentResult {
+  const message = "Interrupted by the user.";
+  recorder.recordStep(emptyStep(steps + 1, "interrupted", message));
+  recorder.finalize(false, message);
+  return { success: false, interrupted: true, finalResult: message, steps };
+}

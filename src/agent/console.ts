@@ -1,0 +1,70 @@
+/** Progress on stderr: one concise line per step and a summary at the end. */
+import type { ToolCallResult } from "../tools/executor.ts";
+import type { LLMToolCall, LLMUsage } from "../llm/types.ts";
+
+/** Where the agent reports progress. */
+export interface AgentConsole {
+  step(step: number, calls: LLMToolCall[], results: ToolCallResult[], text: string): void;
+  note(message: string): void;
+  summary(
+    info: {
+      success: boolean;
+      steps: number;
+      usage: LLMUsage;
+      seconds: number;
+      result: string | null;
+    },
+  ): void;
+}
+
+function shorten(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** Writes progress lines to stderr. */
+export class StderrConsole implements AgentConsole {
+  readonly #encoder = new TextEncoder();
+
+  constructor(private readonly quiet = false) {}
+
+  #write(line: string): void {
+    if (!this.quiet) Deno.stderr.writeSync(this.#encoder.encode(`${line}\n`));
+  }
+
+  step(step: number, calls: LLMToolCall[], results: ToolCallResult[], text: string): void {
+    if (calls.length === 0) {
+      this.#write(`[${step}] (no tool call) ${shorten(text, 100)}`);
+      return;
+    }
+    calls.forEach((call, i) => {
+      const result = results[i];
+      const args = typeof call.arguments === "string"
+        ? call.arguments
+        : JSON.stringify(call.arguments);
+      const status = result?.success
+        ? "ok"
+        : `failed: ${shorten(result?.error ?? "no result", 80)}`;
+      this.#write(`[${step}] ${call.name} ${shorten(args, 80)} → ${status}`);
+    });
+  }
+
+  note(message: string): void {
+    this.#write(message);
+  }
+
+  summary(info: {
+    success: boolean;
+    steps: number;
+    usage: LLMUsage;
+    seconds: number;
+    result: string | null;
+  }): void {
+    const tokens = info.usage.input_tokens + info.usage.output_tokens;
+    this.#write(
+      `${info.success ? "✓ completed" : "✗ not completed"} in ${info.steps} step(s), ` +
+        `${info.seconds.toFixed(1)} s, ${tokens} tokens`,
+    );
+    if (info.result) this.#write(shorten(info.result, 400));
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * Reads the YAML configuration file: finds it, parses it, checks it against the schema and reports
+ * mistakes with the key's line and column. Unknown keys are warnings, not errors, so a config
+ * written for a newer Deft (or Trae Agent's extras) still loads.
+ */
+import { type Document, isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import { z } from "zod";
+import { PROVIDERS } from "./providers.ts";
+import type { DeftConfig } from "./schema.ts";
+import { DEFAULT_TOOL_NAMES } from "../tools/registry.ts";
+import { UsageError } from "../errors.ts";
+
+/** A configuration mistake; the CLI prints it and exits with code 2. */
+export class ConfigError extends UsageError {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** A loaded file: the checked configuration, where it came from, and warnings to show. */
+export interface LoadedConfig {
+  config: DeftConfig;
+  path?: string;
+  warnings: string[];
+}
+
+const positiveInt = z.number().int().positive();
+
+const providerSchema = z.strictObject({
+  provider: z.enum(PROVIDERS),
+  api_key: z.string().optional(),
+  base_url: z.string().optional(),
+  api_version: z.string().optional(),
+});
+
+const modelSchema = z.strictObject({
+  model_provider: z.string(),
+  model: z.string().min(1),
+  max_tokens: positiveInt.optional(),
+  max_completion_tokens: positiveInt.optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.number().int().min(0).optional(),
+  parallel_tool_calls: z.boolean().default(false),
+  max_retries: z.number().int().min(0).max(100).default(10),
+  context_window: positiveInt.optional(),
+  supports_tool_calling: z.boolean().optional(),
+  candidate_count: positiveInt.optional(),
+  stop_sequences: z.array(z.string()).optional(),
+});
+
+const agentSchema = z.strictObject({
+  model: z.string(),
+  max_steps: positiveInt.default(200),
+  enable_lakeview: z.boolean().default(false),
+  tools: z.array(z.string()).default([...DEFAULT_TOOL_NAMES]),
+});
+
+const mcpServerSchema = z.strictObject({
+  command: z.string().optional(),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  cwd: z.string().optional(),
+  url: z.string().optional(),
+  http_url: z.string().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  timeout: z.number().positive().optional(),
+  description: z.string().optional(),
+  trust: z.boolean().optional(),
+});
+
+const configSchema = z.strictObject({
+  model_providers: z.record(z.string(), providerSchema).default({}),
+  models: z.record(z.string(), modelSchema).default({}),
+  agents: z.record(z.string(), agentSchema).default({}),
+  lakeview: z.strictObject({ model: z.string() }).optional(),
+  mcp_servers: z.record(z.string(), mcpServerSchema).default({}),
+  allow_mcp_servers: z.array(z.string()).default([]),
+  sandbox: z.enum(["none", "workspace-write"]).default("none"),
+  allow_network: z.boolean().default(false),
+  tool_settings: z.strictObject({
+    bash_timeout: z.number().positive().optional(),
+    output_limit: positiveInt.optional(),
+    max_file_bytes: positiveInt.optional(),
+    ckg_dir: z.string().optional(),
+  }).default({}),
+});
+
+/** The configuration used when no file is found. */
+export function defaultConfig(): DeftConfig {
+  return configSchema.parse({}) as DeftConfig;
+}
+
+/**
+ * Where to look for the config file, in order: `--config-file`, `DEFT_CONFIG`, `./deft.yaml`,
+ * `./trae_config.yaml`, then the user config dir. An explicitly named file must exist.
+ */
+export function configCandidates(explicit?: string): { path: string; explicit: boolean }[] {
+  if (explicit) return [{ path: explicit, explicit: true }];
+  const fromEnv = Deno.env.get("DEFT_CONFIG");
+  if (fromEnv) return [{ path: fromEnv, explicit: true }];
+  const candidates = ["deft.yaml", "trae_config.yaml"].map((path) => ({ path, explicit: false }));
+  const home = Deno.env.get("HOME");
+  const configHome = Deno.env.get("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
+  if (configHome) candidates.push({ path: `${configHome}/deft/config.yaml`, explicit: false });
+  return candidates;
+}
+
+/** Finds and loads the configuration; no file at all gives the defaults. */
+export async function loadConfig(explicit?: string): Promise<LoadedConfig> {
+  for (const candidate of configCandidates(explicit)) {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(candidate.path);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound && !candidate.explicit) continue;
+      if (e instanceof Deno.errors.NotFound) {
+        throw new ConfigError(
+          `Config file not found: ${candidate.path}. Check the path given with --config-file ` +
+            `or DEFT_CONFIG; config.example.yaml shows every key.`,
+        );
+      }
+      throw new ConfigError(`Cannot read config file ${candidate.path}: ${(e as Error).message}`);
+    }
+    return parseConfig(text, candidate.path);
+  }
+  return { config: defaultConfig(), warnings: [] };
+}
+
+/** Parses and checks config text; `path` names the file in messages. */
+export function parseConfig(text: string, path = "<config>"): LoadedConfig {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0];
+    const at = e.linePos?.[0] ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "";
+    const message = firstLine(e.message).replace(/ at line \d+, column \d+:?$/, "");
+    throw new ConfigError(`${path}: invalid YAML${at}: ${message}`);
+  }
+  const data = doc.toJS() ?? {};
+  const where = (keyPath: PropertyKey[]) => position(doc, lineCounter, keyPath);
+  const warnings: string[] = [];
+  let result = configSchema.safeParse(data);
+  if (!result.success) {
+    const unknown = result.error.issues.filter((i) => i.code === "unrecognized_keys");
+    const real = result.error.issues.filter((i) => i.code !== "unrecognized_keys");
+    if (real.length > 0) {
+      const messages = real.map((i) =>
+        `${path}: '${i.path.join(".") || "(root)"}'${where(i.path)}: ${describeIssue(i)}`
+      );
+      throw new ConfigError(messages.join("\n"));
+    }
+    for (const issue of unknown) {
+      for (const key of (issue as { keys: string[] }).keys) {
+        const full = [...issue.path, key];
+        warnings.push(`${path}: unknown key '${full.join(".")}'${where(full)} is ignored`);
+        deleteAt(data, full);
+      }
+    }
+    result = configSchema.safeParse(data);
+    if (!result.success) throw new ConfigError(`${path}: ${result.error.message}`);
+  }
+  const config = result.data as DeftConfig;
+  checkReferences(config, path, where);
+  return { config, path, warnings };
+}
+
+function checkReferences(
+  config: DeftConfig,
+  path: string,
+  where: (keyPath: PropertyKey[]) => string,
+): void {
+  const problems: string[] = [];
+  for (const [name, model] of Object.entries(config.models)) {
+    if (!config.model_providers[model.model_provider]) {
+      const known = Object.keys(config.model_providers).join(", ") || "none defined";
+      problems.push(
+        `'models.${name}.model_provider'${where(["models", name, "model_provider"])}: ` +
+          `model provider '${model.model_provider}' is not defined under model_providers ` +
+          `(defined: ${known})`,
+      );
+    }
+  }
+  for (const [name, agent] of Object.entries(config.agents)) {
+    if (!config.models[agent.model]) {
+      problems.push(
+        `'agents.${name}.model'${where(["agents", name, "model"])}: model '${agent.model}' is ` +
+          `not defined under models`,
+      );
+    }
+  }
+  if (config.lakeview && !config.models[config.lakeview.model]) {
+    problems.push(
+      `'lakeview.model'${where(["lakeview", "model"])}: model '${config.lakeview.model}' is not ` +
+        `defined under models`,
+    );
+  }
+  config.allow_mcp_servers.forEach((name, i) => {
+    if (!config.mcp_servers[name]) {
+      problems.push(
+        `'allow_mcp_servers[${i}]'${where(["allow_mcp_servers", i])}: MCP server '${name}' is ` +
+          `not defined under mcp_servers`,
+      );
+    }
+  });
+  for (const [name, server] of Object.entries(config.mcp_servers)) {
+    // Trae Agent spells the streamable-HTTP address `http_url`.
+    const traeStyle = server as typeof server & { http_url?: string };
+    if (traeStyle.http_url && !server.url) server.url = traeStyle.http_url;
+    delete traeStyle.http_url;
+    if (!server.command && !server.url) {
+      problems.push(
+        `'mcp_servers.${name}'${where(["mcp_servers", name])}: give either 'command' (stdio) ` +
+          `or 'url' (streamable HTTP)`,
+      );
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => `${path}: ${p}`).join("\n"));
+}
+
+function position(doc: Document, lineCounter: LineCounter, keyPath: PropertyKey[]): string {
+  // A missing key has no node: point at the nearest enclosing one that exists.
+  for (let n = keyPath.length; n >= 0; n--) {
+    const found = nodePosition(doc, lineCounter, keyPath.slice(0, n));
+    if (found) return found;
+  }
+  return "";
+}
+
+function nodePosition(
+  doc: Document,
+  lineCounter: LineCounter,
+  keyPath: PropertyKey[],
+): string | undefined {
+  // Point at the key when the path names one, else at the value.
+  const parentPath = keyPath.slice(0, -1);
+  const last = keyPath[keyPath.length - 1];
+  const parent = parentPath.length ? doc.getIn(parentPath as unknown[], true) : doc.contents;
+  let offset: number | undefined;
+  if (isMap(parent) && last !== undefined) {
+    const pair = parent.items.find((p) => isScalar(p.key) && p.key.value === last);
+    const key = pair?.key as { range?: [number, number] } | undefined;
+    offset = key?.range?.[0];
+  }
+  if (offset === undefined) {
+    const node = doc.getIn(keyPath as unknown[], true) as { range?: [number, number] } | undefined;
+    offset = node?.range?.[0];
+  }
+  if (offset === undefined) return undefined;
+  const { line, col } = lineCounter.linePos(offset);
+  return ` (line ${line}, column ${col})`;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === "invalid_value") {
+    return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+  }
+  if (issue.code === "invalid_type" && /received undefined/.test(issue.message)) {
+    return `is required (${issue.expected})`;
+  }
+  return issue.message.replace(/^Invalid input: /, "");
+}
+
+function deleteAt(data: unknown, keyPath: PropertyKey[]): void {
+  let node = data as Record<PropertyKey, unknown>;
+  for (const key of keyPath.slice(0, -1)) node = node?.[key] as Record<PropertyKey, unknown>;
+  if (node) delete node[keyPath[keyPath.length - 1]];
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0];
+}

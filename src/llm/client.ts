@@ -1,0 +1,87 @@
+/**
+ * Builds the chat client for a resolved model: the provider family's client, wrapped in the retry
+ * policy. Provider SDKs load only when the first request is made.
+ */
+import type { ResolvedModel } from "../config/resolve.ts";
+import { ConfigError } from "../config/load.ts";
+import type { ToolDefinition } from "../tools/schema.ts";
+import { AnthropicClient } from "./anthropic.ts";
+import { OpenAIChatClient } from "./openai_chat.ts";
+import { type RetryOptions, withRetry } from "./retry.ts";
+import type { LLMClient, LLMMessage, LLMResponse } from "./types.ts";
+
+const OPENROUTER_URL = "https://openrouter.ai/api/v1";
+
+/** Wraps a client so every call follows the retry policy. */
+export class RetryingClient implements LLMClient {
+  constructor(
+    private readonly inner: LLMClient,
+    private readonly options: Omit<RetryOptions, "signal">,
+  ) {}
+
+  get provider(): string {
+    return this.inner.provider;
+  }
+
+  get model(): string {
+    return this.inner.model;
+  }
+
+  chat(
+    messages: readonly LLMMessage[],
+    tools: readonly ToolDefinition[],
+    signal?: AbortSignal,
+  ): Promise<LLMResponse> {
+    return withRetry(() => this.inner.chat(messages, tools, signal), { ...this.options, signal });
+  }
+}
+
+/** The provider client for `model`, without retries. */
+export function providerClient(model: ResolvedModel): LLMClient {
+  const kind = model.provider.provider;
+  switch (kind) {
+    case "anthropic":
+      return new AnthropicClient(model);
+    case "openai":
+    case "openai_compatible":
+      return new OpenAIChatClient(model);
+    case "doubao":
+      if (!model.provider.base_url) {
+        throw new ConfigError(
+          "Provider 'doubao' needs a base URL: set DOUBAO_BASE_URL, --model-base-url or " +
+            "model_providers.<name>.base_url (your Volcano Engine Ark endpoint).",
+        );
+      }
+      return new OpenAIChatClient(model);
+    case "openrouter": {
+      const headers: Record<string, string> = {};
+      const site = Deno.env.get("OPENROUTER_SITE_URL");
+      const name = Deno.env.get("OPENROUTER_SITE_NAME");
+      if (site) headers["HTTP-Referer"] = site;
+      if (name) headers["X-Title"] = name;
+      const withUrl = {
+        ...model,
+        provider: { ...model.provider, base_url: model.provider.base_url ?? OPENROUTER_URL },
+      };
+      return new OpenAIChatClient(withUrl, { defaultHeaders: headers });
+    }
+    default:
+      throw new ConfigError(
+        `Provider '${kind}' is not supported by this Deft yet. Use anthropic, openai, ` +
+          `openai_compatible, openrouter or doubao.`,
+      );
+  }
+}
+
+/** The client a run uses: the provider's client behind the retry policy. */
+export function createClient(
+  model: ResolvedModel,
+  onRetry?: RetryOptions["onRetry"],
+  baseDelayMs?: number,
+): LLMClient {
+  return new RetryingClient(providerClient(model), {
+    maxRetries: model.settings.max_retries,
+    onRetry,
+    baseDelayMs,
+  });
+}

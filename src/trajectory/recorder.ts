@@ -1,0 +1,134 @@
+/**
+ * Records a run as one JSON file in Trae Agent's trajectory shape, rewritten atomically (temporary
+ * file, then rename) after every interaction and step, so a crash leaves the last completed step on
+ * disk. Secrets (API keys) are replaced before anything is written.
+ */
+import { dirname } from "node:path";
+import type { LLMMessage, LLMResponse, LLMUsage } from "../llm/types.ts";
+import { addUsage, emptyUsage } from "../llm/types.ts";
+
+/** One model call as recorded. */
+export interface RecordedInteraction {
+  timestamp: string;
+  provider: string;
+  model: string;
+  input_messages: LLMMessage[];
+  response: LLMResponse;
+  tools_available: string[];
+}
+
+/** One tool result as recorded. */
+export interface RecordedToolResult {
+  call_id: string;
+  name: string;
+  success: boolean;
+  result: string | null;
+  error: string | null;
+}
+
+/** One agent step as recorded. */
+export interface RecordedStep {
+  step_number: number;
+  timestamp: string;
+  state: "completed" | "error" | "interrupted";
+  llm_response: LLMResponse | null;
+  tool_calls: LLMResponse["tool_calls"];
+  tool_results: RecordedToolResult[];
+  reflection: string | null;
+  error: string | null;
+  /** Step summary from the lakeview model, when enabled. */
+  lakeview?: { tag: string; summary: string } | null;
+}
+
+/** The whole trajectory file. */
+export interface Trajectory {
+  task: string;
+  start_time: string;
+  end_time: string | null;
+  provider: string;
+  model: string;
+  max_steps: number;
+  llm_interactions: RecordedInteraction[];
+  agent_steps: RecordedStep[];
+  success: boolean;
+  final_result: string | null;
+  execution_time: number;
+  total_usage: LLMUsage;
+  /** What context management shortened, step by step. */
+  context_events?: unknown[];
+}
+
+/** Writes a trajectory file as the run goes. */
+export class TrajectoryRecorder {
+  readonly data: Trajectory;
+  readonly #secrets: string[];
+  readonly #started = performance.now();
+
+  constructor(
+    readonly path: string,
+    init: { task: string; provider: string; model: string; max_steps: number },
+    secrets: readonly (string | undefined)[] = [],
+  ) {
+    this.#secrets = secrets.filter((s): s is string => !!s && s.length >= 4);
+    this.data = {
+      ...init,
+      start_time: new Date().toISOString(),
+      end_time: null,
+      llm_interactions: [],
+      agent_steps: [],
+      success: false,
+      final_result: null,
+      execution_time: 0,
+      total_usage: emptyUsage(),
+    };
+  }
+
+  /** Records one model call and writes the file. */
+  recordInteraction(interaction: Omit<RecordedInteraction, "timestamp">): void {
+    this.data.llm_interactions.push({ timestamp: new Date().toISOString(), ...interaction });
+    addUsage(this.data.total_usage, interaction.response.usage);
+    this.flush();
+  }
+
+  /** Records one finished step and writes the file. */
+  recordStep(step: Omit<RecordedStep, "timestamp">): void {
+    this.data.agent_steps.push({ timestamp: new Date().toISOString(), ...step });
+    this.flush();
+  }
+
+  /** Records the outcome and writes the file a last time. */
+  finalize(success: boolean, finalResult: string | null): void {
+    this.data.success = success;
+    this.data.final_result = finalResult;
+    this.data.end_time = new Date().toISOString();
+    this.data.execution_time = (performance.now() - this.#started) / 1000;
+    this.flush();
+  }
+
+  /** Writes the current state atomically. */
+  flush(): void {
+    let text = JSON.stringify(this.data, null, 2);
+    for (const secret of this.#secrets) text = text.replaceAll(secret, "***");
+    Deno.mkdirSync(dirname(this.path), { recursive: true });
+    const temp = `${this.path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+    Deno.writeTextFileSync(temp, text + "\n");
+    Deno.renameSync(temp, this.path);
+  }
+}
+
+/** Reads a trajectory file written by Deft or Trae Agent. */
+export async function readTrajectory(path: string): Promise<Trajectory> {
+  const data = JSON.parse(await Deno.readTextFile(path));
+  if (!Array.isArray(data?.llm_interactions) || !Array.isArray(data?.agent_steps)) {
+    throw new Error(`${path} is not a trajectory (no llm_interactions/agent_steps)`);
+  }
+  return data as Trajectory;
+}
+
+/** Where a run's trajectory goes by default: the user state dir, never the workspace. */
+export function defaultTrajectoryPath(now = new Date()): string {
+  const home = Deno.env.get("HOME") ?? "/tmp";
+  const state = Deno.env.get("XDG_STATE_HOME") ?? `${home}/.local/state`;
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "_").slice(0, 15);
+  return `${state}/deft/trajectories/trajectory_${stamp}_${crypto.randomUUID().slice(0, 6)}.json`;
+}
