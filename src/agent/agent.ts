@@ -8,6 +8,8 @@ import { normalizeToolName } from "../tools/executor.ts";
 import type { LLMClient, LLMMessage, LLMResponse, LLMToolCall } from "../llm/types.ts";
 import type { RecordedToolResult, TrajectoryRecorder } from "../trajectory/recorder.ts";
 import type { AgentConsole } from "./console.ts";
+import type { ContextManager } from "./context.ts";
+import type { Lakeview } from "./lakeview.ts";
 import { workspacePatch } from "./patch.ts";
 import { EMPTY_PATCH_REFUSAL, NO_TOOL_CALL_NUDGE, systemPrompt, taskMessage } from "./prompt.ts";
 
@@ -23,6 +25,10 @@ export interface AgentOptions {
   mustPatch?: boolean;
   baseCommit?: string;
   signal?: AbortSignal;
+  /** Keeps the conversation under the model's window, when the window is known. */
+  context?: ContextManager;
+  /** Labels each step in the background, when a lakeview model is configured. */
+  lakeview?: Lakeview;
 }
 
 /** How a run ended. */
@@ -43,12 +49,15 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
     { role: "system", content: systemPrompt() },
     { role: "user", content: taskMessage(options.workspace, task) },
   ];
+  const definitionChars = JSON.stringify(definitions).length;
   let sent = 0;
   for (let step = 1; step <= options.maxSteps; step++) {
     if (signal?.aborted) return interrupted(recorder, step - 1);
+    const estimated = fitContext(messages, step, definitionChars, options);
     let response: LLMResponse;
     try {
       response = await client.chat(messages, definitions, signal);
+      options.context?.calibrate(estimated, response.usage.input_tokens);
     } catch (e) {
       if (signal?.aborted) return interrupted(recorder, step - 1);
       const message = `The model call failed: ${(e as Error).message}`;
@@ -109,6 +118,7 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       error: null,
     });
     console.step(step, calls, results, response.content);
+    summarize(step, response, results, options);
     if (done) {
       const finalResult = response.content || "Task done.";
       recorder.finalize(true, finalResult);
@@ -119,6 +129,37 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
   const message = "Task execution exceeded maximum steps without completion.";
   recorder.finalize(false, message);
   return { success: false, interrupted: false, finalResult: message, steps: options.maxSteps };
+}
+
+function summarize(
+  step: number,
+  response: LLMResponse,
+  results: ToolCallResult[],
+  options: AgentOptions,
+): void {
+  options.lakeview?.summarize(step, response, results, (summary, error) => {
+    options.recorder.annotateStep(step, summary);
+    if (summary) options.console.note(`[${step}] ${summary.tag}: ${summary.summary}`);
+    else options.console.note(`[${step}] (no step summary: ${error})`);
+  });
+}
+
+/** Shortens old messages when the window requires it; returns the prompt's estimated tokens. */
+function fitContext(
+  messages: LLMMessage[],
+  step: number,
+  definitionChars: number,
+  options: AgentOptions,
+): number {
+  const { context, recorder, console } = options;
+  if (!context) return 0;
+  const events = context.fit(messages, step, definitionChars);
+  if (events.length > 0) {
+    (recorder.data.context_events ??= []).push(...events);
+    const saved = events.reduce((n, e) => n + e.before_chars - e.after_chars, 0);
+    console.note(`[${step}] context: shortened ${events.length} old message(s) by ${saved} chars`);
+  }
+  return context.estimate(messages, definitionChars);
 }
 
 /** Runs the calls of one step; every call gets exactly one result, in call order. */

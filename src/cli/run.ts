@@ -4,33 +4,17 @@
  * `--json` prints a summary on stdout.
  */
 import { resolve } from "node:path";
-import { runAgent } from "../agent/agent.ts";
-import { StderrConsole } from "../agent/console.ts";
 import { workspacePatch } from "../agent/patch.ts";
 import { compareRuns, type Divergence } from "../agent/replay.ts";
-import { ConfigError, loadConfig } from "../config/load.ts";
-import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
-import { createClient } from "../llm/client.ts";
-import { ReplayClient } from "../llm/replay.ts";
-import type { LLMClient } from "../llm/types.ts";
-import { realWorkspace } from "../policy/workspace.ts";
-import { ToolExecutor } from "../tools/executor.ts";
-import { createTools, UnknownToolError } from "../tools/registry.ts";
-import {
-  defaultTrajectoryPath,
-  readTrajectory,
-  type Trajectory,
-  TrajectoryRecorder,
-} from "../trajectory/recorder.ts";
-import { UsageError, writeStderr, writeStdout } from "./io.ts";
+import { readTrajectory, type Trajectory } from "../trajectory/recorder.ts";
+import { UsageError, writeStdout } from "./io.ts";
+import { openSession, runTask, type SessionOptions } from "./session.ts";
 
 /** Options of `deft run`, as commander hands them over. */
-export interface RunOptions extends ConfigOverrides {
+export interface RunOptions extends SessionOptions {
   file?: string;
-  workingDir?: string;
   mustPatch?: boolean;
   patchPath?: string;
-  configFile?: string;
   trajectoryFile?: string;
   json?: boolean;
   replay?: string;
@@ -40,69 +24,23 @@ export interface RunOptions extends ConfigOverrides {
 export async function runCommand(taskArg: string | undefined, opts: RunOptions): Promise<number> {
   const recording = opts.replay ? await readRecording(opts.replay) : undefined;
   const task = await resolveTask(taskArg, opts.file, recording);
-  let workspace: string;
-  try {
-    workspace = await realWorkspace(opts.workingDir ?? Deno.cwd());
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message} Pass an existing directory with -w.`);
-  }
-  const loaded = await loadConfig(opts.configFile);
-  for (const warning of loaded.warnings) writeStderr(`warning: ${warning}`);
-  const overrides: ConfigOverrides = { ...opts };
-  if (recording) {
-    overrides.provider ??= recording.provider;
-    overrides.model ??= recording.model;
-  }
-  const config = resolveRunConfig(loaded, overrides, undefined, !recording);
-  const console = new StderrConsole();
-  const client: LLMClient = recording ? new ReplayClient(recording) : createClient(
-    config.model,
-    ({ attempt, delayMs, error }) =>
-      console.note(
-        `model call failed (${(error as Error).message}); retry ${attempt} in ` +
-          `${(delayMs / 1000).toFixed(1)} s`,
-      ),
-    Number(Deno.env.get("DEFT_RETRY_BASE_MS") ?? 1000),
-  );
-  const executor = new ToolExecutor(buildTools(config, workspace));
-  const trajectoryPath = resolve(opts.trajectoryFile ?? defaultTrajectoryPath());
-  const recorder = new TrajectoryRecorder(
-    trajectoryPath,
-    {
-      task,
-      provider: config.model.provider.provider,
-      model: config.model.settings.model,
-      max_steps: config.agent.max_steps,
-    },
-    [config.model.provider.api_key, config.lakeview?.provider.api_key],
-  );
+  const session = await openSession(opts, recording);
+  const { console, executor } = session;
 
   const controller = new AbortController();
   let interrupts = 0;
   const onInterrupt = () => {
-    interrupts++;
-    if (interrupts > 1) Deno.exit(130);
+    if (++interrupts > 1) Deno.exit(130);
     console.note("interrupted: stopping the run (press Ctrl-C again to quit at once)");
     controller.abort(new Error("interrupted"));
     // Closing the tools kills a running command, so the step ends now instead of at its timeout.
     void executor.closeTools();
   };
   Deno.addSignalListener("SIGINT", onInterrupt);
-
-  console.note(
-    `deft: ${recording ? "replaying" : "running"} with ${config.model.provider.provider}/` +
-      `${config.model.settings.model} in ${workspace}; trajectory: ${trajectoryPath}`,
-  );
-  let result;
+  let outcome;
   try {
-    result = await runAgent(task, {
-      client,
-      executor,
-      recorder,
-      console,
-      workspace,
-      maxSteps: config.agent.max_steps,
-      parallelToolCalls: config.model.settings.parallel_tool_calls,
+    outcome = await runTask(session, task, {
+      trajectoryFile: opts.trajectoryFile,
       mustPatch: opts.mustPatch,
       signal: controller.signal,
     });
@@ -110,26 +48,19 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
     Deno.removeSignalListener("SIGINT", onInterrupt);
     for (const e of await executor.closeTools()) console.note(`warning: ${e.message}`);
   }
+  const { result, recorder } = outcome;
 
   let patchPath: string | undefined;
   if (opts.patchPath) {
     patchPath = resolve(opts.patchPath);
-    const patch = await workspacePatch(workspace).catch((e) => {
+    const patch = await workspacePatch(session.workspace).catch((e) => {
       console.note(`warning: could not compute the patch: ${(e as Error).message}`);
       return "";
     });
     await Deno.writeTextFile(patchPath, patch);
   }
   const divergences = recording ? compareRuns(recording, recorder.data) : undefined;
-  if (divergences) reportDivergences(divergences, console.note.bind(console));
-  console.summary({
-    success: result.success,
-    steps: result.steps,
-    usage: recorder.data.total_usage,
-    seconds: recorder.data.execution_time,
-    result: result.finalResult,
-  });
-  console.note(`trajectory saved to ${trajectoryPath}`);
+  if (divergences) reportDivergences(divergences, (line) => console.note(line));
 
   const exitCode = result.interrupted ? 130 : result.success && !divergences?.length ? 0 : 1;
   if (opts.json) {
@@ -140,29 +71,17 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
         exit_code: exitCode,
         final_result: result.finalResult,
         steps: result.steps,
-        provider: config.model.provider.provider,
-        model: config.model.settings.model,
+        provider: session.config.model.provider.provider,
+        model: session.config.model.settings.model,
         usage: recorder.data.total_usage,
         execution_time: recorder.data.execution_time,
-        trajectory: trajectoryPath,
+        trajectory: recorder.path,
         patch_path: patchPath ?? null,
         ...(divergences ? { divergences } : {}),
       }) + "\n",
     );
   }
   return exitCode;
-}
-
-function buildTools(config: RunConfig, workspace: string) {
-  try {
-    return createTools(
-      { provider: config.model.provider.provider, workspace, settings: config.toolSettings },
-      config.agent.tools,
-    );
-  } catch (e) {
-    if (e instanceof UnknownToolError) throw new ConfigError(`agents.*.tools: ${e.message}`);
-    throw e;
-  }
 }
 
 async function readRecording(path: string): Promise<Trajectory> {
@@ -205,9 +124,7 @@ function reportDivergences(divergences: Divergence[], note: (s: string) => void)
   note(`replay: ${divergences.length} difference(s) from the recording:`);
   for (const d of divergences) {
     const what = d.tool ? `${d.tool} (${d.call_id}) ${d.field}` : d.field;
-    note(
-      `  step ${d.step}: ${what}: recorded ${clip(d.recorded)}, replayed ${clip(d.replayed)}`,
-    );
+    note(`  step ${d.step}: ${what}: recorded ${clip(d.recorded)}, replayed ${clip(d.replayed)}`);
   }
 }
 

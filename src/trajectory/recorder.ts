@@ -96,6 +96,14 @@ export class TrajectoryRecorder {
     this.flush();
   }
 
+  /** Attaches a step summary to a recorded step and writes the file. */
+  annotateStep(stepNumber: number, lakeview: RecordedStep["lakeview"]): void {
+    const step = this.data.agent_steps.find((s) => s.step_number === stepNumber);
+    if (!step) return;
+    step.lakeview = lakeview;
+    this.flush();
+  }
+
   /** Records the outcome and writes the file a last time. */
   finalize(success: boolean, finalResult: string | null): void {
     this.data.success = success;

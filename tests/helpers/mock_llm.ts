@@ -27,7 +27,10 @@ export class MockLLM {
   readonly #queue: MockReply[];
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
 
-  private constructor(replies: MockReply[]) {
+  private constructor(
+    replies: MockReply[],
+    private readonly fallback?: (req: MockRequest) => MockReply,
+  ) {
     this.#queue = [...replies];
     this.#server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -35,9 +38,9 @@ export class MockLLM {
     );
   }
 
-  /** Starts a server that will answer with `replies`, in order. */
-  static start(replies: MockReply[] = []): MockLLM {
-    return new MockLLM(replies);
+  /** Starts a server that will answer with `replies`, in order, then with `fallback` if given. */
+  static start(replies: MockReply[] = [], fallback?: (req: MockRequest) => MockReply): MockLLM {
+    return new MockLLM(replies, fallback);
   }
 
   /** Base URL, e.g. `http://127.0.0.1:41234`. */
@@ -62,7 +65,7 @@ export class MockLLM {
       body = JSON.parse(text);
     } catch { /* keep the text */ }
     this.requests.push({ path: new URL(req.url).pathname, headers: req.headers, body });
-    const reply = this.#queue.shift();
+    const reply = this.#queue.shift() ?? this.fallback?.(this.requests[this.requests.length - 1]);
     if (!reply) {
       return Response.json({ error: { message: "mock LLM: no scripted reply left" } }, {
         status: 500,
