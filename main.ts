@@ -1,11 +1,13 @@
 /**
  * Deft's entry point. Pipeline commands with a plain command line (`deft tool`, `deft tools`,
  * `deft serve`) take a fast path that never loads commander; everything else, including help and
- * usage errors, goes through the full commander program in src/cli/program.ts.
+ * usage errors, goes through the full commander program in src/cli/program.ts. Tools that touch
+ * the system run in a worker started from this same module with narrowed permissions.
  */
 import { runPipelineCommand } from "./src/cli/dispatch.ts";
 import { fastParse } from "./src/cli/fast.ts";
 import { UsageError, writeStderr } from "./src/cli/io.ts";
+import { setWorkerEntry } from "./src/tools/host/entry.ts";
 
 async function main(args: string[]): Promise<number> {
   try {
@@ -24,4 +26,11 @@ async function main(args: string[]): Promise<number> {
   }
 }
 
-if (import.meta.main) Deno.exit(await main(Deno.args));
+// The same module is the entry of the worker that hosts the tools (see src/tools/host).
+if (typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined") {
+  const { serveToolHost } = await import("./src/tools/host/worker.ts");
+  serveToolHost();
+} else if (import.meta.main) {
+  setWorkerEntry(import.meta.url);
+  Deno.exit(await main(Deno.args));
+}

@@ -1,6 +1,8 @@
 /** Builds the tool context shared by the pipeline commands (`tool`, `serve`, `mcp`). */
 import type { ToolContext, ToolSettings } from "../tools/base.ts";
 import { realWorkspace } from "../policy/workspace.ts";
+import { deftCacheDir, tempRoot } from "../policy/dirs.ts";
+import type { HostDirs } from "../tools/host/remote.ts";
 import { UsageError } from "./io.ts";
 
 /** Options every tool-running command accepts. */
@@ -21,4 +23,9 @@ export async function toolContext(opts: ToolCommandOptions): Promise<ToolContext
   const settings: ToolSettings = {};
   if (opts.sandbox) settings.sandbox = opts.sandbox;
   return { provider: opts.provider ?? "openai", workspace, settings };
+}
+
+/** The directories besides the workspace that hosted tools may use. */
+export function hostDirs(settings: ToolSettings): HostDirs {
+  return { cache: settings.ckgDir ?? deftCacheDir(), temp: tempRoot() };
 }

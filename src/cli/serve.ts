@@ -5,9 +5,10 @@
  * until end of input, then the tools are closed.
  */
 import { type ToolCall, type ToolCallResult, ToolExecutor } from "../tools/executor.ts";
-import { createTools, registeredToolNames } from "../tools/registry.ts";
+import { registeredToolNames } from "../tools/registry.ts";
+import { createHostedTools } from "../tools/host/remote.ts";
 import { isPlainObject } from "../tools/validate.ts";
-import { type ToolCommandOptions, toolContext } from "./context.ts";
+import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
 import { stdinLines, writeStdout } from "./io.ts";
 
 /** Options of `deft serve`. */
@@ -20,7 +21,9 @@ type Reply = Record<string, unknown>;
 
 /** Serves until stdin ends; returns the exit code (0). */
 export async function serveCommand(opts: ServeOptions): Promise<number> {
-  const executor = new ToolExecutor(createTools(await toolContext(opts), registeredToolNames()));
+  const context = await toolContext(opts);
+  const tools = createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
+  const executor = new ToolExecutor(tools);
   try {
     let lineNumber = 0;
     for await (const line of stdinLines()) {

@@ -14,7 +14,9 @@ import { ReplayClient } from "../llm/replay.ts";
 import type { LLMClient } from "../llm/types.ts";
 import { realWorkspace } from "../policy/workspace.ts";
 import { ToolExecutor } from "../tools/executor.ts";
-import { createTools, UnknownToolError } from "../tools/registry.ts";
+import { UnknownToolError } from "../tools/registry.ts";
+import { createHostedTools } from "../tools/host/remote.ts";
+import { hostDirs } from "./context.ts";
 import {
   defaultTrajectoryPath,
   type Trajectory,
@@ -71,9 +73,10 @@ export async function openSession(opts: SessionOptions, recording?: Trajectory):
     : undefined;
   let tools;
   try {
-    tools = createTools(
+    tools = createHostedTools(
       { provider: config.model.provider.provider, workspace, settings: config.toolSettings },
       config.agent.tools,
+      hostDirs(config.toolSettings),
     );
   } catch (e) {
     if (e instanceof UnknownToolError) throw new ConfigError(`agents.*.tools: ${e.message}`);

@@ -1,8 +1,9 @@
 /** `deft tool NAME [ARGS]`: one tool call, one JSON result on stdout. */
 import { ToolExecutor } from "../tools/executor.ts";
-import { createTools, registeredToolNames } from "../tools/registry.ts";
+import { registeredToolNames } from "../tools/registry.ts";
+import { createHostedTools } from "../tools/host/remote.ts";
 import { isPlainObject } from "../tools/validate.ts";
-import { type ToolCommandOptions, toolContext } from "./context.ts";
+import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
 import { readStdin, UsageError, writeStdout } from "./io.ts";
 
 /** Runs one call; returns 0 when the tool succeeded, 1 when it failed. */
@@ -12,7 +13,9 @@ export async function toolCommand(
   opts: ToolCommandOptions,
 ): Promise<number> {
   const args = parseArgs(argsText ?? await argsFromStdin());
-  const executor = new ToolExecutor(createTools(await toolContext(opts), registeredToolNames()));
+  const context = await toolContext(opts);
+  const tools = createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
+  const executor = new ToolExecutor(tools);
   try {
     const result = await executor.executeToolCall({ name, call_id: "cli", arguments: args });
     await writeStdout(

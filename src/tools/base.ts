@@ -44,6 +44,8 @@ export interface ToolSettings {
   sandbox?: "none" | "workspace-write";
   /** Let sandboxed commands use the network. */
   allowNetwork?: boolean;
+  /** The bubblewrap executable for `workspace-write` (default: `bwrap` on PATH). */
+  bwrapPath?: string;
   /** Largest file the editor views or edits whole, in bytes. */
   maxFileBytes?: number;
   /** Where the code knowledge graph keeps its databases. */
@@ -77,6 +79,11 @@ export abstract class Tool {
   abstract readonly name: string;
   abstract readonly description: string;
   abstract readonly parameters: readonly ToolParameter[];
+  /**
+   * True for tools that read or write files or start processes: they run in the permission-fenced
+   * tool host. Pure tools (no I/O) set it to false and run in-process.
+   */
+  readonly touchesSystem: boolean = true;
   readonly #definitions = new Map<Provider, ToolDefinition>();
 
   constructor(readonly context: ToolContext) {}

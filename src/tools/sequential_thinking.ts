@@ -26,6 +26,7 @@ export class SequentialThinkingTool extends Tool {
     "(raise total_thoughts or set needs_more_thoughts). Set next_thought_needed to false only " +
     "when the reasoning has reached a conclusion you are ready to act on. Nothing outside this " +
     "scratchpad changes.";
+  override readonly touchesSystem = false;
   readonly parameters: readonly ToolParameter[] = [
     { name: "thought", type: "string", description: "The current thought.", required: true },
     {

@@ -7,6 +7,7 @@ export class TaskDoneTool extends Tool {
   readonly description =
     "Signal that the task is complete. Call it only after the change is made and verified " +
     "(for example by running the relevant tests or a reproduction script). Ends the run.";
+  override readonly touchesSystem = false;
   readonly parameters: readonly ToolParameter[] = [];
 
   execute(): Promise<ToolExecResult> {

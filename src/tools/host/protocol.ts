@@ -1,0 +1,14 @@
+/** Messages between the main thread and the worker that hosts confined tools. */
+import type { ToolContext } from "../base.ts";
+import type { ToolCall, ToolCallResult } from "../executor.ts";
+
+/** From the main thread to the worker. */
+export type HostRequest =
+  | { type: "init"; context: ToolContext; names: string[] }
+  | { type: "call"; id: number; call: ToolCall }
+  | { type: "close"; id: number; name: string | null };
+
+/** From the worker to the main thread. */
+export type HostReply =
+  | { type: "result"; id: number; result: ToolCallResult }
+  | { type: "closed"; id: number; errors: string[] };

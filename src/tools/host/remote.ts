@@ -1,0 +1,152 @@
+/**
+ * The main-thread side of the tool host. Tools that touch the system (files, processes) run in a
+ * worker whose Deno permissions allow only the workspace, Deft's own dirs and bash/bwrap/git, with
+ * no network; the model-facing definitions are rendered here from the same tool classes. Pure
+ * tools (task_done, sequentialthinking) stay in-process. The worker starts on the first call.
+ */
+import { toolPermissions } from "../../policy/permissions.ts";
+import { Tool, type ToolContext, type ToolExecResult, type ToolParameter } from "../base.ts";
+import type { ToolCall, ToolCallResult } from "../executor.ts";
+import { createTools, DEFAULT_TOOL_NAMES } from "../registry.ts";
+import type { HostReply, HostRequest } from "./protocol.ts";
+import { workerEntry } from "./entry.ts";
+
+type Outgoing = { type: "call"; call: ToolCall } | { type: "close"; name: string | null };
+
+/** Extra directories the worker may use besides the workspace. */
+export interface HostDirs {
+  cache?: string;
+  temp?: string;
+}
+
+/** A worker hosting confined tools, started on demand and restarted after a crash. */
+export class ToolHost {
+  #worker?: Worker;
+  #nextId = 0;
+  readonly #pending = new Map<number, (reply: HostReply) => void>();
+  #open: Set<string>;
+
+  constructor(
+    private readonly context: ToolContext,
+    private readonly names: string[],
+    private readonly dirs: HostDirs = {},
+  ) {
+    this.#open = new Set(names);
+  }
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = new Worker(workerEntry(), {
+      type: "module",
+      deno: {
+        permissions: toolPermissions({ workspace: this.context.workspace, ...this.dirs }),
+      },
+    } as WorkerOptions);
+    worker.onmessage = (e: MessageEvent<HostReply>) => {
+      const resolve = this.#pending.get(e.data.id);
+      this.#pending.delete(e.data.id);
+      resolve?.(e.data);
+    };
+    worker.onerror = (e) => {
+      e.preventDefault();
+      this.#crashed(e.message);
+    };
+    worker.postMessage({ type: "init", context: this.context, names: this.names } as HostRequest);
+    this.#worker = worker;
+    return worker;
+  }
+
+  #crashed(message: string): void {
+    this.#worker?.terminate();
+    this.#worker = undefined;
+    const waiting = [...this.#pending.entries()];
+    this.#pending.clear();
+    for (const [id, resolve] of waiting) {
+      resolve({
+        type: "closed",
+        id,
+        errors: [
+          `the tool host stopped (${message}); tool state was lost and the next call ` +
+          `starts fresh`,
+        ],
+      });
+    }
+  }
+
+  #send(request: Outgoing): Promise<HostReply> {
+    const worker = this.#start();
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      this.#pending.set(id, resolve);
+      worker.postMessage({ ...request, id } as HostRequest);
+    });
+  }
+
+  /** Runs one call in the worker. */
+  async call(name: string, args: Record<string, unknown>): Promise<ToolExecResult> {
+    this.#open.add(name);
+    const reply = await this.#send({
+      type: "call",
+      call: { name, call_id: "host", arguments: args },
+    });
+    if (reply.type === "closed") {
+      return { output: null, error: reply.errors.join("; "), error_code: -1 };
+    }
+    const result: ToolCallResult = reply.result;
+    return { output: result.output, error: result.error, error_code: result.error_code };
+  }
+
+  /** Closes one tool; when none is left open the worker ends. */
+  async close(name: string): Promise<void> {
+    if (!this.#worker) return;
+    this.#open.delete(name);
+    if (this.#open.size > 0) {
+      const reply = await this.#send({ type: "close", name });
+      if (reply.type === "closed" && reply.errors.length) throw new Error(reply.errors.join("; "));
+      return;
+    }
+    const reply = await this.#send({ type: "close", name: null });
+    this.#worker?.terminate();
+    this.#worker = undefined;
+    if (reply.type === "closed" && reply.errors.length) throw new Error(reply.errors.join("; "));
+  }
+}
+
+/** A stand-in for a tool that runs in the host: same name, description and parameters. */
+export class RemoteTool extends Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: readonly ToolParameter[];
+
+  constructor(local: Tool, private readonly host: ToolHost) {
+    super(local.context);
+    this.name = local.name;
+    this.description = local.description;
+    this.parameters = local.parameters;
+  }
+
+  execute(args: Record<string, unknown>): Promise<ToolExecResult> {
+    return this.host.call(this.name, args);
+  }
+
+  override close(): Promise<void> {
+    return this.host.close(this.name);
+  }
+}
+
+/**
+ * Builds the named tools (default: the default set) with the confined ones behind a worker.
+ * `DEFT_TOOLS_IN_PROCESS=1` keeps every tool in-process (for debugging).
+ */
+export function createHostedTools(
+  context: ToolContext,
+  names: readonly string[] = DEFAULT_TOOL_NAMES,
+  dirs: HostDirs = {},
+): Tool[] {
+  const local = createTools(context, names);
+  if (Deno.env.get("DEFT_TOOLS_IN_PROCESS") === "1") return local;
+  const confined = local.filter((t) => t.touchesSystem).map((t) => t.name);
+  if (confined.length === 0) return local;
+  const host = new ToolHost(context, confined, dirs);
+  return local.map((t) => t.touchesSystem ? new RemoteTool(t, host) : t);
+}

@@ -1,0 +1,64 @@
+/**
+ * The worker side of the tool host: builds the confined tools from the registry and runs the calls
+ * the main thread sends. Deno's worker permissions (see src/policy/permissions.ts) fence it in;
+ * a denial comes back as a tool error that says what is allowed.
+ */
+import { explainDenial } from "../../policy/permissions.ts";
+import type { Tool, ToolContext } from "../base.ts";
+import { ToolExecutor } from "../executor.ts";
+import { createTools } from "../registry.ts";
+import type { HostReply, HostRequest } from "./protocol.ts";
+
+interface WorkerScope {
+  onmessage: ((e: MessageEvent<HostRequest>) => void) | null;
+  postMessage(message: HostReply): void;
+}
+
+/** Serves tool calls inside this worker until it is terminated. */
+export function serveToolHost(): void {
+  const scope = globalThis as unknown as WorkerScope;
+  let context: ToolContext | undefined;
+  let tools: Tool[] = [];
+  let executor = new ToolExecutor([]);
+  // Messages are handled one at a time in arrival order for init/close, concurrently for calls.
+  scope.onmessage = async (event) => {
+    const message = event.data;
+    switch (message.type) {
+      case "init":
+        context = message.context;
+        tools = createTools(context, message.names);
+        executor = new ToolExecutor(tools);
+        break;
+      case "call": {
+        const result = await executor.executeToolCall(message.call);
+        if (!result.success && result.error && context) {
+          const explained = explainDenial(result.error, context.workspace);
+          if (explained) result.error = explained;
+        }
+        scope.postMessage({ type: "result", id: message.id, result });
+        break;
+      }
+      case "close": {
+        const targets = message.name === null
+          ? tools
+          : tools.filter((t) => t.name === message.name);
+        const closing = new ToolExecutor(targets);
+        const errors = (await closing.closeTools()).map((e) => e.message);
+        if (message.name !== null && context) {
+          // A tool closed on its own (Ctrl-C on a running command) comes back fresh.
+          tools = tools.map((t) =>
+            t.name === message.name ? createTools(context!, [t.name])[0] : t
+          );
+          executor = new ToolExecutor(tools);
+        }
+        scope.postMessage({ type: "closed", id: message.id, errors });
+        break;
+      }
+    }
+  };
+}
+
+/** True when this code runs inside a worker. */
+export function inWorker(): boolean {
+  return typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined";
+}
