@@ -1,0 +1,108 @@
+/**
+ * The one-file property: `deno task bundle` output, copied alone into an empty directory (no
+ * node_modules, no deno.json), runs with only the permission flags README documents.
+ */
+import assert from "node:assert/strict";
+import { REPO_ROOT } from "../helpers/deft.ts";
+
+/** The flags README documents for running the bundle. */
+const FLAGS = [
+  "--unstable-raw-imports",
+  "--unstable-worker-options",
+  "--no-prompt",
+  "--allow-read",
+  "--allow-write",
+  "--allow-run",
+  "--allow-env",
+  "--allow-net",
+  "--allow-sys",
+];
+
+async function run(dir: string, args: string[], stdin?: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...FLAGS, "deft.js", ...args],
+    cwd: dir,
+    env: { NO_COLOR: "1", DEFT_CACHE_DIR: `${dir}/.cache` },
+    stdin: stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+Deno.test({
+  name: "the bundle runs alone: tools, the editor, bash and a ckg query",
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-bundle-" }));
+    try {
+      const built = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "bundle",
+          "--platform",
+          "deno",
+          "--unstable-raw-imports",
+          "--unstable-worker-options",
+          "-o",
+          `${dir}/deft.js`,
+          "main.ts",
+        ],
+        cwd: REPO_ROOT,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.ok(built.success, new TextDecoder().decode(built.stderr));
+      assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["deft.js"]);
+
+      const tools = await run(dir, ["tools", "--json"]);
+      assert.equal(tools.code, 0, tools.stderr);
+      assert.ok(JSON.parse(tools.stdout).some((d: { name: string }) => d.name === "ckg"));
+
+      await Deno.writeTextFile(`${dir}/app.py`, "def greet(name):\n\treturn f'hi {name}'\n");
+      const edit = await run(dir, [
+        "tool",
+        "str_replace_based_edit_tool",
+        JSON.stringify({
+          command: "str_replace",
+          path: `${dir}/app.py`,
+          old_str: "hi {name}",
+          new_str: "hello {name}",
+        }),
+      ]);
+      assert.equal(edit.code, 0, edit.stdout + edit.stderr);
+      assert.equal(
+        await Deno.readTextFile(`${dir}/app.py`),
+        "def greet(name):\n\treturn f'hello {name}'\n",
+      );
+
+      const bash = await run(dir, [
+        "tool",
+        "bash",
+        JSON.stringify({ command: "echo $((6*7)); pwd" }),
+      ]);
+      assert.equal(bash.code, 0, bash.stdout + bash.stderr);
+      assert.equal(JSON.parse(bash.stdout).output.trim(), `42\n${dir}`);
+
+      const ckg = await run(dir, [
+        "tool",
+        "ckg",
+        JSON.stringify({ command: "search_function", path: dir, identifier: "greet" }),
+      ]);
+      assert.equal(ckg.code, 0, ckg.stdout + ckg.stderr);
+      assert.match(JSON.parse(ckg.stdout).output, /Found 1 function/);
+      assert.match(JSON.parse(ckg.stdout).output, /app\.py:1-2/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
