@@ -6,6 +6,9 @@ import type { ResolvedModel } from "../config/resolve.ts";
 import { ConfigError } from "../config/load.ts";
 import type { ToolDefinition } from "../tools/schema.ts";
 import { AnthropicClient } from "./anthropic.ts";
+import { azureClient } from "./azure.ts";
+import { GoogleClient } from "./google.ts";
+import { OllamaClient } from "./ollama.ts";
 import { OpenAIChatClient } from "./openai_chat.ts";
 import { type RetryOptions, withRetry } from "./retry.ts";
 import type { LLMClient, LLMMessage, LLMResponse } from "./types.ts";
@@ -65,10 +68,16 @@ export function providerClient(model: ResolvedModel): LLMClient {
       };
       return new OpenAIChatClient(withUrl, { defaultHeaders: headers });
     }
+    case "azure":
+      return azureClient(model);
+    case "google":
+      return new GoogleClient(model);
+    case "ollama":
+      return new OllamaClient(model);
     default:
       throw new ConfigError(
         `Provider '${kind}' is not supported by this Deft yet. Use anthropic, openai, ` +
-          `openai_compatible, openrouter or doubao.`,
+          `openai_compatible, openrouter, doubao, azure, google or ollama.`,
       );
   }
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runDeft } from "../helpers/deft.ts";
+import { denoDir, runDeft } from "../helpers/deft.ts";
 import {
   anthropicToolUses,
   chatText,
@@ -342,7 +342,7 @@ Deno.test("Ctrl-C mid-run: trajectory kept, tools closed, exit 130", async () =>
         "-t",
         traj,
       ],
-      env: { HOME: home },
+      env: { HOME: home, DENO_DIR: denoDir() },
       stdout: "null",
       stderr: "piped",
     }).spawn();

@@ -17,6 +17,11 @@ function deftFlags(): string[] {
   return (config.tasks.deft as string).split(/\s+/).filter((w) => w.startsWith("--allow"));
 }
 
+/** Deno's cache directory as this process sees it. */
+export function denoDir(): string {
+  return Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`;
+}
+
 /** Runs `deft ARGS`; `stdin` is piped in when given, else stdin is empty. */
 export async function runDeft(
   args: string[],
@@ -25,7 +30,9 @@ export async function runDeft(
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...deftFlags(), `${ROOT}main.ts`, ...args],
     cwd: options.cwd,
-    env: { NO_COLOR: "1", ...options.env },
+    // Tests often point HOME at a temp dir; keep Deno's own cache where it is, so the child
+    // does not fetch package metadata again.
+    env: { NO_COLOR: "1", DENO_DIR: denoDir(), ...options.env },
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",

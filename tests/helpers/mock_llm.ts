@@ -157,3 +157,120 @@ export function httpError(status: number, headers: Record<string, string> = {}):
     body: { error: { message: `mock error ${status}`, type: "mock", code: status } },
   };
 }
+
+/** A Gemini `generateContent` reply calling `calls` ([name, args] pairs). Like most Gemini models
+ * it gives the calls no ids unless `options.ids` names them; `options.thoughtSignature` signs the
+ * first call, as thinking models do. Usage reports cached and thinking tokens. */
+export function geminiFunctionCalls(
+  calls: [string, unknown][],
+  text = "",
+  options: { ids?: string[]; thoughtSignature?: string } = {},
+): MockReply {
+  const parts: unknown[] = text ? [{ text }] : [];
+  calls.forEach(([name, args], i) => {
+    parts.push({
+      functionCall: { name, args, ...(options.ids ? { id: options.ids[i] } : {}) },
+      ...(i === 0 && options.thoughtSignature
+        ? { thoughtSignature: options.thoughtSignature }
+        : {}),
+    });
+  });
+  return {
+    body: {
+      candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],
+      usageMetadata: {
+        promptTokenCount: 100,
+        candidatesTokenCount: 20,
+        cachedContentTokenCount: 10,
+        thoughtsTokenCount: 5,
+        totalTokenCount: 125,
+      },
+      modelVersion: "mock-gemini",
+      responseId: nextId("gemini"),
+    },
+  };
+}
+
+/** A Gemini `generateContent` reply with text only. */
+export function geminiText(text: string): MockReply {
+  return {
+    body: {
+      candidates: [{
+        content: { role: "model", parts: [{ text }] },
+        finishReason: "STOP",
+        index: 0,
+      }],
+      usageMetadata: { promptTokenCount: 50, candidatesTokenCount: 10, totalTokenCount: 60 },
+      modelVersion: "mock-gemini",
+      responseId: nextId("gemini"),
+    },
+  };
+}
+
+const GOOGLE_STATUS: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  429: "RESOURCE_EXHAUSTED",
+  500: "INTERNAL",
+  503: "UNAVAILABLE",
+};
+
+/** An HTTP error in Google's shape; `retryDelay` (e.g. "2s") adds the `RetryInfo` a quota
+ * error carries. */
+export function geminiError(status: number, retryDelay?: string): MockReply {
+  return {
+    status,
+    body: {
+      error: {
+        code: status,
+        message: `mock error ${status}`,
+        status: GOOGLE_STATUS[status] ?? "UNKNOWN",
+        ...(retryDelay
+          ? { details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay }] }
+          : {}),
+      },
+    },
+  };
+}
+
+/** An Ollama `/api/chat` reply calling `calls` ([name, args] pairs); Ollama gives calls no ids. */
+export function ollamaToolCalls(calls: [string, unknown][], content = ""): MockReply {
+  return ollamaReply(
+    {
+      role: "assistant",
+      content,
+      tool_calls: calls.map(([name, args]) => ({ function: { name, arguments: args } })),
+    },
+    100,
+    20,
+  );
+}
+
+/** An Ollama `/api/chat` reply with text only. */
+export function ollamaText(content: string): MockReply {
+  return ollamaReply({ role: "assistant", content }, 50, 10);
+}
+
+function ollamaReply(message: unknown, promptTokens: number, outputTokens: number): MockReply {
+  return {
+    body: {
+      model: "mock-llama",
+      created_at: "2026-01-01T00:00:00Z",
+      message,
+      done: true,
+      done_reason: "stop",
+      total_duration: 1_000_000,
+      load_duration: 1000,
+      prompt_eval_count: promptTokens,
+      prompt_eval_duration: 1000,
+      eval_count: outputTokens,
+      eval_duration: 1000,
+    },
+  };
+}
+
+/** An HTTP error in Ollama's shape (`{"error": "..."}`). */
+export function ollamaError(status: number): MockReply {
+  return { status, body: { error: `mock error ${status}` } };
+}
