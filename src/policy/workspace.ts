@@ -3,9 +3,9 @@
  * real path (every symlink resolved) lies inside the workspace root. Deno's own permission checks
  * do not follow symlinks, so every file tool asks here first.
  */
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, normalize, relative, resolve, sep } from "node:path";
 
-/** A path was refused because it leaves the workspace (or cannot be resolved safely). */
+/** A path was refused because it leaves the workspace. */
 export class OutsideWorkspaceError extends Error {
   constructor(message: string) {
     super(message);
@@ -13,11 +13,23 @@ export class OutsideWorkspaceError extends Error {
   }
 }
 
+/** A path could not be resolved (a symlink loop, an unreadable directory on the way). */
+export class UnresolvablePathError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UnresolvablePathError";
+  }
+}
+
+// Linux gives up after 40 links (ELOOP); so do we.
+const MAX_LINKS = 40;
+
 /** True when `real` is `root` or lies below it. Both must be absolute and normalised. */
 export function isInside(root: string, real: string): boolean {
   if (real === root) return true;
   const rel = relative(root, real);
-  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) && !rel.startsWith(sep);
+  // `..foo` is a child named "..foo"; only `..` itself or `../…` climbs out.
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 /** The real path of a workspace directory; throws a clear error when it is missing. */
@@ -38,43 +50,117 @@ export async function realWorkspace(dir: string): Promise<string> {
 
 /**
  * Resolves absolute `path` against the workspace `root` (itself a real path) and returns the real
- * path to operate on. A path that does not exist yet (for `create`) is judged by its nearest
- * existing parent. Throws `OutsideWorkspaceError` when the result leaves the workspace, or when
- * the path is a dangling symlink (its target could be created anywhere).
+ * path to operate on. Symlinks and `..` are resolved the way the kernel does (a `..` after a
+ * symlink climbs from the link's target). A path that does not exist yet (for `create`) is judged
+ * by its nearest existing parent; a dangling symlink by where its target would be created.
+ *
+ * Throws `OutsideWorkspaceError` when the result leaves the workspace, and
+ * `UnresolvablePathError` for symlink loops.
+ *
+ * @example
+ * ```ts
+ * const real = await confine("/repo", "/repo/src/main.ts"); // "/repo/src/main.ts"
+ * await confine("/repo", "/repo/../etc/passwd"); // throws OutsideWorkspaceError
+ * ```
  */
 export async function confine(root: string, path: string): Promise<string> {
-  const wanted = resolve(path);
-  const real = await realOrNearest(wanted);
+  const absolute = isAbsolute(path) ? path : resolve(root, path);
+  let real: string;
+  try {
+    real = await resolveReal(absolute);
+  } catch (e) {
+    // Run with permissions scoped to the workspace, Deno itself refuses to look outside it.
+    if (e instanceof Deno.errors.NotCapable) {
+      throw new OutsideWorkspaceError(
+        `The path ${path} leaves the workspace ${root}. Only paths inside the workspace can be ` +
+          `used.`,
+      );
+    }
+    throw e;
+  }
   if (!isInside(root, real)) {
-    const how = real === wanted ? "" : ` (it resolves to ${real})`;
+    const lexical = normalize(absolute);
+    const how = isInside(root, lexical)
+      ? `: it resolves to ${real} through a symbolic link`
+      : real === lexical
+      ? ""
+      : ` (it resolves to ${real})`;
     throw new OutsideWorkspaceError(
-      `The path ${path} is outside the workspace ${root}${how}. ` +
-        `Only files inside the workspace can be used.`,
+      `The path ${path} leaves the workspace ${root}${how}. ` +
+        `Only paths inside the workspace can be used.`,
     );
   }
   return real;
 }
 
-async function realOrNearest(path: string): Promise<string> {
+// The kernel's answer when the path exists; otherwise a component-by-component walk.
+async function resolveReal(path: string): Promise<string> {
+  // Under permission flags Deno folds `..` lexically before asking the kernel, so `link/..` would
+  // mean different things with and without -A; walking ourselves gives the kernel's answer always.
+  if (components(path).includes("..")) return await walk(path);
   try {
     return await Deno.realPath(path);
   } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    if (!(e instanceof Deno.errors.NotFound) && !(e instanceof Deno.errors.NotADirectory)) {
+      if (isLoop(e)) throw loopError(path);
+      throw e;
+    }
   }
-  if (await isDanglingLink(path)) {
-    throw new OutsideWorkspaceError(
-      `The path ${path} is a symbolic link to a missing target; refusing to follow it.`,
-    );
-  }
-  const parent = dirname(path);
-  if (parent === path) return path;
-  return join(await realOrNearest(parent), path.slice(parent.length + (parent === sep ? 0 : 1)));
+  return await walk(path);
 }
 
-async function isDanglingLink(path: string): Promise<boolean> {
-  try {
-    return (await Deno.lstat(path)).isSymlink;
-  } catch {
-    return false;
+// Resolves `path` one component at a time, following symlinks (dangling ones included), until a
+// component is missing; the missing rest is appended as written, since it cannot contain links.
+async function walk(path: string): Promise<string> {
+  const queue = components(path);
+  let current: string = sep;
+  let links = 0;
+  while (queue.length > 0) {
+    const name = queue.shift()!;
+    if (name === ".") continue;
+    if (name === "..") {
+      current = parentOf(current);
+      continue;
+    }
+    const next = current === sep ? sep + name : current + sep + name;
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.lstat(next);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+        const rest = resolve(next, ...queue);
+        // A `..` in the missing part may climb back into existing (possibly linked) directories.
+        return queue.includes("..") ? await walk(rest) : rest;
+      }
+      throw e;
+    }
+    if (!info.isSymlink) {
+      current = next;
+      continue;
+    }
+    if (++links > MAX_LINKS) throw loopError(path);
+    const target = await Deno.readLink(next);
+    if (isAbsolute(target)) current = sep;
+    queue.unshift(...components(target));
   }
+  return current;
+}
+
+function components(path: string): string[] {
+  return path.split(sep).filter((c) => c !== "");
+}
+
+function parentOf(dir: string): string {
+  const cut = dir.lastIndexOf(sep);
+  return cut <= 0 ? sep : dir.slice(0, cut);
+}
+
+function isLoop(e: unknown): boolean {
+  return e instanceof Error && /ELOOP|too many levels of symbolic links/i.test(e.message);
+}
+
+function loopError(path: string): UnresolvablePathError {
+  return new UnresolvablePathError(
+    `The path ${path} cannot be resolved: too many levels of symbolic links (a symlink loop?).`,
+  );
 }

@@ -2,7 +2,8 @@
  * Checks a model's arguments against a tool's declared parameters before the tool runs.
  *
  * Nothing is coerced: a number sent as a string is an error, not a number. `null` for an optional
- * parameter means "not given" (OpenAI's strict mode sends it for every omitted field) and is dropped.
+ * typed parameter means "not given" (OpenAI's strict mode sends it for every omitted field) and is
+ * dropped; for a parameter that accepts any JSON value, `null` is kept as the value.
  */
 import type { ParamSchema, ToolParameter } from "./base.ts";
 
@@ -49,7 +50,8 @@ function checkObject(
   for (const param of params) {
     const path = `${prefix}${param.name}`;
     const given = Object.hasOwn(value, param.name) ? value[param.name] : undefined;
-    if (given === undefined || given === null) {
+    // null means "not given", except for a parameter that takes any JSON value: there it is a value.
+    if (given === undefined || (given === null && param.type !== undefined)) {
       if (param.required) {
         problems.push(`missing required argument \`${path}\` (${typeName(param)})`);
       }

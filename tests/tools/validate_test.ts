@@ -42,9 +42,9 @@ Deno.test("valid arguments pass through unchanged", () => {
   assert.deepEqual(validateArguments("t", PARAMS, args), { ok: true, args });
 });
 
-Deno.test("null for an optional parameter means absent and is dropped", () => {
+Deno.test("null for an optional typed parameter means absent; for an any-JSON one it is a value", () => {
   const result = validateArguments("t", PARAMS, { command: "view", line: null, value: null });
-  assert.deepEqual(result, { ok: true, args: { command: "view" } });
+  assert.deepEqual(result, { ok: true, args: { command: "view", value: null } });
 });
 
 Deno.test("a missing required argument is named with its type", () => {

@@ -1,5 +1,29 @@
 /** `str_replace_based_edit_tool`: view, create and edit files, byte-exact and confined. */
-import { fail, Tool, type ToolExecResult, type ToolParameter } from "../base.ts";
+import { dirname, isAbsolute, join, normalize } from "node:path";
+import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../policy/workspace.ts";
+import { fail, ok, Tool, type ToolExecResult, type ToolParameter } from "../base.ts";
+import { preserving, writeFileAtomic } from "../fs/atomic.ts";
+import { assertWritable } from "../fs/writable.ts";
+import { FileToolError } from "../fs/errors.ts";
+import { withFileLock } from "../fs/lock.ts";
+import { DEFAULT_MAX_FILE_BYTES } from "../fs/size.ts";
+import { detectEncoding, encode, type Encoding, UnencodableError } from "./encoding.ts";
+import { type CreateRecord, EditHistory, type SpliceRecord } from "./history.ts";
+import { planInsert } from "./insert.ts";
+import { foldInput } from "./line_breaks.ts";
+import { planReplace } from "./replace.ts";
+import { editSnippet } from "./snippet.ts";
+import { bytesAt, type Splice, splicedParts } from "./splice.ts";
+import {
+  isMissing,
+  loadTextFile,
+  missingPathError,
+  notRegularError,
+  statFile,
+  type TextFile,
+} from "./text_file.ts";
+import { viewDirectory } from "./view_dir.ts";
+import { viewFile } from "./view_file.ts";
 
 /** The file editor. */
 export class EditTool extends Tool {
@@ -61,7 +85,298 @@ export class EditTool extends Tool {
     },
   ];
 
-  execute(_args: Record<string, unknown>): Promise<ToolExecResult> {
-    return Promise.resolve(fail("The str_replace_based_edit_tool is not implemented yet."));
+  readonly #history = new EditHistory();
+
+  execute(args: Record<string, unknown>): Promise<ToolExecResult> {
+    const command = args.command as string;
+    const path = args.path as string;
+    if (!isAbsolute(path)) {
+      return Promise.resolve(fail(
+        `The path ${path} is not an absolute path, it should start with \`/\`. Maybe you meant ` +
+          `${join(this.context.workspace, path)}?`,
+      ));
+    }
+    // Taking the lock on the path as written before the first await keeps calls on one file in
+    // the order they were made; the lock on the real path then also serialises other spellings.
+    return withFileLock(`path:${normalize(path)}`, async () => {
+      try {
+        const real = await confine(this.context.workspace, path);
+        return await withFileLock(real, () => this.#run(command, path, real, args));
+      } catch (e) {
+        if (
+          e instanceof FileToolError || e instanceof OutsideWorkspaceError ||
+          e instanceof UnresolvablePathError
+        ) {
+          return fail(e.message);
+        }
+        throw e;
+      }
+    });
   }
+
+  get #maxBytes(): number {
+    return this.context.settings.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  }
+
+  #run(
+    command: string,
+    shown: string,
+    real: string,
+    args: Record<string, unknown>,
+  ): Promise<ToolExecResult> {
+    switch (command) {
+      case "view":
+        return this.#view(shown, real, args.view_range as number[] | undefined);
+      case "create":
+        return this.#create(shown, real, args.file_text as string | undefined);
+      case "str_replace":
+        return this.#strReplace(
+          shown,
+          real,
+          args.old_str as string | undefined,
+          args.new_str as string | undefined,
+        );
+      case "insert":
+        return this.#insert(
+          shown,
+          real,
+          args.insert_line as number | undefined,
+          args.new_str as string | undefined,
+        );
+      case "undo_edit":
+        return this.#undo(shown, real);
+    }
+    return Promise.resolve(fail(
+      `Unrecognized command ${command}. The allowed commands for the ${this.name} tool are: ` +
+        `view, create, str_replace, insert, undo_edit`,
+    ));
+  }
+
+  async #view(shown: string, real: string, range?: number[]): Promise<ToolExecResult> {
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(real);
+    } catch (e) {
+      if (isMissing(e)) throw missingPathError(shown);
+      throw e;
+    }
+    if (info.isDirectory) {
+      if (range !== undefined) {
+        return fail(
+          "The `view_range` parameter is not allowed when `path` points to a directory.",
+        );
+      }
+      return ok(await viewDirectory(real, shown));
+    }
+    if (!info.isFile) throw notRegularError(shown);
+    return ok(await viewFile({ real, shown, info, range, maxBytes: this.#maxBytes }));
+  }
+
+  async #create(shown: string, real: string, fileText?: string): Promise<ToolExecResult> {
+    if (fileText === undefined) {
+      return fail("Parameter `file_text` is required and must be a string for command: create");
+    }
+    if (await exists(real)) {
+      return fail(
+        `File already exists at: ${shown}. Cannot overwrite files using command \`create\`.`,
+      );
+    }
+    let content: Uint8Array;
+    try {
+      content = encode(fileText, "utf-8");
+    } catch (e) {
+      if (e instanceof UnencodableError) {
+        return fail(
+          `No file was created: \`file_text\` contains ${e.character}, a lone UTF-16 surrogate ` +
+            `that UTF-8 cannot represent.`,
+        );
+      }
+      throw e;
+    }
+    let createdDirs: string[] = [];
+    try {
+      createdDirs = await makeParents(dirname(real));
+      await writeFileAtomic(real, [content]);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotCapable) throw e;
+      return fail(`Ran into ${errorText(e)} while trying to write to ${shown}`);
+    }
+    const record: CreateRecord = { kind: "create", content, createdDirs };
+    this.#history.push(real, record);
+    return ok(`File created successfully at: ${shown}`);
+  }
+
+  async #strReplace(
+    shown: string,
+    real: string,
+    oldStr?: string,
+    newStr?: string,
+  ): Promise<ToolExecResult> {
+    if (oldStr === undefined) {
+      return fail(
+        "Parameter `old_str` is required and should be a string for command: str_replace",
+      );
+    }
+    if (oldStr === "") {
+      return fail(
+        "No replacement was performed: `old_str` is empty. It must be the exact text to " +
+          "replace; to add text without replacing any, use the `insert` command.",
+      );
+    }
+    const replacement = newStr ?? "";
+    if (foldInput(oldStr) === foldInput(replacement)) {
+      return fail(
+        "No replacement was performed: `new_str` is the same as `old_str`, so the file would " +
+          "not change.",
+      );
+    }
+    const file = await loadTextFile(real, shown, this.#maxBytes);
+    await assertWritable(real, shown);
+    const plan = planReplace(file, oldStr, replacement);
+    const snippet = await this.#commit(file, plan.splice, plan.line);
+    return ok(
+      `The file ${shown} has been edited. Here's the result of running \`cat -n\` on a snippet ` +
+        `of ${shown}:\n${snippet}\nReview the changes and make sure they are as expected. Edit ` +
+        `the file again if necessary.`,
+    );
+  }
+
+  async #insert(
+    shown: string,
+    real: string,
+    insertLine?: number,
+    newStr?: string,
+  ): Promise<ToolExecResult> {
+    if (insertLine === undefined) {
+      return fail("Parameter `insert_line` is required and should be integer for command: insert");
+    }
+    if (newStr === undefined) return fail("Parameter `new_str` is required for command: insert");
+    const file = await loadTextFile(real, shown, this.#maxBytes);
+    await assertWritable(real, shown);
+    const plan = planInsert(file, insertLine, newStr);
+    const snippet = await this.#commit(file, plan.splice, plan.line);
+    return ok(
+      `The file ${shown} has been edited. Here's the result of running \`cat -n\` on a snippet ` +
+        `of the edited file:\n${snippet}\nReview the changes and make sure they are as ` +
+        `expected (correct indentation, no duplicate lines, etc). Edit the file again if ` +
+        `necessary.`,
+    );
+  }
+
+  // Writes the splice atomically, remembers how to undo it, and returns the snippet.
+  async #commit(file: TextFile, splice: Splice, line: number): Promise<string> {
+    await writeSpliced(file.real, file.shown, file.bytes, splice, file.info);
+    const record: SpliceRecord = {
+      kind: "splice",
+      start: splice.start,
+      removed: file.bytes.slice(splice.start, splice.end),
+      inserted: splice.insert,
+      sizeAfter: file.bytes.length - (splice.end - splice.start) + splice.insert.length,
+      line,
+    };
+    this.#history.push(file.real, record);
+    return editSnippet(file.bytes, file.encoding, splice, line);
+  }
+
+  async #undo(shown: string, real: string): Promise<ToolExecResult> {
+    const record = this.#history.peek(real);
+    if (!record) return fail(`No edit history found for ${shown}.`);
+    if (record.kind === "create") return await this.#undoCreate(shown, real, record);
+    const info = await statFile(real, shown);
+    const bytes = info.size === record.sizeAfter ? await Deno.readFile(real) : undefined;
+    if (!bytes || !bytesAt(bytes, record.start, record.inserted)) {
+      return fail(
+        `Cannot undo the last edit of ${shown}: the file has changed since that edit (by ` +
+          `another tool or command), so undoing it could lose those changes. View the file and ` +
+          `fix it with \`str_replace\` instead.`,
+      );
+    }
+    const splice: Splice = {
+      start: record.start,
+      end: record.start + record.inserted.length,
+      insert: record.removed,
+    };
+    await writeSpliced(real, shown, bytes, splice, info);
+    this.#history.pop(real);
+    const snippet = editSnippet(bytes, encodingForSnippet(bytes), splice, record.line);
+    return ok(
+      `Last edit to ${shown} undone successfully. Here's the result of running \`cat -n\` on a ` +
+        `snippet of ${shown}:\n${snippet}\n`,
+    );
+  }
+
+  async #undoCreate(shown: string, real: string, record: CreateRecord): Promise<ToolExecResult> {
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(real);
+    } catch (e) {
+      if (!isMissing(e)) throw e;
+      this.#history.pop(real);
+      return ok(`${shown} no longer exists, so its creation needs no undoing.`);
+    }
+    if (bytes.length !== record.content.length || !bytesAt(bytes, 0, record.content)) {
+      return fail(
+        `Cannot undo the creation of ${shown}: the file has changed since it was created, so ` +
+          `removing it could lose those changes. Remove it with bash if that is intended.`,
+      );
+    }
+    await Deno.remove(real);
+    for (const dir of [...record.createdDirs].reverse()) {
+      // Only directories that are still empty go; anything put there since is kept.
+      await Deno.remove(dir).catch(() => {});
+    }
+    this.#history.pop(real);
+    return ok(
+      `Last edit to ${shown} undone successfully: the file had been made by \`create\`, so it ` +
+        `has been removed.`,
+    );
+  }
+}
+
+async function writeSpliced(
+  real: string,
+  shown: string,
+  bytes: Uint8Array,
+  splice: Splice,
+  info: Deno.FileInfo,
+): Promise<void> {
+  try {
+    await writeFileAtomic(real, splicedParts(bytes, splice), preserving(info));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) throw e;
+    throw new FileToolError(
+      `Ran into ${errorText(e)} while trying to write to ${shown}; the file was not changed.`,
+    );
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (e) {
+    if (isMissing(e)) return false;
+    throw e;
+  }
+}
+
+// Creates `dir` and its missing parents; returns the ones it made, outermost first.
+async function makeParents(dir: string): Promise<string[]> {
+  const missing: string[] = [];
+  for (let d = dir; !(await exists(d)); d = dirname(d)) missing.unshift(d);
+  for (const d of missing) await Deno.mkdir(d);
+  return missing;
+}
+
+// The encoding to show a snippet in; bytes changed elsewhere by others only cost accuracy.
+function encodingForSnippet(bytes: Uint8Array): Encoding {
+  try {
+    return detectEncoding(bytes);
+  } catch {
+    return { name: "utf-8", bomLength: 0 };
+  }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
