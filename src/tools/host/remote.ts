@@ -57,20 +57,18 @@ export class ToolHost {
   }
 
   #crashed(message: string): void {
+    this.#terminate([
+      `the tool host stopped (${message}); tool state was lost and the next call starts fresh`,
+    ]);
+  }
+
+  /** Ends the worker; whatever still waits for it gets a "closed" reply carrying `errors`. */
+  #terminate(errors: string[]): void {
     this.#worker?.terminate();
     this.#worker = undefined;
     const waiting = [...this.#pending.entries()];
     this.#pending.clear();
-    for (const [id, resolve] of waiting) {
-      resolve({
-        type: "closed",
-        id,
-        errors: [
-          `the tool host stopped (${message}); tool state was lost and the next call ` +
-          `starts fresh`,
-        ],
-      });
-    }
+    for (const [id, resolve] of waiting) resolve({ type: "closed", id, errors });
   }
 
   #send(request: Outgoing): Promise<HostReply> {
@@ -98,16 +96,15 @@ export class ToolHost {
 
   /** Closes one tool; when none is left open the worker ends. */
   async close(name: string): Promise<void> {
-    if (!this.#worker) return;
     this.#open.delete(name);
+    if (!this.#worker) return;
     if (this.#open.size > 0) {
       const reply = await this.#send({ type: "close", name });
       if (reply.type === "closed" && reply.errors.length) throw new Error(reply.errors.join("; "));
       return;
     }
     const reply = await this.#send({ type: "close", name: null });
-    this.#worker?.terminate();
-    this.#worker = undefined;
+    this.#terminate([]);
     if (reply.type === "closed" && reply.errors.length) throw new Error(reply.errors.join("; "));
   }
 }

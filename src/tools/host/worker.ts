@@ -20,9 +20,15 @@ export function serveToolHost(): void {
   let context: ToolContext | undefined;
   let tools: Tool[] = [];
   let executor = new ToolExecutor([]);
-  // Messages are handled one at a time in arrival order for init/close, concurrently for calls.
-  scope.onmessage = async (event) => {
+  // Calls run concurrently (tools serialise what must be serialised); init and close run one at a
+  // time in arrival order, so closing everything waits for a single close still under way.
+  let lifecycle = Promise.resolve();
+  scope.onmessage = (event) => {
     const message = event.data;
+    if (message.type === "call") void handle(message);
+    else lifecycle = lifecycle.then(() => handle(message));
+  };
+  const handle = async (message: HostRequest): Promise<void> => {
     switch (message.type) {
       case "init":
         context = message.context;
