@@ -11,6 +11,8 @@ export interface ToolDirs {
   cache?: string;
   /** Temporary files (saved command output). */
   temp?: string;
+  /** Deft's own code, readable only: modules the tools load lazily live there. */
+  code?: string;
 }
 
 /** Programs tools may start. bash runs the user's commands; they are not Deno's to police. */
@@ -20,7 +22,7 @@ export const TOOL_PROGRAMS = ["bash", "bwrap", "git"] as const;
 export function toolPermissions(dirs: ToolDirs): Deno.PermissionOptionsObject {
   const paths = [dirs.workspace, dirs.cache, dirs.temp].filter((p): p is string => !!p);
   return {
-    read: paths,
+    read: dirs.code ? [...paths, dirs.code] : paths,
     write: paths,
     run: [...TOOL_PROGRAMS],
     net: false,
@@ -51,4 +53,21 @@ export function explainDenial(message: string, workspace: string): string | unde
     default:
       return `Tools are not allowed ${kind} access${what}.`;
   }
+}
+
+/**
+ * Where Deft's own code lives, for read access: the source tree when running from source (its
+ * modules load lazily), else the single bundled file; none for a compiled binary.
+ */
+export function codeLocation(entry: string): string | undefined {
+  if (!entry.startsWith("file:")) return undefined;
+  const file = decodeURIComponent(new URL(entry).pathname);
+  const dir = file.slice(0, file.lastIndexOf("/")) || "/";
+  for (let d = dir; d !== ""; d = d.slice(0, d.lastIndexOf("/"))) {
+    try {
+      Deno.statSync(`${d}/deno.json`);
+      return d;
+    } catch { /* not the source root; look higher */ }
+  }
+  return file;
 }

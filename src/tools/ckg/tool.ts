@@ -1,5 +1,16 @@
-/** `ckg`: look up functions, classes and methods in the code knowledge graph. */
-import { fail, Tool, type ToolExecResult, type ToolParameter } from "../base.ts";
+/**
+ * `ckg`: look up functions, classes and methods in the code knowledge graph.
+ *
+ * This module stays light because the registry imports it at start-up: tree-sitter, SQLite and
+ * the graph load on the first call.
+ */
+import { isAbsolute, resolve } from "node:path";
+import { fail, ok, Tool, type ToolExecResult, type ToolParameter } from "../base.ts";
+import { confine } from "../../policy/workspace.ts";
+import type { CodeGraph } from "../../ckg/graph.ts";
+import type { SearchCommand } from "../../ckg/search.ts";
+
+const COMMANDS: readonly string[] = ["search_function", "search_class", "search_class_method"];
 
 /** The code knowledge graph tool (opt-in). */
 export class CkgTool extends Tool {
@@ -39,7 +50,59 @@ export class CkgTool extends Tool {
     },
   ];
 
-  execute(_args: Record<string, unknown>): Promise<ToolExecResult> {
-    return Promise.resolve(fail("The ckg tool is not implemented yet."));
+  #graph: Promise<CodeGraph> | undefined;
+
+  async execute(args: Record<string, unknown>): Promise<ToolExecResult> {
+    const command = String(args.command);
+    if (!COMMANDS.includes(command)) return fail(`Invalid command: ${command}`);
+    const identifier = String(args.identifier ?? "").trim();
+    if (identifier === "") return fail(`No identifier provided for the ${this.name} tool`);
+    const path = String(args.path ?? "");
+    if (path.trim() === "") return fail(`No path provided for the ${this.name} tool`);
+    const printBody = args.print_body !== false;
+
+    const { workspace } = this.context;
+    // A relative path is taken from the workspace root rather than refused: it can only mean that.
+    const wanted = isAbsolute(path) ? path : resolve(workspace, path);
+    let dir: string;
+    try {
+      dir = await confine(workspace, wanted);
+    } catch (e) {
+      // Outside the workspace, a symlink loop, an unreadable folder on the way: all about the path.
+      return fail(e instanceof Error ? e.message : String(e));
+    }
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(dir);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return fail(`Codebase path ${path} does not exist`);
+      throw e;
+    }
+    if (!info.isDirectory) return fail(`Codebase path ${path} is not a directory`);
+
+    const [graph, { formatSearchText, OUTPUT_LIMIT }] = await Promise.all([
+      this.#openGraph(),
+      import("../../ckg/format.ts"),
+    ]);
+    const result = await graph.search(command as SearchCommand, identifier, dir, {
+      body: printBody,
+      bodyBudget: OUTPUT_LIMIT,
+    });
+    return ok(formatSearchText(result, printBody));
+  }
+
+  #openGraph(): Promise<CodeGraph> {
+    this.#graph ??= (async () => {
+      const { CodeGraph } = await import("../../ckg/graph.ts");
+      return CodeGraph.open(this.context.workspace, { ckgDir: this.context.settings.ckgDir });
+    })();
+    this.#graph.catch(() => this.#graph = undefined);
+    return this.#graph;
+  }
+
+  override async close(): Promise<void> {
+    const graph = this.#graph;
+    this.#graph = undefined;
+    if (graph) (await graph.catch(() => undefined))?.close();
   }
 }

@@ -4,7 +4,7 @@
  * no network; the model-facing definitions are rendered here from the same tool classes. Pure
  * tools (task_done, sequentialthinking) stay in-process. The worker starts on the first call.
  */
-import { toolPermissions } from "../../policy/permissions.ts";
+import { codeLocation, toolPermissions } from "../../policy/permissions.ts";
 import { Tool, type ToolContext, type ToolExecResult, type ToolParameter } from "../base.ts";
 import type { ToolCall, ToolCallResult } from "../executor.ts";
 import { createTools, DEFAULT_TOOL_NAMES } from "../registry.ts";
@@ -39,7 +39,11 @@ export class ToolHost {
     const worker = new Worker(workerEntry(), {
       type: "module",
       deno: {
-        permissions: toolPermissions({ workspace: this.context.workspace, ...this.dirs }),
+        permissions: toolPermissions({
+          workspace: this.context.workspace,
+          ...this.dirs,
+          code: codeLocation(workerEntry()),
+        }),
       },
     } as WorkerOptions);
     worker.onmessage = (e: MessageEvent<HostReply>) => {

@@ -1,0 +1,143 @@
+/**
+ * Which files belong to the graph. Inside a git work tree, the files git would track: tracked and
+ * untracked-but-not-ignored (`git ls-files -co --exclude-standard`), so .gitignore is respected.
+ * Elsewhere, a walk that skips hidden files and folders, dependency folders, build output and
+ * virtualenvs.
+ * Symlinked folders are never followed (no loops, no escaping the workspace).
+ */
+import { dirname, join } from "node:path";
+import { isSourcePath } from "./languages.ts";
+
+/** Folder names that hold dependencies or build output rather than a project's own code. */
+const SKIPPED_DIRS: ReadonlySet<string> = new Set([
+  "node_modules",
+  "bower_components",
+  "jspm_packages",
+  "__pycache__",
+  "dist",
+  "build",
+  "out",
+  "target",
+  "vendor",
+  "coverage",
+]);
+
+/**
+ * Folder listings remembered by folder mtime: creating, deleting or renaming an entry changes its
+ * folder's mtime, so an unchanged mtime means an unchanged listing and the walk can skip the read.
+ */
+export class ListingCache {
+  readonly #entries = new Map<string, { mtimeMs: number; entries: Deno.DirEntry[] }>();
+
+  /** The entries of `dir`, read again only when its mtime moved (or is too recent to trust). */
+  list(dir: string): Deno.DirEntry[] {
+    const mtimeMs = Deno.statSync(dir).mtime?.getTime() ?? 0;
+    const cached = this.#entries.get(dir);
+    if (cached && cached.mtimeMs === mtimeMs) return cached.entries;
+    const entries = [...Deno.readDirSync(dir)];
+    // Two changes within one mtime tick would look like one: only trust settled mtimes.
+    if (Date.now() - mtimeMs > RECENT_MS) this.#entries.set(dir, { mtimeMs, entries });
+    else this.#entries.delete(dir);
+    return entries;
+  }
+}
+
+const RECENT_MS = 2000;
+
+/** The source files under a scope, as paths relative to the workspace root. */
+export interface Discovery {
+  files: string[];
+  /** How the files were listed. */
+  mode: "git" | "walk";
+  /** Folders that could not be listed, and why git could not be used, if it could not. */
+  problems: { path: string; error: string }[];
+}
+
+/**
+ * Lists the source files under `root/scope` (`scope` relative to `root`, "" for all of it).
+ * Paths in the result are relative to `root`, `/`-separated.
+ */
+export async function discoverSources(
+  root: string,
+  scope: string,
+  cache?: ListingCache,
+): Promise<Discovery> {
+  const scopeAbs = scope === "" ? root : join(root, scope);
+  const problems: Discovery["problems"] = [];
+  if (insideGitWorkTree(scopeAbs)) {
+    const listed = await gitListing(scopeAbs);
+    if (Array.isArray(listed)) {
+      const prefix = scope === "" ? "" : `${scope}/`;
+      const files = listed.filter(isSourcePath).map((p) => prefix + p);
+      return { files, mode: "git", problems };
+    }
+    problems.push({ path: scope || ".", error: `git could not list files (${listed.error})` });
+  }
+  const files: string[] = [];
+  walk(scopeAbs, scope, files, problems, true, cache);
+  return { files, mode: "walk", problems };
+}
+
+function insideGitWorkTree(dir: string): boolean {
+  for (let d = dir;; d = dirname(d)) {
+    try {
+      Deno.statSync(join(d, ".git"));
+      return true;
+    } catch {
+      // keep looking upwards
+    }
+    if (dirname(d) === d) return false;
+  }
+}
+
+async function gitListing(dir: string): Promise<string[] | { error: string }> {
+  let output: Deno.CommandOutput;
+  try {
+    output = await new Deno.Command("git", {
+      args: ["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+      cwd: dir,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      env: { GIT_OPTIONAL_LOCKS: "0" },
+    }).output();
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
+  if (!output.success) {
+    const message = new TextDecoder().decode(output.stderr).trim().split("\n")[0];
+    return { error: message || `exit code ${output.code}` };
+  }
+  const text = new TextDecoder().decode(output.stdout);
+  // A deleted-but-unstaged file is still "cached": the stat that follows drops it.
+  return [...new Set(text.split("\0").filter((p) => p !== ""))];
+}
+
+function walk(
+  abs: string,
+  rel: string,
+  files: string[],
+  problems: Discovery["problems"],
+  isScopeRoot: boolean,
+  cache: ListingCache | undefined,
+): void {
+  let entries: Deno.DirEntry[];
+  try {
+    entries = cache ? cache.list(abs) : [...Deno.readDirSync(abs)];
+  } catch (e) {
+    problems.push({ path: rel || ".", error: e instanceof Error ? e.message : String(e) });
+    return;
+  }
+  // A folder holding pyvenv.cfg is a Python virtualenv: installed packages, not the project.
+  if (!isScopeRoot && entries.some((e) => e.name === "pyvenv.cfg" && e.isFile)) return;
+  for (const entry of entries) {
+    if (entry.name.startsWith(".")) continue;
+    const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
+    if (entry.isDirectory) {
+      if (SKIPPED_DIRS.has(entry.name)) continue;
+      walk(`${abs}/${entry.name}`, childRel, files, problems, false, cache);
+    } else if ((entry.isFile || entry.isSymlink) && isSourcePath(entry.name)) {
+      files.push(childRel);
+    }
+  }
+}

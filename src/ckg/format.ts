@@ -1,0 +1,113 @@
+/**
+ * How search results read: Trae Agent's text (`Found N functions named X:` then numbered
+ * `file:start-end` entries, clipped at 16,000 characters) for the model and the terminal, and a
+ * JSON shape for scripts.
+ */
+import type { SymbolKind } from "./extract.ts";
+import type { SearchCommand, SearchResult } from "./search.ts";
+
+/** Characters of output before the rest is clipped, as in Trae Agent. */
+export const OUTPUT_LIMIT = 16_000;
+
+const NOUN: Readonly<Record<SearchCommand, string>> = {
+  search_function: "functions",
+  search_class: "classes",
+  search_class_method: "class methods",
+};
+
+const KIND_LABEL: Readonly<Record<SymbolKind, string>> = {
+  function: "function",
+  method: "class method",
+  class: "class",
+  field: "field",
+  prototype: "declaration",
+};
+
+const COMMAND_FOR: Partial<Record<SymbolKind, SearchCommand>> = {
+  function: "search_function",
+  class: "search_class",
+  method: "search_class_method",
+};
+
+/** Trae-compatible text for `result`; bodies only when `printBody`. */
+export function formatSearchText(result: SearchResult, printBody: boolean): string {
+  const noun = NOUN[result.command];
+  const { matches, identifier } = result;
+  if (matches.length === 0) return formatMiss(result, noun);
+  let output = `Found ${matches.length} ${noun} named ${identifier}:\n`;
+  for (let i = 0; i < matches.length; i++) {
+    const { symbol, file, body, fields, methods } = matches[i];
+    output += `${i + 1}. ${file}:${symbol.startLine}-${symbol.endLine}`;
+    if (symbol.kind === "method" && symbol.className) {
+      output += ` within class ${symbol.className}`;
+    } else if (symbol.kind === "function" && symbol.parentFunction) {
+      output += ` within function ${symbol.parentFunction}`;
+    }
+    output += "\n";
+    if (fields && fields.length > 0) output += `Fields:\n${bullets(fields)}\n`;
+    if (methods && methods.length > 0) output += `Methods:\n${bullets(methods)}\n`;
+    if (printBody && body !== undefined) output += `${body}\n\n`;
+    if (output.length > OUTPUT_LIMIT) {
+      const hidden = matches.length - (i + 1);
+      return `${
+        output.slice(0, OUTPUT_LIMIT)
+      }\n<response clipped> ${hidden} more entries not shown`;
+    }
+  }
+  return output;
+}
+
+function bullets(items: readonly string[]): string {
+  return items.map((item) => `- ${item}`).join("\n");
+}
+
+function formatMiss(result: SearchResult, noun: string): string {
+  const lines = [`No ${noun} named ${result.identifier} found.`];
+  if (result.suggestions.length > 0) {
+    const names = result.suggestions.map((s) => {
+      const command = COMMAND_FOR[s.kind];
+      const hint = command && command !== result.command ? `, use ${command}` : "";
+      return `${s.name} (${KIND_LABEL[s.kind]}${hint})`;
+    });
+    lines.push(`Close names: ${names.join(", ")}.`);
+  }
+  if (result.unindexed.length > 0) {
+    const shown = result.unindexed.slice(0, 5).map((f) => `${f.path} (${f.status}: ${f.note})`);
+    const more = result.unindexed.length - shown.length;
+    lines.push(
+      `Not indexed under this path: ${shown.join("; ")}${more > 0 ? `; and ${more} more` : ""}.`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** The JSON form of `result` (for `deft ckg search --json`). */
+export function searchJson(result: SearchResult, root: string): Record<string, unknown> {
+  return {
+    command: result.command,
+    identifier: result.identifier,
+    found: result.matches.length,
+    matches: result.matches.map(({ symbol, file, body, fields, methods }) => ({
+      kind: symbol.kind,
+      subkind: symbol.subkind,
+      name: symbol.name,
+      file,
+      path: symbol.path,
+      language: symbol.language,
+      start_line: symbol.startLine,
+      end_line: symbol.endLine,
+      class_name: symbol.className,
+      parent_function: symbol.parentFunction,
+      signature: symbol.signature,
+      ...(fields ? { fields } : {}),
+      ...(methods ? { methods } : {}),
+      ...(body !== undefined ? { body } : {}),
+    })),
+    suggestions: result.suggestions,
+    not_indexed: result.unindexed.map((f) => ({
+      file: `${root}/${f.path}`,
+      status: f.status,
+      reason: f.note,
+    })),
+  };
+}

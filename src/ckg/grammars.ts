@@ -1,0 +1,78 @@
+/**
+ * The tree-sitter runtime and grammars as bytes and as compiled WebAssembly modules. Each `.wasm`
+ * is imported with `{ type: "bytes" }`, so a bundled or compiled Deft carries them and nothing is
+ * read from disk at run time; the imports are dynamic so only the grammars a codebase uses are
+ * loaded. Each module is compiled once per process and shared with parser workers: V8 shares the
+ * compiled (and later optimised) code between threads, so a worker neither compiles nor warms up
+ * a grammar on its own.
+ */
+import type { GrammarId } from "./languages.ts";
+
+type Bytes = { default: Uint8Array };
+
+const GRAMMARS: Readonly<Record<GrammarId, () => Promise<Bytes>>> = {
+  python: () => import("tree-sitter-python/tree-sitter-python.wasm", { with: { type: "bytes" } }),
+  java: () => import("tree-sitter-java/tree-sitter-java.wasm", { with: { type: "bytes" } }),
+  c: () => import("tree-sitter-c/tree-sitter-c.wasm", { with: { type: "bytes" } }),
+  cpp: () => import("tree-sitter-cpp/tree-sitter-cpp.wasm", { with: { type: "bytes" } }),
+  javascript: () =>
+    import("tree-sitter-javascript/tree-sitter-javascript.wasm", { with: { type: "bytes" } }),
+  typescript: () =>
+    import("tree-sitter-typescript/tree-sitter-typescript.wasm", { with: { type: "bytes" } }),
+  tsx: () => import("tree-sitter-typescript/tree-sitter-tsx.wasm", { with: { type: "bytes" } }),
+  go: () => import("tree-sitter-go/tree-sitter-go.wasm", { with: { type: "bytes" } }),
+  rust: () => import("tree-sitter-rust/tree-sitter-rust.wasm", { with: { type: "bytes" } }),
+};
+
+const compiled = new Map<string, Promise<WebAssembly.Module>>();
+
+function compileOnce(key: string, bytes: () => Promise<Uint8Array>): Promise<WebAssembly.Module> {
+  let module = compiled.get(key);
+  if (!module) {
+    module = bytes().then((b) => WebAssembly.compile(b as Uint8Array<ArrayBuffer>));
+    module.catch(() => compiled.delete(key));
+    compiled.set(key, module);
+  }
+  return module;
+}
+
+/** The grammar `id`, compiled. */
+export function grammarModule(id: GrammarId): Promise<WebAssembly.Module> {
+  return compileOnce(id, async () => (await GRAMMARS[id]()).default);
+}
+
+/** The tree-sitter runtime itself (`web-tree-sitter.wasm`), compiled. */
+export function runtimeModule(): Promise<WebAssembly.Module> {
+  return compileOnce(
+    "web-tree-sitter",
+    async () =>
+      (await import("web-tree-sitter/web-tree-sitter.wasm", { with: { type: "bytes" } })).default,
+  );
+}
+
+/**
+ * Emscripten module options for `Parser.init` that instantiate the runtime from `module` instead
+ * of locating and compiling `web-tree-sitter.wasm` (parser workers build the same options).
+ */
+export function runtimeOptions(module: WebAssembly.Module): Record<string, unknown> {
+  return {
+    instantiateWasm(
+      imports: WebAssembly.Imports,
+      done: (instance: WebAssembly.Instance, compiled: WebAssembly.Module) => void,
+    ) {
+      WebAssembly.instantiate(module, imports).then((instance) => done(instance, module));
+      return {};
+    },
+    locateFile: (file: string) => file,
+  };
+}
+
+/**
+ * The web-tree-sitter library as source text, for workers: a worker started from a Blob cannot
+ * resolve npm packages, and in a bundle there is no package to resolve.
+ */
+export async function librarySource(): Promise<string> {
+  const text: string = (await import("web-tree-sitter", { with: { type: "text" } })).default;
+  // A relative source map reference cannot resolve against a blob: URL.
+  return text.replace(/^\/\/# sourceMappingURL=.*$/m, "");
+}

@@ -1,0 +1,422 @@
+/**
+ * Brings the graph of one scope up to date: lists the source files, stats them, re-reads only the
+ * ones whose size or mtime changed (or whose mtime is too recent to trust), re-parses only those
+ * whose content hash changed, and forgets files that are gone. Cheap when nothing changed: one
+ * listing, one stat per file and one query.
+ */
+import { contentHash, decodeSource, MAX_SOURCE_BYTES, skipReason } from "./content.ts";
+import { discoverSources, type ListingCache } from "./discover.ts";
+import { extractSymbols } from "./extract.ts";
+import { type GrammarId, grammarsForPaths, languageFor } from "./languages.ts";
+import type { FileRecord, FileRow, GraphStore } from "./store.ts";
+import { InProcessParsing, type Parsing, WorkerPool } from "./worker_pool.ts";
+import { isInside } from "../policy/workspace.ts";
+import type { CaptureOutcome } from "./capture.ts";
+
+/** File access the indexer needs; tests replace it to simulate races and unreadable files. */
+export interface SourceFs {
+  lstat(path: string): Deno.FileInfo;
+  stat(path: string): Deno.FileInfo;
+  realPath(path: string): string;
+  readFile(path: string): Promise<Uint8Array>;
+}
+
+/** The real file system. */
+export const REAL_FS: SourceFs = {
+  lstat: (path) => Deno.lstatSync(path),
+  stat: (path) => Deno.statSync(path),
+  realPath: (path) => Deno.realPathSync(path),
+  readFile: (path) => Deno.readFile(path),
+};
+
+/** How to index. */
+export interface IndexOptions {
+  /**
+   * Most parser workers to use for large batches; 0 parses in-process. Default: one per spare
+   * core, at most 4 (see `defaultWorkers`).
+   */
+  workers?: number;
+  /** Source bytes to parse before workers are worth their start-up. */
+  workerThresholdBytes?: number;
+  /** Per-file limit on parsing plus querying. */
+  parseTimeoutMs?: number;
+  /** Called as files are processed. */
+  onProgress?: (done: number, total: number) => void;
+  fs?: SourceFs;
+  /** Folder listings kept between refreshes (walk mode). */
+  listings?: ListingCache;
+}
+
+/** What one refresh did. */
+export interface RefreshReport {
+  mode: "git" | "walk";
+  /** Source files seen under the scope. */
+  seen: number;
+  parsed: number;
+  unchanged: number;
+  /** Stat changed but content did not. */
+  touched: number;
+  removed: number;
+  /** Skipped or failed during this refresh. */
+  skipped: { path: string; reason: string }[];
+  failed: { path: string; error: string }[];
+  /** Parsed during this refresh with syntax errors (indexed as far as they parse). */
+  syntaxErrors: string[];
+  /** Folders that could not be listed, git trouble. */
+  problems: { path: string; error: string }[];
+  /** How files were parsed ("on 2 parser workers", "in-process"; "none" when nothing was). */
+  parser: string;
+  elapsedMs: number;
+}
+
+/** A file whose mtime is this recent may change again within the same mtime tick. */
+const RACY_WINDOW_MS = 2000;
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_WORKER_THRESHOLD = 1536 * 1024;
+/** Read and parse at most this much source at once, to bound memory on huge trees. */
+const BATCH_BYTES = 48 * 1024 * 1024;
+/** Store this many files per write transaction. */
+const WRITE_BATCH = 256;
+
+interface Candidate {
+  path: string;
+  abs: string;
+  size: number;
+  mtimeMs: number;
+  row?: FileRow;
+}
+
+interface Pending {
+  record: FileRecord;
+  text: string;
+  lang: GrammarId;
+}
+
+/**
+ * Default worker count: the cores nothing else is using (cores minus the 1-minute load average),
+ * at most 4. A worker on a busy core only adds its start-up to the same work, and one worker is no
+ * faster than this thread, so fewer than two spare cores means parsing in-process.
+ */
+function defaultWorkers(): number {
+  const cores = navigator.hardwareConcurrency ?? 1;
+  let load = 0;
+  try {
+    load = Deno.loadavg()[0];
+  } catch {
+    // Without --allow-sys the load is unknown: assume the cores are free.
+  }
+  const spare = Math.min(4, cores, Math.round(cores - load));
+  return spare >= 2 ? spare : 0;
+}
+
+/**
+ * Refreshes the files under `scope` (relative to `root`, "" for the whole workspace) in `store`.
+ */
+export async function refreshScope(
+  store: GraphStore,
+  root: string,
+  scope: string,
+  options: IndexOptions = {},
+): Promise<RefreshReport> {
+  const started = performance.now();
+  const fs = options.fs ?? REAL_FS;
+  const discovery = await discoverSources(root, scope, options.listings);
+  const known = store.filesUnder(scope);
+  const report: RefreshReport = {
+    mode: discovery.mode,
+    seen: 0,
+    parsed: 0,
+    unchanged: 0,
+    touched: 0,
+    removed: 0,
+    skipped: [],
+    failed: [],
+    syntaxErrors: [],
+    problems: discovery.problems,
+    parser: "none",
+    elapsedMs: 0,
+  };
+
+  const present = new Set<string>();
+  const candidates: Candidate[] = [];
+  const unstatable: FileRecord[] = [];
+  for (const path of discovery.files) {
+    const abs = `${root}/${path}`;
+    const info = statSource(fs, root, abs);
+    if (!info) continue;
+    present.add(path);
+    const row = known.get(path);
+    if ("error" in info) {
+      if (row?.status !== "failed" || row.note !== info.error) {
+        unstatable.push(failedRecord(path, row, 0, 0, info.error));
+      }
+      continue;
+    }
+    const mtimeMs = info.mtime?.getTime() ?? 0;
+    if (
+      row && row.status !== "failed" && !row.racy && row.size === info.size &&
+      row.mtimeMs === mtimeMs
+    ) {
+      report.unchanged++;
+      continue;
+    }
+    candidates.push({ path, abs, size: info.size, mtimeMs, row });
+  }
+  report.seen = present.size;
+
+  const gone = [...known.values()].filter((row) => !present.has(row.path));
+  store.removeFiles(gone.map((row) => row.id));
+  report.removed = gone.length;
+
+  for (const record of unstatable) {
+    report.failed.push({ path: record.path, error: record.note ?? "" });
+  }
+  if (unstatable.length > 0) {
+    store.transaction(() => {
+      for (const record of unstatable) store.putFile(record, []);
+    });
+  }
+
+  const total = candidates.length;
+  let done = 0;
+  const progress = () => options.onProgress?.(++done, total);
+  const writes: (() => void)[] = [];
+  const flush = () => {
+    if (writes.length === 0) return;
+    store.transaction(() => {
+      for (const write of writes.splice(0)) write();
+    });
+  };
+  const write = (fn: () => void) => {
+    writes.push(fn);
+    if (writes.length >= WRITE_BATCH) flush();
+  };
+
+  // Workers start while the first files are read.
+  const parsingReady = startParsing(candidates, options);
+  let parsing: Parsing | undefined;
+  try {
+    for (const batch of batches(candidates)) {
+      const pending: Pending[] = [];
+      for (const candidate of batch) {
+        const outcome = await readCandidate(fs, candidate);
+        if (outcome.kind === "parse") {
+          pending.push(outcome.pending);
+          continue;
+        }
+        if (outcome.kind === "gone") {
+          if (candidate.row) {
+            const id = candidate.row.id;
+            write(() => store.removeFiles([id]));
+            report.removed++;
+          }
+        } else if (outcome.kind === "same") {
+          report.touched++;
+          const { row, size, mtimeMs } = candidate;
+          const racy = isRacy(mtimeMs);
+          write(() => store.updateFileStat(row!.id, size, mtimeMs, racy));
+        } else {
+          const { record } = outcome;
+          if (record.status === "skipped") {
+            report.skipped.push({ path: record.path, reason: record.note ?? "" });
+          } else report.failed.push({ path: record.path, error: record.note ?? "" });
+          write(() => store.putFile(record, []));
+        }
+        progress();
+      }
+      if (pending.length === 0) continue;
+      parsing ??= await parsingReady;
+      report.parser = parsing.description;
+      await parsing.run(
+        pending.map((item, id) => ({ id, lang: item.lang, text: item.text })),
+        (id, outcome) => {
+          recordParsed(pending[id], outcome);
+          progress();
+        },
+      );
+    }
+  } finally {
+    (parsing ?? await parsingReady).close();
+    flush();
+  }
+
+  function recordParsed(item: Pending, outcome: CaptureOutcome): void {
+    if (!outcome.ok) {
+      report.failed.push({ path: item.record.path, error: outcome.error });
+      const record = { ...item.record, status: "failed" as const, note: outcome.error };
+      write(() => store.putFile(record, []));
+      return;
+    }
+    const symbols = extractSymbols(item.lang, item.text, outcome.result);
+    const record = { ...item.record, hasErrors: outcome.result.hasError };
+    if (record.hasErrors) report.syntaxErrors.push(record.path);
+    report.parsed++;
+    write(() => store.putFile(record, symbols));
+  }
+
+  report.elapsedMs = performance.now() - started;
+  return report;
+}
+
+/**
+ * The file's stat, following a symlink only to a regular file inside the workspace; undefined
+ * when it is not (or no longer) a source file, an error when it exists but cannot be examined.
+ */
+function statSource(
+  fs: SourceFs,
+  root: string,
+  abs: string,
+): Deno.FileInfo | { error: string } | undefined {
+  try {
+    const info = fs.lstat(abs);
+    if (info.isFile) return info;
+    if (!info.isSymlink) return undefined;
+    const real = fs.realPath(abs);
+    if (!isInside(root, real)) return undefined;
+    const target = fs.stat(real);
+    return target.isFile ? target : undefined;
+  } catch (e) {
+    // Vanished since the listing, a dangling link or a link loop: not a source file now.
+    if (e instanceof Deno.errors.NotFound || isLinkLoop(e)) return undefined;
+    return { error: `cannot read: ${describeError(e)}` };
+  }
+}
+
+function isLinkLoop(e: unknown): boolean {
+  return e instanceof Error &&
+    /too many levels of symbolic links|ELOOP|os error 40/i.test(e.message);
+}
+
+function failedRecord(
+  path: string,
+  row: FileRow | undefined,
+  size: number,
+  mtimeMs: number,
+  error: string,
+): FileRecord {
+  return {
+    path,
+    language: row?.language ?? "",
+    size,
+    mtimeMs,
+    hash: "",
+    status: "failed",
+    note: error,
+    hasErrors: false,
+    racy: false,
+  };
+}
+
+function isRacy(mtimeMs: number): boolean {
+  return Date.now() - mtimeMs < RACY_WINDOW_MS;
+}
+
+type ReadOutcome =
+  | { kind: "gone" }
+  | { kind: "same" }
+  | { kind: "record"; record: FileRecord }
+  | { kind: "parse"; pending: Pending };
+
+async function readCandidate(fs: SourceFs, candidate: Candidate): Promise<ReadOutcome> {
+  const { path, abs, row } = candidate;
+  if (candidate.size > MAX_SOURCE_BYTES) {
+    // Not worth reading: the stat already says it will not be parsed.
+    return {
+      kind: "record",
+      record: {
+        path,
+        language: "",
+        size: candidate.size,
+        mtimeMs: candidate.mtimeMs,
+        hash: "",
+        status: "skipped",
+        note: skipReason(new Uint8Array(0), candidate.size) ?? "",
+        hasErrors: false,
+        racy: isRacy(candidate.mtimeMs),
+      },
+    };
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = await fs.readFile(abs);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { kind: "gone" };
+    const error = `cannot read: ${describeError(e)}`;
+    return {
+      kind: "record",
+      record: failedRecord(path, row, candidate.size, candidate.mtimeMs, error),
+    };
+  }
+  // The size may differ from the stat when the file changed in between; the bytes are the truth.
+  const size = bytes.length;
+  const hash = contentHash(bytes);
+  const racy = isRacy(candidate.mtimeMs);
+  if (row && row.hash === hash && row.status !== "failed") {
+    return { kind: "same" };
+  }
+  const base = { path, size, mtimeMs: candidate.mtimeMs, hash, hasErrors: false, racy };
+  const reason = skipReason(bytes);
+  if (reason) {
+    return {
+      kind: "record",
+      record: { ...base, language: "", status: "skipped", note: reason },
+    };
+  }
+  const text = decodeSource(bytes);
+  const lang = languageFor(path, text);
+  if (!lang) {
+    return {
+      kind: "record",
+      record: { ...base, language: "", status: "skipped", note: "not a supported language" },
+    };
+  }
+  return {
+    kind: "parse",
+    pending: { record: { ...base, language: lang, status: "indexed", note: null }, text, lang },
+  };
+}
+
+function describeError(e: unknown): string {
+  if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (e instanceof Deno.errors.NotCapable) return "Deno permissions do not allow reading it";
+  return e instanceof Error ? e.message : String(e);
+}
+
+function* batches(candidates: readonly Candidate[]): Generator<Candidate[]> {
+  let batch: Candidate[] = [];
+  let bytes = 0;
+  for (const candidate of candidates) {
+    batch.push(candidate);
+    bytes += candidate.size;
+    if (bytes >= BATCH_BYTES) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** Workers when there is enough to parse and they start; otherwise this thread. */
+async function startParsing(
+  candidates: readonly Candidate[],
+  options: IndexOptions,
+): Promise<Parsing> {
+  const timeoutMs = options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxWorkers = options.workers ?? defaultWorkers();
+  const threshold = options.workerThresholdBytes ?? DEFAULT_WORKER_THRESHOLD;
+  const bytes = candidates.reduce((sum, c) => sum + c.size, 0);
+  if (bytes < threshold || candidates.length < 2) return new InProcessParsing(timeoutMs);
+  if (maxWorkers <= 0) {
+    const busy = options.workers === undefined && (navigator.hardwareConcurrency ?? 1) > 1;
+    return new InProcessParsing(timeoutMs, busy ? "no spare cores for parser workers" : undefined);
+  }
+  const count = Math.min(maxWorkers, Math.ceil(bytes / threshold), candidates.length);
+  const languages = grammarsForPaths(candidates.map((c) => c.path));
+  try {
+    return await WorkerPool.start(count, languages, timeoutMs);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return new InProcessParsing(timeoutMs, `parser workers could not start (${why})`);
+  }
+}

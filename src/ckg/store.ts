@@ -1,0 +1,479 @@
+/**
+ * The graph's SQLite database (node:sqlite): one per workspace, WAL mode so readers in other
+ * processes keep reading while one process writes. Files are tracked by size, mtime and content
+ * hash; symbols point at their file and, when nested, at their enclosing symbol. Every lookup
+ * binds its values as parameters and compares names with `=`: no LIKE, no GLOB.
+ */
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type { ExtractedSymbol, SymbolKind } from "./extract.ts";
+
+/**
+ * Bumped whenever the schema or the extraction changes, so an old database is rebuilt instead of
+ * answering from symbols an older Deft extracted.
+ */
+const SCHEMA_VERSION = 1;
+
+/** Whether a tracked file contributed symbols. */
+export type FileStatus = "indexed" | "skipped" | "failed";
+
+/** A tracked file. `path` is relative to the workspace root. */
+export interface FileRow {
+  id: number;
+  path: string;
+  language: string;
+  size: number;
+  mtimeMs: number;
+  hash: string;
+  status: FileStatus;
+  /** Why a file was skipped or failed. */
+  note: string | null;
+  symbols: number;
+  hasErrors: boolean;
+  /** Modified so close to when it was read that an equal mtime proves nothing: hash next time. */
+  racy: boolean;
+}
+
+/** What to record about one file. */
+export type FileRecord = Omit<FileRow, "id" | "symbols">;
+
+/** A symbol as stored, joined with its file. */
+export interface SymbolRow {
+  id: number;
+  fileId: number;
+  path: string;
+  language: string;
+  kind: SymbolKind;
+  subkind: string | null;
+  name: string;
+  className: string | null;
+  parentFunction: string | null;
+  parentId: number | null;
+  startLine: number;
+  endLine: number;
+  startOffset: number;
+  endOffset: number;
+  signature: string;
+}
+
+const SCHEMA = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
+  language TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ms REAL NOT NULL,
+  hash TEXT NOT NULL,
+  status TEXT NOT NULL,
+  note TEXT,
+  symbols INTEGER NOT NULL DEFAULT 0,
+  has_errors INTEGER NOT NULL DEFAULT 0,
+  racy INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE symbols (
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL REFERENCES files(id),
+  kind TEXT NOT NULL,
+  subkind TEXT,
+  name TEXT NOT NULL,
+  class_name TEXT,
+  parent_function TEXT,
+  parent_id INTEGER,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  start_offset INTEGER NOT NULL,
+  end_offset INTEGER NOT NULL,
+  signature TEXT NOT NULL
+);
+CREATE INDEX symbols_by_name ON symbols(name, kind);
+CREATE INDEX symbols_by_class ON symbols(class_name) WHERE class_name IS NOT NULL;
+CREATE INDEX symbols_by_parent ON symbols(parent_id) WHERE parent_id IS NOT NULL;
+CREATE INDEX symbols_by_file ON symbols(file_id);
+`;
+
+const SYMBOL_COLUMNS = `s.id AS id, s.file_id AS fileId, f.path AS path, f.language AS language,
+  s.kind AS kind, s.subkind AS subkind, s.name AS name, s.class_name AS className,
+  s.parent_function AS parentFunction, s.parent_id AS parentId, s.start_line AS startLine,
+  s.end_line AS endLine, s.start_offset AS startOffset, s.end_offset AS endOffset,
+  s.signature AS signature`;
+
+const FILE_COLUMNS = `id, path, language, size, mtime_ms AS mtimeMs, hash, status, note, symbols,
+  has_errors AS hasErrors, racy`;
+
+/** Raised when the database cannot be opened or created. */
+export class GraphStoreError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "GraphStoreError";
+  }
+}
+
+/** The SQL condition (on `alias.path`) and parameters that keep rows inside `scope`. */
+function scopeFilter(scope: string, alias: string): { sql: string; params: string[] } {
+  if (scope === "") return { sql: "1", params: [] };
+  // Paths under "a/b" sort between "a/b/" and "a/b0" ("0" follows "/"): a range the path index
+  // serves, with no pattern characters to escape.
+  return {
+    sql: `(${alias}.path >= ? AND ${alias}.path < ?)`,
+    params: [`${scope}/`, `${scope}0`],
+  };
+}
+
+/** The graph database of one workspace. */
+export class GraphStore {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+  #inTransaction = false;
+  /** File rows by scope, valid while no connection (this one included) has written since. */
+  readonly #filesCache = new Map<string, Map<string, FileRow>>();
+  #cachedDataVersion = -1;
+
+  private constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  /**
+   * Opens (creating or rebuilding as needed) the database at `path`, or an in-memory one for
+   * ":memory:". A file that is not a database, or holds another schema version, is rebuilt.
+   */
+  static open(path: string, workspace: string): GraphStore {
+    try {
+      return GraphStore.#openOnce(path, workspace);
+    } catch (e) {
+      if (path === ":memory:" || !isCorrupt(e)) throw wrapOpenError(path, e);
+    }
+    for (const suffix of ["", "-wal", "-shm"]) {
+      try {
+        Deno.removeSync(path + suffix);
+      } catch {
+        // already gone
+      }
+    }
+    try {
+      return GraphStore.#openOnce(path, workspace);
+    } catch (e) {
+      throw wrapOpenError(path, e);
+    }
+  }
+
+  static #openOnce(path: string, workspace: string): GraphStore {
+    const db = new DatabaseSync(path);
+    try {
+      db.exec("PRAGMA busy_timeout = 10000");
+      if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
+      db.exec("PRAGMA synchronous = NORMAL");
+      const store = new GraphStore(db);
+      store.#ensureSchema(workspace);
+      return store;
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+
+  #ensureSchema(workspace: string): void {
+    const version = this.#schemaVersion();
+    if (version === SCHEMA_VERSION) return;
+    this.transaction(() => {
+      // Re-check under the write lock: another process may have just built it.
+      if (this.#schemaVersion() === SCHEMA_VERSION) return;
+      for (const table of ["symbols", "files", "meta"]) {
+        this.#db.exec(`DROP TABLE IF EXISTS ${table}`);
+      }
+      this.#db.exec(SCHEMA);
+      const put = this.#db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
+      put.run("schema_version", String(SCHEMA_VERSION));
+      put.run("workspace", workspace);
+      put.run("created", new Date().toISOString());
+    });
+  }
+
+  #schemaVersion(): number | undefined {
+    const table = this.#db.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+    ).get();
+    if (!table) return undefined;
+    const row = this.#db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as
+      | { value: string }
+      | undefined;
+    return row ? Number(row.value) : undefined;
+  }
+
+  #prepare(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Runs `fn` in one write transaction (taking the write lock up front). */
+  transaction<T>(fn: () => T): T {
+    if (this.#inTransaction) return fn();
+    this.#filesCache.clear();
+    this.#db.exec("BEGIN IMMEDIATE");
+    this.#inTransaction = true;
+    try {
+      const result = fn();
+      this.#db.exec("COMMIT");
+      return result;
+    } catch (e) {
+      this.#db.exec("ROLLBACK");
+      throw e;
+    } finally {
+      this.#inTransaction = false;
+    }
+  }
+
+  /**
+   * Tracked files under `scope` ("" for the whole workspace), by path. The map is shared with
+   * later calls until something writes: do not change it.
+   */
+  filesUnder(scope: string): ReadonlyMap<string, FileRow> {
+    // data_version moves when another connection commits; this connection's writes clear the
+    // cache themselves.
+    const version = (this.#prepare("PRAGMA data_version").get() as { data_version: number })
+      .data_version;
+    if (version !== this.#cachedDataVersion) {
+      this.#filesCache.clear();
+      this.#cachedDataVersion = version;
+    }
+    const cached = this.#filesCache.get(scope);
+    if (cached) return cached;
+    const filter = scopeFilter(scope, "files");
+    const rows = this.#prepare(`SELECT ${FILE_COLUMNS} FROM files WHERE ${filter.sql}`).all(
+      ...filter.params,
+    ) as unknown as FileRow[];
+    const byPath = new Map<string, FileRow>();
+    for (const row of rows) {
+      row.hasErrors = Boolean(row.hasErrors);
+      row.racy = Boolean(row.racy);
+      byPath.set(row.path, row);
+    }
+    this.#filesCache.set(scope, byPath);
+    return byPath;
+  }
+
+  /** Records a file and replaces its symbols (none for skipped or failed files). */
+  putFile(record: FileRecord, symbols: readonly ExtractedSymbol[]): void {
+    this.transaction(() => {
+      const existing = this.#prepare("SELECT id FROM files WHERE path = ?").get(record.path) as
+        | { id: number }
+        | undefined;
+      let fileId: number;
+      if (existing) {
+        fileId = existing.id;
+        this.#prepare("DELETE FROM symbols WHERE file_id = ?").run(fileId);
+        this.#prepare(
+          `UPDATE files SET language = ?, size = ?, mtime_ms = ?, hash = ?, status = ?, note = ?,
+           symbols = ?, has_errors = ?, racy = ? WHERE id = ?`,
+        ).run(
+          record.language,
+          record.size,
+          record.mtimeMs,
+          record.hash,
+          record.status,
+          record.note,
+          symbols.length,
+          record.hasErrors ? 1 : 0,
+          record.racy ? 1 : 0,
+          fileId,
+        );
+      } else {
+        fileId = Number(
+          this.#prepare(
+            `INSERT INTO files (path, language, size, mtime_ms, hash, status, note, symbols,
+             has_errors, racy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          ).run(
+            record.path,
+            record.language,
+            record.size,
+            record.mtimeMs,
+            record.hash,
+            record.status,
+            record.note,
+            symbols.length,
+            record.hasErrors ? 1 : 0,
+            record.racy ? 1 : 0,
+          ).lastInsertRowid,
+        );
+      }
+      const insert = this.#prepare(
+        `INSERT INTO symbols (file_id, kind, subkind, name, class_name, parent_function, parent_id,
+         start_line, end_line, start_offset, end_offset, signature)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const ids: number[] = [];
+      for (const s of symbols) {
+        const parentId = s.parent >= 0 ? ids[s.parent] ?? null : null;
+        ids.push(Number(
+          insert.run(
+            fileId,
+            s.kind,
+            s.subkind,
+            s.name,
+            s.className,
+            s.parentFunction,
+            parentId,
+            s.startLine,
+            s.endLine,
+            s.startOffset,
+            s.endOffset,
+            s.signature,
+          ).lastInsertRowid,
+        ));
+      }
+    });
+  }
+
+  /** Updates what changed about a file whose content did not (a touch, a copy back). */
+  updateFileStat(id: number, size: number, mtimeMs: number, racy: boolean): void {
+    this.#filesCache.clear();
+    this.#prepare("UPDATE files SET size = ?, mtime_ms = ?, racy = ? WHERE id = ?").run(
+      size,
+      mtimeMs,
+      racy ? 1 : 0,
+      id,
+    );
+  }
+
+  /** Forgets files (and their symbols). */
+  removeFiles(ids: readonly number[]): void {
+    if (ids.length === 0) return;
+    this.transaction(() => {
+      const symbols = this.#prepare("DELETE FROM symbols WHERE file_id = ?");
+      const files = this.#prepare("DELETE FROM files WHERE id = ?");
+      for (const id of ids) {
+        symbols.run(id);
+        files.run(id);
+      }
+    });
+  }
+
+  /** Symbols of `kinds` named exactly `name` under `scope`, in path and line order. */
+  symbolsNamed(name: string, kinds: readonly SymbolKind[], scope: string): SymbolRow[] {
+    const filter = scopeFilter(scope, "f");
+    const marks = kinds.map(() => "?").join(", ");
+    return this.#prepare(
+      `SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id
+       WHERE s.name = ? AND s.kind IN (${marks}) AND ${filter.sql}
+       ORDER BY f.path, s.start_line, s.start_offset`,
+    ).all(name, ...kinds, ...filter.params) as unknown as SymbolRow[];
+  }
+
+  /** Members (fields, methods, prototypes) declared inside the class symbol `classId`. */
+  membersOf(classId: number): SymbolRow[] {
+    return this.#prepare(
+      `SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id
+       WHERE s.parent_id = ? AND s.kind IN ('field', 'method', 'prototype')
+       ORDER BY s.start_offset`,
+    ).all(classId) as unknown as SymbolRow[];
+  }
+
+  /** Methods that name `className` as their class, wherever they are defined. */
+  methodsOfClassName(className: string): SymbolRow[] {
+    return this.#prepare(
+      `SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id
+       WHERE s.class_name = ? AND s.kind = 'method'
+       ORDER BY f.path, s.start_offset`,
+    ).all(className) as unknown as SymbolRow[];
+  }
+
+  /** Classes named exactly `name` (in any scope), for attaching out-of-body methods. */
+  classesNamed(name: string): SymbolRow[] {
+    return this.symbolsNamed(name, ["class"], "");
+  }
+
+  /**
+   * Distinct names (with their kind) under `scope` that start with `name`: an index range.
+   */
+  namesStartingWith(
+    name: string,
+    kinds: readonly SymbolKind[],
+    scope: string,
+    limit: number,
+  ): { name: string; kind: SymbolKind }[] {
+    return this.#distinctNames(
+      "s.name >= ? AND s.name < ?",
+      [name, `${name}\u{10FFFF}`],
+      kinds,
+      scope,
+      limit,
+    );
+  }
+
+  /**
+   * Distinct names (with their kind) under `scope` that could be a misspelling of `name` (length
+   * within `slack`) or contain it (ignoring case): one scan, for when a name is missing.
+   */
+  namesNear(
+    name: string,
+    kinds: readonly SymbolKind[],
+    scope: string,
+    slack: number,
+    limit: number,
+  ): { name: string; kind: SymbolKind }[] {
+    return this.#distinctNames(
+      "(length(s.name) BETWEEN ? AND ? OR instr(lower(s.name), lower(?)) > 0)",
+      [Math.max(1, name.length - slack), name.length + slack, name],
+      kinds,
+      scope,
+      limit,
+    );
+  }
+
+  #distinctNames(
+    condition: string,
+    params: (string | number)[],
+    kinds: readonly SymbolKind[],
+    scope: string,
+    limit: number,
+  ): { name: string; kind: SymbolKind }[] {
+    const filter = scopeFilter(scope, "f");
+    const marks = kinds.map(() => "?").join(", ");
+    // The whole workspace needs no join, so the (name, kind) index alone answers.
+    const from = scope === "" ? "symbols s" : "symbols s JOIN files f ON f.id = s.file_id";
+    return this.#prepare(
+      `SELECT DISTINCT s.name AS name, s.kind AS kind FROM ${from}
+       WHERE s.kind IN (${marks}) AND ${filter.sql} AND ${condition} LIMIT ${limit | 0}`,
+    ).all(...kinds, ...filter.params, ...params) as unknown as {
+      name: string;
+      kind: SymbolKind;
+    }[];
+  }
+
+  /** Files under `scope` that were skipped or failed, for telling why a name may be missing. */
+  unindexedFiles(scope: string): FileRow[] {
+    const filter = scopeFilter(scope, "files");
+    return this.#prepare(
+      `SELECT ${FILE_COLUMNS} FROM files WHERE status != 'indexed' AND ${filter.sql} ORDER BY path`,
+    ).all(...filter.params) as unknown as FileRow[];
+  }
+
+  /** Symbol counts by kind under `scope` (prototypes excluded). */
+  countSymbols(scope: string): Record<string, number> {
+    const filter = scopeFilter(scope, "f");
+    const rows = this.#prepare(
+      `SELECT s.kind AS kind, count(*) AS n FROM symbols s JOIN files f ON f.id = s.file_id
+       WHERE s.kind != 'prototype' AND ${filter.sql} GROUP BY s.kind`,
+    ).all(...filter.params) as unknown as { kind: string; n: number }[];
+    return Object.fromEntries(rows.map((r) => [r.kind, r.n]));
+  }
+
+  /** Closes the database. */
+  close(): void {
+    this.#statements.clear();
+    if (this.#db.isOpen) this.#db.close();
+  }
+}
+
+function isCorrupt(e: unknown): boolean {
+  const message = e instanceof Error ? e.message : String(e);
+  return /not a database|malformed|file is encrypted/i.test(message);
+}
+
+function wrapOpenError(path: string, e: unknown): GraphStoreError {
+  const message = e instanceof Error ? e.message : String(e);
+  return new GraphStoreError(`Cannot open the code graph database ${path}: ${message}`);
+}

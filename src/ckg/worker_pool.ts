@@ -1,0 +1,316 @@
+/**
+ * Parsing many files at once: on parser workers when there is enough work and workers can start,
+ * otherwise in this thread.
+ *
+ * Workers are built from Blob URLs holding self-contained source (the web-tree-sitter library as
+ * text, `captureDefinitions` and `parserWorker` below as text), because a worker module next to
+ * this file does not exist once Deft is bundled into one JS file. Grammars travel as compiled
+ * WebAssembly modules, whose code V8 shares between threads.
+ */
+import { captureDefinitions, type CaptureOutcome, type LoadedGrammar } from "./capture.ts";
+import { grammarModule, librarySource, runtimeModule } from "./grammars.ts";
+import { type GrammarId, LANGUAGES } from "./languages.ts";
+import { captureInProcess } from "./runtime.ts";
+
+/** One file to parse. `id` is the caller's; results come back with it. */
+export interface ParseJob {
+  id: number;
+  lang: GrammarId;
+  text: string;
+}
+
+/** Something that parses jobs; results may arrive in any order. */
+export interface Parsing {
+  /** How parsing happens, for summaries: "on 2 parser workers", "in-process". */
+  readonly description: string;
+  run(jobs: readonly ParseJob[], onResult: (id: number, outcome: CaptureOutcome) => void): Promise<
+    void
+  >;
+  close(): void;
+}
+
+/** Parses in this thread, one file after another. */
+export class InProcessParsing implements Parsing {
+  readonly description: string;
+
+  constructor(readonly timeoutMs: number, note?: string) {
+    this.description = note ? `in-process: ${note}` : "in-process";
+  }
+
+  async run(
+    jobs: readonly ParseJob[],
+    onResult: (id: number, outcome: CaptureOutcome) => void,
+  ): Promise<void> {
+    for (const job of jobs) {
+      let outcome: CaptureOutcome;
+      try {
+        outcome = await captureInProcess(job.lang, job.text, this.timeoutMs);
+      } catch (e) {
+        outcome = { ok: false, error: e instanceof Error ? e.message : String(e) };
+      }
+      onResult(job.id, outcome);
+    }
+  }
+
+  close(): void {}
+}
+
+interface WorkerSlot {
+  worker: Worker;
+  alive: boolean;
+}
+
+/** Bytes of source per message to a worker: small enough to balance, large enough to batch. */
+const CHUNK_BYTES = 192 * 1024;
+const START_TIMEOUT_MS = 20_000;
+
+let workerUrl: Promise<string> | undefined;
+
+/** The Blob URL of the parser worker's source, built once per process. */
+function parserWorkerUrl(): Promise<string> {
+  workerUrl ??= (async () => {
+    const library = URL.createObjectURL(
+      new Blob([await librarySource()], { type: "text/javascript" }),
+    );
+    const source = `(${parserWorker.toString()})(${
+      JSON.stringify(library)
+    }, (${captureDefinitions.toString()}));\n`;
+    return URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  })();
+  workerUrl.catch(() => workerUrl = undefined);
+  return workerUrl;
+}
+
+/** Parses on `count` workers that each hold the grammars of `languages`. */
+export class WorkerPool implements Parsing {
+  readonly description: string;
+  readonly #slots: WorkerSlot[];
+  readonly #timeoutMs: number;
+  readonly #languages: ReadonlySet<GrammarId>;
+
+  private constructor(slots: WorkerSlot[], timeoutMs: number, languages: readonly GrammarId[]) {
+    this.#slots = slots;
+    this.#timeoutMs = timeoutMs;
+    this.#languages = new Set(languages);
+    this.description = `on ${slots.length} parser worker${slots.length === 1 ? "" : "s"}`;
+  }
+
+  /** Starts the workers; rejects (after stopping any that started) when one cannot start. */
+  static async start(
+    count: number,
+    languages: readonly GrammarId[],
+    timeoutMs: number,
+  ): Promise<WorkerPool> {
+    const url = await parserWorkerUrl();
+    const runtime = await runtimeModule();
+    const grammars = await Promise.all(
+      languages.map(async (id) => ({
+        id,
+        module: await grammarModule(id),
+        query: LANGUAGES[id].query,
+      })),
+    );
+    const slots: WorkerSlot[] = [];
+    try {
+      for (let i = 0; i < count; i++) {
+        const worker = new Worker(url, { type: "module", name: `deft-ckg-parser-${i}` });
+        slots.push({ worker, alive: true });
+      }
+      await Promise.all(slots.map((slot) => initialise(slot.worker, runtime, grammars)));
+    } catch (e) {
+      for (const slot of slots) slot.worker.terminate();
+      throw e;
+    }
+    return new WorkerPool(slots, timeoutMs, languages);
+  }
+
+  async run(
+    jobs: readonly ParseJob[],
+    onResult: (id: number, outcome: CaptureOutcome) => void,
+  ): Promise<void> {
+    const here = jobs.filter((job) => !this.#languages.has(job.lang));
+    // Largest files first, so the last chunks to finish are small ones.
+    const queue = chunk(
+      jobs.filter((job) => this.#languages.has(job.lang)).sort((a, b) =>
+        b.text.length - a.text.length
+      ),
+    );
+    const inProcess = new InProcessParsing(this.#timeoutMs).run(here, onResult);
+    await Promise.all(
+      this.#slots.filter((s) => s.alive).map((slot) => this.#drain(slot, queue, onResult)),
+    );
+    await inProcess;
+    // Every worker died: finish here.
+    if (queue.length > 0) {
+      await new InProcessParsing(this.#timeoutMs).run(queue.flat(), onResult);
+    }
+  }
+
+  /**
+   * Feeds `slot` chunks from the shared `queue` until it is empty. Two chunks stay in flight, so
+   * the worker starts the next one while this thread stores the results of the last.
+   */
+  #drain(
+    slot: WorkerSlot,
+    queue: ParseJob[][],
+    onResult: (id: number, outcome: CaptureOutcome) => void,
+  ): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const inFlight: (readonly ParseJob[])[] = [];
+      const feed = () => {
+        while (slot.alive && inFlight.length < 2 && queue.length > 0) {
+          const jobs = queue.shift()!;
+          inFlight.push(jobs);
+          slot.worker.postMessage({
+            type: "parse",
+            timeoutMs: this.#timeoutMs,
+            jobs: jobs.map(({ id, lang, text }) => ({ id, lang, text })),
+          });
+        }
+      };
+      slot.worker.onmessage = (event: MessageEvent) => {
+        const jobs = inFlight.shift() ?? [];
+        feed();
+        const message = event.data as WorkerReply;
+        if (message.type === "parsed") {
+          for (const { id, outcome } of message.results) onResult(id, outcome);
+        } else {
+          const error = message.type === "failed" ? message.error : "unexpected reply";
+          for (const job of jobs) onResult(job.id, { ok: false, error });
+        }
+        if (inFlight.length === 0) resolve();
+      };
+      slot.worker.onerror = (event: ErrorEvent) => {
+        event.preventDefault();
+        slot.alive = false;
+        slot.worker.terminate();
+        const error = `the parser worker stopped: ${event.message}`;
+        for (const jobs of inFlight.splice(0)) {
+          for (const job of jobs) onResult(job.id, { ok: false, error });
+        }
+        resolve();
+      };
+      feed();
+      if (inFlight.length === 0) resolve();
+    });
+  }
+
+  close(): void {
+    for (const slot of this.#slots) {
+      if (slot.alive) slot.worker.terminate();
+      slot.alive = false;
+    }
+  }
+}
+
+function chunk(jobs: readonly ParseJob[]): ParseJob[][] {
+  const chunks: ParseJob[][] = [];
+  let current: ParseJob[] = [];
+  let bytes = 0;
+  for (const job of jobs) {
+    current.push(job);
+    bytes += job.text.length;
+    if (bytes >= CHUNK_BYTES) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+type WorkerReply =
+  | { type: "ready" }
+  | { type: "failed"; error: string }
+  | { type: "parsed"; results: { id: number; outcome: CaptureOutcome }[] };
+
+function initialise(
+  worker: Worker,
+  runtime: WebAssembly.Module,
+  grammars: { id: GrammarId; module: WebAssembly.Module; query: string }[],
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`a parser worker did not start within ${START_TIMEOUT_MS / 1000} s`)),
+      START_TIMEOUT_MS,
+    );
+    worker.onmessage = (event: MessageEvent) => {
+      clearTimeout(timer);
+      const message = event.data as WorkerReply;
+      if (message.type === "ready") resolve();
+      else reject(new Error(message.type === "failed" ? message.error : "unexpected reply"));
+    };
+    worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      clearTimeout(timer);
+      reject(new Error(event.message));
+    };
+    worker.postMessage({ type: "init", runtime, grammars });
+  });
+}
+
+/**
+ * The worker's main function. It runs from source text inside a Blob worker: everything it uses
+ * arrives as arguments or messages.
+ */
+function parserWorker(libraryUrl: string, capture: typeof captureDefinitions): void {
+  const scope = self as unknown as {
+    onmessage: ((event: MessageEvent) => void) | null;
+    postMessage(message: unknown, transfer?: Transferable[]): void;
+  };
+  // deno-lint-ignore no-explicit-any
+  let api: any;
+  const grammars = new Map<string, LoadedGrammar>();
+  let ready: Promise<void> | undefined;
+  scope.onmessage = (event: MessageEvent) => {
+    const message = event.data;
+    if (message.type === "init") {
+      ready = (async () => {
+        // Seeing `process`, web-tree-sitter takes its Node.js path, which needs module
+        // resolution that a Blob worker lacks; the browser-worker path needs nothing.
+        try {
+          delete (globalThis as { process?: unknown }).process;
+        } catch {
+          // not deletable: the library will cope or fail, and the pool falls back
+        }
+        api = await import(libraryUrl);
+        const runtime: WebAssembly.Module = message.runtime;
+        await api.Parser.init({
+          instantiateWasm(
+            imports: WebAssembly.Imports,
+            done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void,
+          ) {
+            WebAssembly.instantiate(runtime, imports).then((instance) => done(instance, runtime));
+            return {};
+          },
+          locateFile: (f: string) => f,
+        });
+        for (const grammar of message.grammars) {
+          const language = api.Language.loadSync(grammar.module);
+          grammars.set(grammar.id, { language, query: new api.Query(language, grammar.query) });
+        }
+      })();
+      ready.then(
+        () => scope.postMessage({ type: "ready" }),
+        (e) => scope.postMessage({ type: "failed", error: String(e?.message ?? e) }),
+      );
+      return;
+    }
+    if (message.type === "parse") {
+      (ready ?? Promise.reject(new Error("not initialised"))).then(() => {
+        const results = [];
+        const transfer: Transferable[] = [];
+        for (const job of message.jobs) {
+          const grammar = grammars.get(job.lang);
+          const outcome: CaptureOutcome = grammar
+            ? capture(api, grammar, job.text, message.timeoutMs)
+            : { ok: false, error: `no grammar for ${job.lang}` };
+          if (outcome.ok) transfer.push(outcome.result.data.buffer as ArrayBuffer);
+          results.push({ id: job.id, outcome });
+        }
+        scope.postMessage({ type: "parsed", results }, transfer);
+      }).catch((e) => scope.postMessage({ type: "failed", error: String(e?.message ?? e) }));
+    }
+  };
+}

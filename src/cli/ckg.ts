@@ -1,0 +1,177 @@
+/**
+ * `deft ckg index [DIR]` and `deft ckg search-function|search-class|search-class-method NAME`:
+ * the code knowledge graph from the command line. Results go to stdout; progress (on a terminal),
+ * warnings and errors go to stderr.
+ */
+import { resolve } from "node:path";
+import { confine, OutsideWorkspaceError, realWorkspace } from "../policy/workspace.ts";
+import type { CodeGraph, GraphTotals } from "../ckg/graph.ts";
+import type { RefreshReport } from "../ckg/indexer.ts";
+import type { FileRow } from "../ckg/store.ts";
+
+const LISTED = 10;
+
+async function resolveDirs(
+  workspace: string,
+  dir: string | undefined,
+): Promise<{ root: string; target: string }> {
+  const root = await realWorkspace(workspace);
+  if (dir === undefined) return { root, target: root };
+  let target: string;
+  try {
+    target = await confine(root, resolve(dir));
+  } catch (e) {
+    if (e instanceof OutsideWorkspaceError) {
+      throw new Error(`${e.message} Choose the workspace with -w/--working-dir.`);
+    }
+    throw e;
+  }
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(target);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) throw new Error(`${dir} does not exist.`);
+    throw e;
+  }
+  if (!info.isDirectory) throw new Error(`${dir} is not a directory.`);
+  return { root, target };
+}
+
+async function openGraph(root: string, onProgress?: (done: number, total: number) => void) {
+  const { CodeGraph } = await import("../ckg/graph.ts");
+  const graph: CodeGraph = CodeGraph.open(root, { onProgress });
+  if (graph.databaseNote) console.error(`deft ckg: warning: ${graph.databaseNote}`);
+  return graph;
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** A progress line that rewrites itself on a terminal, at most ten times a second. */
+function terminalProgress(): ((done: number, total: number) => void) | undefined {
+  if (!Deno.stderr.isTerminal()) return undefined;
+  const encoder = new TextEncoder();
+  let last = 0;
+  return (done, total) => {
+    const now = performance.now();
+    if (done < total && now - last < 100) return;
+    last = now;
+    const line = done < total ? `\rckg: processing ${done}/${total} files` : "\r\x1b[K";
+    Deno.stderr.writeSync(encoder.encode(line));
+  };
+}
+
+/**
+ * Indexes `dir` (default: the workspace) and prints a summary of files and symbols. Returns the
+ * exit code: 0 when the index is current (files that could not be parsed are listed, not fatal),
+ * 1 when indexing could not happen.
+ */
+export async function ckgIndex(
+  dir: string | undefined,
+  opts: { workspace: string },
+): Promise<number> {
+  let graph: CodeGraph | undefined;
+  try {
+    const { root, target } = await resolveDirs(opts.workspace, dir);
+    graph = await openGraph(root, terminalProgress());
+    const report = await graph.refresh(target);
+    console.log(summary(target, report, graph.totals(target), graph.databasePath));
+    return 0;
+  } catch (e) {
+    console.error(`deft ckg index: ${errorMessage(e)}`);
+    return 1;
+  } finally {
+    graph?.close();
+  }
+}
+
+function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? word : many}`;
+}
+
+function listFiles(title: string, files: readonly FileRow[]): string[] {
+  if (files.length === 0) return [];
+  const lines = [`${title}:`];
+  for (const file of files.slice(0, LISTED)) lines.push(`  ${file.path}: ${file.note ?? ""}`);
+  if (files.length > LISTED) lines.push(`  … and ${files.length - LISTED} more`);
+  return lines;
+}
+
+function summary(
+  target: string,
+  report: RefreshReport,
+  totals: GraphTotals,
+  databasePath: string,
+): string {
+  const seconds = (report.elapsedMs / 1000).toFixed(2);
+  const listed = report.mode === "git"
+    ? "files listed by git"
+    : "files listed by walking the folder";
+  const parsed = report.parser === "none" ? "nothing to parse" : `parsed ${report.parser}`;
+  const s = totals.symbols;
+  const symbolCount = Object.values(s).reduce((a, b) => a + b, 0);
+  const lines = [
+    `Indexed ${target} in ${seconds} s (${listed}; ${parsed}).`,
+    `Files: ${plural(totals.files, "source file")}: ${
+      totals.indexed.toLocaleString("en-US")
+    } indexed, ` +
+    `${totals.skipped.length.toLocaleString("en-US")} skipped, ` +
+    `${totals.failed.length.toLocaleString("en-US")} failed ` +
+    `(this run: ${report.parsed.toLocaleString("en-US")} parsed, ` +
+    `${(report.unchanged + report.touched).toLocaleString("en-US")} unchanged, ` +
+    `${report.removed.toLocaleString("en-US")} removed).`,
+    `Symbols: ${symbolCount.toLocaleString("en-US")} (${plural(s.function ?? 0, "function")}, ` +
+    `${plural(s.class ?? 0, "class", "classes")}, ${plural(s.method ?? 0, "method")}, ` +
+    `${plural(s.field ?? 0, "field")}).`,
+    ...listFiles("Skipped (cannot yield definitions)", totals.skipped),
+    ...listFiles("Failed", totals.failed),
+  ];
+  if (totals.withSyntaxErrors === 1) {
+    lines.push("1 file has syntax errors (indexed as far as it parses).");
+  } else if (totals.withSyntaxErrors > 1) {
+    const files = plural(totals.withSyntaxErrors, "file");
+    lines.push(`${files} have syntax errors (indexed as far as they parse).`);
+  }
+  for (const problem of report.problems) lines.push(`Note: ${problem.path}: ${problem.error}`);
+  lines.push(`Database: ${databasePath}`);
+  return lines.join("\n");
+}
+
+const COMMAND_OF = {
+  function: "search_function",
+  class: "search_class",
+  "class-method": "search_class_method",
+} as const;
+
+/**
+ * Searches the graph for `name` (refreshing first) and prints Trae-style text, or JSON with
+ * `json`. Returns 0 when something was found, 1 when nothing was or on error.
+ */
+export async function ckgSearch(
+  kind: "function" | "class" | "class-method",
+  name: string,
+  opts: { workspace: string; path?: string; body: boolean; json: boolean },
+): Promise<number> {
+  let graph: CodeGraph | undefined;
+  try {
+    const identifier = name.trim();
+    if (identifier === "") throw new Error("the name to search for is empty.");
+    const { root, target } = await resolveDirs(opts.workspace, opts.path);
+    graph = await openGraph(root);
+    const { formatSearchText, searchJson, OUTPUT_LIMIT } = await import("../ckg/format.ts");
+    // Text is clipped like the tool's; JSON carries every body.
+    const result = await graph.search(COMMAND_OF[kind], identifier, target, {
+      body: opts.body,
+      bodyBudget: opts.json ? undefined : OUTPUT_LIMIT,
+    });
+    if (opts.json) console.log(JSON.stringify(searchJson(result, root), null, 2));
+    else console.log(formatSearchText(result, opts.body).trimEnd());
+    return result.matches.length > 0 ? 0 : 1;
+  } catch (e) {
+    console.error(`deft ckg search-${kind}: ${errorMessage(e)}`);
+    return 1;
+  } finally {
+    graph?.close();
+  }
+}

@@ -1,0 +1,39 @@
+/** Where databases live: outside the repository, one per workspace. */
+import assert from "node:assert/strict";
+import { graphDatabasePath, graphDirectory } from "../../src/ckg/location.ts";
+
+function withEnv(vars: Record<string, string | undefined>, fn: () => void): void {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
+  try {
+    for (const [k, v] of Object.entries(vars)) {
+      v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
+    }
+    fn();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
+    }
+  }
+}
+
+Deno.test("location: ckgDir, then DEFT_CACHE_DIR, then XDG_CACHE_HOME, then ~/.cache", () => {
+  withEnv({ DEFT_CACHE_DIR: "/d", XDG_CACHE_HOME: "/x", HOME: "/h" }, () => {
+    assert.equal(graphDirectory("/explicit"), "/explicit");
+    assert.equal(graphDirectory(), "/d/ckg");
+  });
+  withEnv({ DEFT_CACHE_DIR: undefined, XDG_CACHE_HOME: "/x", HOME: "/h" }, () => {
+    assert.equal(graphDirectory(), "/x/deft/ckg");
+  });
+  withEnv({ DEFT_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined, HOME: "/h" }, () => {
+    assert.equal(graphDirectory(), "/h/.cache/deft/ckg");
+  });
+});
+
+Deno.test("location: one database per workspace real path, named by its hash", () => {
+  const a = graphDatabasePath("/work/repo", "/c");
+  assert.match(a, /^\/c\/repo-[0-9a-f]{16}\.db$/);
+  assert.equal(graphDatabasePath("/work/repo", "/c"), a);
+  assert.notEqual(graphDatabasePath("/other/repo", "/c"), a, "same name, other path");
+  assert.match(graphDatabasePath("/", "/c"), /^\/c\/root-[0-9a-f]{16}\.db$/);
+  assert.match(graphDatabasePath("/w/we ird:name", "/c"), /^\/c\/we_ird_name-[0-9a-f]{16}\.db$/);
+});
