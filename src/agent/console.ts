@@ -42,9 +42,13 @@ export class StderrConsole implements AgentConsole {
       const args = typeof call.arguments === "string"
         ? call.arguments
         : JSON.stringify(call.arguments);
-      const status = result?.success
+      const status = !result
+        ? "no result"
+        : result.success
         ? "ok"
-        : `failed: ${shorten(result?.error ?? "no result", 80)}`;
+        : result.error
+        ? `failed: ${shorten(result.error, 80)}`
+        : `failed (exit ${result.error_code})`;
       this.#write(`[${step}] ${call.name} ${shorten(args, 80)} → ${status}`);
     });
   }

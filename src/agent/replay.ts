@@ -1,5 +1,6 @@
 /** Compares a replayed run with its recording, step by step and call by call. */
 import type { Trajectory } from "../trajectory/recorder.ts";
+import { replacePath } from "../llm/replay.ts";
 
 /** One place where the replay's tool results differ from the recording. */
 export interface Divergence {
@@ -13,6 +14,10 @@ export interface Divergence {
 
 /** Every divergence between `recorded` and `replayed` (empty when they agree). */
 export function compareRuns(recorded: Trajectory, replayed: Trajectory): Divergence[] {
+  // A replay in another directory is compared as if the recording had run there.
+  const from = recorded.working_dir;
+  const to = replayed.working_dir;
+  if (from && to && from !== to) recorded = replacePath(recorded, from, to);
   const found: Divergence[] = [];
   const steps = Math.max(recorded.agent_steps.length, replayed.agent_steps.length);
   for (let i = 0; i < steps; i++) {

@@ -58,7 +58,7 @@ export async function openSession(opts: SessionOptions, recording?: Trajectory):
   }
   const config = resolveRunConfig(loaded, overrides, undefined, !recording);
   const console = new StderrConsole();
-  const client: LLMClient = recording ? new ReplayClient(recording) : createClient(
+  const client: LLMClient = recording ? new ReplayClient(recording, workspace) : createClient(
     config.model,
     ({ attempt, delayMs, error }) =>
       console.note(
@@ -112,6 +112,7 @@ export async function runTask(
     trajectoryPath,
     {
       task,
+      working_dir: session.workspace,
       provider: config.model.provider.provider,
       model: config.model.settings.model,
       max_steps: config.agent.max_steps,

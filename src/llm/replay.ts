@@ -1,4 +1,8 @@
-/** A client that answers with the responses recorded in a trajectory, in order. */
+/**
+ * A client that answers with the responses recorded in a trajectory, in order. When the replay
+ * runs in another directory than the recording, the recorded workspace path in the responses is
+ * mapped to the new one, so a recording can be replayed in any checkout.
+ */
 import type { Trajectory } from "../trajectory/recorder.ts";
 import type { LLMClient, LLMResponse } from "./types.ts";
 
@@ -8,7 +12,7 @@ export class ReplayClient implements LLMClient {
   readonly model: string;
   #next = 0;
 
-  constructor(private readonly trajectory: Trajectory) {
+  constructor(private readonly trajectory: Trajectory, private readonly workspace?: string) {
     this.provider = trajectory.provider;
     this.model = trajectory.model;
   }
@@ -29,6 +33,21 @@ export class ReplayClient implements LLMClient {
       );
     }
     this.#next++;
-    return Promise.resolve(structuredClone(interaction.response));
+    const response = structuredClone(interaction.response);
+    const from = this.trajectory.working_dir;
+    const to = this.workspace;
+    return Promise.resolve(from && to && from !== to ? replacePath(response, from, to) : response);
   }
+}
+
+/** `value` with every occurrence of path `from` in its strings replaced by `to`. */
+export function replacePath<T>(value: T, from: string, to: string): T {
+  if (typeof value === "string") return value.replaceAll(from, to) as T;
+  if (Array.isArray(value)) return value.map((v) => replacePath(v, from, to)) as T;
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, replacePath(v, from, to)]),
+    ) as T;
+  }
+  return value;
 }

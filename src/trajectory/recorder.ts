@@ -43,6 +43,8 @@ export interface RecordedStep {
 /** The whole trajectory file. */
 export interface Trajectory {
   task: string;
+  /** The workspace the run worked in; replay maps it to the replay's workspace. */
+  working_dir?: string;
   start_time: string;
   end_time: string | null;
   provider: string;
@@ -66,7 +68,13 @@ export class TrajectoryRecorder {
 
   constructor(
     readonly path: string,
-    init: { task: string; provider: string; model: string; max_steps: number },
+    init: {
+      task: string;
+      working_dir?: string;
+      provider: string;
+      model: string;
+      max_steps: number;
+    },
     secrets: readonly (string | undefined)[] = [],
   ) {
     this.#secrets = secrets.filter((s): s is string => !!s && s.length >= 4);
