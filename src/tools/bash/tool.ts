@@ -1,5 +1,13 @@
 /** `bash`: commands in one persistent shell session per tool instance. */
 import { fail, Tool, type ToolExecResult, type ToolParameter } from "../base.ts";
+import { SandboxUnavailableError } from "../../policy/sandbox.ts";
+import { SerialQueue } from "./serial_queue.ts";
+import { BashSession, type RunResult, SessionStartError } from "./session.ts";
+
+const DEFAULT_TIMEOUT_SECONDS = 120;
+const DEFAULT_OUTPUT_LIMIT = 30_000;
+// The exit status reported for a command that ran out of time, as with timeout(1).
+const TIMEOUT_STATUS = 124;
 
 /** The bash tool. The session itself lives in `session.ts`. */
 export class BashTool extends Tool {
@@ -34,7 +42,192 @@ export class BashTool extends Tool {
     },
   ];
 
-  execute(_args: Record<string, unknown>): Promise<ToolExecResult> {
-    return Promise.resolve(fail("The bash tool is not implemented yet."));
+  readonly #queue = new SerialQueue();
+  #session: BashSession | null = null;
+  #outputDir: string | null = null;
+  // The directory the next automatic restart starts in, and why there will be one.
+  #cwd: string = this.context.workspace;
+  #restartReason: string | null = null;
+  #calls = 0;
+  #closed = false;
+
+  execute(args: Record<string, unknown>): Promise<ToolExecResult> {
+    return this.#queue.run(() => this.#execute(args));
+  }
+
+  /** Kills the shell and everything it started, and removes saved outputs. */
+  override async close(): Promise<void> {
+    this.#closed = true;
+    // Stop at once, without waiting for a running command; it reports that the shell ended.
+    await this.#session?.stop();
+    await this.#queue.idle();
+    await this.#session?.stop();
+    this.#session = null;
+    if (this.#outputDir) {
+      await Deno.remove(this.#outputDir, { recursive: true }).catch(() => {});
+      this.#outputDir = null;
+    }
+  }
+
+  async #execute(args: Record<string, unknown>): Promise<ToolExecResult> {
+    if (this.#closed) return fail("The bash tool has been closed; no more commands can run.");
+    if (args.restart === true) return await this.#restart();
+    const command = args.command;
+    if (typeof command !== "string" || command.trim() === "") {
+      return fail(
+        "No command provided for the bash tool. Pass `command`, or `restart: true` for a " +
+          "fresh shell.",
+      );
+    }
+    if (command.includes("\0")) {
+      return fail("The command contains a NUL character, which bash cannot run. Remove it.");
+    }
+    const timeout = args.timeout ?? this.context.settings.bashTimeoutSeconds ??
+      DEFAULT_TIMEOUT_SECONDS;
+    if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0) {
+      return fail(`Invalid \`timeout\`: ${timeout}. It must be a positive number of seconds.`);
+    }
+
+    const notes: string[] = [];
+    let session: BashSession;
+    try {
+      session = await this.#ensureSession(notes);
+    } catch (e) {
+      if (e instanceof SandboxUnavailableError || e instanceof SessionStartError) {
+        return fail(e.message);
+      }
+      throw e;
+    }
+    const result = await session.run(command, timeout * 1000, ++this.#calls);
+    this.#cwd = session.cwd;
+    return this.#report(result, timeout, notes);
+  }
+
+  async #restart(): Promise<ToolExecResult> {
+    await this.#session?.stop();
+    this.#session = null;
+    this.#cwd = this.context.workspace;
+    this.#restartReason = null;
+    try {
+      await this.#ensureSession([]);
+    } catch (e) {
+      if (e instanceof SandboxUnavailableError || e instanceof SessionStartError) {
+        return fail(e.message);
+      }
+      throw e;
+    }
+    return { output: "tool has been restarted.", error: null, error_code: 0 };
+  }
+
+  /** The live session, starting one (and saying why in `notes`) when there is none. */
+  async #ensureSession(notes: string[]): Promise<BashSession> {
+    if (this.#session?.alive) return this.#session;
+    if (this.#session) {
+      // It died between calls (e.g. a background `kill $$`).
+      await this.#session.stop();
+      this.#restartReason ??= `the previous shell ${describeExit(this.#session.exitStatus)}`;
+      this.#session = null;
+    }
+    const settings = this.context.settings;
+    this.#outputDir ??= await Deno.makeTempDir({ prefix: "deft-bash-" });
+    let cwd = this.#cwd;
+    if (!(await mayBeDirectory(cwd))) {
+      if (this.#restartReason) notes.push(`${cwd} no longer exists.`);
+      cwd = this.context.workspace;
+    }
+    const options = {
+      workspace: this.context.workspace,
+      cwd,
+      sandbox: settings.sandbox ?? "none",
+      allowNetwork: settings.allowNetwork ?? false,
+      bwrapPath: settings.bwrapPath,
+      outputDir: this.#outputDir,
+      outputLimit: settings.outputLimit ?? DEFAULT_OUTPUT_LIMIT,
+    };
+    try {
+      this.#session = await BashSession.start(options);
+    } catch (e) {
+      // The old directory may not exist where the shell runs (e.g. the sandbox's private /tmp).
+      if (!(e instanceof SessionStartError) || cwd === this.context.workspace) throw e;
+      notes.push(`Could not start in ${cwd}; starting in the workspace instead.`);
+      this.#session = await BashSession.start({ ...options, cwd: this.context.workspace });
+    }
+    if (this.#closed) {
+      await this.#session.stop();
+      throw new SessionStartError("The bash tool has been closed; no more commands can run.");
+    }
+    if (this.#restartReason) {
+      notes.push(
+        `Note: this is a fresh shell in ${this.#session.cwd}, because ${this.#restartReason}. ` +
+          "Variables, functions, aliases and background jobs from before are gone.",
+      );
+      this.#restartReason = null;
+    }
+    return this.#session;
+  }
+
+  #report(result: RunResult, timeout: number, notes: string[]): ToolExecResult {
+    const seconds = `${timeout} s`;
+    const exit = describeExit(this.#session?.exitStatus);
+    let status = result.status;
+    let ending: string | null = null;
+    switch (result.end) {
+      case "completed":
+        break;
+      case "timed-out":
+        status = TIMEOUT_STATUS;
+        ending = `Command timed out after ${seconds} and was stopped (as with Ctrl-C); the ` +
+          "output shown is what it printed until then. The shell is still usable and keeps its " +
+          "state. Run long jobs in the background (`cmd > log 2>&1 &`) or pass a larger " +
+          "`timeout`.";
+        break;
+      case "timed-out-stopped":
+        status = TIMEOUT_STATUS;
+        this.#restartReason = `the previous command timed out after ${seconds}`;
+        ending = `Command timed out after ${seconds}; the output shown is what it printed until ` +
+          "then. The shell could not be brought back to a prompt (the command was running " +
+          "inside a function or a nested script, or ignored interrupts), so it was stopped with " +
+          `everything it started. The next call starts a fresh shell in ${this.#cwd}.`;
+        break;
+      case "shell-ended":
+        if (this.#closed) {
+          ending = "The shell was stopped because the bash tool was closed.";
+          break;
+        }
+        this.#restartReason = `the previous shell ${exit}`;
+        ending = `The shell ${exit}; this happens on \`exit\`, on an error under \`set -e\` ` +
+          "or `set -u`, or on a signal. Everything it started was stopped. The next call starts " +
+          `a fresh shell in ${this.#cwd}.`;
+        break;
+    }
+    if (result.end !== "completed" && result.end !== "timed-out") this.#session = null;
+    const error = joinLines([...notes, result.stderr.text, ...(ending ? [ending] : [])]);
+    return { output: result.stdout.text, error: error === "" ? null : error, error_code: status };
+  }
+}
+
+/** Joins non-empty texts, each starting on its own line. */
+function joinLines(texts: string[]): string {
+  let joined = "";
+  for (const text of texts) {
+    if (text === "") continue;
+    if (joined !== "" && !joined.endsWith("\n")) joined += "\n";
+    joined += text;
+  }
+  return joined;
+}
+
+function describeExit(status: Deno.CommandStatus | null | undefined): string {
+  if (!status) return "ended";
+  if (status.signal) return `was killed by ${status.signal} (exit status ${status.code})`;
+  return `exited with status ${status.code}`;
+}
+
+/** False only when `path` is known not to be a directory (the tool host may not let us look). */
+async function mayBeDirectory(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isDirectory;
+  } catch (e) {
+    return e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied;
   }
 }

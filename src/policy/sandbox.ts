@@ -1,0 +1,137 @@
+/**
+ * Sandbox policy for shell commands. `workspace-write` runs a command inside bubblewrap (bwrap):
+ * the whole filesystem read-only except the workspace (bound read-write at its own path, so
+ * absolute paths keep working) and a private /tmp; no network unless allowed; fresh /dev and
+ * /proc; its own PID namespace, so every process in it dies with it; a new session, so it has no
+ * controlling terminal; and it dies with Deft. This module only builds command lines: it knows
+ * nothing about tools or models, and it never falls back to running a command unsandboxed.
+ */
+import { delimiter, isAbsolute, join, resolve } from "node:path";
+
+/** How commands are confined: `none` runs them as Deft's own user; `workspace-write` uses bwrap. */
+export type SandboxMode = "none" | "workspace-write";
+
+/** Everything needed to decide how one command is started. */
+export interface SandboxOptions {
+  mode: SandboxMode;
+  /** Absolute, symlink-free workspace root; writable inside the sandbox. */
+  workspace: string;
+  /** Directory the command starts in. */
+  cwd: string;
+  /** Keep the host network (default: only a private loopback). */
+  allowNetwork?: boolean;
+  /** Host directories to show read-only at the same path, on top of the private /tmp. */
+  readOnlyPaths?: readonly string[];
+  /** The bwrap executable: a path, or a name looked up on PATH (default `bwrap`). */
+  bwrapPath?: string;
+}
+
+/** A program and its arguments, ready for `Deno.Command`. */
+export interface SandboxedCommand {
+  program: string;
+  args: string[];
+}
+
+/** The sandbox was asked for but cannot be provided. The message says how to fix it. */
+export class SandboxUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SandboxUnavailableError";
+  }
+}
+
+/** The program and arguments that run `argv` under `options`; throws `SandboxUnavailableError`. */
+export function sandboxCommand(
+  argv: readonly string[],
+  options: SandboxOptions,
+): SandboxedCommand {
+  if (argv.length === 0) throw new TypeError("sandboxCommand needs a program to run");
+  if (options.mode === "none") return { program: argv[0], args: argv.slice(1) };
+  const bwrap = findBwrap(options.bwrapPath);
+  return { program: bwrap, args: [...bwrapArgs(options), "--", ...argv] };
+}
+
+/**
+ * The bwrap options (everything before `--`) for `workspace-write`. Order matters: later mounts
+ * cover earlier ones, so the private /tmp comes before the workspace (which may live in /tmp).
+ */
+export function bwrapArgs(options: SandboxOptions): string[] {
+  const workspace = resolve(options.workspace);
+  const args = [
+    "--die-with-parent",
+    "--new-session",
+    "--unshare-all",
+    ...(options.allowNetwork ? ["--share-net"] : []),
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+    "--bind",
+    workspace,
+    workspace,
+  ];
+  for (const path of options.readOnlyPaths ?? []) {
+    const abs = resolve(path);
+    args.push("--ro-bind", abs, abs);
+  }
+  args.push("--chdir", resolve(options.cwd));
+  return args;
+}
+
+/**
+ * The bwrap executable to run: `bwrapPath` itself when it contains a slash, else the first match
+ * on PATH. Throws `SandboxUnavailableError` with install instructions when it is missing. Where
+ * Deno may not look (a permission-fenced tool host), the name is returned unchecked and starting
+ * it reports a missing bwrap instead (see `bwrapNotFound`).
+ */
+export function findBwrap(bwrapPath = "bwrap"): string {
+  if (bwrapPath.includes("/")) {
+    const abs = isAbsolute(bwrapPath) ? bwrapPath : resolve(bwrapPath);
+    if (isExecutableFile(abs) !== false) return abs;
+    throw bwrapNotFound(abs);
+  }
+  const path = Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
+  let unknown = false;
+  for (const dir of path.split(delimiter)) {
+    if (dir === "") continue;
+    const candidate = join(dir, bwrapPath);
+    const found = isExecutableFile(candidate);
+    if (found) return candidate;
+    if (found === undefined) unknown = true;
+  }
+  if (unknown) return bwrapPath;
+  throw bwrapNotFound(bwrapPath);
+}
+
+/** The error for a bwrap that is not there (also when starting `program` says so). */
+export function bwrapNotFound(program: string): SandboxUnavailableError {
+  const what = program.includes("/") ? program : `\`${program}\` (searched PATH)`;
+  return new SandboxUnavailableError(missingMessage(what));
+}
+
+/** True or false when known; undefined when Deno may not look. */
+function isExecutableFile(path: string): boolean | undefined {
+  try {
+    const info = Deno.statSync(path);
+    return info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+      return undefined;
+    }
+    return false;
+  }
+}
+
+function missingMessage(what: string): string {
+  return `The workspace-write sandbox needs bubblewrap, but ${what} was not found. ` +
+    "Install it (Debian/Ubuntu: `apt-get install -y bubblewrap`; Fedora: " +
+    "`dnf install bubblewrap`; Arch: `pacman -S bubblewrap`), or set `sandbox: none` to run " +
+    "commands without a sandbox.";
+}

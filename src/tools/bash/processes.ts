@@ -1,0 +1,82 @@
+/**
+ * Signals the processes a shell session started. Every process the session starts inherits
+ * marker variables in its environment, and Linux shows a process's initial environment in
+ * /proc/<pid>/environ, so a scan finds them even after they left the session's process group
+ * (`setsid`, double forks).
+ *
+ * The scan and the signals run in a short-lived bash rather than in Deno: `Deno.kill` needs
+ * unrestricted run permission and /proc needs read permission, and the tool host grants
+ * neither (it may start only bash, bwrap and git). The helper uses bash builtins only.
+ */
+
+/** Which of a session's processes to signal. */
+export interface SignalRequest {
+  signal: "INT" | "KILL";
+  /** The variable every process of the session carries, e.g. `DEFT_BASH_SESSION=3fa9…`. */
+  session: { name: string; value: string };
+  /** The variable naming the call that started a process, and the calls to signal. */
+  calls: { name: string; values: readonly string[] } | "all";
+  /** Process groups to signal as a whole first. */
+  groups?: readonly number[];
+  /** Pids never to signal. */
+  exclude?: readonly number[];
+  /** Scan again while something was found, up to this many times (forks race the scan). */
+  rounds?: number;
+}
+
+// $1 signal, $2 session NAME=value, $3 call variable, $4 call values ("*": any), $5 pids to
+// skip, $6 groups, $7 rounds. Environments are NUL-separated; they are rejoined with newlines.
+const SCRIPT = `
+sig=$1 tag=$2 callvar=$3 calls=" $4 " skip=" $5 $$ " groups=$6 rounds=$7 nl=$'\\n'
+for group in $groups; do builtin kill -s "$sig" -- "-$group" 2>/dev/null; done
+for ((round = 0; round < rounds; round++)); do
+  hit=0
+  for file in /proc/[0-9]*/environ; do
+    pid=\${file#/proc/} pid=\${pid%/environ}
+    [[ $skip == *" $pid "* ]] && continue
+    mapfile -d '' -t vars < "$file" 2>/dev/null || continue
+    ((\${#vars[@]})) || continue
+    printf -v env "$nl%s" "\${vars[@]}"
+    env+=$nl
+    [[ $env == *"$nl$tag$nl"* ]] || continue
+    if [[ $calls != " * " ]]; then
+      rest=\${env#*"$nl$callvar="}
+      [[ $rest == "$env" ]] && continue
+      [[ $calls == *" \${rest%%"$nl"*} "* ]] || continue
+    fi
+    builtin kill -s "$sig" "$pid" 2>/dev/null && hit=1
+  done
+  ((hit)) || break
+done
+`;
+
+/** Sends the signal; resolves when the helper has finished. Never throws. */
+export async function signalSession(request: SignalRequest): Promise<void> {
+  const calls = request.calls === "all" ? null : request.calls;
+  const args = [
+    "--noprofile",
+    "--norc",
+    "-c",
+    SCRIPT,
+    "deft-signal",
+    request.signal,
+    `${request.session.name}=${request.session.value}`,
+    calls?.name ?? "",
+    calls ? calls.values.join(" ") : "*",
+    (request.exclude ?? []).join(" "),
+    (request.groups ?? []).filter((g) => g > 1).join(" "),
+    String(request.rounds ?? 1),
+  ];
+  try {
+    // A clean environment: no BASH_ENV to source, no session tag of our own to match.
+    await new Deno.Command("bash", {
+      args,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output();
+  } catch {
+    // Without bash there is no session to signal either.
+  }
+}

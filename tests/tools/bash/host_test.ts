@@ -1,0 +1,45 @@
+/**
+ * The bash tool inside the permission-fenced tool host, as `deft` runs it: Deno may start only
+ * bash, bwrap and git there, and may not read /proc, yet timeouts and close must still work.
+ */
+import assert from "node:assert/strict";
+import { ToolHost } from "../../../src/tools/host/remote.ts";
+import type { ToolSettings } from "../../../src/tools/base.ts";
+import { eventually, pidsByCmdline } from "./helpers.ts";
+
+async function hostTest(settings: ToolSettings, needle: string): Promise<void> {
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-host-test-" }));
+  const host = new ToolHost({ provider: "openai", workspace, settings }, ["bash"], {
+    temp: "/tmp",
+  });
+  try {
+    const first = await host.call("bash", { command: "export KEEP=kept; echo hi" });
+    assert.deepEqual(first, { output: "hi\n", error: null, error_code: 0 });
+    const slow = await host.call("bash", { command: "sleep 30; touch ran-on", timeout: 0.5 });
+    assert.equal(slow.error_code, 124);
+    assert.match(slow.error!, /shell is still usable/);
+    const bg = await host.call("bash", {
+      command: `echo "$KEEP"; setsid sleep ${needle} & echo started`,
+    });
+    assert.equal(bg.output, "kept\nstarted\n");
+    assert.ok(await eventually(async () => (await pidsByCmdline(needle)).length > 0));
+    const big = await host.call("bash", { command: "seq 1 100000" });
+    assert.match(big.output!, /characters omitted/);
+  } finally {
+    await host.close("bash");
+    await Deno.remove(workspace, { recursive: true });
+  }
+  await assert.rejects(() => Deno.stat(`${workspace}/ran-on`), Deno.errors.NotFound);
+  assert.ok(
+    await eventually(async () => (await pidsByCmdline(needle)).length === 0),
+    "the setsid background job died at close",
+  );
+}
+
+Deno.test("host: timeouts, state and close work under the tool host's permissions", async () => {
+  await hostTest({}, "876543.5");
+});
+
+Deno.test("host: the sandbox works under the tool host's permissions", async () => {
+  await hostTest({ sandbox: "workspace-write" }, "876543.75");
+});
