@@ -1,13 +1,16 @@
 /**
  * Keeps the conversation under the model's context window. Tokens are estimated from characters,
  * calibrated by the input token counts the provider reports. When the estimate nears the window,
- * the oldest tool outputs (and long tool-call arguments) are shortened first; the most recent steps
- * stay whole. Every shortening is reported, so the trajectory can say what the model no longer saw.
+ * the oldest tool outputs (and long tool-call arguments) are shortened first; when that is not
+ * enough, the oldest steps are removed whole (a call never loses its result), and a note tells the
+ * model so. The most recent steps stay whole as long as anything else can give way. Every change is
+ * reported, so the trajectory can say what the model no longer saw.
  */
 import type { LLMMessage } from "../llm/types.ts";
 
-/** One shortening of one message. */
+/** One shortening of a message, or the removal of a whole old step. */
 export interface ContextEvent {
+  action: "shortened" | "removed";
   step: number;
   message_index: number;
   role: "tool" | "assistant";
@@ -63,21 +66,73 @@ export class ContextManager {
   fit(messages: LLMMessage[], step: number, extraChars = 0): ContextEvent[] {
     if (this.estimate(messages, extraChars) <= this.budget) return [];
     const target = Math.floor(this.budget * 0.7);
+    const fits = (goal: number) => this.estimate(messages, extraChars) <= goal;
     const events: ContextEvent[] = [];
     const keep = this.options.keepRecentTurns ?? 3;
-    // First pass spares the most recent turns; if that is not enough, only the last turn, and as
-    // a last resort not even that: the window is a hard limit.
-    // Headroom is only sought while the recent turns are spared; past that, fitting is enough.
-    for (const [spare, goal] of [[keep, target], [1, this.budget], [0, this.budget]]) {
-      const protectedFrom = startOfRecentTurns(messages, spare);
-      for (let i = 0; i < protectedFrom; i++) {
-        if (this.estimate(messages, extraChars) <= goal) return events;
-        const event = shorten(messages, i, step);
-        if (event) events.push(event);
-      }
+    // 1. Shorten old messages, sparing the recent turns, aiming below the budget for headroom.
+    this.#shortenUntil(messages, step, keep, () => fits(target), events);
+    // 2. Remove the oldest turns whole, still sparing the recent ones.
+    while (!fits(target) && removeOldestTurn(messages, keep, step, events)) { /* next */ }
+    // 3. The window is a hard limit: shorten the recent turns too, the newest last.
+    for (const spare of [1, 0]) {
+      if (fits(this.budget)) break;
+      this.#shortenUntil(messages, step, spare, () => fits(this.budget), events);
     }
     return events;
   }
+
+  #shortenUntil(
+    messages: LLMMessage[],
+    step: number,
+    spare: number,
+    done: () => boolean,
+    events: ContextEvent[],
+  ): void {
+    const protectedFrom = startOfRecentTurns(messages, spare);
+    for (let i = 0; i < protectedFrom && !done(); i++) {
+      const event = shorten(messages, i, step);
+      if (event) events.push(event);
+    }
+  }
+}
+
+const NOTE_PREFIX = "[Context note:";
+
+/** Removes the oldest assistant turn with its results; false when only `keep` turns are left. */
+function removeOldestTurn(
+  messages: LLMMessage[],
+  keep: number,
+  step: number,
+  events: ContextEvent[],
+): boolean {
+  const turns = messages.flatMap((m, i) => m.role === "assistant" ? [i] : []);
+  if (turns.length <= keep) return false;
+  const start = turns[0];
+  const end = turns[1];
+  const removed = messages.splice(start, end - start);
+  events.push({
+    action: "removed",
+    step,
+    message_index: start,
+    role: "assistant",
+    call_id: null,
+    before_chars: removed.reduce((n, m) => n + messageChars(m), 0),
+    after_chars: 0,
+  });
+  // One note, placed before the remaining turns, counts what is gone.
+  const noteIndex = messages.findIndex((m) =>
+    m.role === "user" && m.content.startsWith(NOTE_PREFIX)
+  );
+  const before = noteIndex >= 0 ? /(\d+)/.exec(messages[noteIndex].content)?.[1] : undefined;
+  const count = Number(before ?? 0) + 1;
+  const note: LLMMessage = {
+    role: "user",
+    content: `${NOTE_PREFIX} ${count} earlier step(s) were removed to fit the context window. ` +
+      `Their changes to files and to the shell remain; look again if you need their details.]`,
+  };
+  if (noteIndex >= 0) messages[noteIndex] = note;
+  else messages.splice(start, 0, note);
+  return true;
 }
 
 function messageChars(m: LLMMessage): number {
@@ -131,6 +186,7 @@ function shorten(messages: LLMMessage[], i: number, step: number): ContextEvent 
   const after = messageChars(messages[i]);
   if (after >= before) return undefined;
   return {
+    action: "shortened",
     step,
     message_index: i,
     role: m.role,

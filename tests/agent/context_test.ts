@@ -42,8 +42,10 @@ Deno.test("old tool outputs are shortened first; recent steps, system and task s
   assert.equal(messages[1].content, "the task");
   const last = messages.at(-1)!;
   assert.equal(last.content.length, 3000, "the most recent output stays whole");
-  assert.match(messages[3].content, /characters removed to fit the context window/);
+  const firstTool = messages.find((m) => m.role === "tool")!;
+  assert.match(firstTool.content, /characters removed to fit the context window/);
   assert.ok(events.every((e) => e.after_chars < e.before_chars));
+  assert.equal(events[0].action, "shortened");
   assert.equal(events[0].call_id, "c0");
 });
 
@@ -72,4 +74,26 @@ Deno.test("calibration follows the provider's reported token counts", () => {
   const estimated = context.estimate(messages);
   context.calibrate(estimated, estimated * 2);
   assert.ok(Math.abs(context.estimate(messages) - estimated * 2) <= 1);
+});
+
+Deno.test("when shortening is not enough, the oldest steps go whole, with a note, calls paired", () => {
+  const context = new ContextManager({ window: 3000, reserve: 300 });
+  const messages = conversation(200, 2000);
+  const events = context.fit(messages, 201);
+  assert.ok(context.estimate(messages) <= context.budget);
+  assert.ok(events.some((e) => e.action === "removed"));
+  assert.equal(messages[0].role, "system");
+  assert.equal(messages[1].content, "the task");
+  const removed = events.filter((e) => e.action === "removed").length;
+  assert.equal(messages[2].content.startsWith(`[Context note: ${removed} earlier step(s)`), true);
+  // Every remaining tool result still follows the call that asked for it.
+  const asked = new Set(
+    messages.flatMap((m) => m.role === "assistant" ? m.tool_calls!.map((c) => c.call_id) : []),
+  );
+  for (const m of messages) if (m.role === "tool") assert.ok(asked.has(m.call_id), m.call_id);
+  assert.equal(messages.at(-1)!.content.length, 2000, "the newest output stays whole");
+  // A later fit adds to the same note rather than a second one.
+  messages.push(...conversation(50, 2000).slice(2));
+  context.fit(messages, 251);
+  assert.equal(messages.filter((m) => m.content.startsWith("[Context note:")).length, 1);
 });
