@@ -4,6 +4,7 @@
  */
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { VERSION } from "../version.ts";
+import { UsageError } from "../errors.ts";
 import { runPipelineCommand } from "./dispatch.ts";
 import type { FastParse } from "./fast.ts";
 import { type CommandSpec, PIPELINE_COMMANDS } from "./spec.ts";
@@ -71,6 +72,16 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(await runCommand(task, opts));
     });
 
+  modelOptions(program.command("interactive").description("tasks at a prompt; tools persist"))
+    .option("--max-steps <n>", "step limit per task", positiveInteger)
+    .option("-w, --working-dir <dir>", "the repository to work in (default: current directory)")
+    .option("-t, --trajectory-file <file>", "record task N to FILE.N.json")
+    .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
+    .action(async (opts) => {
+      const { interactiveCommand } = await import("./interactive.ts");
+      setExit(await interactiveCommand(opts));
+    });
+
   modelOptions(
     program.command("config").description("print the resolved configuration, keys masked"),
   ).action(async (opts) => {
@@ -78,10 +89,59 @@ function buildProgram(setExit: (code: number) => void): Command {
     setExit(await configCommand(opts));
   });
 
+  const ckg = program.command("ckg").description(
+    "the code knowledge graph: index a codebase, find functions, classes and methods by name",
+  );
+  ckg.command("index")
+    .description("index DIR (default: the workspace); later searches refresh incrementally")
+    .argument("[dir]", "the codebase to index")
+    .option("-w, --working-dir <dir>", "workspace root (default: current directory)")
+    .action(async (dir, opts) => {
+      const { ckgIndex } = await import("./ckg.ts");
+      setExit(await ckgIndex(dir, { workspace: await workspaceOf(opts) }));
+    });
+  const searches = [
+    ["search-function", "function"],
+    ["search-class", "class"],
+    ["search-class-method", "class-method"],
+  ] as const;
+  for (const [name, kind] of searches) {
+    ckg.command(name)
+      .description(`find ${kind.replace("-", " ")}s named NAME (exact; close names on a miss)`)
+      .argument("<name>", "the identifier; Cls.method also works for methods")
+      .option("--path <dir>", "the codebase to search (default: the workspace)")
+      .option("--no-body", "leave out the source of each match")
+      .option("--json", "print matches as JSON")
+      .option("-w, --working-dir <dir>", "workspace root (default: current directory)")
+      .action(async (identifier, opts) => {
+        const { ckgSearch } = await import("./ckg.ts");
+        const workspace = await workspaceOf(opts);
+        setExit(await ckgSearch(kind, identifier, { ...opts, workspace }));
+      });
+  }
+
+  program.command("mcp")
+    .description("MCP server over stdio exposing the tools (state lasts for the connection)")
+    .option("-w, --working-dir <dir>", "workspace root (default: current directory)")
+    .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
+    .action(async (opts) => {
+      const { mcpCommand } = await import("./mcp.ts");
+      setExit(await mcpCommand(opts));
+    });
+
   return program;
 }
 
 const SANDBOX_MODES = ["none", "workspace-write"];
+
+async function workspaceOf(opts: { workingDir?: string }): Promise<string> {
+  const { realWorkspace } = await import("../policy/workspace.ts");
+  try {
+    return await realWorkspace(opts.workingDir ?? Deno.cwd());
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message} Pass an existing directory with -w.`);
+  }
+}
 
 function positiveInteger(value: string): number {
   const n = Number(value);

@@ -1,0 +1,75 @@
+/**
+ * `deft mcp`: Deft's tools as an MCP server over stdio, for any MCP client (Claude Desktop,
+ * Cursor, Codex, the MCP Inspector). The tools are built once for the connection, so the bash
+ * session and the edit history last until the client disconnects; then the tools are closed (no
+ * shell or background job outlives the server) and the process exits.
+ */
+import { ToolExecutor } from "../tools/executor.ts";
+import { createHostedTools } from "../tools/host/remote.ts";
+import { registeredToolNames } from "../tools/registry.ts";
+import { hostDirs, toolContext } from "./context.ts";
+import { writeStderr } from "./io.ts";
+
+/** Options of `deft mcp`. */
+export interface McpCommandOptions {
+  workingDir?: string;
+  sandbox?: "none" | "workspace-write";
+}
+
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+
+/**
+ * Serves until stdin ends (exit code 0) or a signal arrives (128 + its number), then closes the
+ * tools. Only protocol messages go to stdout.
+ */
+export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
+  const context = await toolContext({ ...opts, provider: "anthropic" });
+  // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
+  const executor = new ToolExecutor(
+    createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
+  );
+  const [{ createToolServer }, { DenoStdioServerTransport }] = await Promise.all([
+    import("../mcp/server.ts"),
+    import("../mcp/stdio_server_transport.ts"),
+  ]);
+  const server = createToolServer(executor, {
+    instructions: `Deft's coding tools, confined to the workspace ${context.workspace}. File ` +
+      `paths must be absolute and inside it. The bash shell starts there and keeps its state ` +
+      `(directory, variables) across calls for this connection.`,
+  });
+
+  // stdout belongs to the protocol: a stray console.log from any library would corrupt it.
+  const restoreConsole = consoleToStderr();
+  let finish!: (code: number) => void;
+  const finished = new Promise<number>((resolve) => finish = resolve);
+  server.onclose = () => finish(0);
+  const signals = Object.entries(SIGNAL_EXIT_CODES).map(([name, code]) => {
+    const listener = () => finish(code);
+    Deno.addSignalListener(name as Deno.Signal, listener);
+    return () => Deno.removeSignalListener(name as Deno.Signal, listener);
+  });
+  server.onerror = (error) => {
+    // A client that left mid-answer is the normal end of a session, not news.
+    if (!/broken ?pipe/i.test(String(error))) writeStderr(`deft mcp: ${error.message}`);
+  };
+  const transport = new DenoStdioServerTransport();
+  // At the end of input, let the calls already sent finish (the client may still read their
+  // answers), then close.
+  transport.ended.then(() => transport.answered()).then(() => transport.close());
+
+  try {
+    await server.connect(transport);
+    return await finished;
+  } finally {
+    for (const remove of signals) remove();
+    for (const error of await executor.closeTools()) writeStderr(`deft mcp: ${error.message}`);
+    await server.close().catch(() => {});
+    restoreConsole();
+  }
+}
+
+function consoleToStderr(): () => void {
+  const saved = { log: console.log, info: console.info, debug: console.debug };
+  console.log = console.info = console.debug = console.error;
+  return () => Object.assign(console, saved);
+}
