@@ -14,6 +14,7 @@ import { ReplayClient } from "../llm/replay.ts";
 import type { LLMClient } from "../llm/types.ts";
 import { realWorkspace } from "../policy/workspace.ts";
 import { ToolExecutor } from "../tools/executor.ts";
+import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/registry.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
 import { hostDirs } from "./context.ts";
@@ -71,7 +72,7 @@ export async function openSession(opts: SessionOptions, recording?: Trajectory):
   const lakeviewClient = config.lakeview && !recording
     ? createClient(config.lakeview, undefined, 500)
     : undefined;
-  let tools;
+  let tools: Tool[];
   try {
     tools = createHostedTools(
       { provider: config.model.provider.provider, workspace, settings: config.toolSettings },
@@ -81,6 +82,16 @@ export async function openSession(opts: SessionOptions, recording?: Trajectory):
   } catch (e) {
     if (e instanceof UnknownToolError) throw new ConfigError(`agents.*.tools: ${e.message}`);
     throw e;
+  }
+  if (config.allowMcpServers.length > 0) {
+    const { discoverMcpTools } = await import("../mcp/discover.ts");
+    console.note(`starting MCP servers: ${config.allowMcpServers.join(", ")}`);
+    const mcp = await discoverMcpTools(
+      { mcp_servers: config.mcpServers, allow_mcp_servers: config.allowMcpServers },
+      { provider: config.model.provider.provider, workspace, settings: config.toolSettings },
+    );
+    for (const error of mcp.errors) console.note(`warning: ${error}`);
+    tools = [...tools, ...mcp.tools];
   }
   return {
     config,

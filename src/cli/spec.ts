@@ -58,6 +58,11 @@ export const PIPELINE_COMMANDS = {
         default: "openai",
       },
       { long: "json", description: "print definitions as JSON" },
+      {
+        long: "config-file",
+        value: "file",
+        description: "config whose allowed MCP servers are listed too (default: the usual search)",
+      },
     ],
   },
   tool: {

@@ -7,6 +7,7 @@ import { type Document, isMap, isScalar, LineCounter, parseDocument } from "yaml
 import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
 import type { DeftConfig } from "./schema.ts";
+import { configCandidates } from "./locate.ts";
 import { DEFAULT_TOOL_NAMES } from "../tools/registry.ts";
 import { UsageError } from "../errors.ts";
 
@@ -90,21 +91,6 @@ const configSchema = z.strictObject({
 /** The configuration used when no file is found. */
 export function defaultConfig(): DeftConfig {
   return configSchema.parse({}) as DeftConfig;
-}
-
-/**
- * Where to look for the config file, in order: `--config-file`, `DEFT_CONFIG`, `./deft.yaml`,
- * `./trae_config.yaml`, then the user config dir. An explicitly named file must exist.
- */
-export function configCandidates(explicit?: string): { path: string; explicit: boolean }[] {
-  if (explicit) return [{ path: explicit, explicit: true }];
-  const fromEnv = Deno.env.get("DEFT_CONFIG");
-  if (fromEnv) return [{ path: fromEnv, explicit: true }];
-  const candidates = ["deft.yaml", "trae_config.yaml"].map((path) => ({ path, explicit: false }));
-  const home = Deno.env.get("HOME");
-  const configHome = Deno.env.get("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
-  if (configHome) candidates.push({ path: `${configHome}/deft/config.yaml`, explicit: false });
-  return candidates;
 }
 
 /** Finds and loads the configuration; no file at all gives the defaults. */
