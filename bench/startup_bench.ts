@@ -11,7 +11,7 @@ const RUNS = 15;
 /** The permission flags of the `deft` task in deno.json. */
 export function deftFlags(): string[] {
   const config = JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`));
-  return (config.tasks.deft as string).split(/\s+/).filter((w) => w.startsWith("--allow"));
+  return (config.tasks.deft as string).split(/\s+/).filter((w) => w.startsWith("--"));
 }
 
 export default async function startupBench(): Promise<void> {

@@ -14,7 +14,7 @@ export interface DeftRun {
 
 function deftFlags(): string[] {
   const config = JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`));
-  return (config.tasks.deft as string).split(/\s+/).filter((w) => w.startsWith("--allow"));
+  return (config.tasks.deft as string).split(/\s+/).filter((w) => w.startsWith("--"));
 }
 
 /** Deno's cache directory as this process sees it. */

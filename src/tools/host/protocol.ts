@@ -10,5 +10,6 @@ export type HostRequest =
 
 /** From the worker to the main thread. */
 export type HostReply =
+  | { type: "ready"; id: -1 }
   | { type: "result"; id: number; result: ToolCallResult }
   | { type: "closed"; id: number; errors: string[] };

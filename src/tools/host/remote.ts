@@ -11,6 +11,8 @@ import { createTools, DEFAULT_TOOL_NAMES } from "../registry.ts";
 import type { HostReply, HostRequest } from "./protocol.ts";
 import { workerEntry } from "./entry.ts";
 
+const START_TIMEOUT_MS = 60_000;
+
 type Outgoing = { type: "call"; call: ToolCall } | { type: "close"; name: string | null };
 
 /** Extra directories the worker may use besides the workspace. */
@@ -21,7 +23,8 @@ export interface HostDirs {
 
 /** A worker hosting confined tools, started on demand and restarted after a crash. */
 export class ToolHost {
-  #worker?: Worker;
+  #worker?: Promise<Worker>;
+  #handle?: Worker;
   #nextId = 0;
   readonly #pending = new Map<number, (reply: HostReply) => void>();
   #open: Set<string>;
@@ -34,7 +37,7 @@ export class ToolHost {
     this.#open = new Set(names);
   }
 
-  #start(): Worker {
+  #start(): Promise<Worker> {
     if (this.#worker) return this.#worker;
     const worker = new Worker(workerEntry(), {
       type: "module",
@@ -46,18 +49,31 @@ export class ToolHost {
         }),
       },
     } as WorkerOptions);
-    worker.onmessage = (e: MessageEvent<HostReply>) => {
-      const resolve = this.#pending.get(e.data.id);
-      this.#pending.delete(e.data.id);
-      resolve?.(e.data);
-    };
-    worker.onerror = (e) => {
-      e.preventDefault();
-      this.#crashed(e.message);
-    };
-    worker.postMessage({ type: "init", context: this.context, names: this.names } as HostRequest);
-    this.#worker = worker;
-    return worker;
+    const started = new Promise<Worker>((resolve) => {
+      const timer = setTimeout(
+        () => this.#crashed(`it did not start within ${START_TIMEOUT_MS / 1000} s`),
+        START_TIMEOUT_MS,
+      );
+      worker.onmessage = (e: MessageEvent<HostReply>) => {
+        if (e.data.type === "ready") {
+          clearTimeout(timer);
+          worker.postMessage({ type: "init", context: this.context, names: this.names });
+          resolve(worker);
+          return;
+        }
+        const reply = this.#pending.get(e.data.id);
+        this.#pending.delete(e.data.id);
+        reply?.(e.data);
+      };
+      worker.onerror = (e) => {
+        e.preventDefault();
+        clearTimeout(timer);
+        this.#crashed(e.message);
+      };
+    });
+    this.#worker = started;
+    this.#handle = worker;
+    return started;
   }
 
   #crashed(message: string): void {
@@ -68,7 +84,8 @@ export class ToolHost {
 
   /** Ends the worker; whatever still waits for it gets a "closed" reply carrying `errors`. */
   #terminate(errors: string[]): void {
-    this.#worker?.terminate();
+    this.#handle?.terminate();
+    this.#handle = undefined;
     this.#worker = undefined;
     const waiting = [...this.#pending.entries()];
     this.#pending.clear();
@@ -76,11 +93,13 @@ export class ToolHost {
   }
 
   #send(request: Outgoing): Promise<HostReply> {
-    const worker = this.#start();
     const id = this.#nextId++;
     return new Promise((resolve) => {
+      // Registered at once, so a crash during start-up answers this request too.
       this.#pending.set(id, resolve);
-      worker.postMessage({ ...request, id } as HostRequest);
+      this.#start().then((worker) => {
+        if (this.#pending.has(id)) worker.postMessage({ ...request, id } as HostRequest);
+      });
     });
   }
 
@@ -91,8 +110,9 @@ export class ToolHost {
       type: "call",
       call: { name, call_id: "host", arguments: args },
     });
-    if (reply.type === "closed") {
-      return { output: null, error: reply.errors.join("; "), error_code: -1 };
+    if (reply.type !== "result") {
+      const error = reply.type === "closed" ? reply.errors.join("; ") : "no result";
+      return { output: null, error, error_code: -1 };
     }
     const result: ToolCallResult = reply.result;
     return { output: result.output, error: result.error, error_code: result.error_code };

@@ -28,6 +28,9 @@ export function serveToolHost(): void {
     if (message.type === "call") void handle(message);
     else lifecycle = lifecycle.then(() => handle(message));
   };
+  // Messages sent before this handler existed would have been dropped, so the main thread waits
+  // for this before it sends anything.
+  scope.postMessage({ type: "ready", id: -1 });
   const handle = async (message: HostRequest): Promise<void> => {
     switch (message.type) {
       case "init":
