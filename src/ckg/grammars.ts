@@ -1,8 +1,8 @@
 /**
  * The tree-sitter runtime and grammars as bytes and as compiled WebAssembly modules. Each `.wasm`
- * is imported with `{ type: "bytes" }`, so a bundled or compiled Deft carries them and nothing is
- * read from disk at run time; the imports are dynamic so only the grammars a codebase uses are
- * loaded. Each module is compiled once per process and shared with parser workers: V8 shares the
+ * is packed (gzip, src/ckg/wasm) and imported with `{ type: "bytes" }`, so a bundled or compiled
+ * Deft carries them and nothing is read from disk at run time; the imports are dynamic so only the
+ * grammars a codebase uses are loaded. Each module is compiled once per process and shared with parser workers: V8 shares the
  * compiled (and later optimised) code between threads, so a worker neither compiles nor warms up
  * a grammar on its own.
  */
@@ -10,19 +10,25 @@ import type { GrammarId } from "./languages.ts";
 
 type Bytes = { default: Uint8Array };
 
+// Packed with `deno task grammars` from the grammar packages (gzip: a tenth of the size).
 const GRAMMARS: Readonly<Record<GrammarId, () => Promise<Bytes>>> = {
-  python: () => import("tree-sitter-python/tree-sitter-python.wasm", { with: { type: "bytes" } }),
-  java: () => import("tree-sitter-java/tree-sitter-java.wasm", { with: { type: "bytes" } }),
-  c: () => import("tree-sitter-c/tree-sitter-c.wasm", { with: { type: "bytes" } }),
-  cpp: () => import("tree-sitter-cpp/tree-sitter-cpp.wasm", { with: { type: "bytes" } }),
-  javascript: () =>
-    import("tree-sitter-javascript/tree-sitter-javascript.wasm", { with: { type: "bytes" } }),
-  typescript: () =>
-    import("tree-sitter-typescript/tree-sitter-typescript.wasm", { with: { type: "bytes" } }),
-  tsx: () => import("tree-sitter-typescript/tree-sitter-tsx.wasm", { with: { type: "bytes" } }),
-  go: () => import("tree-sitter-go/tree-sitter-go.wasm", { with: { type: "bytes" } }),
-  rust: () => import("tree-sitter-rust/tree-sitter-rust.wasm", { with: { type: "bytes" } }),
+  python: () => import("./wasm/python.wasm.gz", { with: { type: "bytes" } }),
+  java: () => import("./wasm/java.wasm.gz", { with: { type: "bytes" } }),
+  c: () => import("./wasm/c.wasm.gz", { with: { type: "bytes" } }),
+  cpp: () => import("./wasm/cpp.wasm.gz", { with: { type: "bytes" } }),
+  javascript: () => import("./wasm/javascript.wasm.gz", { with: { type: "bytes" } }),
+  typescript: () => import("./wasm/typescript.wasm.gz", { with: { type: "bytes" } }),
+  tsx: () => import("./wasm/tsx.wasm.gz", { with: { type: "bytes" } }),
+  go: () => import("./wasm/go.wasm.gz", { with: { type: "bytes" } }),
+  rust: () => import("./wasm/rust.wasm.gz", { with: { type: "bytes" } }),
 };
+
+/** Unpacks a gzip-packed `.wasm`. */
+export async function unpack(packed: Uint8Array): Promise<Uint8Array> {
+  const stream = new Blob([packed as Uint8Array<ArrayBuffer>]).stream()
+    .pipeThrough(new DecompressionStream("gzip"));
+  return await new Response(stream).bytes();
+}
 
 const compiled = new Map<string, Promise<WebAssembly.Module>>();
 
@@ -38,7 +44,7 @@ function compileOnce(key: string, bytes: () => Promise<Uint8Array>): Promise<Web
 
 /** The grammar `id`, compiled. */
 export function grammarModule(id: GrammarId): Promise<WebAssembly.Module> {
-  return compileOnce(id, async () => (await GRAMMARS[id]()).default);
+  return compileOnce(id, async () => await unpack((await GRAMMARS[id]()).default));
 }
 
 /** The tree-sitter runtime itself (`web-tree-sitter.wasm`), compiled. */
@@ -46,7 +52,9 @@ export function runtimeModule(): Promise<WebAssembly.Module> {
   return compileOnce(
     "web-tree-sitter",
     async () =>
-      (await import("web-tree-sitter/web-tree-sitter.wasm", { with: { type: "bytes" } })).default,
+      await unpack(
+        (await import("./wasm/web-tree-sitter.wasm.gz", { with: { type: "bytes" } })).default,
+      ),
   );
 }
 
