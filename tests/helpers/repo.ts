@@ -6,8 +6,11 @@ export const CHECK =
   "import calc\nassert calc.add(2, 3) == 5, 'add is broken'\nprint('check passed')\n";
 
 async function git(cwd: string, ...args: string[]): Promise<void> {
-  const out = await new Deno.Command("git", { args, cwd, stdout: "null", stderr: "piped" }).output();
-  if (!out.success) throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  const out = await new Deno.Command("git", { args, cwd, stdout: "null", stderr: "piped" })
+    .output();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
 }
 
 /** Creates the repository in a new temp dir; returns its real path. */
