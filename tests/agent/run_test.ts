@@ -323,8 +323,10 @@ Deno.test("configuration mistakes exit 2 with a message that says what to do", a
 Deno.test("Ctrl-C mid-run: trajectory kept, tools closed, exit 130", async () => {
   const repo = await makeBuggyRepo();
   const home = await sandboxHome();
+  // A duration no other test uses, so pgrep finds only this run's command.
+  const sleeper = `sleep 60.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
   const mock = MockLLM.start([
-    chatToolCalls([["bash", { command: "sleep 60" }]]),
+    chatToolCalls([["bash", { command: sleeper }]]),
     chatToolCalls([["task_done", {}]]),
   ]);
   try {
@@ -354,7 +356,7 @@ Deno.test("Ctrl-C mid-run: trajectory kept, tools closed, exit 130", async () =>
     // Wait until the bash step is under way (the first interaction is on disk).
     for (let i = 0; i < 100; i++) {
       const text = await Deno.readTextFile(traj).catch(() => "");
-      if (text.includes("sleep 60")) break;
+      if (text.includes(sleeper)) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     await new Promise((r) => setTimeout(r, 300));
@@ -365,8 +367,12 @@ Deno.test("Ctrl-C mid-run: trajectory kept, tools closed, exit 130", async () =>
     assert.equal(t.success, false);
     assert.equal(t.final_result, "Interrupted by the user.");
     assert.equal(t.llm_interactions.length, 1);
-    const ps = await new Deno.Command("pgrep", { args: ["-f", "sleep 60"] }).output();
-    assert.equal(new TextDecoder().decode(ps.stdout).trim(), "", "sleep 60 survived the interrupt");
+    const ps = await new Deno.Command("pgrep", { args: ["-f", sleeper] }).output();
+    assert.equal(
+      new TextDecoder().decode(ps.stdout).trim(),
+      "",
+      `${sleeper} survived the interrupt`,
+    );
   } finally {
     await mock.close();
   }
