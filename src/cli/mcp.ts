@@ -6,7 +6,7 @@
  */
 import { ToolExecutor } from "../tools/executor.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
-import { registeredToolNames } from "../tools/registry.ts";
+import { registeredToolNames } from "../tools/catalog.ts";
 import { hostDirs, toolContext } from "./context.ts";
 import { writeStderr } from "./io.ts";
 
@@ -26,7 +26,7 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
   const context = await toolContext({ ...opts, provider: "anthropic" });
   // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
   const executor = new ToolExecutor(
-    createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
+    await createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
   );
   const [{ createToolServer }, { DenoStdioServerTransport }] = await Promise.all([
     import("../mcp/server.ts"),

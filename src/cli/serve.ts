@@ -5,7 +5,7 @@
  * until end of input, then the tools are closed.
  */
 import { type ToolCall, type ToolCallResult, ToolExecutor } from "../tools/executor.ts";
-import { registeredToolNames } from "../tools/registry.ts";
+import { registeredToolNames } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
 import { isPlainObject } from "../tools/validate.ts";
 import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
@@ -22,7 +22,7 @@ type Reply = Record<string, unknown>;
 /** Serves until stdin ends; returns the exit code (0). */
 export async function serveCommand(opts: ServeOptions): Promise<number> {
   const context = await toolContext(opts);
-  const tools = createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
+  const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
   const executor = new ToolExecutor(tools);
   try {
     let lineNumber = 0;

@@ -15,7 +15,7 @@ import type { LLMClient } from "../llm/types.ts";
 import { realWorkspace } from "../policy/workspace.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
-import { UnknownToolError } from "../tools/registry.ts";
+import { UnknownToolError } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
 import { hostDirs } from "./context.ts";
 import {
@@ -74,7 +74,7 @@ export async function openSession(opts: SessionOptions, recording?: Trajectory):
     : undefined;
   let tools: Tool[];
   try {
-    tools = createHostedTools(
+    tools = await createHostedTools(
       { provider: config.model.provider.provider, workspace, settings: config.toolSettings },
       config.agent.tools,
       hostDirs(config.toolSettings),

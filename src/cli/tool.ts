@@ -1,6 +1,6 @@
 /** `deft tool NAME [ARGS]`: one tool call, one JSON result on stdout. */
 import { ToolExecutor } from "../tools/executor.ts";
-import { registeredToolNames } from "../tools/registry.ts";
+import { registeredToolNames } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
 import { isPlainObject } from "../tools/validate.ts";
 import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
@@ -14,7 +14,7 @@ export async function toolCommand(
 ): Promise<number> {
   const args = parseArgs(argsText ?? await argsFromStdin());
   const context = await toolContext(opts);
-  const tools = createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
+  const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
   const executor = new ToolExecutor(tools);
   try {
     const result = await executor.executeToolCall({ name, call_id: "cli", arguments: args });

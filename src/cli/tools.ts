@@ -1,6 +1,7 @@
 /** `deft tools`: the registered tools, as a table or as provider definitions in JSON. */
 import { isProvider, PROVIDERS } from "../config/providers.ts";
-import { createTools, DEFAULT_TOOL_NAMES, registeredToolNames } from "../tools/registry.ts";
+import { DEFAULT_TOOL_NAMES, registeredToolNames } from "../tools/catalog.ts";
+import { createHostedTools } from "../tools/host/remote.ts";
 import { toolContext } from "./context.ts";
 import { configCandidates } from "../config/locate.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
@@ -20,7 +21,7 @@ export async function toolsCommand(opts: ToolsOptions): Promise<number> {
     throw new UsageError(`unknown provider '${provider}'. Known: ${PROVIDERS.join(", ")}.`);
   }
   const context = await toolContext({ provider });
-  const tools: Tool[] = createTools(context, registeredToolNames());
+  const tools: Tool[] = await createHostedTools(context, registeredToolNames());
   const mcp = await mcpTools(context, opts.configFile);
   tools.push(...mcp.tools);
   try {

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
 import type { DeftConfig } from "./schema.ts";
 import { configCandidates } from "./locate.ts";
-import { DEFAULT_TOOL_NAMES } from "../tools/registry.ts";
+import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
 import { UsageError } from "../errors.ts";
 
 /** A configuration mistake; the CLI prints it and exits with code 2. */

@@ -13,7 +13,7 @@ import type {
   ModelConfig,
   ModelProviderConfig,
 } from "./schema.ts";
-import { DEFAULT_TOOL_NAMES } from "../tools/registry.ts";
+import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
 
 /** What the command line can override. */
 export interface ConfigOverrides {

@@ -2,7 +2,8 @@
  * A scratchpad for step-by-step reasoning. It changes nothing outside itself: it records each
  * thought, its revisions and branches, and reports where the chain stands.
  */
-import { fail, ok, Tool, type ToolExecResult, type ToolParameter } from "./base.ts";
+import type { ToolDefinitionSource } from "./catalog_types.ts";
+import { fail, ok, Tool, type ToolExecResult } from "./base.ts";
 
 interface Thought {
   thought: string;
@@ -16,18 +17,17 @@ interface Thought {
   needs_more_thoughts?: boolean;
 }
 
-/** `sequentialthinking`: keeps the thought history for the life of the tool. */
-export class SequentialThinkingTool extends Tool {
-  readonly name = "sequentialthinking";
-  readonly description =
+/** The model-facing definition of "sequentialthinking". */
+export const SEQUENTIAL_THINKING: ToolDefinitionSource = {
+  name: "sequentialthinking",
+  description:
     "Think through a problem one numbered thought at a time. Use it to plan, to question an " +
     "earlier thought (is_revision + revises_thought), to explore an alternative " +
     "(branch_from_thought + branch_id), or to extend the plan when it turns out longer " +
     "(raise total_thoughts or set needs_more_thoughts). Set next_thought_needed to false only " +
     "when the reasoning has reached a conclusion you are ready to act on. Nothing outside this " +
-    "scratchpad changes.";
-  override readonly touchesSystem = false;
-  readonly parameters: readonly ToolParameter[] = [
+    "scratchpad changes.",
+  parameters: [
     { name: "thought", type: "string", description: "The current thought.", required: true },
     {
       name: "next_thought_needed",
@@ -72,7 +72,16 @@ export class SequentialThinkingTool extends Tool {
       type: "boolean",
       description: "True when the end was reached but more thoughts turned out to be needed.",
     },
-  ];
+  ],
+  touchesSystem: false,
+};
+
+/** `sequentialthinking`: keeps the thought history for the life of the tool. */
+export class SequentialThinkingTool extends Tool {
+  readonly name = SEQUENTIAL_THINKING.name;
+  readonly description = SEQUENTIAL_THINKING.description;
+  readonly parameters = SEQUENTIAL_THINKING.parameters;
+  override readonly touchesSystem = false;
 
   readonly #history: Thought[] = [];
   readonly #branches = new Map<string, Thought[]>();

@@ -1,5 +1,6 @@
 /** `bash`: commands in one persistent shell session per tool instance. */
-import { fail, Tool, type ToolExecResult, type ToolParameter } from "../base.ts";
+import { BASH } from "./definition.ts";
+import { fail, Tool, type ToolExecResult } from "../base.ts";
 import { SandboxUnavailableError } from "../../policy/sandbox.ts";
 import { SerialQueue } from "./serial_queue.ts";
 import { BashSession, type RunResult, SessionStartError } from "./session.ts";
@@ -11,36 +12,9 @@ const TIMEOUT_STATUS = 124;
 
 /** The bash tool. The session itself lives in `session.ts`. */
 export class BashTool extends Tool {
-  readonly name = "bash";
-  readonly description = [
-    "Run commands in a bash shell.",
-    "* The shell persists across calls: the working directory, variables, functions and aliases " +
-    "stay set. The first call starts in the workspace.",
-    "* Commands get no standard input (it is /dev/null): never wait for a prompt. Use " +
-    "non-interactive flags (`-y`, `--no-edit`, `git --no-pager`).",
-    "* Long-running servers: start them in the background (`cmd > log 2>&1 &`).",
-    "* Output that is too long is shown as head and tail; the full text is saved to a file whose " +
-    "path the result names, so you can read it by range.",
-    "* A command that runs past its timeout is killed; the shell stays usable.",
-    "* `restart: true` gives a fresh shell.",
-  ].join("\n");
-  readonly parameters: readonly ToolParameter[] = [
-    {
-      name: "command",
-      type: "string",
-      description: "The bash command to run. Required unless `restart` is true.",
-    },
-    {
-      name: "restart",
-      type: "boolean",
-      description: "Restart the shell (state is lost). `command` is ignored.",
-    },
-    {
-      name: "timeout",
-      type: "number",
-      description: "Seconds before the command is killed (default 120).",
-    },
-  ];
+  readonly name = BASH.name;
+  readonly description = BASH.description;
+  readonly parameters = BASH.parameters;
 
   readonly #queue = new SerialQueue();
   #session: BashSession | null = null;

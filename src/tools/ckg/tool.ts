@@ -4,8 +4,9 @@
  * This module stays light because the registry imports it at start-up: tree-sitter, SQLite and
  * the graph load on the first call.
  */
+import { CKG } from "./definition.ts";
 import { isAbsolute, resolve } from "node:path";
-import { fail, ok, Tool, type ToolExecResult, type ToolParameter } from "../base.ts";
+import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
 import { confine } from "../../policy/workspace.ts";
 import type { CodeGraph } from "../../ckg/graph.ts";
 import type { SearchCommand } from "../../ckg/search.ts";
@@ -14,41 +15,9 @@ const COMMANDS: readonly string[] = ["search_function", "search_class", "search_
 
 /** The code knowledge graph tool (opt-in). */
 export class CkgTool extends Tool {
-  readonly name = "ckg";
-  readonly description = [
-    "Find where functions, classes and class methods are defined, by exact name, in a codebase " +
-    "(Python, Java, C, C++, JavaScript, TypeScript, Go, Rust).",
-    "* `search_function`: free functions (and nested ones); `search_class`: classes, structs, " +
-    "interfaces, enums, traits; `search_class_method`: methods of classes.",
-    "* Results give file, line range and, unless `print_body` is false, the body.",
-    "* The graph follows edits automatically; when nothing matches, close names are suggested.",
-  ].join("\n");
-  readonly parameters: readonly ToolParameter[] = [
-    {
-      name: "command",
-      type: "string",
-      description: "What to search for.",
-      enum: ["search_function", "search_class", "search_class_method"],
-      required: true,
-    },
-    {
-      name: "path",
-      type: "string",
-      description: "Absolute path of the codebase directory to search.",
-      required: true,
-    },
-    {
-      name: "identifier",
-      type: "string",
-      description: "The exact name of the function, class or method.",
-      required: true,
-    },
-    {
-      name: "print_body",
-      type: "boolean",
-      description: "Include each match's source (default true).",
-    },
-  ];
+  readonly name = CKG.name;
+  readonly description = CKG.description;
+  readonly parameters = CKG.parameters;
 
   #graph: Promise<CodeGraph> | undefined;
 

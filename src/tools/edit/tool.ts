@@ -1,7 +1,8 @@
 /** `str_replace_based_edit_tool`: view, create and edit files, byte-exact and confined. */
+import { EDIT } from "./definition.ts";
 import { dirname, isAbsolute, join, normalize } from "node:path";
 import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../policy/workspace.ts";
-import { fail, ok, Tool, type ToolExecResult, type ToolParameter } from "../base.ts";
+import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
 import { preserving, writeFileAtomic } from "../fs/atomic.ts";
 import { assertWritable } from "../fs/writable.ts";
 import { FileToolError } from "../fs/errors.ts";
@@ -27,63 +28,9 @@ import { viewFile } from "./view_file.ts";
 
 /** The file editor. */
 export class EditTool extends Tool {
-  readonly name = "str_replace_based_edit_tool";
-  readonly description = [
-    "View, create and edit files.",
-    "* Paths must be absolute and inside the workspace.",
-    "* `view` on a file shows it with line numbers (`cat -n` style); `view_range` [start, end] " +
-    "narrows it (1-based, end -1 = last line). On a directory it lists entries two levels deep, " +
-    "hidden ones left out.",
-    "* `create` writes a new file; it refuses a path that already exists.",
-    "* `str_replace` replaces `old_str` with `new_str`. `old_str` must match exactly one place in " +
-    "the file, whitespace included: add surrounding lines to make it unique. Omit `new_str` to " +
-    "delete.",
-    "* `insert` puts `new_str` after line `insert_line` (0 = top of the file).",
-    "* `undo_edit` reverts the last edit of the file.",
-    "* Tabs, line endings (LF/CRLF), encoding and the final newline of the file are kept.",
-  ].join("\n");
-  readonly parameters: readonly ToolParameter[] = [
-    {
-      name: "command",
-      type: "string",
-      description: "The command to run.",
-      enum: ["view", "create", "str_replace", "insert", "undo_edit"],
-      required: true,
-    },
-    {
-      name: "path",
-      type: "string",
-      description: "Absolute path of the file or directory, e.g. `/repo/file.py`.",
-      required: true,
-    },
-    {
-      name: "file_text",
-      type: "string",
-      description: "For `create`: the content of the new file.",
-    },
-    {
-      name: "insert_line",
-      type: "integer",
-      description: "For `insert`: the line after which `new_str` goes (0 = before line 1).",
-    },
-    {
-      name: "new_str",
-      type: "string",
-      description: "For `str_replace`: the replacement (omit to delete). For `insert`: the text.",
-    },
-    {
-      name: "old_str",
-      type: "string",
-      description: "For `str_replace`: the exact text to replace; it must occur exactly once.",
-    },
-    {
-      name: "view_range",
-      type: "array",
-      items: { type: "integer" },
-      description:
-        "For `view` on a file: [start, end] line numbers, 1-based; end -1 = end of file.",
-    },
-  ];
+  readonly name = EDIT.name;
+  readonly description = EDIT.description;
+  readonly parameters = EDIT.parameters;
 
   readonly #history = new EditHistory();
 

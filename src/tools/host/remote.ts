@@ -7,7 +7,10 @@
 import { codeLocation, toolPermissions } from "../../policy/permissions.ts";
 import { Tool, type ToolContext, type ToolExecResult, type ToolParameter } from "../base.ts";
 import type { ToolCall, ToolCallResult } from "../executor.ts";
-import { createTools, DEFAULT_TOOL_NAMES } from "../registry.ts";
+import { DEFAULT_TOOL_NAMES, definitionOf, resolveToolNames } from "../catalog.ts";
+import type { ToolDefinitionSource } from "../catalog_types.ts";
+import { SequentialThinkingTool } from "../sequential_thinking.ts";
+import { TaskDoneTool } from "../task_done.ts";
 import type { HostReply, HostRequest } from "./protocol.ts";
 import { workerEntry } from "./entry.ts";
 
@@ -139,11 +142,15 @@ export class RemoteTool extends Tool {
   readonly description: string;
   readonly parameters: readonly ToolParameter[];
 
-  constructor(local: Tool, private readonly host: ToolHost) {
-    super(local.context);
-    this.name = local.name;
-    this.description = local.description;
-    this.parameters = local.parameters;
+  constructor(
+    definition: ToolDefinitionSource,
+    context: ToolContext,
+    private readonly host: ToolHost,
+  ) {
+    super(context);
+    this.name = definition.name;
+    this.description = definition.description;
+    this.parameters = definition.parameters;
   }
 
   execute(args: Record<string, unknown>): Promise<ToolExecResult> {
@@ -155,19 +162,30 @@ export class RemoteTool extends Tool {
   }
 }
 
+/** Pure tools (no I/O) run in-process; they are light enough to build here. */
+const IN_PROCESS: Readonly<Record<string, (context: ToolContext) => Tool>> = {
+  task_done: (c) => new TaskDoneTool(c),
+  sequentialthinking: (c) => new SequentialThinkingTool(c),
+};
+
 /**
- * Builds the named tools (default: the default set) with the confined ones behind a worker.
+ * Builds the named tools (default: the default set) with the ones that touch the system behind
+ * a worker; only their definitions load here, so start-up stays fast. Throws `UnknownToolError`.
  * `DEFT_TOOLS_IN_PROCESS=1` keeps every tool in-process (for debugging).
  */
-export function createHostedTools(
+export async function createHostedTools(
   context: ToolContext,
   names: readonly string[] = DEFAULT_TOOL_NAMES,
   dirs: HostDirs = {},
-): Tool[] {
-  const local = createTools(context, names);
-  if (Deno.env.get("DEFT_TOOLS_IN_PROCESS") === "1") return local;
-  const confined = local.filter((t) => t.touchesSystem).map((t) => t.name);
-  if (confined.length === 0) return local;
+): Promise<Tool[]> {
+  const resolved = resolveToolNames(names);
+  if (Deno.env.get("DEFT_TOOLS_IN_PROCESS") === "1") {
+    const { createTools } = await import("../registry.ts");
+    return createTools(context, resolved);
+  }
+  const confined = resolved.filter((name) => definitionOf(name).touchesSystem);
   const host = new ToolHost(context, confined, dirs);
-  return local.map((t) => t.touchesSystem ? new RemoteTool(t, host) : t);
+  return resolved.map((name) =>
+    IN_PROCESS[name]?.(context) ?? new RemoteTool(definitionOf(name), context, host)
+  );
 }

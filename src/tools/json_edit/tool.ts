@@ -1,7 +1,8 @@
 /** `json_edit_tool`: view and change JSON files by JSONPath, keeping their formatting. */
+import { JSON_EDIT } from "./definition.ts";
 import { isAbsolute, join, normalize } from "node:path";
 import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../policy/workspace.ts";
-import { fail, ok, Tool, type ToolExecResult, type ToolParameter } from "../base.ts";
+import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
 import { preserving, writeFileAtomic } from "../fs/atomic.ts";
 import { FileToolError } from "../fs/errors.ts";
 import { withFileLock } from "../fs/lock.ts";
@@ -13,50 +14,9 @@ type Operation = JsonEditRequest["operation"];
 
 /** The JSON editor. */
 export class JsonEditTool extends Tool {
-  readonly name = "json_edit_tool";
-  readonly description = [
-    "View and edit JSON (and JSONC) files by JSONPath.",
-    "* `view`: the whole file, or the values matching `json_path`.",
-    "* `set`: replace every value matching `json_path` with `value`.",
-    "* `add`: add `value` at `json_path`: a new key of an object (`$.config.new_key`), or an " +
-    "array element inserted at an index (`$.items[2]`; the index one past the end appends).",
-    "* `remove`: delete every value matching `json_path`.",
-    "* JSONPath examples: `$.name`, `$.users[0].email`, `$.items[*].price`, " +
-    "`$.users[?(@.age > 30)]`.",
-    "* Only the edited values change in the file: indentation, key order and comments stay.",
-    "* `file_path` must be absolute and inside the workspace.",
-  ].join("\n");
-  readonly parameters: readonly ToolParameter[] = [
-    {
-      name: "operation",
-      type: "string",
-      description: "The operation to run.",
-      enum: ["view", "set", "add", "remove"],
-      required: true,
-    },
-    {
-      name: "file_path",
-      type: "string",
-      description: "Absolute path of the JSON file.",
-      required: true,
-    },
-    {
-      name: "json_path",
-      type: "string",
-      description: "JSONPath expression (e.g. `$.users[0].name`). Required for set, add, remove.",
-    },
-    {
-      name: "value",
-      description: "For set and add: the value, any JSON (string, number, boolean, null, array, " +
-        "object).",
-    },
-    {
-      name: "pretty_print",
-      type: "boolean",
-      description: "Lay out an inserted object or array over several lines, indented like the " +
-        "file (default true); false writes it on one line.",
-    },
-  ];
+  readonly name = JSON_EDIT.name;
+  readonly description = JSON_EDIT.description;
+  readonly parameters = JSON_EDIT.parameters;
 
   execute(args: Record<string, unknown>): Promise<ToolExecResult> {
     const operation = args.operation as Operation;

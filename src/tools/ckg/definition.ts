@@ -1,0 +1,42 @@
+/** The `ckg` tool as the model sees it: name, description, parameters. */
+import type { ToolDefinitionSource } from "../catalog_types.ts";
+
+/** `ckg`'s model-facing definition (kept apart from the implementation, which loads lazily). */
+export const CKG: ToolDefinitionSource = {
+  name: "ckg",
+  description: [
+    "Find where functions, classes and class methods are defined, by exact name, in a codebase " +
+    "(Python, Java, C, C++, JavaScript, TypeScript, Go, Rust).",
+    "* `search_function`: free functions (and nested ones); `search_class`: classes, structs, " +
+    "interfaces, enums, traits; `search_class_method`: methods of classes.",
+    "* Results give file, line range and, unless `print_body` is false, the body.",
+    "* The graph follows edits automatically; when nothing matches, close names are suggested.",
+  ].join("\n"),
+  parameters: [
+    {
+      name: "command",
+      type: "string",
+      description: "What to search for.",
+      enum: ["search_function", "search_class", "search_class_method"],
+      required: true,
+    },
+    {
+      name: "path",
+      type: "string",
+      description: "Absolute path of the codebase directory to search.",
+      required: true,
+    },
+    {
+      name: "identifier",
+      type: "string",
+      description: "The exact name of the function, class or method.",
+      required: true,
+    },
+    {
+      name: "print_body",
+      type: "boolean",
+      description: "Include each match's source (default true).",
+    },
+  ],
+  touchesSystem: true,
+};

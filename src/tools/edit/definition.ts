@@ -1,0 +1,64 @@
+/** The `str_replace_based_edit_tool` tool as the model sees it: name, description, parameters. */
+import type { ToolDefinitionSource } from "../catalog_types.ts";
+
+/** `str_replace_based_edit_tool`'s model-facing definition (kept apart from the implementation, which loads lazily). */
+export const EDIT: ToolDefinitionSource = {
+  name: "str_replace_based_edit_tool",
+  description: [
+    "View, create and edit files.",
+    "* Paths must be absolute and inside the workspace.",
+    "* `view` on a file shows it with line numbers (`cat -n` style); `view_range` [start, end] " +
+    "narrows it (1-based, end -1 = last line). On a directory it lists entries two levels deep, " +
+    "hidden ones left out.",
+    "* `create` writes a new file; it refuses a path that already exists.",
+    "* `str_replace` replaces `old_str` with `new_str`. `old_str` must match exactly one place in " +
+    "the file, whitespace included: add surrounding lines to make it unique. Omit `new_str` to " +
+    "delete.",
+    "* `insert` puts `new_str` after line `insert_line` (0 = top of the file).",
+    "* `undo_edit` reverts the last edit of the file.",
+    "* Tabs, line endings (LF/CRLF), encoding and the final newline of the file are kept.",
+  ].join("\n"),
+  parameters: [
+    {
+      name: "command",
+      type: "string",
+      description: "The command to run.",
+      enum: ["view", "create", "str_replace", "insert", "undo_edit"],
+      required: true,
+    },
+    {
+      name: "path",
+      type: "string",
+      description: "Absolute path of the file or directory, e.g. `/repo/file.py`.",
+      required: true,
+    },
+    {
+      name: "file_text",
+      type: "string",
+      description: "For `create`: the content of the new file.",
+    },
+    {
+      name: "insert_line",
+      type: "integer",
+      description: "For `insert`: the line after which `new_str` goes (0 = before line 1).",
+    },
+    {
+      name: "new_str",
+      type: "string",
+      description: "For `str_replace`: the replacement (omit to delete). For `insert`: the text.",
+    },
+    {
+      name: "old_str",
+      type: "string",
+      description: "For `str_replace`: the exact text to replace; it must occur exactly once.",
+    },
+    {
+      name: "view_range",
+      type: "array",
+      items: { type: "integer" },
+      description:
+        "For `view` on a file: [start, end] line numbers, 1-based; end -1 = end of file.",
+    },
+  ],
+  touchesSystem: true,
+};
