@@ -23,7 +23,17 @@ export default async function startupBench(): Promise<void> {
     await Deno.writeTextFile(hello, 'console.log("hello");\n');
     const bundle = `${tmp}/deft.js`;
     await new Deno.Command(deno, {
-      args: ["bundle", "--platform", "deno", "--minify", "--unstable-raw-imports", "--unstable-worker-options", "-o", bundle, "main.ts"],
+      args: [
+        "bundle",
+        "--platform",
+        "deno",
+        "--minify",
+        "--unstable-raw-imports",
+        "--unstable-worker-options",
+        "-o",
+        bundle,
+        "main.ts",
+      ],
       cwd: ROOT,
       stdout: "null",
       stderr: "null",
