@@ -20,7 +20,7 @@ import type {
   GenerateContentParameters,
   GoogleGenAI,
   Part,
-} from "@google/genai";
+} from "@google/genai/web";
 
 // Prefix of the call ids Deft makes up when Gemini sends none (most models do not). Such an id
 // only pairs a call with its result inside Deft: it is never sent back, because Gemini matches
@@ -43,7 +43,9 @@ export class GoogleClient implements LLMClient {
 
   #sdk(): Promise<GoogleGenAI> {
     this.#client ??= (async () => {
-      const { GoogleGenAI } = await import("@google/genai");
+      // The web build: fetch only, none of the Node auth stack (google-auth-library pulls in
+      // node:http, https, net, zlib and child_process), which Deft does not use for API keys.
+      const { GoogleGenAI } = await import("@google/genai/web");
       const { api_key, base_url, api_version } = this.resolved.provider;
       const endpoint = base_url ? splitApiVersion(base_url) : undefined;
       // `vertexai: false` keeps GOOGLE_GENAI_USE_VERTEXAI in the environment from moving the
