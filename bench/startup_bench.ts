@@ -3,16 +3,11 @@
  * and from the bundle, against `deno run` of a hello-world measured in the same run, with the
  * same permission flags as the `deft` task.
  */
+import { deftFlags } from "../scripts/deft_flags.ts";
 import { median, ms, timeCommand } from "./timing.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const RUNS = 15;
-
-/** The permission flags of the `deft` task in deno.json. */
-export function deftFlags(): string[] {
-  const config = JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`));
-  return (config.tasks.deft as string).split(/\s+/).filter((w) => w.startsWith("--"));
-}
 
 export default async function startupBench(): Promise<void> {
   const deno = Deno.execPath();

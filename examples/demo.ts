@@ -4,6 +4,8 @@
  * examples/demo/trajectory.json while the tools run for real: view, check (fails), edit, check
  * (passes), task_done. Prints the patch and exits with deft's exit code.
  */
+import { deftFlags } from "../scripts/deft_flags.ts";
+
 const here = new URL(".", import.meta.url).pathname;
 const root = new URL("..", import.meta.url).pathname;
 
@@ -23,8 +25,7 @@ try {
   await run("git", [...git, "add", "."], repo);
   await run("git", [...git, "commit", "-qm", "demo repository"], repo);
   const patch = `${repo}.patch`;
-  const config = JSON.parse(await Deno.readTextFile(`${root}deno.json`));
-  const flags = (config.tasks.deft as string).split(/\s+/).filter((w) => w.startsWith("--"));
+  const flags = deftFlags();
   const code = await run(Deno.execPath(), [
     "run",
     ...flags,

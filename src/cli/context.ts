@@ -12,14 +12,18 @@ export interface ToolCommandOptions {
   provider?: string;
 }
 
-/** Resolves the workspace (default: the current directory) and the tool settings. */
-export async function toolContext(opts: ToolCommandOptions): Promise<ToolContext> {
-  let workspace: string;
+/** The real path of the workspace `-w DIR` names (default: the current directory). */
+export async function workspaceOf(workingDir: string | undefined): Promise<string> {
   try {
-    workspace = await realWorkspace(opts.workingDir ?? Deno.cwd());
+    return await realWorkspace(workingDir ?? Deno.cwd());
   } catch (e) {
     throw new UsageError(`${(e as Error).message} Pass an existing directory with -w.`);
   }
+}
+
+/** Resolves the workspace (default: the current directory) and the tool settings. */
+export async function toolContext(opts: ToolCommandOptions): Promise<ToolContext> {
+  const workspace = await workspaceOf(opts.workingDir);
   const settings: ToolSettings = {};
   if (opts.sandbox) settings.sandbox = opts.sandbox;
   return { provider: opts.provider ?? "openai", workspace, settings };

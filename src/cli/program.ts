@@ -135,12 +135,8 @@ function buildProgram(setExit: (code: number) => void): Command {
 const SANDBOX_MODES = ["none", "workspace-write"];
 
 async function workspaceOf(opts: { workingDir?: string }): Promise<string> {
-  const { realWorkspace } = await import("../policy/workspace.ts");
-  try {
-    return await realWorkspace(opts.workingDir ?? Deno.cwd());
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message} Pass an existing directory with -w.`);
-  }
+  const context = await import("./context.ts");
+  return await context.workspaceOf(opts.workingDir);
 }
 
 function positiveInteger(value: string): number {

@@ -12,12 +12,11 @@ import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../confi
 import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
 import type { LLMClient } from "../llm/types.ts";
-import { realWorkspace } from "../policy/workspace.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
-import { hostDirs } from "./context.ts";
+import { hostDirs, workspaceOf } from "./context.ts";
 import {
   defaultTrajectoryPath,
   type Trajectory,
@@ -44,12 +43,7 @@ export interface Session {
 
 /** Loads the configuration and builds the client and tools. */
 export async function openSession(opts: SessionOptions, recording?: Trajectory): Promise<Session> {
-  let workspace: string;
-  try {
-    workspace = await realWorkspace(opts.workingDir ?? Deno.cwd());
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message} Pass an existing directory with -w.`);
-  }
+  const workspace = await workspaceOf(opts.workingDir);
   const loaded = await loadConfig(opts.configFile);
   for (const warning of loaded.warnings) writeStderr(`warning: ${warning}`);
   const overrides: ConfigOverrides = { ...opts };

@@ -1,4 +1,5 @@
 /** Spawns `deft` the way a user would: `deno run` of main.ts with the `deft` task's flags. */
+import { deftFlags } from "../../scripts/deft_flags.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -10,11 +11,6 @@ export interface DeftRun {
   code: number;
   stdout: string;
   stderr: string;
-}
-
-function deftFlags(): string[] {
-  const config = JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`));
-  return (config.tasks.deft as string).split(/\s+/).filter((w) => w.startsWith("--"));
 }
 
 /** Deno's cache directory as this process sees it. */

@@ -131,9 +131,8 @@ function syntaxProblem(expression: string): string | null {
   return null;
 }
 
-// Index of the `[` that opens the path's final bracketed step.
-function lastTopLevelBracket(path: string): number {
-  let last = -1;
+// Calls `visit` for every character outside quotes, with the bracket depth before it.
+function scanTopLevel(path: string, visit: (c: string, i: number, depth: number) => void): void {
   let depth = 0;
   let quote: string | null = null;
   for (let i = 0; i < path.length; i++) {
@@ -141,30 +140,33 @@ function lastTopLevelBracket(path: string): number {
     if (quote) {
       if (c === "\\") i++;
       else if (c === quote) quote = null;
-    } else if (c === "'" || c === '"') quote = c;
-    else if (c === "[" || c === "(") {
-      if (depth === 0 && c === "[") last = i;
-      depth++;
-    } else if (c === "]" || c === ")") depth--;
+      continue;
+    }
+    if (c === "'" || c === '"') {
+      quote = c;
+      continue;
+    }
+    visit(c, i, depth);
+    if (c === "[" || c === "(") depth++;
+    else if (c === "]" || c === ")") depth--;
   }
+}
+
+// Index of the `[` that opens the path's final bracketed step.
+function lastTopLevelBracket(path: string): number {
+  let last = -1;
+  scanTopLevel(path, (c, i, depth) => {
+    if (c === "[" && depth === 0) last = i;
+  });
   return last;
 }
 
 // Index of the last `.` outside brackets and quotes, or -1.
 function lastTopLevelDot(path: string): number {
   let last = -1;
-  let depth = 0;
-  let quote: string | null = null;
-  for (let i = 0; i < path.length; i++) {
-    const c = path[i];
-    if (quote) {
-      if (c === "\\") i++;
-      else if (c === quote) quote = null;
-    } else if (c === "'" || c === '"') quote = c;
-    else if (c === "[" || c === "(") depth++;
-    else if (c === "]" || c === ")") depth--;
-    else if (c === "." && depth === 0) last = i;
-  }
+  scanTopLevel(path, (c, i, depth) => {
+    if (c === "." && depth === 0) last = i;
+  });
   return last;
 }
 
