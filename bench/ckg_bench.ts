@@ -75,10 +75,13 @@ export default async function ckgBench(args: string[]): Promise<void> {
     await parseFloor(ws, ctagsMs);
 
     const graph = CodeGraph.open(ws, { ckgDir: `${work}/db-workers` });
+    // The ckg tool's graph lives as long as the agent and watches the workspace.
+    const watched = CodeGraph.open(ws, { ckgDir: `${work}/db-workers`, watch: true });
     try {
       await refreshes(graph, ws);
-      await queryTimes(graph, ws, queries);
+      await queryTimes(watched, graph, ws, queries);
     } finally {
+      watched.close();
       graph.close();
     }
   } finally {
@@ -245,10 +248,20 @@ async function refreshes(graph: CodeGraph, ws: string): Promise<void> {
   );
 }
 
-async function queryTimes(graph: CodeGraph, ws: string, count: number): Promise<void> {
+/**
+ * Query times three ways: as the ckg tool searches (its watcher vouches that nothing changed, so
+ * no walk), as a one-shot `deft ckg search-*` does (a stat walk of the tree first), and the
+ * database lookup alone.
+ */
+async function queryTimes(
+  watched: CodeGraph,
+  walking: CodeGraph,
+  ws: string,
+  count: number,
+): Promise<void> {
   const names: { command: SearchCommand; name: string }[] = [];
   const seen = new Set<string>();
-  const db = new DatabaseSync(graph.databasePath, { readOnly: true });
+  const db = new DatabaseSync(walking.databasePath, { readOnly: true });
   const candidates = db.prepare(
     "SELECT kind, name FROM symbols WHERE kind IN ('function', 'class', 'method') " +
       "ORDER BY random() LIMIT ?",
@@ -265,26 +278,32 @@ async function queryTimes(graph: CodeGraph, ws: string, count: number): Promise<
     names.push({ command, name });
     if (names.length >= count) break;
   }
-  const full: number[] = [];
+  const tool: number[] = [];
+  const oneShot: number[] = [];
   const lookup: number[] = [];
   let found = 0;
+  await watched.search("search_function", "main", ws, { body: false }); // first search walks
+  const time = async (into: number[], run: () => Promise<unknown>) => {
+    const start = performance.now();
+    await run();
+    into.push(performance.now() - start);
+  };
   for (const { command, name } of names) {
-    let start = performance.now();
-    const result = await graph.search(command, name, ws, { body: true });
-    full.push(performance.now() - start);
-    if (result.matches.length > 0) found++;
-    start = performance.now();
-    await graph.lookup(command, name, ws, { body: true });
-    lookup.push(performance.now() - start);
+    await time(tool, async () => {
+      const result = await watched.search(command, name, ws, { body: true });
+      if (result.matches.length > 0) found++;
+    });
+    await time(oneShot, () => walking.search(command, name, ws, { body: true }));
+    await time(lookup, () => walking.lookup(command, name, ws, { body: true }));
   }
   const p90 = (values: number[]) =>
     [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.9)];
-  const total = median(full);
+  const total = median(tool);
+  const how = watched.watching ? "watcher vouches nothing changed" : "NO WATCHER: stat walk";
   console.log(
     `ckg: query (${names.length} names, bodies included, ${found} found): median ${ms(total)} ` +
-      `with the freshness check (p90 ${ms(p90(full))}); lookup alone median ${
-        ms(median(lookup))
-      } ` +
+      `as the tool runs (${how}; p90 ${ms(p90(tool))}); ${ms(median(oneShot))} with a stat ` +
+      `walk first (one-shot search); lookup alone ${ms(median(lookup))} ` +
       `(target <= ${TARGET_QUERY_MS} ms)` + (total <= TARGET_QUERY_MS ? "" : " MISSED"),
   );
 }

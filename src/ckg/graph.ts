@@ -1,6 +1,8 @@
 /**
  * The code knowledge graph of one workspace: the facade the `ckg` tool and `deft ckg` use. Every
- * search first refreshes the searched folder, so answers follow the files as they are now.
+ * search first refreshes the searched folder, so answers follow the files as they are now. A graph
+ * opened with `watch` (a long-lived one, such as the tool's) skips that refresh when its file
+ * watcher vouches that nothing changed since the last one (see `watch.ts`).
  * Refreshes in one process run one at a time; other processes coordinate through SQLite.
  */
 import { mkdirSync } from "node:fs";
@@ -15,12 +17,24 @@ import {
   type SearchResult,
 } from "./search.ts";
 import { type FileRow, GraphStore } from "./store.ts";
+import { ChangeWatcher } from "./watch.ts";
 import { isInside } from "../policy/workspace.ts";
 
 /** How to open a graph. */
 export interface CodeGraphOptions extends IndexOptions {
   /** Folder for the database (default: the user cache folder; see `location.ts`). */
   ckgDir?: string;
+  /**
+   * Watch the workspace so searches skip the refresh while nothing changes. Worth it for a graph
+   * that answers many searches; a one-shot search has nothing to gain.
+   */
+  watch?: boolean;
+}
+
+/** What a complete refresh of a scope saw: the watcher's generation and the database's version. */
+interface Freshness {
+  generation: number;
+  dataVersion: number;
 }
 
 /** Totals under a scope, from the database. */
@@ -38,6 +52,8 @@ export class CodeGraph {
   readonly #store: GraphStore;
   readonly #options: CodeGraphOptions;
   readonly #listings = new ListingCache();
+  readonly #watcher: ChangeWatcher | undefined;
+  readonly #fresh = new Map<string, Freshness>();
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -50,6 +66,10 @@ export class CodeGraph {
   ) {
     this.#store = store;
     this.#options = options;
+    // Started before the first refresh, so no change can fall between that refresh and the watch.
+    if (options.watch && databasePath !== ":memory:") {
+      this.#watcher = ChangeWatcher.start(workspace, dirname(databasePath));
+    }
   }
 
   /**
@@ -85,16 +105,13 @@ export class CodeGraph {
   /** Brings the graph of `dir` (default: the whole workspace) up to date. */
   refresh(dir: string = this.workspace, options: IndexOptions = {}): Promise<RefreshReport> {
     const scope = this.scopeOf(dir);
-    return this.#serially(() =>
-      refreshScope(this.#store, this.workspace, scope, {
-        listings: this.#listings,
-        ...this.#options,
-        ...options,
-      })
-    );
+    return this.#serially(async () => {
+      const freshness = await this.#settle();
+      return await this.#refreshScope(scope, freshness, options);
+    });
   }
 
-  /** Refreshes `dir`, then searches it for `identifier`. */
+  /** Brings `dir` up to date (unless the watcher vouches it is), then searches it for `identifier`. */
   search(
     command: SearchCommand,
     identifier: string,
@@ -103,12 +120,17 @@ export class CodeGraph {
   ): Promise<SearchResult> {
     const scope = this.scopeOf(dir);
     return this.#serially(async () => {
-      await refreshScope(this.#store, this.workspace, scope, {
-        listings: this.#listings,
-        ...this.#options,
-      });
+      const freshness = await this.#settle();
+      if (!freshness || !this.#isFresh(scope, freshness)) {
+        await this.#refreshScope(scope, freshness);
+      }
       return await searchGraph(this.#store, this.workspace, scope, command, identifier, options);
     });
+  }
+
+  /** Whether a file watcher keeps track of changes, so unchanged searches skip the walk. */
+  get watching(): boolean {
+    return this.#watcher !== undefined;
   }
 
   /** Searches `dir` as the database holds it, without refreshing first. */
@@ -140,9 +162,41 @@ export class CodeGraph {
     };
   }
 
-  /** Closes the database. */
+  /** Stops the watcher and closes the database. */
   close(): void {
+    this.#watcher?.close();
     this.#store.close();
+  }
+
+  /** The state every change made so far is counted in, or undefined when nobody can vouch. */
+  async #settle(): Promise<Freshness | undefined> {
+    if (!this.#watcher || !(await this.#watcher.settle())) return undefined;
+    return { generation: this.#watcher.generation, dataVersion: this.#store.dataVersion() };
+  }
+
+  /** Whether `scope`, or a folder holding it, was refreshed completely in the state `now`. */
+  #isFresh(scope: string, now: Freshness): boolean {
+    for (let s: string | undefined = scope; s !== undefined; s = parentScope(s)) {
+      const seen = this.#fresh.get(s);
+      if (seen?.generation === now.generation && seen.dataVersion === now.dataVersion) return true;
+    }
+    return false;
+  }
+
+  async #refreshScope(
+    scope: string,
+    before: Freshness | undefined,
+    options: IndexOptions = {},
+  ): Promise<RefreshReport> {
+    const report = await refreshScope(this.#store, this.workspace, scope, {
+      listings: this.#listings,
+      ...this.#options,
+      ...options,
+    });
+    // Changes during the refresh (files, or another process's commits) move the state past
+    // `before`, so the next search walks again.
+    if (before) this.#fresh.set(scope, before);
+    return report;
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {
@@ -150,4 +204,11 @@ export class CodeGraph {
     this.#queue = run.catch(() => undefined);
     return run;
   }
+}
+
+/** The scope that holds `scope` ("" holds everything; it has none). */
+function parentScope(scope: string): string | undefined {
+  if (scope === "") return undefined;
+  const slash = scope.lastIndexOf("/");
+  return slash < 0 ? "" : scope.slice(0, slash);
 }

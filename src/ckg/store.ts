@@ -230,11 +230,14 @@ export class GraphStore {
    * Tracked files under `scope` ("" for the whole workspace), by path. The map is shared with
    * later calls until something writes: do not change it.
    */
+  /** Moves when another connection commits (this connection's own commits leave it alone). */
+  dataVersion(): number {
+    return (this.#prepare("PRAGMA data_version").get() as { data_version: number }).data_version;
+  }
+
   filesUnder(scope: string): ReadonlyMap<string, FileRow> {
-    // data_version moves when another connection commits; this connection's writes clear the
-    // cache themselves.
-    const version = (this.#prepare("PRAGMA data_version").get() as { data_version: number })
-      .data_version;
+    // This connection's writes clear the cache themselves.
+    const version = this.dataVersion();
     if (version !== this.#cachedDataVersion) {
       this.#filesCache.clear();
       this.#cachedDataVersion = version;

@@ -34,45 +34,52 @@ async function names(graph: CodeGraph, command: Parameters<CodeGraph["search"]>[
   return result.matches.map((m) => `${m.symbol.path}:${m.symbol.startLine}`);
 }
 
-Deno.test("graph: an edit between two searches is found without re-indexing", async () => {
-  await withGraph({ "pkg/a.py": "def one():\n    return 1\n" }, async (graph, root) => {
-    assert.deepEqual(await names(graph, "search_function", "one"), ["pkg/a.py:1"]);
-    assert.deepEqual(await names(graph, "search_function", "two"), []);
-    await Deno.writeTextFile(
-      `${root}/pkg/a.py`,
-      "def one():\n    return 1\n\n\ndef two():\n    return 2\n",
-    );
-    assert.deepEqual(await names(graph, "search_function", "two"), ["pkg/a.py:5"]);
-    // Same size, same millisecond: the mtime may not move, the content hash still tells.
-    await Deno.writeTextFile(
-      `${root}/pkg/a.py`,
-      "def uno():\n    return 1\n\n\ndef dos():\n    return 2\n",
-    );
-    assert.deepEqual(await names(graph, "search_function", "dos"), ["pkg/a.py:5"]);
-    assert.deepEqual(await names(graph, "search_function", "two"), []);
-    const result = await graph.search("search_function", "dos");
-    assert.equal(result.matches[0].body, "def dos():\n    return 2");
+for (const watch of [false, true]) {
+  const mode = watch ? " (watched)" : "";
+  Deno.test(`graph${mode}: an edit between two searches is found without re-indexing`, async () => {
+    await withGraph({ "pkg/a.py": "def one():\n    return 1\n" }, async (graph, root) => {
+      assert.deepEqual(await names(graph, "search_function", "one"), ["pkg/a.py:1"]);
+      assert.deepEqual(await names(graph, "search_function", "two"), []);
+      await Deno.writeTextFile(
+        `${root}/pkg/a.py`,
+        "def one():\n    return 1\n\n\ndef two():\n    return 2\n",
+      );
+      assert.deepEqual(await names(graph, "search_function", "two"), ["pkg/a.py:5"]);
+      // Same size, same millisecond: the mtime may not move, the content hash still tells.
+      await Deno.writeTextFile(
+        `${root}/pkg/a.py`,
+        "def uno():\n    return 1\n\n\ndef dos():\n    return 2\n",
+      );
+      assert.deepEqual(await names(graph, "search_function", "dos"), ["pkg/a.py:5"]);
+      assert.deepEqual(await names(graph, "search_function", "two"), []);
+      const result = await graph.search("search_function", "dos");
+      assert.equal(result.matches[0].body, "def dos():\n    return 2");
+    }, { watch });
   });
-});
+}
 
-Deno.test("graph: added, deleted and renamed files are followed", async () => {
-  await withGraph(
-    { "a.py": "def alpha(): pass\n", "b.py": "def beta(): pass\n" },
-    async (graph, root) => {
-      assert.deepEqual(await names(graph, "search_function", "beta"), ["b.py:1"]);
-      await Deno.remove(`${root}/b.py`);
-      await Deno.mkdir(`${root}/sub`);
-      await Deno.rename(`${root}/a.py`, `${root}/sub/renamed.py`);
-      await Deno.writeTextFile(`${root}/sub/c.py`, "class Gamma:\n    def go(self): pass\n");
-      assert.deepEqual(await names(graph, "search_function", "beta"), []);
-      assert.deepEqual(await names(graph, "search_function", "alpha"), ["sub/renamed.py:1"]);
-      assert.deepEqual(await names(graph, "search_class_method", "go"), ["sub/c.py:2"]);
-      const totals = graph.totals();
-      assert.equal(totals.files, 2);
-      assert.deepEqual(totals.symbols, { function: 1, class: 1, method: 1 });
-    },
-  );
-});
+for (const watch of [false, true]) {
+  const mode = watch ? " (watched)" : "";
+  Deno.test(`graph${mode}: added, deleted and renamed files are followed`, async () => {
+    await withGraph(
+      { "a.py": "def alpha(): pass\n", "b.py": "def beta(): pass\n" },
+      async (graph, root) => {
+        assert.deepEqual(await names(graph, "search_function", "beta"), ["b.py:1"]);
+        await Deno.remove(`${root}/b.py`);
+        await Deno.mkdir(`${root}/sub`);
+        await Deno.rename(`${root}/a.py`, `${root}/sub/renamed.py`);
+        await Deno.writeTextFile(`${root}/sub/c.py`, "class Gamma:\n    def go(self): pass\n");
+        assert.deepEqual(await names(graph, "search_function", "beta"), []);
+        assert.deepEqual(await names(graph, "search_function", "alpha"), ["sub/renamed.py:1"]);
+        assert.deepEqual(await names(graph, "search_class_method", "go"), ["sub/c.py:2"]);
+        const totals = graph.totals();
+        assert.equal(totals.files, 2);
+        assert.deepEqual(totals.symbols, { function: 1, class: 1, method: 1 });
+      },
+      { watch },
+    );
+  });
+}
 
 Deno.test("graph: only changed files are read and parsed", async () => {
   const reads: string[] = [];
@@ -104,19 +111,22 @@ Deno.test("graph: only changed files are read and parsed", async () => {
   }, { fs });
 });
 
-Deno.test("graph: searching a folder refreshes and searches only that folder", async () => {
-  await withGraph({
-    "a_b/x.py": "def f(): pass\n",
-    "axb/y.py": "def f(): pass\n",
-    "a_b/deep/z.py": "def f(): pass\n",
-  }, async (graph, root) => {
-    const result = await graph.search("search_function", "f", `${root}/a_b`, { body: false });
-    assert.deepEqual(result.matches.map((m) => m.symbol.path), ["a_b/deep/z.py", "a_b/x.py"]);
-    assert.equal(graph.totals(`${root}/axb`).files, 0, "the other folder was not indexed");
-    assert.equal((await names(graph, "search_function", "f")).length, 3);
-    assert.throws(() => graph.scopeOf("/"), /outside the workspace/);
+for (const watch of [false, true]) {
+  const mode = watch ? " (watched)" : "";
+  Deno.test(`graph${mode}: searching a folder refreshes and searches only that folder`, async () => {
+    await withGraph({
+      "a_b/x.py": "def f(): pass\n",
+      "axb/y.py": "def f(): pass\n",
+      "a_b/deep/z.py": "def f(): pass\n",
+    }, async (graph, root) => {
+      const result = await graph.search("search_function", "f", `${root}/a_b`, { body: false });
+      assert.deepEqual(result.matches.map((m) => m.symbol.path), ["a_b/deep/z.py", "a_b/x.py"]);
+      assert.equal(graph.totals(`${root}/axb`).files, 0, "the other folder was not indexed");
+      assert.equal((await names(graph, "search_function", "f")).length, 3);
+      assert.throws(() => graph.scopeOf("/"), /outside the workspace/);
+    }, { watch });
   });
-});
+}
 
 Deno.test("graph: bad input is reported clearly and everything else is indexed", async () => {
   const minified = "function m(){return 1}var a=".repeat(190_000) + "1;\n";
@@ -273,41 +283,44 @@ Deno.test("graph: a file Deno may not read (--deny-read) fails clearly in a real
   }
 });
 
-Deno.test("graph: in a git repository, .gitignore decides what is indexed", async () => {
-  await withGraph({
-    ".gitignore": "ignored/\n*.gen.py\n",
-    "src/tracked.py": "def tracked(): pass\n",
-    "src/untracked.py": "def untracked(): pass\n",
-    "src/made.gen.py": "def generated(): pass\n",
-    "ignored/skip.py": "def ignored(): pass\n",
-    "node_modules/dep/index.js": "function dep() {}\n",
-    ".config/tool.py": "def hidden_but_not_ignored(): pass\n",
-  }, async (graph, root) => {
-    await git(root, "init", "-q");
-    await git(root, "add", "src/tracked.py", ".gitignore");
-    const report = await graph.refresh();
-    assert.equal(report.mode, "git");
-    const all = async (n: string) => (await names(graph, "search_function", n)).length;
-    assert.equal(await all("tracked"), 1);
-    assert.equal(await all("untracked"), 1);
-    assert.equal(
-      await all("hidden_but_not_ignored"),
-      1,
-      "git, not the hidden-folder rule, decides",
-    );
-    assert.equal(await all("dep"), 1, "node_modules is not ignored here, so git lists it");
-    assert.equal(await all("generated"), 0);
-    assert.equal(await all("ignored"), 0);
-    await Deno.writeTextFile(
-      `${root}/.gitignore`,
-      "ignored/\n*.gen.py\nuntracked.py\nnode_modules/\n",
-    );
-    assert.equal(await all("untracked"), 0, "a .gitignore edit applies at the next search");
-    assert.equal(await all("dep"), 0);
-    await Deno.remove(`${root}/src/tracked.py`);
-    assert.equal(await all("tracked"), 0, "deleted but still in the git index");
+for (const watch of [false, true]) {
+  const mode = watch ? " (watched)" : "";
+  Deno.test(`graph${mode}: in a git repository, .gitignore decides what is indexed`, async () => {
+    await withGraph({
+      ".gitignore": "ignored/\n*.gen.py\n",
+      "src/tracked.py": "def tracked(): pass\n",
+      "src/untracked.py": "def untracked(): pass\n",
+      "src/made.gen.py": "def generated(): pass\n",
+      "ignored/skip.py": "def ignored(): pass\n",
+      "node_modules/dep/index.js": "function dep() {}\n",
+      ".config/tool.py": "def hidden_but_not_ignored(): pass\n",
+    }, async (graph, root) => {
+      await git(root, "init", "-q");
+      await git(root, "add", "src/tracked.py", ".gitignore");
+      const report = await graph.refresh();
+      assert.equal(report.mode, "git");
+      const all = async (n: string) => (await names(graph, "search_function", n)).length;
+      assert.equal(await all("tracked"), 1);
+      assert.equal(await all("untracked"), 1);
+      assert.equal(
+        await all("hidden_but_not_ignored"),
+        1,
+        "git, not the hidden-folder rule, decides",
+      );
+      assert.equal(await all("dep"), 1, "node_modules is not ignored here, so git lists it");
+      assert.equal(await all("generated"), 0);
+      assert.equal(await all("ignored"), 0);
+      await Deno.writeTextFile(
+        `${root}/.gitignore`,
+        "ignored/\n*.gen.py\nuntracked.py\nnode_modules/\n",
+      );
+      assert.equal(await all("untracked"), 0, "a .gitignore edit applies at the next search");
+      assert.equal(await all("dep"), 0);
+      await Deno.remove(`${root}/src/tracked.py`);
+      assert.equal(await all("tracked"), 0, "deleted but still in the git index");
+    }, { watch });
   });
-});
+}
 
 Deno.test("graph: outside git, hidden folders, dependencies, build output and venvs are skipped", async () => {
   await withGraph({

@@ -63,7 +63,10 @@ export class CkgTool extends Tool {
   #openGraph(): Promise<CodeGraph> {
     this.#graph ??= (async () => {
       const { CodeGraph } = await import("../../ckg/graph.ts");
-      return CodeGraph.open(this.context.workspace, { ckgDir: this.context.settings.ckgDir });
+      return CodeGraph.open(this.context.workspace, {
+        ckgDir: this.context.settings.ckgDir,
+        watch: true,
+      });
     })();
     this.#graph.catch(() => this.#graph = undefined);
     return this.#graph;
