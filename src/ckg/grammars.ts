@@ -2,9 +2,9 @@
  * The tree-sitter runtime and grammars as bytes and as compiled WebAssembly modules. Each `.wasm`
  * is packed (gzip, src/ckg/wasm) and imported with `{ type: "bytes" }`, so a bundled or compiled
  * Deft carries them and nothing is read from disk at run time; the imports are dynamic so only the
- * grammars a codebase uses are loaded. Each module is compiled once per process and shared with parser workers: V8 shares the
- * compiled (and later optimised) code between threads, so a worker neither compiles nor warms up
- * a grammar on its own.
+ * grammars a codebase uses are loaded. Each module is compiled once per process and shared with
+ * parser workers: V8 shares the compiled (and later optimised) code between threads, so a worker
+ * neither compiles nor warms up a grammar on its own.
  */
 import type { GrammarId } from "./languages.ts";
 
@@ -23,8 +23,14 @@ const GRAMMARS: Readonly<Record<GrammarId, () => Promise<Bytes>>> = {
   rust: () => import("./wasm/rust.wasm.gz", { with: { type: "bytes" } }),
 };
 
-/** Unpacks a gzip-packed `.wasm`. */
+/**
+ * Unpacks a gzip-packed `.wasm`. Bytes that already are WebAssembly pass through: the bundle
+ * (scripts/bundle.ts) stores grammars unpacked and compresses them its own way.
+ */
 export async function unpack(packed: Uint8Array): Promise<Uint8Array> {
+  if (packed[0] === 0 && packed[1] === 0x61 && packed[2] === 0x73 && packed[3] === 0x6d) {
+    return packed;
+  }
   const stream = new Blob([packed as Uint8Array<ArrayBuffer>]).stream()
     .pipeThrough(new DecompressionStream("gzip"));
   return await new Response(stream).bytes();

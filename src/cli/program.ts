@@ -4,7 +4,6 @@
  */
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { VERSION } from "../version.ts";
-import { UsageError } from "../errors.ts";
 import { runPipelineCommand } from "./dispatch.ts";
 import type { FastParse } from "./fast.ts";
 import { type CommandSpec, PIPELINE_COMMANDS } from "./spec.ts";

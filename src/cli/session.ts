@@ -22,7 +22,7 @@ import {
   type Trajectory,
   TrajectoryRecorder,
 } from "../trajectory/recorder.ts";
-import { UsageError, writeStderr } from "./io.ts";
+import { writeStderr } from "./io.ts";
 
 /** Options shared by `run` and `interactive`. */
 export interface SessionOptions extends ConfigOverrides {

@@ -41,22 +41,13 @@ async function run(dir: string, args: string[], stdin?: string) {
 }
 
 Deno.test({
-  name: "the bundle runs alone: tools, the editor, bash and a ckg query",
+  name: "the bundle runs alone: tools, the editor, bash, ckg, a replayed run, usage errors",
   sanitizeResources: false,
   async fn() {
     const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-bundle-" }));
     try {
       const built = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "bundle",
-          "--platform",
-          "deno",
-          "--unstable-raw-imports",
-          "--unstable-worker-options",
-          "-o",
-          `${dir}/deft.js`,
-          "main.ts",
-        ],
+        args: ["run", "-A", "scripts/bundle.ts", `${dir}/deft.js`],
         cwd: REPO_ROOT,
         stdout: "piped",
         stderr: "piped",
@@ -101,6 +92,41 @@ Deno.test({
       assert.equal(ckg.code, 0, ckg.stdout + ckg.stderr);
       assert.match(JSON.parse(ckg.stdout).output, /Found 1 function/);
       assert.match(JSON.parse(ckg.stdout).output, /app\.py:1-2/);
+
+      // The whole program: commander, the agent loop, replay, the tool host, a patch.
+      const repo = `${dir}/repo`;
+      await Deno.mkdir(repo);
+      for (const entry of Deno.readDirSync(`${REPO_ROOT}/examples/demo/repo`)) {
+        await Deno.copyFile(
+          `${REPO_ROOT}/examples/demo/repo/${entry.name}`,
+          `${repo}/${entry.name}`,
+        );
+      }
+      const git = ["-c", "user.name=deft", "-c", "user.email=test@deft.invalid"];
+      for (const args of [["init", "-q"], [...git, "add", "."], [...git, "commit", "-qm", "bug"]]) {
+        const out = await new Deno.Command("git", { args, cwd: repo, stdout: "null" }).output();
+        assert.ok(out.success, `git ${args.join(" ")}`);
+      }
+      const replay = await run(dir, [
+        "run",
+        "--replay",
+        `${REPO_ROOT}/examples/demo/trajectory.json`,
+        "-w",
+        repo,
+        "--patch-path",
+        `${dir}/fix.patch`,
+        "-t",
+        `${dir}/trajectory.json`,
+      ]);
+      assert.equal(replay.code, 0, replay.stdout + replay.stderr);
+      assert.match(await Deno.readTextFile(`${dir}/fix.patch`), /^\+.*a \+ b/m);
+
+      const usage = await run(dir, ["tool"]);
+      assert.equal(usage.code, 2, usage.stderr);
+      assert.match(usage.stderr, /missing required argument 'name'/);
+      const search = await run(dir, ["ckg", "search-function", "greet", "--path", dir, "--json"]);
+      assert.equal(search.code, 0, search.stderr);
+      assert.match(search.stdout, /app\.py/);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
