@@ -58,6 +58,15 @@ export class InProcessParsing implements Parsing {
 interface WorkerSlot {
   worker: Worker;
   alive: boolean;
+  /** Chunks posted to the worker and not yet answered, oldest first. */
+  inFlight: Task[];
+}
+
+/** A chunk of jobs on its way to a worker, and what to do with its results. */
+interface Task {
+  jobs: readonly ParseJob[];
+  onResult: (id: number, outcome: CaptureOutcome) => void;
+  done: () => void;
 }
 
 /** Bytes of source per message to a worker: small enough to balance, large enough to batch. */
@@ -81,18 +90,24 @@ function parserWorkerUrl(): Promise<string> {
   return workerUrl;
 }
 
-/** Parses on `count` workers that each hold the grammars of `languages`. */
+/**
+ * Parses on `count` workers that each hold the grammars of `languages`. Runs may overlap: their
+ * chunks share one queue, so a caller can hand over files as it reads them.
+ */
 export class WorkerPool implements Parsing {
   readonly description: string;
   readonly #slots: WorkerSlot[];
   readonly #timeoutMs: number;
   readonly #languages: ReadonlySet<GrammarId>;
+  readonly #queue: Task[] = [];
+  #drainingHere = false;
 
   private constructor(slots: WorkerSlot[], timeoutMs: number, languages: readonly GrammarId[]) {
     this.#slots = slots;
     this.#timeoutMs = timeoutMs;
     this.#languages = new Set(languages);
     this.description = `on ${slots.length} parser worker${slots.length === 1 ? "" : "s"}`;
+    for (const slot of slots) this.#listen(slot);
   }
 
   /** Starts the workers; rejects (after stopping any that started) when one cannot start. */
@@ -114,7 +129,7 @@ export class WorkerPool implements Parsing {
     try {
       for (let i = 0; i < count; i++) {
         const worker = new Worker(url, { type: "module", name: `deft-ckg-parser-${i}` });
-        slots.push({ worker, alive: true });
+        slots.push({ worker, alive: true, inFlight: [] });
       }
       await Promise.all(slots.map((slot) => initialise(slot.worker, runtime, grammars)));
     } catch (e) {
@@ -130,75 +145,88 @@ export class WorkerPool implements Parsing {
   ): Promise<void> {
     const here = jobs.filter((job) => !this.#languages.has(job.lang));
     // Largest files first, so the last chunks to finish are small ones.
-    const queue = chunk(
+    const chunks = chunk(
       jobs.filter((job) => this.#languages.has(job.lang)).sort((a, b) =>
         b.text.length - a.text.length
       ),
     );
-    const inProcess = new InProcessParsing(this.#timeoutMs).run(here, onResult);
-    await Promise.all(
-      this.#slots.filter((s) => s.alive).map((slot) => this.#drain(slot, queue, onResult)),
-    );
-    await inProcess;
-    // Every worker died: finish here.
-    if (queue.length > 0) {
-      await new InProcessParsing(this.#timeoutMs).run(queue.flat(), onResult);
-    }
-  }
-
-  /**
-   * Feeds `slot` chunks from the shared `queue` until it is empty. Two chunks stay in flight, so
-   * the worker starts the next one while this thread stores the results of the last.
-   */
-  #drain(
-    slot: WorkerSlot,
-    queue: ParseJob[][],
-    onResult: (id: number, outcome: CaptureOutcome) => void,
-  ): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const inFlight: (readonly ParseJob[])[] = [];
-      const feed = () => {
-        while (slot.alive && inFlight.length < 2 && queue.length > 0) {
-          const jobs = queue.shift()!;
-          inFlight.push(jobs);
-          slot.worker.postMessage({
-            type: "parse",
-            timeoutMs: this.#timeoutMs,
-            jobs: jobs.map(({ id, lang, text }) => ({ id, lang, text })),
-          });
-        }
+    const queued = new Promise<void>((resolve) => {
+      let remaining = chunks.length;
+      if (remaining === 0) resolve();
+      const done = () => {
+        if (--remaining === 0) resolve();
       };
-      slot.worker.onmessage = (event: MessageEvent) => {
-        const jobs = inFlight.shift() ?? [];
-        feed();
-        const message = event.data as WorkerReply;
-        if (message.type === "parsed") {
-          for (const { id, outcome } of message.results) onResult(id, outcome);
-        } else {
-          const error = message.type === "failed" ? message.error : "unexpected reply";
-          for (const job of jobs) onResult(job.id, { ok: false, error });
-        }
-        if (inFlight.length === 0) resolve();
-      };
-      slot.worker.onerror = (event: ErrorEvent) => {
-        event.preventDefault();
-        slot.alive = false;
-        slot.worker.terminate();
-        const error = `the parser worker stopped: ${event.message}`;
-        for (const jobs of inFlight.splice(0)) {
-          for (const job of jobs) onResult(job.id, { ok: false, error });
-        }
-        resolve();
-      };
-      feed();
-      if (inFlight.length === 0) resolve();
+      for (const jobs of chunks) this.#queue.push({ jobs, onResult, done });
     });
+    this.#feedAll();
+    await new InProcessParsing(this.#timeoutMs).run(here, onResult);
+    await queued;
   }
 
   close(): void {
     for (const slot of this.#slots) {
       if (slot.alive) slot.worker.terminate();
       slot.alive = false;
+    }
+  }
+
+  #feedAll(): void {
+    for (const slot of this.#slots) this.#feed(slot);
+    // Every worker died: finish here.
+    if (!this.#slots.some((slot) => slot.alive)) this.#drainHere();
+  }
+
+  /** Keeps two chunks in flight, so a worker starts the next while this thread stores the last. */
+  #feed(slot: WorkerSlot): void {
+    while (slot.alive && slot.inFlight.length < 2 && this.#queue.length > 0) {
+      const task = this.#queue.shift()!;
+      slot.inFlight.push(task);
+      slot.worker.postMessage({
+        type: "parse",
+        timeoutMs: this.#timeoutMs,
+        jobs: task.jobs.map(({ id, lang, text }) => ({ id, lang, text })),
+      });
+    }
+  }
+
+  #listen(slot: WorkerSlot): void {
+    slot.worker.onmessage = (event: MessageEvent) => {
+      const task = slot.inFlight.shift();
+      this.#feed(slot);
+      if (!task) return;
+      const message = event.data as WorkerReply;
+      if (message.type === "parsed") {
+        for (const { id, outcome } of message.results) task.onResult(id, outcome);
+      } else {
+        const error = message.type === "failed" ? message.error : "unexpected reply";
+        for (const job of task.jobs) task.onResult(job.id, { ok: false, error });
+      }
+      task.done();
+    };
+    slot.worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      slot.alive = false;
+      slot.worker.terminate();
+      const error = `the parser worker stopped: ${event.message}`;
+      for (const task of slot.inFlight.splice(0)) {
+        for (const job of task.jobs) task.onResult(job.id, { ok: false, error });
+        task.done();
+      }
+      this.#feedAll();
+    };
+  }
+
+  /** Parses the queue in this thread, for when no worker is left. */
+  async #drainHere(): Promise<void> {
+    if (this.#drainingHere) return;
+    this.#drainingHere = true;
+    try {
+      for (let task = this.#queue.shift(); task; task = this.#queue.shift()) {
+        await new InProcessParsing(this.#timeoutMs).run(task.jobs, task.onResult);
+        task.done();
+      }
+    } finally {
+      this.#drainingHere = false;
     }
   }
 }

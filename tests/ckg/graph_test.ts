@@ -346,7 +346,7 @@ Deno.test("graph: parser workers find exactly what in-process parsing finds", as
   for await (const entry of Deno.readDir(LANGS_DIR)) {
     files[entry.name] = await Deno.readTextFile(LANGS_DIR + entry.name);
   }
-  const collect = async (workers: number) => {
+  const collect = async (workers: number, sliceBytes?: number) => {
     let lines: string[] = [];
     let parser = "";
     await withGraph(files, async (graph) => {
@@ -362,15 +362,19 @@ Deno.test("graph: parser workers find exactly what in-process parsing finds", as
           );
         }
       }
-    }, { workers, workerThresholdBytes: 1 });
+    }, { workers, workerThresholdBytes: 1, sliceBytes });
     return { lines, parser };
   };
   const inProcess = await collect(0);
   const pooled = await collect(2);
+  // One file per slice: many runs overlap on the same workers while files are still being read.
+  const overlapping = await collect(2, 1);
   assert.equal(inProcess.parser, "in-process");
   assert.equal(pooled.parser, "on 2 parser workers");
   assert.ok(inProcess.lines.length > 30);
   assert.deepEqual(pooled.lines, inProcess.lines);
+  assert.deepEqual(overlapping.lines, inProcess.lines);
+  assert.deepEqual((await collect(0, 1)).lines, inProcess.lines);
 });
 
 Deno.test("graph: when workers cannot start, parsing falls back to this thread and says so", async () => {
