@@ -29,13 +29,24 @@ export interface CodeGraphOptions extends IndexOptions {
    * that answers many searches; a one-shot search has nothing to gain.
    */
   watch?: boolean;
+  /** How long the watcher's word is trusted without a walk (default 10 s; see `TRUST_MS`). */
+  watchTrustMs?: number;
 }
 
 /** What a complete refresh of a scope saw: the watcher's generation and the database's version. */
 interface Freshness {
   generation: number;
   dataVersion: number;
+  /** When (performance.now()) the state was read. */
+  at: number;
 }
+
+/**
+ * How long a watcher's word is trusted without a walk. Some file systems never tell a watcher
+ * about changes made elsewhere (network mounts, a container's view of host folders), so even
+ * then a search is at most this stale; bursts of searches, the case worth speeding up, stay fast.
+ */
+const TRUST_MS = 10_000;
 
 /** Totals under a scope, from the database. */
 export interface GraphTotals {
@@ -171,14 +182,21 @@ export class CodeGraph {
   /** The state every change made so far is counted in, or undefined when nobody can vouch. */
   async #settle(): Promise<Freshness | undefined> {
     if (!this.#watcher || !(await this.#watcher.settle())) return undefined;
-    return { generation: this.#watcher.generation, dataVersion: this.#store.dataVersion() };
+    return {
+      generation: this.#watcher.generation,
+      dataVersion: this.#store.dataVersion(),
+      at: performance.now(),
+    };
   }
 
   /** Whether `scope`, or a folder holding it, was refreshed completely in the state `now`. */
   #isFresh(scope: string, now: Freshness): boolean {
     for (let s: string | undefined = scope; s !== undefined; s = parentScope(s)) {
       const seen = this.#fresh.get(s);
-      if (seen?.generation === now.generation && seen.dataVersion === now.dataVersion) return true;
+      if (
+        seen?.generation === now.generation && seen.dataVersion === now.dataVersion &&
+        now.at - seen.at < (this.#options.watchTrustMs ?? TRUST_MS)
+      ) return true;
     }
     return false;
   }

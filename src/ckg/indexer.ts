@@ -205,6 +205,7 @@ export async function refreshScope(
   let waitingBytes = 0;
   let slice: Pending[] = [];
   let sliceBytes = 0;
+  let failure: { error: unknown } | undefined;
   const dispatch = async () => {
     const items = slice;
     const bytes = sliceBytes;
@@ -222,6 +223,8 @@ export async function refreshScope(
           progress();
         },
       );
+    }).catch((error) => {
+      failure ??= { error };
     }).finally(() => {
       waitingBytes -= bytes;
       running.delete(run);
@@ -260,6 +263,7 @@ export async function refreshScope(
     }
     await dispatch();
     await Promise.all(running);
+    if (failure) throw failure.error;
   } finally {
     // On an error, let runs already handed over finish before their parser goes away.
     await Promise.allSettled(running);

@@ -13,6 +13,7 @@ import { tempDir, writeTree } from "./helpers.ts";
 async function withWatchedGraph(
   files: Record<string, string>,
   fn: (graph: CodeGraph, root: string, stats: () => number) => Promise<void>,
+  watchTrustMs?: number,
 ): Promise<void> {
   const ws = await tempDir();
   const cache = await tempDir();
@@ -25,7 +26,13 @@ async function withWatchedGraph(
       return REAL_FS.lstat(path);
     },
   };
-  const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0, watch: true, fs });
+  const graph = CodeGraph.open(ws.path, {
+    ckgDir: cache.path,
+    workers: 0,
+    watch: true,
+    watchTrustMs,
+    fs,
+  });
   try {
     assert.ok(graph.watching, "inotify is available on the test machine");
     await fn(graph, ws.path, () => {
@@ -103,6 +110,16 @@ Deno.test("watch: a folder search is fresh after a whole-tree search, not after 
     assert.ok(stats() > 0, "an edit anywhere makes the next search walk its folder");
     assert.deepEqual(await found(graph, "c"), ["y/b.py:2"]);
   });
+});
+
+Deno.test("watch: past the trust window a search walks even when no event came", async () => {
+  await withWatchedGraph({ "a.py": "def one(): pass\n" }, async (graph, _root, stats) => {
+    assert.deepEqual(await found(graph, "one"), ["a.py:1"]);
+    stats();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.deepEqual(await found(graph, "one"), ["a.py:1"]);
+    assert.ok(stats() > 0, "a file system that never reports changes is still walked now and then");
+  }, 20);
 });
 
 Deno.test("watch: a stopped watcher cannot vouch, so searches walk and stay right", async () => {
