@@ -40,10 +40,14 @@ export function launch(
       try {
         opened = Deno.openSync(path);
       } catch (e) {
+        const why = e instanceof Deno.errors.NotCapable
+          ? "Deno's permissions do not allow it"
+          : e instanceof Error
+          ? e.message
+          : String(e);
         throw new Error(
-          `the bundle must be able to read itself (${path}): ${
-            e instanceof Error ? e.message : e
-          }; run it with --allow-read (or --allow-read=${path},...)`,
+          `the bundle must be able to read itself (${path}): ${why}; ` +
+            `run it with --allow-read (or --allow-read=${path},...)`,
         );
       }
       payloadStart = opened.statSync().size - payloadLength - 4;
@@ -51,7 +55,10 @@ export function launch(
       if (payloadStart < 3 || decoder.decode(readPayload(-3, 3)) !== "/*\n") {
         file = undefined;
         opened.close();
-        throw new Error(`${path} is damaged (its module payload is not where it should be)`);
+        throw new Error(
+          `${path} is damaged (its module payload is not where it should be: was it edited or ` +
+            "its line ends converted?); rebuild it with `deno task bundle`",
+        );
       }
     }
     const bytes = new Uint8Array(length);

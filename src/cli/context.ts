@@ -14,10 +14,18 @@ export interface ToolCommandOptions {
 
 /** The real path of the workspace `-w DIR` names (default: the current directory). */
 export async function workspaceOf(workingDir: string | undefined): Promise<string> {
+  const dir = workingDir ?? Deno.cwd();
   try {
-    return await realWorkspace(workingDir ?? Deno.cwd());
+    return await realWorkspace(dir);
   } catch (e) {
-    throw new UsageError(`${(e as Error).message} Pass an existing directory with -w.`);
+    if (e instanceof Deno.errors.NotCapable) {
+      throw new UsageError(
+        `Deno's permissions do not let Deft read the workspace ${dir}: add it to --allow-read, ` +
+          "or pass another directory with -w.",
+      );
+    }
+    const message = (e as Error).message.replace(/\.?$/, ".");
+    throw new UsageError(`${message} Pass an existing directory with -w.`);
   }
 }
 

@@ -18,9 +18,9 @@ const FLAGS = [
   "--allow-sys",
 ];
 
-async function run(dir: string, args: string[], stdin?: string) {
+async function run(dir: string, args: string[], stdin?: string, flags: string[] = FLAGS) {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...FLAGS, "deft.js", ...args],
+    args: ["run", ...flags, "deft.js", ...args],
     cwd: dir,
     env: { NO_COLOR: "1", DEFT_CACHE_DIR: `${dir}/.cache` },
     stdin: stdin === undefined ? "null" : "piped",
@@ -127,6 +127,33 @@ Deno.test({
       const search = await run(dir, ["ckg", "search-function", "greet", "--path", dir, "--json"]);
       assert.equal(search.code, 0, search.stderr);
       assert.match(search.stdout, /app\.py/);
+
+      // The launcher reads its packed modules from its own file: a copy that cannot, or one whose
+      // bytes moved (an extra line, CRLF line ends), says so instead of failing obscurely.
+      const blind = await run(dir, ["ckg", "search-function", "greet", "--path", dir], undefined, [
+        ...FLAGS.filter((f) => f !== "--allow-read"),
+        `--allow-read=${dir}/app.py`,
+      ]);
+      assert.equal(blind.code, 1, blind.stderr);
+      assert.match(blind.stderr, /must be able to read itself .*--allow-read/);
+      const unreadable = await run(dir, ["tools"], undefined, [
+        ...FLAGS.filter((f) => f !== "--allow-read"),
+        `--allow-read=${dir}/app.py`,
+      ]);
+      assert.equal(unreadable.code, 2, unreadable.stderr);
+      assert.match(
+        unreadable.stderr,
+        /permissions do not let Deft read the workspace .*--allow-read/,
+      );
+      const damaged = `${dir}/damaged`;
+      await Deno.mkdir(damaged);
+      await Deno.writeTextFile(
+        `${damaged}/deft.js`,
+        `${await Deno.readTextFile(`${dir}/deft.js`)}\n`,
+      );
+      const broken = await run(damaged, ["ckg", "search-function", "greet", "--path", dir]);
+      assert.equal(broken.code, 1, broken.stderr);
+      assert.match(broken.stderr, /deft\.js is damaged/);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
