@@ -61,6 +61,14 @@ export default async function startupBench(): Promise<void> {
     }
     if (hasBundle) {
       console.log(`startup: bundle size ${(size / 1024 / 1024).toFixed(2)} MiB`);
+      const over = (name: string, floor: string) => median(times[name]) - median(times[floor]);
+      const padded = "hello-world padded to the bundle's size";
+      console.log(
+        `startup: above its floor the bundle takes ${ms(over("bundle tool task_done", padded))} ` +
+          `(tool task_done) and ${ms(over("bundle tools --json", padded))} (tools --json); the ` +
+          `source path takes ${ms(over("deft tool task_done", "hello-world"))} and ` +
+          `${ms(over("deft tools --json", "hello-world"))} above hello-world`,
+      );
     }
   } finally {
     await Deno.remove(tmp, { recursive: true });
