@@ -38,7 +38,7 @@ export function launch(
     if (!file) {
       let opened: Deno.FsFile;
       try {
-        opened = Deno.openSync(path);
+        opened = Deno.openSync(new URL(self)); // a URL: right on Windows too
       } catch (e) {
         const why = e instanceof Deno.errors.NotCapable
           ? "Deno's permissions do not allow it"
