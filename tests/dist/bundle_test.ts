@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { REPO_ROOT } from "../helpers/deft.ts";
+import { anthropicToolUses, chatToolCalls, MockLLM } from "../helpers/mock_llm.ts";
 
 /** The flags README documents for running the bundle. */
 const FLAGS = [
@@ -41,7 +42,7 @@ async function run(dir: string, args: string[], stdin?: string, flags: string[] 
 }
 
 Deno.test({
-  name: "the bundle runs alone: tools, the editor, bash, ckg, a replayed run, usage errors",
+  name: "the bundle runs alone: tools, editor, bash, ckg, replayed and SDK-driven runs, errors",
   sanitizeResources: false,
   async fn() {
     const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-bundle-" }));
@@ -120,6 +121,43 @@ Deno.test({
       ]);
       assert.equal(replay.code, 0, replay.stdout + replay.stderr);
       assert.match(await Deno.readTextFile(`${dir}/fix.patch`), /^\+.*a \+ b/m);
+
+      // Provider SDKs load from the packed modules and speak HTTP to a local mock.
+      for (const provider of ["openai_compatible", "anthropic"]) {
+        const mock = MockLLM.start([
+          provider === "anthropic"
+            ? anthropicToolUses([["bash", { command: "echo from-the-sdk" }]])
+            : chatToolCalls([["bash", { command: "echo from-the-sdk" }]]),
+          provider === "anthropic"
+            ? anthropicToolUses([["task_done", {}]])
+            : chatToolCalls([["task_done", {}]]),
+        ]);
+        try {
+          const base = provider === "anthropic" ? mock.url : `${mock.url}/v1`;
+          const agent = await run(dir, [
+            "run",
+            "say hello",
+            "-w",
+            repo,
+            "-p",
+            provider,
+            "-m",
+            "mock-model",
+            "--model-base-url",
+            base,
+            "-k",
+            "sk-test",
+            "-t",
+            `${dir}/${provider}.json`,
+            "--json",
+          ]);
+          assert.equal(agent.code, 0, agent.stderr);
+          assert.equal(JSON.parse(agent.stdout).success, true);
+          assert.match(JSON.stringify(mock.requests[1].body), /from-the-sdk/);
+        } finally {
+          await mock.close();
+        }
+      }
 
       const usage = await run(dir, ["tool"]);
       assert.equal(usage.code, 2, usage.stderr);
