@@ -26,7 +26,8 @@ export interface CodeGraphOptions extends IndexOptions {
   ckgDir?: string;
   /**
    * Watch the workspace so searches skip the refresh while nothing changes. Worth it for a graph
-   * that answers many searches; a one-shot search has nothing to gain.
+   * that answers many searches. The watch starts at the second search or refresh, so a graph used
+   * once (`deft tool ckg`) never pays for setting it up.
    */
   watch?: boolean;
   /** How long the watcher's word is trusted without a walk (default 10 s; see `TRUST_MS`). */
@@ -63,7 +64,8 @@ export class CodeGraph {
   readonly #store: GraphStore;
   readonly #options: CodeGraphOptions;
   readonly #listings = new ListingCache();
-  readonly #watcher: ChangeWatcher | undefined;
+  #watcher: ChangeWatcher | undefined;
+  #settles = 0;
   readonly #fresh = new Map<string, Freshness>();
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -77,10 +79,6 @@ export class CodeGraph {
   ) {
     this.#store = store;
     this.#options = options;
-    // Started before the first refresh, so no change can fall between that refresh and the watch.
-    if (options.watch && databasePath !== ":memory:") {
-      this.#watcher = ChangeWatcher.start(workspace, dirname(databasePath));
-    }
   }
 
   /**
@@ -139,7 +137,10 @@ export class CodeGraph {
     });
   }
 
-  /** Whether a file watcher keeps track of changes, so unchanged searches skip the walk. */
+  /**
+   * Whether a file watcher keeps track of changes, so unchanged searches skip the walk (from the
+   * second search or refresh on, for a graph opened with `watch`).
+   */
   get watching(): boolean {
     return this.#watcher !== undefined;
   }
@@ -181,6 +182,10 @@ export class CodeGraph {
 
   /** The state every change made so far is counted in, or undefined when nobody can vouch. */
   async #settle(): Promise<Freshness | undefined> {
+    // Started before the refresh that follows, so no change can fall between it and the watch.
+    if (++this.#settles === 2 && this.#options.watch && this.databasePath !== ":memory:") {
+      this.#watcher = ChangeWatcher.start(this.workspace, dirname(this.databasePath));
+    }
     if (!this.#watcher || !(await this.#watcher.settle())) return undefined;
     return {
       generation: this.#watcher.generation,
