@@ -113,6 +113,30 @@ Deno.test("end to end: view, edit, check, task_done; --must-patch --patch-path e
   }
 });
 
+Deno.test("the API key is masked wherever it reaches the trajectory: tool input, output, model text", async () => {
+  const repo = await makeBuggyRepo();
+  // The model echoes the key through bash and repeats it in its own words, so the key reaches the
+  // recorder three ways: the call's arguments, the tool's output and the assistant's content.
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: `echo key=${KEY}` }]], `my key is ${KEY}`),
+    chatToolCalls([["task_done", {}]]),
+  ]);
+  try {
+    const traj = `${await sandboxHome()}/t.json`;
+    const r = await run(mock, repo, ["-t", traj]);
+    assert.equal(r.code, 0, r.stderr);
+    // The tool really printed the key: the model saw it (the mask is for the file, not the model).
+    assert.match(JSON.stringify(mock.requests[1].body.messages), new RegExp(`key=${KEY}`));
+    const text = await Deno.readTextFile(traj);
+    assert.ok(!text.includes(KEY), "API key leaked into the trajectory");
+    assert.ok(!text.includes(KEY.slice(0, 12)), "a prefix of the API key leaked");
+    assert.match(text, /key=\*{3}/, "the tool output is recorded with the key masked");
+    assert.match(text, /my key is \*{3}/, "the model's text is recorded with the key masked");
+  } finally {
+    await mock.close();
+  }
+});
+
 Deno.test("openai provider: strict tool schemas and the SDK's request shape", async () => {
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatToolCalls([["task_done", {}]])]);
