@@ -10,7 +10,7 @@ const response = (content: string) => ({
   model: "m",
 });
 
-Deno.test("the file holds the last completed step after each write, atomically", async () => {
+Deno.test("the file holds the last completed step after each write; no temp file is left", async () => {
   const dir = await Deno.makeTempDir();
   const path = `${dir}/nested/t.json`;
   const rec = new TrajectoryRecorder(path, { task: "t", provider: "p", model: "m", max_steps: 3 });
@@ -64,4 +64,83 @@ Deno.test("secrets never reach the file", async () => {
   const text = await Deno.readTextFile(path);
   assert.ok(!text.includes(secret));
   assert.match(text, /\*\*\*/);
+});
+
+Deno.test("each write replaces the file by rename: a new inode, never the old one rewritten", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/t.json`;
+  const rec = new TrajectoryRecorder(path, { task: "t", provider: "p", model: "m", max_steps: 3 });
+  const first = (await Deno.stat(path).catch(() => null))?.ino ?? null;
+  rec.recordInteraction({
+    provider: "p",
+    model: "m",
+    input_messages: [],
+    response: response("a"),
+    tools_available: [],
+  });
+  const second = (await Deno.stat(path)).ino;
+  rec.recordInteraction({
+    provider: "p",
+    model: "m",
+    input_messages: [],
+    response: response("b"),
+    tools_available: [],
+  });
+  const third = (await Deno.stat(path)).ino;
+  // A write in place keeps the inode; a rename from a temp file brings a new one every time.
+  if (first !== null) assert.notEqual(second, first);
+  assert.notEqual(third, second, "the trajectory was rewritten in place, not replaced atomically");
+});
+
+Deno.test("a reader in another process never sees a partial trajectory while steps are written", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/t.json`;
+  const stop = `${dir}/stop`;
+  // Reads the file as fast as it can until told to stop; counts reads and unparsable ones.
+  const reader = new Deno.Command("python3", {
+    args: [
+      "-c",
+      `import json, os, sys
+path, stop = sys.argv[1], sys.argv[2]
+reads = bad = 0
+open(stop + ".ready", "w").close()
+while not os.path.exists(stop):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        continue
+    reads += 1
+    try:
+        json.loads(data)
+    except ValueError:
+        bad += 1
+print(json.dumps({"reads": reads, "bad": bad}))`,
+      path,
+      stop,
+    ],
+    stdout: "piped",
+  }).spawn();
+  // Start writing only once the reader is reading.
+  while (!(await Deno.stat(`${stop}.ready`).then(() => true, () => false))) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const rec = new TrajectoryRecorder(path, { task: "t", provider: "p", model: "m", max_steps: 1 });
+  // Steps big enough (growing by 30 KB a step) that a write in place takes long enough for the
+  // reader to catch it half done.
+  const big = "x".repeat(30_000);
+  for (let i = 0; i < 100; i++) {
+    rec.recordInteraction({
+      provider: "p",
+      model: "m",
+      input_messages: [{ role: "user", content: big }],
+      response: response(`${i}`),
+      tools_available: [],
+    });
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await Deno.writeTextFile(stop, "");
+  const out = JSON.parse(new TextDecoder().decode((await reader.output()).stdout));
+  assert.ok(out.reads > 0, "the reader never read the file");
+  assert.equal(out.bad, 0, `${out.bad} of ${out.reads} reads saw a partial trajectory`);
 });
