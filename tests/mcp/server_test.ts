@@ -10,8 +10,6 @@ import { runDeft } from "../helpers/deft.ts";
 import { deftMcpCommand, RawSession } from "./deft_server.ts";
 import { eventually, processAlive } from "./fixtures.ts";
 
-const NOT_IMPLEMENTED = /not implemented yet/;
-
 function text(result: unknown): string {
   const content = (result as CallToolResult).content;
   assert.equal(content.length, 1);
@@ -75,10 +73,8 @@ Deno.test({
         name: "str_replace_based_edit_tool",
         arguments: { command: "create", path: file, file_text: "print('hello')\n" },
       });
-      const editorReady = !NOT_IMPLEMENTED.test(text(created));
       await t.step({
         name: "the editor creates a file, then edits it",
-        ignore: !editorReady,
         fn: async () => {
           assert.equal(created.isError, undefined, text(created));
           assert.match(text(created), /File created successfully at/);
@@ -96,10 +92,8 @@ Deno.test({
         name: "bash",
         arguments: { command: "cd sub 2>/dev/null || mkdir sub && cd sub; export GREETING=hi" },
       });
-      const bashReady = !NOT_IMPLEMENTED.test(text(first));
       await t.step({
         name: "two bash calls share one shell",
-        ignore: !bashReady,
         fn: async () => {
           assert.equal(first.isError, undefined, text(first));
           const second = await client.callTool({
@@ -117,7 +111,7 @@ Deno.test({
           arguments: { command: "create", path: `${outside}/evil.txt`, file_text: "x" },
         });
         assert.equal(refused.isError, true);
-        if (editorReady) assert.match(text(refused), /outside|leaves the workspace/i);
+        assert.match(text(refused), /outside|leaves the workspace/i);
         assert.equal(await Deno.stat(`${outside}/evil.txt`).then(() => true, () => false), false);
       });
 
@@ -156,13 +150,11 @@ Deno.test("closing the connection closes the tools, leaves no process behind, ex
     await session.initialize();
     const started = await session.call(1, "bash", { command: "sleep 1000 & echo $!" });
     const result = started.result as CallToolResult;
-    const bashReady = !NOT_IMPLEMENTED.test(text(result));
     const status = await session.end();
     assert.equal(status.code, 0, session.stderr);
     for (const line of session.stdout) assert.equal(JSON.parse(line).jsonrpc, "2.0");
     await t.step({
       name: "a background job started through bash is gone",
-      ignore: !bashReady,
       fn: async () => {
         assert.equal(result.isError, undefined, text(result));
         const pid = Number(text(result).match(/\d+/)![0]);
@@ -196,8 +188,8 @@ Deno.test("a client that vanishes without closing stdin ends the session cleanly
     assert.doesNotMatch(session.stderr, /Uncaught|EPIPE|Broken pipe/i);
     await t.step({
       name: "a background job started through bash is gone",
-      ignore: NOT_IMPLEMENTED.test(text(result)),
       fn: async () => {
+        assert.equal(result.isError, undefined, text(result));
         const pid = Number(text(result).match(/\d+/)![0]);
         assert.ok(await eventually(() => !processAlive(pid)), `sleep ${pid} outlived deft mcp`);
       },
@@ -252,8 +244,8 @@ Deno.test("SIGTERM closes the tools and exits with 143", async (t) => {
     assert.equal(status.code, 143, session.stderr);
     await t.step({
       name: "a background job started through bash is gone",
-      ignore: NOT_IMPLEMENTED.test(text(result)),
       fn: async () => {
+        assert.equal(result.isError, undefined, text(result));
         const pid = Number(text(result).match(/\d+/)![0]);
         assert.ok(await eventually(() => !processAlive(pid)), `sleep ${pid} outlived deft mcp`);
       },

@@ -157,8 +157,7 @@ Deno.test("str_replace: several occurrences list each start line, multi-line inc
     );
     const single = await call({ command: "str_replace", path, old_str: "b();", new_str: "c();" });
     assert.match(single.error!, /Multiple occurrences of old_str `b\(\);` in lines \[3, 8, 11\]/);
-    const sameLine = await Deno.writeTextFile(path, "aa aa\n");
-    assert.equal(sameLine, undefined);
+    await Deno.writeTextFile(path, "aa aa\n");
     const twice = await call({ command: "str_replace", path, old_str: "aa", new_str: "b" });
     assert.match(twice.error!, /in lines \[1\] \(2 occurrences\)/);
   });
