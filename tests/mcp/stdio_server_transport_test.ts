@@ -28,6 +28,17 @@ const request = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list" });
 const response = (id: number) => ({ jsonrpc: "2.0" as const, id, result: {} });
 const tick = () => new Promise((r) => setTimeout(r, 10));
 
+/** Whether `promise` settles within `ms`: a regression that waits forever fails instead of hanging. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((r) => timer = setTimeout(() => r(false), ms));
+  try {
+    return await Promise.race([promise.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 Deno.test("the end of input waits for the answers to requests already received", async () => {
   const io = streams();
   const transport = new DenoStdioServerTransport(io);
@@ -51,15 +62,21 @@ Deno.test("the end of input waits for the answers to requests already received",
   assert.deepEqual(io.written.map((w) => JSON.parse(w).id), [1, 2]);
 });
 
-Deno.test("a cancelled request is not waited for", async () => {
+Deno.test("a cancelled request is not waited for; an uncancelled one is", async () => {
   const io = streams();
   const transport = new DenoStdioServerTransport(io);
   await transport.start();
   io.line(request(7));
+  io.line(request(8));
   io.line({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } });
   io.end();
-  await transport.ended;
-  await transport.answered();
+  assert.ok(await settlesWithin(transport.ended, 5_000), "the end of input was never noticed");
+  // Request 8 was not cancelled, so the transport must still wait for its answer...
+  const answered = transport.answered();
+  assert.equal(await settlesWithin(answered, 200), false, "request 8 was not waited for");
+  // ...and once 8 is answered, nothing is left: the cancelled 7 is not waited for.
+  await transport.send(response(8));
+  assert.ok(await settlesWithin(answered, 5_000), "the cancelled request 7 is still waited for");
 });
 
 Deno.test("a line that is not JSON-RPC is reported and skipped", async () => {
