@@ -347,8 +347,9 @@ Deno.test("configuration mistakes exit 2 with a message that says what to do", a
 Deno.test("Ctrl-C mid-run: trajectory kept, tools closed, exit 130", async () => {
   const repo = await makeBuggyRepo();
   const home = await sandboxHome();
-  // A duration no other test uses, so pgrep finds only this run's command.
-  const sleeper = `sleep 60.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+  // A duration no other test uses, so pgrep finds only this run's command; far longer than the
+  // bound below, so an interrupt that leaves the tools running can't pass by waiting it out.
+  const sleeper = `sleep 300.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
   const mock = MockLLM.start([
     chatToolCalls([["bash", { command: sleeper }]]),
     chatToolCalls([["task_done", {}]]),
@@ -385,7 +386,17 @@ Deno.test("Ctrl-C mid-run: trajectory kept, tools closed, exit 130", async () =>
     }
     await new Promise((r) => setTimeout(r, 300));
     child.kill("SIGINT");
-    const out = await child.output();
+    // Closing the tools ends the sleep at once; 30 s is slack for a loaded machine.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((r) => timer = setTimeout(() => r(null), 30_000));
+    const out = await Promise.race([child.output(), late]);
+    clearTimeout(timer);
+    if (out === null) {
+      child.kill("SIGKILL");
+      await child.status;
+      await new Deno.Command("pkill", { args: ["-f", sleeper] }).output();
+      assert.fail("deft run was still waiting for the tool 30 s after Ctrl-C: tools not closed");
+    }
     assert.equal(out.code, 130, new TextDecoder().decode(out.stderr));
     const t = JSON.parse(await Deno.readTextFile(traj));
     assert.equal(t.success, false);
