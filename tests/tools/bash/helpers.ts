@@ -61,7 +61,7 @@ export async function isRunning(pid: number): Promise<boolean> {
 }
 
 /** Waits until `check` holds, for at most `ms`; returns whether it held. */
-export async function eventually(check: () => Promise<boolean>, ms = 3000): Promise<boolean> {
+export async function eventually(check: () => Promise<boolean>, ms = 10_000): Promise<boolean> {
   const deadline = performance.now() + ms;
   while (true) {
     if (await check()) return true;
