@@ -216,13 +216,14 @@ Deno.test("ollama: the server root from /v1 URLs, OLLAMA_HOST, and a key as bear
 });
 
 Deno.test("ollama: an aborted call stops at once", async () => {
-  await withMock([{ ...ollamaText("late"), delayMs: 1000 }], async (mock) => {
+  await withMock([{ ...ollamaText("late"), delayMs: 6000 }], async (mock) => {
     const client = new OllamaClient(ollama(mock.url));
     const controller = new AbortController();
     const started = Date.now();
     setTimeout(() => controller.abort(), 50);
     await assert.rejects(client.chat([{ role: "user", content: TASK }], [], controller.signal));
-    assert.ok(Date.now() - started < 800, "the request outlived its abort signal");
+    // The answer comes after 6 s; an abort that works returns long before (slack for load).
+    assert.ok(Date.now() - started < 4000, "the request outlived its abort signal");
   });
 });
 

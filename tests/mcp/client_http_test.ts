@@ -77,7 +77,8 @@ Deno.test("an HTTP server that dies mid-call fails the call at once; Deft reconn
   await withHttp(async (executor, server) => {
     const started = Date.now();
     const crashed = await call(executor, "crash");
-    assert.ok(Date.now() - started < 5000, "the call did not wait for its timeout");
+    // The call's timeout is 30 s; a dead server must fail it well before (slack for load).
+    assert.ok(Date.now() - started < 15_000, "the call waited for its timeout");
     assert.equal(crashed.success, false);
     assert.match(
       crashed.error!,

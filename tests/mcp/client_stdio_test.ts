@@ -177,7 +177,7 @@ Deno.test("a call past the timeout fails; the hung server is stopped and restart
       "MCP server 'fx' did not answer the call to 'hang' within 0.5 s; the call was abandoned. " +
         "The server will be restarted on the next call.",
     );
-    assert.ok(took >= 450 && took < 3000, `took ${took} ms`);
+    assert.ok(took >= 450 && took < 15_000, `took ${took} ms`);
     assert.ok(await eventually(() => !processAlive(before)), "the hung server was stopped");
     const after = await serverPid(executor);
     assert.notEqual(after, before);

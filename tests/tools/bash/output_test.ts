@@ -141,7 +141,7 @@ Deno.test("bash: background jobs do not block; their later output reaches a late
     const start = performance.now();
     const r = await h.run("sleep 100 & (sleep 0.3; echo late) & echo started");
     assert.equal(r.output, "started\n");
-    assert.ok(performance.now() - start < 2000, "the call did not wait for its jobs");
+    assert.ok(performance.now() - start < 20_000, "the call waited for its 100 s job");
     await new Promise((resolve) => setTimeout(resolve, 600));
     const next = await h.run("echo now");
     assert.equal(next.output, "late\nnow\n");

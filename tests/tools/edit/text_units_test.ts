@@ -57,5 +57,6 @@ Deno.test("describeNearMisses: copes with a huge one-line file quickly", () => {
   const start = performance.now();
   const hint = describeNearMisses(text, "const y = 1;");
   assert.match(hint, /No similar lines were found/);
-  assert.ok(performance.now() - start < 2000);
+  // Linear work takes well under a second; a quadratic scan of 5 MB would take minutes.
+  assert.ok(performance.now() - start < 15_000);
 });
