@@ -8,11 +8,11 @@ import { formatSearchText, OUTPUT_LIMIT, searchJson } from "../../src/ckg/format
 import { editDistance } from "../../src/ckg/search.ts";
 import { LANGS_DIR, tempDir, writeTree } from "./helpers.ts";
 
-let shared: { graph: CodeGraph; root: string; cleanup: () => Promise<void> } | undefined;
-
-/** One graph over the language fixtures plus a few extras, shared by the tests here. */
-async function fixtureGraph(): Promise<{ graph: CodeGraph; root: string }> {
-  if (shared) return shared;
+/** A fresh graph over the language fixtures plus a few extras, for one test: no test depends on
+ * another's graph or on running order, and `await using` removes it when the test ends. */
+async function fixtureGraph(): Promise<
+  { graph: CodeGraph; root: string } & AsyncDisposable
+> {
   const ws = await tempDir();
   const cache = await tempDir();
   const files: Record<string, string> = {};
@@ -30,22 +30,22 @@ async function fixtureGraph(): Promise<{ graph: CodeGraph; root: string }> {
   ].join("\n");
   await writeTree(ws.path, files);
   const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0 });
-  shared = {
+  return {
     graph,
     root: ws.path,
-    cleanup: async () => {
+    async [Symbol.asyncDispose]() {
       graph.close();
       await ws.remove();
       await cache.remove();
     },
   };
-  return shared;
 }
 
 Deno.test({
   name: "search: names are exact; SQL and glob metacharacters are plain characters",
   async fn() {
-    const { graph } = await fixtureGraph();
+    await using fixture = await fixtureGraph();
+    const { graph } = fixture;
     const find = async (name: string) =>
       (await graph.search("search_function", name, undefined, { body: false })).matches.map((m) =>
         m.symbol.name
@@ -72,7 +72,8 @@ Deno.test({
 });
 
 Deno.test("search: nothing found lists close names, the likeliest first", async () => {
-  const { graph } = await fixtureGraph();
+  await using fixture = await fixtureGraph();
+  const { graph } = fixture;
   const miss = async (
     command: "search_function" | "search_class" | "search_class_method",
     n: string,
@@ -110,7 +111,8 @@ Deno.test("search: nothing found lists close names, the likeliest first", async 
 });
 
 Deno.test("search: Cls.method, Cls::method and Cls#method find that class's method", async () => {
-  const { graph } = await fixtureGraph();
+  await using fixture = await fixtureGraph();
+  const { graph } = fixture;
   for (const name of ["Circle.area", "geo::Circle::area", "Circle#area"]) {
     const result = await graph.search("search_class_method", name, undefined, { body: false });
     assert.deepEqual(
@@ -125,7 +127,8 @@ Deno.test("search: Cls.method, Cls::method and Cls#method find that class's meth
 });
 
 Deno.test("search: classes list their fields and methods, including those defined outside", async () => {
-  const { graph, root } = await fixtureGraph();
+  await using fixture = await fixtureGraph();
+  const { graph, root } = fixture;
   const classes = async (name: string) =>
     (await graph.search("search_class", name, `${root}/langs`, { body: false })).matches;
   const go = (await classes("Circle")).find((m) => m.symbol.path.endsWith(".go"))!;
@@ -152,7 +155,8 @@ Deno.test("search: classes list their fields and methods, including those define
 });
 
 Deno.test("search: Trae's text, with bodies and nested-function parents", async () => {
-  const { graph, root } = await fixtureGraph();
+  await using fixture = await fixtureGraph();
+  const { graph, root } = fixture;
   const result = await graph.search("search_function", "helper", `${root}/langs`);
   assert.equal(
     formatSearchText(result, true),
@@ -222,9 +226,4 @@ Deno.test("search: edit distance gives up past the limit", () => {
   assert.equal(editDistance("kitten", "sitting", 2), 3);
   assert.equal(editDistance("abc", "abc", 0), 0);
   assert.equal(editDistance("a", "abcdef", 2), 3);
-});
-
-Deno.test("search: cleanup", async () => {
-  await shared?.cleanup();
-  shared = undefined;
 });
