@@ -66,6 +66,10 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option("--json", "print a JSON summary on stdout")
     .option("--replay <trajectory>", "replay a recorded run's model responses; report differences")
     .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
+    .addOption(approvalOption("never"))
+    .option("--continue", "go on with this workspace's latest session")
+    .option("--resume <id>", "go on with the session ID (or a trajectory FILE)")
+    .option("--no-project-instructions", "do not read AGENTS.md files")
     .action(async (task, opts) => {
       const { runCommand } = await import("./run.ts");
       setExit(await runCommand(task, opts));
@@ -132,6 +136,14 @@ function buildProgram(setExit: (code: number) => void): Command {
 }
 
 const SANDBOX_MODES = ["none", "workspace-write"];
+
+function approvalOption(defaultMode: string): Option {
+  return new Option(
+    "--approval <mode>",
+    `ask before tool calls: never, commands (bash, except read-only ones) or all (also edits); ` +
+      `default: config approval, else ${defaultMode}`,
+  ).choices(["never", "commands", "all"]);
+}
 
 async function workspaceOf(opts: { workingDir?: string }): Promise<string> {
   const context = await import("./context.ts");
