@@ -19,6 +19,7 @@ import { createHostedTools } from "../tools/host/remote.ts";
 import { hostDirs, workspaceOf } from "./context.ts";
 import {
   defaultTrajectoryPath,
+  newSessionId,
   type Trajectory,
   TrajectoryRecorder,
 } from "../trajectory/recorder.ts";
@@ -210,9 +211,11 @@ export async function runTask(
 
 function newRecorder(session: Session, task: string, opts: TaskOptions): TrajectoryRecorder {
   const { config } = session;
+  const sessionId = newSessionId();
   const recorder = new TrajectoryRecorder(
-    resolve(opts.trajectoryFile ?? defaultTrajectoryPath()),
+    resolve(opts.trajectoryFile ?? defaultTrajectoryPath(sessionId)),
     {
+      session_id: sessionId,
       task: opts.recordedTask ?? task,
       working_dir: session.workspace,
       provider: config.model.provider.provider,

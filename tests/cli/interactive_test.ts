@@ -78,3 +78,49 @@ Deno.test("interactive (pty): a conversation; text answers end turns; slash comm
     await mock.close();
   }
 });
+
+Deno.test("interactive (pty): approvals ask before rm -rf, not ls; no sends the reason; always stops asking; /clear empties the conversation", async () => {
+  const repo = await makeBuggyRepo();
+  await Deno.mkdir(`${repo}/build`);
+  const { home: h, env } = await home();
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: "ls" }]]),
+    chatToolCalls([["bash", { command: "rm -rf build" }]]),
+    chatToolCalls([["bash", { command: "touch made_1" }]]),
+    chatToolCalls([["bash", { command: "touch made_2" }]]),
+    chatText("All done."),
+    chatText("Fresh start."),
+  ]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "approval: commands[\\s\\S]*deft> ", send: "tidy up" + ENTER },
+      { expect: "Approve this command\\?\\s+\\$ rm -rf build[\\s\\S]*approve> " },
+      { send: "n keep the build folder" + ENTER },
+      { expect: "Approve this command\\?\\s+\\$ touch made_1[\\s\\S]*`touch` commands" },
+      { expect: "approve> ", send: "a" + ENTER },
+      { expect: "All done\\.[\\s\\S]*deft> ", send: "/clear" + ENTER },
+      { expect: "new conversation[\\s\\S]*deft> ", send: "hello again" + ENTER },
+      { expect: "Fresh start\\.[\\s\\S]*deft> ", send: CTRL_D },
+      { expect: "bye" },
+    ], { cwd: h, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.equal(
+      out.match(/Approve this command\?/g)?.length,
+      2,
+      "ls and the second touch ran unasked",
+    );
+    assert.equal((await Deno.stat(`${repo}/build`)).isDirectory, true, "the denied rm never ran");
+    const refusal = mock.requests[2].body.messages.at(-1);
+    assert.equal(refusal.role, "tool");
+    assert.match(refusal.content, /denied this command: keep the build folder.*did not run/s);
+    await Deno.stat(`${repo}/made_1`);
+    await Deno.stat(`${repo}/made_2`);
+    const afterClear = mock.requests[5].body.messages;
+    assert.equal(afterClear.length, 2, "after /clear only the system prompt and the new prompt");
+    assert.match(afterClear[1].content, /hello again/);
+  } finally {
+    await mock.close();
+  }
+});
