@@ -44,10 +44,10 @@ Deno.test("interactive (pty): a conversation; text answers end turns; slash comm
     assert.equal(mock.requests.length, 2, "/help and /bogus never reach the model");
     const second = mock.requests[1].body.messages;
     assert.deepEqual(
-      // deno-lint-ignore no-explicit-any
-      second.slice(1).map((
-        m: any,
-      ) => [m.role, m.content.replace(/^\[Project root[^]*\[Task\]:\n/, "").trim()]),
+      second.slice(1).map((m: { role: string; content: string }) => [
+        m.role,
+        m.content.replace(/^\[Project root[^]*\[Task\]:\n/, "").trim(),
+      ]),
       [
         ["user", "what is the answer"],
         ["assistant", "The answer is 42."],
