@@ -99,7 +99,8 @@ Deno.test("interactive (pty): approvals ask before rm -rf, not ls; no sends the 
       { expect: "Approve this command\\?\\s+\\$ touch made_1[\\s\\S]*`touch` commands" },
       { expect: "approve> ", send: "a" + ENTER },
       { expect: "All done\\.[\\s\\S]*deft> ", send: "/clear" + ENTER },
-      { expect: "new conversation[\\s\\S]*deft> ", send: "hello again" + ENTER },
+      { expect: "new conversation[\\s\\S]*deft> ", send: "hello\\" + ENTER },
+      { expect: "… ", send: "again" + ENTER },
       { expect: "Fresh start\\.[\\s\\S]*deft> ", send: CTRL_D },
       { expect: "bye" },
     ], { cwd: h, env });
@@ -119,7 +120,36 @@ Deno.test("interactive (pty): approvals ask before rm -rf, not ls; no sends the 
     await Deno.stat(`${repo}/made_2`);
     const afterClear = mock.requests[5].body.messages;
     assert.equal(afterClear.length, 2, "after /clear only the system prompt and the new prompt");
-    assert.match(afterClear[1].content, /hello again/);
+    assert.match(afterClear[1].content, /\[Task\]:\nhello\nagain\n/, "a trailing \\ continues");
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): Ctrl-C stops the turn, not the session", async () => {
+  const repo = await makeBuggyRepo();
+  const { home: h, env } = await home();
+  // Replies by prompt, so it does not matter whether the first request got out before Ctrl-C.
+  const mock = MockLLM.start(
+    [],
+    (req) =>
+      req.body.messages.at(-1).content === "quick one"
+        ? chatText("Quick.")
+        : { ...chatText("too late"), delayMs: 6000 },
+  );
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "slow one" + ENTER },
+      { expect: "running with", send: "\x03" },
+      { expect: "interrupted[\\s\\S]*deft> ", send: "quick one" + ENTER },
+      { expect: "Quick\\.[\\s\\S]*deft> ", send: CTRL_D },
+      { expect: "bye" },
+    ], { cwd: h, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.doesNotMatch(out, /too late/);
+    assert.equal(mock.requests.at(-1)!.body.messages.at(-1).content, "quick one");
   } finally {
     await mock.close();
   }
