@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { runDeft } from "../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../helpers/pty.ts";
 import { makeBuggyRepo } from "../helpers/repo.ts";
@@ -150,6 +151,49 @@ Deno.test("interactive (pty): Ctrl-C stops the turn, not the session", async () 
     assert.equal(r.code, 0, out);
     assert.doesNotMatch(out, /too late/);
     assert.equal(mock.requests.at(-1)!.body.messages.at(-1).content, "quick one");
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive: /diff shows the changes, /model switches; --continue goes on with the last session", async () => {
+  const repo = await makeBuggyRepo();
+  const { home: h, env } = await home();
+  const mock = MockLLM.start([
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: `${repo}/calc.py`,
+      old_str: "a - b",
+      new_str: "a + b",
+    }]]),
+    chatText("Fixed."),
+    chatText("Still here."),
+  ]);
+  try {
+    const first = await runDeft(
+      ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock)],
+      { cwd: h, env, stdin: "/diff\nfix calc\n/diff\n/model other-model\n/nonsense\n" },
+    );
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stderr, /\(no changes, or not a git repository\)/);
+    assert.match(first.stderr, /-    return a - b\n\+    return a \+ b/);
+    assert.match(first.stderr, /model: openai_compatible\/other-model from the next turn on/);
+    assert.match(first.stderr, /unknown command \/nonsense/);
+    assert.equal(mock.requests.length, 2);
+
+    const again = await runDeft(
+      ["interactive", "--continue", "-w", repo, "--approval", "never", ...modelArgs(mock)],
+      { cwd: h, env, stdin: "what did you fix?\n" },
+    );
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /resumed session/);
+    const sent = mock.requests[2].body.messages;
+    assert.deepEqual(
+      sent.map((m: { role: string }) => m.role),
+      ["system", "user", "assistant", "tool", "assistant", "user"],
+    );
+    assert.equal(sent.at(-1).content, "what did you fix?");
+    assert.match(again.stdout, /Still here\./);
   } finally {
     await mock.close();
   }
