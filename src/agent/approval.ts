@@ -79,7 +79,7 @@ const JSON_TOOL = normalizeToolName("json_edit_tool");
 const NEVER_ASK = new Set(
   ["sequentialthinking", "task_done", "ckg"].map(normalizeToolName),
 );
-const SHOWN_LINES = 40;
+const SHOWN_LINES = 60;
 
 /** Whether `command` only reads: read-only programs, joined at most by plain pipes. */
 export function isReadOnlyCommand(command: string): boolean {
@@ -174,7 +174,7 @@ export class ApprovalGate {
     const choices = request.always
       ? `[y]es / [n]o (add a reason: "n use the test script") / [a]lways for ${request.alwaysLabel}`
       : `[y]es / [n]o (add a reason: "n use the test script")`;
-    this.show(`\nApprove this ${request.kind}?\n${request.show}\n${choices}`);
+    this.show(`\nApprove this ${request.kind}?\n${visible(request.show)}\n${choices}`);
     for (;;) {
       const line = await this.ask("approve> ");
       if (line === null) {
@@ -192,6 +192,20 @@ export class ApprovalGate {
       this.show(`Please answer y, n (with an optional reason)${request.always ? " or a" : ""}.`);
     }
   }
+}
+
+/**
+ * The text with control characters and bidirectional overrides spelled out, so a command cannot
+ * disguise itself on the terminal (a carriage return or an escape sequence that redraws the line).
+ */
+export function visible(text: string): string {
+  // deno-lint-ignore no-control-regex
+  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100
+      ? `\\x${code.toString(16).padStart(2, "0")}`
+      : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
 }
 
 function refusal(request: Request, reason: string): string {
@@ -248,7 +262,7 @@ function limitLines(lines: string[]): string[] {
 }
 
 function clip(text: string): string {
-  return text.length > 400 ? `${text.slice(0, 399)}…` : text;
+  return text.length > 2000 ? `${text.slice(0, 1999)}…` : text;
 }
 
 /** An executor that asks the gate before each call; a refused call fails without running. */

@@ -46,6 +46,17 @@ Deno.test("read-only commands: plain readers and git status/diff/log; anything e
   }
 });
 
+Deno.test("the question spells out control characters, so a command cannot hide on the terminal", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const tools = createTools({ provider: "openai", workspace: dir, settings: {} }, ["bash"]);
+  const shown: string[] = [];
+  const gate = new ApprovalGate("commands", () => Promise.resolve("n"), (t) => shown.push(t));
+  const refused = await gate.check(tools[0], { command: "rm -rf ~\r\x1b[2Kls \u202e" });
+  assert.match(refused!, /denied/);
+  assert.match(shown[0], /\$ rm -rf ~\\x0d\\x1b\[2Kls \\u202e/);
+  assert.doesNotMatch(shown[0], /[\r\x1b\u202e]/);
+});
+
 Deno.test("command prefixes for 'always': the program, or program and subcommand", () => {
   assert.equal(commandPrefix("rm -rf build"), "rm");
   assert.equal(commandPrefix("git push origin main"), "git push");
