@@ -80,6 +80,20 @@ const NEVER_ASK = new Set(
   ["sequentialthinking", "task_done", "ckg"].map(normalizeToolName),
 );
 const SHOWN_LINES = 60;
+// Repository config keys that make git run a program, or pull in more config.
+const PROGRAM_KEYS =
+  /^(include|includeif)\.|^alias\.|^core\.(fsmonitor|pager|editor|sshcommand|gitproxy|hookspath|askpass|attributesfile|worktree)$|^(diff|merge|filter)\..+\.|^diff\.external$|^pager\.|^credential\.|^uploadpack\.|^sequence\.editor$|^gpg\.|^interactive\.difffilter$/i;
+
+function usesGit(command: string): boolean {
+  return command.split("|").some((segment) => segment.trim().split(/\s+/)[0] === "git");
+}
+
+function touchesGit(args: Record<string, unknown>): boolean {
+  const path = String(args.path ?? args.file_path ?? "");
+  return path.split("/").some((part) =>
+    part === ".git" || /^\.git(attributes|modules)$/.test(part)
+  );
+}
 
 /** Whether `command` only reads: read-only programs, joined at most by plain pipes. */
 export function isReadOnlyCommand(command: string): boolean {
@@ -117,28 +131,35 @@ export class ApprovalGate {
   readonly #always = new Set<string>();
   #queue: Promise<unknown> = Promise.resolve();
 
+  /**
+   * `workspace` is where git's read-only commands are checked: a repository whose own config can
+   * run programs (fsmonitor, pagers, diff drivers, aliases…) makes them anything but read-only.
+   */
   constructor(
     public mode: ApprovalMode,
     private readonly ask: AskUser,
     private readonly show: (text: string) => void,
+    private readonly workspace?: string,
   ) {}
 
   /** Null when the call may run; else the refusal the model reads. One question at a time. */
-  check(tool: Tool, args: Record<string, unknown>): Promise<string | null> {
-    const request = this.#request(tool, args);
-    if (!request) return Promise.resolve(null);
+  async check(tool: Tool, args: Record<string, unknown>): Promise<string | null> {
+    const request = await this.#request(tool, args);
+    if (!request) return null;
     const answer = this.#queue.then(() => this.#decide(request));
     this.#queue = answer.catch(() => {});
-    return answer;
+    return await answer;
   }
 
-  #request(tool: Tool, args: Record<string, unknown>): Request | undefined {
+  async #request(tool: Tool, args: Record<string, unknown>): Promise<Request | undefined> {
     if (this.mode === "never") return undefined;
     const name = normalizeToolName(tool.name);
     if (name === "bash") {
       if (args.restart === true || typeof args.command !== "string") return undefined;
       const command = args.command;
-      if (isReadOnlyCommand(command)) return undefined;
+      if (isReadOnlyCommand(command) && !(usesGit(command) && await this.#gitRunsPrograms())) {
+        return undefined;
+      }
       if ([...this.#always].some((p) => p.startsWith("$ ") && matchesPrefix(command, p.slice(2)))) {
         return undefined;
       }
@@ -150,8 +171,11 @@ export class ApprovalGate {
         alwaysLabel: prefix === undefined ? undefined : `\`${prefix}\` commands`,
       };
     }
-    if (this.mode !== "all" || NEVER_ASK.has(name)) return undefined;
-    if (name === EDIT_TOOL || name === JSON_TOOL) {
+    const isEdit = name === EDIT_TOOL || name === JSON_TOOL;
+    // git's own files can make "read-only" git commands run programs: edits there are asked about.
+    const gitEdit = isEdit && this.mode === "commands" && touchesGit(args);
+    if ((this.mode !== "all" && !gitEdit) || NEVER_ASK.has(name)) return undefined;
+    if (isEdit) {
       const edit = describeEdit(name, args);
       if (!edit) return undefined;
       const key = `edit ${edit.path}`;
@@ -166,6 +190,26 @@ export class ApprovalGate {
       always: key,
       alwaysLabel: `${tool.name} calls`,
     };
+  }
+
+  async #gitRunsPrograms(): Promise<boolean> {
+    if (!this.workspace) return false;
+    try {
+      const out = await new Deno.Command("git", {
+        args: ["config", "--local", "--no-includes", "--name-only", "--list"],
+        cwd: this.workspace,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      // Not a repository (or no local config): nothing of the repository's own to run.
+      if (!out.success) return false;
+      return new TextDecoder().decode(out.stdout).split("\n").some((key) =>
+        PROGRAM_KEYS.test(key.trim())
+      );
+    } catch {
+      return true;
+    }
   }
 
   async #decide(request: Request): Promise<string | null> {

@@ -18,8 +18,9 @@ export function approvingExecutor(
   tools: readonly Tool[],
   mode: ApprovalMode,
   ask: AskUser,
+  workspace: string,
 ): { executor: ApprovingExecutor; gate: ApprovalGate } {
-  const gate = new ApprovalGate(mode, ask, writeStderr);
+  const gate = new ApprovalGate(mode, ask, writeStderr, workspace);
   return { executor: new ApprovingExecutor(tools, gate), gate };
 }
 

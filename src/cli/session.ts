@@ -131,7 +131,7 @@ export async function openSession(
   }
   const approval = approvalMode === "never" || recording
     ? undefined
-    : approvingExecutor(tools, approvalMode, asking.ask);
+    : approvingExecutor(tools, approvalMode, asking.ask, workspace);
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }

@@ -57,6 +57,40 @@ Deno.test("the question spells out control characters, so a command cannot hide 
   assert.doesNotMatch(shown[0], /[\r\x1b\u202e]/);
 });
 
+Deno.test("git's read-only commands are asked about when the repository's config can run programs", async () => {
+  const repo = await makeBuggyRepo();
+  const tools = createTools({ provider: "openai", workspace: repo, settings: {} }, [
+    "bash",
+    "str_replace_based_edit_tool",
+  ]);
+  const shown: string[] = [];
+  const gate = new ApprovalGate("commands", () => Promise.resolve("n"), (t) => shown.push(t), repo);
+  const [bash, editor] = tools;
+  assert.equal(await gate.check(bash, { command: "git status" }), null, "plain repository");
+  assert.equal(
+    await gate.check(editor, { command: "create", path: `${repo}/a.txt`, file_text: "x" }),
+    null,
+    "commands mode does not ask before ordinary edits",
+  );
+  assert.match(
+    (await gate.check(editor, {
+      command: "str_replace",
+      path: `${repo}/.git/config`,
+      old_str: "[core]",
+      new_str: "[core]\n\tfsmonitor = touch pwned",
+    }))!,
+    /denied this edit/,
+    "an edit of git's own config is asked about",
+  );
+  const set = await new Deno.Command("git", {
+    args: ["config", "core.fsmonitor", "touch pwned"],
+    cwd: repo,
+  }).output();
+  assert.ok(set.success);
+  assert.match((await gate.check(bash, { command: "git status" }))!, /denied this command/);
+  assert.equal(shown.length, 2);
+});
+
 Deno.test("command prefixes for 'always': the program, or program and subcommand", () => {
   assert.equal(commandPrefix("rm -rf build"), "rm");
   assert.equal(commandPrefix("git push origin main"), "git push");
