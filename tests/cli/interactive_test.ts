@@ -198,3 +198,24 @@ Deno.test("interactive: /diff shows the changes, /model switches; --continue goe
     await mock.close();
   }
 });
+
+Deno.test("interactive (pty): lines pasted at once form one prompt", async () => {
+  const repo = await makeBuggyRepo();
+  const { home: h, env } = await home();
+  const mock = MockLLM.start([chatText("Got both.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "first pasted line" + ENTER + "second pasted line" + ENTER },
+      { expect: "Got both\\.[\\s\\S]*deft> ", send: CTRL_D },
+      { expect: "bye" },
+    ], { cwd: h, env });
+    assert.equal(r.failed, null, plain(r.output));
+    assert.equal(mock.requests.length, 1);
+    assert.match(
+      mock.requests[0].body.messages[1].content,
+      /\[Task\]:\nfirst pasted line\nsecond pasted line\n/,
+    );
+  } finally {
+    await mock.close();
+  }
+});
