@@ -34,6 +34,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     session = await openSession(opts, undefined, {
       defaultMode: "commands",
       ask: (question) => reader.ask(question),
+      switchable: true,
     });
   } catch (e) {
     reader.close();

@@ -48,6 +48,8 @@ export interface SessionOptions extends ConfigOverrides {
 export interface Asking {
   defaultMode: ApprovalMode;
   ask: AskUser;
+  /** Keep a gate even in mode `never`, so the mode can change later (`/approval`). */
+  switchable?: boolean;
 }
 
 /** A configured model, tool set and console, living across tasks. */
@@ -129,7 +131,8 @@ export async function openSession(
     for (const error of mcp.errors) console.note(`warning: ${error}`);
     tools = [...tools, ...mcp.tools];
   }
-  const approval = approvalMode === "never" || recording
+  const canSwitch = asking.switchable && Deno.stdin.isTerminal();
+  const approval = (approvalMode === "never" && !canSwitch) || recording
     ? undefined
     : approvingExecutor(tools, approvalMode, asking.ask, workspace);
   if (instructions.files.length > 0) {

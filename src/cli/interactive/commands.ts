@@ -115,8 +115,8 @@ const COMMANDS: SlashCommand[] = [
       }
       if (!gate) {
         ctx.write(
-          "this session started with --approval never, so it has no terminal prompt for " +
-            "approvals; restart with --approval commands (or all) to be asked.",
+          "there is no terminal to ask on, so this session runs every call unasked; start " +
+            "Deft from a terminal to use approvals.",
         );
         return;
       }
