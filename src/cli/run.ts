@@ -27,9 +27,14 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
   const recording = opts.replay ? await readRecording(opts.replay) : undefined;
   const resumed = await resumeTarget(opts);
   if (resumed && recording) throw new UsageError("--replay cannot be combined with a resume.");
-  const task = resumed && taskArg === undefined && opts.file === undefined
-    ? CONTINUE_MESSAGE
-    : await resolveTask(taskArg, opts.file, recording);
+  const goOn = resumed && taskArg === undefined && opts.file === undefined;
+  if (goOn && resumed.trajectory.success) {
+    throw new UsageError(
+      `session ${resumed.link.session_id} completed its task; give the next one: ` +
+        `deft run "TASK" ${opts.continue ? "--continue" : `--resume ${opts.resume}`}`,
+    );
+  }
+  const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
   const session = await openSession(opts, recording, {
     defaultMode: "never",
     ask: askOnTerminal,

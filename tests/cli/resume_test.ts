@@ -74,6 +74,13 @@ Deno.test("run --continue after the step limit: the earlier messages go first; t
       new RegExp(`${firstSummary.session_id}.*2\\s+failed\\s+count things`),
     );
 
+    const nothingLeft = await runDeft(["run", "--continue", "-w", repo, ...modelArgs(mock)], {
+      cwd: h,
+      env,
+    });
+    assert.equal(nothingLeft.code, 2);
+    assert.match(nothingLeft.stderr, /completed its task; give the next one/);
+
     // --resume ID with a new task: it follows the rebuilt conversation.
     mock.push(chatToolCalls([["task_done", {}]]));
     const byId = await runDeft(
