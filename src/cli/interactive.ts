@@ -108,7 +108,9 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         });
         state.recorder = recorder;
         state.tokens += usedTokens(recorder) - before;
-        if (result.finalResult && !result.interrupted) await writeStdout(`${result.finalResult}\n`);
+        // The answer goes to stdout; why a turn stopped short is progress, on stderr.
+        if (result.success && result.finalResult) await writeStdout(`${result.finalResult}\n`);
+        else if (!result.interrupted && result.finalResult) writeStderr(result.finalResult);
       } catch (e) {
         session.console.note(`turn failed: ${e instanceof Error ? e.message : String(e)}`);
       } finally {
