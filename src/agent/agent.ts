@@ -29,6 +29,12 @@ export interface AgentOptions {
   context?: ContextManager;
   /** Labels each step in the background, when a lakeview model is configured. */
   lakeview?: Lakeview;
+  /** A conversation to go on with (interactive turns, resumed runs); the loop appends to it. */
+  conversation?: LLMMessage[];
+  /** A text-only answer ends the run (someone is there to read it); else the model is nudged. */
+  textEndsTurn?: boolean;
+  /** The project's instructions (AGENTS.md), added to the system prompt. */
+  instructions?: string;
 }
 
 /** How a run ended. */
@@ -45,12 +51,14 @@ const TASK_DONE = normalizeToolName("task_done");
 export async function runAgent(task: string, options: AgentOptions): Promise<AgentResult> {
   const { client, executor, recorder, console, signal } = options;
   const definitions = executor.tools.map((t) => t.jsonDefinition());
-  const messages: LLMMessage[] = [
-    { role: "system", content: systemPrompt() },
-    { role: "user", content: taskMessage(options.workspace, task) },
-  ];
+  const messages = options.conversation ?? [];
+  if (messages.length === 0) {
+    messages.push({ role: "system", content: systemPrompt(options.instructions) });
+    messages.push({ role: "user", content: taskMessage(options.workspace, task) });
+  } else {
+    messages.push({ role: "user", content: task });
+  }
   const definitionChars = JSON.stringify(definitions).length;
-  let sent = 0;
   for (let step = 1; step <= options.maxSteps; step++) {
     if (signal?.aborted) return interrupted(recorder, step - 1);
     const estimated = fitContext(messages, step, definitionChars, options);
@@ -69,18 +77,24 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
     recorder.recordInteraction({
       provider: client.provider,
       model: client.model,
-      input_messages: messages.slice(sent),
+      input_messages: recorder.unrecorded(messages),
       response,
       tools_available: definitions.map((d) => d.name),
     });
-    messages.push({
+    const answer: LLMMessage = {
       role: "assistant",
       content: response.content,
       tool_calls: response.tool_calls,
-    });
-    sent = messages.length;
+    };
+    messages.push(answer);
+    recorder.markRecorded(answer);
 
     const calls = response.tool_calls;
+    if (calls.length === 0 && options.textEndsTurn) {
+      recorder.recordStep({ ...emptyStep(step, "completed"), llm_response: response });
+      recorder.finalize(true, response.content);
+      return { success: true, interrupted: false, finalResult: response.content, steps: step };
+    }
     if (calls.length === 0) {
       messages.push({ role: "user", content: NO_TOOL_CALL_NUDGE });
       recorder.recordStep({ ...emptyStep(step, "completed"), llm_response: response });

@@ -1,97 +1,133 @@
 /**
- * `deft interactive`: tasks typed at a prompt. Each task starts a fresh conversation while the
- * tools (the bash session, edit history) persist for the whole session. Ctrl-C interrupts the
- * running task, not the session; `exit`, `quit` or end of input leaves.
+ * `deft interactive`: a conversation at a prompt. Each prompt is a turn of one conversation (the
+ * model sees the earlier turns until /clear); a turn ends when the model answers without a tool
+ * call or calls task_done. The tools (the bash session, edit history) persist for the session.
+ * Ctrl-C stops the running turn, not the session; /exit, `exit` or Ctrl-D on an empty line leaves.
  */
-import { stdinLines, writeStderr } from "./io.ts";
+import { StderrConsole } from "../agent/console.ts";
+import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
+import { writeStderr, writeStdout } from "./io.ts";
+import { type CommandContext, isSlashCommand, runSlashCommand } from "./interactive/commands.ts";
+import { LineReader } from "./interactive/line_reader.ts";
+import { type ResumeOptions, resumeTarget } from "./resume.ts";
 import { openSession, runTask, type SessionOptions } from "./session.ts";
 
 /** Options of `deft interactive`. */
-export interface InteractiveOptions extends SessionOptions {
+export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, "continue"> {
   trajectoryFile?: string;
 }
 
-const HELP = `Type a task and press Enter; the agent works on it until it calls task_done.
-Each task starts a fresh conversation; the shell session and edit history carry over.
-Commands:
-  help     this text
-  status   provider, model, workspace, tools and what the session has used
-  clear    clear the screen
-  exit     leave (also: quit, Ctrl-D)
-Ctrl-C stops the running task and returns to the prompt.`;
+/** The progress console, minus the summary's copy of the answer (the answer is printed whole). */
+class TurnConsole extends StderrConsole {
+  override summary(info: Parameters<StderrConsole["summary"]>[0]): void {
+    super.summary({ ...info, result: null });
+  }
+}
 
 /** Runs the session; returns the exit code. */
 export async function interactiveCommand(opts: InteractiveOptions): Promise<number> {
-  const session = await openSession(opts);
-  const { console, executor, config } = session;
   const terminal = Deno.stdin.isTerminal();
-  const prompt = () => terminal && writeStderr("deft> ");
+  const resumed = await resumeTarget({ continue: opts.continue, workingDir: opts.workingDir });
+  const reader = await LineReader.open(terminal, `${stateDir()}/history`);
+  let session;
+  try {
+    session = await openSession(opts, undefined, {
+      defaultMode: "commands",
+      ask: (question) => reader.ask(question),
+      switchable: true,
+    });
+  } catch (e) {
+    reader.close();
+    throw e;
+  }
+  session.console = new TurnConsole();
+  const { executor, config } = session;
   let current: AbortController | undefined;
-  let tasks = 0;
-  let tokens = 0;
-  const onInterrupt = () => {
+  let conversations = 0;
+  const state: CommandContext = {
+    session,
+    conversation: resumed?.conversation ?? [],
+    recorder: undefined,
+    turns: 0,
+    tokens: 0,
+    reset: (from) => {
+      state.conversation = from?.conversation ?? [];
+      state.recorder = undefined;
+      link = from?.link;
+    },
+    write: writeStderr,
+  };
+  let link = resumed?.link;
+
+  const interrupt = () => {
     if (!current) {
-      writeStderr("\n(type exit to leave)");
-      prompt();
+      if (terminal) {
+        writeStderr("\n(Ctrl-D on an empty line or /exit leaves)");
+        reader.clearLine();
+      } else writeStderr("\n(type /exit to leave)");
       return;
     }
-    console.note("interrupted: stopping the task");
+    session.console.note("interrupted: stopping the turn");
     current.abort(new Error("interrupted"));
+    reader.cancelPending();
     // Killing the shell ends a running command now; the next command gets a fresh shell.
     void executor.find("bash")?.close();
   };
-  Deno.addSignalListener("SIGINT", onInterrupt);
+  reader.onInterrupt = interrupt;
+  Deno.addSignalListener("SIGINT", interrupt);
   writeStderr(
     `deft interactive: ${config.model.provider.provider}/${config.model.settings.model} in ` +
-      `${session.workspace}. Type help for commands.`,
+      `${session.workspace}, approval: ${session.approval?.mode ?? "never"}. ` +
+      `Type /help for commands.` +
+      (resumed ? `\nresumed session ${resumed.link.session_id} (${resumed.path})` : ""),
   );
   try {
-    prompt();
-    for await (const line of stdinLines()) {
+    for (;;) {
+      const line = await reader.read("deft> ");
+      if (line === null) break;
       const input = line.trim();
-      if (input === "") {
-        prompt();
+      if (input === "") continue;
+      if (/^(exit|quit)$/i.test(input)) break;
+      if (isSlashCommand(input)) {
+        if (await runSlashCommand(input, state) === "exit") break;
         continue;
       }
-      const command = input.toLowerCase();
-      if (command === "exit" || command === "quit") break;
-      if (command === "help") writeStderr(HELP);
-      else if (command === "clear") writeStderr(terminal ? "\x1b[2J\x1b[H" : "");
-      else if (command === "status") {
-        writeStderr(
-          [
-            `provider:  ${config.model.provider.provider}`,
-            `model:     ${config.model.settings.model}`,
-            `workspace: ${session.workspace}`,
-            `tools:     ${executor.tools.map((t) => t.name).join(", ")}`,
-            `tasks run: ${tasks}, tokens used: ${tokens}`,
-            `config:    ${config.configPath ?? "(defaults)"}`,
-          ].join("\n"),
-        );
-      } else {
-        current = new AbortController();
-        try {
-          const { recorder } = await runTask(session, input, {
-            signal: current.signal,
-            trajectoryFile: opts.trajectoryFile
-              ? opts.trajectoryFile.replace(/(\.json)?$/, `.${tasks + 1}.json`)
-              : undefined,
-          });
-          tokens += recorder.data.total_usage.input_tokens +
-            recorder.data.total_usage.output_tokens;
-        } catch (e) {
-          console.note(`task failed: ${e instanceof Error ? e.message : String(e)}`);
-        } finally {
-          current = undefined;
-          tasks++;
-        }
+      current = new AbortController();
+      const before = usedTokens(state.recorder);
+      try {
+        if (!state.recorder) conversations++;
+        const { result, recorder } = await runTask(session, line, {
+          signal: current.signal,
+          conversation: state.conversation,
+          recorder: state.recorder,
+          resumedFrom: link,
+          textEndsTurn: true,
+          trajectoryFile: opts.trajectoryFile
+            ? opts.trajectoryFile.replace(/(\.json)?$/, `.${conversations}.json`)
+            : undefined,
+        });
+        state.recorder = recorder;
+        state.tokens += usedTokens(recorder) - before;
+        // The answer goes to stdout; why a turn stopped short is progress, on stderr.
+        if (result.success && result.finalResult) await writeStdout(`${result.finalResult}\n`);
+        else if (!result.interrupted && result.finalResult) writeStderr(result.finalResult);
+      } catch (e) {
+        session.console.note(`turn failed: ${e instanceof Error ? e.message : String(e)}`);
+      } finally {
+        current = undefined;
+        state.turns++;
       }
-      prompt();
     }
   } finally {
-    Deno.removeSignalListener("SIGINT", onInterrupt);
-    for (const e of await executor.closeTools()) console.note(`warning: ${e.message}`);
+    Deno.removeSignalListener("SIGINT", interrupt);
+    reader.close();
+    for (const e of await executor.closeTools()) session.console.note(`warning: ${e.message}`);
   }
   writeStderr("bye");
   return 0;
+}
+
+function usedTokens(recorder: TrajectoryRecorder | undefined): number {
+  const usage = recorder?.data.total_usage;
+  return usage ? usage.input_tokens + usage.output_tokens : 0;
 }

@@ -66,19 +66,40 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option("--json", "print a JSON summary on stdout")
     .option("--replay <trajectory>", "replay a recorded run's model responses; report differences")
     .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
+    .addOption(approvalOption("never"))
+    .option("--continue", "go on with this workspace's latest session")
+    .option("--resume <id>", "go on with the session ID (or a trajectory FILE)")
+    .option("--no-project-instructions", "do not read AGENTS.md files")
     .action(async (task, opts) => {
       const { runCommand } = await import("./run.ts");
       setExit(await runCommand(task, opts));
     });
 
-  modelOptions(program.command("interactive").description("tasks at a prompt; tools persist"))
-    .option("--max-steps <n>", "step limit per task", positiveInteger)
+  modelOptions(
+    program.command("interactive").description(
+      "a conversation at a prompt: history, slash commands, approvals; tools persist",
+    ),
+  )
+    .option("--max-steps <n>", "step limit per turn", positiveInteger)
     .option("-w, --working-dir <dir>", "the repository to work in (default: current directory)")
-    .option("-t, --trajectory-file <file>", "record task N to FILE.N.json")
+    .option("-t, --trajectory-file <file>", "record conversation N to FILE.N.json")
     .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
+    .addOption(approvalOption("commands"))
+    .option("--continue", "go on with this workspace's latest session")
+    .option("--no-project-instructions", "do not read AGENTS.md files")
     .action(async (opts) => {
       const { interactiveCommand } = await import("./interactive.ts");
       setExit(await interactiveCommand(opts));
+    });
+
+  program.command("sessions")
+    .description("recent sessions of a workspace (ids for --resume), newest first")
+    .option("-w, --working-dir <dir>", "the workspace (default: current directory)")
+    .option("-n, --limit <n>", "how many to list (default 20)", positiveInteger)
+    .option("--json", "print the sessions as JSON")
+    .action(async (opts) => {
+      const { sessionsCommand } = await import("./sessions.ts");
+      setExit(await sessionsCommand(opts));
     });
 
   modelOptions(
@@ -132,6 +153,14 @@ function buildProgram(setExit: (code: number) => void): Command {
 }
 
 const SANDBOX_MODES = ["none", "workspace-write"];
+
+function approvalOption(defaultMode: string): Option {
+  return new Option(
+    "--approval <mode>",
+    `ask before tool calls: never, commands (bash, except read-only ones) or all (also edits); ` +
+      `default: config approval, else ${defaultMode}`,
+  ).choices(["never", "commands", "all"]);
+}
 
 async function workspaceOf(opts: { workingDir?: string }): Promise<string> {
   const context = await import("./context.ts");

@@ -9,9 +9,11 @@ import { compareRuns, type Divergence } from "../agent/replay.ts";
 import { readTrajectory, type Trajectory } from "../trajectory/recorder.ts";
 import { UsageError, writeStdout } from "./io.ts";
 import { openSession, runTask, type SessionOptions } from "./session.ts";
+import { askOnTerminal } from "./approval.ts";
+import { CONTINUE_MESSAGE, type ResumeOptions, resumeTarget } from "./resume.ts";
 
 /** Options of `deft run`, as commander hands them over. */
-export interface RunOptions extends SessionOptions {
+export interface RunOptions extends SessionOptions, ResumeOptions {
   file?: string;
   mustPatch?: boolean;
   patchPath?: string;
@@ -23,8 +25,23 @@ export interface RunOptions extends SessionOptions {
 /** Runs one task; returns the exit code. */
 export async function runCommand(taskArg: string | undefined, opts: RunOptions): Promise<number> {
   const recording = opts.replay ? await readRecording(opts.replay) : undefined;
-  const task = await resolveTask(taskArg, opts.file, recording);
-  const session = await openSession(opts, recording);
+  const resumed = await resumeTarget(opts);
+  if (resumed && recording) throw new UsageError("--replay cannot be combined with a resume.");
+  const goOn = resumed && taskArg === undefined && opts.file === undefined;
+  if (goOn && resumed.trajectory.success) {
+    throw new UsageError(
+      `session ${resumed.link.session_id} completed its task; give the next one: ` +
+        `deft run "TASK" ${opts.continue ? "--continue" : `--resume ${opts.resume}`}`,
+    );
+  }
+  const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
+  const session = await openSession(opts, recording, {
+    defaultMode: "never",
+    ask: askOnTerminal,
+  });
+  if (resumed) {
+    session.console.note(`resuming session ${resumed.link.session_id} (${resumed.path})`);
+  }
   const { console, executor } = session;
 
   const controller = new AbortController();
@@ -43,6 +60,9 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
       trajectoryFile: opts.trajectoryFile,
       mustPatch: opts.mustPatch,
       signal: controller.signal,
+      conversation: resumed?.conversation,
+      resumedFrom: resumed?.link,
+      recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
     });
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
@@ -76,6 +96,7 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
         usage: recorder.data.total_usage,
         execution_time: recorder.data.execution_time,
         trajectory: recorder.path,
+        session_id: recorder.data.session_id,
         patch_path: patchPath ?? null,
         ...(divergences ? { divergences } : {}),
       }) + "\n",

@@ -19,15 +19,37 @@ import { createHostedTools } from "../tools/host/remote.ts";
 import { hostDirs, workspaceOf } from "./context.ts";
 import {
   defaultTrajectoryPath,
+  newSessionId,
   type Trajectory,
   TrajectoryRecorder,
 } from "../trajectory/recorder.ts";
-import { writeStderr } from "./io.ts";
+import { UsageError, writeStderr } from "./io.ts";
+import {
+  type ApprovalGate,
+  type ApprovalMode,
+  type AskUser,
+  isApprovalMode,
+} from "../agent/approval.ts";
+import { loadProjectInstructions, type ProjectInstructions } from "../agent/instructions.ts";
+import type { LLMMessage } from "../llm/types.ts";
+import { approvingExecutor } from "./approval.ts";
 
 /** Options shared by `run` and `interactive`. */
 export interface SessionOptions extends ConfigOverrides {
   workingDir?: string;
   configFile?: string;
+  /** `--approval`; unset: the config's `approval`, else the command's default. */
+  approval?: string;
+  /** False with `--no-project-instructions`. */
+  projectInstructions?: boolean;
+}
+
+/** How a command asks its user: its default approval mode and the question it puts. */
+export interface Asking {
+  defaultMode: ApprovalMode;
+  ask: AskUser;
+  /** Keep a gate even in mode `never`, so the mode can change later (`/approval`). */
+  switchable?: boolean;
 }
 
 /** A configured model, tool set and console, living across tasks. */
@@ -39,13 +61,35 @@ export interface Session {
   executor: ToolExecutor;
   console: StderrConsole;
   recording?: Trajectory;
+  /** Set when tool calls may need the user's approval. */
+  approval?: ApprovalGate;
+  /** The AGENTS.md files for the system prompt. */
+  instructions: ProjectInstructions;
 }
 
 /** Loads the configuration and builds the client and tools. */
-export async function openSession(opts: SessionOptions, recording?: Trajectory): Promise<Session> {
+export async function openSession(
+  opts: SessionOptions,
+  recording?: Trajectory,
+  asking: Asking = { defaultMode: "never", ask: () => Promise.resolve(null) },
+): Promise<Session> {
   const workspace = await workspaceOf(opts.workingDir);
   const loaded = await loadConfig(opts.configFile);
   for (const warning of loaded.warnings) writeStderr(`warning: ${warning}`);
+  const approvalMode = opts.approval ?? loaded.config.approval ?? asking.defaultMode;
+  if (!isApprovalMode(approvalMode)) {
+    throw new UsageError(`--approval must be never, commands or all, not '${approvalMode}'.`);
+  }
+  if (approvalMode !== "never" && !recording && !Deno.stdin.isTerminal()) {
+    throw new UsageError(
+      `approval mode '${approvalMode}' asks before tool calls, but standard input is not a ` +
+        `terminal, so nobody could answer. Run with --approval never (or set approval: never) ` +
+        `for unattended use, or start Deft from a terminal.`,
+    );
+  }
+  const instructions = opts.projectInstructions === false
+    ? { files: [], prompt: "" }
+    : await loadProjectInstructions(workspace);
   const overrides: ConfigOverrides = { ...opts };
   if (recording) {
     overrides.provider ??= recording.provider;
@@ -87,14 +131,23 @@ export async function openSession(opts: SessionOptions, recording?: Trajectory):
     for (const error of mcp.errors) console.note(`warning: ${error}`);
     tools = [...tools, ...mcp.tools];
   }
+  const canSwitch = asking.switchable && Deno.stdin.isTerminal();
+  const approval = (approvalMode === "never" && !canSwitch) || recording
+    ? undefined
+    : approvingExecutor(tools, approvalMode, asking.ask, workspace);
+  if (instructions.files.length > 0) {
+    console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
+  }
   return {
     config,
     workspace,
     client,
     lakeviewClient,
-    executor: new ToolExecutor(tools),
+    executor: approval?.executor ?? new ToolExecutor(tools),
     console,
     recording,
+    approval: approval?.gate,
+    instructions,
   };
 }
 
@@ -103,27 +156,28 @@ export interface TaskOptions {
   trajectoryFile?: string;
   mustPatch?: boolean;
   signal?: AbortSignal;
+  /** The conversation to go on with; the turn is appended to it. Fresh when absent. */
+  conversation?: LLMMessage[];
+  /** Record into this trajectory (the next turn of a conversation) instead of a new one. */
+  recorder?: TrajectoryRecorder;
+  /** The session this run continues, recorded in the new trajectory. */
+  resumedFrom?: Trajectory["resumed_from"];
+  /** A text-only answer ends the turn (interactive); else the model is nudged on. */
+  textEndsTurn?: boolean;
+  /** The task as the trajectory names it, when the message to the model says something else. */
+  recordedTask?: string;
 }
 
-/** Runs one task in a fresh conversation; the session's tools keep their state. */
+/** Runs one task (or one turn of a conversation); the session's tools keep their state. */
 export async function runTask(
   session: Session,
   task: string,
   opts: TaskOptions,
 ): Promise<{ result: AgentResult; recorder: TrajectoryRecorder }> {
   const { config, console } = session;
-  const trajectoryPath = resolve(opts.trajectoryFile ?? defaultTrajectoryPath());
-  const recorder = new TrajectoryRecorder(
-    trajectoryPath,
-    {
-      task,
-      working_dir: session.workspace,
-      provider: config.model.provider.provider,
-      model: config.model.settings.model,
-      max_steps: config.agent.max_steps,
-    },
-    [config.model.provider.api_key, config.lakeview?.provider.api_key],
-  );
+  const recorder = opts.recorder ?? newRecorder(session, task, opts);
+  const trajectoryPath = recorder.path;
+  recorder.stepOffset = recorder.data.agent_steps.at(-1)?.step_number ?? 0;
   console.note(
     `deft: ${session.recording ? "replaying" : "running"} with ` +
       `${config.model.provider.provider}/${config.model.settings.model} in ${session.workspace}; ` +
@@ -142,6 +196,9 @@ export async function runTask(
     signal: opts.signal,
     context: contextManager(config),
     lakeview,
+    conversation: opts.conversation,
+    textEndsTurn: opts.textEndsTurn,
+    instructions: session.instructions.prompt,
   });
   await lakeview?.drain();
   console.summary({
@@ -153,6 +210,30 @@ export async function runTask(
   });
   console.note(`trajectory saved to ${trajectoryPath}`);
   return { result, recorder };
+}
+
+function newRecorder(session: Session, task: string, opts: TaskOptions): TrajectoryRecorder {
+  const { config } = session;
+  const sessionId = newSessionId();
+  const recorder = new TrajectoryRecorder(
+    resolve(opts.trajectoryFile ?? defaultTrajectoryPath(sessionId)),
+    {
+      session_id: sessionId,
+      task: opts.recordedTask ?? task,
+      working_dir: session.workspace,
+      provider: config.model.provider.provider,
+      model: config.model.settings.model,
+      max_steps: config.agent.max_steps,
+      resumed_from: opts.resumedFrom,
+    },
+    [config.model.provider.api_key, config.lakeview?.provider.api_key],
+  );
+  recorder.data.project_instructions = session.instructions.files.map((f) => ({
+    path: f.path,
+    bytes: f.bytes,
+    truncated: f.truncated,
+  }));
+  return recorder;
 }
 
 function contextManager(config: RunConfig): ContextManager | undefined {

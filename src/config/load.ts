@@ -80,6 +80,7 @@ const configSchema = z.strictObject({
   allow_mcp_servers: z.array(z.string()).default([]),
   sandbox: z.enum(["none", "workspace-write"]).default("none"),
   allow_network: z.boolean().default(false),
+  approval: z.enum(["never", "commands", "all"]).optional(),
   tool_settings: z.strictObject({
     bash_timeout: z.number().positive().optional(),
     output_limit: positiveInt.optional(),

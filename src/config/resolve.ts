@@ -47,6 +47,8 @@ export interface RunConfig {
   allowMcpServers: string[];
   toolSettings: ToolSettings;
   configPath?: string;
+  /** The config file's `approval`, if set. */
+  approval?: "never" | "commands" | "all";
 }
 
 /** The agent section Deft reads: `deft_agent`, else Trae Agent's `trae_agent`. */
@@ -103,6 +105,7 @@ export function resolveRunConfig(
       ckgDir: settings.ckg_dir,
     },
     configPath: loaded.path,
+    approval: config.approval,
   };
 }
 

@@ -75,5 +75,7 @@ export interface DeftConfig {
   allow_mcp_servers: string[];
   sandbox: "none" | "workspace-write";
   allow_network: boolean;
+  /** When to ask before a tool call; unset: `never` for run, `commands` for interactive. */
+  approval?: "never" | "commands" | "all";
   tool_settings: ToolSettingsConfig;
 }

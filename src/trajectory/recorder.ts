@@ -58,13 +58,27 @@ export interface Trajectory {
   total_usage: LLMUsage;
   /** What context management shortened, step by step. */
   context_events?: unknown[];
+  /** Deft's trajectory format; absent in files from older versions and from Trae Agent. */
+  format_version?: number;
+  /** The session this file records; `deft run --resume ID` takes it. */
+  session_id?: string;
+  /** The session this one continues (`--continue`/`--resume`), if any. */
+  resumed_from?: { session_id: string | null; path: string } | null;
+  /** The project instruction files (AGENTS.md) added to the system prompt. */
+  project_instructions?: { path: string; bytes: number; truncated: boolean }[];
 }
+
+/** The trajectory format this version writes and can resume. */
+export const TRAJECTORY_FORMAT_VERSION = 1;
 
 /** Writes a trajectory file as the run goes. */
 export class TrajectoryRecorder {
   readonly data: Trajectory;
   readonly #secrets: string[];
   readonly #started = performance.now();
+  #lastRecorded: LLMMessage | undefined;
+  /** Added to step numbers, so the turns of one conversation number their steps on. */
+  stepOffset = 0;
 
   constructor(
     readonly path: string,
@@ -74,12 +88,17 @@ export class TrajectoryRecorder {
       provider: string;
       model: string;
       max_steps: number;
+      session_id?: string;
+      resumed_from?: Trajectory["resumed_from"];
     },
     secrets: readonly (string | undefined)[] = [],
   ) {
     this.#secrets = secrets.filter((s): s is string => !!s && s.length >= 4);
     this.data = {
+      format_version: TRAJECTORY_FORMAT_VERSION,
       ...init,
+      session_id: init.session_id ?? newSessionId(),
+      resumed_from: init.resumed_from ?? null,
       start_time: new Date().toISOString(),
       end_time: null,
       llm_interactions: [],
@@ -98,15 +117,34 @@ export class TrajectoryRecorder {
     this.flush();
   }
 
+  /**
+   * The messages of `conversation` this file has not recorded yet: those after the last one passed
+   * to `markRecorded` (all of them in a new file, so a resumed run's file stands on its own).
+   */
+  unrecorded(conversation: readonly LLMMessage[]): LLMMessage[] {
+    const last = this.#lastRecorded ? conversation.lastIndexOf(this.#lastRecorded) : -1;
+    return conversation.slice(last + 1);
+  }
+
+  /** Notes that the conversation up to `message` (the model's answer) is in the file. */
+  markRecorded(message: LLMMessage): void {
+    this.#lastRecorded = message;
+  }
+
   /** Records one finished step and writes the file. */
   recordStep(step: Omit<RecordedStep, "timestamp">): void {
-    this.data.agent_steps.push({ timestamp: new Date().toISOString(), ...step });
+    this.data.agent_steps.push({
+      timestamp: new Date().toISOString(),
+      ...step,
+      step_number: step.step_number + this.stepOffset,
+    });
     this.flush();
   }
 
   /** Attaches a step summary to a recorded step and writes the file. */
   annotateStep(stepNumber: number, lakeview: RecordedStep["lakeview"]): void {
-    const step = this.data.agent_steps.find((s) => s.step_number === stepNumber);
+    const number = stepNumber + this.stepOffset;
+    const step = this.data.agent_steps.find((s) => s.step_number === number);
     if (!step) return;
     step.lakeview = lakeview;
     this.flush();
@@ -141,10 +179,24 @@ export async function readTrajectory(path: string): Promise<Trajectory> {
   return data as Trajectory;
 }
 
-/** Where a run's trajectory goes by default: the user state dir, never the workspace. */
-export function defaultTrajectoryPath(now = new Date()): string {
+/** Deft's state folder: `$XDG_STATE_HOME/deft`, else `~/.local/state/deft`. */
+export function stateDir(): string {
   const home = Deno.env.get("HOME") ?? "/tmp";
-  const state = Deno.env.get("XDG_STATE_HOME") ?? `${home}/.local/state`;
+  return `${Deno.env.get("XDG_STATE_HOME") || `${home}/.local/state`}/deft`;
+}
+
+/** Where trajectories go by default: the user state dir, never the workspace. */
+export function trajectoriesDir(): string {
+  return `${stateDir()}/trajectories`;
+}
+
+/** A new session id: the start time and a random suffix, e.g. `20260102_150405_a1b2c3`. */
+export function newSessionId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "_").slice(0, 15);
-  return `${state}/deft/trajectories/trajectory_${stamp}_${crypto.randomUUID().slice(0, 6)}.json`;
+  return `${stamp}_${crypto.randomUUID().slice(0, 6)}`;
+}
+
+/** Where a session's trajectory goes by default. */
+export function defaultTrajectoryPath(sessionId = newSessionId()): string {
+  return `${trajectoriesDir()}/trajectory_${sessionId}.json`;
 }

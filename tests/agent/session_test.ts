@@ -11,30 +11,48 @@ function modelArgs(mock: MockLLM): string[] {
   return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
 }
 
-Deno.test("interactive: two tasks, fresh conversations, shared bash state", async () => {
+Deno.test("interactive (piped): one conversation across prompts, shared bash state", async () => {
   const repo = await makeBuggyRepo();
   const h = await home();
   const mock = MockLLM.start([
     chatToolCalls([["bash", { command: "export DEFT_MARK=remembered; cd /tmp" }]]),
     chatToolCalls([["task_done", {}]]),
     chatToolCalls([["bash", { command: 'echo "$DEFT_MARK in $(pwd)"' }]]),
-    chatToolCalls([["task_done", {}]]),
+    chatText("It said: remembered in /tmp."),
   ]);
   try {
-    const r = await runDeft(["interactive", "-w", repo, ...modelArgs(mock)], {
-      cwd: h,
-      env: { HOME: h },
-      stdin: "help\nfirst task\nstatus\n\nsecond task\nexit\n",
-    });
+    const r = await runDeft(
+      ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock)],
+      { cwd: h, env: { HOME: h }, stdin: "/help\nfirst task\n/status\n\nsecond task\nexit\n" },
+    );
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /Each task starts a fresh conversation/);
-    assert.match(r.stderr, /tasks run: 1/);
+    assert.match(r.stderr, /conversation carries over/);
+    assert.match(r.stderr, /conversation: 6 message\(s\), 1 turn\(s\)/);
     const firstOfSecond = mock.requests[2].body.messages;
-    assert.equal(firstOfSecond.length, 2, "the second task starts a fresh conversation");
-    assert.match(firstOfSecond[1].content, /second task/);
+    assert.equal(firstOfSecond.length, 7, "the second prompt goes on with the first turn");
+    assert.equal(firstOfSecond.at(-1).content, "second task");
     const answer = mock.requests[3].body.messages.at(-1).content;
     assert.match(answer, /remembered in \/tmp/);
+    assert.match(r.stdout, /It said: remembered in \/tmp\./, "a text answer ends the turn, shown");
+    assert.equal(mock.requests.length, 4);
     assert.match(r.stderr, /bye/);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive without a terminal: the default approval mode fails at start", async () => {
+  const h = await home();
+  const mock = MockLLM.start([]);
+  try {
+    const r = await runDeft(["interactive", ...modelArgs(mock)], {
+      cwd: h,
+      env: { HOME: h },
+      stdin: "do something\n",
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /approval mode 'commands'.*not a terminal.*--approval never/s);
+    assert.equal(mock.requests.length, 0);
   } finally {
     await mock.close();
   }

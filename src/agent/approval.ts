@@ -1,0 +1,336 @@
+/**
+ * Approvals: before a tool call runs, the user may have to say yes. `never` runs everything;
+ * `commands` asks before each bash command except a short list of read-only ones; `all` also asks
+ * before every edit (showing the diff) and every call of a tool Deft does not know (MCP). A "no"
+ * goes back to the model as the tool's error, with the user's reason; "always" stops asking for
+ * that command prefix (or that file) for the rest of the session.
+ */
+import type { Tool } from "../tools/base.ts";
+import {
+  normalizeToolName,
+  type ToolCall,
+  type ToolCallResult,
+  ToolExecutor,
+} from "../tools/executor.ts";
+import { validateArguments } from "../tools/validate.ts";
+
+/** The approval modes, most permissive first. */
+export const APPROVAL_MODES = ["never", "commands", "all"] as const;
+
+/** When Deft asks before a tool call. */
+export type ApprovalMode = typeof APPROVAL_MODES[number];
+
+/** Asks the user one question; resolves to the answer line, or null when nobody answers. */
+export type AskUser = (question: string) => Promise<string | null>;
+
+/** Whether `value` is an approval mode. */
+export function isApprovalMode(value: unknown): value is ApprovalMode {
+  return APPROVAL_MODES.includes(value as ApprovalMode);
+}
+
+/** What one call needs before it runs. */
+interface Request {
+  /** What the user sees: the command, or the edit as a diff. */
+  show: string;
+  /** The key "always" remembers; undefined when "always" is not offered. */
+  always?: string;
+  alwaysLabel?: string;
+  kind: "command" | "edit" | "tool call";
+}
+
+// Commands that only read. Anything with shell syntax beyond a plain pipe is asked about.
+const READ_ONLY = new Set([
+  "ls",
+  "cat",
+  "head",
+  "tail",
+  "wc",
+  "grep",
+  "pwd",
+  "echo",
+  "which",
+  "stat",
+  "du",
+  "df",
+  "whoami",
+  "date",
+]);
+const READ_ONLY_GIT = new Set(["status", "diff", "log", "show"]);
+// Options that make a reader write a file or run a program.
+const WRITING_OPTION = /^--?(output|ext-diff|textconv|exec|pre\b|o$)/;
+const SHELL_SYNTAX = /[;&<>`$(){}\\\n\r]|\|\|/;
+// Tools whose first word names a subcommand: "always" covers `git push`, not every git command.
+const SUBCOMMAND_TOOLS = new Set([
+  "git",
+  "npm",
+  "npx",
+  "pnpm",
+  "yarn",
+  "deno",
+  "cargo",
+  "go",
+  "docker",
+  "kubectl",
+  "pip",
+  "make",
+]);
+const EDIT_TOOL = normalizeToolName("str_replace_based_edit_tool");
+const JSON_TOOL = normalizeToolName("json_edit_tool");
+const NEVER_ASK = new Set(
+  ["sequentialthinking", "task_done", "ckg"].map(normalizeToolName),
+);
+const SHOWN_LINES = 60;
+// Repository config keys that make git run a program, or pull in more config.
+const PROGRAM_KEYS =
+  /^(include|includeif)\.|^alias\.|^core\.(fsmonitor|pager|editor|sshcommand|gitproxy|hookspath|askpass|attributesfile|worktree)$|^(diff|merge|filter)\..+\.|^diff\.external$|^pager\.|^credential\.|^uploadpack\.|^sequence\.editor$|^gpg\.|^interactive\.difffilter$/i;
+
+function usesGit(command: string): boolean {
+  return command.split("|").some((segment) => segment.trim().split(/\s+/)[0] === "git");
+}
+
+function touchesGit(args: Record<string, unknown>): boolean {
+  const path = String(args.path ?? args.file_path ?? "");
+  return path.split("/").some((part) =>
+    part === ".git" || /^\.git(attributes|modules)$/.test(part)
+  );
+}
+
+/** Whether `command` only reads: read-only programs, joined at most by plain pipes. */
+export function isReadOnlyCommand(command: string): boolean {
+  if (SHELL_SYNTAX.test(command)) return false;
+  const segments = command.split("|");
+  return segments.every((segment) => {
+    const words = segment.trim().split(/\s+/).filter((w) => w !== "");
+    if (words.length === 0) return false;
+    if (words.some((w) => WRITING_OPTION.test(w.replace(/^['"]/, "")))) return false;
+    if (words[0] === "git") return READ_ONLY_GIT.has(words[1] ?? "");
+    return READ_ONLY.has(words[0]);
+  });
+}
+
+/** The prefix "always" remembers for a plain command; undefined for shell syntax. */
+export function commandPrefix(command: string): string | undefined {
+  if (SHELL_SYNTAX.test(command) || command.includes("|")) return undefined;
+  const words = command.trim().split(/\s+/).filter((w) => w !== "");
+  if (words.length === 0 || /[=]/.test(words[0])) return undefined;
+  if (SUBCOMMAND_TOOLS.has(words[0]) && words[1] && !words[1].startsWith("-")) {
+    return `${words[0]} ${words[1]}`;
+  }
+  return words[0];
+}
+
+function matchesPrefix(command: string, prefix: string): boolean {
+  if (commandPrefix(command) === undefined) return false;
+  const words = command.trim().split(/\s+/);
+  const want = prefix.split(" ");
+  return want.every((w, i) => words[i] === w);
+}
+
+/** Decides, and asks the user when needed, whether each call may run. */
+export class ApprovalGate {
+  readonly #always = new Set<string>();
+  #queue: Promise<unknown> = Promise.resolve();
+
+  /**
+   * `workspace` is where git's read-only commands are checked: a repository whose own config can
+   * run programs (fsmonitor, pagers, diff drivers, aliases…) makes them anything but read-only.
+   */
+  constructor(
+    public mode: ApprovalMode,
+    private readonly ask: AskUser,
+    private readonly show: (text: string) => void,
+    private readonly workspace?: string,
+  ) {}
+
+  /** Null when the call may run; else the refusal the model reads. One question at a time. */
+  async check(tool: Tool, args: Record<string, unknown>): Promise<string | null> {
+    const request = await this.#request(tool, args);
+    if (!request) return null;
+    const answer = this.#queue.then(() => this.#decide(request));
+    this.#queue = answer.catch(() => {});
+    return await answer;
+  }
+
+  async #request(tool: Tool, args: Record<string, unknown>): Promise<Request | undefined> {
+    if (this.mode === "never") return undefined;
+    const name = normalizeToolName(tool.name);
+    if (name === "bash") {
+      if (args.restart === true || typeof args.command !== "string") return undefined;
+      const command = args.command;
+      if (isReadOnlyCommand(command) && !(usesGit(command) && await this.#gitRunsPrograms())) {
+        return undefined;
+      }
+      if ([...this.#always].some((p) => p.startsWith("$ ") && matchesPrefix(command, p.slice(2)))) {
+        return undefined;
+      }
+      const prefix = commandPrefix(command);
+      return {
+        kind: "command",
+        show: `$ ${command}`,
+        always: prefix === undefined ? undefined : `$ ${prefix}`,
+        alwaysLabel: prefix === undefined ? undefined : `\`${prefix}\` commands`,
+      };
+    }
+    const isEdit = name === EDIT_TOOL || name === JSON_TOOL;
+    // git's own files can make "read-only" git commands run programs: edits there are asked about.
+    const gitEdit = isEdit && this.mode === "commands" && touchesGit(args);
+    if ((this.mode !== "all" && !gitEdit) || NEVER_ASK.has(name)) return undefined;
+    if (isEdit) {
+      const edit = describeEdit(name, args);
+      if (!edit) return undefined;
+      const key = `edit ${edit.path}`;
+      if (this.#always.has(key)) return undefined;
+      return { kind: "edit", show: edit.diff, always: key, alwaysLabel: `edits to ${edit.path}` };
+    }
+    const key = `tool ${name}`;
+    if (this.#always.has(key)) return undefined;
+    return {
+      kind: "tool call",
+      show: `${tool.name} ${clip(JSON.stringify(args))}`,
+      always: key,
+      alwaysLabel: `${tool.name} calls`,
+    };
+  }
+
+  async #gitRunsPrograms(): Promise<boolean> {
+    if (!this.workspace) return false;
+    try {
+      const out = await new Deno.Command("git", {
+        args: ["config", "--local", "--no-includes", "--name-only", "--list"],
+        cwd: this.workspace,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      // Not a repository (or no local config): nothing of the repository's own to run.
+      if (!out.success) return false;
+      return new TextDecoder().decode(out.stdout).split("\n").some((key) =>
+        PROGRAM_KEYS.test(key.trim())
+      );
+    } catch {
+      return true;
+    }
+  }
+
+  async #decide(request: Request): Promise<string | null> {
+    // An earlier answer ("always") may cover this one by now.
+    if (request.always && this.#always.has(request.always)) return null;
+    const choices = request.always
+      ? `[y]es / [n]o (add a reason: "n use the test script") / [a]lways for ${request.alwaysLabel}`
+      : `[y]es / [n]o (add a reason: "n use the test script")`;
+    this.show(`\nApprove this ${request.kind}?\n${visible(request.show)}\n${choices}`);
+    for (;;) {
+      const line = await this.ask("approve> ");
+      if (line === null) {
+        return refusal(request, "no answer (the prompt was closed or interrupted)");
+      }
+      const answer = line.trim();
+      const word = /^([a-z]+)\b[\s:,.-]*(.*)$/is.exec(answer);
+      const head = word?.[1].toLowerCase() ?? "";
+      if (head === "y" || head === "yes") return null;
+      if ((head === "a" || head === "always") && request.always) {
+        this.#always.add(request.always);
+        return null;
+      }
+      if (head === "n" || head === "no") return refusal(request, word?.[2].trim() ?? "");
+      this.show(`Please answer y, n (with an optional reason)${request.always ? " or a" : ""}.`);
+    }
+  }
+}
+
+/**
+ * The text with control characters and bidirectional overrides spelled out, so a command cannot
+ * disguise itself on the terminal (a carriage return or an escape sequence that redraws the line).
+ */
+export function visible(text: string): string {
+  // deno-lint-ignore no-control-regex
+  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100
+      ? `\\x${code.toString(16).padStart(2, "0")}`
+      : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
+function refusal(request: Request, reason: string): string {
+  return `The user denied this ${request.kind}${reason ? `: ${reason}` : "."} It did not run. ` +
+    `Do not repeat it unchanged; take the reason into account or ask the user how to proceed.`;
+}
+
+function describeEdit(
+  name: string,
+  args: Record<string, unknown>,
+): { path: string; diff: string } | undefined {
+  const text = (v: unknown) => typeof v === "string" ? v : "";
+  if (name === JSON_TOOL) {
+    if (args.operation === "view") return undefined;
+    const path = text(args.file_path);
+    const value = args.value === undefined ? "" : ` = ${clip(JSON.stringify(args.value))}`;
+    return { path, diff: `${path}: ${args.operation} ${text(args.json_path)}${value}` };
+  }
+  const path = text(args.path);
+  const lines = (prefix: string, body: string) =>
+    limitLines(body.split("\n")).map((l) => `${prefix}${l}`);
+  switch (args.command) {
+    case "create":
+      return {
+        path,
+        diff: [`+++ ${path} (new file)`, ...lines("+", text(args.file_text))].join("\n"),
+      };
+    case "str_replace":
+      return {
+        path,
+        diff: [
+          `--- ${path}`,
+          `+++ ${path}`,
+          ...lines("-", text(args.old_str)),
+          ...lines("+", text(args.new_str)),
+        ].join("\n"),
+      };
+    case "insert":
+      return {
+        path,
+        diff: [`+++ ${path} (after line ${args.insert_line})`, ...lines("+", text(args.new_str))]
+          .join("\n"),
+      };
+    case "undo_edit":
+      return { path, diff: `undo the last edit of ${path}` };
+    default:
+      return undefined;
+  }
+}
+
+function limitLines(lines: string[]): string[] {
+  if (lines.length <= SHOWN_LINES) return lines;
+  return [...lines.slice(0, SHOWN_LINES), `… ${lines.length - SHOWN_LINES} more line(s)`];
+}
+
+function clip(text: string): string {
+  return text.length > 2000 ? `${text.slice(0, 1999)}…` : text;
+}
+
+/** An executor that asks the gate before each call; a refused call fails without running. */
+export class ApprovingExecutor extends ToolExecutor {
+  constructor(tools: readonly Tool[], readonly gate: ApprovalGate) {
+    super(tools);
+  }
+
+  override async executeToolCall(call: ToolCall): Promise<ToolCallResult> {
+    const tool = this.find(call.name);
+    const validation = tool && validateArguments(tool.name, tool.parameters, call.arguments);
+    // Unknown tools and invalid arguments fail in the executor without running anything.
+    if (!tool || !validation?.ok) return await super.executeToolCall(call);
+    const refused = await this.gate.check(tool, validation.args as Record<string, unknown>);
+    if (refused === null) return await super.executeToolCall(call);
+    const result: ToolCallResult = {
+      name: tool.name,
+      call_id: call.call_id,
+      success: false,
+      output: null,
+      error: refused,
+      error_code: -1,
+    };
+    if (call.id !== undefined) result.id = call.id;
+    return result;
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * The slash commands of `deft interactive`. They act on the session and never reach the model; an
+ * unknown one is an error, not a task.
+ */
+import { workspacePatch } from "../../agent/patch.ts";
+import { APPROVAL_MODES, isApprovalMode } from "../../agent/approval.ts";
+import { createClient } from "../../llm/client.ts";
+import type { LLMMessage } from "../../llm/types.ts";
+import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
+import type { Session } from "../session.ts";
+import { resumeTarget } from "../resume.ts";
+
+/** What a command may read and change. */
+export interface CommandContext {
+  session: Session;
+  conversation: LLMMessage[];
+  recorder?: TrajectoryRecorder;
+  turns: number;
+  tokens: number;
+  /** Starts a new conversation; `from` fills it with a resumed one. */
+  reset(
+    from?: { conversation: LLMMessage[]; link: { session_id: string | null; path: string } },
+  ): void;
+  write(text: string): void;
+}
+
+/** What the loop does after a command. */
+export type CommandOutcome = "continue" | "exit";
+
+interface SlashCommand {
+  name: string;
+  usage: string;
+  help: string;
+  run(ctx: CommandContext, arg: string): Promise<CommandOutcome | void> | CommandOutcome | void;
+}
+
+const COMMANDS: SlashCommand[] = [
+  {
+    name: "help",
+    usage: "/help",
+    help: "this text",
+    run: (ctx) => ctx.write(helpText()),
+  },
+  {
+    name: "status",
+    usage: "/status",
+    help: "model, workspace, approval mode, conversation and usage",
+    run: (ctx) => {
+      const { config, workspace, approval, instructions, executor } = ctx.session;
+      ctx.write([
+        `provider:     ${config.model.provider.provider}`,
+        `model:        ${config.model.settings.model}`,
+        `workspace:    ${workspace}`,
+        `approval:     ${approval?.mode ?? "never"}`,
+        `conversation: ${ctx.conversation.length} message(s), ${ctx.turns} turn(s)`,
+        `tokens used:  ${ctx.tokens}`,
+        `session:      ${ctx.recorder?.data.session_id ?? "(not started)"}`,
+        `trajectory:   ${ctx.recorder?.path ?? "(written at the first turn)"}`,
+        `instructions: ${instructions.files.map((f) => f.path).join(", ") || "(none)"}`,
+        `tools:        ${executor.tools.map((t) => t.name).join(", ")}`,
+        `config:       ${config.configPath ?? "(defaults)"}`,
+      ].join("\n"));
+    },
+  },
+  {
+    name: "clear",
+    usage: "/clear",
+    help: "start a new conversation (the shell and edit history stay)",
+    run: (ctx) => {
+      ctx.reset();
+      ctx.write("new conversation: the model no longer sees the earlier turns.");
+    },
+  },
+  {
+    name: "diff",
+    usage: "/diff",
+    help: "the workspace's changes so far (git diff, new files included)",
+    run: async (ctx) => {
+      try {
+        const patch = await workspacePatch(ctx.session.workspace);
+        ctx.write(patch.trim() === "" ? "(no changes, or not a git repository)" : patch);
+      } catch (e) {
+        ctx.write(`cannot compute the diff: ${(e as Error).message}`);
+      }
+    },
+  },
+  {
+    name: "model",
+    usage: "/model [ID]",
+    help: "show the model, or switch to model ID (same provider) for the next turns",
+    run: (ctx, arg) => {
+      const { config } = ctx.session;
+      if (arg === "") {
+        ctx.write(`model: ${config.model.provider.provider}/${config.model.settings.model}`);
+        return;
+      }
+      config.model = { ...config.model, settings: { ...config.model.settings, model: arg } };
+      ctx.session.client = createClient(config.model);
+      ctx.write(`model: ${config.model.provider.provider}/${arg} from the next turn on.`);
+    },
+  },
+  {
+    name: "approval",
+    usage: "/approval [never|commands|all]",
+    help: "show or change when Deft asks before a tool call",
+    run: (ctx, arg) => {
+      const gate = ctx.session.approval;
+      if (arg === "") {
+        ctx.write(`approval: ${gate?.mode ?? "never"}`);
+        return;
+      }
+      if (!isApprovalMode(arg)) {
+        ctx.write(`unknown approval mode '${arg}'; use one of ${APPROVAL_MODES.join(", ")}.`);
+        return;
+      }
+      if (!gate) {
+        ctx.write(
+          "there is no terminal to ask on, so this session runs every call unasked; start " +
+            "Deft from a terminal to use approvals.",
+        );
+        return;
+      }
+      gate.mode = arg;
+      ctx.write(`approval: ${arg}`);
+    },
+  },
+  {
+    name: "resume",
+    usage: "/resume [ID]",
+    help: "go on with session ID (default: the latest one of this workspace)",
+    run: async (ctx, arg) => {
+      try {
+        const resumed = await resumeTarget({
+          workingDir: ctx.session.workspace,
+          ...(arg === "" ? { continue: true } : { resume: arg }),
+        });
+        if (!resumed) return;
+        ctx.reset({ conversation: resumed.conversation, link: resumed.link });
+        ctx.write(
+          `resumed session ${resumed.link.session_id}: ${resumed.conversation.length} ` +
+            `message(s); type the next prompt.`,
+        );
+      } catch (e) {
+        ctx.write((e as Error).message);
+      }
+    },
+  },
+  {
+    name: "exit",
+    usage: "/exit",
+    help: "leave (also /quit, exit, Ctrl-D on an empty line)",
+    run: () => "exit",
+  },
+  { name: "quit", usage: "/quit", help: "", run: () => "exit" },
+];
+
+/** The help text: how a turn works and the commands. */
+export function helpText(): string {
+  const lines = COMMANDS.filter((c) => c.help !== "").map((c) =>
+    `  ${c.usage.padEnd(32)}${c.help}`
+  );
+  return [
+    "Type a prompt and press Enter. The model works with the tools until it answers without a",
+    "tool call (the answer is shown) or calls task_done; then it is your turn again. The",
+    "conversation carries over from turn to turn until /clear.",
+    "End a line with \\ to go on typing on the next line; pasted lines form one prompt.",
+    "Commands:",
+    ...lines,
+    "Ctrl-C stops the running turn; Ctrl-D on an empty line leaves.",
+  ].join("\n");
+}
+
+/** Whether `input` is a slash command: `/word` first (a path such as `/tmp/x` is a prompt). */
+export function isSlashCommand(input: string): boolean {
+  return /^\/[A-Za-z][\w-]*(\s|$)/.test(input.trim());
+}
+
+/** Runs the slash command in `input`; an unknown command is reported, never sent on. */
+export async function runSlashCommand(
+  input: string,
+  ctx: CommandContext,
+): Promise<CommandOutcome> {
+  const [, name, arg] = /^\/(\S+)\s*([\s\S]*)$/.exec(input.trim()) ?? [];
+  const command = COMMANDS.find((c) => c.name === name?.toLowerCase());
+  if (!command) {
+    ctx.write(
+      `unknown command /${name}; commands: ${
+        COMMANDS.map((c) => `/${c.name}`).join(" ")
+      }. (Nothing was sent to the model.)`,
+    );
+    return "continue";
+  }
+  return (await command.run(ctx, arg.trim())) ?? "continue";
+}

@@ -1,0 +1,187 @@
+/**
+ * Resuming: finding a workspace's sessions among the recorded trajectories and rebuilding the
+ * conversation a trajectory recorded, so a new run can go on where the old one stopped.
+ */
+import { basename } from "node:path";
+import type { LLMMessage } from "../llm/types.ts";
+import {
+  readTrajectory,
+  trajectoriesDir,
+  type Trajectory,
+  TRAJECTORY_FORMAT_VERSION,
+} from "./recorder.ts";
+
+/** One recorded session, as `deft sessions` lists it. */
+export interface SessionSummary {
+  id: string;
+  path: string;
+  started: string;
+  task: string;
+  steps: number;
+  outcome: "completed" | "failed" | "unfinished";
+  working_dir?: string;
+}
+
+/** A session that cannot be resumed; the message says why and what to do. */
+export class ResumeError extends Error {
+  override name = "ResumeError";
+}
+
+/** Files read when listing, newest first; older ones are not looked at. */
+const SCANNED_FILES = 500;
+
+/** The sessions recorded for `workspace`, newest first. Unreadable files are skipped. */
+export async function listSessions(workspace: string, limit = 20): Promise<SessionSummary[]> {
+  const found: SessionSummary[] = [];
+  for (const path of await trajectoryFiles()) {
+    let data: Trajectory;
+    try {
+      data = await readTrajectory(path);
+    } catch {
+      continue;
+    }
+    if (data.working_dir !== workspace || !data.format_version) continue;
+    found.push(summarize(path, data));
+    if (found.length >= limit) break;
+  }
+  return found;
+}
+
+/** The newest session of `workspace`, or undefined when it has none. */
+export async function latestSession(workspace: string): Promise<SessionSummary | undefined> {
+  return (await listSessions(workspace, 1))[0];
+}
+
+/**
+ * Finds the trajectory for `idOrFile` (a session id, or a trajectory file's path) and checks it
+ * can be resumed in `workspace`. Throws a ResumeError saying what is wrong otherwise.
+ */
+export async function loadResumable(
+  idOrFile: string,
+  workspace: string,
+): Promise<{ path: string; trajectory: Trajectory }> {
+  const path = await locate(idOrFile);
+  let trajectory: Trajectory;
+  try {
+    trajectory = await readTrajectory(path);
+  } catch (e) {
+    throw new ResumeError(`cannot resume ${path}: ${(e as Error).message}`);
+  }
+  if (trajectory.format_version === undefined) {
+    throw new ResumeError(
+      `cannot resume ${path}: it was written by an older Deft (or by Trae Agent) without a ` +
+        `format_version, so its conversation cannot be rebuilt. Start a new run instead.`,
+    );
+  }
+  if (trajectory.format_version > TRAJECTORY_FORMAT_VERSION) {
+    throw new ResumeError(
+      `cannot resume ${path}: it has format_version ${trajectory.format_version}, newer than ` +
+        `this Deft understands (${TRAJECTORY_FORMAT_VERSION}). Update Deft.`,
+    );
+  }
+  if (trajectory.working_dir !== workspace) {
+    throw new ResumeError(
+      `cannot resume ${path}: it was recorded in ${trajectory.working_dir ?? "an unknown folder"}` +
+        `, not in this workspace (${workspace}). Run from that folder or pass -w with it.`,
+    );
+  }
+  return { path, trajectory };
+}
+
+/**
+ * The conversation a trajectory recorded: each model call's new input messages and its answer,
+ * then the results of the last step's tool calls (a call without a recorded result gets an error
+ * saying it was interrupted, so the conversation stays well-formed for every provider).
+ */
+export function rebuildConversation(trajectory: Trajectory): LLMMessage[] {
+  const messages: LLMMessage[] = [];
+  for (const interaction of trajectory.llm_interactions) {
+    messages.push(...interaction.input_messages);
+    const { content, tool_calls } = interaction.response;
+    messages.push({ role: "assistant", content, tool_calls });
+  }
+  const last = messages.at(-1);
+  if (last?.role !== "assistant" || !last.tool_calls?.length) return messages;
+  const ids = new Set(last.tool_calls.map((c) => c.call_id));
+  const step = trajectory.agent_steps.findLast((s) => s.tool_calls.some((c) => ids.has(c.call_id)));
+  for (const call of last.tool_calls) {
+    const result = step?.tool_results.find((r) => r.call_id === call.call_id);
+    if (!result) {
+      messages.push({
+        role: "tool",
+        call_id: call.call_id,
+        name: call.name,
+        content: "Error: the run stopped before this call finished; it may not have run.",
+        is_error: true,
+      });
+      continue;
+    }
+    const parts = [
+      result.result,
+      result.error && !result.success ? `Error: ${result.error}` : result.error,
+    ]
+      .filter((p): p is string => !!p);
+    messages.push({
+      role: "tool",
+      call_id: result.call_id,
+      name: result.name,
+      content: parts.join("\n") || (result.success ? "(no output)" : "Error: the tool failed."),
+      is_error: !result.success,
+    });
+  }
+  return messages;
+}
+
+function summarize(path: string, data: Trajectory): SessionSummary {
+  return {
+    id: data.session_id ?? basename(path, ".json"),
+    path,
+    started: data.start_time,
+    task: data.task,
+    steps: data.agent_steps.length,
+    outcome: data.end_time === null ? "unfinished" : data.success ? "completed" : "failed",
+    working_dir: data.working_dir,
+  };
+}
+
+async function trajectoryFiles(): Promise<string[]> {
+  const dir = trajectoriesDir();
+  const files: { path: string; mtime: number }[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.isFile || !entry.name.endsWith(".json")) continue;
+      const path = `${dir}/${entry.name}`;
+      const info = await Deno.stat(path).catch(() => undefined);
+      if (info) files.push({ path, mtime: info.mtime?.getTime() ?? 0 });
+    }
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return [];
+    throw e;
+  }
+  files.sort((a, b) => b.mtime - a.mtime || b.path.localeCompare(a.path));
+  return files.slice(0, SCANNED_FILES).map((f) => f.path);
+}
+
+async function locate(idOrFile: string): Promise<string> {
+  if (idOrFile.includes("/") || idOrFile.endsWith(".json")) {
+    try {
+      await Deno.stat(idOrFile);
+      return idOrFile;
+    } catch {
+      throw new ResumeError(`cannot resume ${idOrFile}: no such trajectory file.`);
+    }
+  }
+  if (!/^[\w.-]+$/.test(idOrFile)) {
+    throw new ResumeError(`'${idOrFile}' is not a session id; see deft sessions for the ids.`);
+  }
+  const direct = `${trajectoriesDir()}/trajectory_${idOrFile}.json`;
+  if (await Deno.stat(direct).then(() => true, () => false)) return direct;
+  for (const path of await trajectoryFiles()) {
+    const data = await readTrajectory(path).catch(() => undefined);
+    if (data?.session_id === idOrFile) return path;
+  }
+  throw new ResumeError(
+    `no session '${idOrFile}' in ${trajectoriesDir()}; deft sessions lists this workspace's ` +
+      `sessions.`,
+  );
+}

@@ -1,0 +1,50 @@
+/** Drives `deft` through a real pseudo-terminal (python3's pty module), as a user at a terminal. */
+import { deftFlags } from "../../scripts/deft_flags.ts";
+import { denoDir, REPO_ROOT } from "./deft.ts";
+
+/** One exchange: wait for `expect` (a regex) in the output, then type `send`. */
+export interface PtyStep {
+  expect?: string;
+  send?: string;
+}
+
+/** What the terminal showed, the exit code (null when killed) and the step that timed out. */
+export interface PtyRun {
+  code: number | null;
+  output: string;
+  failed: number | null;
+}
+
+/** Runs `deft ARGS` in a pty and plays `steps`. */
+export async function runDeftInPty(
+  args: string[],
+  steps: PtyStep[],
+  options: { cwd: string; env?: Record<string, string>; timeoutSeconds?: number },
+): Promise<PtyRun> {
+  const script = await Deno.makeTempFile({ suffix: ".json" });
+  await Deno.writeTextFile(
+    script,
+    JSON.stringify({
+      argv: [Deno.execPath(), "run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...args],
+      cwd: options.cwd,
+      env: { NO_COLOR: "1", DENO_DIR: denoDir(), TERM: "xterm", ...options.env },
+      steps,
+      timeout: options.timeoutSeconds ?? 90,
+    }),
+  );
+  const out = await new Deno.Command("python3", {
+    args: [`${REPO_ROOT}tests/helpers/pty_drive.py`, script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  await Deno.remove(script);
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) throw new Error(`pty driver failed: ${new TextDecoder().decode(out.stderr)}`);
+  return JSON.parse(text) as PtyRun;
+}
+
+/** The terminal output without escape sequences and carriage returns, for matching. */
+export function plain(output: string): string {
+  // deno-lint-ignore no-control-regex
+  return output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r/g, "");
+}
