@@ -131,7 +131,7 @@ function buildProgram(setExit: (code: number) => void): Command {
   return program;
 }
 
-const SANDBOX_MODES = ["none", "workspace-write"];
+const SANDBOX_MODES = ["none", "workspace-write", "read-only"];
 
 async function workspaceOf(opts: { workingDir?: string }): Promise<string> {
   const context = await import("./context.ts");

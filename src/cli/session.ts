@@ -16,7 +16,7 @@ import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
-import { hostDirs, workspaceOf } from "./context.ts";
+import { checkSandbox, hostDirs, workspaceOf } from "./context.ts";
 import {
   defaultTrajectoryPath,
   type Trajectory,
@@ -66,6 +66,7 @@ export async function openSession(opts: SessionOptions, recording?: Trajectory):
   const lakeviewClient = config.lakeview && !recording
     ? createClient(config.lakeview, undefined, 500)
     : undefined;
+  checkSandbox(config.toolSettings, config.agent.tools);
   let tools: Tool[];
   try {
     tools = await createHostedTools(

@@ -1,10 +1,11 @@
 /** Messages between the main thread and the worker that hosts confined tools. */
 import type { ToolContext } from "../base.ts";
+import type { ToolDirs } from "../../policy/permissions.ts";
 import type { ToolCall, ToolCallResult } from "../executor.ts";
 
 /** From the main thread to the worker. */
 export type HostRequest =
-  | { type: "init"; context: ToolContext; names: string[] }
+  | { type: "init"; context: ToolContext; names: string[]; dirs?: ToolDirs }
   | { type: "call"; id: number; call: ToolCall }
   | { type: "close"; id: number; name: string | null };
 

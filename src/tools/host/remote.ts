@@ -4,7 +4,8 @@
  * no network; the model-facing definitions are rendered here from the same tool classes. Pure
  * tools (task_done, sequentialthinking) stay in-process. The worker starts on the first call.
  */
-import { codeLocation, toolPermissions } from "../../policy/permissions.ts";
+import { codeLocation, grantedToolPermissions } from "../../policy/permissions.ts";
+import { createSessionTemp, type SessionTemp } from "../../policy/session_temp.ts";
 import { Tool, type ToolContext, type ToolExecResult, type ToolParameter } from "../base.ts";
 import type { ToolCall, ToolCallResult } from "../executor.ts";
 import { DEFAULT_TOOL_NAMES, definitionOf, resolveToolNames } from "../catalog.ts";
@@ -21,6 +22,7 @@ type Outgoing = { type: "call"; call: ToolCall } | { type: "close"; name: string
 /** Extra directories the worker may use besides the workspace. */
 export interface HostDirs {
   cache?: string;
+  /** Where the host makes its private temp folder (then in `cache` if Deft may not write it). */
   temp?: string;
 }
 
@@ -31,6 +33,7 @@ export class ToolHost {
   #nextId = 0;
   readonly #pending = new Map<number, (reply: HostReply) => void>();
   #open: Set<string>;
+  #temp?: SessionTemp;
 
   constructor(
     private readonly context: ToolContext,
@@ -42,15 +45,23 @@ export class ToolHost {
 
   #start(): Promise<Worker> {
     if (this.#worker) return this.#worker;
+    this.#temp ??= createSessionTemp([this.dirs.temp, this.dirs.cache]);
+    const readOnly = this.context.settings.sandbox === "read-only";
+    const dirs = {
+      workspace: this.context.workspace,
+      cache: this.dirs.cache,
+      temp: this.#temp?.path,
+      code: codeLocation(workerEntry()),
+      readOnly,
+    };
+    const { permissions } = grantedToolPermissions(dirs);
+    const context: ToolContext = {
+      ...this.context,
+      settings: { ...this.context.settings, tempDir: this.#temp?.path },
+    };
     const worker = new Worker(workerEntry(), {
       type: "module",
-      deno: {
-        permissions: toolPermissions({
-          workspace: this.context.workspace,
-          ...this.dirs,
-          code: codeLocation(workerEntry()),
-        }),
-      },
+      deno: { permissions },
     } as WorkerOptions);
     const started = new Promise<Worker>((resolve) => {
       const timer = setTimeout(
@@ -60,7 +71,7 @@ export class ToolHost {
       worker.onmessage = (e: MessageEvent<HostReply>) => {
         if (e.data.type === "ready") {
           clearTimeout(timer);
-          worker.postMessage({ type: "init", context: this.context, names: this.names });
+          worker.postMessage({ type: "init", context, names: this.names, dirs });
           resolve(worker);
           return;
         }
@@ -132,6 +143,8 @@ export class ToolHost {
     }
     const reply = await this.#send({ type: "close", name: null });
     this.#terminate([]);
+    this.#temp?.remove();
+    this.#temp = undefined;
     if (reply.type === "closed" && reply.errors.length) throw new Error(reply.errors.join("; "));
   }
 }
@@ -179,7 +192,7 @@ export async function createHostedTools(
   dirs: HostDirs = {},
 ): Promise<Tool[]> {
   const resolved = resolveToolNames(names);
-  if (Deno.env.get("DEFT_TOOLS_IN_PROCESS") === "1") {
+  if (envFlag("DEFT_TOOLS_IN_PROCESS") === "1") {
     const { createTools } = await import("../registry.ts");
     return createTools(context, resolved);
   }
@@ -188,4 +201,13 @@ export async function createHostedTools(
   return resolved.map((name) =>
     IN_PROCESS[name]?.(context) ?? new RemoteTool(definitionOf(name), context, host)
   );
+}
+
+// Deft runs without --allow-env too; an environment it may not read sets nothing.
+function envFlag(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
 }

@@ -3,7 +3,7 @@
  * the main thread sends. Deno's worker permissions (see src/policy/permissions.ts) fence it in;
  * a denial comes back as a tool error that says what is allowed.
  */
-import { explainDenial } from "../../policy/permissions.ts";
+import { explainDenial, type ToolDirs } from "../../policy/permissions.ts";
 import type { Tool, ToolContext } from "../base.ts";
 import { ToolExecutor } from "../executor.ts";
 import { createTools } from "../registry.ts";
@@ -18,6 +18,7 @@ interface WorkerScope {
 export function serveToolHost(): void {
   const scope = globalThis as unknown as WorkerScope;
   let context: ToolContext | undefined;
+  let dirs: ToolDirs | undefined;
   let tools: Tool[] = [];
   let executor = new ToolExecutor([]);
   // Calls run concurrently (tools serialise what must be serialised); init and close run one at a
@@ -35,13 +36,14 @@ export function serveToolHost(): void {
     switch (message.type) {
       case "init":
         context = message.context;
+        dirs = message.dirs;
         tools = createTools(context, message.names);
         executor = new ToolExecutor(tools);
         break;
       case "call": {
         const result = await executor.executeToolCall(message.call);
         if (!result.success && result.error && context) {
-          const explained = explainDenial(result.error, context.workspace);
+          const explained = explainDenial(result.error, context.workspace, dirs);
           if (explained) result.error = explained;
         }
         scope.postMessage({ type: "result", id: message.id, result });
