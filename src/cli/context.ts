@@ -26,7 +26,8 @@ export async function workspaceOf(workingDir: string | undefined): Promise<strin
   } catch (e) {
     if (e instanceof Deno.errors.NotCapable) {
       throw new UsageError(
-        `Deno's permissions do not let Deft read the workspace ${dir}: add it to --allow-read, ` +
+        `Deno's permissions do not let Deft read the workspace ${dir}: add it to --allow-read ` +
+          "(a symbolic link and its target both: Deno grants paths as written), " +
           "or pass another directory with -w.",
       );
     }
@@ -39,10 +40,13 @@ export async function workspaceOf(workingDir: string | undefined): Promise<strin
  * Resolves the workspace (default: the current directory) and the tool settings, the same way
  * `deft run` does: flags > environment > config file > defaults.
  */
-export async function toolContext(opts: ToolCommandOptions): Promise<ToolContext> {
+export async function toolContext(
+  opts: ToolCommandOptions,
+  tools?: readonly string[],
+): Promise<ToolContext> {
   const workspace = await workspaceOf(opts.workingDir);
   const settings = resolveToolSettings(await loadToolConfig(), { sandbox: opts.sandbox });
-  checkSandbox(settings);
+  checkSandbox(settings, tools);
   return { provider: opts.provider ?? "openai", workspace, settings };
 }
 

@@ -88,13 +88,13 @@ export function explainDenial(
     case "read":
     case "write": {
       const own = [workspace, dirs.cache, dirs.temp, kind === "read" ? dirs.code : undefined];
-      const mine = target && own.some((d) => d && isInside(d, resolve(target)));
+      const mine = target && own.find((d) => d && isInside(d, resolve(target)));
       if (mine && kind === "write" && dirs.readOnly && isInside(workspace, resolve(target))) {
         return `The workspace is read-only (sandbox: read-only): ${target} cannot be written.`;
       }
       if (mine) {
         return `Deft was not given Deno ${kind} permission on ${target}: start Deft with ` +
-          `${flagFor(kind, target)} (or a folder above it). [refused by Deno's permissions]`;
+          `${flagFor(kind, mine)} (or a folder above it). [refused by Deno's permissions]`;
       }
       return `${target ?? "The path"} is outside the workspace ${workspace}: tools may ${kind} ` +
         `only inside it. [refused by Deno's permissions of the tool worker]`;

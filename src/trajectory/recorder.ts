@@ -143,8 +143,17 @@ export async function readTrajectory(path: string): Promise<Trajectory> {
 
 /** Where a run's trajectory goes by default: the user state dir, never the workspace. */
 export function defaultTrajectoryPath(now = new Date()): string {
-  const home = Deno.env.get("HOME") ?? "/tmp";
-  const state = Deno.env.get("XDG_STATE_HOME") ?? `${home}/.local/state`;
+  const home = readEnv("HOME") ?? "/tmp";
+  const state = readEnv("XDG_STATE_HOME") ?? `${home}/.local/state`;
   const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "_").slice(0, 15);
   return `${state}/deft/trajectories/trajectory_${stamp}_${crypto.randomUUID().slice(0, 6)}.json`;
+}
+
+// Deft runs without --allow-env too; an environment it may not read sets nothing.
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -4,6 +4,7 @@
  * no network; the model-facing definitions are rendered here from the same tool classes. Pure
  * tools (task_done, sequentialthinking) stay in-process. The worker starts on the first call.
  */
+import { join } from "node:path";
 import { codeLocation, grantedToolPermissions } from "../../policy/permissions.ts";
 import { createSessionTemp, type SessionTemp } from "../../policy/session_temp.ts";
 import { Tool, type ToolContext, type ToolExecResult, type ToolParameter } from "../base.ts";
@@ -12,12 +13,15 @@ import { DEFAULT_TOOL_NAMES, definitionOf, resolveToolNames } from "../catalog.t
 import type { ToolDefinitionSource } from "../catalog_types.ts";
 import { SequentialThinkingTool } from "../sequential_thinking.ts";
 import { TaskDoneTool } from "../task_done.ts";
-import type { HostReply, HostRequest } from "./protocol.ts";
+import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 import { workerEntry } from "./entry.ts";
 
 const START_TIMEOUT_MS = 60_000;
 
-type Outgoing = { type: "call"; call: ToolCall } | { type: "close"; name: string | null };
+type Outgoing =
+  | { type: "call"; call: ToolCall }
+  | { type: "close"; name: string | null }
+  | { type: "probe"; probe: Probe };
 
 /** Extra directories the worker may use besides the workspace. */
 export interface HostDirs {
@@ -57,7 +61,13 @@ export class ToolHost {
     const { permissions } = grantedToolPermissions(dirs);
     const context: ToolContext = {
       ...this.context,
-      settings: { ...this.context.settings, tempDir: this.#temp?.path },
+      settings: {
+        ...this.context.settings,
+        tempDir: this.#temp?.path,
+        // The graph lives in the cache the worker may write, found here where env is readable.
+        ckgDir: this.context.settings.ckgDir ??
+          (this.dirs.cache ? join(this.dirs.cache, "ckg") : undefined),
+      },
     };
     const worker = new Worker(workerEntry(), {
       type: "module",
@@ -132,6 +142,21 @@ export class ToolHost {
     return { output: result.output, error: result.error, error_code: result.error_code };
   }
 
+  /**
+   * Uses a permission directly inside the worker (starting it if needed): "allowed", or the
+   * explained refusal. For checking the worker's fence; no tool and no model is involved.
+   */
+  async probe(probe: Probe): Promise<string> {
+    const reply = await this.#send({ type: "probe", probe });
+    if (reply.type === "probed") return reply.outcome;
+    return reply.type === "closed" ? `closed: ${reply.errors.join("; ")}` : "no answer";
+  }
+
+  /** The private temp folder while the worker runs. */
+  get tempDir(): string | undefined {
+    return this.#temp?.path;
+  }
+
   /** Closes one tool; when none is left open the worker ends. */
   async close(name: string): Promise<void> {
     this.#open.delete(name);
@@ -158,7 +183,7 @@ export class RemoteTool extends Tool {
   constructor(
     definition: ToolDefinitionSource,
     context: ToolContext,
-    private readonly host: ToolHost,
+    readonly host: ToolHost,
   ) {
     super(context);
     this.name = definition.name;

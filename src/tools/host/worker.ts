@@ -7,7 +7,7 @@ import { explainDenial, type ToolDirs } from "../../policy/permissions.ts";
 import type { Tool, ToolContext } from "../base.ts";
 import { ToolExecutor } from "../executor.ts";
 import { createTools } from "../registry.ts";
-import type { HostReply, HostRequest } from "./protocol.ts";
+import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 
 interface WorkerScope {
   onmessage: ((e: MessageEvent<HostRequest>) => void) | null;
@@ -26,7 +26,7 @@ export function serveToolHost(): void {
   let lifecycle = Promise.resolve();
   scope.onmessage = (event) => {
     const message = event.data;
-    if (message.type === "call") void handle(message);
+    if (message.type === "call" || message.type === "probe") void handle(message);
     else lifecycle = lifecycle.then(() => handle(message));
   };
   // Messages sent before this handler existed would have been dropped, so the main thread waits
@@ -47,6 +47,17 @@ export function serveToolHost(): void {
           if (explained) result.error = explained;
         }
         scope.postMessage({ type: "result", id: message.id, result });
+        break;
+      }
+      case "probe": {
+        let outcome = "allowed";
+        try {
+          await attempt(message.probe);
+        } catch (e) {
+          const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+          outcome = explainDenial(text, context?.workspace ?? "", dirs) ?? text;
+        }
+        scope.postMessage({ type: "probed", id: message.id, outcome });
         break;
       }
       case "close": {
@@ -72,4 +83,22 @@ export function serveToolHost(): void {
 /** True when this code runs inside a worker. */
 export function inWorker(): boolean {
   return typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined";
+}
+
+async function attempt(probe: Probe): Promise<void> {
+  switch (probe.action) {
+    case "read":
+      await Deno.readFile(probe.target);
+      return;
+    case "write":
+      await Deno.writeTextFile(probe.target, "probe\n");
+      return;
+    case "fetch":
+      await (await fetch(probe.target)).body?.cancel();
+      return;
+    case "run":
+      await new Deno.Command(probe.target, { args: ["--version"], stdout: "null", stderr: "null" })
+        .output();
+      return;
+  }
 }
