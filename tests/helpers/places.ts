@@ -39,15 +39,17 @@ export class Place {
   /** The bundle (built once per test process, outside `$TMPDIR` too). */
   readonly bundlePath = "";
 
-  /** Makes a place under the real `$HOME` (never under `$TMPDIR`). */
-  static async create(): Promise<Place> {
+  /** Makes a place under the real `$HOME` (never under `$TMPDIR`), with the bundle unless not. */
+  static async create(options: { bundle?: boolean } = {}): Promise<Place> {
     const home = Deno.env.get("HOME");
     if (!home) throw new Error("these tests need $HOME");
     const root = await Deno.realPath(
       await Deno.makeTempDir({ dir: home, prefix: ".deft-places-" }),
     );
     const place = new Place(root);
-    (place as { bundlePath: string }).bundlePath = await sharedBundle();
+    if (options.bundle !== false) {
+      (place as { bundlePath: string }).bundlePath = await sharedBundle();
+    }
     for (const dir of [place.home, place.tmp, place.cache]) {
       await Deno.mkdir(dir, { recursive: true });
     }
