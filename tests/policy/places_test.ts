@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Place, serveCalls, srvWorkspace, toolResult } from "../helpers/places.ts";
 import { chatToolCalls, MockLLM } from "../helpers/mock_llm.ts";
+import { graphDatabasePath } from "../../src/ckg/location.ts";
 
 const EDIT = "str_replace_based_edit_tool";
 
@@ -116,6 +117,23 @@ Deno.test({
       assert.match(ckg.output, /return 42/);
       // The session's private folder is gone once the tools closed.
       assert.deepEqual([...Deno.readDirSync(place.tmp)], []);
+
+      // The exact set README documents, without --allow-env: Deft's private temp folder and the
+      // graph's cache fall back to /tmp, and every tool still works.
+      const documented = [
+        `--allow-read=${ws},${place.bundlePath},/tmp`,
+        `--allow-write=${ws},/tmp`,
+        "--allow-run=bash",
+      ];
+      const [docEdit, docBash, docCkg] = await serveCalls(place, documented, ws, [
+        [EDIT, { command: "create", path: `${ws}/doc.py`, file_text: "def doc():\n    pass\n" }],
+        ["bash", { command: "cat doc.py" }],
+        ["ckg", { command: "search_function", path: ws, identifier: "doc" }],
+      ]);
+      assert.equal(docEdit.success, true, docEdit.error);
+      assert.match(docBash.output, /def doc/);
+      assert.equal(docCkg.success, true, docCkg.error);
+      await Deno.remove(graphDatabasePath(ws, "/tmp/deft-cache/ckg")).catch(() => {});
 
       const without = (flag: string) => flags.filter((f) => !f.startsWith(flag));
 
