@@ -227,6 +227,40 @@ Deno.test({
       assert.equal(ran.code, 0, ran.stderr);
       assert.equal(await Deno.readTextFile(`${ws}/hello.py`), "print(1)\n");
       assert.match(JSON.stringify(mock.requests.at(-1)?.body), /\\n1\\n|"1\\n"|1\\n/);
+
+      // Without --allow-env (the key on the command line) the run starts and works as well.
+      const again = MockLLM.start([
+        chatToolCalls([[EDIT, { command: "create", path: `${ws}/again.py`, file_text: "2\n" }]]),
+        chatToolCalls([["task_done", {}]], "Added again.py."),
+      ]);
+      try {
+        const noEnv = await place.runBundle(
+          [
+            ...place.toolFlags(ws).filter((f) => f !== "--allow-env"),
+            `--allow-net=127.0.0.1:${new URL(again.url).port}`,
+          ],
+          [
+            "run",
+            "add again.py",
+            "-w",
+            ws,
+            "-p",
+            "openai_compatible",
+            "-m",
+            "mock-model",
+            "--model-base-url",
+            `${again.url}/v1`,
+            "-k",
+            "sk-test",
+            "-t",
+            join(place.tmp, "trajectory2.json"),
+          ],
+        );
+        assert.equal(noEnv.code, 0, noEnv.stderr);
+        assert.equal(await Deno.readTextFile(`${ws}/again.py`), "2\n");
+      } finally {
+        await again.close();
+      }
     } finally {
       await mock.close();
       await place.remove();
