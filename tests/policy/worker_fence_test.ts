@@ -16,7 +16,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const place = await Place.create();
+    const place = await Place.create({ bundle: false });
     const other = await Deno.realPath(
       await Deno.makeTempDir({ dir: "/tmp", prefix: "deft-other-" }),
     );

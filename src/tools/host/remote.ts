@@ -4,9 +4,8 @@
  * no network; the model-facing definitions are rendered here from the same tool classes. Pure
  * tools (task_done, sequentialthinking) stay in-process. The worker starts on the first call.
  */
-import { join } from "node:path";
-import { codeLocation, grantedToolPermissions } from "../../policy/permissions.ts";
-import { createSessionTemp, type SessionTemp } from "../../policy/session_temp.ts";
+import { drawBoundary, sessionTemp } from "../../policy/boundary.ts";
+import type { SessionTemp } from "../../policy/session_temp.ts";
 import { Tool, type ToolContext, type ToolExecResult, type ToolParameter } from "../base.ts";
 import type { ToolCall, ToolCallResult } from "../executor.ts";
 import { DEFAULT_TOOL_NAMES, definitionOf, resolveToolNames } from "../catalog.ts";
@@ -49,26 +48,13 @@ export class ToolHost {
 
   #start(): Promise<Worker> {
     if (this.#worker) return this.#worker;
-    this.#temp ??= createSessionTemp([this.dirs.temp, this.dirs.cache]);
-    const readOnly = this.context.settings.sandbox === "read-only";
-    const dirs = {
-      workspace: this.context.workspace,
-      cache: this.dirs.cache,
-      temp: this.#temp?.path,
-      code: codeLocation(workerEntry()),
-      readOnly,
-    };
-    const { permissions } = grantedToolPermissions(dirs);
-    const context: ToolContext = {
-      ...this.context,
-      settings: {
-        ...this.context.settings,
-        tempDir: this.#temp?.path,
-        // The graph lives in the cache the worker may write, found here where env is readable.
-        ckgDir: this.context.settings.ckgDir ??
-          (this.dirs.cache ? join(this.dirs.cache, "ckg") : undefined),
-      },
-    };
+    this.#temp ??= sessionTemp(this.dirs);
+    const { dirs, permissions, context } = drawBoundary(
+      this.context,
+      this.dirs,
+      workerEntry(),
+      this.#temp,
+    );
     const worker = new Worker(workerEntry(), {
       type: "module",
       deno: { permissions },
