@@ -20,7 +20,7 @@ export interface ToolCommandOptions {
 
 /** The real path of the workspace `-w DIR` names (default: the current directory). */
 export async function workspaceOf(workingDir: string | undefined): Promise<string> {
-  const dir = workingDir ?? Deno.cwd();
+  const dir = workingDir ?? currentDirectory();
   try {
     return await realWorkspace(dir);
   } catch (e) {
@@ -68,4 +68,16 @@ export function checkSandbox(settings: ToolSettings, tools?: readonly string[]):
 /** The directories besides the workspace that hosted tools may use. */
 export function hostDirs(settings: ToolSettings): HostDirs {
   return { cache: settings.ckgDir ?? deftCacheDir(), temp: tempRoot() };
+}
+
+function currentDirectory(): string {
+  try {
+    return Deno.cwd();
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotCapable)) throw e;
+    throw new UsageError(
+      "Deno's permissions do not let Deft read the current directory, the default workspace: " +
+        "pass the workspace with -w DIR, or add it to --allow-read.",
+    );
+  }
 }
