@@ -28,7 +28,11 @@ export function graphDirectory(ckgDir?: string): string {
   if (xdg) return join(xdg, "deft", "ckg");
   const home = env("HOME") ?? env("USERPROFILE");
   if (home) return join(home, ".cache", "deft", "ckg");
-  return join(tmpdir(), "deft-cache", "ckg");
+  let temp = "/tmp";
+  try {
+    temp = tmpdir();
+  } catch { /* no env permission: the usual place */ }
+  return join(temp, "deft-cache", "ckg");
 }
 
 /** The database file for the workspace whose real path is `workspace`. */

@@ -4,23 +4,30 @@ import { realWorkspace } from "../policy/workspace.ts";
 import { deftCacheDir, tempRoot } from "../policy/dirs.ts";
 import type { HostDirs } from "../tools/host/remote.ts";
 import { UsageError } from "./io.ts";
+import {
+  loadToolConfig,
+  resolveToolSettings,
+  type SandboxSetting,
+} from "../config/tool_settings.ts";
+import { findBwrap, SandboxUnavailableError } from "../policy/sandbox.ts";
 
 /** Options every tool-running command accepts. */
 export interface ToolCommandOptions {
   workingDir?: string;
-  sandbox?: ToolSettings["sandbox"];
+  sandbox?: SandboxSetting;
   provider?: string;
 }
 
 /** The real path of the workspace `-w DIR` names (default: the current directory). */
 export async function workspaceOf(workingDir: string | undefined): Promise<string> {
-  const dir = workingDir ?? Deno.cwd();
+  const dir = workingDir ?? currentDirectory();
   try {
     return await realWorkspace(dir);
   } catch (e) {
     if (e instanceof Deno.errors.NotCapable) {
       throw new UsageError(
-        `Deno's permissions do not let Deft read the workspace ${dir}: add it to --allow-read, ` +
+        `Deno's permissions do not let Deft read the workspace ${dir}: add it to --allow-read ` +
+          "(a symbolic link and its target both: Deno grants paths as written), " +
           "or pass another directory with -w.",
       );
     }
@@ -29,15 +36,48 @@ export async function workspaceOf(workingDir: string | undefined): Promise<strin
   }
 }
 
-/** Resolves the workspace (default: the current directory) and the tool settings. */
-export async function toolContext(opts: ToolCommandOptions): Promise<ToolContext> {
+/**
+ * Resolves the workspace (default: the current directory) and the tool settings, the same way
+ * `deft run` does: flags > environment > config file > defaults.
+ */
+export async function toolContext(
+  opts: ToolCommandOptions,
+  tools?: readonly string[],
+): Promise<ToolContext> {
   const workspace = await workspaceOf(opts.workingDir);
-  const settings: ToolSettings = {};
-  if (opts.sandbox) settings.sandbox = opts.sandbox;
+  const settings = resolveToolSettings(await loadToolConfig(), { sandbox: opts.sandbox });
+  checkSandbox(settings, tools);
   return { provider: opts.provider ?? "openai", workspace, settings };
+}
+
+/**
+ * Reports a missing bubblewrap at start, not at the first bash call, when `tools` (default:
+ * all) include the shell and a sandbox is asked for.
+ */
+export function checkSandbox(settings: ToolSettings, tools?: readonly string[]): void {
+  if ((settings.sandbox ?? "none") === "none") return;
+  if (tools && !tools.some((t) => t.toLowerCase().replaceAll("_", "") === "bash")) return;
+  try {
+    findBwrap(settings.bwrapPath);
+  } catch (e) {
+    if (e instanceof SandboxUnavailableError) throw new UsageError(e.message);
+    throw e;
+  }
 }
 
 /** The directories besides the workspace that hosted tools may use. */
 export function hostDirs(settings: ToolSettings): HostDirs {
   return { cache: settings.ckgDir ?? deftCacheDir(), temp: tempRoot() };
+}
+
+function currentDirectory(): string {
+  try {
+    return Deno.cwd();
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotCapable)) throw e;
+    throw new UsageError(
+      "Deno's permissions do not let Deft read the current directory, the default workspace: " +
+        "pass the workspace with -w DIR, or add it to --allow-read.",
+    );
+  }
 }

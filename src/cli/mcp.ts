@@ -13,7 +13,7 @@ import { writeStderr } from "./io.ts";
 /** Options of `deft mcp`. */
 export interface McpCommandOptions {
   workingDir?: string;
-  sandbox?: "none" | "workspace-write";
+  sandbox?: "none" | "workspace-write" | "read-only";
 }
 
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;

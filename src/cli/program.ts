@@ -152,7 +152,7 @@ function buildProgram(setExit: (code: number) => void): Command {
   return program;
 }
 
-const SANDBOX_MODES = ["none", "workspace-write"];
+const SANDBOX_MODES = ["none", "workspace-write", "read-only"];
 
 function approvalOption(defaultMode: string): Option {
   return new Option(

@@ -8,6 +8,7 @@ import { StderrConsole } from "../agent/console.ts";
 import { ContextManager } from "../agent/context.ts";
 import { Lakeview } from "../agent/lakeview.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
+import { readEnv } from "../config/tool_settings.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
@@ -16,7 +17,7 @@ import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
-import { hostDirs, workspaceOf } from "./context.ts";
+import { checkSandbox, hostDirs, workspaceOf } from "./context.ts";
 import {
   defaultTrajectoryPath,
   newSessionId,
@@ -104,12 +105,13 @@ export async function openSession(
         `model call failed (${(error as Error).message}); retry ${attempt} in ` +
           `${(delayMs / 1000).toFixed(1)} s`,
       ),
-    Number(Deno.env.get("DEFT_RETRY_BASE_MS") ?? 1000),
+    Number(readEnv("DEFT_RETRY_BASE_MS") ?? 1000),
   );
   // Step summaries use their own model and back off briefly: they must not hold up the run.
   const lakeviewClient = config.lakeview && !recording
     ? createClient(config.lakeview, undefined, 500)
     : undefined;
+  checkSandbox(config.toolSettings, config.agent.tools);
   let tools: Tool[];
   try {
     tools = await createHostedTools(

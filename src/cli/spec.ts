@@ -42,7 +42,7 @@ const SANDBOX: OptionSpec = {
   long: "sandbox",
   value: "mode",
   description: "run bash inside a sandbox",
-  choices: ["none", "workspace-write"],
+  choices: ["none", "workspace-write", "read-only"],
 };
 
 /** The commands that have a fast path. */

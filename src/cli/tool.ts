@@ -13,7 +13,8 @@ export async function toolCommand(
   opts: ToolCommandOptions,
 ): Promise<number> {
   const args = parseArgs(argsText ?? await argsFromStdin());
-  const context = await toolContext(opts);
+  // Only a bash call needs the sandbox checked before it runs.
+  const context = await toolContext(opts, [name]);
   const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
   const executor = new ToolExecutor(tools);
   try {

@@ -78,7 +78,7 @@ const configSchema = z.strictObject({
   lakeview: z.strictObject({ model: z.string() }).optional(),
   mcp_servers: z.record(z.string(), mcpServerSchema).default({}),
   allow_mcp_servers: z.array(z.string()).default([]),
-  sandbox: z.enum(["none", "workspace-write"]).default("none"),
+  sandbox: z.enum(["none", "workspace-write", "read-only"]).default("none"),
   allow_network: z.boolean().default(false),
   approval: z.enum(["never", "commands", "all"]).optional(),
   tool_settings: z.strictObject({
@@ -101,7 +101,9 @@ export async function loadConfig(explicit?: string): Promise<LoadedConfig> {
     try {
       text = await Deno.readTextFile(candidate.path);
     } catch (e) {
-      if (e instanceof Deno.errors.NotFound && !candidate.explicit) continue;
+      // A default location Deno may not read (narrowed --allow-read) counts as no file there.
+      const absent = e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotCapable;
+      if (absent && !candidate.explicit) continue;
       if (e instanceof Deno.errors.NotFound) {
         throw new ConfigError(
           `Config file not found: ${candidate.path}. Check the path given with --config-file ` +

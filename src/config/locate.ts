@@ -6,11 +6,20 @@
  */
 export function configCandidates(explicit?: string): { path: string; explicit: boolean }[] {
   if (explicit) return [{ path: explicit, explicit: true }];
-  const fromEnv = Deno.env.get("DEFT_CONFIG");
+  const fromEnv = readEnv("DEFT_CONFIG");
   if (fromEnv) return [{ path: fromEnv, explicit: true }];
   const candidates = ["deft.yaml", "trae_config.yaml"].map((path) => ({ path, explicit: false }));
-  const home = Deno.env.get("HOME");
-  const configHome = Deno.env.get("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
+  const home = readEnv("HOME");
+  const configHome = readEnv("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
   if (configHome) candidates.push({ path: `${configHome}/deft/config.yaml`, explicit: false });
   return candidates;
+}
+
+// Without --allow-env Deft still starts: an environment it may not read sets nothing.
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
 }

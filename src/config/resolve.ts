@@ -14,6 +14,7 @@ import type {
   ModelProviderConfig,
 } from "./schema.ts";
 import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
+import { readEnv, resolveToolSettings } from "./tool_settings.ts";
 
 /** What the command line can override. */
 export interface ConfigOverrides {
@@ -22,7 +23,7 @@ export interface ConfigOverrides {
   modelBaseUrl?: string;
   apiKey?: string;
   maxSteps?: number;
-  sandbox?: "none" | "workspace-write";
+  sandbox?: "none" | "workspace-write" | "read-only";
 }
 
 /** A resolved provider account with its key and base URL in place. */
@@ -67,7 +68,7 @@ const KEYLESS: readonly ProviderName[] = ["ollama", "openai_compatible"];
 export function resolveRunConfig(
   loaded: LoadedConfig,
   overrides: ConfigOverrides,
-  env: (name: string) => string | undefined = (n) => Deno.env.get(n),
+  env: (name: string) => string | undefined = readEnv,
   requireKey = true,
 ): RunConfig {
   const { config } = loaded;
@@ -89,21 +90,13 @@ export function resolveRunConfig(
   const lakeview = agent.enable_lakeview && config.lakeview
     ? resolveModel(config, config.lakeview.model, {}, env, requireKey)
     : undefined;
-  const settings = config.tool_settings;
   return {
     model,
     lakeview,
     agent,
     mcpServers: config.mcp_servers,
     allowMcpServers: config.allow_mcp_servers,
-    toolSettings: {
-      sandbox: overrides.sandbox ?? config.sandbox,
-      allowNetwork: config.allow_network,
-      bashTimeoutSeconds: settings.bash_timeout,
-      outputLimit: settings.output_limit,
-      maxFileBytes: settings.max_file_bytes,
-      ckgDir: settings.ckg_dir,
-    },
+    toolSettings: resolveToolSettings(config, overrides, env),
     configPath: loaded.path,
     approval: config.approval,
   };

@@ -8,8 +8,11 @@
  */
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 
-/** How commands are confined: `none` runs them as Deft's own user; `workspace-write` uses bwrap. */
-export type SandboxMode = "none" | "workspace-write";
+/**
+ * How commands are confined: `none` runs them as Deft's own user; `workspace-write` uses bwrap;
+ * `read-only` uses bwrap with the workspace read-only too.
+ */
+export type SandboxMode = "none" | "workspace-write" | "read-only";
 
 /** Everything needed to decide how one command is started. */
 export interface SandboxOptions {
@@ -73,7 +76,7 @@ export function bwrapArgs(options: SandboxOptions): string[] {
     "/proc",
     "--tmpfs",
     "/tmp",
-    "--bind",
+    options.mode === "read-only" ? "--ro-bind" : "--bind",
     workspace,
     workspace,
   ];
@@ -97,7 +100,10 @@ export function findBwrap(bwrapPath = "bwrap"): string {
     if (isExecutableFile(abs) !== false) return abs;
     throw bwrapNotFound(abs);
   }
-  const path = Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
+  let path = "/usr/local/bin:/usr/bin:/bin";
+  try {
+    path = Deno.env.get("PATH") ?? path;
+  } catch { /* no env permission: the usual places */ }
   let unknown = false;
   for (const dir of path.split(delimiter)) {
     if (dir === "") continue;
@@ -130,7 +136,7 @@ function isExecutableFile(path: string): boolean | undefined {
 }
 
 function missingMessage(what: string): string {
-  return `The workspace-write sandbox needs bubblewrap, but ${what} was not found. ` +
+  return `The sandbox needs bubblewrap, but ${what} was not found. ` +
     "Install it (Debian/Ubuntu: `apt-get install -y bubblewrap`; Fedora: " +
     "`dnf install bubblewrap`; Arch: `pacman -S bubblewrap`), or set `sandbox: none` to run " +
     "commands without a sandbox.";

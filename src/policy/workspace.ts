@@ -4,6 +4,7 @@
  * do not follow symlinks, so every file tool asks here first.
  */
 import { isAbsolute, normalize, relative, resolve, sep } from "node:path";
+import { missingGrant } from "./grants.ts";
 
 /** A path was refused because it leaves the workspace. */
 export class OutsideWorkspaceError extends Error {
@@ -18,6 +19,17 @@ export class UnresolvablePathError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "UnresolvablePathError";
+  }
+}
+
+/**
+ * Deno's permissions, as Deft was started, do not cover a path the job needs (never an escape:
+ * the path is inside the workspace). The message names the flag to add.
+ */
+export class PermissionMissingError extends UnresolvablePathError {
+  constructor(message: string) {
+    super(message);
+    this.name = "PermissionMissingError";
   }
 }
 
@@ -65,60 +77,65 @@ export async function realWorkspace(dir: string): Promise<string> {
  */
 export async function confine(root: string, path: string): Promise<string> {
   const absolute = isAbsolute(path) ? path : resolve(root, path);
-  let real: string;
-  try {
-    real = await resolveReal(absolute);
-  } catch (e) {
-    // Run with permissions scoped to the workspace, Deno itself refuses to look outside it.
-    if (e instanceof Deno.errors.NotCapable) {
-      throw new OutsideWorkspaceError(
-        `The path ${path} leaves the workspace ${root}. Only paths inside the workspace can be ` +
-          `used.`,
-      );
-    }
-    throw e;
-  }
-  if (!isInside(root, real)) {
-    const lexical = normalize(absolute);
-    const how = isInside(root, lexical)
-      ? `: it resolves to ${real} through a symbolic link`
-      : real === lexical
-      ? ""
-      : ` (it resolves to ${real})`;
-    throw new OutsideWorkspaceError(
-      `The path ${path} leaves the workspace ${root}${how}. ` +
-        `Only paths inside the workspace can be used.`,
-    );
-  }
+  const real = await resolveReal(root, absolute, path);
+  if (!isInside(root, real)) throw escape(root, path, absolute, real);
   return real;
 }
 
-// The kernel's answer when the path exists; otherwise a component-by-component walk.
-async function resolveReal(path: string): Promise<string> {
-  // Under permission flags Deno folds `..` lexically before asking the kernel, so `link/..` would
-  // mean different things with and without -A; walking ourselves gives the kernel's answer always.
-  if (components(path).includes("..")) return await walk(path);
-  try {
-    return await Deno.realPath(path);
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound) && !(e instanceof Deno.errors.NotADirectory)) {
-      if (isLoop(e)) throw loopError(path);
-      throw e;
-    }
-  }
-  return await walk(path);
+function escape(root: string, path: string, absolute: string, real: string) {
+  const lexical = normalize(absolute);
+  const how = isInside(root, lexical)
+    ? `: it resolves to ${real} through a symbolic link`
+    : real === lexical
+    ? ""
+    : ` (it resolves to ${real})`;
+  return new OutsideWorkspaceError(
+    `The path ${path} leaves the workspace ${root}${how}. ` +
+      `Only paths inside the workspace can be used.`,
+  );
 }
 
-// Resolves `path` one component at a time, following symlinks (dangling ones included), until a
-// component is missing; the missing rest is appended as written, since it cannot contain links.
-async function walk(path: string): Promise<string> {
-  const queue = components(path);
-  let current: string = sep;
+// The kernel's answer when the path exists; otherwise a component-by-component walk.
+async function resolveReal(root: string, absolute: string, path: string): Promise<string> {
+  // Under permission flags Deno folds `..` lexically before asking the kernel, so `link/..` would
+  // mean different things with and without -A; walking ourselves gives the kernel's answer always.
+  if (!components(absolute).includes("..")) {
+    try {
+      return await Deno.realPath(absolute);
+    } catch (e) {
+      if (isLoop(e)) throw loopError(path);
+      // Missing (a file to create), or Deno may not look there: the walk tells which.
+      if (
+        !(e instanceof Deno.errors.NotFound) && !(e instanceof Deno.errors.NotADirectory) &&
+        !(e instanceof Deno.errors.NotCapable)
+      ) throw e;
+    }
+  }
+  return await walk(root, absolute, path);
+}
+
+/**
+ * Resolves `absolute` one component at a time, following symlinks (dangling ones included),
+ * until a component is missing; the missing rest is appended as written, since it cannot contain
+ * links. A path under the workspace starts the walk at the workspace root (a real path), so no
+ * folder above it is ever looked at: Deft needs no permission on the workspace's ancestors.
+ */
+async function walk(root: string, absolute: string, path: string): Promise<string> {
+  let current: string;
+  let queue: string[];
+  if (absolute === root || absolute.startsWith(root === sep ? sep : root + sep)) {
+    current = root;
+    queue = components(absolute.slice(root.length));
+  } else {
+    current = sep;
+    queue = components(absolute);
+  }
   let links = 0;
   while (queue.length > 0) {
     const name = queue.shift()!;
     if (name === ".") continue;
     if (name === "..") {
+      // Every folder reached so far is real (links were followed), so its parent is too.
       current = parentOf(current);
       continue;
     }
@@ -130,8 +147,17 @@ async function walk(path: string): Promise<string> {
       if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
         const rest = resolve(next, ...queue);
         // A `..` in the missing part may climb back into existing (possibly linked) directories.
-        return queue.includes("..") ? await walk(rest) : rest;
+        return queue.includes("..") ? await walk(root, rest, path) : rest;
       }
+      if (e instanceof Deno.errors.NotCapable) {
+        // Inside the workspace this is a grant Deft lacks; outside it, the path has left.
+        if (isInside(root, next)) throw new PermissionMissingError(missingGrant(e, next));
+        throw new OutsideWorkspaceError(
+          `The path ${path} leaves the workspace ${root}: it passes through ${next}, which is ` +
+            `outside it. Only paths inside the workspace can be used.`,
+        );
+      }
+      if (isLoop(e)) throw loopError(path);
       throw e;
     }
     if (!info.isSymlink) {

@@ -40,8 +40,8 @@ export interface ToolSettings {
   bashTimeoutSeconds?: number;
   /** Characters of stdout/stderr shown to the model before head/tail clipping. */
   outputLimit?: number;
-  /** `workspace-write` runs bash inside bubblewrap. */
-  sandbox?: "none" | "workspace-write";
+  /** `workspace-write` runs bash inside bubblewrap; `read-only` also makes the workspace read-only. */
+  sandbox?: "none" | "workspace-write" | "read-only";
   /** Let sandboxed commands use the network. */
   allowNetwork?: boolean;
   /** The bubblewrap executable for `workspace-write` (default: `bwrap` on PATH). */
@@ -50,6 +50,8 @@ export interface ToolSettings {
   maxFileBytes?: number;
   /** Where the code knowledge graph keeps its databases. */
   ckgDir?: string;
+  /** The session's private temp folder (set by the tool host). */
+  tempDir?: string;
 }
 
 /** Everything a tool is built with. */

@@ -181,8 +181,8 @@ export async function readTrajectory(path: string): Promise<Trajectory> {
 
 /** Deft's state folder: `$XDG_STATE_HOME/deft`, else `~/.local/state/deft`. */
 export function stateDir(): string {
-  const home = Deno.env.get("HOME") ?? "/tmp";
-  return `${Deno.env.get("XDG_STATE_HOME") || `${home}/.local/state`}/deft`;
+  const home = readEnv("HOME") ?? "/tmp";
+  return `${readEnv("XDG_STATE_HOME") ?? `${home}/.local/state`}/deft`;
 }
 
 /** Where trajectories go by default: the user state dir, never the workspace. */
@@ -199,4 +199,13 @@ export function newSessionId(now = new Date()): string {
 /** Where a session's trajectory goes by default. */
 export function defaultTrajectoryPath(sessionId = newSessionId()): string {
   return `${trajectoriesDir()}/trajectory_${sessionId}.json`;
+}
+
+// Deft runs without --allow-env too; an environment it may not read sets nothing.
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
 }

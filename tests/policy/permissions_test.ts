@@ -82,3 +82,70 @@ Deno.test("deft tool: reading /etc/passwd and writing through an escaping symlin
   assert.equal(await Deno.readTextFile(`${outside}/target.json`), '{"a": 1}\n');
   assert.equal(json.stderr.includes("Stack"), false);
 });
+
+Deno.test("the worker's set is what tools need intersected with Deft's own grant", async () => {
+  const ws = await Deno.realPath(await Deno.makeTempDir());
+  const src = new URL("../../src", import.meta.url).pathname;
+  const probe = new URL("../fixtures/policy/grant_probe.ts", import.meta.url).pathname;
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--no-prompt",
+        `--allow-read=${ws},${src},${probe}`,
+        `--allow-write=${ws}`,
+        "--allow-run=bash",
+        probe,
+        ws,
+        "/cache",
+        "/tmp-private",
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const { permissions, missing } = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.deepEqual(permissions.read, [ws]);
+    assert.deepEqual(permissions.write, [ws]);
+    assert.deepEqual(permissions.run, ["bash"]);
+    assert.equal(permissions.env, false);
+    assert.equal(permissions.net, false);
+    for (const flag of ["--allow-run=bwrap", "--allow-run=git", "--allow-env"]) {
+      assert.ok(missing.includes(flag), `${flag} in ${missing}`);
+    }
+    assert.ok(missing.includes("--allow-write=/cache"), String(missing));
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+  }
+});
+
+Deno.test("denials name the layer, and the flag when Deft itself lacks the grant", () => {
+  const dirs = { cache: "/c", temp: "/t" };
+  assert.match(
+    explainDenial('NotCapable: Requires run access to "bash"', "/ws", dirs)!,
+    /^bash needs --allow-run=bash: Deft was started without it/,
+  );
+  assert.match(
+    explainDenial('NotCapable: Requires write access to "/ws/a/.x.tmp"', "/ws", dirs)!,
+    /start Deft with --allow-write=\/ws \(or a folder above it\)\. \[refused by Deno's permissions\]/,
+  );
+  assert.match(
+    explainDenial('NotCapable: Requires write access to "/t/deft-bash-1/run"', "/ws", dirs)!,
+    /--allow-write=\/t /,
+  );
+  assert.match(
+    explainDenial('NotCapable: Requires read access to "/etc/shadow"', "/ws", dirs)!,
+    /outside the workspace \/ws.*\[refused by Deno's permissions of the tool worker\]/,
+  );
+  assert.match(
+    explainDenial('NotCapable: Requires write access to "/ws/f"', "/ws", { readOnly: true })!,
+    /workspace is read-only/,
+  );
+  assert.match(
+    explainDenial('NotCapable: Requires env access to "TMPDIR"', "/ws")!,
+    /--allow-env/,
+  );
+  const readOnly = toolPermissions({ workspace: "/ws", cache: "/c", temp: "/t", readOnly: true });
+  assert.deepEqual(readOnly.write, ["/c", "/t"]);
+  assert.deepEqual(readOnly.read, ["/ws", "/c", "/t"]);
+});

@@ -147,3 +147,80 @@ Deno.test({
     }
   },
 });
+
+Deno.test("confine: permissions on the workspace alone suffice; escapes and missing grants differ", async () => {
+  const home = Deno.env.get("HOME")!;
+  const place = await Deno.realPath(
+    await Deno.makeTempDir({ dir: home, prefix: ".deft-confine-" }),
+  );
+  try {
+    const ws = `${place}/my wörk space`;
+    await Deno.mkdir(`${ws}/src`, { recursive: true });
+    await Deno.mkdir(`${place}/ungranted`);
+    await Deno.writeTextFile(`${ws}/src/a.py`, "x\n");
+    await Deno.symlink(`${place}/ungranted`, `${ws}/out`);
+    const probe = new URL("../fixtures/policy/confine_probe.ts", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--no-prompt",
+        `--allow-read=${ws},${probe},${new URL("../../src", import.meta.url).pathname}`,
+        probe,
+        ws,
+        `${ws}/new.py`,
+        `${ws}/missing/dir/new.py`,
+        `${ws}/src/../src/a.py`,
+        `${ws}/nope/../src/b.py`,
+        `${ws}/../evil.py`,
+        `${ws}/out/x.py`,
+        `${ws}/src`,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const lines = new TextDecoder().decode(out.stdout).trim().split("\n").map((l) => JSON.parse(l));
+    const byPath = Object.fromEntries(lines.map((l) => [l.path, l]));
+    assert.equal(byPath[`${ws}/new.py`].real, `${ws}/new.py`);
+    assert.equal(byPath[`${ws}/missing/dir/new.py`].real, `${ws}/missing/dir/new.py`);
+    assert.equal(byPath[`${ws}/src/../src/a.py`].real, `${ws}/src/a.py`);
+    assert.equal(byPath[`${ws}/nope/../src/b.py`].real, `${ws}/src/b.py`);
+    assert.equal(byPath[`${ws}/src`].real, `${ws}/src`);
+    assert.equal(byPath[`${ws}/../evil.py`].error, "OutsideWorkspaceError");
+    assert.equal(byPath[`${ws}/out/x.py`].error, "OutsideWorkspaceError");
+    assert.match(byPath[`${ws}/out/x.py`].message, /leaves the workspace/);
+  } finally {
+    await Deno.remove(place, { recursive: true });
+  }
+});
+
+Deno.test("confine: a folder inside the workspace that Deno may not read is a missing grant", async () => {
+  const home = Deno.env.get("HOME")!;
+  const place = await Deno.realPath(
+    await Deno.makeTempDir({ dir: home, prefix: ".deft-confine-" }),
+  );
+  try {
+    const ws = `${place}/ws`;
+    await Deno.mkdir(`${ws}/secret`, { recursive: true });
+    const probe = new URL("../fixtures/policy/confine_probe.ts", import.meta.url).pathname;
+    // Granted a file in the workspace but not the workspace: looking at a folder in it is denied.
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--no-prompt",
+        `--allow-read=${ws}/granted.txt,${probe},${new URL("../../src", import.meta.url).pathname}`,
+        probe,
+        ws,
+        `${ws}/secret/x.py`,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const line = JSON.parse(new TextDecoder().decode(out.stdout).trim());
+    assert.equal(line.error, "PermissionMissingError");
+    assert.match(line.message, new RegExp(`start Deft with --allow-read=${ws}/secret`));
+    assert.doesNotMatch(line.message, /leaves the workspace/);
+  } finally {
+    await Deno.remove(place, { recursive: true });
+  }
+});

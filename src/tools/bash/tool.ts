@@ -2,6 +2,7 @@
 import { BASH } from "./definition.ts";
 import { fail, Tool, type ToolExecResult } from "../base.ts";
 import { SandboxUnavailableError } from "../../policy/sandbox.ts";
+import { tempRoot } from "../../policy/dirs.ts";
 import { SerialQueue } from "./serial_queue.ts";
 import { BashSession, type RunResult, SessionStartError } from "./session.ts";
 
@@ -103,7 +104,8 @@ export class BashTool extends Tool {
       this.#session = null;
     }
     const settings = this.context.settings;
-    this.#outputDir ??= await Deno.makeTempDir({ prefix: "deft-bash-" });
+    // Inside the session's private temp folder: the worker may not write the system one.
+    this.#outputDir ??= await outputFolder(settings.tempDir);
     let cwd = this.#cwd;
     if (!(await mayBeDirectory(cwd))) {
       if (this.#restartReason) notes.push(`${cwd} no longer exists.`);
@@ -203,5 +205,18 @@ async function mayBeDirectory(path: string): Promise<boolean> {
     return (await Deno.stat(path)).isDirectory;
   } catch (e) {
     return e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied;
+  }
+}
+
+async function outputFolder(dir: string | undefined): Promise<string> {
+  try {
+    return await Deno.makeTempDir({ dir, prefix: "deft-bash-" });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotCapable) || dir) throw e;
+    throw new SandboxUnavailableError(
+      `bash needs a private temp folder, and Deft may write neither the system temp folder nor ` +
+        `its cache: start Deft with --allow-write=${tempRoot()} (tools get only a private ` +
+        `0700 folder in it).`,
+    );
   }
 }

@@ -1,15 +1,27 @@
 /** Messages between the main thread and the worker that hosts confined tools. */
 import type { ToolContext } from "../base.ts";
+import type { ToolDirs } from "../../policy/permissions.ts";
 import type { ToolCall, ToolCallResult } from "../executor.ts";
 
 /** From the main thread to the worker. */
 export type HostRequest =
-  | { type: "init"; context: ToolContext; names: string[] }
+  | { type: "init"; context: ToolContext; names: string[]; dirs?: ToolDirs }
   | { type: "call"; id: number; call: ToolCall }
-  | { type: "close"; id: number; name: string | null };
+  | { type: "close"; id: number; name: string | null }
+  | { type: "probe"; id: number; probe: Probe };
+
+/**
+ * One direct use of a permission from inside the worker, outside any tool: the main thread's way
+ * to check what the worker's Deno permissions allow (models cannot send these).
+ */
+export interface Probe {
+  action: "read" | "write" | "fetch" | "run";
+  target: string;
+}
 
 /** From the worker to the main thread. */
 export type HostReply =
   | { type: "ready"; id: -1 }
   | { type: "result"; id: number; result: ToolCallResult }
-  | { type: "closed"; id: number; errors: string[] };
+  | { type: "closed"; id: number; errors: string[] }
+  | { type: "probed"; id: number; outcome: string };

@@ -4,23 +4,28 @@
  * no network; the model-facing definitions are rendered here from the same tool classes. Pure
  * tools (task_done, sequentialthinking) stay in-process. The worker starts on the first call.
  */
-import { codeLocation, toolPermissions } from "../../policy/permissions.ts";
+import { drawBoundary, sessionTemp } from "../../policy/boundary.ts";
+import type { SessionTemp } from "../../policy/session_temp.ts";
 import { Tool, type ToolContext, type ToolExecResult, type ToolParameter } from "../base.ts";
 import type { ToolCall, ToolCallResult } from "../executor.ts";
 import { DEFAULT_TOOL_NAMES, definitionOf, resolveToolNames } from "../catalog.ts";
 import type { ToolDefinitionSource } from "../catalog_types.ts";
 import { SequentialThinkingTool } from "../sequential_thinking.ts";
 import { TaskDoneTool } from "../task_done.ts";
-import type { HostReply, HostRequest } from "./protocol.ts";
+import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 import { workerEntry } from "./entry.ts";
 
 const START_TIMEOUT_MS = 60_000;
 
-type Outgoing = { type: "call"; call: ToolCall } | { type: "close"; name: string | null };
+type Outgoing =
+  | { type: "call"; call: ToolCall }
+  | { type: "close"; name: string | null }
+  | { type: "probe"; probe: Probe };
 
 /** Extra directories the worker may use besides the workspace. */
 export interface HostDirs {
   cache?: string;
+  /** Where the host makes its private temp folder (then in `cache` if Deft may not write it). */
   temp?: string;
 }
 
@@ -31,6 +36,7 @@ export class ToolHost {
   #nextId = 0;
   readonly #pending = new Map<number, (reply: HostReply) => void>();
   #open: Set<string>;
+  #temp?: SessionTemp;
 
   constructor(
     private readonly context: ToolContext,
@@ -42,15 +48,16 @@ export class ToolHost {
 
   #start(): Promise<Worker> {
     if (this.#worker) return this.#worker;
+    this.#temp ??= sessionTemp(this.dirs);
+    const { dirs, permissions, context } = drawBoundary(
+      this.context,
+      this.dirs,
+      workerEntry(),
+      this.#temp,
+    );
     const worker = new Worker(workerEntry(), {
       type: "module",
-      deno: {
-        permissions: toolPermissions({
-          workspace: this.context.workspace,
-          ...this.dirs,
-          code: codeLocation(workerEntry()),
-        }),
-      },
+      deno: { permissions },
     } as WorkerOptions);
     const started = new Promise<Worker>((resolve) => {
       const timer = setTimeout(
@@ -60,7 +67,7 @@ export class ToolHost {
       worker.onmessage = (e: MessageEvent<HostReply>) => {
         if (e.data.type === "ready") {
           clearTimeout(timer);
-          worker.postMessage({ type: "init", context: this.context, names: this.names });
+          worker.postMessage({ type: "init", context, names: this.names, dirs });
           resolve(worker);
           return;
         }
@@ -121,6 +128,21 @@ export class ToolHost {
     return { output: result.output, error: result.error, error_code: result.error_code };
   }
 
+  /**
+   * Uses a permission directly inside the worker (starting it if needed): "allowed", or the
+   * explained refusal. For checking the worker's fence; no tool and no model is involved.
+   */
+  async probe(probe: Probe): Promise<string> {
+    const reply = await this.#send({ type: "probe", probe });
+    if (reply.type === "probed") return reply.outcome;
+    return reply.type === "closed" ? `closed: ${reply.errors.join("; ")}` : "no answer";
+  }
+
+  /** The private temp folder while the worker runs. */
+  get tempDir(): string | undefined {
+    return this.#temp?.path;
+  }
+
   /** Closes one tool; when none is left open the worker ends. */
   async close(name: string): Promise<void> {
     this.#open.delete(name);
@@ -132,6 +154,8 @@ export class ToolHost {
     }
     const reply = await this.#send({ type: "close", name: null });
     this.#terminate([]);
+    this.#temp?.remove();
+    this.#temp = undefined;
     if (reply.type === "closed" && reply.errors.length) throw new Error(reply.errors.join("; "));
   }
 }
@@ -145,7 +169,7 @@ export class RemoteTool extends Tool {
   constructor(
     definition: ToolDefinitionSource,
     context: ToolContext,
-    private readonly host: ToolHost,
+    readonly host: ToolHost,
   ) {
     super(context);
     this.name = definition.name;
@@ -179,7 +203,7 @@ export async function createHostedTools(
   dirs: HostDirs = {},
 ): Promise<Tool[]> {
   const resolved = resolveToolNames(names);
-  if (Deno.env.get("DEFT_TOOLS_IN_PROCESS") === "1") {
+  if (envFlag("DEFT_TOOLS_IN_PROCESS") === "1") {
     const { createTools } = await import("../registry.ts");
     return createTools(context, resolved);
   }
@@ -188,4 +212,13 @@ export async function createHostedTools(
   return resolved.map((name) =>
     IN_PROCESS[name]?.(context) ?? new RemoteTool(definitionOf(name), context, host)
   );
+}
+
+// Deft runs without --allow-env too; an environment it may not read sets nothing.
+function envFlag(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
 }

@@ -3,11 +3,11 @@
  * the main thread sends. Deno's worker permissions (see src/policy/permissions.ts) fence it in;
  * a denial comes back as a tool error that says what is allowed.
  */
-import { explainDenial } from "../../policy/permissions.ts";
+import { explainDenial, type ToolDirs } from "../../policy/permissions.ts";
 import type { Tool, ToolContext } from "../base.ts";
 import { ToolExecutor } from "../executor.ts";
 import { createTools } from "../registry.ts";
-import type { HostReply, HostRequest } from "./protocol.ts";
+import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 
 interface WorkerScope {
   onmessage: ((e: MessageEvent<HostRequest>) => void) | null;
@@ -18,6 +18,7 @@ interface WorkerScope {
 export function serveToolHost(): void {
   const scope = globalThis as unknown as WorkerScope;
   let context: ToolContext | undefined;
+  let dirs: ToolDirs | undefined;
   let tools: Tool[] = [];
   let executor = new ToolExecutor([]);
   // Calls run concurrently (tools serialise what must be serialised); init and close run one at a
@@ -25,7 +26,7 @@ export function serveToolHost(): void {
   let lifecycle = Promise.resolve();
   scope.onmessage = (event) => {
     const message = event.data;
-    if (message.type === "call") void handle(message);
+    if (message.type === "call" || message.type === "probe") void handle(message);
     else lifecycle = lifecycle.then(() => handle(message));
   };
   // Messages sent before this handler existed would have been dropped, so the main thread waits
@@ -35,16 +36,28 @@ export function serveToolHost(): void {
     switch (message.type) {
       case "init":
         context = message.context;
+        dirs = message.dirs;
         tools = createTools(context, message.names);
         executor = new ToolExecutor(tools);
         break;
       case "call": {
         const result = await executor.executeToolCall(message.call);
         if (!result.success && result.error && context) {
-          const explained = explainDenial(result.error, context.workspace);
+          const explained = explainDenial(result.error, context.workspace, dirs);
           if (explained) result.error = explained;
         }
         scope.postMessage({ type: "result", id: message.id, result });
+        break;
+      }
+      case "probe": {
+        let outcome = "allowed";
+        try {
+          await attempt(message.probe);
+        } catch (e) {
+          const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+          outcome = explainDenial(text, context?.workspace ?? "", dirs) ?? text;
+        }
+        scope.postMessage({ type: "probed", id: message.id, outcome });
         break;
       }
       case "close": {
@@ -70,4 +83,22 @@ export function serveToolHost(): void {
 /** True when this code runs inside a worker. */
 export function inWorker(): boolean {
   return typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined";
+}
+
+async function attempt(probe: Probe): Promise<void> {
+  switch (probe.action) {
+    case "read":
+      await Deno.readFile(probe.target);
+      return;
+    case "write":
+      await Deno.writeTextFile(probe.target, "probe\n");
+      return;
+    case "fetch":
+      await (await fetch(probe.target)).body?.cancel();
+      return;
+    case "run":
+      await new Deno.Command(probe.target, { args: ["--version"], stdout: "null", stderr: "null" })
+        .output();
+      return;
+  }
 }

@@ -1,4 +1,5 @@
 /** `json_edit_tool`: view and change JSON files by JSONPath, keeping their formatting. */
+import { readOnlyRefusal } from "../../policy/read_only.ts";
 import { JSON_EDIT } from "./definition.ts";
 import { isAbsolute, join, normalize } from "node:path";
 import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../policy/workspace.ts";
@@ -38,6 +39,9 @@ export class JsonEditTool extends Tool {
       return Promise.resolve(fail(
         `A 'value' parameter is required for the '${operation}' operation.`,
       ));
+    }
+    if (operation !== "view" && this.context.settings.sandbox === "read-only") {
+      return Promise.resolve(fail(readOnlyRefusal(path)));
     }
     const request: JsonEditRequest = {
       operation,

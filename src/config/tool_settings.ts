@@ -1,0 +1,88 @@
+/**
+ * One resolution of the tool and sandbox settings for every command (`run`, `interactive`,
+ * `tool`, `serve`, `mcp`): command-line flags > environment (`DEFT_SANDBOX`,
+ * `DEFT_ALLOW_NETWORK`) > config file > defaults. The pipeline commands load the config file
+ * only when one exists, so their start-up stays light.
+ */
+import type { ToolSettings } from "../tools/base.ts";
+import type { DeftConfig } from "./schema.ts";
+import { configCandidates } from "./locate.ts";
+import { UsageError } from "../errors.ts";
+
+/** The sandbox modes, weakest first. */
+export const SANDBOX_MODES = ["none", "workspace-write", "read-only"] as const;
+
+/** A sandbox mode. */
+export type SandboxSetting = typeof SANDBOX_MODES[number];
+
+/** What the command line can set for tools. */
+export interface ToolFlags {
+  sandbox?: SandboxSetting;
+}
+
+/** The file's part of the configuration that tools read. */
+export type ToolConfig = Pick<DeftConfig, "sandbox" | "allow_network" | "tool_settings">;
+
+/** Reads an environment variable; without --allow-env it is simply unset. */
+export function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The tool settings for `flags` over the environment over `config` over the defaults. */
+export function resolveToolSettings(
+  config: Partial<ToolConfig>,
+  flags: ToolFlags,
+  env: (name: string) => string | undefined = readEnv,
+): ToolSettings {
+  const fromEnv = env("DEFT_SANDBOX");
+  if (fromEnv !== undefined && !(SANDBOX_MODES as readonly string[]).includes(fromEnv)) {
+    throw new UsageError(
+      `DEFT_SANDBOX is '${fromEnv}'; use one of ${SANDBOX_MODES.join(", ")}, or unset it.`,
+    );
+  }
+  const network = env("DEFT_ALLOW_NETWORK");
+  if (network !== undefined && !["0", "1", "true", "false"].includes(network)) {
+    throw new UsageError(`DEFT_ALLOW_NETWORK is '${network}'; use 1 or 0, or unset it.`);
+  }
+  const tool = config.tool_settings ?? {};
+  const settings: ToolSettings = {
+    sandbox: flags.sandbox ?? fromEnv as SandboxSetting | undefined ?? config.sandbox ?? "none",
+    allowNetwork: network !== undefined
+      ? network === "1" || network === "true"
+      : config.allow_network ?? false,
+  };
+  if (tool.bash_timeout !== undefined) settings.bashTimeoutSeconds = tool.bash_timeout;
+  if (tool.output_limit !== undefined) settings.outputLimit = tool.output_limit;
+  if (tool.max_file_bytes !== undefined) settings.maxFileBytes = tool.max_file_bytes;
+  if (tool.ckg_dir !== undefined) settings.ckgDir = tool.ckg_dir;
+  return settings;
+}
+
+/**
+ * The config file's tool part, for the pipeline commands: the same search as `deft run`
+ * (`DEFT_CONFIG`, `./deft.yaml`, `./trae_config.yaml`, the user config dir). The parser loads
+ * only when a file is there.
+ */
+export async function loadToolConfig(): Promise<Partial<ToolConfig>> {
+  const candidates = configCandidates();
+  const present = candidates.some((c) => c.explicit || exists(c.path));
+  if (!present) return {};
+  const { loadConfig } = await import("./load.ts");
+  const loaded = await loadConfig();
+  for (const warning of loaded.warnings) console.error(`deft: warning: ${warning}`);
+  return loaded.config;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (e) {
+    // A file Deno may not look at is skipped, as `deft run` skips it.
+    return !(e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotCapable);
+  }
+}

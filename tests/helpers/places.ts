@@ -1,0 +1,199 @@
+/**
+ * Real places for tests: workspaces outside `$TMPDIR` (under a fake home inside a folder in the
+ * real `$HOME`, under `/srv` when it is writable), Deft run with `TMPDIR` pointing elsewhere, and
+ * the bundle run under narrowed top-level permission flags — where users actually run Deft,
+ * not the sheltered temp folder with every permission granted.
+ */
+import { join } from "node:path";
+import { REPO_ROOT } from "./deft.ts";
+
+/** Flags every bundle run needs, besides permissions. */
+const BASE_FLAGS = ["--unstable-raw-imports", "--unstable-worker-options", "--no-prompt"];
+
+/** What a finished process left behind. */
+export interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A folder outside `$TMPDIR` holding a fake home, a temp folder, a cache and the bundle. */
+export class Place {
+  private constructor(
+    /** The folder holding everything (a real path). */
+    readonly root: string,
+  ) {}
+
+  /** The fake `$HOME`. */
+  get home(): string {
+    return join(this.root, "home");
+  }
+  /** The `$TMPDIR` Deft runs with: not the test's own. */
+  get tmp(): string {
+    return join(this.root, "tmp");
+  }
+  /** `$DEFT_CACHE_DIR`. */
+  get cache(): string {
+    return join(this.root, "cache");
+  }
+  /** The bundle (built once per test process, outside `$TMPDIR` too). */
+  readonly bundlePath = "";
+
+  /** Makes a place under the real `$HOME` (never under `$TMPDIR`), with the bundle unless not. */
+  static async create(options: { bundle?: boolean } = {}): Promise<Place> {
+    const home = Deno.env.get("HOME");
+    if (!home) throw new Error("these tests need $HOME");
+    const root = await Deno.realPath(
+      await Deno.makeTempDir({ dir: home, prefix: ".deft-places-" }),
+    );
+    const place = new Place(root);
+    if (options.bundle !== false) {
+      (place as { bundlePath: string }).bundlePath = await sharedBundle();
+    }
+    for (const dir of [place.home, place.tmp, place.cache]) {
+      await Deno.mkdir(dir, { recursive: true });
+    }
+    return place;
+  }
+
+  /** A new workspace folder `name` (may hold spaces and non-ASCII) in the fake home. */
+  async workspace(name: string, files: Record<string, string> = {}): Promise<string> {
+    const dir = join(this.home, name);
+    await Deno.mkdir(dir, { recursive: true });
+    for (const [file, text] of Object.entries(files)) {
+      await Deno.mkdir(join(dir, file, ".."), { recursive: true });
+      await Deno.writeTextFile(join(dir, file), text);
+    }
+    return await Deno.realPath(dir);
+  }
+
+  /** The environment Deft runs with here: the fake home, temp and cache, a plain PATH. */
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      PATH: "/usr/local/bin:/usr/bin:/bin",
+      HOME: this.home,
+      TMPDIR: this.tmp,
+      DEFT_CACHE_DIR: this.cache,
+      NO_COLOR: "1",
+      ...extra,
+    };
+  }
+
+  /** Runs the bundle with exactly `flags` as its permissions, from the fake home. */
+  async runBundle(
+    flags: string[],
+    args: string[],
+    options: { env?: Record<string, string>; stdin?: string } = {},
+  ): Promise<Ran> {
+    const bundle = this.bundlePath;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...BASE_FLAGS, ...flags, bundle, ...args],
+      cwd: this.home,
+      clearEnv: true,
+      env: this.env(options.env),
+      stdin: options.stdin === undefined ? "null" : "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    if (options.stdin !== undefined) {
+      const writer = child.stdin.getWriter();
+      await writer.write(new TextEncoder().encode(options.stdin));
+      await writer.close();
+    }
+    const out = await child.output();
+    return {
+      code: out.code,
+      stdout: new TextDecoder().decode(out.stdout),
+      stderr: new TextDecoder().decode(out.stderr),
+    };
+  }
+
+  /**
+   * The minimal flags README documents for tools on one workspace, with `--allow-env` so that
+   * `TMPDIR` and `DEFT_CACHE_DIR` point into this place.
+   */
+  toolFlags(workspace: string): string[] {
+    const own = [workspace, this.tmp, this.cache].join(",");
+    return [
+      `--allow-read=${own},${this.bundlePath}`,
+      `--allow-write=${own}`,
+      "--allow-run=bash",
+      "--allow-env",
+    ];
+  }
+
+  /** Removes the place. */
+  async remove(): Promise<void> {
+    await Deno.remove(this.root, { recursive: true }).catch(() => {});
+  }
+}
+
+/** One `deft serve` result line. */
+export interface Served {
+  success: boolean;
+  output: string;
+  error: string;
+}
+
+/** Runs `calls` ([name, args]) through one `deft serve` of the bundle; one result per call. */
+export async function serveCalls(
+  place: Place,
+  flags: string[],
+  workspace: string,
+  calls: [string, unknown][],
+  extra: string[] = [],
+): Promise<Served[]> {
+  const stdin = calls.map(([name, args]) => JSON.stringify({ name, arguments: args }) + "\n")
+    .join("");
+  const ran = await place.runBundle(flags, ["serve", "-w", workspace, ...extra], { stdin });
+  const lines = ran.stdout.split("\n").filter((l) => l.trim() !== "");
+  if (lines.length !== calls.length) {
+    throw new Error(`deft serve answered ${lines.length} of ${calls.length} calls: ${ran.stderr}`);
+  }
+  return lines.map((l) => JSON.parse(l));
+}
+
+/** A writable folder under `/srv` for a workspace there, or undefined when `/srv` is not ours. */
+export async function srvWorkspace(): Promise<string | undefined> {
+  try {
+    await Deno.mkdir("/srv", { recursive: true });
+    return await Deno.realPath(await Deno.makeTempDir({ dir: "/srv", prefix: "deft-ws " }));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The JSON result `deft tool` printed. */
+export function toolResult(ran: Ran): { success: boolean; output: string; error: string } {
+  try {
+    return JSON.parse(ran.stdout);
+  } catch {
+    throw new Error(`deft tool printed no JSON (exit ${ran.code}): ${ran.stdout}\n${ran.stderr}`);
+  }
+}
+
+let built: Promise<string> | undefined;
+
+/** `deno task bundle` output in a folder under `$HOME`, removed when the test process ends. */
+function sharedBundle(): Promise<string> {
+  built ??= (async () => {
+    const dir = await Deno.realPath(
+      await Deno.makeTempDir({ dir: Deno.env.get("HOME"), prefix: ".deft-bundle-" }),
+    );
+    globalThis.addEventListener("unload", () => {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch { /* gone already */ }
+    });
+    const path = join(dir, "deft.js");
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "scripts/bundle.ts", path],
+      cwd: REPO_ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+    return path;
+  })();
+  return built;
+}
