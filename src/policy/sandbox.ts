@@ -1,7 +1,8 @@
 /**
  * Sandbox policy for shell commands. `workspace-write` runs a command inside bubblewrap (bwrap):
  * the whole filesystem read-only except the workspace (bound read-write at its own path, so
- * absolute paths keep working) and a private /tmp; no network unless allowed; fresh /dev and
+ * absolute paths keep working) and a private /tmp; the folders where host services keep their
+ * sockets (/run, /var/tmp, /dev/shm, $XDG_RUNTIME_DIR …) replaced by empty private ones; no network unless allowed; fresh /dev and
  * /proc; its own PID namespace, so every process in it dies with it; a new session, so it has no
  * controlling terminal; and it dies with Deft. This module only builds command lines: it knows
  * nothing about tools or models, and it never falls back to running a command unsandboxed.
@@ -73,6 +74,7 @@ export function bwrapArgs(options: SandboxOptions): string[] {
     "/proc",
     "--tmpfs",
     "/tmp",
+    ...hiddenSocketDirs().flatMap((dir) => ["--tmpfs", dir]),
     "--bind",
     workspace,
     workspace,
@@ -84,6 +86,32 @@ export function bwrapArgs(options: SandboxOptions): string[] {
   args.push("--chdir", resolve(options.cwd));
   return args;
 }
+
+/**
+ * Where host services keep their Unix sockets (Docker, D-Bus, ssh-agent, systemd, X11): each is
+ * covered by an empty private tmpfs inside the sandbox, so none of them can be connected to.
+ * Only folders that exist and are real folders (not symlinks such as /var/run) are listed; bash
+ * looks, because the permission-fenced tool host may not stat paths outside the workspace.
+ */
+export function hiddenSocketDirs(): string[] {
+  const dirs = ["/run", "/var/run", "/var/tmp", "/dev/shm", "/var/lib/docker", "/tmp/.X11-unix"];
+  const runtime = Deno.env.get("XDG_RUNTIME_DIR");
+  if (runtime && isAbsolute(runtime)) dirs.push(resolve(runtime));
+  const key = dirs.join("\0");
+  const known = realDirsCache.get(key);
+  if (known) return known;
+  const found = new Deno.Command("bash", {
+    args: ["-c", 'for d; do [[ -d $d && ! -L $d ]] && printf "%s\\0" "$d"; done', "deft", ...dirs],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).outputSync();
+  const real = new TextDecoder().decode(found.stdout).split("\0").filter((d) => d !== "");
+  realDirsCache.set(key, real);
+  return real;
+}
+
+const realDirsCache = new Map<string, string[]>();
 
 /**
  * The bwrap executable to run: `bwrapPath` itself when it contains a slash, else the first match
