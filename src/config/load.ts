@@ -8,6 +8,7 @@ import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
 import type { DeftConfig } from "./schema.ts";
 import { configCandidates } from "./locate.ts";
+import { isTrusted, layerUntrusted, readUserConfig } from "./trust.ts";
 import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
 import { UsageError } from "../errors.ts";
 
@@ -80,6 +81,7 @@ const configSchema = z.strictObject({
   allow_mcp_servers: z.array(z.string()).default([]),
   sandbox: z.enum(["none", "workspace-write"]).default("none"),
   allow_network: z.boolean().default(false),
+  trusted_folders: z.array(z.string()).default([]),
   tool_settings: z.strictObject({
     bash_timeout: z.number().positive().optional(),
     output_limit: positiveInt.optional(),
@@ -109,9 +111,20 @@ export async function loadConfig(explicit?: string): Promise<LoadedConfig> {
       }
       throw new ConfigError(`Cannot read config file ${candidate.path}: ${(e as Error).message}`);
     }
+    if (candidate.local) return await loadLocalConfig(text, candidate.path);
     return parseConfig(text, candidate.path);
   }
   return { config: defaultConfig(), warnings: [] };
+}
+
+/** A repository's own config file: whole when its folder is trusted, else only harmless keys. */
+async function loadLocalConfig(text: string, path: string): Promise<LoadedConfig> {
+  if (await isTrusted(await Deno.realPath("."))) return parseConfig(text, path);
+  const user = await readUserConfig();
+  const layer = layerUntrusted(text, path, user);
+  const loaded = parseConfig(layer.text, path);
+  if (layer.warning) loaded.warnings.unshift(layer.warning);
+  return loaded;
 }
 
 /** Parses and checks config text; `path` names the file in messages. */

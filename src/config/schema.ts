@@ -76,4 +76,6 @@ export interface DeftConfig {
   sandbox: "none" | "workspace-write";
   allow_network: boolean;
   tool_settings: ToolSettingsConfig;
+  /** Folders whose own config file may set every key (`deft trust`); only read from user config. */
+  trusted_folders?: string[];
 }
