@@ -82,6 +82,13 @@ const configSchema = z.strictObject({
   sandbox: z.enum(["none", "workspace-write"]).default("none"),
   allow_network: z.boolean().default(false),
   trusted_folders: z.array(z.string()).default([]),
+  shell_environment: z.strictObject({
+    inherit: z.enum(["all", "core", "none"]).optional(),
+    ignore_default_excludes: z.boolean().optional(),
+    exclude: z.array(z.string()).optional(),
+    include_only: z.array(z.string()).optional(),
+    set: z.record(z.string(), z.string()).optional(),
+  }).optional(),
   tool_settings: z.strictObject({
     bash_timeout: z.number().positive().optional(),
     output_limit: positiveInt.optional(),

@@ -7,6 +7,7 @@
  */
 import { join } from "node:path";
 import { bwrapNotFound, sandboxCommand, type SandboxMode } from "../../policy/sandbox.ts";
+import { shellEnvironment, type ShellEnvironmentPolicy } from "../../policy/shell_env.ts";
 import { type CapturedOutput, OutputCapture } from "./output_capture.ts";
 import { signalSession } from "./processes.ts";
 import {
@@ -47,6 +48,8 @@ export interface SessionOptions {
   sandbox: SandboxMode;
   allowNetwork: boolean;
   bwrapPath?: string;
+  /** Which of Deft's variables the shell inherits (see policy/shell_env.ts). */
+  environment?: ShellEnvironmentPolicy;
   /** Directory for saved full outputs; visible (read-only) inside the sandbox. */
   outputDir: string;
   /** Characters per stream shown before clipping. */
@@ -151,7 +154,14 @@ export class BashSession {
         args,
         cwd: options.sandbox === "none" ? options.cwd : options.workspace,
         // Call 0 is the shell itself (and its forked subshells): each call exports its number.
-        env: { ...NON_INTERACTIVE_ENV, [SESSION_TAG]: id, [CALL_TAG]: SHELL_CALL },
+        // Only what the shell environment policy lets through: no API keys or tokens.
+        env: {
+          ...shellEnvironment(options.environment),
+          ...NON_INTERACTIVE_ENV,
+          [SESSION_TAG]: id,
+          [CALL_TAG]: SHELL_CALL,
+        },
+        clearEnv: true,
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",
