@@ -1,5 +1,6 @@
 /**
- * Sandbox policy for shell commands. `workspace-write` runs a command inside bubblewrap (bwrap):
+ * Sandbox policy for shell commands. `none` only puts the command in its own PID namespace (when
+ * bwrap can), so nothing it starts outlives it. `workspace-write` runs a command inside bubblewrap (bwrap):
  * the whole filesystem read-only except the workspace (bound read-write at its own path, so
  * absolute paths keep working) and a private /tmp; the folders where host services keep their
  * sockets (/run, /var/tmp, /dev/shm, $XDG_RUNTIME_DIR …) replaced by empty private ones; no network unless allowed; fresh /dev and
@@ -47,10 +48,59 @@ export function sandboxCommand(
   options: SandboxOptions,
 ): SandboxedCommand {
   if (argv.length === 0) throw new TypeError("sandboxCommand needs a program to run");
-  if (options.mode === "none") return { program: argv[0], args: argv.slice(1) };
+  if (options.mode === "none") {
+    const bwrap = pidNamespaceBwrap(options.bwrapPath);
+    if (!bwrap) return { program: argv[0], args: argv.slice(1) };
+    return { program: bwrap, args: [...pidNamespaceArgs(options), "--", ...argv] };
+  }
   const bwrap = findBwrap(options.bwrapPath);
   return { program: bwrap, args: [...bwrapArgs(options), "--", ...argv] };
 }
+
+/**
+ * The bwrap options for `none`: no confinement of files or network, only a PID namespace with its
+ * own /proc, so every process the command starts (`setsid`, double forks, a fork bomb) ends when
+ * the namespace's first process does, and that one dies with Deft, even when Deft is killed.
+ */
+export function pidNamespaceArgs(options: SandboxOptions): string[] {
+  return [
+    "--die-with-parent",
+    "--unshare-pid",
+    "--dev-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--chdir",
+    resolve(options.cwd),
+  ];
+}
+
+/**
+ * The bwrap to hold an unsandboxed command in a PID namespace, or undefined when bwrap is missing
+ * or cannot create one here (no user namespaces); the command then runs as it is. Checked once.
+ */
+export function pidNamespaceBwrap(bwrapPath?: string): string | undefined {
+  const key = bwrapPath ?? "";
+  if (pidNamespaceCache.has(key)) return pidNamespaceCache.get(key);
+  let found: string | undefined;
+  try {
+    const bwrap = findBwrap(bwrapPath);
+    const probe = new Deno.Command(bwrap, {
+      args: [...pidNamespaceArgs({ mode: "none", workspace: "/", cwd: "/" }), "--", "true"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).outputSync();
+    if (probe.success) found = bwrap;
+  } catch {
+    found = undefined;
+  }
+  pidNamespaceCache.set(key, found);
+  return found;
+}
+
+const pidNamespaceCache = new Map<string, string | undefined>();
 
 /**
  * The bwrap options (everything before `--`) for `workspace-write`. Order matters: later mounts

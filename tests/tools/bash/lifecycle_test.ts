@@ -1,6 +1,6 @@
 /** The shell cannot wedge: timeouts, exits and kills recover; closing leaves no process behind. */
 import assert from "node:assert/strict";
-import { eventually, harness, isRunning, withHarness } from "./helpers.ts";
+import { eventually, harness, isRunning, pidsByCmdline, withHarness } from "./helpers.ts";
 
 Deno.test("bash: a timeout kills the command, returns partial output and keeps the state", async () => {
   await withHarness({}, async (h) => {
@@ -211,18 +211,25 @@ Deno.test("bash: a shell that dies between calls is replaced on the next call", 
 Deno.test("bash: close kills every process the session started (checked by pid)", async () => {
   const h = await harness();
   let pids: number[] = [];
+  // Found by command line: inside the shell's PID namespace `$!` is not the host's pid.
+  const unique = `${Date.now() % 100000}`;
   try {
     const r = await h.run(
       [
-        "sleep 1001 & echo $!",
-        "python3 -m http.server 0 --bind 127.0.0.1 >/dev/null 2>&1 & echo $!",
-        "setsid sleep 1002 & echo $!",
-        "nohup sleep 1003 >/dev/null 2>&1 & echo $!",
-        "( sleep 1004 & echo $! )", // double fork: reparented away from the shell
+        `sleep 1001.${unique} &`,
+        `python3 -c 'import time; time.sleep(1000)' .${unique} >/dev/null 2>&1 &`,
+        `setsid sleep 1002.${unique} &`,
+        `nohup sleep 1003.${unique} >/dev/null 2>&1 &`,
+        `( sleep 1004.${unique} & )`, // double fork: reparented away from the shell
+        `setsid env -i sleep 1005.${unique} &`, // no session marker in its environment
+        "echo started",
       ].join("\n"),
     );
-    pids = r.output!.trim().split("\n").map(Number);
-    assert.equal(pids.length, 5);
+    assert.equal(r.output, "started\n");
+    assert.ok(
+      await eventually(async () => (pids = await pidsByCmdline(`.${unique}`)).length === 6),
+      `6 processes started, found ${pids}`,
+    );
     for (const pid of pids) assert.ok(await isRunning(pid), `pid ${pid} started`);
   } finally {
     await h.dispose();
