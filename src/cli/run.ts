@@ -9,6 +9,7 @@ import { compareRuns, type Divergence } from "../agent/replay.ts";
 import { readTrajectory, type Trajectory } from "../trajectory/recorder.ts";
 import { UsageError, writeStdout } from "./io.ts";
 import { openSession, runTask, type SessionOptions } from "./session.ts";
+import { onStopSignals } from "./signals.ts";
 
 /** Options of `deft run`, as commander hands them over. */
 export interface RunOptions extends SessionOptions {
@@ -36,7 +37,8 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
     // Closing the tools kills a running command, so the step ends now instead of at its timeout.
     void executor.closeTools();
   };
-  Deno.addSignalListener("SIGINT", onInterrupt);
+  // SIGTERM and SIGHUP stop the run like Ctrl-C: tools closed, trajectory kept.
+  const removeSignals = onStopSignals(onInterrupt);
   let outcome;
   try {
     outcome = await runTask(session, task, {
@@ -45,7 +47,7 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
       signal: controller.signal,
     });
   } finally {
-    Deno.removeSignalListener("SIGINT", onInterrupt);
+    removeSignals();
     for (const e of await executor.closeTools()) console.note(`warning: ${e.message}`);
   }
   const { result, recorder } = outcome;
