@@ -70,14 +70,23 @@ export async function writeFileAtomic(
   }
 }
 
-/** Removes `temp` only while it still names the file we made (never someone else's file). */
+/**
+ * Removes `temp` only while it still names the file we made (never someone else's file). When a
+ * swapped folder sent it elsewhere, the path may lead there again a moment later: try a while.
+ */
 async function removeOwn(temp: string, made: Deno.FileInfo | undefined): Promise<void> {
-  try {
-    const now = await Deno.lstat(temp);
-    if (made && (now.ino !== made.ino || now.dev !== made.dev)) return;
-    await Deno.remove(temp);
-  } catch {
-    // Gone already, or out of reach.
+  for (let attempt = 0; attempt < 50; attempt++) {
+    try {
+      const now = await Deno.lstat(temp);
+      if (!made || (now.ino === made.ino && now.dev === made.dev)) {
+        await Deno.remove(temp);
+        return;
+      }
+    } catch {
+      // Not there (now): gone already, or the folder points elsewhere at the moment.
+      if (!made) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
 

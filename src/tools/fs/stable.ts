@@ -20,20 +20,32 @@ export class PathChangedError extends FileToolError {
   }
 }
 
-/** Throws `PathChangedError` unless `real` is still a symlink-free path to the file `opened`. */
+/**
+ * Throws `PathChangedError` unless `real` is still a symlink-free path to the file `opened`. Each
+ * look is a separate system call, so a swapper could flip the folder back and forth in step with
+ * them; the looks are therefore interleaved several times, which such a swapper cannot match by
+ * chance (with a sandbox, no swapper can reach outside anyway).
+ */
 export async function assertSameFile(real: string, opened: Deno.FileInfo): Promise<void> {
-  let current: Deno.FileInfo;
-  let resolved: string;
-  try {
-    current = await Deno.lstat(real);
-    resolved = await Deno.realPath(real);
-  } catch {
-    throw new PathChangedError(real);
+  for (let round = 0; round < CHECK_ROUNDS; round++) {
+    let current: Deno.FileInfo;
+    let resolved: string;
+    try {
+      resolved = await Deno.realPath(real);
+      current = await Deno.lstat(real);
+    } catch {
+      throw new PathChangedError(real);
+    }
+    if (resolved !== real || current.ino !== opened.ino || current.dev !== opened.dev) {
+      throw new PathChangedError(real);
+    }
   }
-  if (resolved !== real || current.ino !== opened.ino || current.dev !== opened.dev) {
-    throw new PathChangedError(real);
-  }
+  // One more resolution after the last identity check closes the pair.
+  const last = await Deno.realPath(real).catch(() => undefined);
+  if (last !== real) throw new PathChangedError(real);
 }
+
+const CHECK_ROUNDS = 3;
 
 /**
  * Reads the whole file at `real` (a path from `confine`) through one handle, after checking that
