@@ -1,28 +1,17 @@
 /**
  * The patch a run produced: every change against HEAD (or a base commit) in the workspace's git
  * repository, including new files that git does not track yet. A throwaway index is used, so the
- * user's staging area is never touched.
+ * user's staging area is never touched. Git runs hardened (see policy/git.ts): the repository's
+ * own filters, diff drivers, hooks and fsmonitor never run.
  */
+import { type GitResult, runGit } from "../policy/git.ts";
 
-async function git(
+function git(
   cwd: string,
   args: string[],
   env: Record<string, string> = {},
-): Promise<{ ok: boolean; out: string; err: string }> {
-  const result = await new Deno.Command("git", {
-    args,
-    cwd,
-    env: { GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0", ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    ok: result.success,
-    out: decoder.decode(result.stdout),
-    err: decoder.decode(result.stderr),
-  };
+): Promise<GitResult> {
+  return runGit(cwd, args, { env });
 }
 
 /** True when `dir` is inside a git work tree. */
@@ -50,6 +39,7 @@ export async function workspacePatch(dir: string, base?: string): Promise<string
       "--binary",
       "--no-color",
       "--no-ext-diff",
+      "--no-textconv",
       ...(against ? [against] : []),
     ];
     const diff = await git(dir, args, env);

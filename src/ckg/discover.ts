@@ -3,10 +3,12 @@
  * untracked-but-not-ignored (`git ls-files -co --exclude-standard`), so .gitignore is respected.
  * Elsewhere, a walk that skips hidden files and folders, dependency folders, build output and
  * virtualenvs.
- * Symlinked folders are never followed (no loops, no escaping the workspace).
+ * Symlinked folders are never followed (no loops, no escaping the workspace). Git runs hardened
+ * (policy/git.ts), so a planted `core.fsmonitor` never runs.
  */
 import { dirname, join } from "node:path";
 import { isSourcePath } from "./languages.ts";
+import { type GitResult, runGit } from "../policy/git.ts";
 
 /** Folder names that hold dependencies or build output rather than a project's own code. */
 const SKIPPED_DIRS: ReadonlySet<string> = new Set([
@@ -91,24 +93,17 @@ function insideGitWorkTree(dir: string): boolean {
 }
 
 async function gitListing(dir: string): Promise<string[] | { error: string }> {
-  let output: Deno.CommandOutput;
+  let output: GitResult;
   try {
-    output = await new Deno.Command("git", {
-      args: ["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-      cwd: dir,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      env: { GIT_OPTIONAL_LOCKS: "0" },
-    }).output();
+    output = await runGit(dir, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]);
   } catch (e) {
     return { error: e instanceof Error ? e.message : String(e) };
   }
-  if (!output.success) {
-    const message = new TextDecoder().decode(output.stderr).trim().split("\n")[0];
+  if (!output.ok) {
+    const message = output.err.trim().split("\n")[0];
     return { error: message || `exit code ${output.code}` };
   }
-  const text = new TextDecoder().decode(output.stdout);
+  const text = output.out;
   // A deleted-but-unstaged file is still "cached": the stat that follows drops it.
   return [...new Set(text.split("\0").filter((p) => p !== ""))];
 }

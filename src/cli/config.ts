@@ -3,20 +3,18 @@ import { stringify } from "yaml";
 import { loadConfig } from "../config/load.ts";
 import { type ConfigOverrides, resolveRunConfig } from "../config/resolve.ts";
 import { writeStderr, writeStdout } from "./io.ts";
+import { maskForDisplay } from "../policy/secrets.ts";
 
 /** Options of `deft config`. */
 export interface ConfigOptions extends ConfigOverrides {
   configFile?: string;
 }
 
-/** Shows a secret's shape without revealing it: `sk-a…wxyz`, or `(not set)`. */
-export function mask(secret: string | undefined): string {
-  if (!secret) return "(not set)";
-  if (secret.length <= 8) return "****";
-  return `${secret.slice(0, 4)}…${secret.slice(-4)}`;
-}
+/** Shows a secret without revealing it: `****wxyz` (at most the last 4), or `(not set)`. */
+export const mask = maskForDisplay;
 
-const SECRET_NAME = /key|token|secret|password|auth/i;
+// Header and variable names whose values are secrets (Authorization, Cookie, X-Api-Key …).
+const SECRET_NAME = /key|token|secret|password|passwd|credential|auth|cookie|session/i;
 
 function maskRecord(record?: Record<string, string>): Record<string, string> | undefined {
   if (!record) return undefined;
@@ -45,7 +43,13 @@ export async function configCommand(opts: ConfigOptions): Promise<number> {
     model: model(run.model),
     lakeview: run.lakeview ? model(run.lakeview) : null,
     agent: run.agent,
-    tool_settings: run.toolSettings,
+    tool_settings: {
+      ...run.toolSettings,
+      shellEnvironment: run.toolSettings.shellEnvironment && {
+        ...run.toolSettings.shellEnvironment,
+        set: maskRecord(run.toolSettings.shellEnvironment.set),
+      },
+    },
     mcp_servers: Object.fromEntries(
       Object.entries(run.mcpServers).map(([name, s]) => [name, {
         ...s,

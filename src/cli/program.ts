@@ -109,6 +109,16 @@ function buildProgram(setExit: (code: number) => void): Command {
     setExit(await configCommand(opts));
   });
 
+  program.command("trust")
+    .description("let a folder's own config file (deft.yaml) set every key, or --revoke that")
+    .argument("[dir]", "the folder (default: the current one)")
+    .option("--revoke", "stop trusting the folder")
+    .option("--list", "print the trusted folders")
+    .action(async (dir, opts) => {
+      const { trustCommand } = await import("./trust.ts");
+      setExit(await trustCommand(dir, opts));
+    });
+
   const ckg = program.command("ckg").description(
     "the code knowledge graph: index a codebase, find functions, classes and methods by name",
   );

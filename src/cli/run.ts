@@ -1,7 +1,7 @@
 /**
  * `deft run`: one task, start to finish. Exit codes: 0 the task completed, 1 it failed or ran out of
- * steps, 2 usage or configuration errors, 130 interrupted (Ctrl-C). Progress goes to stderr;
- * `--json` prints a summary on stdout.
+ * steps, 2 usage or configuration errors, 130 interrupted (Ctrl-C; 143 on SIGTERM, 129 on SIGHUP).
+ * Progress goes to stderr; `--json` prints a summary on stdout.
  */
 import { resolve } from "node:path";
 import { workspacePatch } from "../agent/patch.ts";
@@ -11,6 +11,7 @@ import { UsageError, writeStdout } from "./io.ts";
 import { openSession, runTask, type SessionOptions } from "./session.ts";
 import { askOnTerminal } from "./approval.ts";
 import { CONTINUE_MESSAGE, type ResumeOptions, resumeTarget } from "./resume.ts";
+import { onStopSignals } from "./signals.ts";
 
 /** Options of `deft run`, as commander hands them over. */
 export interface RunOptions extends SessionOptions, ResumeOptions {
@@ -46,14 +47,17 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
 
   const controller = new AbortController();
   let interrupts = 0;
-  const onInterrupt = () => {
-    if (++interrupts > 1) Deno.exit(130);
+  let stopCode = 130;
+  const onInterrupt = (_signal?: Deno.Signal, code = 130) => {
+    if (++interrupts > 1) Deno.exit(code);
+    stopCode = code;
     console.note("interrupted: stopping the run (press Ctrl-C again to quit at once)");
     controller.abort(new Error("interrupted"));
     // Closing the tools kills a running command, so the step ends now instead of at its timeout.
     void executor.closeTools();
   };
-  Deno.addSignalListener("SIGINT", onInterrupt);
+  // SIGTERM and SIGHUP stop the run like Ctrl-C: tools closed, trajectory kept.
+  const removeSignals = onStopSignals(onInterrupt);
   let outcome;
   try {
     outcome = await runTask(session, task, {
@@ -65,7 +69,7 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
       recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
     });
   } finally {
-    Deno.removeSignalListener("SIGINT", onInterrupt);
+    removeSignals();
     for (const e of await executor.closeTools()) console.note(`warning: ${e.message}`);
   }
   const { result, recorder } = outcome;
@@ -82,7 +86,7 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
   const divergences = recording ? compareRuns(recording, recorder.data) : undefined;
   if (divergences) reportDivergences(divergences, (line) => console.note(line));
 
-  const exitCode = result.interrupted ? 130 : result.success && !divergences?.length ? 0 : 1;
+  const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
   if (opts.json) {
     await writeStdout(
       JSON.stringify({

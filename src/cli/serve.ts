@@ -10,6 +10,7 @@ import { createHostedTools } from "../tools/host/remote.ts";
 import { isPlainObject } from "../tools/validate.ts";
 import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
 import { stdinLines, writeStdout } from "./io.ts";
+import { onStopSignals } from "./signals.ts";
 
 /** Options of `deft serve`. */
 export interface ServeOptions extends ToolCommandOptions {
@@ -24,6 +25,14 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
   const context = await toolContext(opts);
   const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
   const executor = new ToolExecutor(tools);
+  // A stop signal closes the tools (ending every process they started), then exits 128 + n.
+  let stopping = false;
+  const removeSignals = onStopSignals(async (_name, code) => {
+    if (stopping) return;
+    stopping = true;
+    await executor.closeTools().catch(() => {});
+    Deno.exit(code);
+  });
   try {
     let lineNumber = 0;
     for await (const line of stdinLines()) {
@@ -33,7 +42,8 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
       await writeStdout(replies.map((r) => JSON.stringify(r) + "\n").join(""));
     }
   } finally {
-    await executor.closeTools();
+    removeSignals();
+    if (!stopping) await executor.closeTools();
   }
   return 0;
 }

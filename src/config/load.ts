@@ -8,6 +8,7 @@ import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
 import type { DeftConfig } from "./schema.ts";
 import { configCandidates } from "./locate.ts";
+import { isTrusted, layerUntrusted, readUserConfig } from "./trust.ts";
 import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
 import { UsageError } from "../errors.ts";
 
@@ -81,6 +82,14 @@ const configSchema = z.strictObject({
   sandbox: z.enum(["none", "workspace-write", "read-only"]).default("none"),
   allow_network: z.boolean().default(false),
   approval: z.enum(["never", "commands", "all"]).optional(),
+  trusted_folders: z.array(z.string()).default([]),
+  shell_environment: z.strictObject({
+    inherit: z.enum(["all", "core", "none"]).optional(),
+    ignore_default_excludes: z.boolean().optional(),
+    exclude: z.array(z.string()).optional(),
+    include_only: z.array(z.string()).optional(),
+    set: z.record(z.string(), z.string()).optional(),
+  }).optional(),
   tool_settings: z.strictObject({
     bash_timeout: z.number().positive().optional(),
     output_limit: positiveInt.optional(),
@@ -112,9 +121,20 @@ export async function loadConfig(explicit?: string): Promise<LoadedConfig> {
       }
       throw new ConfigError(`Cannot read config file ${candidate.path}: ${(e as Error).message}`);
     }
+    if (candidate.local) return await loadLocalConfig(text, candidate.path);
     return parseConfig(text, candidate.path);
   }
   return { config: defaultConfig(), warnings: [] };
+}
+
+/** A repository's own config file: whole when its folder is trusted, else only harmless keys. */
+async function loadLocalConfig(text: string, path: string): Promise<LoadedConfig> {
+  if (await isTrusted(await Deno.realPath("."))) return parseConfig(text, path);
+  const user = await readUserConfig();
+  const layer = layerUntrusted(text, path, user);
+  const loaded = parseConfig(layer.text, path);
+  if (layer.warning) loaded.warnings.unshift(layer.warning);
+  return loaded;
 }
 
 /** Parses and checks config text; `path` names the file in messages. */

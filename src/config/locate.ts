@@ -4,11 +4,17 @@
  * Where to look for the config file, in order: `--config-file`, `DEFT_CONFIG`, `./deft.yaml`,
  * `./trae_config.yaml`, then the user config dir. An explicitly named file must exist.
  */
-export function configCandidates(explicit?: string): { path: string; explicit: boolean }[] {
+export function configCandidates(
+  explicit?: string,
+): { path: string; explicit: boolean; local?: boolean }[] {
   if (explicit) return [{ path: explicit, explicit: true }];
   const fromEnv = readEnv("DEFT_CONFIG");
   if (fromEnv) return [{ path: fromEnv, explicit: true }];
-  const candidates = ["deft.yaml", "trae_config.yaml"].map((path) => ({ path, explicit: false }));
+  // `local`: the file belongs to the folder (a repository), untrusted unless `deft trust` says so.
+  const candidates: { path: string; explicit: boolean; local?: boolean }[] = [
+    "deft.yaml",
+    "trae_config.yaml",
+  ].map((path) => ({ path, explicit: false, local: true }));
   const home = readEnv("HOME");
   const configHome = readEnv("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
   if (configHome) candidates.push({ path: `${configHome}/deft/config.yaml`, explicit: false });

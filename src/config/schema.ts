@@ -4,6 +4,7 @@
  * `load.ts` reads YAML into these types; `config.example.yaml` documents every key.
  */
 import type { ProviderName } from "./providers.ts";
+import type { ShellEnvironmentPolicy } from "../policy/shell_env.ts";
 
 /** How to reach one provider account. */
 export interface ModelProviderConfig {
@@ -78,4 +79,8 @@ export interface DeftConfig {
   /** When to ask before a tool call; unset: `never` for run, `commands` for interactive. */
   approval?: "never" | "commands" | "all";
   tool_settings: ToolSettingsConfig;
+  /** Folders whose own config file may set every key (`deft trust`); only read from user config. */
+  trusted_folders?: string[];
+  /** Which variables the model's shell inherits (policy/shell_env.ts). */
+  shell_environment?: ShellEnvironmentPolicy;
 }

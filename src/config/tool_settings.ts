@@ -21,7 +21,10 @@ export interface ToolFlags {
 }
 
 /** The file's part of the configuration that tools read. */
-export type ToolConfig = Pick<DeftConfig, "sandbox" | "allow_network" | "tool_settings">;
+export type ToolConfig = Pick<
+  DeftConfig,
+  "sandbox" | "allow_network" | "tool_settings" | "shell_environment"
+>;
 
 /** Reads an environment variable; without --allow-env it is simply unset. */
 export function readEnv(name: string): string | undefined {
@@ -59,6 +62,7 @@ export function resolveToolSettings(
   if (tool.output_limit !== undefined) settings.outputLimit = tool.output_limit;
   if (tool.max_file_bytes !== undefined) settings.maxFileBytes = tool.max_file_bytes;
   if (tool.ckg_dir !== undefined) settings.ckgDir = tool.ckg_dir;
+  if (config.shell_environment !== undefined) settings.shellEnvironment = config.shell_environment;
   return settings;
 }
 

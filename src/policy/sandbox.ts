@@ -1,7 +1,9 @@
 /**
- * Sandbox policy for shell commands. `workspace-write` runs a command inside bubblewrap (bwrap):
+ * Sandbox policy for shell commands. `none` only puts the command in its own PID namespace (when
+ * bwrap can), so nothing it starts outlives it. `workspace-write` runs a command inside bubblewrap (bwrap):
  * the whole filesystem read-only except the workspace (bound read-write at its own path, so
- * absolute paths keep working) and a private /tmp; no network unless allowed; fresh /dev and
+ * absolute paths keep working) and a private /tmp; the folders where host services keep their
+ * sockets (/run, /var/tmp, /dev/shm, $XDG_RUNTIME_DIR …) replaced by empty private ones; no network unless allowed; fresh /dev and
  * /proc; its own PID namespace, so every process in it dies with it; a new session, so it has no
  * controlling terminal; and it dies with Deft. This module only builds command lines: it knows
  * nothing about tools or models, and it never falls back to running a command unsandboxed.
@@ -49,10 +51,59 @@ export function sandboxCommand(
   options: SandboxOptions,
 ): SandboxedCommand {
   if (argv.length === 0) throw new TypeError("sandboxCommand needs a program to run");
-  if (options.mode === "none") return { program: argv[0], args: argv.slice(1) };
+  if (options.mode === "none") {
+    const bwrap = pidNamespaceBwrap(options.bwrapPath);
+    if (!bwrap) return { program: argv[0], args: argv.slice(1) };
+    return { program: bwrap, args: [...pidNamespaceArgs(options), "--", ...argv] };
+  }
   const bwrap = findBwrap(options.bwrapPath);
   return { program: bwrap, args: [...bwrapArgs(options), "--", ...argv] };
 }
+
+/**
+ * The bwrap options for `none`: no confinement of files or network, only a PID namespace with its
+ * own /proc, so every process the command starts (`setsid`, double forks, a fork bomb) ends when
+ * the namespace's first process does, and that one dies with Deft, even when Deft is killed.
+ */
+export function pidNamespaceArgs(options: SandboxOptions): string[] {
+  return [
+    "--die-with-parent",
+    "--unshare-pid",
+    "--dev-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--chdir",
+    resolve(options.cwd),
+  ];
+}
+
+/**
+ * The bwrap to hold an unsandboxed command in a PID namespace, or undefined when bwrap is missing
+ * or cannot create one here (no user namespaces); the command then runs as it is. Checked once.
+ */
+export function pidNamespaceBwrap(bwrapPath?: string): string | undefined {
+  const key = bwrapPath ?? "";
+  if (pidNamespaceCache.has(key)) return pidNamespaceCache.get(key);
+  let found: string | undefined;
+  try {
+    const bwrap = findBwrap(bwrapPath);
+    const probe = new Deno.Command(bwrap, {
+      args: [...pidNamespaceArgs({ mode: "none", workspace: "/", cwd: "/" }), "--", "true"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).outputSync();
+    if (probe.success) found = bwrap;
+  } catch {
+    found = undefined;
+  }
+  pidNamespaceCache.set(key, found);
+  return found;
+}
+
+const pidNamespaceCache = new Map<string, string | undefined>();
 
 /**
  * The bwrap options (everything before `--`) for `workspace-write`. Order matters: later mounts
@@ -76,6 +127,7 @@ export function bwrapArgs(options: SandboxOptions): string[] {
     "/proc",
     "--tmpfs",
     "/tmp",
+    ...hiddenSocketDirs().flatMap((dir) => ["--tmpfs", dir]),
     options.mode === "read-only" ? "--ro-bind" : "--bind",
     workspace,
     workspace,
@@ -87,6 +139,32 @@ export function bwrapArgs(options: SandboxOptions): string[] {
   args.push("--chdir", resolve(options.cwd));
   return args;
 }
+
+/**
+ * Where host services keep their Unix sockets (Docker, D-Bus, ssh-agent, systemd, X11): each is
+ * covered by an empty private tmpfs inside the sandbox, so none of them can be connected to.
+ * Only folders that exist and are real folders (not symlinks such as /var/run) are listed; bash
+ * looks, because the permission-fenced tool host may not stat paths outside the workspace.
+ */
+export function hiddenSocketDirs(): string[] {
+  const dirs = ["/run", "/var/run", "/var/tmp", "/dev/shm", "/var/lib/docker", "/tmp/.X11-unix"];
+  const runtime = Deno.env.get("XDG_RUNTIME_DIR");
+  if (runtime && isAbsolute(runtime)) dirs.push(resolve(runtime));
+  const key = dirs.join("\0");
+  const known = realDirsCache.get(key);
+  if (known) return known;
+  const found = new Deno.Command("bash", {
+    args: ["-c", 'for d; do [[ -d $d && ! -L $d ]] && printf "%s\\0" "$d"; done', "deft", ...dirs],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).outputSync();
+  const real = new TextDecoder().decode(found.stdout).split("\0").filter((d) => d !== "");
+  realDirsCache.set(key, real);
+  return real;
+}
+
+const realDirsCache = new Map<string, string[]>();
 
 /**
  * The bwrap executable to run: `bwrapPath` itself when it contains a slash, else the first match

@@ -3,6 +3,7 @@
  * an `execute` that does the work. The base class renders the model-facing JSON schema per
  * provider (see `schema.ts`) and caches it for the life of the instance.
  */
+import type { ShellEnvironmentPolicy } from "../policy/shell_env.ts";
 import { renderDefinition, type ToolDefinition } from "./schema.ts";
 
 /** JSON types a parameter may declare. A parameter without a type accepts any JSON value. */
@@ -52,6 +53,8 @@ export interface ToolSettings {
   ckgDir?: string;
   /** The session's private temp folder (set by the tool host). */
   tempDir?: string;
+  /** Which variables the shell inherits (default: all but secret-looking ones). */
+  shellEnvironment?: ShellEnvironmentPolicy;
 }
 
 /** Everything a tool is built with. */

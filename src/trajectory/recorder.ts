@@ -3,6 +3,7 @@
  * file, then rename) after every interaction and step, so a crash leaves the last completed step on
  * disk. Secrets (API keys) are replaced before anything is written.
  */
+import { SecretMasker, secretValues } from "../policy/secrets.ts";
 import { dirname } from "node:path";
 import type { LLMMessage, LLMResponse, LLMUsage } from "../llm/types.ts";
 import { addUsage, emptyUsage } from "../llm/types.ts";
@@ -74,7 +75,7 @@ export const TRAJECTORY_FORMAT_VERSION = 1;
 /** Writes a trajectory file as the run goes. */
 export class TrajectoryRecorder {
   readonly data: Trajectory;
-  readonly #secrets: string[];
+  readonly #masker: SecretMasker;
   readonly #started = performance.now();
   #lastRecorded: LLMMessage | undefined;
   /** Added to step numbers, so the turns of one conversation number their steps on. */
@@ -93,7 +94,8 @@ export class TrajectoryRecorder {
     },
     secrets: readonly (string | undefined)[] = [],
   ) {
-    this.#secrets = secrets.filter((s): s is string => !!s && s.length >= 4);
+    // Keys Deft was given, every secret-looking variable of its environment, and token shapes.
+    this.#masker = new SecretMasker(secretValues(Deno.env.toObject(), secrets));
     this.data = {
       format_version: TRAJECTORY_FORMAT_VERSION,
       ...init,
@@ -161,8 +163,12 @@ export class TrajectoryRecorder {
 
   /** Writes the current state atomically. */
   flush(): void {
-    let text = JSON.stringify(this.data, null, 2);
-    for (const secret of this.#secrets) text = text.replaceAll(secret, "***");
+    const masker = this.#masker;
+    const text = JSON.stringify(
+      this.data,
+      (_key, value) => typeof value === "string" ? masker.mask(value) : value,
+      2,
+    );
     Deno.mkdirSync(dirname(this.path), { recursive: true });
     const temp = `${this.path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
     Deno.writeTextFileSync(temp, text + "\n");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runDeft } from "../helpers/deft.ts";
+import { runDeft, trustedHome } from "../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../helpers/repo.ts";
 
@@ -18,7 +18,7 @@ ${extra}`;
 }
 
 Deno.test("deft tools lists the allowed MCP servers' tools, marked with their server", async () => {
-  const home = await Deno.makeTempDir();
+  const home = await trustedHome();
   await Deno.writeTextFile(`${home}/deft.yaml`, config());
   const r = await runDeft(["tools"], { cwd: home, env: { HOME: home } });
   assert.equal(r.code, 0, r.stderr);
@@ -35,7 +35,7 @@ Deno.test("deft tools lists the allowed MCP servers' tools, marked with their se
 
 Deno.test("deft run: the agent calls an MCP tool; isError comes back as a failed result", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir();
+  const home = await trustedHome();
   const mock = MockLLM.start([
     chatToolCalls([["mcp__fx__echo", { text: "hi", times: 2 }], ["mcp__fx__fail", {}]]),
     chatToolCalls([["task_done", {}]]),

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { denoDir, runDeft } from "../helpers/deft.ts";
+import { denoDir, runDeft, trustedHome } from "../helpers/deft.ts";
 import {
   anthropicToolUses,
   chatText,
@@ -12,7 +12,7 @@ import { makeBuggyRepo, resetRepo } from "../helpers/repo.ts";
 const KEY = "sk-test-SECRET-0123456789";
 
 async function sandboxHome(): Promise<string> {
-  return await Deno.makeTempDir({ prefix: "deft-home-" });
+  return await trustedHome();
 }
 
 /** `deft run` against the mock, as openai_compatible unless `provider` says otherwise. */

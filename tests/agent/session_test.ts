@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { runDeft } from "../helpers/deft.ts";
+import { runDeft, trustedHome } from "../helpers/deft.ts";
 import { chatText, chatToolCalls, httpError, MockLLM } from "../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../helpers/repo.ts";
 
 async function home(): Promise<string> {
-  return await Deno.makeTempDir({ prefix: "deft-home-" });
+  return await trustedHome();
 }
 
 function modelArgs(mock: MockLLM): string[] {

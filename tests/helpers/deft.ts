@@ -48,3 +48,17 @@ export async function runDeft(
     stderr: new TextDecoder().decode(out.stderr),
   };
 }
+
+/**
+ * A temp dir to use as HOME and as the current folder, trusted in its own user config, so a
+ * `deft.yaml` a test writes there is read in full (repository configs are untrusted otherwise).
+ */
+export async function trustedHome(prefix = "deft-home-"): Promise<string> {
+  const home = await Deno.realPath(await Deno.makeTempDir({ prefix }));
+  await Deno.mkdir(`${home}/.config/deft`, { recursive: true });
+  await Deno.writeTextFile(
+    `${home}/.config/deft/config.yaml`,
+    `trusted_folders: [${JSON.stringify(home)}]\n`,
+  );
+  return home;
+}

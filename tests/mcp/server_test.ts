@@ -8,7 +8,12 @@ import { type CallToolResult, ErrorCode, McpError } from "@modelcontextprotocol/
 import { createTools, registeredToolNames } from "../../src/tools/registry.ts";
 import { runDeft } from "../helpers/deft.ts";
 import { deftMcpCommand, RawSession } from "./deft_server.ts";
-import { eventually, processAlive } from "./fixtures.ts";
+import { eventually, pidsByCmdline } from "../tools/bash/helpers.ts";
+
+/** A sleep duration no other process has, to find the process by its command line. */
+function uniqueSleep(): string {
+  return `1000.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+}
 
 function text(result: unknown): string {
   const content = (result as CallToolResult).content;
@@ -144,11 +149,12 @@ Deno.test({
 });
 
 Deno.test("closing the connection closes the tools, leaves no process behind, exits 0", async (t) => {
+  const sleeper = uniqueSleep();
   const workspace = await Deno.realPath(await Deno.makeTempDir());
   const session = new RawSession(["-w", workspace]);
   try {
     await session.initialize();
-    const started = await session.call(1, "bash", { command: "sleep 1000 & echo $!" });
+    const started = await session.call(1, "bash", { command: `sleep ${sleeper} & echo $!` });
     const result = started.result as CallToolResult;
     const status = await session.end();
     assert.equal(status.code, 0, session.stderr);
@@ -157,8 +163,11 @@ Deno.test("closing the connection closes the tools, leaves no process behind, ex
       name: "a background job started through bash is gone",
       fn: async () => {
         assert.equal(result.isError, undefined, text(result));
-        const pid = Number(text(result).match(/\d+/)![0]);
-        assert.ok(await eventually(() => !processAlive(pid)), `sleep ${pid} outlived deft mcp`);
+        // By command line: `$!` is a pid inside the shell's PID namespace, not the host's.
+        assert.ok(
+          await eventually(async () => (await pidsByCmdline(sleeper)).length === 0),
+          `sleep ${sleeper} outlived deft mcp`,
+        );
       },
     });
   } finally {
@@ -167,11 +176,12 @@ Deno.test("closing the connection closes the tools, leaves no process behind, ex
 });
 
 Deno.test("a client that vanishes without closing stdin ends the session cleanly", async (t) => {
+  const sleeper = uniqueSleep();
   const workspace = await Deno.realPath(await Deno.makeTempDir());
   const session = new RawSession(["-w", workspace]);
   try {
     await session.initialize();
-    const started = await session.call(1, "bash", { command: "sleep 1000 & echo $!" });
+    const started = await session.call(1, "bash", { command: `sleep ${sleeper} & echo $!` });
     const result = started.result as CallToolResult;
     await session.abandon();
     // The next answer has nowhere to go, and the failed write ends the session. (A read still
@@ -190,8 +200,11 @@ Deno.test("a client that vanishes without closing stdin ends the session cleanly
       name: "a background job started through bash is gone",
       fn: async () => {
         assert.equal(result.isError, undefined, text(result));
-        const pid = Number(text(result).match(/\d+/)![0]);
-        assert.ok(await eventually(() => !processAlive(pid)), `sleep ${pid} outlived deft mcp`);
+        // By command line: `$!` is a pid inside the shell's PID namespace, not the host's.
+        assert.ok(
+          await eventually(async () => (await pidsByCmdline(sleeper)).length === 0),
+          `sleep ${sleeper} outlived deft mcp`,
+        );
       },
     });
   } finally {
@@ -233,11 +246,12 @@ Deno.test("calls sent before stdin ends are still answered", async () => {
 });
 
 Deno.test("SIGTERM closes the tools and exits with 143", async (t) => {
+  const sleeper = uniqueSleep();
   const workspace = await Deno.realPath(await Deno.makeTempDir());
   const session = new RawSession(["-w", workspace]);
   try {
     await session.initialize();
-    const started = await session.call(1, "bash", { command: "sleep 1000 & echo $!" });
+    const started = await session.call(1, "bash", { command: `sleep ${sleeper} & echo $!` });
     const result = started.result as CallToolResult;
     session.child.kill("SIGTERM");
     const status = await session.child.status;
@@ -246,8 +260,11 @@ Deno.test("SIGTERM closes the tools and exits with 143", async (t) => {
       name: "a background job started through bash is gone",
       fn: async () => {
         assert.equal(result.isError, undefined, text(result));
-        const pid = Number(text(result).match(/\d+/)![0]);
-        assert.ok(await eventually(() => !processAlive(pid)), `sleep ${pid} outlived deft mcp`);
+        // By command line: `$!` is a pid inside the shell's PID namespace, not the host's.
+        assert.ok(
+          await eventually(async () => (await pidsByCmdline(sleeper)).length === 0),
+          `sleep ${sleeper} outlived deft mcp`,
+        );
       },
     });
   } finally {

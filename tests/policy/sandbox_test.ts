@@ -14,9 +14,20 @@ function indexOfOption(args: string[], flag: string, ...values: string[]): numbe
   return args.findIndex((a, i) => a === flag && values.every((v, j) => args[i + 1 + j] === v));
 }
 
-Deno.test("sandbox policy: `none` runs the command as it is", () => {
-  const cmd = sandboxCommand(["bash", "--norc"], { mode: "none", workspace: WS, cwd: WS });
-  assert.deepEqual(cmd, { program: "bash", args: ["--norc"] });
+Deno.test("sandbox policy: `none` runs the command as it is, in a PID namespace when it can", () => {
+  const plain = sandboxCommand(["bash", "--norc"], {
+    mode: "none",
+    workspace: WS,
+    cwd: WS,
+    bwrapPath: "/no/such/bwrap",
+  });
+  assert.deepEqual(plain, { program: "bash", args: ["--norc"] });
+  const held = sandboxCommand(["bash", "--norc"], { mode: "none", workspace: WS, cwd: WS });
+  assert.ok(held.program.endsWith("/bwrap"), "bwrap is installed here");
+  assert.deepEqual(held.args.slice(held.args.indexOf("--")), ["--", "bash", "--norc"]);
+  for (const flag of ["--die-with-parent", "--unshare-pid"]) assert.ok(held.args.includes(flag));
+  assert.ok(indexOfOption(held.args, "--dev-bind", "/", "/") >= 0, "the files are not confined");
+  assert.ok(!held.args.includes("--unshare-net"), "nor the network");
 });
 
 Deno.test("sandbox policy: workspace-write confines filesystem, network and lifetime", () => {

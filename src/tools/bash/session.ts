@@ -7,6 +7,7 @@
  */
 import { join } from "node:path";
 import { bwrapNotFound, sandboxCommand, type SandboxMode } from "../../policy/sandbox.ts";
+import { shellEnvironment, type ShellEnvironmentPolicy } from "../../policy/shell_env.ts";
 import { type CapturedOutput, OutputCapture } from "./output_capture.ts";
 import { signalSession } from "./processes.ts";
 import {
@@ -47,6 +48,8 @@ export interface SessionOptions {
   sandbox: SandboxMode;
   allowNetwork: boolean;
   bwrapPath?: string;
+  /** Which of Deft's variables the shell inherits (see policy/shell_env.ts). */
+  environment?: ShellEnvironmentPolicy;
   /** Directory for saved full outputs; visible (read-only) inside the sandbox. */
   outputDir: string;
   /** Characters per stream shown before clipping. */
@@ -103,6 +106,8 @@ export class BashSession {
   readonly #tag: { name: string; value: string };
   readonly #runFile: string;
   readonly #status: Promise<Deno.CommandStatus>;
+  /** True when bwrap (a sandbox or a PID namespace) stands between us and the shell. */
+  readonly #wrapped: boolean;
   #exit: Deno.CommandStatus | null = null;
   #cwd: string;
   #calls = 0;
@@ -115,7 +120,9 @@ export class BashSession {
     id: string,
     tag: string,
     runFile: string,
+    wrapped: boolean,
   ) {
+    this.#wrapped = wrapped;
     this.#options = options;
     this.#child = child;
     this.#tag = { name: SESSION_TAG, value: id };
@@ -124,7 +131,9 @@ export class BashSession {
     this.#stdin = child.stdin.getWriter();
     this.#stdout = new StreamPump(child.stdout, tag);
     this.#stderr = new StreamPump(child.stderr, tag);
-    this.#status = child.status.then((status) => this.#exit = status);
+    this.#status = child.status.then((status) =>
+      this.#exit = wrapped ? signalFromCode(status) : status
+    );
   }
 
   /**
@@ -151,7 +160,14 @@ export class BashSession {
         args,
         cwd: options.sandbox === "none" ? options.cwd : options.workspace,
         // Call 0 is the shell itself (and its forked subshells): each call exports its number.
-        env: { ...NON_INTERACTIVE_ENV, [SESSION_TAG]: id, [CALL_TAG]: SHELL_CALL },
+        // Only what the shell environment policy lets through: no API keys or tokens.
+        env: {
+          ...shellEnvironment(options.environment),
+          ...NON_INTERACTIVE_ENV,
+          [SESSION_TAG]: id,
+          [CALL_TAG]: SHELL_CALL,
+        },
+        clearEnv: true,
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",
@@ -166,7 +182,7 @@ export class BashSession {
         `Cannot start the shell: ${program} or the directory ${options.cwd} was not found.`,
       );
     }
-    const session = new BashSession(options, child, id, tag, runFile);
+    const session = new BashSession(options, child, id, tag, runFile, program !== "bash");
     await session.#handshake(tag);
     return session;
   }
@@ -307,7 +323,7 @@ export class BashSession {
       signal: "INT",
       session: this.#tag,
       calls: { name: CALL_TAG, values: calls },
-      exclude: this.#options.sandbox === "none" ? [] : [this.#child.pid],
+      exclude: this.#wrapped ? [this.#child.pid] : [],
     });
   }
 
@@ -384,4 +400,25 @@ function timer<T>(ms: number, value: T): { promise: Promise<T>; cancel(): void }
     handle = setTimeout(() => resolve(value), ms);
   });
   return { promise, cancel: () => clearTimeout(handle) };
+}
+
+const SIGNAL_NAMES: Readonly<Record<number, Deno.Signal>> = {
+  1: "SIGHUP",
+  2: "SIGINT",
+  3: "SIGQUIT",
+  6: "SIGABRT",
+  9: "SIGKILL",
+  11: "SIGSEGV",
+  13: "SIGPIPE",
+  14: "SIGALRM",
+  15: "SIGTERM",
+};
+
+/**
+ * bwrap reports a shell killed by signal n as exit status 128 + n; give the status its signal
+ * back so messages say what happened (an explicit `exit 137` reads the same, rarely).
+ */
+function signalFromCode(status: Deno.CommandStatus): Deno.CommandStatus {
+  const signal = SIGNAL_NAMES[status.code - 128];
+  return status.signal || !signal ? status : { ...status, signal };
 }

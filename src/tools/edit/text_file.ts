@@ -6,6 +6,7 @@ import { Buffer, isAscii } from "node:buffer";
 import { FileToolError } from "../fs/errors.ts";
 import { formatSize } from "../fs/size.ts";
 import { binaryReason } from "./binary.ts";
+import { readStable } from "../fs/stable.ts";
 import {
   assertNotUtf16,
   decode,
@@ -54,7 +55,7 @@ export async function loadTextFile(
         `still shows parts of it.`,
     );
   }
-  const bytes = await Deno.readFile(real);
+  const bytes = await readStable(real);
   let encoding: Encoding;
   try {
     assertNotUtf16(bytes);

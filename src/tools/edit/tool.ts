@@ -26,6 +26,7 @@ import {
 } from "./text_file.ts";
 import { viewDirectory } from "./view_dir.ts";
 import { viewFile } from "./view_file.ts";
+import { readStable } from "../fs/stable.ts";
 
 /** The file editor. */
 export class EditTool extends Tool {
@@ -234,7 +235,7 @@ export class EditTool extends Tool {
     if (!record) return fail(`No edit history found for ${shown}.`);
     if (record.kind === "create") return await this.#undoCreate(shown, real, record);
     const info = await statFile(real, shown);
-    const bytes = info.size === record.sizeAfter ? await Deno.readFile(real) : undefined;
+    const bytes = info.size === record.sizeAfter ? await readStable(real) : undefined;
     if (!bytes || !bytesAt(bytes, record.start, record.inserted)) {
       return fail(
         `Cannot undo the last edit of ${shown}: the file has changed since that edit (by ` +
@@ -259,7 +260,7 @@ export class EditTool extends Tool {
   async #undoCreate(shown: string, real: string, record: CreateRecord): Promise<ToolExecResult> {
     let bytes: Uint8Array;
     try {
-      bytes = await Deno.readFile(real);
+      bytes = await readStable(real);
     } catch (e) {
       if (!isMissing(e)) throw e;
       this.#history.pop(real);

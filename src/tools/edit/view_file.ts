@@ -9,6 +9,7 @@ import { BINARY_SAMPLE_BYTES, binaryReason } from "./binary.ts";
 import { assertNotUtf16, decode, DecodeError, detectEncoding } from "./encoding.ts";
 import { MAX_RESPONSE_CHARS, numberLines, splitLines } from "./numbering.ts";
 import { binaryError } from "./text_file.ts";
+import { assertSameFile } from "../fs/stable.ts";
 
 // Bytes read per chunk.
 const CHUNK_BYTES = 1 << 20;
@@ -104,6 +105,12 @@ async function scanLines(
   shown: string,
 ): Promise<LineScan> {
   const file = await Deno.open(path, { read: true });
+  try {
+    await assertSameFile(path, await file.stat());
+  } catch (e) {
+    file.close();
+    throw e;
+  }
   const buffer = new Uint8Array(CHUNK_BYTES);
   const kept: Uint8Array[] = [];
   let keptBytes = 0;

@@ -2,9 +2,10 @@
  * Atomic file replacement: the new content goes to a temporary file in the same directory, is
  * flushed to disk, and is renamed over the target. Readers see the old file or the new one, never
  * a mixture, and a crash at any point leaves the old file intact (plus, at worst, a stray hidden
- * temporary file).
+ * temporary file). A folder swapped for a symlink meanwhile stops the write (see stable.ts).
  */
 import { basename, dirname, join } from "node:path";
+import { assertSameFile, assertSameFolder } from "./stable.ts";
 
 /** How the replaced file should look besides its content. */
 export interface AtomicWriteOptions {
@@ -44,9 +45,15 @@ export async function writeFileAtomic(
   // Names are capped at 255 bytes; a long file name must still leave room for the suffix.
   const temp = join(dirname(path), `.${basename(path).slice(0, 100)}.deft-${randomSuffix()}.tmp`);
   // A new file gets 0o666 minus the umask, like any other program's; a replaced one its old mode.
+  await assertSameFolder(path);
   const file = await Deno.open(temp, { write: true, createNew: true, mode: 0o666 });
   let closed = false;
+  let made: Deno.FileInfo | undefined;
   try {
+    // The folder may have been swapped for a symlink since the caller's check: write nothing
+    // unless the new file is where it should be, and check again right before the rename.
+    made = await file.stat();
+    await assertSameFile(temp, made);
     for (const part of parts) await writeAll(file, part);
     if (options.uid != null && options.gid != null) await restoreOwner(temp, options);
     // chmod after chown: changing the owner may clear setuid/setgid bits.
@@ -54,11 +61,32 @@ export async function writeFileAtomic(
     await file.syncData();
     file.close();
     closed = true;
+    await assertSameFile(temp, made);
     await Deno.rename(temp, path);
   } catch (e) {
     if (!closed) file.close();
-    await Deno.remove(temp).catch(() => {});
+    await removeOwn(temp, made);
     throw e;
+  }
+}
+
+/**
+ * Removes `temp` only while it still names the file we made (never someone else's file). When a
+ * swapped folder sent it elsewhere, the path may lead there again a moment later: try a while.
+ */
+async function removeOwn(temp: string, made: Deno.FileInfo | undefined): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    try {
+      const now = await Deno.lstat(temp);
+      if (!made || (now.ino === made.ino && now.dev === made.dev)) {
+        await Deno.remove(temp);
+        return;
+      }
+    } catch {
+      // Not there (now): gone already, or the folder points elsewhere at the moment.
+      if (!made) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
 

@@ -10,6 +10,7 @@ import { withFileLock } from "../fs/lock.ts";
 import { DEFAULT_MAX_FILE_BYTES, formatSize } from "../fs/size.ts";
 import { assertWritable } from "../fs/writable.ts";
 import type { JsonEditRequest } from "./operations.ts";
+import { readStable } from "../fs/stable.ts";
 
 type Operation = JsonEditRequest["operation"];
 
@@ -87,7 +88,7 @@ export class JsonEditTool extends Tool {
         } json_edit_tool reads. Query it with bash instead (e.g. \`jq\`).`,
       );
     }
-    const bytes = await Deno.readFile(real);
+    const bytes = await readStable(real);
     // Loaded on first use: jsonc-parser and jsonpath-plus stay out of the CLI's start-up.
     const { runJsonEdit } = await import("./operations.ts");
     const outcome = runJsonEdit(bytes, request);

@@ -1,6 +1,6 @@
 /** The shell cannot wedge: timeouts, exits and kills recover; closing leaves no process behind. */
 import assert from "node:assert/strict";
-import { eventually, harness, isRunning, withHarness } from "./helpers.ts";
+import { eventually, harness, isRunning, pidsByCmdline, withHarness } from "./helpers.ts";
 
 Deno.test("bash: a timeout kills the command, returns partial output and keeps the state", async () => {
   await withHarness({}, async (h) => {
@@ -212,18 +212,25 @@ Deno.test("bash: a shell that dies between calls is replaced on the next call", 
 Deno.test("bash: close kills every process the session started (checked by pid)", async () => {
   const h = await harness();
   let pids: number[] = [];
+  // Found by command line: inside the shell's PID namespace `$!` is not the host's pid.
+  const unique = `${Date.now() % 100000}`;
   try {
     const r = await h.run(
       [
-        "sleep 1001 & echo $!",
-        "python3 -m http.server 0 --bind 127.0.0.1 >/dev/null 2>&1 & echo $!",
-        "setsid sleep 1002 & echo $!",
-        "nohup sleep 1003 >/dev/null 2>&1 & echo $!",
-        "( sleep 1004 & echo $! )", // double fork: reparented away from the shell
+        `sleep 1001.${unique} &`,
+        `python3 -c 'import time; time.sleep(1000)' .${unique} >/dev/null 2>&1 &`,
+        `setsid sleep 1002.${unique} &`,
+        `nohup sleep 1003.${unique} >/dev/null 2>&1 &`,
+        `( sleep 1004.${unique} & )`, // double fork: reparented away from the shell
+        `setsid env -i sleep 1005.${unique} &`, // no session marker in its environment
+        "echo started",
       ].join("\n"),
     );
-    pids = r.output!.trim().split("\n").map(Number);
-    assert.equal(pids.length, 5);
+    assert.equal(r.output, "started\n");
+    assert.ok(
+      await eventually(async () => (pids = await pidsByCmdline(`.${unique}`)).length === 6),
+      `6 processes started, found ${pids}`,
+    );
     for (const pid of pids) assert.ok(await isRunning(pid), `pid ${pid} started`);
   } finally {
     await h.dispose();
@@ -233,9 +240,13 @@ Deno.test("bash: close kills every process the session started (checked by pid)"
   }
 });
 
-// Close has two kill paths; each is tested alone with a process only that path can reach.
-Deno.test("bash: close kills by process group: a job that cleared its environment (no tag) dies", async () => {
-  const h = await harness();
+// Close has three kill paths: the shell's PID namespace (when bwrap is there), its process group,
+// and the scan for the session's environment marker. Each is tested alone, with a process only that
+// path can reach. Without bwrap (as on a machine that lacks it) there is no namespace:
+const NO_BWRAP = { bwrapPath: "/nonexistent/bwrap" };
+
+Deno.test("bash: close kills by process group (no PID namespace): a job that cleared its environment dies", async () => {
+  const h = await harness(NO_BWRAP);
   let pid = 0;
   try {
     // `env -i` drops the session's marker variables, so the environment scan cannot see it; it
@@ -253,8 +264,8 @@ Deno.test("bash: close kills by process group: a job that cleared its environmen
   assert.ok(await eventually(async () => !(await isRunning(pid))), `untagged pid ${pid} survived`);
 });
 
-Deno.test("bash: close kills by environment marker: a job that left the process group dies", async () => {
-  const h = await harness();
+Deno.test("bash: close kills by environment marker (no PID namespace): a job that left the group dies", async () => {
+  const h = await harness(NO_BWRAP);
   let pid = 0;
   try {
     // `setsid` moves it out of the shell's process group; it still carries the session's marker.
@@ -270,6 +281,25 @@ Deno.test("bash: close kills by environment marker: a job that left the process 
     await h.dispose();
   }
   assert.ok(await eventually(async () => !(await isRunning(pid))), `setsid pid ${pid} survived`);
+});
+
+Deno.test("bash: close kills by PID namespace: a job that left the group and cleared its environment dies", async () => {
+  const h = await harness();
+  // Neither the group kill nor the marker scan can reach this one; only the namespace ending can.
+  const sleeper = `sleep 1013.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+  try {
+    await h.run(`setsid env -i ${sleeper} >/dev/null 2>&1 & echo started`);
+    assert.ok(
+      await eventually(async () => (await pidsByCmdline(sleeper)).length === 1),
+      `${sleeper} started`,
+    );
+  } finally {
+    await h.dispose();
+  }
+  assert.ok(
+    await eventually(async () => (await pidsByCmdline(sleeper)).length === 0),
+    `${sleeper} survived: the shell ran without its PID namespace`,
+  );
 });
 
 Deno.test("bash: close interrupts a running command; later calls are refused", async () => {

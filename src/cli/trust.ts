@@ -1,0 +1,35 @@
+/** `deft trust [DIR] [--revoke] [--list]`: which folders' own config files may set every key. */
+import { resolve } from "node:path";
+import { setTrust, trustedFolders } from "../config/trust.ts";
+import { UsageError, writeStderr, writeStdout } from "./io.ts";
+
+/** Options of `deft trust`. */
+export interface TrustOptions {
+  revoke?: boolean;
+  list?: boolean;
+}
+
+/** Trusts (or forgets) `dir`, or lists the trusted folders; returns the exit code. */
+export async function trustCommand(dir: string | undefined, opts: TrustOptions): Promise<number> {
+  if (opts.list) {
+    const folders = await trustedFolders();
+    await writeStdout(folders.map((f) => `${f}\n`).join(""));
+    return 0;
+  }
+  const wanted = resolve(dir ?? ".");
+  let real: string;
+  try {
+    real = await Deno.realPath(wanted);
+    if (!(await Deno.stat(real)).isDirectory) throw new Error("not a directory");
+  } catch {
+    throw new UsageError(`Cannot trust ${wanted}: it is not an existing folder.`);
+  }
+  const path = await setTrust(real, opts.revoke);
+  writeStderr(
+    opts.revoke
+      ? `${real} is no longer trusted (recorded in ${path}).`
+      : `${real} is trusted: its deft.yaml or trae_config.yaml may now set every key, including ` +
+        `mcp_servers, model_providers and sandbox (recorded in ${path}).`,
+  );
+  return 0;
+}

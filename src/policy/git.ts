@@ -1,0 +1,157 @@
+/**
+ * Every git command Deft runs goes through here. A workspace is controlled by whoever wrote it (a
+ * cloned repository, or the model through its shell), and git obeys the repository's own
+ * `.git/config` and `.gitattributes`: `core.fsmonitor`, hooks, filter drivers, diff drivers,
+ * textconv and pagers all start programs. This module turns each of those off for the one command
+ * by passing overrides through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, which
+ * git ranks above every config file, so a hostile repository can configure nothing that runs.
+ */
+
+/** Settings that stop git from starting programs on a repository's say-so. */
+export const HARDENED_GIT_CONFIG: readonly (readonly [string, string])[] = [
+  ["core.fsmonitor", "false"],
+  ["core.hooksPath", "/dev/null"],
+  ["core.pager", "cat"],
+  ["core.editor", "true"],
+  ["sequence.editor", "true"],
+  ["core.sshCommand", "false"],
+  ["core.gitProxy", ""],
+  ["core.askPass", ""],
+  ["core.alternateRefsCommand", ""],
+  ["core.untrackedCache", "false"],
+  ["credential.helper", ""],
+  ["diff.external", ""],
+  ["gpg.program", "false"],
+  ["protocol.allow", "never"],
+  ["color.ui", "false"],
+];
+
+// Driver keys (`filter.<name>.clean` …) name programs; their names are the repository's choice,
+// so they are found by listing the configuration and each one is blanked.
+const DRIVER_KEY = /^(filter|diff|merge)\.(.+)\.(clean|smudge|process|textconv|command|driver)$/i;
+
+/** A git command ready for `Deno.Command`: program, arguments and the whole environment. */
+export interface GitInvocation {
+  program: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** What one git command produced. */
+export interface GitResult {
+  ok: boolean;
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** Options for `runGit`. */
+export interface GitOptions {
+  /** Extra environment (e.g. `GIT_INDEX_FILE`). `GIT_CONFIG_*` keys here are ignored. */
+  env?: Record<string, string>;
+  /** Bytes to feed to git's standard input (default: none). */
+  stdin?: Uint8Array;
+}
+
+/**
+ * The hardened invocation of `git args` in `cwd`. `overrides` adds config keys (found with
+ * `repositoryDrivers`) to blank as well. The environment keeps Deft's own except for inherited
+ * `GIT_CONFIG_*` entries, and adds `GIT_CONFIG_NOSYSTEM`, no prompts and no optional locks.
+ *
+ * @example
+ * ```ts
+ * const { program, args, env } = gitInvocation(["status"], {});
+ * await new Deno.Command(program, { args, env, clearEnv: true }).output();
+ * ```
+ */
+export function gitInvocation(
+  args: readonly string[],
+  extraEnv: Record<string, string> = {},
+  overrides: readonly (readonly [string, string])[] = [],
+): GitInvocation {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(Deno.env.toObject())) {
+    if (/^GIT_(CONFIG|EXTERNAL_DIFF|EXEC_PATH|SSH|ASKPASS|PAGER|EDITOR)/.test(key)) continue;
+    env[key] = value;
+  }
+  for (const [key, value] of Object.entries(extraEnv)) {
+    if (!key.startsWith("GIT_CONFIG")) env[key] = value;
+  }
+  const settings = [...HARDENED_GIT_CONFIG, ...overrides];
+  settings.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  Object.assign(env, {
+    GIT_CONFIG_COUNT: String(settings.length),
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_OPTIONAL_LOCKS: "0",
+    GIT_PAGER: "cat",
+    GIT_EDITOR: "true",
+  });
+  return { program: "git", args: ["--no-pager", ...args], env };
+}
+
+/**
+ * The driver keys (`filter.*.clean`, `diff.*.textconv`, `merge.*.driver` …) the repository's
+ * configuration defines, each paired with an empty value that disables it.
+ */
+export async function repositoryDrivers(cwd: string): Promise<[string, string][]> {
+  const listed = await spawn(cwd, gitInvocation(["config", "--list", "-z"]));
+  if (!listed.ok) return [];
+  const overrides: [string, string][] = [];
+  for (const entry of listed.out.split("\0")) {
+    const key = entry.split("\n", 1)[0];
+    const match = DRIVER_KEY.exec(key);
+    if (!match) continue;
+    overrides.push([key, ""]);
+    if (match[1].toLowerCase() === "filter") {
+      overrides.push([`filter.${match[2]}.required`, "false"]);
+    }
+  }
+  return overrides;
+}
+
+/**
+ * Runs `git args` in `cwd` with every repository-controlled program turned off: the fixed
+ * settings above plus each filter, diff and merge driver the repository defines. Never throws for
+ * a failing git; throws only when git cannot be started at all.
+ */
+export async function runGit(
+  cwd: string,
+  args: readonly string[],
+  options: GitOptions = {},
+): Promise<GitResult> {
+  const drivers = await repositoryDrivers(cwd);
+  return spawn(cwd, gitInvocation(args, options.env, drivers), options.stdin);
+}
+
+async function spawn(
+  cwd: string,
+  invocation: GitInvocation,
+  stdin?: Uint8Array,
+): Promise<GitResult> {
+  const child = new Deno.Command(invocation.program, {
+    args: invocation.args,
+    cwd,
+    env: invocation.env,
+    clearEnv: true,
+    stdin: stdin ? "piped" : "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (stdin) {
+    const writer = child.stdin.getWriter();
+    await writer.write(stdin).catch(() => {});
+    await writer.close().catch(() => {});
+  }
+  const result = await child.output();
+  const decoder = new TextDecoder();
+  return {
+    ok: result.success,
+    code: result.code,
+    out: decoder.decode(result.stdout),
+    err: decoder.decode(result.stderr),
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * What counts as a secret, and how it is hidden. A variable whose name contains KEY, SECRET,
+ * TOKEN, PASSWORD or CREDENTIAL holds one; so do the provider keys Deft was given, and any text
+ * shaped like a well-known token (OpenAI/Anthropic `sk-…`, GitHub `ghp_…`, AWS `AKIA…`, Slack
+ * `xox…`, Google `AIza…`, JWTs, PEM private keys). The shell never sees such variables (see
+ * shell_env.ts) and trajectories mask every such value, forwards and reversed.
+ */
+
+/** Variable names that hold secrets (any case). */
+export const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL/i;
+
+/** Text that stands in for a masked secret. */
+export const MASK = "***";
+
+// Shorter values are too likely to be ordinary words or numbers ("1", "true") to mask.
+const MIN_SECRET_LENGTH = 8;
+
+const TOKEN_SHAPES: readonly RegExp[] = [
+  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----/g,
+  /\bsk-[A-Za-z0-9_-]{16,}/g,
+  /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
+  /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g,
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
+  /\bAIza[0-9A-Za-z_-]{35}/g,
+  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+];
+
+/** True when a variable of this name holds a secret. */
+export function isSecretName(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+/**
+ * The secret values in `env` (variables with secret-looking names) plus `extra` (keys Deft was
+ * given on the command line or in its config), longest first, without short or empty ones.
+ */
+export function secretValues(
+  env: Record<string, string>,
+  extra: readonly (string | undefined)[] = [],
+): string[] {
+  const values = new Set<string>();
+  for (const [name, value] of Object.entries(env)) {
+    if (isSecretName(name) && value.length >= MIN_SECRET_LENGTH) values.add(value);
+  }
+  for (const value of extra) if (value && value.length >= MIN_SECRET_LENGTH) values.add(value);
+  return [...values].sort((a, b) => b.length - a.length);
+}
+
+/** Hides secrets in text: the known values (also reversed) and well-known token shapes. */
+export class SecretMasker {
+  readonly #values: string[];
+
+  /** `values`: the exact secrets to hide (see `secretValues`). */
+  constructor(values: readonly string[]) {
+    const all = new Set<string>();
+    for (const value of values) {
+      all.add(value);
+      all.add([...value].reverse().join(""));
+    }
+    this.#values = [...all].sort((a, b) => b.length - a.length);
+  }
+
+  /**
+   * `text` with every secret replaced by `***`.
+   *
+   * @example
+   * ```ts
+   * new SecretMasker(["hunter2-long"]).mask("pw=hunter2-long"); // "pw=***"
+   * ```
+   */
+  mask(text: string): string {
+    let out = text;
+    for (const value of this.#values) if (out.includes(value)) out = out.replaceAll(value, MASK);
+    for (const shape of TOKEN_SHAPES) out = out.replace(shape, MASK);
+    return out;
+  }
+}
+
+/** How `deft config` shows a secret: `****` and at most its last 4 characters. */
+export function maskForDisplay(secret: string | undefined): string {
+  if (!secret) return "(not set)";
+  if (secret.length < 12) return "****";
+  return `****${secret.slice(-4)}`;
+}

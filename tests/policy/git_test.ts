@@ -1,0 +1,85 @@
+/**
+ * A repository that configures programs for git (planted by the model's own sandboxed shell):
+ * Deft's git calls — the code graph's `git ls-files` and the run's patch — never start them.
+ */
+import assert from "node:assert/strict";
+import { discoverSources } from "../../src/ckg/discover.ts";
+import { workspacePatch } from "../../src/agent/patch.ts";
+import { runGit } from "../../src/policy/git.ts";
+import { withHarness } from "../tools/bash/helpers.ts";
+import type { ToolSettings } from "../../src/tools/base.ts";
+
+// The shell plants a fsmonitor hook, a clean filter, a textconv driver and a hook, each of which
+// writes a marker file named after itself into a folder outside the workspace.
+function plant(markers: string): string {
+  const touch = (name: string) => `sh -c 'touch ${markers}/${name}; cat'`;
+  return [
+    "git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m init",
+    "echo 'int main(void) { return 0; }' > main.c && echo 'hello' > notes.txt",
+    `git config core.fsmonitor "${touch("fsmonitor")}"`,
+    `git config filter.evil.clean "${touch("clean")}"`,
+    `git config filter.evil.smudge "${touch("smudge")}"`,
+    `git config filter.evil.process "${touch("process")}"`,
+    `git config diff.evil.textconv "${touch("textconv")}"`,
+    `git config diff.evil.command "${touch("extdiff")}"`,
+    `git config diff.external "${touch("external")}"`,
+    `git config core.pager "${touch("pager")}"`,
+    `printf '#!/bin/sh\\ntouch ${markers}/hook\\n' > .git/hooks/post-index-change`,
+    "chmod +x .git/hooks/post-index-change",
+    "printf '* filter=evil diff=evil\\n' > .gitattributes",
+  ].join(" && ");
+}
+
+async function markersIn(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  return names.sort();
+}
+
+for (const settings of [{}, { sandbox: "workspace-write" }] as ToolSettings[]) {
+  const mode = settings.sandbox ?? "none";
+  Deno.test(`git: programs planted by the shell (sandbox ${mode}) never run on the host`, async () => {
+    // Markers go under the user's home-like temp dir, which the sandboxed shell can read but not
+    // write: a marker can only appear there if something ran outside the sandbox.
+    const markers = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-git-markers-" }));
+    try {
+      await withHarness(settings, async (h) => {
+        const planted = await h.run(plant(markers));
+        assert.equal(planted.error_code, 0, String(planted.error));
+
+        const discovery = await discoverSources(h.workspace, "");
+        assert.equal(discovery.mode, "git");
+        assert.deepEqual(discovery.files, ["main.c"]);
+
+        const patch = await workspacePatch(h.workspace);
+        assert.match(patch, /\+hello/);
+        assert.match(patch, /\+int main/);
+        assert.deepEqual(await markersIn(markers), []);
+
+        // The attack is real: git run plainly in the same repository starts the planted programs.
+        await new Deno.Command("git", {
+          args: ["ls-files"],
+          cwd: h.workspace,
+          stdout: "null",
+          stderr: "null",
+        }).output();
+        assert.ok((await markersIn(markers)).includes("fsmonitor"), "plain git runs fsmonitor");
+      });
+    } finally {
+      await Deno.remove(markers, { recursive: true });
+    }
+  });
+}
+
+Deno.test("git: runGit ignores GIT_CONFIG_* smuggled in through its env option", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "deft-git-env-" });
+  try {
+    await runGit(dir, ["init", "-q"]);
+    const r = await runGit(dir, ["config", "core.fsmonitor"], {
+      env: { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "x.y", GIT_CONFIG_VALUE_0: "z" },
+    });
+    assert.equal(r.out.trim(), "false");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
