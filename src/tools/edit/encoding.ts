@@ -1,18 +1,27 @@
 /**
- * Text encodings the editor can round-trip byte for byte: UTF-8 (with or without a BOM) and the
- * legacy single-byte Windows-1252 (a superset of the printable Latin-1). A file is only written
- * back in the encoding it was read in; anything that cannot be decoded exactly is refused.
+ * Text encodings the editor round-trips byte for byte: UTF-8 (with or without a BOM), UTF-16
+ * (LE/BE, with or without a BOM) and the legacy encodings npm:iconv-lite knows (GBK/GB18030, Big5,
+ * Shift_JIS, EUC-JP, EUC-KR, Windows-125x, KOI8-R, ISO-8859-x, ...). A legacy file's encoding is
+ * guessed from its whole content by npm:jschardet, and only a guess that decodes the file to text
+ * and back to the very same bytes is taken. A file is only written back in the encoding it was
+ * read in; text the encoding cannot hold is refused, never written as `?`.
  */
 import { isUtf8 } from "node:buffer";
+import { type Codecs, codecsIfLoaded, loadCodecs } from "./codecs.ts";
 
-/** The encodings a text file may be in. */
-export type EncodingName = "utf-8" | "windows-1252";
+/** The name of an encoding as iconv-lite knows it, lower case (e.g. "utf-8", "gbk"). */
+export type EncodingName = string;
 
 /** How a file's bytes are to be read. */
 export interface Encoding {
   name: EncodingName;
-  /** Bytes of the byte-order mark at the start of the file (3 for a UTF-8 BOM, else 0). */
+  /** Bytes of the byte-order mark at the start of the file (3 for UTF-8, 2 for UTF-16, else 0). */
   bomLength: number;
+  /**
+   * Set when detection was not sure: the other encodings the bytes may well be in. A file read
+   * with an uncertain encoding is shown with a warning and edited only once the caller states it.
+   */
+  uncertain?: { alternatives: EncodingName[] };
 }
 
 /** A file's bytes cannot be decoded without loss; the message says why. */
@@ -55,18 +64,54 @@ const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const cp1252Decoder = new TextDecoder("windows-1252");
 const utf8Encoder = new TextEncoder();
 
+// Below this confidence a guess of the detector is only a guess.
+const MIN_CONFIDENCE = 0.1;
+// A differently decoding guess this close to the best one makes the best one uncertain.
+const RIVAL_SHARE = 0.75;
+
+// What the detector's labels may be read as, in order of preference. Only stateless encodings
+// that the editor can splice byte for byte are guessed; others can still be stated by the caller.
+const GUESSABLE: Record<string, readonly EncodingName[]> = {
+  "gb18030": ["gbk", "gb18030"],
+  "gb2312": ["gbk", "gb18030"],
+  "big5": ["big5"],
+  "shift_jis": ["shift_jis", "cp932"],
+  "cp932": ["shift_jis", "cp932"],
+  "euc-jp": ["euc-jp"],
+  "euc-kr": ["euc-kr"],
+  "cp949": ["euc-kr", "cp949"],
+  "koi8-r": ["koi8-r"],
+  "koi8-u": ["koi8-u"],
+  "iso-8859-1": ["windows-1252", "iso-8859-1"],
+  "iso-8859-15": ["windows-1252", "iso-8859-15"],
+  ...Object.fromEntries(
+    [1250, 1251, 1252, 1253, 1254, 1255, 1256, 1257, 1258].map((n) => [
+      `windows-${n}`,
+      [`windows-${n}`],
+    ]),
+  ),
+  ...Object.fromEntries(
+    [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 16].map((n) => [`iso-8859-${n}`, [`iso-8859-${n}`]]),
+  ),
+};
+
+// Encodings whose text a caller may not state: the editor could not splice them byte for byte.
+const STATEFUL = new Set(["utf-7", "utf7", "utf-7-imap", "utf7imap"]);
+
 /**
- * Works out how to read `bytes`. Valid UTF-8 (BOM or not) is UTF-8; otherwise single-byte
- * Windows-1252 is assumed, unless the bytes look like something else (broken UTF-8, UTF-16, a
- * multi-byte legacy encoding) or use bytes Windows-1252 does not define — then `DecodeError`.
+ * Works out how to read `bytes`. A UTF-16 or UTF-8 byte-order mark decides; valid UTF-8 is UTF-8;
+ * UTF-16 without a BOM is recognised by its NUL bytes; anything else is guessed from the whole
+ * content among the legacy encodings, and only guesses that give back the same bytes count. A
+ * guess that is not sure carries `uncertain`. Throws `DecodeError` when nothing fits.
  *
  * @example
  * ```ts
- * detectEncoding(Uint8Array.of(0x63, 0x61, 0x66, 0xe9)); // { name: "windows-1252", bomLength: 0 }
+ * await detectEncoding(Uint8Array.of(0x63, 0x61, 0x66, 0xe9)); // { name: "windows-1252", bomLength: 0 }
  * ```
  */
-export function detectEncoding(bytes: Uint8Array): Encoding {
-  assertNotUtf16(bytes);
+export async function detectEncoding(bytes: Uint8Array): Promise<Encoding> {
+  const utf16 = utf16Layout(bytes);
+  if (utf16) return await checkedUtf16(bytes, utf16);
   const bomLength = startsWith(bytes, [0xef, 0xbb, 0xbf]) ? 3 : 0;
   if (isUtf8(bytes)) return { name: "utf-8", bomLength };
   const firstBad = firstInvalidUtf8(bytes);
@@ -83,38 +128,58 @@ export function detectEncoding(bytes: Uint8Array): Encoding {
         `${describeOffset(bytes, firstBad)}), so it would not survive an edit unchanged`,
     );
   }
-  if (stats.undefinedAt >= 0) {
-    throw new DecodeError(
-      `it is neither UTF-8 nor Windows-1252/Latin-1 text (byte 0x${
-        bytes[stats.undefinedAt].toString(16).toUpperCase()
-      } at ${describeOffset(bytes, stats.undefinedAt)} is undefined in Windows-1252)`,
-    );
-  }
-  if (stats.inLongRuns * 2 > stats.highBytes) {
-    throw new DecodeError(
-      "it is not UTF-8 and looks like a multi-byte legacy encoding (e.g. GBK, Big5, Shift_JIS, " +
-        "EUC-KR); the editor handles UTF-8 and Windows-1252/Latin-1 text only",
-    );
-  }
-  return { name: "windows-1252", bomLength: 0 };
+  return guessLegacy(bytes, await loadCodecs());
 }
 
 /**
- * Throws `DecodeError` when `bytes` start with a UTF-16 byte-order mark. Checked before the binary
- * test, since UTF-16 text is full of NUL bytes but deserves a better message than "binary".
+ * How to read `bytes` in the encoding the caller stated (`encoding` parameter). The name must be
+ * one iconv-lite knows, and the bytes must decode in it and encode back to themselves; a BOM of
+ * that encoding is kept apart. Throws `DecodeError` otherwise.
  */
-export function assertNotUtf16(bytes: Uint8Array): void {
-  if (startsWith(bytes, [0xff, 0xfe]) || startsWith(bytes, [0xfe, 0xff])) {
+export async function statedEncoding(bytes: Uint8Array, stated: string): Promise<Encoding> {
+  const name = await checkName(stated);
+  let bomLength = 0;
+  let resolved = name;
+  if ((name === "utf-8" || name === "utf8") && startsWith(bytes, [0xef, 0xbb, 0xbf])) {
+    bomLength = 3;
+  } else if (name.startsWith("utf-16") || name.startsWith("utf16") || name === "ucs2") {
+    const le = startsWith(bytes, [0xff, 0xfe]);
+    const be = startsWith(bytes, [0xfe, 0xff]);
+    if (le || be) bomLength = 2;
+    if (name === "utf-16" || name === "utf16") resolved = be ? "utf-16be" : "utf-16le";
+  }
+  if (resolved === "utf8") resolved = "utf-8";
+  const encoding = { name: resolved, bomLength };
+  const mismatch = roundTripMismatch(bytes.subarray(bomLength), resolved);
+  if (mismatch >= 0) {
     throw new DecodeError(
-      "it is encoded in UTF-16 (it starts with a UTF-16 byte-order mark); the editor handles " +
-        "UTF-8 and Windows-1252/Latin-1 text only",
+      `it is not ${stated} text: its bytes do not decode in ${stated} and back unchanged (the ` +
+        `first problem at ${describeOffset(bytes, bomLength + mismatch)})`,
     );
   }
+  return encoding;
 }
 
-/** Decodes `bytes` (without the BOM) in `encoding`. The bytes must have passed `detectEncoding`. */
+/** Checks that `encoding` is a name the editor can write in; returns it lower-cased. */
+export async function checkName(encoding: string): Promise<EncodingName> {
+  const name = encoding.trim().toLowerCase();
+  if (name === "utf-8" || name === "utf8") return "utf-8";
+  const codecs = await loadCodecs();
+  if (!codecs.encodingExists(name) || STATEFUL.has(name)) {
+    throw new DecodeError(
+      `\`encoding\` ${JSON.stringify(encoding)} is not an encoding the editor can use; give a ` +
+        `name such as "utf-8", "gbk", "gb18030", "big5", "shift_jis", "euc-jp", "euc-kr", ` +
+        `"windows-1251", "koi8-r", "iso-8859-2" or "utf-16le"`,
+    );
+  }
+  return name;
+}
+
+/** Decodes `bytes` (without the BOM) in `encoding`. The bytes must have passed detection. */
 export function decode(bytes: Uint8Array, encoding: EncodingName): string {
-  return encoding === "utf-8" ? utf8Decoder.decode(bytes) : cp1252Decoder.decode(bytes);
+  if (encoding === "utf-8") return utf8Decoder.decode(bytes);
+  if (encoding === "windows-1252") return cp1252Decoder.decode(bytes);
+  return codecs().decode(bytes, encoding);
 }
 
 /** Encodes `text` in `encoding`; throws `UnencodableError` rather than write a substitute. */
@@ -124,6 +189,38 @@ export function encode(text: string, encoding: EncodingName): Uint8Array {
     if (lone >= 0) throw new UnencodableError(text[lone], lone, encoding);
     return utf8Encoder.encode(text);
   }
+  if (encoding === "windows-1252") return encodeCp1252(text);
+  const lib = codecs();
+  const bytes = lib.encode(text, encoding);
+  if (lib.decode(bytes, encoding) === text) return bytes;
+  // Find the first character that does not survive on its own, for the message.
+  for (let i = 0; i < text.length;) {
+    const char = String.fromCodePoint(text.codePointAt(i)!);
+    if (lib.decode(lib.encode(char, encoding), encoding) !== char) {
+      throw new UnencodableError(char, i, encoding);
+    }
+    i += char.length;
+  }
+  throw new UnencodableError(text, 0, encoding);
+}
+
+/** How many bytes `text` takes in `encoding` (a legacy one; no check that it fits). */
+export function encodedLength(text: string, encoding: EncodingName): number {
+  return codecs().encode(text, encoding).length;
+}
+
+/** True for the encodings whose code units are two bytes (line breaks are not single bytes). */
+export function isUtf16(encoding: EncodingName): boolean {
+  return encoding === "utf-16le" || encoding === "utf-16be";
+}
+
+function codecs(): Codecs {
+  const lib = codecsIfLoaded();
+  if (!lib) throw new Error("legacy codecs used before loadCodecs()");
+  return lib;
+}
+
+function encodeCp1252(text: string): Uint8Array {
   const out = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
@@ -133,11 +230,124 @@ export function encode(text: string, encoding: EncodingName): Uint8Array {
     }
     const byte = CP1252_HIGH.get(code);
     if (byte === undefined) {
-      throw new UnencodableError(String.fromCodePoint(text.codePointAt(i)!), i, encoding);
+      throw new UnencodableError(String.fromCodePoint(text.codePointAt(i)!), i, "windows-1252");
     }
     out[i] = byte;
   }
   return out;
+}
+
+// Offset of the first byte that does not survive decoding and encoding in `encoding`, or -1.
+function roundTripMismatch(bytes: Uint8Array, encoding: EncodingName): number {
+  let back: Uint8Array;
+  if (encoding === "utf-8") return isUtf8(bytes) ? -1 : Math.max(0, firstInvalidUtf8(bytes));
+  if (encoding === "windows-1252") {
+    const at = bytes.findIndex((b) => CP1252_UNDEFINED.has(b));
+    return at;
+  }
+  const lib = codecs();
+  try {
+    back = lib.encode(lib.decode(bytes, encoding), encoding);
+  } catch {
+    return 0;
+  }
+  const n = Math.min(back.length, bytes.length);
+  for (let i = 0; i < n; i++) if (back[i] !== bytes[i]) return i;
+  return back.length === bytes.length ? -1 : n;
+}
+
+/** The UTF-16 layout `bytes` look like (BOM, or the NUL pattern of mostly-ASCII text), or null. */
+export function utf16Layout(bytes: Uint8Array): Encoding | null {
+  if (startsWith(bytes, [0xff, 0xfe])) return { name: "utf-16le", bomLength: 2 };
+  if (startsWith(bytes, [0xfe, 0xff])) return { name: "utf-16be", bomLength: 2 };
+  if (bytes.length < 4 || bytes.length % 2 !== 0) return null;
+  const units = bytes.length / 2;
+  let zeroEven = 0;
+  let zeroOdd = 0;
+  for (let i = 0; i < bytes.length; i += 2) {
+    if (bytes[i] === 0 && bytes[i + 1] === 0) return null; // a NUL character: binary
+    if (bytes[i] === 0) zeroEven++;
+    if (bytes[i + 1] === 0) zeroOdd++;
+  }
+  // Text in UTF-16 has a zero byte in most units of its ASCII part, always on the same side.
+  if (zeroOdd >= units * 0.3 && zeroEven <= units * 0.02) return { name: "utf-16le", bomLength: 0 };
+  if (zeroEven >= units * 0.3 && zeroOdd <= units * 0.02) return { name: "utf-16be", bomLength: 0 };
+  return null;
+}
+
+async function checkedUtf16(bytes: Uint8Array, layout: Encoding): Promise<Encoding> {
+  const content = bytes.subarray(layout.bomLength);
+  if (content.length % 2 !== 0) {
+    throw new DecodeError(
+      `it starts with a ${layout.name.toUpperCase()} byte-order mark but has an odd number of ` +
+        `bytes, so it is not whole UTF-16 text`,
+    );
+  }
+  await loadCodecs();
+  const text = decode(content, layout.name);
+  if (text.includes("\0") || roundTripMismatch(content, layout.name) >= 0) {
+    throw new DecodeError(`it looks like ${layout.name.toUpperCase()} but does not decode exactly`);
+  }
+  return layout;
+}
+
+interface Candidate {
+  name: EncodingName;
+  confidence: number;
+  text: string;
+}
+
+function guessLegacy(bytes: Uint8Array, lib: Codecs): Encoding {
+  const candidates: Candidate[] = [];
+  const seen = new Set<string>();
+  for (const guess of lib.guesses(bytes)) {
+    for (const name of GUESSABLE[guess.encoding.toLowerCase()] ?? []) {
+      if (seen.has(name)) break;
+      if (roundTripMismatch(bytes, name) >= 0) continue;
+      const text = decode(bytes, name);
+      // C1 control characters in the decoded text: the bytes mean something else.
+      if (/[\u0080-\u009f]/.test(text)) continue;
+      seen.add(name);
+      candidates.push({ name, confidence: guess.confidence, text });
+      break;
+    }
+  }
+  const latin = roundTripMismatch(bytes, "windows-1252") < 0 &&
+    looksLatin(decode(bytes, "windows-1252"));
+  const top = candidates[0];
+  const isLatin = (c: Candidate) => c.name === "windows-1252" || c.name.startsWith("iso-8859-1");
+  if (top && top.confidence >= MIN_CONFIDENCE && !isLatin(top)) {
+    const rivals = candidates.filter((c) =>
+      c !== top && c.confidence >= top.confidence * RIVAL_SHARE && c.text !== top.text
+    );
+    if (rivals.length === 0) return { name: top.name, bomLength: 0 };
+    return { name: top.name, bomLength: 0, uncertain: { alternatives: rivals.map((c) => c.name) } };
+  }
+  if (latin) return { name: "windows-1252", bomLength: 0 };
+  const best = top ?? (roundTripMismatch(bytes, "windows-1252") < 0 ? undefined : null);
+  if (best === null) {
+    throw new DecodeError(
+      "it is neither UTF-8 nor text in a legacy encoding the editor could decode exactly; if " +
+        "you know its encoding, state it with the `encoding` parameter",
+    );
+  }
+  const name = best?.name ?? "windows-1252";
+  const alternatives = candidates.filter((c) => c.name !== name).slice(0, 3).map((c) => c.name);
+  if (name !== "windows-1252" && latin === false && !alternatives.includes("windows-1252")) {
+    if (roundTripMismatch(bytes, "windows-1252") < 0) alternatives.push("windows-1252");
+  }
+  return { name, bomLength: 0, uncertain: { alternatives } };
+}
+
+// True when `text` (a Windows-1252 reading) reads like Latin-script text: every word with an
+// accented letter also has a plain ASCII letter or is one letter long. Cyrillic or CJK bytes read
+// as Windows-1252 give words made only of accented letters ("äà" for the Russian "да").
+function looksLatin(text: string): boolean {
+  for (const [word] of text.matchAll(/\p{L}+/gu)) {
+    if (word.length < 2 || /^[A-Za-z]+$/.test(word)) continue;
+    if (!/[A-Za-z]/.test(word)) return false;
+  }
+  return true;
 }
 
 function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {

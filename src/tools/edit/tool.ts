@@ -8,7 +8,7 @@ import { assertWritable } from "../fs/writable.ts";
 import { FileToolError } from "../fs/errors.ts";
 import { withFileLock } from "../fs/lock.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "../fs/size.ts";
-import { detectEncoding, encode, type Encoding, UnencodableError } from "./encoding.ts";
+import { checkName, DecodeError, encode, isUtf16, UnencodableError } from "./encoding.ts";
 import { type CreateRecord, EditHistory, type SpliceRecord } from "./history.ts";
 import { planInsert } from "./insert.ts";
 import { foldInput } from "./line_breaks.ts";
@@ -71,17 +71,21 @@ export class EditTool extends Tool {
     real: string,
     args: Record<string, unknown>,
   ): Promise<ToolExecResult> {
+    const stated = typeof args.encoding === "string" && args.encoding.trim() !== ""
+      ? args.encoding
+      : undefined;
     switch (command) {
       case "view":
-        return this.#view(shown, real, args.view_range as number[] | undefined);
+        return this.#view(shown, real, args.view_range as number[] | undefined, stated);
       case "create":
-        return this.#create(shown, real, args.file_text as string | undefined);
+        return this.#create(shown, real, args.file_text as string | undefined, stated);
       case "str_replace":
         return this.#strReplace(
           shown,
           real,
           args.old_str as string | undefined,
           args.new_str as string | undefined,
+          stated,
         );
       case "insert":
         return this.#insert(
@@ -89,6 +93,7 @@ export class EditTool extends Tool {
           real,
           args.insert_line as number | undefined,
           args.new_str as string | undefined,
+          stated,
         );
       case "undo_edit":
         return this.#undo(shown, real);
@@ -99,7 +104,12 @@ export class EditTool extends Tool {
     ));
   }
 
-  async #view(shown: string, real: string, range?: number[]): Promise<ToolExecResult> {
+  async #view(
+    shown: string,
+    real: string,
+    range?: number[],
+    encoding?: string,
+  ): Promise<ToolExecResult> {
     let info: Deno.FileInfo;
     try {
       info = await Deno.stat(real);
@@ -116,10 +126,15 @@ export class EditTool extends Tool {
       return ok(await viewDirectory(real, shown));
     }
     if (!info.isFile) throw notRegularError(shown);
-    return ok(await viewFile({ real, shown, info, range, maxBytes: this.#maxBytes }));
+    return ok(await viewFile({ real, shown, info, range, maxBytes: this.#maxBytes, encoding }));
   }
 
-  async #create(shown: string, real: string, fileText?: string): Promise<ToolExecResult> {
+  async #create(
+    shown: string,
+    real: string,
+    fileText?: string,
+    stated?: string,
+  ): Promise<ToolExecResult> {
     if (fileText === undefined) {
       return fail("Parameter `file_text` is required and must be a string for command: create");
     }
@@ -130,8 +145,15 @@ export class EditTool extends Tool {
     }
     let content: Uint8Array;
     try {
-      content = encode(fileText, "utf-8");
+      content = await encodeNewFile(fileText, stated);
     } catch (e) {
+      if (e instanceof DecodeError) return fail(`No file was created: ${e.message}.`);
+      if (e instanceof UnencodableError && e.encoding !== "utf-8") {
+        return fail(
+          `No file was created: \`file_text\` contains ${e.character}, which ${e.encoding} ` +
+            `cannot represent. Use characters the encoding has, or create the file in UTF-8.`,
+        );
+      }
       if (e instanceof UnencodableError) {
         return fail(
           `No file was created: \`file_text\` contains ${e.character}, a lone UTF-16 surrogate ` +
@@ -158,6 +180,7 @@ export class EditTool extends Tool {
     real: string,
     oldStr?: string,
     newStr?: string,
+    stated?: string,
   ): Promise<ToolExecResult> {
     if (oldStr === undefined) {
       return fail(
@@ -177,7 +200,7 @@ export class EditTool extends Tool {
           "not change.",
       );
     }
-    const file = await loadTextFile(real, shown, this.#maxBytes);
+    const file = await loadTextFile(real, shown, this.#maxBytes, stated);
     await assertWritable(real, shown);
     const plan = planReplace(file, oldStr, replacement);
     const snippet = await this.#commit(file, plan.splice, plan.line);
@@ -193,12 +216,13 @@ export class EditTool extends Tool {
     real: string,
     insertLine?: number,
     newStr?: string,
+    stated?: string,
   ): Promise<ToolExecResult> {
     if (insertLine === undefined) {
       return fail("Parameter `insert_line` is required and should be integer for command: insert");
     }
     if (newStr === undefined) return fail("Parameter `new_str` is required for command: insert");
-    const file = await loadTextFile(real, shown, this.#maxBytes);
+    const file = await loadTextFile(real, shown, this.#maxBytes, stated);
     await assertWritable(real, shown);
     const plan = planInsert(file, insertLine, newStr);
     const snippet = await this.#commit(file, plan.splice, plan.line);
@@ -220,6 +244,7 @@ export class EditTool extends Tool {
       inserted: splice.insert,
       sizeAfter: file.bytes.length - (splice.end - splice.start) + splice.insert.length,
       line,
+      encoding: file.encoding,
     };
     this.#history.push(file.real, record);
     return editSnippet(file.bytes, file.encoding, splice, line);
@@ -245,7 +270,7 @@ export class EditTool extends Tool {
     };
     await writeSpliced(real, shown, bytes, splice, info);
     this.#history.pop(real);
-    const snippet = editSnippet(bytes, encodingForSnippet(bytes), splice, record.line);
+    const snippet = editSnippet(bytes, record.encoding, splice, record.line);
     return ok(
       `Last edit to ${shown} undone successfully. Here's the result of running \`cat -n\` on a ` +
         `snippet of ${shown}:\n${snippet}\n`,
@@ -315,13 +340,19 @@ async function makeParents(dir: string): Promise<string[]> {
   return missing;
 }
 
-// The encoding to show a snippet in; bytes changed elsewhere by others only cost accuracy.
-function encodingForSnippet(bytes: Uint8Array): Encoding {
-  try {
-    return detectEncoding(bytes);
-  } catch {
-    return { name: "utf-8", bomLength: 0 };
-  }
+// `file_text` as bytes: UTF-8 unless the caller stated an encoding (UTF-16 gets a byte-order mark,
+// so that the file is read back as UTF-16).
+async function encodeNewFile(text: string, stated?: string): Promise<Uint8Array> {
+  if (stated === undefined) return encode(text, "utf-8");
+  let name = await checkName(stated);
+  if (name === "utf-16" || name === "utf16") name = "utf-16le";
+  const body = encode(text, name);
+  if (!isUtf16(name)) return body;
+  const bom = name === "utf-16le" ? Uint8Array.of(0xff, 0xfe) : Uint8Array.of(0xfe, 0xff);
+  const out = new Uint8Array(bom.length + body.length);
+  out.set(bom);
+  out.set(body, bom.length);
+  return out;
 }
 
 function errorText(e: unknown): string {
