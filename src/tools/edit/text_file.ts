@@ -4,6 +4,7 @@
  */
 import { Buffer, isAscii } from "node:buffer";
 import { FileToolError } from "../fs/errors.ts";
+import { readPinned } from "../fs/pinned.ts";
 import { formatSize } from "../fs/size.ts";
 import { binaryReason } from "./binary.ts";
 import {
@@ -59,10 +60,11 @@ export async function loadTextFile(
         `still shows parts of it.`,
     );
   }
-  const bytes = await Deno.readFile(real);
-  const encoding = await encodingOf(bytes, shown, "edited", stated);
+  // The bytes and metadata come from the file as opened, pinned against swapped directories.
+  const read = readPinned(real, shown);
+  const encoding = await encodingOf(read.bytes, shown, "edited", stated);
   if (encoding.uncertain) throw uncertainError(shown, encoding);
-  return { real, shown, bytes, encoding, info };
+  return { real, shown, bytes: read.bytes, encoding, info: read.info };
 }
 
 /**

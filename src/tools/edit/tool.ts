@@ -4,6 +4,7 @@ import { dirname, isAbsolute, join, normalize } from "node:path";
 import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../policy/workspace.ts";
 import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
 import { preserving, writeFileAtomic } from "../fs/atomic.ts";
+import { readPinned } from "../fs/pinned.ts";
 import { assertWritable } from "../fs/writable.ts";
 import { FileToolError } from "../fs/errors.ts";
 import { withFileLock } from "../fs/lock.ts";
@@ -165,9 +166,9 @@ export class EditTool extends Tool {
     let createdDirs: string[] = [];
     try {
       createdDirs = await makeParents(dirname(real));
-      await writeFileAtomic(real, [content]);
+      await writeFileAtomic(real, [content], { shown });
     } catch (e) {
-      if (e instanceof Deno.errors.NotCapable) throw e;
+      if (e instanceof Deno.errors.NotCapable || e instanceof FileToolError) throw e;
       return fail(`Ran into ${errorText(e)} while trying to write to ${shown}`);
     }
     const record: CreateRecord = { kind: "create", content, createdDirs };
@@ -254,8 +255,10 @@ export class EditTool extends Tool {
     const record = this.#history.peek(real);
     if (!record) return fail(`No edit history found for ${shown}.`);
     if (record.kind === "create") return await this.#undoCreate(shown, real, record);
-    const info = await statFile(real, shown);
-    const bytes = info.size === record.sizeAfter ? await Deno.readFile(real) : undefined;
+    await statFile(real, shown);
+    const read = readPinned(real, shown);
+    const { info } = read;
+    const bytes = info.size === record.sizeAfter ? read.bytes : undefined;
     if (!bytes || !bytesAt(bytes, record.start, record.inserted)) {
       return fail(
         `Cannot undo the last edit of ${shown}: the file has changed since that edit (by ` +
@@ -313,9 +316,9 @@ async function writeSpliced(
   info: Deno.FileInfo,
 ): Promise<void> {
   try {
-    await writeFileAtomic(real, splicedParts(bytes, splice), preserving(info));
+    await writeFileAtomic(real, splicedParts(bytes, splice), { ...preserving(info), shown });
   } catch (e) {
-    if (e instanceof Deno.errors.NotCapable) throw e;
+    if (e instanceof Deno.errors.NotCapable || e instanceof FileToolError) throw e;
     throw new FileToolError(
       `Ran into ${errorText(e)} while trying to write to ${shown}; the file was not changed.`,
     );

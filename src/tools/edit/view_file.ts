@@ -4,6 +4,7 @@
  * lines are decoded.
  */
 import { FileToolError } from "../fs/errors.ts";
+import { readPinned } from "../fs/pinned.ts";
 import { formatSize } from "../fs/size.ts";
 import { BINARY_SAMPLE_BYTES, binaryReason } from "./binary.ts";
 import {
@@ -100,7 +101,7 @@ async function viewWhole(
   ranged: boolean,
 ): Promise<string> {
   const { shown } = request;
-  const bytes = await Deno.readFile(request.real);
+  const { bytes } = readPinned(request.real, shown);
   const encoding = await encodingOf(bytes, shown, "shown", request.encoding);
   const all = splitLines(decode(bytes.subarray(encoding.bomLength), encoding.name));
   if (all.length === 0) {
