@@ -17,6 +17,7 @@ import {
 } from "./encoding.ts";
 import { MAX_RESPONSE_CHARS, numberLines, splitLines } from "./numbering.ts";
 import { binaryError, describeUncertain, encodingOf } from "./text_file.ts";
+import { isUtf8 } from "node:buffer";
 
 // Bytes read per chunk.
 const CHUNK_BYTES = 1 << 20;
@@ -58,12 +59,21 @@ export async function viewFile(request: ViewFileRequest): Promise<string> {
         `or equal than its first \`${from}\` (or -1 for the end of the file)`,
     );
   }
-  if (info.size <= maxBytes) return await viewWhole(request, from, to, range !== undefined);
+  // A file that fits is judged as a whole; a range of a UTF-8 file is still streamed, so that
+  // only the shown lines are decoded.
+  const fits = info.size <= maxBytes;
+  if (fits && (range === undefined || request.encoding !== undefined)) {
+    return await viewWhole(request, from, to, range !== undefined);
+  }
   // A start before line 1 is an error whose message needs the line count: count, keep nothing.
   const scan = from < 1
     ? await scanLines(request.real, Infinity, Infinity, shown)
     : await scanLines(request.real, from, to === -1 ? Infinity : to, shown);
   if (scan.binary) throw binaryError(shown, scan.binary);
+  if (fits && (scan.utf16 || !isUtf8(scan.collected))) {
+    return await viewWhole(request, from, to, true);
+  }
+  if (scan.utf16) throw utf16TooLarge(shown);
   if (scan.complete && scan.lines === 0) {
     if (range === undefined) return `The file ${shown} is empty.`;
     throw new FileToolError(
@@ -155,6 +165,8 @@ interface LineScan {
   /** True when the requested lines did not fit in `collected`. */
   clipped: boolean;
   binary: string | null;
+  /** True when the file looks like UTF-16 (nothing else is filled in then). */
+  utf16?: boolean;
 }
 
 // Reads `path` once: counts lines, keeps the bytes of lines `from..to`, and checks for binary
@@ -182,7 +194,9 @@ async function scanLines(
       let chunk = buffer.subarray(0, read);
       if (first) {
         first = false;
-        assertViewable(chunk, shown);
+        if (utf16Layout(chunk.subarray(0, BINARY_SAMPLE_BYTES & ~1))) {
+          return { ...binaryScan(""), binary: null, utf16: true };
+        }
         const reason = binaryReason(chunk.subarray(0, BINARY_SAMPLE_BYTES), true);
         if (reason) return binaryScan(reason);
         if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
@@ -221,13 +235,11 @@ async function scanLines(
 
 // Parts of a file too large to read whole are found by their line-break bytes, which UTF-16
 // does not have.
-function assertViewable(head: Uint8Array, shown: string): void {
-  if (utf16Layout(head.subarray(0, BINARY_SAMPLE_BYTES & ~1))) {
-    throw new FileToolError(
-      `The file ${shown} is UTF-16 text larger than the editor reads whole, so it cannot be ` +
-        `viewed in parts. Convert it with bash (e.g. \`iconv -f UTF-16 -t UTF-8\`) to read it.`,
-    );
-  }
+function utf16TooLarge(shown: string): FileToolError {
+  return new FileToolError(
+    `The file ${shown} is UTF-16 text larger than the editor reads whole, so it cannot be ` +
+      `viewed in parts. Convert it with bash (e.g. \`iconv -f UTF-16 -t UTF-8\`) to read it.`,
+  );
 }
 
 function undecodable(shown: string, e: DecodeError): FileToolError {

@@ -201,6 +201,10 @@ Deno.test("legacy encodings: golden matrix of view, str_replace, insert and undo
       const named = view.output!.match(/This file is encoded in (\S+?)[ ,]/);
       assert.ok(named && c.accepted.includes(named[1]), `${label}: ${view.output}`);
       assert.doesNotMatch(view.output!, /uncertain/, label);
+      const ranged = await call({ command: "view", path, view_range: [2, 2] });
+      assert.equal(ranged.success, true, `${label}: ${ranged.error}`);
+      assert.ok(ranged.output!.includes(`     2\t${lines[1]}\n`), `${label}: ${ranged.output}`);
+      assert.ok(!ranged.output!.includes(`     1\t`), label);
 
       const replaced = c.text.replace(c.oldStr, c.newStr);
       const edit = await call({
