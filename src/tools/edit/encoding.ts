@@ -179,8 +179,28 @@ export async function checkName(encoding: string): Promise<EncodingName> {
 export function decode(bytes: Uint8Array, encoding: EncodingName): string {
   if (encoding === "utf-8") return utf8Decoder.decode(bytes);
   if (encoding === "windows-1252") return cp1252Decoder.decode(bytes);
-  return codecs().decode(bytes, encoding);
+  const cached = lastDecoded;
+  if (
+    cached && cached.encoding === encoding && cached.buffer === bytes.buffer &&
+    cached.offset === bytes.byteOffset && cached.length === bytes.length
+  ) {
+    return cached.text;
+  }
+  const text = codecs().decode(bytes, encoding);
+  lastDecoded = {
+    encoding,
+    buffer: bytes.buffer,
+    offset: bytes.byteOffset,
+    length: bytes.length,
+    text,
+  };
+  return text;
 }
+
+// The last legacy decoding: detection, display and editing of one file decode the same bytes.
+let lastDecoded:
+  | { encoding: string; buffer: ArrayBufferLike; offset: number; length: number; text: string }
+  | undefined;
 
 /** Encodes `text` in `encoding`; throws `UnencodableError` rather than write a substitute. */
 export function encode(text: string, encoding: EncodingName): Uint8Array {
@@ -247,7 +267,7 @@ function roundTripMismatch(bytes: Uint8Array, encoding: EncodingName): number {
   }
   const lib = codecs();
   try {
-    back = lib.encode(lib.decode(bytes, encoding), encoding);
+    back = lib.encode(decode(bytes, encoding), encoding);
   } catch {
     return 0;
   }
@@ -297,14 +317,20 @@ interface Candidate {
   text: string;
 }
 
+// Bytes of a file the detector looks at most: lines with non-ASCII bytes from all over the file.
+const SAMPLE_BYTES = 64 * 1024;
+
 function guessLegacy(bytes: Uint8Array, lib: Codecs): Encoding {
+  // The detector guesses from a sample; a guess is taken only once the whole file decodes in it
+  // and encodes back to the same bytes.
+  const sample = detectionSample(bytes);
   const candidates: Candidate[] = [];
   const seen = new Set<string>();
-  for (const guess of lib.guesses(bytes)) {
+  for (const guess of lib.guesses(sample)) {
     for (const name of GUESSABLE[guess.encoding.toLowerCase()] ?? []) {
       if (seen.has(name)) break;
-      if (roundTripMismatch(bytes, name) >= 0) continue;
-      const text = decode(bytes, name);
+      if (roundTripMismatch(sample, name) >= 0) continue;
+      const text = decode(sample, name);
       // C1 control characters in the decoded text: the bytes mean something else.
       if (/[\u0080-\u009f]/.test(text)) continue;
       seen.add(name);
@@ -312,11 +338,16 @@ function guessLegacy(bytes: Uint8Array, lib: Codecs): Encoding {
       break;
     }
   }
-  const latin = roundTripMismatch(bytes, "windows-1252") < 0 &&
-    looksLatin(decode(bytes, "windows-1252"));
-  const top = candidates[0];
+  const wholeFits = (name: EncodingName) => sample === bytes || roundTripMismatch(bytes, name) < 0;
+  const cp1252 = roundTripMismatch(bytes, "windows-1252") < 0;
+  const latin = cp1252 && looksLatin(decode(sample, "windows-1252"));
   const isLatin = (c: Candidate) => c.name === "windows-1252" || c.name.startsWith("iso-8859-1");
-  if (top && top.confidence >= MIN_CONFIDENCE && !isLatin(top)) {
+  for (let top = candidates[0]; top; top = candidates[0]) {
+    if (top.confidence < MIN_CONFIDENCE || isLatin(top)) break;
+    if (!wholeFits(top.name)) {
+      candidates.shift();
+      continue;
+    }
     const rivals = candidates.filter((c) =>
       c !== top && c.confidence >= top.confidence * RIVAL_SHARE && c.text !== top.text
     );
@@ -324,8 +355,8 @@ function guessLegacy(bytes: Uint8Array, lib: Codecs): Encoding {
     return { name: top.name, bomLength: 0, uncertain: { alternatives: rivals.map((c) => c.name) } };
   }
   if (latin) return { name: "windows-1252", bomLength: 0 };
-  const best = top ?? (roundTripMismatch(bytes, "windows-1252") < 0 ? undefined : null);
-  if (best === null) {
+  const best = candidates.find((c) => wholeFits(c.name));
+  if (!best && !cp1252) {
     throw new DecodeError(
       "it is neither UTF-8 nor text in a legacy encoding the editor could decode exactly; if " +
         "you know its encoding, state it with the `encoding` parameter",
@@ -333,10 +364,48 @@ function guessLegacy(bytes: Uint8Array, lib: Codecs): Encoding {
   }
   const name = best?.name ?? "windows-1252";
   const alternatives = candidates.filter((c) => c.name !== name).slice(0, 3).map((c) => c.name);
-  if (name !== "windows-1252" && latin === false && !alternatives.includes("windows-1252")) {
-    if (roundTripMismatch(bytes, "windows-1252") < 0) alternatives.push("windows-1252");
+  if (name !== "windows-1252" && cp1252 && !alternatives.includes("windows-1252")) {
+    alternatives.push("windows-1252");
   }
   return { name, bomLength: 0, uncertain: { alternatives } };
+}
+
+// The lines of `bytes` that hold non-ASCII bytes, spread evenly over the file, at most
+// `SAMPLE_BYTES` in all. Lines start after a line feed and are cut only after an ASCII byte, so
+// no character of an ASCII-compatible encoding is split (their lead bytes are all >= 0x80).
+function detectionSample(bytes: Uint8Array): Uint8Array {
+  if (bytes.length <= SAMPLE_BYTES) return bytes;
+  const lines: [number, number][] = [];
+  let total = 0;
+  for (let start = 0; start < bytes.length;) {
+    const nl = bytes.indexOf(10, start);
+    const end = nl === -1 ? bytes.length : nl + 1;
+    let high = false;
+    for (let i = start; i < end; i++) {
+      if (bytes[i] >= 0x80) {
+        high = true;
+        break;
+      }
+    }
+    if (high) {
+      lines.push([start, end]);
+      total += end - start;
+    }
+    start = end;
+  }
+  const stride = Math.max(1, Math.ceil(total / SAMPLE_BYTES));
+  const out = new Uint8Array(SAMPLE_BYTES);
+  let used = 0;
+  for (let i = 0; i < lines.length && used < SAMPLE_BYTES; i += stride) {
+    let [start, end] = lines[i];
+    if (end - start > SAMPLE_BYTES - used) {
+      end = start + SAMPLE_BYTES - used;
+      while (end > start && bytes[end - 1] >= 0x80) end--;
+    }
+    out.set(bytes.subarray(start, end), used);
+    used += end - start;
+  }
+  return out.subarray(0, used);
 }
 
 // True when `text` (a Windows-1252 reading) reads like Latin-script text: every word with an
