@@ -111,7 +111,9 @@ const STATEFUL = new Set(["utf-7", "utf7", "utf-7-imap", "utf7imap"]);
  */
 export async function detectEncoding(bytes: Uint8Array): Promise<Encoding> {
   const utf16 = utf16Layout(bytes);
-  if (utf16) return await checkedUtf16(bytes, utf16);
+  if (utf16 && (utf16.bomLength > 0 || await isUtf16Text(bytes, utf16))) {
+    return await checkedUtf16(bytes, utf16);
+  }
   const bomLength = startsWith(bytes, [0xef, 0xbb, 0xbf]) ? 3 : 0;
   if (isUtf8(bytes)) return { name: "utf-8", bomLength };
   const firstBad = firstInvalidUtf8(bytes);
@@ -295,6 +297,17 @@ export function utf16Layout(bytes: Uint8Array): Encoding | null {
   return null;
 }
 
+/** True when `bytes` decode as UTF-16 text in `layout` (from `utf16Layout`). */
+export async function isUtf16Text(bytes: Uint8Array, layout: Encoding): Promise<boolean> {
+  try {
+    await checkedUtf16(bytes, layout);
+    return true;
+  } catch (e) {
+    if (e instanceof DecodeError) return false;
+    throw e;
+  }
+}
+
 async function checkedUtf16(bytes: Uint8Array, layout: Encoding): Promise<Encoding> {
   const content = bytes.subarray(layout.bomLength);
   if (content.length % 2 !== 0) {
@@ -305,7 +318,13 @@ async function checkedUtf16(bytes: Uint8Array, layout: Encoding): Promise<Encodi
   }
   await loadCodecs();
   const text = decode(content, layout.name);
-  if (text.includes("\0") || roundTripMismatch(content, layout.name) >= 0) {
+  // Binary data can have the NUL pattern too; its "text" is full of controls or broken pairs.
+  const controls = text.match(/[\u0001-\u0008\u000b\u000e-\u001a\u001c-\u001f\u007f]/g)?.length ??
+    0;
+  if (
+    text.includes("\0") || !text.isWellFormed() || controls > text.length * 0.1 ||
+    roundTripMismatch(content, layout.name) >= 0
+  ) {
     throw new DecodeError(`it looks like ${layout.name.toUpperCase()} but does not decode exactly`);
   }
   return layout;

@@ -15,6 +15,7 @@ import {
   encodedLength,
   type Encoding,
   isUtf16,
+  isUtf16Text,
   statedEncoding,
   UnencodableError,
   utf16Layout,
@@ -128,9 +129,12 @@ export async function encodingOf(
   try {
     if (stated !== undefined) return await statedEncoding(bytes, stated);
     // UTF-16 text is full of NUL bytes, so it is recognised before the binary check.
-    if (!utf16Layout(bytes)) {
+    const layout = utf16Layout(bytes);
+    if (!layout || layout.bomLength === 0) {
       const binary = binaryReason(bytes);
-      if (binary) throw binaryError(shown, binary);
+      if (binary && !(layout && await isUtf16Text(bytes, layout))) {
+        throw binaryError(shown, binary);
+      }
     }
     return await detectEncoding(bytes);
   } catch (e) {

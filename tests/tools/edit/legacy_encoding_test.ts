@@ -155,6 +155,14 @@ const CASES: Case[] = [
     inserted: "inserted line\n",
   },
   {
+    encoding: "utf-16be",
+    accepted: ["utf-16be"],
+    text: "no byte-order mark, big end\nline two\nline three\n",
+    oldStr: "line two",
+    newStr: "ligne deux, été",
+    inserted: "inserted\n",
+  },
+  {
     encoding: "utf-16le",
     accepted: ["utf-16le"],
     text: "no byte-order mark\nline two\nline three\n",
@@ -325,6 +333,17 @@ Deno.test("legacy encodings: an uncertain ISO-8859-2 file is edited once its enc
     );
     const wrong = await call({ command: "view", path, encoding: "no-such-encoding" });
     assert.match(wrong.error!, /"no-such-encoding" is not an encoding the editor can use/);
+  });
+});
+
+Deno.test("legacy encodings: binary data with a UTF-16-like NUL pattern is still binary", async () => {
+  await withEditor(async ({ ws, call }) => {
+    const path = join(ws, "table.bin");
+    // Little-endian 16-bit numbers below 256: every other byte is zero, as in UTF-16 text.
+    const bytes = Uint8Array.from({ length: 400 }, (_, i) => i % 2 === 0 ? (i * 7) % 32 + 1 : 0);
+    await Deno.writeFile(path, bytes);
+    const view = await call({ command: "view", path });
+    assert.match(view.error!, /appears to be binary/);
   });
 });
 
