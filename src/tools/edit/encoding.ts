@@ -336,6 +336,9 @@ interface Candidate {
   text: string;
 }
 
+// Fewer non-ASCII bytes than this are too little to tell encodings apart with confidence.
+const MIN_EVIDENCE = 8;
+
 // Bytes of a file the detector looks at most: lines with non-ASCII bytes from all over the file.
 const SAMPLE_BYTES = 64 * 1024;
 
@@ -359,7 +362,9 @@ function guessLegacy(bytes: Uint8Array, lib: Codecs): Encoding {
   }
   const wholeFits = (name: EncodingName) => sample === bytes || roundTripMismatch(bytes, name) < 0;
   const cp1252 = roundTripMismatch(bytes, "windows-1252") < 0;
-  const latin = cp1252 && looksLatin(decode(sample, "windows-1252"));
+  let evidence = 0;
+  for (const b of sample) if (b >= 0x80) evidence++;
+  const latin = cp1252 && looksLatin(decode(sample, "windows-1252"), evidence >= MIN_EVIDENCE);
   const isLatin = (c: Candidate) => c.name === "windows-1252" || c.name.startsWith("iso-8859-1");
   for (let top = candidates[0]; top; top = candidates[0]) {
     if (top.confidence < MIN_CONFIDENCE || isLatin(top)) break;
@@ -367,9 +372,17 @@ function guessLegacy(bytes: Uint8Array, lib: Codecs): Encoding {
       candidates.shift();
       continue;
     }
+    // With only a few non-ASCII bytes, any guess that reads them differently is a rival.
+    const share = evidence < MIN_EVIDENCE ? 0 : RIVAL_SHARE;
     const rivals = candidates.filter((c) =>
-      c !== top && c.confidence >= top.confidence * RIVAL_SHARE && c.text !== top.text
-    );
+      c !== top && c.confidence >= top.confidence * share && c.text !== top.text
+    ).slice(0, 4);
+    if (
+      evidence < MIN_EVIDENCE && cp1252 && top.text !== decode(sample, "windows-1252") &&
+      !rivals.some((c) => c.name === "windows-1252")
+    ) {
+      rivals.push({ name: "windows-1252", confidence: 0, text: "" });
+    }
     if (rivals.length === 0) return { name: top.name, bomLength: 0 };
     return { name: top.name, bomLength: 0, uncertain: { alternatives: rivals.map((c) => c.name) } };
   }
@@ -430,7 +443,9 @@ function detectionSample(bytes: Uint8Array): Uint8Array {
 // True when `text` (a Windows-1252 reading) reads like Latin-script text: every word with an
 // accented letter also has a plain ASCII letter or is one letter long. Cyrillic or CJK bytes read
 // as Windows-1252 give words made only of accented letters ("äà" for the Russian "да").
-function looksLatin(text: string): boolean {
+function looksLatin(text: string, muchText: boolean): boolean {
+  // Rare in Western text, common in other encodings read as Windows-1252 ("Łódź" gives "£ódŸ").
+  if (!muchText && /[ŠšŽžŸ¤¦¨´¸¹²³¼½¾ƒˆ˜‰‹›]/.test(text)) return false;
   for (const [word] of text.matchAll(/\p{L}+/gu)) {
     if (word.length < 2 || /^[A-Za-z]+$/.test(word)) continue;
     if (!/[A-Za-z]/.test(word)) return false;

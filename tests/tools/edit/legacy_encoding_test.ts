@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import iconv from "iconv-lite";
+import { detectEncoding } from "../../../src/tools/edit/encoding.ts";
 import { withEditor } from "./helpers.ts";
 
 interface Case {
@@ -295,6 +296,33 @@ Deno.test("legacy encodings: a short Cyrillic word is never shown as confident m
       new Uint8Array(iconv.encode('answer = "нет"\n', "windows-1251")),
     );
   });
+});
+
+Deno.test("legacy encodings: short texts are read right or flagged uncertain, never wrong", async () => {
+  const samples: [string, string][] = [
+    ["windows-1251", 'answer = "да"\n'],
+    ["koi8-r", 'answer = "да"\n'],
+    ["windows-1251", 'print("Привет")\n'],
+    ["koi8-r", 'print("Привет")\n'],
+    ["gbk", "x = '中文'\n"],
+    ["big5", "x = '中文'\n"],
+    ["shift_jis", "x = 'テスト'\n"],
+    ["euc-kr", "x = '한국'\n"],
+    ["windows-1250", "Łódź\n"],
+    ["windows-1252", "naïve\n"],
+    ["windows-1252", "Öl und Äpfel\n"],
+  ];
+  for (const [encoding, text] of samples) {
+    const found = await detectEncoding(new Uint8Array(iconv.encode(text, encoding)));
+    const label = `${encoding} ${JSON.stringify(text)}: ${JSON.stringify(found)}`;
+    assert.ok(found.name === encoding || found.uncertain, `confidently wrong: ${label}`);
+    if (found.uncertain) {
+      assert.ok(
+        found.name === encoding || found.uncertain.alternatives.includes(encoding),
+        `the right reading is not even offered: ${label}`,
+      );
+    }
+  }
 });
 
 Deno.test("legacy encodings: an uncertain ISO-8859-2 file is edited once its encoding is stated", async () => {
