@@ -67,8 +67,8 @@ export async function viewFile(request: ViewFileRequest): Promise<string> {
   }
   // A start before line 1 is an error whose message needs the line count: count, keep nothing.
   const scan = from < 1
-    ? await scanLines(request.real, Infinity, Infinity, shown)
-    : await scanLines(request.real, from, to === -1 ? Infinity : to, shown);
+    ? await scanLines(request.real, Infinity, Infinity)
+    : await scanLines(request.real, from, to === -1 ? Infinity : to);
   if (scan.binary) throw binaryError(shown, scan.binary);
   if (fits && (scan.utf16 || !isUtf8(scan.collected))) {
     return await viewWhole(request, from, to, true);
@@ -175,7 +175,6 @@ async function scanLines(
   path: string,
   from: number,
   to: number,
-  shown: string,
 ): Promise<LineScan> {
   const file = await Deno.open(path, { read: true });
   const buffer = new Uint8Array(CHUNK_BYTES);
