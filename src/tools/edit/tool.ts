@@ -4,7 +4,7 @@ import { dirname, isAbsolute, join, normalize } from "node:path";
 import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../policy/workspace.ts";
 import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
 import { preserving, writeFileAtomic } from "../fs/atomic.ts";
-import { readPinned } from "../fs/pinned.ts";
+import { readPinned, removePinned } from "../fs/pinned.ts";
 import { assertWritable } from "../fs/writable.ts";
 import { FileToolError } from "../fs/errors.ts";
 import { withFileLock } from "../fs/lock.ts";
@@ -281,21 +281,21 @@ export class EditTool extends Tool {
   }
 
   async #undoCreate(shown: string, real: string, record: CreateRecord): Promise<ToolExecResult> {
-    let bytes: Uint8Array;
     try {
-      bytes = await Deno.readFile(real);
+      await Deno.lstat(real);
     } catch (e) {
       if (!isMissing(e)) throw e;
       this.#history.pop(real);
       return ok(`${shown} no longer exists, so its creation needs no undoing.`);
     }
+    const { bytes, info } = readPinned(real, shown);
     if (bytes.length !== record.content.length || !bytesAt(bytes, 0, record.content)) {
       return fail(
         `Cannot undo the creation of ${shown}: the file has changed since it was created, so ` +
           `removing it could lose those changes. Remove it with bash if that is intended.`,
       );
     }
-    await Deno.remove(real);
+    removePinned(real, shown, info.ino);
     for (const dir of [...record.createdDirs].reverse()) {
       // Only directories that are still empty go; anything put there since is kept.
       await Deno.remove(dir).catch(() => {});

@@ -87,6 +87,19 @@ export function readPinned(real: string, shown: string): PinnedRead {
   });
 }
 
+/**
+ * Removes the regular file at real path `real`, pinned like `readPinned`, and only if it is still
+ * the file with inode `ino` (the one the caller read and checked).
+ */
+export function removePinned(real: string, shown: string, ino: number | null): void {
+  inDirectory(dirname(real), shown, (at) => {
+    const name = at + basename(real);
+    const info = Deno.lstatSync(name);
+    if (!info.isFile || (ino !== null && info.ino !== ino)) throw swappedError(shown);
+    Deno.removeSync(name);
+  });
+}
+
 /** The refusal when a path changed under the editor between its check and its use. */
 export function swappedError(shown: string): FileToolError {
   return new FileToolError(
