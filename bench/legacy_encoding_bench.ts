@@ -6,7 +6,6 @@
  * Run alone with `deno run -A bench/legacy_encoding_bench.ts [--runs N] [--mb SIZE]`.
  */
 import { join } from "node:path";
-import { Buffer } from "node:buffer";
 import iconv from "iconv-lite";
 import { realWorkspace } from "../src/policy/workspace.ts";
 import { EditTool } from "../src/tools/edit/tool.ts";
@@ -20,7 +19,7 @@ export default async function legacyEncodingBench(args: string[]): Promise<void>
   const megabytes = numberFlag(args, "--mb", 5);
   const dir = await realWorkspace(await Deno.makeTempDir({ prefix: "deft-legacy-bench-" }));
   try {
-    const lines = Math.ceil((megabytes * 1_000_000) / Buffer.byteLength(LINE, "utf8") / 2);
+    const lines = Math.ceil((megabytes * 1_000_000) / iconv.encode(LINE, "gbk").length / 2);
     const text = LINE.repeat(lines) + "const marker = 0; // 标记\n" + LINE.repeat(lines);
     const utf8Path = join(dir, "utf8.js");
     const gbkPath = join(dir, "gbk.js");
@@ -48,9 +47,12 @@ export default async function legacyEncodingBench(args: string[]): Promise<void>
     const [uv, ue, gv, ge] = [cost.utf8.view, cost.utf8.edit, cost.gbk.view, cost.gbk.edit]
       .map(median);
     const size = (await Deno.stat(gbkPath)).size;
+    const utf8Size = (await Deno.stat(utf8Path)).size;
     console.log(
       `legacy encoding: ${(size / 1_000_000).toFixed(1)} MB GBK file: view ${ms(gv)}, ` +
-        `str_replace ${ms(ge)}; same text in UTF-8: view ${ms(uv)}, str_replace ${ms(ue)}; ` +
+        `str_replace ${ms(ge)}; same text in UTF-8 (${
+          (utf8Size / 1_000_000).toFixed(1)
+        } MB): view ${ms(uv)}, str_replace ${ms(ue)}; ` +
         `ratios GBK/UTF-8 view ${(gv / uv).toFixed(1)}, str_replace ${(ge / ue).toFixed(1)}, ` +
         `view + str_replace ${((gv + ge) / (uv + ue)).toFixed(1)}`,
     );
