@@ -9,14 +9,21 @@ export const EDIT: ToolDefinitionSource = {
     "* Paths must be absolute and inside the workspace.",
     "* `view` on a file shows it with line numbers (`cat -n` style); `view_range` [start, end] " +
     "narrows it (1-based, end -1 = last line). On a directory it lists entries two levels deep, " +
-    "hidden ones left out.",
+    "hidden ones left out (their number is noted).",
     "* `create` writes a new file; it refuses a path that already exists.",
     "* `str_replace` replaces `old_str` with `new_str`. `old_str` must match exactly one place in " +
     "the file, whitespace included: add surrounding lines to make it unique. Omit `new_str` to " +
     "delete.",
-    "* `insert` puts `new_str` after line `insert_line` (0 = top of the file).",
+    "* `insert` puts the lines of `new_str` after line `insert_line` (0 = top of the file). " +
+    '`new_str` is split at `\\n`; one trailing `\\n` just ends its last line, so `"X"` and ' +
+    '`"X\\n"` insert one line and `"X\\n\\n"` inserts X and a blank line. After a last line ' +
+    "without a line break, one is added and the file ends as `new_str` ends.",
     "* `undo_edit` reverts the last edit of the file.",
     "* Tabs, line endings (LF/CRLF), encoding and the final newline of the file are kept.",
+    "* Files not in UTF-8 (GBK, Big5, Shift_JIS, EUC-JP/KR, Windows-125x, KOI8-R, UTF-16, ...) " +
+    "are detected, shown decoded (the view names the encoding) and written back in their own " +
+    "encoding. When detection is unsure, the view says so: pass `encoding` to read or edit in " +
+    "the one you know.",
   ].join("\n"),
   parameters: [
     {
@@ -51,6 +58,12 @@ export const EDIT: ToolDefinitionSource = {
       name: "old_str",
       type: "string",
       description: "For `str_replace`: the exact text to replace; it must occur exactly once.",
+    },
+    {
+      name: "encoding",
+      type: "string",
+      description: "The file's encoding, e.g. `gbk`, `shift_jis`, `windows-1251`, `utf-16le`, " +
+        "when detection is unsure or wrong; for `create`, the encoding to write (default UTF-8).",
     },
     {
       name: "view_range",

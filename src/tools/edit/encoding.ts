@@ -1,18 +1,28 @@
 /**
- * Text encodings the editor can round-trip byte for byte: UTF-8 (with or without a BOM) and the
- * legacy single-byte Windows-1252 (a superset of the printable Latin-1). A file is only written
- * back in the encoding it was read in; anything that cannot be decoded exactly is refused.
+ * Text encodings the editor round-trips byte for byte: UTF-8 (with or without a BOM), UTF-16
+ * (LE/BE, with or without a BOM) and the legacy encodings npm:iconv-lite knows (GBK/GB18030, Big5,
+ * Shift_JIS, EUC-JP, EUC-KR, Windows-125x, KOI8-R, ISO-8859-x, ...). A legacy file's encoding is
+ * guessed from its whole content by npm:jschardet, and only a guess that decodes the file to text
+ * and back to the very same bytes is taken. A file is only written back in the encoding it was
+ * read in; text the encoding cannot hold is refused, never written as `?`.
  */
 import { isUtf8 } from "node:buffer";
+import { type Codecs, codecsIfLoaded, loadCodecs } from "./codecs.ts";
+import { guessLegacy } from "./legacy_guess.ts";
 
-/** The encodings a text file may be in. */
-export type EncodingName = "utf-8" | "windows-1252";
+/** The name of an encoding as iconv-lite knows it, lower case (e.g. "utf-8", "gbk"). */
+export type EncodingName = string;
 
 /** How a file's bytes are to be read. */
 export interface Encoding {
   name: EncodingName;
-  /** Bytes of the byte-order mark at the start of the file (3 for a UTF-8 BOM, else 0). */
+  /** Bytes of the byte-order mark at the start of the file (3 for UTF-8, 2 for UTF-16, else 0). */
   bomLength: number;
+  /**
+   * Set when detection was not sure: the other encodings the bytes may well be in. A file read
+   * with an uncertain encoding is shown with a warning and edited only once the caller states it.
+   */
+  uncertain?: { alternatives: EncodingName[] };
 }
 
 /** A file's bytes cannot be decoded without loss; the message says why. */
@@ -55,18 +65,25 @@ const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const cp1252Decoder = new TextDecoder("windows-1252");
 const utf8Encoder = new TextEncoder();
 
+// Encodings whose text a caller may not state: the editor could not splice them byte for byte.
+const STATEFUL = new Set(["utf-7", "utf7", "utf-7-imap", "utf7imap"]);
+
 /**
- * Works out how to read `bytes`. Valid UTF-8 (BOM or not) is UTF-8; otherwise single-byte
- * Windows-1252 is assumed, unless the bytes look like something else (broken UTF-8, UTF-16, a
- * multi-byte legacy encoding) or use bytes Windows-1252 does not define — then `DecodeError`.
+ * Works out how to read `bytes`. A UTF-16 or UTF-8 byte-order mark decides; valid UTF-8 is UTF-8;
+ * UTF-16 without a BOM is recognised by its NUL bytes; anything else is guessed from the whole
+ * content among the legacy encodings, and only guesses that give back the same bytes count. A
+ * guess that is not sure carries `uncertain`. Throws `DecodeError` when nothing fits.
  *
  * @example
  * ```ts
- * detectEncoding(Uint8Array.of(0x63, 0x61, 0x66, 0xe9)); // { name: "windows-1252", bomLength: 0 }
+ * await detectEncoding(Uint8Array.of(0x63, 0x61, 0x66, 0xe9)); // { name: "windows-1252", bomLength: 0 }
  * ```
  */
-export function detectEncoding(bytes: Uint8Array): Encoding {
-  assertNotUtf16(bytes);
+export async function detectEncoding(bytes: Uint8Array): Promise<Encoding> {
+  const utf16 = utf16Layout(bytes);
+  if (utf16 && (utf16.bomLength > 0 || await isUtf16Text(bytes, utf16))) {
+    return await checkedUtf16(bytes, utf16);
+  }
   const bomLength = startsWith(bytes, [0xef, 0xbb, 0xbf]) ? 3 : 0;
   if (isUtf8(bytes)) return { name: "utf-8", bomLength };
   const firstBad = firstInvalidUtf8(bytes);
@@ -83,39 +100,79 @@ export function detectEncoding(bytes: Uint8Array): Encoding {
         `${describeOffset(bytes, firstBad)}), so it would not survive an edit unchanged`,
     );
   }
-  if (stats.undefinedAt >= 0) {
-    throw new DecodeError(
-      `it is neither UTF-8 nor Windows-1252/Latin-1 text (byte 0x${
-        bytes[stats.undefinedAt].toString(16).toUpperCase()
-      } at ${describeOffset(bytes, stats.undefinedAt)} is undefined in Windows-1252)`,
-    );
-  }
-  if (stats.inLongRuns * 2 > stats.highBytes) {
-    throw new DecodeError(
-      "it is not UTF-8 and looks like a multi-byte legacy encoding (e.g. GBK, Big5, Shift_JIS, " +
-        "EUC-KR); the editor handles UTF-8 and Windows-1252/Latin-1 text only",
-    );
-  }
-  return { name: "windows-1252", bomLength: 0 };
+  return guessLegacy(bytes, await loadCodecs());
 }
 
 /**
- * Throws `DecodeError` when `bytes` start with a UTF-16 byte-order mark. Checked before the binary
- * test, since UTF-16 text is full of NUL bytes but deserves a better message than "binary".
+ * How to read `bytes` in the encoding the caller stated (`encoding` parameter). The name must be
+ * one iconv-lite knows, and the bytes must decode in it and encode back to themselves; a BOM of
+ * that encoding is kept apart. Throws `DecodeError` otherwise.
  */
-export function assertNotUtf16(bytes: Uint8Array): void {
-  if (startsWith(bytes, [0xff, 0xfe]) || startsWith(bytes, [0xfe, 0xff])) {
+export async function statedEncoding(bytes: Uint8Array, stated: string): Promise<Encoding> {
+  const name = await checkName(stated);
+  let bomLength = 0;
+  let resolved = name;
+  if ((name === "utf-8" || name === "utf8") && startsWith(bytes, [0xef, 0xbb, 0xbf])) {
+    bomLength = 3;
+  } else if (name.startsWith("utf-16") || name.startsWith("utf16") || name === "ucs2") {
+    const le = startsWith(bytes, [0xff, 0xfe]);
+    const be = startsWith(bytes, [0xfe, 0xff]);
+    if (le || be) bomLength = 2;
+    if (name === "utf-16" || name === "utf16") resolved = be ? "utf-16be" : "utf-16le";
+  }
+  if (resolved === "utf8") resolved = "utf-8";
+  const encoding = { name: resolved, bomLength };
+  const mismatch = roundTripMismatch(bytes.subarray(bomLength), resolved);
+  if (mismatch >= 0) {
     throw new DecodeError(
-      "it is encoded in UTF-16 (it starts with a UTF-16 byte-order mark); the editor handles " +
-        "UTF-8 and Windows-1252/Latin-1 text only",
+      `it is not ${stated} text: its bytes do not decode in ${stated} and back unchanged (the ` +
+        `first problem at ${describeOffset(bytes, bomLength + mismatch)})`,
     );
   }
+  return encoding;
 }
 
-/** Decodes `bytes` (without the BOM) in `encoding`. The bytes must have passed `detectEncoding`. */
-export function decode(bytes: Uint8Array, encoding: EncodingName): string {
-  return encoding === "utf-8" ? utf8Decoder.decode(bytes) : cp1252Decoder.decode(bytes);
+/** Checks that `encoding` is a name the editor can write in; returns it lower-cased. */
+export async function checkName(encoding: string): Promise<EncodingName> {
+  const name = encoding.trim().toLowerCase();
+  if (name === "utf-8" || name === "utf8") return "utf-8";
+  const codecs = await loadCodecs();
+  if (!codecs.encodingExists(name) || STATEFUL.has(name)) {
+    throw new DecodeError(
+      `\`encoding\` ${JSON.stringify(encoding)} is not an encoding the editor can use; give a ` +
+        `name such as "utf-8", "gbk", "gb18030", "big5", "shift_jis", "euc-jp", "euc-kr", ` +
+        `"windows-1251", "koi8-r", "iso-8859-2" or "utf-16le"`,
+    );
+  }
+  return name;
 }
+
+/** Decodes `bytes` (without the BOM) in `encoding`. The bytes must have passed detection. */
+export function decode(bytes: Uint8Array, encoding: EncodingName): string {
+  if (encoding === "utf-8") return utf8Decoder.decode(bytes);
+  if (encoding === "windows-1252") return cp1252Decoder.decode(bytes);
+  const cached = lastDecoded;
+  if (
+    cached && cached.encoding === encoding && cached.buffer === bytes.buffer &&
+    cached.offset === bytes.byteOffset && cached.length === bytes.length
+  ) {
+    return cached.text;
+  }
+  const text = codecs().decode(bytes, encoding);
+  lastDecoded = {
+    encoding,
+    buffer: bytes.buffer,
+    offset: bytes.byteOffset,
+    length: bytes.length,
+    text,
+  };
+  return text;
+}
+
+// The last legacy decoding: detection, display and editing of one file decode the same bytes.
+let lastDecoded:
+  | { encoding: string; buffer: ArrayBufferLike; offset: number; length: number; text: string }
+  | undefined;
 
 /** Encodes `text` in `encoding`; throws `UnencodableError` rather than write a substitute. */
 export function encode(text: string, encoding: EncodingName): Uint8Array {
@@ -124,6 +181,38 @@ export function encode(text: string, encoding: EncodingName): Uint8Array {
     if (lone >= 0) throw new UnencodableError(text[lone], lone, encoding);
     return utf8Encoder.encode(text);
   }
+  if (encoding === "windows-1252") return encodeCp1252(text);
+  const lib = codecs();
+  const bytes = lib.encode(text, encoding);
+  if (lib.decode(bytes, encoding) === text) return bytes;
+  // Find the first character that does not survive on its own, for the message.
+  for (let i = 0; i < text.length;) {
+    const char = String.fromCodePoint(text.codePointAt(i)!);
+    if (lib.decode(lib.encode(char, encoding), encoding) !== char) {
+      throw new UnencodableError(char, i, encoding);
+    }
+    i += char.length;
+  }
+  throw new UnencodableError(text, 0, encoding);
+}
+
+/** How many bytes `text` takes in `encoding` (a legacy one; no check that it fits). */
+export function encodedLength(text: string, encoding: EncodingName): number {
+  return codecs().encode(text, encoding).length;
+}
+
+/** True for the encodings whose code units are two bytes (line breaks are not single bytes). */
+export function isUtf16(encoding: EncodingName): boolean {
+  return encoding === "utf-16le" || encoding === "utf-16be";
+}
+
+function codecs(): Codecs {
+  const lib = codecsIfLoaded();
+  if (!lib) throw new Error("legacy codecs used before loadCodecs()");
+  return lib;
+}
+
+function encodeCp1252(text: string): Uint8Array {
   const out = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
@@ -133,11 +222,87 @@ export function encode(text: string, encoding: EncodingName): Uint8Array {
     }
     const byte = CP1252_HIGH.get(code);
     if (byte === undefined) {
-      throw new UnencodableError(String.fromCodePoint(text.codePointAt(i)!), i, encoding);
+      throw new UnencodableError(String.fromCodePoint(text.codePointAt(i)!), i, "windows-1252");
     }
     out[i] = byte;
   }
   return out;
+}
+
+/** Offset of the first byte that does not survive decoding and encoding in `encoding`, or -1. */
+export function roundTripMismatch(bytes: Uint8Array, encoding: EncodingName): number {
+  let back: Uint8Array;
+  if (encoding === "utf-8") return isUtf8(bytes) ? -1 : Math.max(0, firstInvalidUtf8(bytes));
+  if (encoding === "windows-1252") {
+    const at = bytes.findIndex((b) => CP1252_UNDEFINED.has(b));
+    return at;
+  }
+  const lib = codecs();
+  try {
+    back = lib.encode(decode(bytes, encoding), encoding);
+  } catch {
+    return 0;
+  }
+  const n = Math.min(back.length, bytes.length);
+  for (let i = 0; i < n; i++) if (back[i] !== bytes[i]) return i;
+  return back.length === bytes.length ? -1 : n;
+}
+
+/** The UTF-16 layout `bytes` look like (BOM, or the NUL pattern of mostly-ASCII text), or null. */
+export function utf16Layout(bytes: Uint8Array): Encoding | null {
+  if (startsWith(bytes, [0xff, 0xfe])) return { name: "utf-16le", bomLength: 2 };
+  if (startsWith(bytes, [0xfe, 0xff])) return { name: "utf-16be", bomLength: 2 };
+  if (bytes.length < 4 || bytes.length % 2 !== 0) return null;
+  const units = bytes.length / 2;
+  let zeroEven = 0;
+  let zeroOdd = 0;
+  for (let i = 0; i < bytes.length; i += 2) {
+    if (bytes[i] === 0 && bytes[i + 1] === 0) return null; // a NUL character: binary
+    if (bytes[i] === 0) zeroEven++;
+    if (bytes[i + 1] === 0) zeroOdd++;
+  }
+  // Text in UTF-16 has a zero byte in most units of its ASCII part, always on the same side.
+  if (zeroOdd >= units * 0.3 && zeroEven <= units * 0.02) return { name: "utf-16le", bomLength: 0 };
+  if (zeroEven >= units * 0.3 && zeroOdd <= units * 0.02) return { name: "utf-16be", bomLength: 0 };
+  return null;
+}
+
+/** True when `bytes` decode as UTF-16 text in `layout` (from `utf16Layout`). */
+export async function isUtf16Text(bytes: Uint8Array, layout: Encoding): Promise<boolean> {
+  try {
+    await checkedUtf16(bytes, layout);
+    return true;
+  } catch (e) {
+    if (e instanceof DecodeError) return false;
+    throw e;
+  }
+}
+
+async function checkedUtf16(bytes: Uint8Array, layout: Encoding): Promise<Encoding> {
+  const content = bytes.subarray(layout.bomLength);
+  if (content.length % 2 !== 0) {
+    throw new DecodeError(
+      `it starts with a ${layout.name.toUpperCase()} byte-order mark but has an odd number of ` +
+        `bytes, so it is not whole UTF-16 text`,
+    );
+  }
+  await loadCodecs();
+  const text = decode(content, layout.name);
+  // Binary data can have the NUL pattern too; its "text" is full of controls or broken pairs.
+  let controls = 0;
+  for (let k = 0; k < text.length; k++) {
+    const c = text.charCodeAt(k);
+    if ((c < 0x20 && c !== 9 && c !== 10 && c !== 12 && c !== 13 && c !== 0x1b) || c === 0x7f) {
+      controls++;
+    }
+  }
+  if (
+    text.includes("\0") || !text.isWellFormed() || controls > text.length * 0.1 ||
+    roundTripMismatch(content, layout.name) >= 0
+  ) {
+    throw new DecodeError(`it looks like ${layout.name.toUpperCase()} but does not decode exactly`);
+  }
+  return layout;
 }
 
 function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {
@@ -163,37 +328,14 @@ function findLoneSurrogate(text: string): number {
 }
 
 interface HighByteStats {
-  highBytes: number;
   /** Well-formed multi-byte UTF-8 sequences. */
   utf8Sequences: number;
   /** High bytes that are not part of a well-formed UTF-8 sequence. */
   strayBytes: number;
-  /** High bytes inside runs of three or more: typical of CJK encodings, rare in Latin text. */
-  inLongRuns: number;
-  /** Offset of the first byte undefined in Windows-1252, or -1. */
-  undefinedAt: number;
 }
 
 function highByteStats(bytes: Uint8Array): HighByteStats {
-  const stats: HighByteStats = {
-    highBytes: 0,
-    utf8Sequences: 0,
-    strayBytes: 0,
-    inLongRuns: 0,
-    undefinedAt: -1,
-  };
-  let run = 0;
-  for (let i = 0; i <= bytes.length; i++) {
-    const b = i < bytes.length ? bytes[i] : 0;
-    if (b < 0x80) {
-      if (run >= 3) stats.inLongRuns += run;
-      run = 0;
-      continue;
-    }
-    run++;
-    stats.highBytes++;
-    if (stats.undefinedAt < 0 && CP1252_UNDEFINED.has(b)) stats.undefinedAt = i;
-  }
+  const stats: HighByteStats = { utf8Sequences: 0, strayBytes: 0 };
   for (let i = 0; i < bytes.length;) {
     if (bytes[i] < 0x80) {
       i++;

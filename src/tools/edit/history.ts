@@ -1,5 +1,7 @@
 /** Undo records: enough to take back each edit of a file, most recent first. */
 
+import type { Encoding } from "./encoding.ts";
+
 /** Undo levels kept per file; older ones are dropped. */
 export const MAX_UNDO_LEVELS = 100;
 
@@ -12,6 +14,8 @@ export interface SpliceRecord {
   sizeAfter: number;
   /** 1-based line of `start`, for the snippet shown on undo. */
   line: number;
+  /** The file's encoding, to show that snippet in. */
+  encoding: Encoding;
 }
 
 /** A `create`: undoing it removes the file (and the directories it made, if still empty). */

@@ -4,17 +4,21 @@
  */
 import { Buffer, isAscii } from "node:buffer";
 import { FileToolError } from "../fs/errors.ts";
+import { readPinned } from "../fs/pinned.ts";
 import { formatSize } from "../fs/size.ts";
 import { binaryReason } from "./binary.ts";
-import { readStable } from "../fs/stable.ts";
 import {
-  assertNotUtf16,
   decode,
   DecodeError,
   detectEncoding,
   encode,
+  encodedLength,
   type Encoding,
+  isUtf16,
+  isUtf16Text,
+  statedEncoding,
   UnencodableError,
+  utf16Layout,
 } from "./encoding.ts";
 
 /** A file's bytes and encoding. Edits splice `bytes`; nothing is re-encoded but the new text. */
@@ -38,12 +42,14 @@ export interface DecodedText {
 
 /**
  * Reads `real` for an edit. Throws `FileToolError` with a message for the model when the path is
- * missing, not a regular file, larger than `maxBytes`, binary, or not decodable exactly.
+ * missing, not a regular file, larger than `maxBytes`, binary, not decodable exactly, or in an
+ * encoding that detection is unsure of (unless the caller `stated` the encoding).
  */
 export async function loadTextFile(
   real: string,
   shown: string,
   maxBytes: number,
+  stated?: string,
 ): Promise<TextFile> {
   const info = await statFile(real, shown);
   if (info.size > maxBytes) {
@@ -55,23 +61,11 @@ export async function loadTextFile(
         `still shows parts of it.`,
     );
   }
-  const bytes = await readStable(real);
-  let encoding: Encoding;
-  try {
-    assertNotUtf16(bytes);
-    const binary = binaryReason(bytes);
-    if (binary) throw binaryError(shown, binary);
-    encoding = detectEncoding(bytes);
-  } catch (e) {
-    if (e instanceof DecodeError) {
-      throw new FileToolError(
-        `The file ${shown} cannot be edited: ${e.message}. It was not changed; use bash to ` +
-          `inspect or convert it (e.g. \`file ${shown}\`, \`iconv\`).`,
-      );
-    }
-    throw e;
-  }
-  return { real, shown, bytes, encoding, info };
+  // The bytes and metadata come from the file as opened, pinned against swapped directories.
+  const read = readPinned(real, shown);
+  const encoding = await encodingOf(read.bytes, shown, "edited", stated);
+  if (encoding.uncertain) throw uncertainError(shown, encoding);
+  return { real, shown, bytes: read.bytes, encoding, info: read.info };
 }
 
 /**
@@ -121,19 +115,79 @@ export function binaryError(shown: string, reason: string): FileToolError {
   );
 }
 
+/**
+ * The encoding of a whole file's `bytes`: the `stated` one (checked), else the detected one.
+ * Binary files and undecodable ones become `FileToolError`s saying what can be done instead
+ * (`action` is "edited" or "shown").
+ */
+export async function encodingOf(
+  bytes: Uint8Array,
+  shown: string,
+  action: string,
+  stated?: string,
+): Promise<Encoding> {
+  try {
+    if (stated !== undefined) return await statedEncoding(bytes, stated);
+    // UTF-16 text is full of NUL bytes, so it is recognised before the binary check.
+    const layout = utf16Layout(bytes);
+    if (!layout || layout.bomLength === 0) {
+      const binary = binaryReason(bytes);
+      if (binary && !(layout && await isUtf16Text(bytes, layout))) {
+        throw binaryError(shown, binary);
+      }
+    }
+    return await detectEncoding(bytes);
+  } catch (e) {
+    if (e instanceof DecodeError) {
+      throw new FileToolError(
+        `The file ${shown} cannot be ${action}: ${e.message}. It was not changed; if you know ` +
+          `its encoding, give it as \`encoding\` (e.g. "gbk", "shift_jis", "windows-1251"), or ` +
+          `use bash to inspect or convert it (e.g. \`file ${shown}\`, \`iconv\`).`,
+      );
+    }
+    throw e;
+  }
+}
+
+/** The refusal to edit a file whose encoding is only a guess. */
+export function uncertainError(shown: string, encoding: Encoding): FileToolError {
+  return new FileToolError(
+    `No change was made: the encoding of ${shown} is uncertain (${
+      describeUncertain(encoding)
+    }), and editing it in the wrong one would damage it. View it to check which reading is ` +
+      `right, then repeat the edit with \`encoding\` set (e.g. "${encoding.name}").`,
+  );
+}
+
+/** "it reads as gbk, but it may also be big5 or euc-kr". */
+export function describeUncertain(encoding: Encoding): string {
+  const others = encoding.uncertain?.alternatives ?? [];
+  return others.length === 0
+    ? `it was read as ${encoding.name}, but the text is too short or unusual to be sure`
+    : `it was read as ${encoding.name}, but it may also be ${
+      others.slice(0, -1).join(", ") + (others.length > 1 ? " or " : "") + others.at(-1)
+    }`;
+}
+
 /** Decodes the content of `file` (BOM excluded). */
 export function decodeText(file: TextFile): DecodedText {
   const { bomLength, name } = file.encoding;
   const content = file.bytes.subarray(bomLength);
   const text = decode(content, name);
   // Single-byte encodings and pure ASCII map characters to bytes one to one.
-  if (name === "windows-1252" || isAscii(content)) {
+  if (name === "windows-1252" || (!isUtf16(name) && isAscii(content))) {
     return { text, byteOffset: (index) => bomLength + index };
   }
-  return {
-    text,
-    byteOffset: (index) => bomLength + Buffer.byteLength(text.slice(0, index), "utf8"),
-  };
+  if (name === "utf-8") {
+    return {
+      text,
+      byteOffset: (index) => bomLength + Buffer.byteLength(text.slice(0, index), "utf8"),
+    };
+  }
+  if (isUtf16(name)) return { text, byteOffset: (index) => bomLength + 2 * index };
+  // Other legacy encodings: the encoded length of the text before the offset (the file's bytes
+  // round-trip exactly, so this is where that character starts).
+  return { text, byteOffset: (index) => bomLength + encodedLength(text.slice(0, index), name) };
 }
 
 /**

@@ -1,15 +1,15 @@
 /** `str_replace_based_edit_tool`: view, create and edit files, byte-exact and confined. */
-import { readOnlyRefusal } from "../../policy/read_only.ts";
 import { EDIT } from "./definition.ts";
 import { dirname, isAbsolute, join, normalize } from "node:path";
 import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../policy/workspace.ts";
 import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
 import { preserving, writeFileAtomic } from "../fs/atomic.ts";
+import { readPinned, removePinned } from "../fs/pinned.ts";
 import { assertWritable } from "../fs/writable.ts";
 import { FileToolError } from "../fs/errors.ts";
 import { withFileLock } from "../fs/lock.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "../fs/size.ts";
-import { detectEncoding, encode, type Encoding, UnencodableError } from "./encoding.ts";
+import { checkName, DecodeError, encode, isUtf16, UnencodableError } from "./encoding.ts";
 import { type CreateRecord, EditHistory, type SpliceRecord } from "./history.ts";
 import { planInsert } from "./insert.ts";
 import { foldInput } from "./line_breaks.ts";
@@ -26,7 +26,6 @@ import {
 } from "./text_file.ts";
 import { viewDirectory } from "./view_dir.ts";
 import { viewFile } from "./view_file.ts";
-import { readStable } from "../fs/stable.ts";
 
 /** The file editor. */
 export class EditTool extends Tool {
@@ -44,9 +43,6 @@ export class EditTool extends Tool {
         `The path ${path} is not an absolute path, it should start with \`/\`. Maybe you meant ` +
           `${join(this.context.workspace, path)}?`,
       ));
-    }
-    if (command !== "view" && this.context.settings.sandbox === "read-only") {
-      return Promise.resolve(fail(readOnlyRefusal(path)));
     }
     // Taking the lock on the path as written before the first await keeps calls on one file in
     // the order they were made; the lock on the real path then also serialises other spellings.
@@ -76,17 +72,21 @@ export class EditTool extends Tool {
     real: string,
     args: Record<string, unknown>,
   ): Promise<ToolExecResult> {
+    const stated = typeof args.encoding === "string" && args.encoding.trim() !== ""
+      ? args.encoding
+      : undefined;
     switch (command) {
       case "view":
-        return this.#view(shown, real, args.view_range as number[] | undefined);
+        return this.#view(shown, real, args.view_range as number[] | undefined, stated);
       case "create":
-        return this.#create(shown, real, args.file_text as string | undefined);
+        return this.#create(shown, real, args.file_text as string | undefined, stated);
       case "str_replace":
         return this.#strReplace(
           shown,
           real,
           args.old_str as string | undefined,
           args.new_str as string | undefined,
+          stated,
         );
       case "insert":
         return this.#insert(
@@ -94,6 +94,7 @@ export class EditTool extends Tool {
           real,
           args.insert_line as number | undefined,
           args.new_str as string | undefined,
+          stated,
         );
       case "undo_edit":
         return this.#undo(shown, real);
@@ -104,7 +105,12 @@ export class EditTool extends Tool {
     ));
   }
 
-  async #view(shown: string, real: string, range?: number[]): Promise<ToolExecResult> {
+  async #view(
+    shown: string,
+    real: string,
+    range?: number[],
+    encoding?: string,
+  ): Promise<ToolExecResult> {
     let info: Deno.FileInfo;
     try {
       info = await Deno.stat(real);
@@ -121,10 +127,15 @@ export class EditTool extends Tool {
       return ok(await viewDirectory(real, shown));
     }
     if (!info.isFile) throw notRegularError(shown);
-    return ok(await viewFile({ real, shown, info, range, maxBytes: this.#maxBytes }));
+    return ok(await viewFile({ real, shown, info, range, maxBytes: this.#maxBytes, encoding }));
   }
 
-  async #create(shown: string, real: string, fileText?: string): Promise<ToolExecResult> {
+  async #create(
+    shown: string,
+    real: string,
+    fileText?: string,
+    stated?: string,
+  ): Promise<ToolExecResult> {
     if (fileText === undefined) {
       return fail("Parameter `file_text` is required and must be a string for command: create");
     }
@@ -135,8 +146,15 @@ export class EditTool extends Tool {
     }
     let content: Uint8Array;
     try {
-      content = encode(fileText, "utf-8");
+      content = await encodeNewFile(fileText, stated);
     } catch (e) {
+      if (e instanceof DecodeError) return fail(`No file was created: ${e.message}.`);
+      if (e instanceof UnencodableError && e.encoding !== "utf-8") {
+        return fail(
+          `No file was created: \`file_text\` contains ${e.character}, which ${e.encoding} ` +
+            `cannot represent. Use characters the encoding has, or create the file in UTF-8.`,
+        );
+      }
       if (e instanceof UnencodableError) {
         return fail(
           `No file was created: \`file_text\` contains ${e.character}, a lone UTF-16 surrogate ` +
@@ -148,9 +166,9 @@ export class EditTool extends Tool {
     let createdDirs: string[] = [];
     try {
       createdDirs = await makeParents(dirname(real));
-      await writeFileAtomic(real, [content]);
+      await writeFileAtomic(real, [content], { shown });
     } catch (e) {
-      if (e instanceof Deno.errors.NotCapable) throw e;
+      if (e instanceof Deno.errors.NotCapable || e instanceof FileToolError) throw e;
       return fail(`Ran into ${errorText(e)} while trying to write to ${shown}`);
     }
     const record: CreateRecord = { kind: "create", content, createdDirs };
@@ -163,6 +181,7 @@ export class EditTool extends Tool {
     real: string,
     oldStr?: string,
     newStr?: string,
+    stated?: string,
   ): Promise<ToolExecResult> {
     if (oldStr === undefined) {
       return fail(
@@ -182,7 +201,7 @@ export class EditTool extends Tool {
           "not change.",
       );
     }
-    const file = await loadTextFile(real, shown, this.#maxBytes);
+    const file = await loadTextFile(real, shown, this.#maxBytes, stated);
     await assertWritable(real, shown);
     const plan = planReplace(file, oldStr, replacement);
     const snippet = await this.#commit(file, plan.splice, plan.line);
@@ -198,12 +217,13 @@ export class EditTool extends Tool {
     real: string,
     insertLine?: number,
     newStr?: string,
+    stated?: string,
   ): Promise<ToolExecResult> {
     if (insertLine === undefined) {
       return fail("Parameter `insert_line` is required and should be integer for command: insert");
     }
     if (newStr === undefined) return fail("Parameter `new_str` is required for command: insert");
-    const file = await loadTextFile(real, shown, this.#maxBytes);
+    const file = await loadTextFile(real, shown, this.#maxBytes, stated);
     await assertWritable(real, shown);
     const plan = planInsert(file, insertLine, newStr);
     const snippet = await this.#commit(file, plan.splice, plan.line);
@@ -225,6 +245,7 @@ export class EditTool extends Tool {
       inserted: splice.insert,
       sizeAfter: file.bytes.length - (splice.end - splice.start) + splice.insert.length,
       line,
+      encoding: file.encoding,
     };
     this.#history.push(file.real, record);
     return editSnippet(file.bytes, file.encoding, splice, line);
@@ -234,8 +255,10 @@ export class EditTool extends Tool {
     const record = this.#history.peek(real);
     if (!record) return fail(`No edit history found for ${shown}.`);
     if (record.kind === "create") return await this.#undoCreate(shown, real, record);
-    const info = await statFile(real, shown);
-    const bytes = info.size === record.sizeAfter ? await readStable(real) : undefined;
+    await statFile(real, shown);
+    const read = readPinned(real, shown);
+    const { info } = read;
+    const bytes = info.size === record.sizeAfter ? read.bytes : undefined;
     if (!bytes || !bytesAt(bytes, record.start, record.inserted)) {
       return fail(
         `Cannot undo the last edit of ${shown}: the file has changed since that edit (by ` +
@@ -250,7 +273,7 @@ export class EditTool extends Tool {
     };
     await writeSpliced(real, shown, bytes, splice, info);
     this.#history.pop(real);
-    const snippet = editSnippet(bytes, encodingForSnippet(bytes), splice, record.line);
+    const snippet = editSnippet(bytes, record.encoding, splice, record.line);
     return ok(
       `Last edit to ${shown} undone successfully. Here's the result of running \`cat -n\` on a ` +
         `snippet of ${shown}:\n${snippet}\n`,
@@ -258,21 +281,21 @@ export class EditTool extends Tool {
   }
 
   async #undoCreate(shown: string, real: string, record: CreateRecord): Promise<ToolExecResult> {
-    let bytes: Uint8Array;
     try {
-      bytes = await readStable(real);
+      await Deno.lstat(real);
     } catch (e) {
       if (!isMissing(e)) throw e;
       this.#history.pop(real);
       return ok(`${shown} no longer exists, so its creation needs no undoing.`);
     }
+    const { bytes, info } = readPinned(real, shown);
     if (bytes.length !== record.content.length || !bytesAt(bytes, 0, record.content)) {
       return fail(
         `Cannot undo the creation of ${shown}: the file has changed since it was created, so ` +
           `removing it could lose those changes. Remove it with bash if that is intended.`,
       );
     }
-    await Deno.remove(real);
+    removePinned(real, shown, info.ino);
     for (const dir of [...record.createdDirs].reverse()) {
       // Only directories that are still empty go; anything put there since is kept.
       await Deno.remove(dir).catch(() => {});
@@ -293,9 +316,9 @@ async function writeSpliced(
   info: Deno.FileInfo,
 ): Promise<void> {
   try {
-    await writeFileAtomic(real, splicedParts(bytes, splice), preserving(info));
+    await writeFileAtomic(real, splicedParts(bytes, splice), { ...preserving(info), shown });
   } catch (e) {
-    if (e instanceof Deno.errors.NotCapable) throw e;
+    if (e instanceof Deno.errors.NotCapable || e instanceof FileToolError) throw e;
     throw new FileToolError(
       `Ran into ${errorText(e)} while trying to write to ${shown}; the file was not changed.`,
     );
@@ -320,13 +343,19 @@ async function makeParents(dir: string): Promise<string[]> {
   return missing;
 }
 
-// The encoding to show a snippet in; bytes changed elsewhere by others only cost accuracy.
-function encodingForSnippet(bytes: Uint8Array): Encoding {
-  try {
-    return detectEncoding(bytes);
-  } catch {
-    return { name: "utf-8", bomLength: 0 };
-  }
+// `file_text` as bytes: UTF-8 unless the caller stated an encoding (UTF-16 gets a byte-order mark,
+// so that the file is read back as UTF-16).
+async function encodeNewFile(text: string, stated?: string): Promise<Uint8Array> {
+  if (stated === undefined) return encode(text, "utf-8");
+  let name = await checkName(stated);
+  if (name === "utf-16" || name === "utf16") name = "utf-16le";
+  const body = encode(text, name);
+  if (!isUtf16(name)) return body;
+  const bom = name === "utf-16le" ? Uint8Array.of(0xff, 0xfe) : Uint8Array.of(0xfe, 0xff);
+  const out = new Uint8Array(bom.length + body.length);
+  out.set(bom);
+  out.set(body, bom.length);
+  return out;
 }
 
 function errorText(e: unknown): string {

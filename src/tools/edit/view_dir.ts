@@ -1,4 +1,4 @@
-/** `view` of a directory: its entries two levels deep, hidden ones left out, sorted. */
+/** `view` of a directory: its entries two levels deep, hidden ones left out and counted, sorted. */
 import { join } from "node:path";
 import { MAX_RESPONSE_CHARS } from "./numbering.ts";
 
@@ -15,16 +15,17 @@ export async function viewDirectory(real: string, shown: string): Promise<string
   const lines: string[] = [base === "/" ? base : `${base}/`];
   let omitted = 0;
   let unreadable = 0;
+  const hidden = { count: 0 };
   const add = (line: string) => {
     if (lines.length > MAX_ENTRIES) omitted++;
     else lines.push(line);
   };
-  for (const entry of await visibleEntries(real)) {
+  for (const entry of await visibleEntries(real, hidden)) {
     const path = join(base, entry.name);
     add(entry.isDirectory ? `${path}/` : path);
     if (!entry.isDirectory) continue;
     try {
-      for (const child of await visibleEntries(join(real, entry.name))) {
+      for (const child of await visibleEntries(join(real, entry.name), hidden)) {
         const childPath = join(path, child.name);
         add(child.isDirectory ? `${childPath}/` : childPath);
       }
@@ -46,16 +47,26 @@ export async function viewDirectory(real: string, shown: string): Promise<string
     out += `<response clipped><NOTE>${omitted} more entries not shown. View a subdirectory to ` +
       `see its contents, or use \`find\` in bash.</NOTE>\n`;
   }
+  if (hidden.count > 0) {
+    out += `\n${hidden.count} hidden ${
+      hidden.count === 1 ? "entry (a name starting with `.`) was" : "entries (names starting " +
+        "with `.`) were"
+    } left out; view one by its path, or use \`ls -la\` in bash, to see ${
+      hidden.count === 1 ? "it" : "them"
+    }.\n`;
+  }
   if (unreadable > 0) {
     out += `(${unreadable} subdirectories could not be read: permission denied)\n`;
   }
   return out;
 }
 
-async function visibleEntries(dir: string): Promise<Deno.DirEntry[]> {
+// The entries of `dir` whose names do not start with `.`; the others are counted in `hidden`.
+async function visibleEntries(dir: string, hidden: { count: number }): Promise<Deno.DirEntry[]> {
   const entries: Deno.DirEntry[] = [];
   for await (const entry of Deno.readDir(dir)) {
     if (!entry.name.startsWith(".")) entries.push(entry);
+    else hidden.count++;
   }
   return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }

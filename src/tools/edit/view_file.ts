@@ -4,12 +4,20 @@
  * lines are decoded.
  */
 import { FileToolError } from "../fs/errors.ts";
+import { readPinned } from "../fs/pinned.ts";
 import { formatSize } from "../fs/size.ts";
 import { BINARY_SAMPLE_BYTES, binaryReason } from "./binary.ts";
-import { assertNotUtf16, decode, DecodeError, detectEncoding } from "./encoding.ts";
+import {
+  decode,
+  DecodeError,
+  detectEncoding,
+  type Encoding,
+  statedEncoding,
+  utf16Layout,
+} from "./encoding.ts";
 import { MAX_RESPONSE_CHARS, numberLines, splitLines } from "./numbering.ts";
-import { binaryError } from "./text_file.ts";
-import { assertSameFile } from "../fs/stable.ts";
+import { binaryError, describeUncertain, encodingOf } from "./text_file.ts";
+import { isUtf8 } from "node:buffer";
 
 // Bytes read per chunk.
 const CHUNK_BYTES = 1 << 20;
@@ -25,6 +33,8 @@ export interface ViewFileRequest {
   info: Deno.FileInfo;
   range?: readonly number[];
   maxBytes: number;
+  /** The encoding the caller stated, if any. */
+  encoding?: string;
 }
 
 /** The `view` output for a file. Throws `FileToolError` for bad ranges and unviewable files. */
@@ -49,11 +59,21 @@ export async function viewFile(request: ViewFileRequest): Promise<string> {
         `or equal than its first \`${from}\` (or -1 for the end of the file)`,
     );
   }
+  // A file that fits is judged as a whole; a range of a UTF-8 file is still streamed, so that
+  // only the shown lines are decoded.
+  const fits = info.size <= maxBytes;
+  if (fits && (range === undefined || request.encoding !== undefined)) {
+    return await viewWhole(request, from, to, range !== undefined);
+  }
   // A start before line 1 is an error whose message needs the line count: count, keep nothing.
   const scan = from < 1
-    ? await scanLines(request.real, Infinity, Infinity, shown)
-    : await scanLines(request.real, from, to === -1 ? Infinity : to, shown);
+    ? await scanLines(request.real, Infinity, Infinity)
+    : await scanLines(request.real, from, to === -1 ? Infinity : to);
   if (scan.binary) throw binaryError(shown, scan.binary);
+  if (fits && (scan.utf16 || !isUtf8(scan.collected))) {
+    return await viewWhole(request, from, to, true);
+  }
+  if (scan.utf16) throw utf16TooLarge(shown);
   if (scan.complete && scan.lines === 0) {
     if (range === undefined) return `The file ${shown} is empty.`;
     throw new FileToolError(
@@ -67,7 +87,7 @@ export async function viewFile(request: ViewFileRequest): Promise<string> {
         `the range of lines of the file: [1, ${scan.lines}]`,
     );
   }
-  const text = decodeShown(scan, shown);
+  const { text, encoding } = await decodeShown(scan, shown, request.encoding);
   const lines = splitLines(text);
   const numbered = numberLines(lines, from);
   const last = from + numbered.shown - 1;
@@ -80,7 +100,58 @@ export async function viewFile(request: ViewFileRequest): Promise<string> {
   } else if (to !== -1 && scan.complete && to > scan.lines) {
     out += `<NOTE>The file has only ${scan.lines} lines; shown up to the last one.</NOTE>\n`;
   }
-  return out;
+  return out + encodingNote(encoding);
+}
+
+// A file within the size limit is read whole: its encoding is judged from all of its content.
+async function viewWhole(
+  request: ViewFileRequest,
+  from: number,
+  to: number,
+  ranged: boolean,
+): Promise<string> {
+  const { shown } = request;
+  const { bytes } = readPinned(request.real, shown);
+  const encoding = await encodingOf(bytes, shown, "shown", request.encoding);
+  const all = splitLines(decode(bytes.subarray(encoding.bomLength), encoding.name));
+  if (all.length === 0) {
+    if (!ranged) return `The file ${shown} is empty.`;
+    throw new FileToolError(
+      `Invalid \`view_range\`: [${from}, ${to}]. The file ${shown} is empty.`,
+    );
+  }
+  if (from < 1 || from > all.length) {
+    throw new FileToolError(
+      `Invalid \`view_range\`: [${from}, ${to}]. Its first element \`${from}\` should be within ` +
+        `the range of lines of the file: [1, ${all.length}]`,
+    );
+  }
+  const numbered = numberLines(all.slice(from - 1, to === -1 ? all.length : to), from);
+  const last = from + numbered.shown - 1;
+  let out = `Here's the result of running \`cat -n\` on ${shown}:\n${numbered.text}\n`;
+  if (numbered.clipped) {
+    out += `<response clipped><NOTE>To save on context only part of this file has been shown ` +
+      `to you (lines ${from}-${last} of ${all.length}). Narrow \`view_range\` to the lines you ` +
+      `need, or search with \`grep -n\` in bash to find line numbers, then view that ` +
+      `range.</NOTE>\n`;
+  } else if (to !== -1 && to > all.length) {
+    out += `<NOTE>The file has only ${all.length} lines; shown up to the last one.</NOTE>\n`;
+  }
+  return out + encodingNote(encoding);
+}
+
+/** The line a view of a file not in UTF-8 ends with: which encoding it was read as. */
+export function encodingNote(encoding: Encoding): string {
+  if (encoding.uncertain) {
+    return `<NOTE>The encoding of this file is uncertain: ${describeUncertain(encoding)}. If ` +
+      `the text above looks garbled, view it again with \`encoding\` set to the right one; ` +
+      `edits of this file need \`encoding\` stated.</NOTE>\n`;
+  }
+  if (encoding.name === "utf-8") return "";
+  return `<NOTE>This file is encoded in ${encoding.name}${
+    encoding.bomLength > 0 ? " with a byte-order mark" : ""
+  }, not UTF-8; it was decoded for display, and edits are written back in ${encoding.name}.` +
+    `</NOTE>\n`;
 }
 
 // The result of one pass over a file.
@@ -94,6 +165,8 @@ interface LineScan {
   /** True when the requested lines did not fit in `collected`. */
   clipped: boolean;
   binary: string | null;
+  /** True when the file looks like UTF-16 (nothing else is filled in then). */
+  utf16?: boolean;
 }
 
 // Reads `path` once: counts lines, keeps the bytes of lines `from..to`, and checks for binary
@@ -102,15 +175,8 @@ async function scanLines(
   path: string,
   from: number,
   to: number,
-  shown: string,
 ): Promise<LineScan> {
   const file = await Deno.open(path, { read: true });
-  try {
-    await assertSameFile(path, await file.stat());
-  } catch (e) {
-    file.close();
-    throw e;
-  }
   const buffer = new Uint8Array(CHUNK_BYTES);
   const kept: Uint8Array[] = [];
   let keptBytes = 0;
@@ -127,7 +193,9 @@ async function scanLines(
       let chunk = buffer.subarray(0, read);
       if (first) {
         first = false;
-        assertViewable(chunk, shown);
+        if (utf16Layout(chunk.subarray(0, BINARY_SAMPLE_BYTES & ~1))) {
+          return { ...binaryScan(""), binary: null, utf16: true };
+        }
         const reason = binaryReason(chunk.subarray(0, BINARY_SAMPLE_BYTES), true);
         if (reason) return binaryScan(reason);
         if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
@@ -164,13 +232,13 @@ async function scanLines(
   return { lines, complete, collected: concat(kept, keptBytes), clipped, binary: null };
 }
 
-function assertViewable(head: Uint8Array, shown: string): void {
-  try {
-    assertNotUtf16(head);
-  } catch (e) {
-    if (e instanceof DecodeError) throw undecodable(shown, e);
-    throw e;
-  }
+// Parts of a file too large to read whole are found by their line-break bytes, which UTF-16
+// does not have.
+function utf16TooLarge(shown: string): FileToolError {
+  return new FileToolError(
+    `The file ${shown} is UTF-16 text larger than the editor reads whole, so it cannot be ` +
+      `viewed in parts. Convert it with bash (e.g. \`iconv -f UTF-16 -t UTF-8\`) to read it.`,
+  );
 }
 
 function undecodable(shown: string, e: DecodeError): FileToolError {
@@ -191,7 +259,11 @@ function binaryScan(reason: string): LineScan {
 }
 
 // Decodes the shown bytes; a cut in the middle of a UTF-8 character is backed off first.
-function decodeShown(scan: LineScan, shown: string): string {
+async function decodeShown(
+  scan: LineScan,
+  shown: string,
+  stated?: string,
+): Promise<{ text: string; encoding: Encoding }> {
   let bytes = scan.collected;
   if (scan.clipped) {
     let end = bytes.length;
@@ -200,7 +272,10 @@ function decodeShown(scan: LineScan, shown: string): string {
     bytes = bytes.subarray(0, end);
   }
   try {
-    return decode(bytes, detectEncoding(bytes).name);
+    const encoding = stated === undefined
+      ? await detectEncoding(bytes)
+      : await statedEncoding(bytes, stated);
+    return { text: decode(bytes, encoding.name), encoding };
   } catch (e) {
     if (e instanceof DecodeError) throw undecodable(shown, e);
     throw e;

@@ -1,11 +1,21 @@
 /**
- * Atomic file replacement: the new content goes to a temporary file in the same directory, is
- * flushed to disk, and is renamed over the target. Readers see the old file or the new one, never
- * a mixture, and a crash at any point leaves the old file intact (plus, at worst, a stray hidden
- * temporary file). A folder swapped for a symlink meanwhile stops the write (see stable.ts).
+ * Crash-safe file replacement. A file with one name gets its new content in a scratch file in the
+ * same directory, flushed to disk and renamed over it: readers see the old file or the new one,
+ * never a mixture, and a crash at any point leaves the old file intact (plus, at worst, a stray
+ * `.deft-*.tmp` file, removed by a later write once it is a minute old).
+ *
+ * A file with several hard links cannot be replaced by a rename without cutting it off from its
+ * other names, so it is rewritten in place, keeping its inode, and with it every link, its mode and
+ * its owner. Its old content is first copied to a `.deft-*.bak` file beside it and flushed; only
+ * then is the file overwritten, flushed and the copy removed. A crash mid-write leaves that copy,
+ * the complete old content, to restore from; it is never removed automatically.
+ *
+ * Every step runs pinned to the file's directory (see `pinned.ts`), so a directory swapped for a
+ * symlink after the workspace check cannot send the write elsewhere.
  */
-import { basename, dirname, join } from "node:path";
-import { assertSameFile, assertSameFolder } from "./stable.ts";
+import { basename, dirname } from "node:path";
+import { inDirectory, swappedError } from "./pinned.ts";
+import { removeStaleTemps, tempName } from "./temp_names.ts";
 
 /** How the replaced file should look besides its content. */
 export interface AtomicWriteOptions {
@@ -14,20 +24,30 @@ export interface AtomicWriteOptions {
   /** Owner to restore, when the process may (e.g. running as root on a user's file). */
   uid?: number | null;
   gid?: number | null;
+  /** The file's identity and link count when it was read: more than one link = rewrite in place. */
+  links?: number | null;
+  ino?: number | null;
+  /** The path as the model wrote it, for messages. */
+  shown?: string;
 }
 
-/** Options that keep an existing file's permission bits and owner. */
+/** Options that keep an existing file's permission bits, owner and hard links. */
 export function preserving(info: Deno.FileInfo): AtomicWriteOptions {
   return {
     mode: info.mode === null ? undefined : info.mode & 0o7777,
     uid: info.uid,
     gid: info.gid,
+    links: info.nlink,
+    ino: info.ino,
   };
 }
 
+// Directories whose stale scratch files were already looked for in this process.
+const swept = new Set<string>();
+
 /**
- * Writes the concatenation of `parts` to `path` atomically. `path` must be a real path (no
- * symlink as its last component is followed: the rename replaces whatever is at `path`).
+ * Writes the concatenation of `parts` to `path` (a real path) crash-safely: by rename for a file
+ * with one link, in place with a backup for a file with several (`options.links`).
  *
  * @example
  * ```ts
@@ -37,72 +57,125 @@ export function preserving(info: Deno.FileInfo): AtomicWriteOptions {
  * });
  * ```
  */
-export async function writeFileAtomic(
+export function writeFileAtomic(
   path: string,
   parts: readonly Uint8Array[],
   options: AtomicWriteOptions = {},
 ): Promise<void> {
-  // Names are capped at 255 bytes; a long file name must still leave room for the suffix.
-  const temp = join(dirname(path), `.${basename(path).slice(0, 100)}.deft-${randomSuffix()}.tmp`);
-  // A new file gets 0o666 minus the umask, like any other program's; a replaced one its old mode.
-  await assertSameFolder(path);
-  const file = await Deno.open(temp, { write: true, createNew: true, mode: 0o666 });
-  let closed = false;
-  let made: Deno.FileInfo | undefined;
+  const dir = dirname(path);
+  const shown = options.shown ?? path;
   try {
-    // The folder may have been swapped for a symlink since the caller's check: write nothing
-    // unless the new file is where it should be, and check again right before the rename.
-    made = await file.stat();
-    await assertSameFile(temp, made);
-    for (const part of parts) await writeAll(file, part);
-    if (options.uid != null && options.gid != null) await restoreOwner(temp, options);
+    inDirectory(dir, shown, (at) => {
+      if (!swept.has(dir)) {
+        swept.add(dir);
+        removeStaleTemps(at);
+      }
+      const name = at + basename(path);
+      if ((options.links ?? 1) > 1) rewriteInPlace(name, at, parts, options, shown);
+      else replaceByRename(name, at, parts, options);
+    });
+    return Promise.resolve();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+function replaceByRename(
+  name: string,
+  at: string,
+  parts: readonly Uint8Array[],
+  options: AtomicWriteOptions,
+): void {
+  const temp = at + tempName("tmp");
+  // A new file gets 0o666 minus the umask, like any other program's; a replaced one its old mode.
+  const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o666 });
+  let closed = false;
+  try {
+    for (const part of parts) writeAll(file, part);
+    if (options.uid != null && options.gid != null) restoreOwner(temp, options);
     // chmod after chown: changing the owner may clear setuid/setgid bits.
-    if (options.mode !== undefined) await Deno.chmod(temp, options.mode);
-    await file.syncData();
+    if (options.mode !== undefined) Deno.chmodSync(temp, options.mode);
+    file.syncDataSync();
     file.close();
     closed = true;
-    await assertSameFile(temp, made);
-    await Deno.rename(temp, path);
+    Deno.renameSync(temp, name);
   } catch (e) {
     if (!closed) file.close();
-    await removeOwn(temp, made);
+    try {
+      Deno.removeSync(temp);
+    } catch {
+      // Never created, or already renamed.
+    }
     throw e;
   }
 }
 
-/**
- * Removes `temp` only while it still names the file we made (never someone else's file). When a
- * swapped folder sent it elsewhere, the path may lead there again a moment later: try a while.
- */
-async function removeOwn(temp: string, made: Deno.FileInfo | undefined): Promise<void> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    try {
-      const now = await Deno.lstat(temp);
-      if (!made || (now.ino === made.ino && now.dev === made.dev)) {
-        await Deno.remove(temp);
-        return;
-      }
-    } catch {
-      // Not there (now): gone already, or the folder points elsewhere at the moment.
-      if (!made) return;
+function rewriteInPlace(
+  name: string,
+  at: string,
+  parts: readonly Uint8Array[],
+  options: AtomicWriteOptions,
+  shown: string,
+): void {
+  const file = Deno.openSync(name, { read: true, write: true });
+  try {
+    const info = file.statSync();
+    // The name must still be the file that was read (not a file put there since).
+    if (!info.isFile || (options.ino != null && info.ino !== options.ino)) {
+      throw swappedError(shown);
     }
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    const old = new Uint8Array(info.size);
+    let read = 0;
+    while (read < old.length) {
+      const n = file.readSync(old.subarray(read));
+      if (n === null || n === 0) break;
+      read += n;
+    }
+    const backup = at + tempName("bak");
+    const copy = Deno.openSync(backup, { write: true, createNew: true, mode: 0o600 });
+    try {
+      writeAll(copy, old.subarray(0, read));
+      copy.syncDataSync();
+    } catch (e) {
+      copy.close();
+      Deno.removeSync(backup);
+      throw e;
+    }
+    copy.close();
+    try {
+      overwrite(file, parts);
+    } catch (e) {
+      // Put the old content back; if even that fails, the backup stays for the user.
+      overwrite(file, [old.subarray(0, read)]);
+      Deno.removeSync(backup);
+      throw e;
+    }
+    Deno.removeSync(backup);
+  } finally {
+    file.close();
   }
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  let written = 0;
-  while (written < bytes.length) written += await file.write(bytes.subarray(written));
+function overwrite(file: Deno.FsFile, parts: readonly Uint8Array[]): void {
+  file.seekSync(0, Deno.SeekMode.Start);
+  let total = 0;
+  for (const part of parts) {
+    writeAll(file, part);
+    total += part.length;
+  }
+  file.truncateSync(total);
+  file.syncDataSync();
 }
 
-async function restoreOwner(temp: string, options: AtomicWriteOptions): Promise<void> {
+function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
+  let written = 0;
+  while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+}
+
+function restoreOwner(temp: string, options: AtomicWriteOptions): void {
   try {
-    await Deno.chown(temp, options.uid!, options.gid!);
+    Deno.chownSync(temp, options.uid!, options.gid!);
   } catch {
     // Only a privileged process can give a file away; everyone else keeps their own ownership.
   }
-}
-
-function randomSuffix(): string {
-  return crypto.randomUUID().slice(0, 8);
 }

@@ -9,6 +9,9 @@ export async function assertWritable(real: string, shown: string): Promise<void>
   try {
     (await Deno.open(real, { write: true })).close();
   } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+      throw new FileToolError(`The path ${shown} does not exist. Please provide a valid path.`);
+    }
     if (e instanceof Deno.errors.PermissionDenied) {
       throw new FileToolError(
         `The file ${shown} is not writable (permission denied); it was not changed.`,

@@ -162,7 +162,17 @@ Deno.test("view: directories two levels deep, hidden entries left out, sorted", 
           `${ws}/src/deep/`,
           `${ws}/src/m.ts`,
           `${ws}/src/z.ts`,
-        ].join("\n") + "\n",
+        ].join("\n") +
+        "\n\n4 hidden entries (names starting with `.`) were left out; view one by " +
+        "its path, or use `ls -la` in bash, to see them.\n",
+    );
+    await Deno.remove(join(ws, "docs/.hidden"));
+    await Deno.remove(join(ws, "src/.cache"));
+    await Deno.remove(join(ws, ".env"));
+    const one = await call({ command: "view", path: ws });
+    assert.match(
+      one.output!,
+      /\n1 hidden entry \(a name starting with `\.`\) was left out; .* it\.\n$/,
     );
     const ranged = await call({ command: "view", path: ws, view_range: [1, 2] });
     assert.equal(

@@ -1,0 +1,117 @@
+/**
+ * Closes the race between the workspace check and the file operation. `confine` resolves a path
+ * to its real location, but a directory on the way can be swapped for a symlink to outside before
+ * the file is opened. Here the process first changes into the file's directory and asks the kernel
+ * where it landed (`getcwd` names the directory itself, not the path used to get there); only if
+ * that is the directory that was checked does the operation run, on the bare file name, relative
+ * to that directory. Swapping any directory of the path afterwards no longer matters. The
+ * operation runs synchronously, so no other code of this thread sees the changed directory, and
+ * the previous working directory is restored at once.
+ */
+import { basename, dirname } from "node:path";
+import { FileToolError } from "./errors.ts";
+
+/**
+ * Runs `fn` with the working directory pinned to `dir` (a real path). `fn` gets the prefix to put
+ * before names in that directory: `""` when pinned. Where this process may not return to its
+ * working directory (permissions), nothing is pinned and the prefix is `dir/`; the caller's checks
+ * after opening still apply.
+ *
+ * @example
+ * ```ts
+ * const bytes = inDirectory("/repo/src", (at) => Deno.readFileSync(`${at}main.ts`));
+ * ```
+ */
+export function inDirectory<T>(dir: string, shown: string, fn: (at: string) => T): T {
+  const home = Deno.cwd();
+  if (Deno.permissions.querySync({ name: "read", path: home }).state !== "granted") {
+    return fn(dir.endsWith("/") ? dir : `${dir}/`);
+  }
+  try {
+    Deno.chdir(dir);
+  } catch (e) {
+    // The directory checked a moment ago is gone or no longer a directory.
+    if (e instanceof Deno.errors.NotFound) throw swappedError(shown);
+    throw e;
+  }
+  try {
+    if (Deno.cwd() !== dir) throw swappedError(shown);
+    return fn("");
+  } finally {
+    Deno.chdir(home);
+  }
+}
+
+/** What was read, and the file's metadata as the opened file saw it. */
+export interface PinnedRead {
+  bytes: Uint8Array;
+  info: Deno.FileInfo;
+}
+
+/**
+ * Reads the regular file at real path `real` without following a symlink or a swapped directory
+ * out of it. A path that is not a regular file (a FIFO, a device) is refused before it is opened,
+ * so the read cannot block.
+ */
+export function readPinned(real: string, shown: string): PinnedRead {
+  return inDirectory(dirname(real), shown, (at) => {
+    const name = at + basename(real);
+    let before: Deno.FileInfo;
+    try {
+      before = Deno.lstatSync(name);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+        throw new FileToolError(`The path ${shown} does not exist. Please provide a valid path.`);
+      }
+      throw e;
+    }
+    if (before.isSymlink) throw swappedError(shown);
+    if (!before.isFile) throw notRegular(shown);
+    const file = Deno.openSync(name, { read: true });
+    try {
+      const info = file.statSync();
+      if (!info.isFile || info.ino !== before.ino || info.dev !== before.dev) {
+        throw swappedError(shown);
+      }
+      const bytes = new Uint8Array(info.size);
+      let read = 0;
+      while (read < bytes.length) {
+        const n = file.readSync(bytes.subarray(read));
+        if (n === null || n === 0) break;
+        read += n;
+      }
+      return { bytes: read === bytes.length ? bytes : bytes.slice(0, read), info };
+    } finally {
+      file.close();
+    }
+  });
+}
+
+/**
+ * Removes the regular file at real path `real`, pinned like `readPinned`, and only if it is still
+ * the file with inode `ino` (the one the caller read and checked).
+ */
+export function removePinned(real: string, shown: string, ino: number | null): void {
+  inDirectory(dirname(real), shown, (at) => {
+    const name = at + basename(real);
+    const info = Deno.lstatSync(name);
+    if (!info.isFile || (ino !== null && info.ino !== ino)) throw swappedError(shown);
+    Deno.removeSync(name);
+  });
+}
+
+/** The refusal when a path changed under the editor between its check and its use. */
+export function swappedError(shown: string): FileToolError {
+  return new FileToolError(
+    `The path ${shown} changed while the editor was using it (a directory or the file was ` +
+      `replaced, e.g. by a symbolic link); nothing was read or written. Check the path and try ` +
+      `again.`,
+  );
+}
+
+function notRegular(shown: string): FileToolError {
+  return new FileToolError(
+    `The path ${shown} is not a regular file (a device, socket or pipe); the editor only works ` +
+      `on regular files.`,
+  );
+}

@@ -1,0 +1,201 @@
+/**
+ * How the editor writes: through the atomic writer (a new inode for a file with one name), in place
+ * for hard-linked files (every name keeps the new content), pinned against directories swapped
+ * for symlinks, never blocking on a FIFO, with its scratch files named and cleaned up.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
+import { removeStaleTemps, TEMP_NAME_PATTERN, tempName } from "../../../src/tools/fs/temp_names.ts";
+import { strayTempFiles, utf8, withEditor, withOutsideDir } from "./helpers.ts";
+
+Deno.test("writes: a file with one name is replaced through the atomic writer (new inode)", async () => {
+  await withEditor(async ({ ws, call }) => {
+    const path = join(ws, "one.txt");
+    await Deno.writeTextFile(path, "alpha\nbeta\n");
+    await Deno.chmod(path, 0o640);
+    const inodes = [(await Deno.stat(path)).ino];
+    const steps = [
+      { command: "str_replace", path, old_str: "beta", new_str: "gamma" },
+      { command: "insert", path, insert_line: 0, new_str: "top" },
+      { command: "undo_edit", path },
+    ];
+    for (const args of steps) {
+      const r = await call(args);
+      assert.equal(r.success, true, r.error ?? "");
+      const info = await Deno.stat(path);
+      // Written in place, the inode would stay; a rename brings the new file's inode (made while
+      // the old one still existed, so it cannot be the same number).
+      assert.notEqual(info.ino, inodes.at(-1), `${args.command} kept the inode: written in place`);
+      assert.equal(info.mode! & 0o777, 0o640);
+      inodes.push(info.ino);
+    }
+    assert.equal(await Deno.readTextFile(path), "alpha\ngamma\n");
+    assert.deepEqual(await strayTempFiles(ws), []);
+  });
+});
+
+Deno.test("writes: a hard-linked file keeps its inode and every name sees the edit", async () => {
+  await withEditor(async ({ ws, call }) => {
+    const a = join(ws, "a.txt");
+    const b = join(ws, "sub", "b.txt");
+    await Deno.mkdir(join(ws, "sub"));
+    await Deno.writeTextFile(a, "one\ntwo\nthree\n");
+    await Deno.chmod(a, 0o604);
+    await Deno.link(a, b);
+    const ino = (await Deno.stat(a)).ino;
+    const edit = await call({ command: "str_replace", path: a, old_str: "two", new_str: "2" });
+    assert.equal(edit.success, true, edit.error ?? "");
+    const ins = await call({ command: "insert", path: b, insert_line: 3, new_str: "four" });
+    assert.equal(ins.success, true, ins.error ?? "");
+    for (const name of [a, b]) {
+      assert.equal(await Deno.readTextFile(name), "one\n2\nthree\nfour\n");
+      const info = await Deno.stat(name);
+      assert.equal(info.ino, ino, "the link was broken");
+      assert.equal(info.nlink, 2);
+      assert.equal(info.mode! & 0o777, 0o604);
+    }
+    await call({ command: "undo_edit", path: b });
+    await call({ command: "undo_edit", path: a });
+    assert.equal(await Deno.readTextFile(b), "one\ntwo\nthree\n");
+    assert.equal((await Deno.stat(b)).ino, ino);
+    assert.deepEqual(await strayTempFiles(ws), []);
+    assert.deepEqual(await strayTempFiles(join(ws, "sub")), []);
+  });
+});
+
+/** A part that fails while being written, like a full disk would. */
+class Exploding extends Uint8Array {
+  override subarray(): Uint8Array<ArrayBuffer> {
+    throw new Error("disk on fire");
+  }
+}
+
+Deno.test("writes: a failed in-place rewrite puts the old content back", async () => {
+  await withOutsideDir(async (dir) => {
+    const path = join(dir, "f");
+    await Deno.writeTextFile(path, "original content");
+    await Deno.link(path, join(dir, "g"));
+    const info = await Deno.stat(path);
+    await assert.rejects(
+      writeFileAtomic(path, [utf8("partial "), new Exploding(8)], {
+        links: info.nlink,
+        ino: info.ino,
+      }),
+      /disk on fire/,
+    );
+    assert.equal(await Deno.readTextFile(join(dir, "g")), "original content");
+    assert.deepEqual(await strayTempFiles(dir), []);
+  });
+});
+
+Deno.test("writes: scratch names match TEMP_NAME_PATTERN; stale .tmp files go, .bak stay", async () => {
+  assert.match(tempName("tmp"), TEMP_NAME_PATTERN);
+  assert.match(tempName("bak"), TEMP_NAME_PATTERN);
+  assert.doesNotMatch(".deft-123.tmp", TEMP_NAME_PATTERN);
+  await withOutsideDir(async (dir) => {
+    const stale = join(dir, tempName("tmp"));
+    const fresh = join(dir, tempName("tmp"));
+    const backup = join(dir, tempName("bak"));
+    for (const p of [stale, fresh, backup]) await Deno.writeTextFile(p, "x");
+    const old = new Date(Date.now() - 120_000);
+    await Deno.utime(stale, old, old);
+    await Deno.utime(backup, old, old);
+    // The first write into a directory sweeps it.
+    await writeFileAtomic(join(dir, "target"), [utf8("new")]);
+    assert.equal(await Deno.readTextFile(join(dir, "target")), "new");
+    await assert.rejects(Deno.stat(stale), Deno.errors.NotFound);
+    await Deno.stat(fresh);
+    await Deno.stat(backup);
+    assert.equal(removeStaleTemps(`${dir}/`, Date.now() + 120_000), 1);
+    await Deno.stat(backup);
+  });
+});
+
+Deno.test("writes: a FIFO is refused at once for every command, never opened", async () => {
+  await withEditor(async ({ ws, call }) => {
+    const fifo = join(ws, "pipe");
+    const mk = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.equal(mk.success, true);
+    for (
+      const args of [
+        { command: "view", path: fifo },
+        { command: "view", path: fifo, view_range: [1, 2] },
+        { command: "str_replace", path: fifo, old_str: "a", new_str: "b" },
+        { command: "insert", path: fifo, insert_line: 0, new_str: "x" },
+        { command: "create", path: fifo, file_text: "x" },
+      ]
+    ) {
+      const r = await call(args);
+      assert.equal(r.success, false, args.command);
+      assert.match(r.error!, /not a regular file|already exists/, args.command);
+    }
+  });
+});
+
+Deno.test("writes: a folder flipped to a symlink to outside during 500 edits changes nothing outside", async () => {
+  await withEditor(async ({ ws, call }) => {
+    await withOutsideDir(async (outside) => {
+      await Deno.writeTextFile(join(outside, "f.txt"), "A\n");
+      await Deno.writeTextFile(join(outside, "keep.txt"), "outside\n");
+      const before = await snapshot(outside);
+      const dir = join(ws, "d");
+      await Deno.mkdir(dir);
+      await Deno.writeTextFile(join(dir, "f.txt"), "A\n");
+      // A separate process, so that it flips while the editor is between its steps.
+      const flip = `
+        const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+        for (;;) {
+          Deno.renameSync("d", "d.real");
+          Deno.symlinkSync(${JSON.stringify(outside)}, "d");
+          pause(Math.random() * 2);
+          Deno.removeSync("d");
+          Deno.renameSync("d.real", "d");
+          pause(Math.random() * 2);
+        }`;
+      const flipper = new Deno.Command(Deno.execPath(), {
+        args: ["eval", flip],
+        cwd: ws,
+        stdout: "null",
+        stderr: "inherit",
+      }).spawn();
+      await new Promise((r) => setTimeout(r, 300)); // let it start
+      let succeeded = 0;
+      try {
+        const path = join(dir, "f.txt");
+        for (let i = 0; i < 500; i++) {
+          const [from, to] = i % 2 === 0 ? ["A", "B"] : ["B", "A"];
+          const r = i % 5 === 4
+            ? await call({ command: "view", path })
+            : await call({ command: "str_replace", path, old_str: from, new_str: to });
+          if (r.success) succeeded++;
+          else if (Deno.env.get("DEBUG_RACE")) console.log(r.error?.slice(0, 90));
+        }
+      } finally {
+        flipper.kill("SIGKILL");
+        await flipper.status;
+      }
+      // Put the folder back, whichever state the flipper was killed in.
+      try {
+        if ((await Deno.lstat(dir)).isSymlink) await Deno.remove(dir);
+      } catch { /* missing */ }
+      try {
+        await Deno.rename(join(ws, "d.real"), dir);
+      } catch { /* already in place */ }
+      assert.deepEqual(await snapshot(outside), before, "something outside changed");
+      assert.ok(succeeded > 0, "no edit ever got through: the test proves nothing");
+      assert.match(await Deno.readTextFile(join(dir, "f.txt")), /^[AB]\n$/);
+    });
+  });
+});
+
+// Every entry of `dir` with its content and inode.
+async function snapshot(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    const info = await Deno.lstat(join(dir, e.name));
+    const content = info.isFile ? await Deno.readTextFile(join(dir, e.name)) : "";
+    out.push(`${e.name} ${info.ino} ${JSON.stringify(content)}`);
+  }
+  return out.sort();
+}
