@@ -12,6 +12,7 @@ import type { FileRecord, FileRow, GraphStore } from "./store.ts";
 import { InProcessParsing, type Parsing, WorkerPool } from "./worker_pool.ts";
 import { isInside } from "../policy/workspace.ts";
 import type { CaptureOutcome } from "./capture.ts";
+import type { Needle } from "./prefilter.ts";
 
 /** File access the indexer needs; tests replace it to simulate races and unreadable files. */
 export interface SourceFs {
@@ -47,6 +48,20 @@ export interface IndexOptions {
   fs?: SourceFs;
   /** Folder listings kept between refreshes (walk mode). */
   listings?: ListingCache;
+  /**
+   * Answer first: parse only new or changed files whose bytes hold this name, and leave the others
+   * for later (`RefreshReport.deferred`). A changed file left for later loses its old symbols, so
+   * the database never answers from a stale version. Ignored when the work is small anyway.
+   */
+  prefilter?: Needle;
+  /** Source bytes to re-read before the prefilter is worth using (default 512 KB). */
+  prefilterMinBytes?: number;
+  /** Stop after reading this many bytes of changed files (`RefreshReport.remaining` says how many are left). */
+  budgetBytes?: number;
+  /** Parse with these (kept open) instead of starting parsers for this refresh. */
+  parsing?: Parsing;
+  /** Leave the parsers this refresh started open and hand them back (`RefreshReport.parsing`). */
+  keepParsing?: boolean;
 }
 
 /** What one refresh did. */
@@ -68,6 +83,12 @@ export interface RefreshReport {
   problems: { path: string; error: string }[];
   /** How files were parsed ("on 2 parser workers", "in-process"; "none" when nothing was). */
   parser: string;
+  /** New or changed files the prefilter left unparsed (not recorded: a later refresh parses them). */
+  deferred: number;
+  /** Changed files not looked at because the byte budget ran out. */
+  remaining: number;
+  /** With `keepParsing`: the parsers this refresh started, still open (the caller closes them). */
+  parsing?: Parsing;
   elapsedMs: number;
 }
 
@@ -75,6 +96,8 @@ export interface RefreshReport {
 const RACY_WINDOW_MS = 2000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_WORKER_THRESHOLD = 1536 * 1024;
+/** Below this much source to re-read, parsing it all costs little more than filtering it. */
+const PREFILTER_MIN_BYTES = 512 * 1024;
 /** Hand read files to the parsers in slices of about this much source. */
 const SLICE_BYTES = 1024 * 1024;
 /** Stop reading while this much read source waits for parsing, to bound memory on huge trees. */
@@ -139,6 +162,8 @@ export async function refreshScope(
     syntaxErrors: [],
     problems: discovery.problems,
     parser: "none",
+    deferred: 0,
+    remaining: 0,
     elapsedMs: 0,
   };
 
@@ -182,6 +207,11 @@ export async function refreshScope(
     });
   }
 
+  const candidateBytes = candidates.reduce((sum, c) => sum + c.size, 0);
+  const needle = options.prefilter &&
+      candidateBytes >= (options.prefilterMinBytes ?? PREFILTER_MIN_BYTES)
+    ? options.prefilter
+    : undefined;
   const total = candidates.length;
   let done = 0;
   const progress = () => options.onProgress?.(++done, total);
@@ -199,7 +229,12 @@ export async function refreshScope(
 
   // Workers start while the first files are read, and parse each slice of files as soon as it is
   // read; reading stops to wait when too much read text waits for a parser.
-  const parsingReady = startParsing(candidates, options);
+  // With a prefilter only a few files are parsed: this thread, no worker start-up.
+  const parsingReady = options.parsing
+    ? Promise.resolve(options.parsing)
+    : needle
+    ? Promise.resolve(new InProcessParsing(options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS))
+    : startParsing(candidates, options);
   let parsing: Parsing | undefined;
   const running = new Set<Promise<void>>();
   let waitingBytes = 0;
@@ -233,8 +268,22 @@ export async function refreshScope(
     while (waitingBytes > MAX_WAITING_BYTES && running.size > 0) await Promise.race(running);
   };
   try {
-    for (const candidate of candidates) {
-      const outcome = await readCandidate(fs, candidate);
+    let budget = options.budgetBytes ?? Infinity;
+    for (const [index, candidate] of candidates.entries()) {
+      if (budget <= 0) {
+        report.remaining = candidates.length - index;
+        break;
+      }
+      budget -= candidate.size;
+      const outcome = await readCandidate(fs, candidate, needle);
+      if (outcome.kind === "deferred") {
+        report.deferred++;
+        if (candidate.row) {
+          const id = candidate.row.id;
+          write(() => store.removeFiles([id]));
+        }
+        continue;
+      }
       if (outcome.kind === "parse") {
         slice.push(outcome.pending);
         sliceBytes += outcome.pending.text.length;
@@ -267,7 +316,9 @@ export async function refreshScope(
   } finally {
     // On an error, let runs already handed over finish before their parser goes away.
     await Promise.allSettled(running);
-    (parsing ?? await parsingReady).close();
+    const used = parsing ?? await parsingReady;
+    if (options.keepParsing && !options.parsing && failure === undefined) report.parsing = used;
+    else if (!options.parsing) used.close();
     flush();
   }
 
@@ -344,11 +395,16 @@ function isRacy(mtimeMs: number): boolean {
 
 type ReadOutcome =
   | { kind: "gone" }
+  | { kind: "deferred" }
   | { kind: "same" }
   | { kind: "record"; record: FileRecord }
   | { kind: "parse"; pending: Pending };
 
-async function readCandidate(fs: SourceFs, candidate: Candidate): Promise<ReadOutcome> {
+async function readCandidate(
+  fs: SourceFs,
+  candidate: Candidate,
+  needle?: Needle,
+): Promise<ReadOutcome> {
   const { path, abs, row } = candidate;
   if (candidate.size > MAX_SOURCE_BYTES) {
     // Not worth reading: the stat already says it will not be parsed.
@@ -378,13 +434,16 @@ async function readCandidate(fs: SourceFs, candidate: Candidate): Promise<ReadOu
       record: failedRecord(path, row, candidate.size, candidate.mtimeMs, error),
     };
   }
+  // A new file without the name waits; it needs no hash for that.
+  if (needle && !row && !needle.test(bytes)) return { kind: "deferred" };
   // The size may differ from the stat when the file changed in between; the bytes are the truth.
   const size = bytes.length;
-  const hash = contentHash(bytes);
+  const hash = await contentHash(bytes);
   const racy = isRacy(candidate.mtimeMs);
   if (row && row.hash === hash && row.status !== "failed") {
     return { kind: "same" };
   }
+  if (needle && !needle.test(bytes)) return { kind: "deferred" };
   const base = { path, size, mtimeMs: candidate.mtimeMs, hash, hasErrors: false, racy };
   const reason = skipReason(bytes);
   if (reason) {

@@ -66,6 +66,7 @@ export class CkgTool extends Tool {
       return CodeGraph.open(this.context.workspace, {
         ckgDir: this.context.settings.ckgDir,
         watch: true,
+        background: true,
       });
     })();
     this.#graph.catch(() => this.#graph = undefined);
