@@ -339,7 +339,7 @@ function stripTemplateArgs(name: string): string {
  * The type a receiver, impl block or instantiation names: `*Pair[K, V]` → `Pair`,
  * `fmt::Display` → `Display`, `Wrapper<T>` → `Wrapper`, `&'a mut Foo` → `Foo`.
  */
-function baseTypeName(type: string): string {
+export function baseTypeName(type: string): string {
   let t = type.trim();
   t = t.replace(/^(?:[*&(\s]|'\w+\s|mut\s|const\s|dyn\s|impl\s)+/, "");
   const cut = t.search(/[<[({\s]/);

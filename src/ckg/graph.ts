@@ -17,7 +17,8 @@ import {
 } from "./search.ts";
 import { type FileRow, GraphStore } from "./store.ts";
 import { ChangeWatcher } from "./watch.ts";
-import { searchNeedle } from "./prefilter.ts";
+import { anyNeedle, searchNeedle } from "./prefilter.ts";
+import { type EdgeCommand, type EdgeOptions, type EdgeResult, searchEdges } from "./edge_search.ts";
 import type { Parsing } from "./worker_pool.ts";
 import { isInside } from "../policy/workspace.ts";
 
@@ -150,14 +151,7 @@ export class CodeGraph {
     const scope = this.scopeOf(dir);
     return this.#serially(async () => {
       const freshness = await this.#settle();
-      let complete = true;
-      if (!freshness || !this.#isFresh(scope, freshness)) {
-        const prefilter = this.#options.answerFirst === false
-          ? undefined
-          : searchNeedle(identifier);
-        const report = await this.#refreshScope(scope, freshness, { prefilter });
-        complete = report.deferred === 0;
-      }
+      const complete = await this.#prepare(scope, freshness, [identifier]);
       const result = await searchGraph(
         this.#store,
         this.workspace,
@@ -175,6 +169,66 @@ export class CodeGraph {
       await this.#refreshScope(scope, freshness);
       return await searchGraph(this.#store, this.workspace, scope, command, identifier, options);
     });
+  }
+
+  /**
+   * Brings `dir` up to date as far as an answer about `identifier` needs, then follows the graph's
+   * edges from it: references, callers or subclasses.
+   */
+  searchEdges(
+    command: EdgeCommand,
+    identifier: string,
+    dir: string = this.workspace,
+    options: EdgeOptions = { body: true },
+  ): Promise<EdgeResult> {
+    const scope = this.scopeOf(dir);
+    return this.#serially(async () => {
+      const freshness = await this.#settle();
+      const names = [identifier];
+      let complete = await this.#prepare(scope, freshness, names);
+      let result = await searchEdges(
+        this.#store,
+        this.workspace,
+        scope,
+        command,
+        identifier,
+        options,
+      );
+      // Indirect subclasses name classes found on the way: their files must be parsed too.
+      while (!complete) {
+        const more = result.follow.filter((name) => !names.includes(name));
+        if (more.length === 0) break;
+        names.push(...more);
+        complete = await this.#prepare(scope, freshness, more);
+        result = await searchEdges(
+          this.#store,
+          this.workspace,
+          scope,
+          command,
+          identifier,
+          options,
+        );
+      }
+      if (!complete) this.#finishLater(scope);
+      return result;
+    });
+  }
+
+  /**
+   * Makes the index of `scope` answer for `names`: fully refreshed, or (answer first) with the
+   * files holding those names parsed. Returns whether the whole scope is now indexed.
+   */
+  async #prepare(
+    scope: string,
+    freshness: Freshness | undefined,
+    names: readonly string[],
+  ): Promise<boolean> {
+    if (freshness && this.#isFresh(scope, freshness)) return true;
+    const prefilter = this.#options.answerFirst === false
+      ? undefined
+      : anyNeedle(names.map(searchNeedle));
+    const report = await this.#refreshScope(scope, freshness, { prefilter });
+    return report.deferred === 0;
   }
 
   /** Whether a background index is still under way. */

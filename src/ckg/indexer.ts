@@ -7,6 +7,7 @@
 import { contentHash, decodeSource, MAX_SOURCE_BYTES, skipReason } from "./content.ts";
 import { discoverSources, type ListingCache } from "./discover.ts";
 import { extractSymbols } from "./extract.ts";
+import { extractRefs } from "./edges.ts";
 import { type GrammarId, grammarsForPaths, languageFor } from "./languages.ts";
 import type { FileRecord, FileRow, GraphStore } from "./store.ts";
 import { InProcessParsing, type Parsing, WorkerPool } from "./worker_pool.ts";
@@ -330,10 +331,11 @@ export async function refreshScope(
       return;
     }
     const symbols = extractSymbols(item.lang, item.text, outcome.result);
+    const refs = extractRefs(item.text, outcome.result, symbols);
     const record = { ...item.record, hasErrors: outcome.result.hasError };
     if (record.hasErrors) report.syntaxErrors.push(record.path);
     report.parsed++;
-    write(() => store.putFile(record, symbols));
+    write(() => store.putFile(record, symbols, refs));
   }
 
   report.elapsedMs = performance.now() - started;
