@@ -175,3 +175,41 @@ export async function ckgSearch(
     graph?.close();
   }
 }
+
+/**
+ * `deft ckg search-references|search-callers|search-subclasses NAME`: an edge search, printed as
+ * the tool prints it, or JSON with `json`. Returns 0 when something was found, 1 otherwise.
+ */
+export async function ckgEdgeSearch(
+  name: "search-references" | "search-callers" | "search-subclasses",
+  identifier: string,
+  opts: { workspace: string; path?: string; body: boolean; json: boolean; indirect?: boolean },
+): Promise<number> {
+  let graph: CodeGraph | undefined;
+  try {
+    const wanted = identifier.trim();
+    if (wanted === "") throw new Error("the name to search for is empty.");
+    const { root, target } = await resolveDirs(opts.workspace, opts.path);
+    graph = await openGraph(root);
+    const { formatEdgeText, edgeJson } = await import("../ckg/edge_format.ts");
+    const { OUTPUT_LIMIT } = await import("../ckg/format.ts");
+    const command = name.replace(/-/g, "_") as
+      | "search_references"
+      | "search_callers"
+      | "search_subclasses";
+    const result = await graph.searchEdges(command, wanted, target, {
+      body: opts.body,
+      bodyBudget: opts.json ? undefined : OUTPUT_LIMIT,
+      indirect: opts.indirect === true,
+    });
+    if (opts.json) console.log(JSON.stringify(edgeJson(result), null, 2));
+    else console.log(formatEdgeText(result, opts.body).trimEnd());
+    const found = result.references.length + result.callers.length + result.subclasses.length;
+    return found > 0 ? 0 : 1;
+  } catch (e) {
+    console.error(`deft ckg ${name}: ${errorMessage(e)}`);
+    return 1;
+  } finally {
+    graph?.close();
+  }
+}
