@@ -233,3 +233,51 @@ Deno.test("edges: references list calls, attributes, imports and bases with what
     assert.deepEqual(await refs("List"), ["java/Zoo.java:1 import"]);
   });
 });
+
+const STDLIB = "/usr/lib/python3.11";
+
+Deno.test("edges: on the Python standard library, answered first from the files holding the name", async () => {
+  try {
+    await Deno.stat(`${STDLIB}/http/client.py`);
+  } catch {
+    console.log(`skipped: ${STDLIB} is not here`);
+    return;
+  }
+  const cache = await tempDir("deft-ckg-cache-");
+  const graph = CodeGraph.open(STDLIB, { ckgDir: cache.path });
+  try {
+    const callers = await graph.searchEdges("search_callers", "urlparse", undefined, opts);
+    const names = callers.callers.map((m) => `${m.symbol.path}:${m.symbol.name}`);
+    assert.ok(names.includes("urllib/parse.py:urljoin"), names.join(", "));
+
+    const direct = await graph.searchEdges("search_subclasses", "HTTPException", undefined, opts);
+    const inClient = direct.subclasses.filter((m) => m.path === "http/client.py").map((m) =>
+      m.name
+    );
+    assert.deepEqual(inClient, [
+      "NotConnected",
+      "InvalidURL",
+      "UnknownProtocol",
+      "UnknownTransferEncoding",
+      "UnimplementedFileMode",
+      "IncompleteRead",
+      "ImproperConnectionState",
+      "BadStatusLine",
+      "LineTooLong",
+    ]);
+    // RemoteDisconnected(ConnectionResetError, BadStatusLine) derives through BadStatusLine.
+    assert.ok(!direct.subclasses.some((m) => m.name === "RemoteDisconnected"));
+    const all = await graph.searchEdges("search_subclasses", "HTTPException", undefined, {
+      ...opts,
+      indirect: true,
+    });
+    const remote = all.subclasses.find((m) => m.name === "RemoteDisconnected");
+    assert.equal(remote?.base, "BadStatusLine");
+    assert.equal(remote?.depth, 2);
+    // Only the files holding the names were parsed: the rest waits.
+    assert.ok(graph.totals().indexed < 100, `${graph.totals().indexed} files indexed`);
+  } finally {
+    graph.close();
+    await cache.remove();
+  }
+});

@@ -210,3 +210,69 @@ function strip(value: unknown): unknown {
     ),
   );
 }
+
+Deno.test("prefilter: the rest of the index is built in the background, and searches in between stay right", async () => {
+  const ws = await tempDir();
+  const cache = await tempDir("deft-ckg-cache-");
+  try {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 40; i++) {
+      files[`m${i}.py`] = `def f${i}():\n    return g${i + 1}()\n\nclass C${i}:\n    pass\n`;
+    }
+    for (const [path, text] of Object.entries(files)) {
+      await Deno.writeTextFile(`${ws.path}/${path}`, text);
+    }
+    const graph = CodeGraph.open(ws.path, {
+      ckgDir: cache.path,
+      workers: 0,
+      prefilterMinBytes: 0,
+      background: true,
+      backgroundSliceBytes: 600,
+    });
+    try {
+      const first = await graph.search("search_function", "f7");
+      assert.deepEqual(first.matches.map((m) => m.symbol.path), ["m7.py"]);
+      assert.ok(graph.totals().indexed < 40, "answered before indexing everything");
+      assert.ok(graph.indexing, "the rest is being indexed");
+      // A search while the background runs: callers of g8 live in m7.py.
+      const callers = await graph.searchEdges("search_callers", "g8", undefined, { body: false });
+      assert.deepEqual(callers.callers.map((m) => m.symbol.name), ["f7"]);
+      await graph.settled();
+      assert.equal(graph.totals().indexed, 40);
+      assert.equal(graph.indexing, false);
+    } finally {
+      graph.close();
+    }
+  } finally {
+    await ws.remove();
+    await cache.remove();
+  }
+});
+
+Deno.test("prefilter: a changed file without the name loses its old symbols instead of answering stale", async () => {
+  const ws = await tempDir();
+  const cache = await tempDir("deft-ckg-cache-");
+  try {
+    await Deno.writeTextFile(`${ws.path}/a.py`, "def target():\n    pass\n");
+    await Deno.writeTextFile(`${ws.path}/b.py`, "def other():\n    target()\n");
+    const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0, prefilterMinBytes: 0 });
+    try {
+      await graph.refresh();
+      await Deno.writeTextFile(`${ws.path}/a.py`, "def renamed():\n    pass\n# longer now\n");
+      await Deno.writeTextFile(`${ws.path}/b.py`, "def other():\n    return 1\n");
+      const refs = await graph.searchEdges("search_references", "target", undefined, {
+        body: false,
+      });
+      assert.deepEqual(refs.references, []);
+      // The miss of a definition search completes the index, so close names are offered.
+      const miss = await graph.search("search_function", "target");
+      assert.deepEqual(miss.matches, []);
+      assert.equal(graph.totals().indexed, 2);
+    } finally {
+      graph.close();
+    }
+  } finally {
+    await ws.remove();
+    await cache.remove();
+  }
+});
