@@ -188,9 +188,21 @@ function collectDefs(capture: CaptureResult): Def[] {
     def.cls ??= cls;
     def.body ??= body;
   }
+  // A named function expression that a binding already names (`const f = function g() {}`)
+  // is known by the binding's name alone: it shares the binding's body.
+  const boundBodies = new Set<string>();
+  for (const def of byNode.values()) {
+    if (def.body && def.subkind !== "expression") {
+      boundBodies.add(`${def.body.start}:${def.body.end}`);
+    }
+  }
   const defs: Def[] = [];
   for (const def of byNode.values()) {
     if (!def.role) continue;
+    if (
+      def.subkind === "expression" && def.body &&
+      boundBodies.has(`${def.body.start}:${def.body.end}`)
+    ) continue;
     if (def.outer && outerClaims.get(`${def.outer.start}:${def.outer.end}`)!.size > 1) {
       def.outer = undefined;
     }

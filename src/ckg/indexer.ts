@@ -6,14 +6,16 @@
  */
 import { contentHash, decodeSource, MAX_SOURCE_BYTES, skipReason } from "./content.ts";
 import { discoverSources, type ListingCache } from "./discover.ts";
-import { extractSymbols } from "./extract.ts";
-import { extractRefs } from "./edges.ts";
+import { type ExtractedSymbol, extractSymbols } from "./extract.ts";
+import { type ExtractedRef, extractRefs } from "./edges.ts";
 import { type GrammarId, grammarsForPaths, languageFor } from "./languages.ts";
 import type { FileRecord, FileRow, GraphStore } from "./store.ts";
 import { InProcessParsing, type Parsing, WorkerPool } from "./worker_pool.ts";
 import { isInside } from "../policy/workspace.ts";
 import type { CaptureOutcome } from "./capture.ts";
 import type { Needle } from "./prefilter.ts";
+import { oneBranchOnly } from "./preproc.ts";
+import { captureInProcess } from "./runtime.ts";
 
 /** File access the indexer needs; tests replace it to simulate races and unreadable files. */
 export interface SourceFs {
@@ -82,6 +84,8 @@ export interface RefreshReport {
   syntaxErrors: string[];
   /** Folders that could not be listed, git trouble. */
   problems: { path: string; error: string }[];
+  /** Folders left out by policy (walk mode): dependencies, build output, virtualenvs. */
+  skippedDirs: { path: string; reason: string }[];
   /** How files were parsed ("on 2 parser workers", "in-process"; "none" when nothing was). */
   parser: string;
   /** New or changed files the prefilter left unparsed (not recorded: a later refresh parses them). */
@@ -162,6 +166,7 @@ export async function refreshScope(
     failed: [],
     syntaxErrors: [],
     problems: discovery.problems,
+    skippedDirs: discovery.skippedDirs,
     parser: "none",
     deferred: 0,
     remaining: 0,
@@ -217,6 +222,8 @@ export async function refreshScope(
   let done = 0;
   const progress = () => options.onProgress?.(++done, total);
   const writes: (() => void)[] = [];
+  // C and C++ files with syntax errors and preprocessor conditionals, to parse again (`recover`).
+  const recoveries: { item: Pending; outcome: CaptureOutcome & { ok: true } }[] = [];
   const flush = () => {
     if (writes.length === 0) return;
     store.transaction(() => {
@@ -314,6 +321,7 @@ export async function refreshScope(
     await dispatch();
     await Promise.all(running);
     if (failure) throw failure.error;
+    for (const { item, outcome } of recoveries) await recover(item, outcome);
   } finally {
     // On an error, let runs already handed over finish before their parser goes away.
     await Promise.allSettled(running);
@@ -323,7 +331,53 @@ export async function refreshScope(
     flush();
   }
 
+  // C and C++ files with syntax errors and preprocessor conditionals, parsed again keeping one
+  // branch of each conditional; the parse that yields more definitions is kept.
+  async function recover(item: Pending, outcome: CaptureOutcome & { ok: true }): Promise<void> {
+    const text = oneBranchOnly(item.text)!;
+    const again = await captureInProcess(
+      item.lang,
+      text,
+      options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+    ).catch(() => undefined);
+    const before = extractSymbols(item.lang, item.text, outcome.result);
+    if (again?.ok) {
+      const after = extractSymbols(item.lang, text, again.result);
+      if (!again.result.hasError || after.length > before.length) {
+        // Definitions only the other branches hold (`#else` variants with other names) stay too.
+        const names = new Set(after.map((symbol) => symbol.name));
+        const parents = new Set(before.map((symbol) => symbol.parent));
+        const extra = before.filter((symbol, index) =>
+          symbol.parent < 0 && !parents.has(index) && !names.has(symbol.name)
+        );
+        const symbols = [...after, ...extra];
+        keep(item, again.result.hasError, symbols, extractRefs(text, again.result, after));
+        return;
+      }
+    }
+    keep(item, true, before, extractRefs(item.text, outcome.result, before));
+  }
+
+  function keep(
+    item: Pending,
+    hasErrors: boolean,
+    symbols: ExtractedSymbol[],
+    refs: ExtractedRef[],
+  ): void {
+    const record = { ...item.record, hasErrors };
+    if (hasErrors) report.syntaxErrors.push(record.path);
+    report.parsed++;
+    write(() => store.putFile(record, symbols, refs));
+  }
+
   function recordParsed(item: Pending, outcome: CaptureOutcome): void {
+    if (
+      outcome.ok && outcome.result.hasError && (item.lang === "c" || item.lang === "cpp") &&
+      oneBranchOnly(item.text) !== undefined
+    ) {
+      recoveries.push({ item, outcome });
+      return;
+    }
     if (!outcome.ok) {
       report.failed.push({ path: item.record.path, error: outcome.error });
       const record = { ...item.record, status: "failed" as const, note: outcome.error };
@@ -331,11 +385,7 @@ export async function refreshScope(
       return;
     }
     const symbols = extractSymbols(item.lang, item.text, outcome.result);
-    const refs = extractRefs(item.text, outcome.result, symbols);
-    const record = { ...item.record, hasErrors: outcome.result.hasError };
-    if (record.hasErrors) report.syntaxErrors.push(record.path);
-    report.parsed++;
-    write(() => store.putFile(record, symbols, refs));
+    keep(item, outcome.result.hasError, symbols, extractRefs(item.text, outcome.result, symbols));
   }
 
   report.elapsedMs = performance.now() - started;

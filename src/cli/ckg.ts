@@ -98,6 +98,16 @@ function listFiles(title: string, files: readonly FileRow[]): string[] {
   return lines;
 }
 
+function listFolders(folders: readonly { path: string; reason: string }[]): string[] {
+  if (folders.length === 0) return [];
+  const lines = ["Skipped folders (not the project's own code):"];
+  for (const folder of folders.slice(0, LISTED)) {
+    lines.push(`  ${folder.path}/: ${folder.reason}`);
+  }
+  if (folders.length > LISTED) lines.push(`  … and ${folders.length - LISTED} more`);
+  return lines;
+}
+
 function summary(
   target: string,
   report: RefreshReport,
@@ -126,6 +136,7 @@ function summary(
     `${plural(s.field ?? 0, "field")}).`,
     ...listFiles("Skipped (cannot yield definitions)", totals.skipped),
     ...listFiles("Failed", totals.failed),
+    ...listFolders(report.skippedDirs),
   ];
   if (totals.withSyntaxErrors === 1) {
     lines.push("1 file has syntax errors (indexed as far as it parses).");
