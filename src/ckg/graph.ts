@@ -17,7 +17,7 @@ import {
 } from "./search.ts";
 import { type FileRow, GraphStore } from "./store.ts";
 import { ChangeWatcher } from "./watch.ts";
-import { anyNeedle, searchNeedle } from "./prefilter.ts";
+import { anyNeedle, definitionNeedle, type Needle, searchNeedle } from "./prefilter.ts";
 import { type EdgeCommand, type EdgeOptions, type EdgeResult, searchEdges } from "./edge_search.ts";
 import type { Parsing } from "./worker_pool.ts";
 import { isInside } from "../policy/workspace.ts";
@@ -151,7 +151,7 @@ export class CodeGraph {
     const scope = this.scopeOf(dir);
     return this.#serially(async () => {
       const freshness = await this.#settle();
-      const complete = await this.#prepare(scope, freshness, [identifier]);
+      const complete = await this.#prepare(scope, freshness, [identifier], definitionNeedle);
       const result = await searchGraph(
         this.#store,
         this.workspace,
@@ -222,11 +222,12 @@ export class CodeGraph {
     scope: string,
     freshness: Freshness | undefined,
     names: readonly string[],
+    needleOf: (name: string) => Needle = searchNeedle,
   ): Promise<boolean> {
     if (freshness && this.#isFresh(scope, freshness)) return true;
     const prefilter = this.#options.answerFirst === false
       ? undefined
-      : anyNeedle(names.map(searchNeedle));
+      : anyNeedle(names.map(needleOf));
     const report = await this.#refreshScope(scope, freshness, { prefilter });
     return report.deferred === 0;
   }

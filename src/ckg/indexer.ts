@@ -487,7 +487,7 @@ async function readCandidate(
     };
   }
   // A new file without the name waits; it needs no hash for that.
-  if (needle && !row && !needle.test(bytes)) return { kind: "deferred" };
+  if (needle && !row && !needle.test(bytes, path)) return { kind: "deferred" };
   // The size may differ from the stat when the file changed in between; the bytes are the truth.
   const size = bytes.length;
   const hash = await contentHash(bytes);
@@ -495,7 +495,7 @@ async function readCandidate(
   if (row && row.hash === hash && row.status !== "failed") {
     return { kind: "same" };
   }
-  if (needle && !needle.test(bytes)) return { kind: "deferred" };
+  if (needle && !needle.test(bytes, path)) return { kind: "deferred" };
   const base = { path, size, mtimeMs: candidate.mtimeMs, hash, hasErrors: false, racy };
   const reason = skipReason(bytes);
   if (reason) {

@@ -21,8 +21,11 @@ function isWordByte(b: number): boolean {
 export interface Needle {
   /** The name searched for. */
   readonly text: string;
-  /** True when `bytes` contain the name as a whole word (as far as its ends are word bytes). */
-  test(bytes: Uint8Array): boolean;
+  /**
+   * True when `bytes` (of the file `path`, when known) may hold the name: as a whole word (as far
+   * as its ends are word bytes), and for a definition search in Python, in a defining position.
+   */
+  test(bytes: Uint8Array, path?: string): boolean;
 }
 
 const encoder = new TextEncoder();
@@ -64,7 +67,37 @@ export function anyNeedle(needles: readonly Needle[]): Needle {
   if (needles.length === 1) return needles[0];
   return {
     text: needles.map((n) => n.text).join(" | "),
-    test: (bytes) => needles.some((n) => n.test(bytes)),
+    test: (bytes, path) => needles.some((n) => n.test(bytes, path)),
+  };
+}
+
+const PYTHON_FILE = /\.pyw?$|\.pyi$/;
+const latin1 = new TextDecoder("latin1");
+
+/**
+ * A needle for a definition search: as `searchNeedle`, and in a Python file the name must also
+ * stand where Python defines it. The graph's Python definitions are \`def X\`, \`class X\`, and
+ * assignments to a bare name (\`X = …\`, \`X: T = …\`, \`X: T\`, \`X = lambda …\`), so the name is
+ * preceded by \`def\`/\`class\` or followed by \`=\` or \`:\` (line continuations allowed in between).
+ * Other matches (\`X == y\`, \`{X: 1}\`) only let more files through. Files that merely use the
+ * name wait for the background index.
+ */
+export function definitionNeedle(identifier: string): Needle {
+  const word = searchNeedle(identifier);
+  const name = word.text;
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return word;
+  const defining = new RegExp(
+    `(?:\\bdef|\\bclass)(?:\\s|\\\\)+${name}(?![\\w\\x80-\\xff])|` +
+      `(?<![\\w\\x80-\\xff])${name}(?:[ \\t\\f]|\\\\\\r?\\n)*[:=]`,
+  );
+  return {
+    text: name,
+    test(bytes: Uint8Array, path?: string): boolean {
+      if (!word.test(bytes)) return false;
+      if (path === undefined || !PYTHON_FILE.test(path)) return true;
+      // Latin-1 keeps one character per byte: the pattern sees the bytes as they are.
+      return defining.test(latin1.decode(bytes));
+    },
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { CodeGraph } from "../../src/ckg/graph.ts";
-import { needleFor, searchNeedle } from "../../src/ckg/prefilter.ts";
+import { definitionNeedle, needleFor, searchNeedle } from "../../src/ckg/prefilter.ts";
 import { isSourcePath } from "../../src/ckg/languages.ts";
 import type { SearchCommand } from "../../src/ckg/search.ts";
 import type { EdgeCommand } from "../../src/ckg/edge_search.ts";
@@ -31,6 +31,24 @@ Deno.test("prefilter: a literal byte search at word boundaries", () => {
   assert.equal(needleFor("").test(encode("anything")), false);
   assert.equal(needleFor("é").test(encode("café")), false, "non-ASCII bytes are word bytes");
   assert.equal(needleFor("naïve").test(encode("x = naïve()")), true);
+});
+
+Deno.test("prefilter: in Python, a definition search parses only files where the name is defined", () => {
+  const n = definitionNeedle("urlparse");
+  const py = (s: string) => n.test(encode(s), "m.py");
+  assert.equal(py("def urlparse(url):\n    pass\n"), true);
+  assert.equal(py("async def  urlparse(url): pass"), true);
+  assert.equal(py("class urlparse:\n    pass"), true);
+  assert.equal(py("urlparse = lambda u: u"), true);
+  assert.equal(py("class K:\n    urlparse: int = 3"), true);
+  assert.equal(py("class K:\n    urlparse: int"), true);
+  assert.equal(py("def \\\n  urlparse(): pass"), true, "a line continuation after def");
+  assert.equal(py("urlparse \\\n = 1"), true, "a line continuation before =");
+  assert.equal(py("from urllib.parse import urlparse\nx = urlparse(u)"), false);
+  assert.equal(py("x.urlparse = 1"), true, "more files may pass, never fewer");
+  // Other languages only need the word.
+  assert.equal(n.test(encode("x = urlparse(u)"), "m.js"), true);
+  assert.equal(n.test(encode("x = urlparse(u)")), true);
 });
 
 /** Real trees on this machine, one per language that has one, copied (sources only, up to `limit`). */
@@ -117,6 +135,24 @@ function namesIn(dbPath: string): Map<string, Set<string>> {
   }
 }
 
+/** Every distinct definition name in a database, with the files defining it. */
+function definitionsIn(dbPath: string): Map<string, Set<string>> {
+  const db = new DatabaseSync(dbPath, { readOnly: true });
+  try {
+    const rows = db.prepare(
+      `SELECT DISTINCT s.name AS name, f.path AS path FROM symbols s JOIN files f ON f.id = s.file_id`,
+    ).all() as { name: string; path: string }[];
+    const names = new Map<string, Set<string>>();
+    for (const { name, path } of rows) {
+      if (!names.has(name)) names.set(name, new Set());
+      names.get(name)!.add(path);
+    }
+    return names;
+  } finally {
+    db.close();
+  }
+}
+
 /** A deterministic sample of `n` items. */
 function sample<T>(items: T[], n: number): T[] {
   if (items.length <= n) return items;
@@ -160,6 +196,13 @@ for (const tree of TREES) {
           for (const path of paths) {
             if (!bytes.has(path)) bytes.set(path, await Deno.readFile(`${ws.path}/${path}`));
             assert.ok(needle.test(bytes.get(path)!), `${path} holds ${name} but fails its filter`);
+          }
+        }
+        for (const [name, paths] of definitionsIn(full.databasePath)) {
+          const needle = definitionNeedle(name);
+          for (const path of paths) {
+            if (!bytes.has(path)) bytes.set(path, await Deno.readFile(`${ws.path}/${path}`));
+            assert.ok(needle.test(bytes.get(path)!, path), `${path} defines ${name}; filter fails`);
           }
         }
         // End to end: answers from a partial index (filled search by search) equal the full one.

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { CodeGraph } from "../../src/ckg/graph.ts";
 import { tempDir } from "./helpers.ts";
+import { definitionNeedle } from "../../src/ckg/prefilter.ts";
 
 const SDK = "node_modules/.deno";
 
@@ -132,6 +133,13 @@ for (const corpus of CORPORA) {
         db.close();
       } finally {
         graph.close();
+      }
+      // Answer first: every definition's file passes the byte filter a definition search uses.
+      const bytes = new Map<string, Uint8Array>();
+      for (const key of have) {
+        const [path, name] = key.split("\t");
+        if (!bytes.has(path)) bytes.set(path, await Deno.readFile(`${ws.path}/${path}`));
+        assert.ok(definitionNeedle(name).test(bytes.get(path)!, path), `${path}: ${name} filtered`);
       }
       const out = await new Deno.Command("ctags", {
         args: ["-R", ...corpus.ctags, "--fields=+nK", "-f", "-", "tree"],
