@@ -57,11 +57,7 @@ export interface Discovery {
 
 /** Why a folder of this name is left out. */
 function dirReason(name: string): string {
-  return DEPENDENCY_DIRS.has(name)
-    ? "dependencies"
-    : name === "__pycache__"
-    ? "compiled Python"
-    : "build output";
+  return DEPENDENCY_DIRS.has(name) ? "dependencies" : "build output";
 }
 
 const DEPENDENCY_DIRS: ReadonlySet<string> = new Set([
@@ -157,7 +153,10 @@ function walk(
     const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
     if (entry.isDirectory) {
       if (SKIPPED_DIRS.has(entry.name)) {
-        out.skippedDirs.push({ path: childRel, reason: dirReason(entry.name) });
+        // __pycache__ holds no source: not worth a line in the report.
+        if (entry.name !== "__pycache__") {
+          out.skippedDirs.push({ path: childRel, reason: dirReason(entry.name) });
+        }
         continue;
       }
       walk(`${abs}/${entry.name}`, childRel, out, false, cache);
