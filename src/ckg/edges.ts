@@ -24,6 +24,8 @@ export interface ExtractedRef {
   enclosing: number;
 }
 
+const PLAIN = /^[A-Za-z_$][\w$]*$/;
+
 const RANK: Readonly<Record<RefKind, number>> = { attr: 1, import: 2, base: 3, call: 4 };
 
 /** The references in `text`, given its captures and the symbols extracted from them. */
@@ -50,7 +52,10 @@ export function extractRefs(
         continue;
       }
       const raw = text.slice(start, end);
-      const name = kind === "base" || kind === "call" ? baseTypeName(raw) : raw.trim();
+      // Most names are one identifier; only types need their generics and qualifiers cut.
+      const name = (kind === "base" || kind === "call") && !PLAIN.test(raw)
+        ? baseTypeName(raw)
+        : raw.trim();
       if (name === "") continue;
       ref = {
         kind: kind as RefKind,
