@@ -3,8 +3,6 @@
  * definitions (binary, minified and oversized files cannot, or not at a price worth paying), and
  * its text. The same decoding serves indexing and, later, reading bodies back, so offsets agree.
  */
-import { createHash } from "node:crypto";
-
 /** Files larger than this are not parsed. */
 export const MAX_SOURCE_BYTES = 16 * 1024 * 1024;
 /** Files at least this large whose lines average more than `MINIFIED_LINE` are minified. */
@@ -20,9 +18,17 @@ export function decodeSource(bytes: Uint8Array): string {
   return decoder.decode(bytes);
 }
 
-/** A hex digest of the file's bytes; equal digests mean nothing to re-parse. */
-export function contentHash(bytes: Uint8Array): string {
-  return createHash("sha1").update(bytes).digest("hex");
+/**
+ * A hex digest (SHA-1, Web Crypto) of the file's bytes; equal digests mean nothing to re-parse.
+ * Web Crypto rather than node:crypto: loading Node's crypto module costs a one-shot search ~30 ms.
+ */
+export async function contentHash(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-1", bytes as Uint8Array<ArrayBuffer>),
+  );
+  let hex = "";
+  for (const b of digest) hex += (b < 16 ? "0" : "") + b.toString(16);
+  return hex;
 }
 
 /**

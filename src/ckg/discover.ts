@@ -53,7 +53,21 @@ export interface Discovery {
   mode: "git" | "walk";
   /** Folders that could not be listed, and why git could not be used, if it could not. */
   problems: { path: string; error: string }[];
+  /** Folders the walk left out by policy (dependencies, build output, virtualenvs), and why. */
+  skippedDirs: { path: string; reason: string }[];
 }
+
+/** Why a folder of this name is left out. */
+function dirReason(name: string): string {
+  return DEPENDENCY_DIRS.has(name) ? "dependencies" : "build output";
+}
+
+const DEPENDENCY_DIRS: ReadonlySet<string> = new Set([
+  "node_modules",
+  "bower_components",
+  "jspm_packages",
+  "vendor",
+]);
 
 /**
  * Lists the source files under `root/scope` (`scope` relative to `root`, "" for all of it).
@@ -71,13 +85,14 @@ export async function discoverSources(
     if (Array.isArray(listed)) {
       const prefix = scope === "" ? "" : `${scope}/`;
       const files = listed.filter(isSourcePath).map((p) => prefix + p);
-      return { files, mode: "git", problems };
+      return { files, mode: "git", problems, skippedDirs: [] };
     }
     problems.push({ path: scope || ".", error: `git could not list files (${listed.error})` });
   }
   const files: string[] = [];
-  walk(scopeAbs, scope, files, problems, true, cache);
-  return { files, mode: "walk", problems };
+  const skippedDirs: Discovery["skippedDirs"] = [];
+  walk(scopeAbs, scope, { files, problems, skippedDirs }, true, cache);
+  return { files, mode: "walk", problems, skippedDirs };
 }
 
 function insideGitWorkTree(dir: string): boolean {
@@ -111,11 +126,11 @@ async function gitListing(dir: string): Promise<string[] | { error: string }> {
 function walk(
   abs: string,
   rel: string,
-  files: string[],
-  problems: Discovery["problems"],
+  out: Omit<Discovery, "mode">,
   isScopeRoot: boolean,
   cache: ListingCache | undefined,
 ): void {
+  const { files, problems } = out;
   let entries: Deno.DirEntry[];
   try {
     entries = cache ? cache.list(abs) : [...Deno.readDirSync(abs)];
@@ -124,13 +139,22 @@ function walk(
     return;
   }
   // A folder holding pyvenv.cfg is a Python virtualenv: installed packages, not the project.
-  if (!isScopeRoot && entries.some((e) => e.name === "pyvenv.cfg" && e.isFile)) return;
+  if (!isScopeRoot && entries.some((e) => e.name === "pyvenv.cfg" && e.isFile)) {
+    out.skippedDirs.push({ path: rel, reason: "a Python virtualenv" });
+    return;
+  }
   for (const entry of entries) {
     if (entry.name.startsWith(".")) continue;
     const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
     if (entry.isDirectory) {
-      if (SKIPPED_DIRS.has(entry.name)) continue;
-      walk(`${abs}/${entry.name}`, childRel, files, problems, false, cache);
+      if (SKIPPED_DIRS.has(entry.name)) {
+        // __pycache__ holds no source: not worth a line in the report.
+        if (entry.name !== "__pycache__") {
+          out.skippedDirs.push({ path: childRel, reason: dirReason(entry.name) });
+        }
+        continue;
+      }
+      walk(`${abs}/${entry.name}`, childRel, out, false, cache);
     } else if ((entry.isFile || entry.isSymlink) && isSourcePath(entry.name)) {
       files.push(childRel);
     }

@@ -188,9 +188,21 @@ function collectDefs(capture: CaptureResult): Def[] {
     def.cls ??= cls;
     def.body ??= body;
   }
+  // A named function expression that a binding already names (`const f = function g() {}`)
+  // is known by the binding's name alone: it shares the binding's body.
+  const boundBodies = new Set<string>();
+  for (const def of byNode.values()) {
+    if (def.body && def.subkind !== "expression") {
+      boundBodies.add(`${def.body.start}:${def.body.end}`);
+    }
+  }
   const defs: Def[] = [];
   for (const def of byNode.values()) {
     if (!def.role) continue;
+    if (
+      def.subkind === "expression" && def.body &&
+      boundBodies.has(`${def.body.start}:${def.body.end}`)
+    ) continue;
     if (def.outer && outerClaims.get(`${def.outer.start}:${def.outer.end}`)!.size > 1) {
       def.outer = undefined;
     }
@@ -339,7 +351,7 @@ function stripTemplateArgs(name: string): string {
  * The type a receiver, impl block or instantiation names: `*Pair[K, V]` → `Pair`,
  * `fmt::Display` → `Display`, `Wrapper<T>` → `Wrapper`, `&'a mut Foo` → `Foo`.
  */
-function baseTypeName(type: string): string {
+export function baseTypeName(type: string): string {
   let t = type.trim();
   t = t.replace(/^(?:[*&(\s]|'\w+\s|mut\s|const\s|dyn\s|impl\s)+/, "");
   const cut = t.search(/[<[({\s]/);

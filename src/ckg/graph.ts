@@ -5,7 +5,6 @@
  * watcher vouches that nothing changed since the last one (see `watch.ts`).
  * Refreshes in one process run one at a time; other processes coordinate through SQLite.
  */
-import { mkdirSync } from "node:fs";
 import { dirname, relative } from "node:path";
 import { ListingCache } from "./discover.ts";
 import { type IndexOptions, type RefreshReport, refreshScope } from "./indexer.ts";
@@ -18,6 +17,9 @@ import {
 } from "./search.ts";
 import { type FileRow, GraphStore } from "./store.ts";
 import { ChangeWatcher } from "./watch.ts";
+import { anyNeedle, definitionNeedle, type Needle, searchNeedle } from "./prefilter.ts";
+import { type EdgeCommand, type EdgeOptions, type EdgeResult, searchEdges } from "./edge_search.ts";
+import type { Parsing } from "./worker_pool.ts";
 import { isInside } from "../policy/workspace.ts";
 
 /** How to open a graph. */
@@ -32,7 +34,22 @@ export interface CodeGraphOptions extends IndexOptions {
   watch?: boolean;
   /** How long the watcher's word is trusted without a walk (default 10 s; see `TRUST_MS`). */
   watchTrustMs?: number;
+  /**
+   * Answer first, index later (default true): a search on a folder whose index is missing or
+   * stale parses only the files holding the name's bytes (see `prefilter.ts`).
+   */
+  answerFirst?: boolean;
+  /**
+   * After a search answered from a partial index, finish indexing in the background, in slices
+   * that let searches in between (default false: a one-shot process would not live to use it).
+   */
+  background?: boolean;
+  /** Source bytes per background slice (default 2 MB). */
+  backgroundSliceBytes?: number;
 }
+
+/** Bytes of changed source one background slice reads before letting a search in. */
+const BACKGROUND_SLICE_BYTES = 2 * 1024 * 1024;
 
 /** What a complete refresh of a scope saw: the watcher's generation and the database's version. */
 interface Freshness {
@@ -68,6 +85,10 @@ export class CodeGraph {
   #settles = 0;
   readonly #fresh = new Map<string, Freshness>();
   #queue: Promise<unknown> = Promise.resolve();
+  /** Scopes whose index a search left partial, to finish in the background. */
+  readonly #unfinished = new Set<string>();
+  #background: Promise<void> | undefined;
+  #closed = false;
 
   private constructor(
     readonly workspace: string,
@@ -88,7 +109,7 @@ export class CodeGraph {
   static open(workspace: string, options: CodeGraphOptions = {}): CodeGraph {
     const path = graphDatabasePath(workspace, options.ckgDir);
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      Deno.mkdirSync(dirname(path), { recursive: true });
       return new CodeGraph(workspace, path, undefined, GraphStore.open(path, workspace), options);
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
@@ -130,11 +151,132 @@ export class CodeGraph {
     const scope = this.scopeOf(dir);
     return this.#serially(async () => {
       const freshness = await this.#settle();
-      if (!freshness || !this.#isFresh(scope, freshness)) {
-        await this.#refreshScope(scope, freshness);
+      const complete = await this.#prepare(scope, freshness, [identifier], definitionNeedle);
+      const result = await searchGraph(
+        this.#store,
+        this.workspace,
+        scope,
+        command,
+        identifier,
+        options,
+      );
+      if (complete) return result;
+      if (result.matches.length > 0) {
+        this.#finishLater(scope);
+        return result;
       }
+      // A miss is answered with close names and unindexed files: those need the whole index.
+      await this.#refreshScope(scope, freshness);
       return await searchGraph(this.#store, this.workspace, scope, command, identifier, options);
     });
+  }
+
+  /**
+   * Brings `dir` up to date as far as an answer about `identifier` needs, then follows the graph's
+   * edges from it: references, callers or subclasses.
+   */
+  searchEdges(
+    command: EdgeCommand,
+    identifier: string,
+    dir: string = this.workspace,
+    options: EdgeOptions = { body: true },
+  ): Promise<EdgeResult> {
+    const scope = this.scopeOf(dir);
+    return this.#serially(async () => {
+      const freshness = await this.#settle();
+      const names = [identifier];
+      let complete = await this.#prepare(scope, freshness, names);
+      let result = await searchEdges(
+        this.#store,
+        this.workspace,
+        scope,
+        command,
+        identifier,
+        options,
+      );
+      // Indirect subclasses name classes found on the way: their files must be parsed too.
+      while (!complete) {
+        const more = result.follow.filter((name) => !names.includes(name));
+        if (more.length === 0) break;
+        names.push(...more);
+        complete = await this.#prepare(scope, freshness, more);
+        result = await searchEdges(
+          this.#store,
+          this.workspace,
+          scope,
+          command,
+          identifier,
+          options,
+        );
+      }
+      if (!complete) this.#finishLater(scope);
+      return result;
+    });
+  }
+
+  /**
+   * Makes the index of `scope` answer for `names`: fully refreshed, or (answer first) with the
+   * files holding those names parsed. Returns whether the whole scope is now indexed.
+   */
+  async #prepare(
+    scope: string,
+    freshness: Freshness | undefined,
+    names: readonly string[],
+    needleOf: (name: string) => Needle = searchNeedle,
+  ): Promise<boolean> {
+    if (freshness && this.#isFresh(scope, freshness)) return true;
+    const prefilter = this.#options.answerFirst === false
+      ? undefined
+      : anyNeedle(names.map(needleOf));
+    const report = await this.#refreshScope(scope, freshness, { prefilter });
+    return report.deferred === 0;
+  }
+
+  /** Whether a background index is still under way. */
+  get indexing(): boolean {
+    return this.#background !== undefined;
+  }
+
+  /** Resolves when the background index (if any) has finished. */
+  async settled(): Promise<void> {
+    while (this.#background) await this.#background;
+  }
+
+  #finishLater(scope: string): void {
+    if (!this.#options.background || this.#closed) return;
+    this.#unfinished.add(scope);
+    this.#background ??= this.#indexInBackground().finally(() => this.#background = undefined);
+  }
+
+  /**
+   * Indexes the unfinished scopes slice by slice, each slice in the queue like a search, so a
+   * search waits for one slice at most. Parser workers started by the first slice serve the rest.
+   */
+  async #indexInBackground(): Promise<void> {
+    let parsing: Parsing | undefined;
+    try {
+      while (!this.#closed && this.#unfinished.size > 0) {
+        const scope: string = this.#unfinished.values().next().value!;
+        // Let a search that arrived meanwhile go first.
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        const report = await this.#serially(async () => {
+          if (this.#closed) return undefined;
+          return await this.#refreshScope(scope, await this.#settle(), {
+            budgetBytes: this.#options.backgroundSliceBytes ?? BACKGROUND_SLICE_BYTES,
+            parsing,
+            keepParsing: parsing === undefined,
+          });
+        });
+        if (!report) break;
+        parsing ??= report.parsing;
+        if (report.remaining === 0 && report.deferred === 0) this.#unfinished.delete(scope);
+      }
+    } catch {
+      // The next search refreshes what it needs itself; a background failure loses nothing.
+      this.#unfinished.clear();
+    } finally {
+      parsing?.close();
+    }
   }
 
   /**
@@ -174,8 +316,9 @@ export class CodeGraph {
     };
   }
 
-  /** Stops the watcher and closes the database. */
+  /** Stops the watcher and the background index, and closes the database. */
   close(): void {
+    this.#closed = true;
     this.#watcher?.close();
     this.#store.close();
   }
@@ -217,8 +360,8 @@ export class CodeGraph {
       ...options,
     });
     // Changes during the refresh (files, or another process's commits) move the state past
-    // `before`, so the next search walks again.
-    if (before) this.#fresh.set(scope, before);
+    // `before`, so the next search walks again. A partial refresh vouches for nothing.
+    if (before && report.deferred === 0 && report.remaining === 0) this.#fresh.set(scope, before);
     return report;
   }
 

@@ -6,12 +6,16 @@
  */
 import { contentHash, decodeSource, MAX_SOURCE_BYTES, skipReason } from "./content.ts";
 import { discoverSources, type ListingCache } from "./discover.ts";
-import { extractSymbols } from "./extract.ts";
+import { type ExtractedSymbol, extractSymbols } from "./extract.ts";
+import { type ExtractedRef, extractRefs } from "./edges.ts";
 import { type GrammarId, grammarsForPaths, languageFor } from "./languages.ts";
 import type { FileRecord, FileRow, GraphStore } from "./store.ts";
 import { InProcessParsing, type Parsing, WorkerPool } from "./worker_pool.ts";
 import { isInside } from "../policy/workspace.ts";
 import type { CaptureOutcome } from "./capture.ts";
+import type { Needle } from "./prefilter.ts";
+import { oneBranchOnly } from "./preproc.ts";
+import { captureInProcess } from "./runtime.ts";
 
 /** File access the indexer needs; tests replace it to simulate races and unreadable files. */
 export interface SourceFs {
@@ -47,6 +51,20 @@ export interface IndexOptions {
   fs?: SourceFs;
   /** Folder listings kept between refreshes (walk mode). */
   listings?: ListingCache;
+  /**
+   * Answer first: parse only new or changed files whose bytes hold this name, and leave the others
+   * for later (`RefreshReport.deferred`). A changed file left for later loses its old symbols, so
+   * the database never answers from a stale version. Ignored when the work is small anyway.
+   */
+  prefilter?: Needle;
+  /** Source bytes to re-read before the prefilter is worth using (default 512 KB). */
+  prefilterMinBytes?: number;
+  /** Stop after reading this many bytes of changed files (`RefreshReport.remaining` says how many are left). */
+  budgetBytes?: number;
+  /** Parse with these (kept open) instead of starting parsers for this refresh. */
+  parsing?: Parsing;
+  /** Leave the parsers this refresh started open and hand them back (`RefreshReport.parsing`). */
+  keepParsing?: boolean;
 }
 
 /** What one refresh did. */
@@ -66,8 +84,16 @@ export interface RefreshReport {
   syntaxErrors: string[];
   /** Folders that could not be listed, git trouble. */
   problems: { path: string; error: string }[];
+  /** Folders left out by policy (walk mode): dependencies, build output, virtualenvs. */
+  skippedDirs: { path: string; reason: string }[];
   /** How files were parsed ("on 2 parser workers", "in-process"; "none" when nothing was). */
   parser: string;
+  /** New or changed files the prefilter left unparsed (not recorded: a later refresh parses them). */
+  deferred: number;
+  /** Changed files not looked at because the byte budget ran out. */
+  remaining: number;
+  /** With `keepParsing`: the parsers this refresh started, still open (the caller closes them). */
+  parsing?: Parsing;
   elapsedMs: number;
 }
 
@@ -75,6 +101,8 @@ export interface RefreshReport {
 const RACY_WINDOW_MS = 2000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_WORKER_THRESHOLD = 1536 * 1024;
+/** Below this much source to re-read, parsing it all costs little more than filtering it. */
+const PREFILTER_MIN_BYTES = 512 * 1024;
 /** Hand read files to the parsers in slices of about this much source. */
 const SLICE_BYTES = 1024 * 1024;
 /** Stop reading while this much read source waits for parsing, to bound memory on huge trees. */
@@ -138,7 +166,10 @@ export async function refreshScope(
     failed: [],
     syntaxErrors: [],
     problems: discovery.problems,
+    skippedDirs: discovery.skippedDirs,
     parser: "none",
+    deferred: 0,
+    remaining: 0,
     elapsedMs: 0,
   };
 
@@ -182,10 +213,17 @@ export async function refreshScope(
     });
   }
 
+  const candidateBytes = candidates.reduce((sum, c) => sum + c.size, 0);
+  const needle = options.prefilter &&
+      candidateBytes >= (options.prefilterMinBytes ?? PREFILTER_MIN_BYTES)
+    ? options.prefilter
+    : undefined;
   const total = candidates.length;
   let done = 0;
   const progress = () => options.onProgress?.(++done, total);
   const writes: (() => void)[] = [];
+  // C and C++ files with syntax errors and preprocessor conditionals, to parse again (`recover`).
+  const recoveries: { item: Pending; outcome: CaptureOutcome & { ok: true } }[] = [];
   const flush = () => {
     if (writes.length === 0) return;
     store.transaction(() => {
@@ -199,7 +237,12 @@ export async function refreshScope(
 
   // Workers start while the first files are read, and parse each slice of files as soon as it is
   // read; reading stops to wait when too much read text waits for a parser.
-  const parsingReady = startParsing(candidates, options);
+  // With a prefilter only a few files are parsed: this thread, no worker start-up.
+  const parsingReady = options.parsing
+    ? Promise.resolve(options.parsing)
+    : needle
+    ? Promise.resolve(new InProcessParsing(options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS))
+    : startParsing(candidates, options);
   let parsing: Parsing | undefined;
   const running = new Set<Promise<void>>();
   let waitingBytes = 0;
@@ -233,8 +276,22 @@ export async function refreshScope(
     while (waitingBytes > MAX_WAITING_BYTES && running.size > 0) await Promise.race(running);
   };
   try {
-    for (const candidate of candidates) {
-      const outcome = await readCandidate(fs, candidate);
+    let budget = options.budgetBytes ?? Infinity;
+    for (const [index, candidate] of candidates.entries()) {
+      if (budget <= 0) {
+        report.remaining = candidates.length - index;
+        break;
+      }
+      budget -= candidate.size;
+      const outcome = await readCandidate(fs, candidate, needle);
+      if (outcome.kind === "deferred") {
+        report.deferred++;
+        if (candidate.row) {
+          const id = candidate.row.id;
+          write(() => store.removeFiles([id]));
+        }
+        continue;
+      }
       if (outcome.kind === "parse") {
         slice.push(outcome.pending);
         sliceBytes += outcome.pending.text.length;
@@ -264,14 +321,63 @@ export async function refreshScope(
     await dispatch();
     await Promise.all(running);
     if (failure) throw failure.error;
+    for (const { item, outcome } of recoveries) await recover(item, outcome);
   } finally {
     // On an error, let runs already handed over finish before their parser goes away.
     await Promise.allSettled(running);
-    (parsing ?? await parsingReady).close();
+    const used = parsing ?? await parsingReady;
+    if (options.keepParsing && !options.parsing && failure === undefined) report.parsing = used;
+    else if (!options.parsing) used.close();
     flush();
   }
 
+  // C and C++ files with syntax errors and preprocessor conditionals, parsed again keeping one
+  // branch of each conditional; the parse that yields more definitions is kept.
+  async function recover(item: Pending, outcome: CaptureOutcome & { ok: true }): Promise<void> {
+    const text = oneBranchOnly(item.text)!;
+    const again = await captureInProcess(
+      item.lang,
+      text,
+      options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+    ).catch(() => undefined);
+    const before = extractSymbols(item.lang, item.text, outcome.result);
+    if (again?.ok) {
+      const after = extractSymbols(item.lang, text, again.result);
+      if (!again.result.hasError || after.length > before.length) {
+        // Definitions only the other branches hold (`#else` variants with other names) stay too.
+        const names = new Set(after.map((symbol) => symbol.name));
+        const parents = new Set(before.map((symbol) => symbol.parent));
+        const extra = before.filter((symbol, index) =>
+          symbol.parent < 0 && !parents.has(index) && !names.has(symbol.name)
+        );
+        const symbols = [...after, ...extra];
+        keep(item, again.result.hasError, symbols, extractRefs(text, again.result, after));
+        return;
+      }
+    }
+    keep(item, true, before, extractRefs(item.text, outcome.result, before));
+  }
+
+  function keep(
+    item: Pending,
+    hasErrors: boolean,
+    symbols: ExtractedSymbol[],
+    refs: ExtractedRef[],
+  ): void {
+    const record = { ...item.record, hasErrors };
+    if (hasErrors) report.syntaxErrors.push(record.path);
+    report.parsed++;
+    write(() => store.putFile(record, symbols, refs));
+  }
+
   function recordParsed(item: Pending, outcome: CaptureOutcome): void {
+    if (
+      outcome.ok && outcome.result.hasError && (item.lang === "c" || item.lang === "cpp") &&
+      oneBranchOnly(item.text) !== undefined
+    ) {
+      recoveries.push({ item, outcome });
+      return;
+    }
     if (!outcome.ok) {
       report.failed.push({ path: item.record.path, error: outcome.error });
       const record = { ...item.record, status: "failed" as const, note: outcome.error };
@@ -279,10 +385,7 @@ export async function refreshScope(
       return;
     }
     const symbols = extractSymbols(item.lang, item.text, outcome.result);
-    const record = { ...item.record, hasErrors: outcome.result.hasError };
-    if (record.hasErrors) report.syntaxErrors.push(record.path);
-    report.parsed++;
-    write(() => store.putFile(record, symbols));
+    keep(item, outcome.result.hasError, symbols, extractRefs(item.text, outcome.result, symbols));
   }
 
   report.elapsedMs = performance.now() - started;
@@ -344,11 +447,16 @@ function isRacy(mtimeMs: number): boolean {
 
 type ReadOutcome =
   | { kind: "gone" }
+  | { kind: "deferred" }
   | { kind: "same" }
   | { kind: "record"; record: FileRecord }
   | { kind: "parse"; pending: Pending };
 
-async function readCandidate(fs: SourceFs, candidate: Candidate): Promise<ReadOutcome> {
+async function readCandidate(
+  fs: SourceFs,
+  candidate: Candidate,
+  needle?: Needle,
+): Promise<ReadOutcome> {
   const { path, abs, row } = candidate;
   if (candidate.size > MAX_SOURCE_BYTES) {
     // Not worth reading: the stat already says it will not be parsed.
@@ -378,13 +486,16 @@ async function readCandidate(fs: SourceFs, candidate: Candidate): Promise<ReadOu
       record: failedRecord(path, row, candidate.size, candidate.mtimeMs, error),
     };
   }
+  // A new file without the name waits; it needs no hash for that.
+  if (needle && !row && !needle.test(bytes, path)) return { kind: "deferred" };
   // The size may differ from the stat when the file changed in between; the bytes are the truth.
   const size = bytes.length;
-  const hash = contentHash(bytes);
+  const hash = await contentHash(bytes);
   const racy = isRacy(candidate.mtimeMs);
   if (row && row.hash === hash && row.status !== "failed") {
     return { kind: "same" };
   }
+  if (needle && !needle.test(bytes, path)) return { kind: "deferred" };
   const base = { path, size, mtimeMs: candidate.mtimeMs, hash, hasErrors: false, racy };
   const reason = skipReason(bytes);
   if (reason) {

@@ -11,6 +11,16 @@ import { JAVASCRIPT_QUERY } from "./queries/javascript.ts";
 import { PYTHON_QUERY } from "./queries/python.ts";
 import { RUST_QUERY } from "./queries/rust.ts";
 import { TYPESCRIPT_QUERY } from "./queries/typescript.ts";
+import {
+  C_REFS,
+  CPP_REFS,
+  GO_REFS,
+  JAVA_REFS,
+  JAVASCRIPT_REFS,
+  PYTHON_REFS,
+  RUST_REFS,
+  TYPESCRIPT_REFS,
+} from "./queries/refs.ts";
 
 /** One tree-sitter grammar the graph can parse with. */
 export type GrammarId =
@@ -32,21 +42,21 @@ export interface LanguageSpec {
    * class declared in a `.h` file, a TSX component may extend a TS class.
    */
   family: string;
-  /** The tree-sitter query whose captures name the definitions (see `extract.ts`). */
+  /** The tree-sitter query whose captures name the definitions and references (see `extract.ts`). */
   query: string;
 }
 
 /** Every supported grammar. */
 export const LANGUAGES: Readonly<Record<GrammarId, LanguageSpec>> = {
-  python: { id: "python", family: "python", query: PYTHON_QUERY },
-  java: { id: "java", family: "java", query: JAVA_QUERY },
-  c: { id: "c", family: "c", query: C_QUERY },
-  cpp: { id: "cpp", family: "c", query: CPP_QUERY },
-  javascript: { id: "javascript", family: "js", query: JAVASCRIPT_QUERY },
-  typescript: { id: "typescript", family: "js", query: TYPESCRIPT_QUERY },
-  tsx: { id: "tsx", family: "js", query: TYPESCRIPT_QUERY },
-  go: { id: "go", family: "go", query: GO_QUERY },
-  rust: { id: "rust", family: "rust", query: RUST_QUERY },
+  python: { id: "python", family: "python", query: PYTHON_QUERY + PYTHON_REFS },
+  java: { id: "java", family: "java", query: JAVA_QUERY + JAVA_REFS },
+  c: { id: "c", family: "c", query: C_QUERY + C_REFS },
+  cpp: { id: "cpp", family: "c", query: CPP_QUERY + CPP_REFS },
+  javascript: { id: "javascript", family: "js", query: JAVASCRIPT_QUERY + JAVASCRIPT_REFS },
+  typescript: { id: "typescript", family: "js", query: TYPESCRIPT_QUERY + TYPESCRIPT_REFS },
+  tsx: { id: "tsx", family: "js", query: TYPESCRIPT_QUERY + TYPESCRIPT_REFS },
+  go: { id: "go", family: "go", query: GO_QUERY + GO_REFS },
+  rust: { id: "rust", family: "rust", query: RUST_QUERY + RUST_REFS },
 };
 
 /** `.h` is C or C++ depending on what it holds; see `headerLanguage`. */

@@ -2,9 +2,7 @@
  * Where a workspace's graph database lives: outside the repository, in the user's cache folder,
  * one file per workspace named after a hash of the workspace's real path.
  */
-import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
-import { tmpdir } from "node:os";
 
 function env(name: string): string | undefined {
   try {
@@ -28,16 +26,28 @@ export function graphDirectory(ckgDir?: string): string {
   if (xdg) return join(xdg, "deft", "ckg");
   const home = env("HOME") ?? env("USERPROFILE");
   if (home) return join(home, ".cache", "deft", "ckg");
-  let temp = "/tmp";
-  try {
-    temp = tmpdir();
-  } catch { /* no env permission: the usual place */ }
-  return join(temp, "deft-cache", "ckg");
+  return join(env("TMPDIR") ?? env("TEMP") ?? "/tmp", "deft-cache", "ckg");
 }
 
 /** The database file for the workspace whose real path is `workspace`. */
 export function graphDatabasePath(workspace: string, ckgDir?: string): string {
-  const digest = createHash("sha256").update(workspace).digest("hex").slice(0, 16);
+  const digest = pathDigest(workspace);
   const label = basename(workspace).replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 40) || "root";
   return join(graphDirectory(ckgDir), `${label}-${digest}.db`);
+}
+
+/**
+ * 16 hex digits naming a workspace: two 32-bit FNV-1a hashes of its path (different offsets).
+ * A name, not a secret; cheap to compute without loading a crypto module at start-up.
+ */
+function pathDigest(path: string): string {
+  const bytes = new TextEncoder().encode(path);
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (const byte of bytes) {
+    a = Math.imul(a ^ byte, 0x01000193) >>> 0;
+    b = Math.imul(b ^ byte, 0x01000193) >>> 0;
+    b = (b ^ (b >>> 13)) >>> 0;
+  }
+  return a.toString(16).padStart(8, "0") + b.toString(16).padStart(8, "0");
 }

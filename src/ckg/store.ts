@@ -6,12 +6,15 @@
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { ExtractedSymbol, SymbolKind } from "./extract.ts";
+import type { ExtractedRef, RefKind } from "./edges.ts";
 
 /**
  * Bumped whenever the schema or the extraction changes, so an old database is rebuilt instead of
- * answering from symbols an older Deft extracted.
+ * answering from symbols an older Deft extracted. Version 2 added references (the `refs` table):
+ * a version 1 database is migrated by rebuilding it, since every file must be parsed again to
+ * find its references.
  */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 /** Whether a tracked file contributed symbols. */
 export type FileStatus = "indexed" | "skipped" | "failed";
@@ -89,7 +92,34 @@ CREATE INDEX symbols_by_name ON symbols(name, kind);
 CREATE INDEX symbols_by_class ON symbols(class_name) WHERE class_name IS NOT NULL;
 CREATE INDEX symbols_by_parent ON symbols(parent_id) WHERE parent_id IS NOT NULL;
 CREATE INDEX symbols_by_file ON symbols(file_id);
+CREATE TABLE refs (
+  file_id INTEGER NOT NULL REFERENCES files(id),
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  derived TEXT,
+  line INTEGER NOT NULL,
+  col INTEGER NOT NULL,
+  start_offset INTEGER NOT NULL,
+  end_offset INTEGER NOT NULL,
+  symbol_id INTEGER
+);
+CREATE INDEX refs_by_name ON refs(name, kind);
+CREATE INDEX refs_by_file ON refs(file_id);
 `;
+
+/** A reference as stored, joined with its file and its enclosing symbol (when there is one). */
+export interface RefRow {
+  path: string;
+  language: string;
+  kind: RefKind;
+  name: string;
+  derived: string | null;
+  line: number;
+  column: number;
+  startOffset: number;
+  endOffset: number;
+  symbolId: number | null;
+}
 
 const SYMBOL_COLUMNS = `s.id AS id, s.file_id AS fileId, f.path AS path, f.language AS language,
   s.kind AS kind, s.subkind AS subkind, s.name AS name, s.class_name AS className,
@@ -177,7 +207,7 @@ export class GraphStore {
     this.transaction(() => {
       // Re-check under the write lock: another process may have just built it.
       if (this.#schemaVersion() === SCHEMA_VERSION) return;
-      for (const table of ["symbols", "files", "meta"]) {
+      for (const table of ["refs", "symbols", "files", "meta"]) {
         this.#db.exec(`DROP TABLE IF EXISTS ${table}`);
       }
       this.#db.exec(SCHEMA);
@@ -258,8 +288,12 @@ export class GraphStore {
     return byPath;
   }
 
-  /** Records a file and replaces its symbols (none for skipped or failed files). */
-  putFile(record: FileRecord, symbols: readonly ExtractedSymbol[]): void {
+  /** Records a file and replaces its symbols and references (none for skipped or failed files). */
+  putFile(
+    record: FileRecord,
+    symbols: readonly ExtractedSymbol[],
+    refs: readonly ExtractedRef[] = [],
+  ): void {
     this.transaction(() => {
       const existing = this.#prepare("SELECT id FROM files WHERE path = ?").get(record.path) as
         | { id: number }
@@ -268,6 +302,7 @@ export class GraphStore {
       if (existing) {
         fileId = existing.id;
         this.#prepare("DELETE FROM symbols WHERE file_id = ?").run(fileId);
+        this.#prepare("DELETE FROM refs WHERE file_id = ?").run(fileId);
         this.#prepare(
           `UPDATE files SET language = ?, size = ?, mtime_ms = ?, hash = ?, status = ?, note = ?,
            symbols = ?, has_errors = ?, racy = ? WHERE id = ?`,
@@ -327,7 +362,45 @@ export class GraphStore {
           ).lastInsertRowid,
         ));
       }
+      const insertRef = this.#prepare(
+        `INSERT INTO refs (file_id, kind, name, derived, line, col, start_offset, end_offset,
+         symbol_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      for (const r of refs) {
+        insertRef.run(
+          fileId,
+          r.kind,
+          r.name,
+          r.derived,
+          r.line,
+          r.column,
+          r.startOffset,
+          r.endOffset,
+          r.enclosing >= 0 ? ids[r.enclosing] ?? null : null,
+        );
+      }
     });
+  }
+
+  /** References of `kinds` to exactly `name` under `scope`, in path and position order. */
+  refsNamed(name: string, kinds: readonly RefKind[], scope: string): RefRow[] {
+    const filter = scopeFilter(scope, "f");
+    const marks = kinds.map(() => "?").join(", ");
+    return this.#prepare(
+      `SELECT f.path AS path, f.language AS language, r.kind AS kind, r.name AS name,
+       r.derived AS derived, r.line AS line, r.col AS "column", r.start_offset AS startOffset,
+       r.end_offset AS endOffset, r.symbol_id AS symbolId
+       FROM refs r JOIN files f ON f.id = r.file_id
+       WHERE r.name = ? AND r.kind IN (${marks}) AND ${filter.sql}
+       ORDER BY f.path, r.start_offset`,
+    ).all(name, ...kinds, ...filter.params) as unknown as RefRow[];
+  }
+
+  /** The symbol with id `id`, with its file. */
+  symbolById(id: number): SymbolRow | undefined {
+    return this.#prepare(
+      `SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id = ?`,
+    ).get(id) as unknown as SymbolRow | undefined;
   }
 
   /** Updates what changed about a file whose content did not (a touch, a copy back). */
@@ -346,9 +419,11 @@ export class GraphStore {
     if (ids.length === 0) return;
     this.transaction(() => {
       const symbols = this.#prepare("DELETE FROM symbols WHERE file_id = ?");
+      const refs = this.#prepare("DELETE FROM refs WHERE file_id = ?");
       const files = this.#prepare("DELETE FROM files WHERE id = ?");
       for (const id of ids) {
         symbols.run(id);
+        refs.run(id);
         files.run(id);
       }
     });

@@ -98,6 +98,16 @@ function listFiles(title: string, files: readonly FileRow[]): string[] {
   return lines;
 }
 
+function listFolders(folders: readonly { path: string; reason: string }[]): string[] {
+  if (folders.length === 0) return [];
+  const lines = ["Skipped folders (not the project's own code):"];
+  for (const folder of folders.slice(0, LISTED)) {
+    lines.push(`  ${folder.path}/: ${folder.reason}`);
+  }
+  if (folders.length > LISTED) lines.push(`  … and ${folders.length - LISTED} more`);
+  return lines;
+}
+
 function summary(
   target: string,
   report: RefreshReport,
@@ -126,6 +136,7 @@ function summary(
     `${plural(s.field ?? 0, "field")}).`,
     ...listFiles("Skipped (cannot yield definitions)", totals.skipped),
     ...listFiles("Failed", totals.failed),
+    ...listFolders(report.skippedDirs),
   ];
   if (totals.withSyntaxErrors === 1) {
     lines.push("1 file has syntax errors (indexed as far as it parses).");
@@ -170,6 +181,44 @@ export async function ckgSearch(
     return result.matches.length > 0 ? 0 : 1;
   } catch (e) {
     console.error(`deft ckg search-${kind}: ${errorMessage(e)}`);
+    return 1;
+  } finally {
+    graph?.close();
+  }
+}
+
+/**
+ * `deft ckg search-references|search-callers|search-subclasses NAME`: an edge search, printed as
+ * the tool prints it, or JSON with `json`. Returns 0 when something was found, 1 otherwise.
+ */
+export async function ckgEdgeSearch(
+  name: "search-references" | "search-callers" | "search-subclasses",
+  identifier: string,
+  opts: { workspace: string; path?: string; body: boolean; json: boolean; indirect?: boolean },
+): Promise<number> {
+  let graph: CodeGraph | undefined;
+  try {
+    const wanted = identifier.trim();
+    if (wanted === "") throw new Error("the name to search for is empty.");
+    const { root, target } = await resolveDirs(opts.workspace, opts.path);
+    graph = await openGraph(root);
+    const { formatEdgeText, edgeJson } = await import("../ckg/edge_format.ts");
+    const { OUTPUT_LIMIT } = await import("../ckg/format.ts");
+    const command = name.replace(/-/g, "_") as
+      | "search_references"
+      | "search_callers"
+      | "search_subclasses";
+    const result = await graph.searchEdges(command, wanted, target, {
+      body: opts.body,
+      bodyBudget: opts.json ? undefined : OUTPUT_LIMIT,
+      indirect: opts.indirect === true,
+    });
+    if (opts.json) console.log(JSON.stringify(edgeJson(result), null, 2));
+    else console.log(formatEdgeText(result, opts.body).trimEnd());
+    const found = result.references.length + result.callers.length + result.subclasses.length;
+    return found > 0 ? 0 : 1;
+  } catch (e) {
+    console.error(`deft ckg ${name}: ${errorMessage(e)}`);
     return 1;
   } finally {
     graph?.close();

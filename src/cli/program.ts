@@ -149,6 +149,28 @@ function buildProgram(setExit: (code: number) => void): Command {
         setExit(await ckgSearch(kind, identifier, { ...opts, workspace }));
       });
   }
+  const edgeSearches = [
+    ["search-references", "where NAME is used: calls, attribute accesses, imports, base classes"],
+    ["search-callers", "the functions whose bodies call NAME"],
+    ["search-subclasses", "the classes deriving from NAME"],
+  ] as const;
+  for (const [name, description] of edgeSearches) {
+    const command = ckg.command(name)
+      .description(description)
+      .argument("<name>", "the identifier (exact)")
+      .option("--path <dir>", "the codebase to search (default: the workspace)")
+      .option("--no-body", "leave out the source of each function or class")
+      .option("--json", "print matches as JSON")
+      .option("-w, --working-dir <dir>", "workspace root (default: current directory)");
+    if (name === "search-subclasses") {
+      command.option("--indirect", "also classes deriving from subclasses, at any depth");
+    }
+    command.action(async (identifier, opts) => {
+      const { ckgEdgeSearch } = await import("./ckg.ts");
+      const workspace = await workspaceOf(opts);
+      setExit(await ckgEdgeSearch(name, identifier, { ...opts, workspace }));
+    });
+  }
 
   program.command("mcp")
     .description("MCP server over stdio exposing the tools (state lasts for the connection)")

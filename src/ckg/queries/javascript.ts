@@ -50,6 +50,12 @@ export const JS_COMMON = `
       (generator_function body: (_) @body)
     ]) @def.function)
 
+; Named function expressions that nothing binds: \`return function jsonParser() {}\`,
+; callbacks such as \`ws.once("close", function close() {})\`. One bound to a name is known
+; by the binding's name alone (see \`extract.ts\`).
+(function_expression name: (identifier) @name body: (_) @body) @def.function.expression
+(generator_function name: (identifier) @name body: (_) @body) @def.function.expression
+
 (class_declaration name: (_) @name body: (class_body) @body) @def.class
 (variable_declarator name: (identifier) @name value: (class body: (class_body) @body)) @def.class
 

@@ -10,6 +10,10 @@ export const PYTHON_QUERY = `
   name: (identifier) @name
   body: (block) @body) @def.class
 
+; A lambda bound to a name is a function of that name: \`H = lambda x: ...\`.
+(expression_statement
+  (assignment left: (identifier) @name right: (lambda body: (_) @body)) @def.function)
+
 ; Class attributes are the assignments made directly in the class body.
 (class_definition
   body: (block

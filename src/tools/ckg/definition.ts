@@ -5,10 +5,13 @@ import type { ToolDefinitionSource } from "../catalog_types.ts";
 export const CKG: ToolDefinitionSource = {
   name: "ckg",
   description: [
-    "Find where functions, classes and class methods are defined, by exact name, in a codebase " +
-    "(Python, Java, C, C++, JavaScript, TypeScript, Go, Rust).",
+    "Find where functions, classes and class methods are defined, and where names are used, by " +
+    "exact name, in a codebase (Python, Java, C, C++, JavaScript, TypeScript, Go, Rust).",
     "* `search_function`: free functions (and nested ones); `search_class`: classes, structs, " +
     "interfaces, enums, traits; `search_class_method`: methods of classes.",
+    "* `search_references`: where the name is used (calls, attribute accesses, imports, base " +
+    "classes), with the enclosing function or class; `search_callers`: functions whose bodies " +
+    "call it; `search_subclasses`: classes deriving from it (`indirect` for all depths).",
     "* Results give file, line range and, unless `print_body` is false, the body.",
     "* The graph follows edits automatically; when nothing matches, close names are suggested.",
   ].join("\n"),
@@ -17,7 +20,14 @@ export const CKG: ToolDefinitionSource = {
       name: "command",
       type: "string",
       description: "What to search for.",
-      enum: ["search_function", "search_class", "search_class_method"],
+      enum: [
+        "search_function",
+        "search_class",
+        "search_class_method",
+        "search_references",
+        "search_callers",
+        "search_subclasses",
+      ],
       required: true,
     },
     {
@@ -36,6 +46,11 @@ export const CKG: ToolDefinitionSource = {
       name: "print_body",
       type: "boolean",
       description: "Include each match's source (default true).",
+    },
+    {
+      name: "indirect",
+      type: "boolean",
+      description: "search_subclasses: also classes deriving from subclasses (default false).",
     },
   ],
   touchesSystem: true,

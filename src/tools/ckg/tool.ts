@@ -10,8 +10,14 @@ import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
 import { confine } from "../../policy/workspace.ts";
 import type { CodeGraph } from "../../ckg/graph.ts";
 import type { SearchCommand } from "../../ckg/search.ts";
+import type { EdgeCommand } from "../../ckg/edge_search.ts";
 
 const COMMANDS: readonly string[] = ["search_function", "search_class", "search_class_method"];
+const EDGE_COMMANDS: readonly string[] = [
+  "search_references",
+  "search_callers",
+  "search_subclasses",
+];
 
 /** The code knowledge graph tool (opt-in). */
 export class CkgTool extends Tool {
@@ -23,7 +29,8 @@ export class CkgTool extends Tool {
 
   async execute(args: Record<string, unknown>): Promise<ToolExecResult> {
     const command = String(args.command);
-    if (!COMMANDS.includes(command)) return fail(`Invalid command: ${command}`);
+    const isEdge = EDGE_COMMANDS.includes(command);
+    if (!COMMANDS.includes(command) && !isEdge) return fail(`Invalid command: ${command}`);
     const identifier = String(args.identifier ?? "").trim();
     if (identifier === "") return fail(`No identifier provided for the ${this.name} tool`);
     const path = String(args.path ?? "");
@@ -49,6 +56,7 @@ export class CkgTool extends Tool {
     }
     if (!info.isDirectory) return fail(`Codebase path ${path} is not a directory`);
 
+    if (isEdge) return await this.#edges(command as EdgeCommand, identifier, dir, args);
     const [graph, { formatSearchText, OUTPUT_LIMIT }] = await Promise.all([
       this.#openGraph(),
       import("../../ckg/format.ts"),
@@ -60,12 +68,33 @@ export class CkgTool extends Tool {
     return ok(formatSearchText(result, printBody));
   }
 
+  async #edges(
+    command: EdgeCommand,
+    identifier: string,
+    dir: string,
+    args: Record<string, unknown>,
+  ): Promise<ToolExecResult> {
+    const printBody = args.print_body !== false;
+    const [graph, { formatEdgeText }, { OUTPUT_LIMIT }] = await Promise.all([
+      this.#openGraph(),
+      import("../../ckg/edge_format.ts"),
+      import("../../ckg/format.ts"),
+    ]);
+    const result = await graph.searchEdges(command, identifier, dir, {
+      body: printBody,
+      bodyBudget: OUTPUT_LIMIT,
+      indirect: args.indirect === true,
+    });
+    return ok(formatEdgeText(result, printBody));
+  }
+
   #openGraph(): Promise<CodeGraph> {
     this.#graph ??= (async () => {
       const { CodeGraph } = await import("../../ckg/graph.ts");
       return CodeGraph.open(this.context.workspace, {
         ckgDir: this.context.settings.ckgDir,
         watch: true,
+        background: true,
       });
     })();
     this.#graph.catch(() => this.#graph = undefined);

@@ -1,0 +1,166 @@
+/**
+ * Answer first, index later, measured as a user meets it: one `deft tool ckg` process per search.
+ * On real code (default: the Python standard library in /usr/lib/python3.11), in one run:
+ * `ctags -R` over the tree; the first search on a cold cache; a second one-shot search (the index
+ * still partial); the rest of the index (`deft ckg index`, a fresh process); a one-shot search on
+ * the complete, unchanged index; and, as baselines, `deft tool task_done` (in-process) and a
+ * `deft tool str_replace_based_edit_tool view` (hosted in the confined tool worker, like ckg).
+ *
+ * Targets: first search <= 1x ctags -R; one-shot warm search <= 1.5x `deft tool task_done`.
+ *
+ * Usage: `deno run -A bench/ckg_answer_bench.ts [DIR]`
+ */
+import { median, ms } from "./timing.ts";
+
+const DEFAULT_TREE = "/usr/lib/python3.11";
+const TARGET_FIRST_RATIO = 1;
+const TARGET_WARM_RATIO = 1.5;
+const RUNS = 3;
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const DENO_FLAGS = [
+  "run",
+  "--no-prompt",
+  "--allow-read",
+  "--allow-write",
+  "--allow-run",
+  "--allow-env",
+  "--allow-net",
+  "--allow-sys",
+];
+
+async function timed(
+  cmd: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ ms: number; stdout: string }> {
+  const start = performance.now();
+  const out = await new Deno.Command(cmd, { args, env, stdout: "piped", stderr: "piped" }).output();
+  const elapsed = performance.now() - start;
+  const stdout = new TextDecoder().decode(out.stdout);
+  if (!out.success && !stdout.includes('"success":false')) {
+    throw new Error(`${cmd} ${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return { ms: elapsed, stdout };
+}
+
+function deft(args: string[], cache: string) {
+  return timed(Deno.execPath(), [...DENO_FLAGS, MAIN, ...args], { DEFT_CACHE_DIR: cache });
+}
+
+function ratio(value: number, base: number, target: number): string {
+  const r = value / base;
+  return `${r.toFixed(2)}x (target <= ${target}x)${r <= target ? "" : " MISSED"}`;
+}
+
+/** Runs the benchmark and prints its lines. */
+export default async function ckgAnswerBench(args: string[]): Promise<void> {
+  const tree = args.find((a) => !a.startsWith("--")) ?? DEFAULT_TREE;
+  let root: string;
+  try {
+    root = await Deno.realPath(tree);
+  } catch {
+    console.log(`ckg-answer: skipped: ${tree} does not exist`);
+    return;
+  }
+  const caches: string[] = [];
+  const freshCache = async () => {
+    const dir = await Deno.makeTempDir({ prefix: "deft-ckg-answer-" });
+    caches.push(dir);
+    return dir;
+  };
+  try {
+    const search = (identifier: string, command = "search_function") => [
+      "tool",
+      "ckg",
+      JSON.stringify({
+        command,
+        path: root,
+        identifier,
+        print_body: false,
+      }),
+      "-w",
+      root,
+    ];
+    // Warm Deno's own caches (module compilation) so the first measured run is not the first run.
+    const warmCache = await freshCache();
+    await deft(search("urlparse"), warmCache);
+
+    let ctagsMs: number | undefined;
+    try {
+      const runs = [];
+      for (let i = 0; i < RUNS; i++) {
+        runs.push((await timed("ctags", ["-R", "-f", "/dev/null", root])).ms);
+      }
+      ctagsMs = median(runs);
+    } catch {
+      ctagsMs = undefined;
+    }
+
+    const firsts: number[] = [];
+    const seconds: number[] = [];
+    let found = "";
+    let lastCache = "";
+    for (let i = 0; i < RUNS; i++) {
+      lastCache = await freshCache();
+      const first = await deft(search("urlparse"), lastCache);
+      firsts.push(first.ms);
+      found = first.stdout;
+      // A hit: a miss completes the index first (close names need all of it).
+      seconds.push((await deft(search("HTTPException", "search_class"), lastCache)).ms);
+    }
+    const firstMs = median(firsts);
+    const secondMs = median(seconds);
+    const rest = await deft(["ckg", "index", root, "-w", root], lastCache);
+    const warm: number[] = [];
+    const taskDone: number[] = [];
+    const view: number[] = [];
+    const viewArgs = JSON.stringify({
+      command: "view",
+      path: `${root}/abc.py`,
+      view_range: [1, 2],
+    });
+    for (let i = 0; i < RUNS + 2; i++) {
+      warm.push((await deft(search("urlparse"), lastCache)).ms);
+      taskDone.push((await deft(["tool", "task_done", "{}", "-w", root], lastCache)).ms);
+      view.push(
+        (await deft(["tool", "str_replace_based_edit_tool", viewArgs, "-w", root], lastCache)).ms,
+      );
+    }
+    const warmMs = median(warm);
+    const taskDoneMs = median(taskDone);
+    const viewMs = median(view);
+    const hits = /Found (\d+) functions/.exec(found)?.[1] ?? "0";
+
+    console.log(
+      `ckg-answer: tree ${root}; one process per search (deft tool ckg); ${RUNS} runs each`,
+    );
+    if (ctagsMs !== undefined) console.log(`ckg-answer: ctags -R: ${ms(ctagsMs)}`);
+    else console.log("ckg-answer: ctags -R: skipped (universal-ctags is not installed)");
+    console.log(
+      `ckg-answer: first search, cold cache: ${ms(firstMs)} (${hits} match)` +
+        (ctagsMs !== undefined
+          ? `; / ctags -R = ${ratio(firstMs, ctagsMs, TARGET_FIRST_RATIO)}`
+          : ""),
+    );
+    console.log(
+      `ckg-answer: second one-shot search (index still partial): ${ms(secondMs)}` +
+        (ctagsMs !== undefined ? `; / ctags -R = ${(secondMs / ctagsMs).toFixed(2)}x` : ""),
+    );
+    console.log(
+      `ckg-answer: the rest of the index (deft ckg index, fresh process): ${ms(rest.ms)}` +
+        (ctagsMs !== undefined ? `; / ctags -R = ${(rest.ms / ctagsMs).toFixed(2)}x` : ""),
+    );
+    console.log(
+      `ckg-answer: one-shot search, complete unchanged index: ${ms(warmMs)}; ` +
+        `/ deft tool task_done (${ms(taskDoneMs)}) = ${
+          ratio(warmMs, taskDoneMs, TARGET_WARM_RATIO)
+        }; ` +
+        `/ deft tool view, hosted in the tool worker like ckg (${ms(viewMs)}) = ` +
+        `${(warmMs / viewMs).toFixed(2)}x`,
+    );
+  } finally {
+    for (const dir of caches) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) await ckgAnswerBench(Deno.args);

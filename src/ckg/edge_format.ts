@@ -1,0 +1,141 @@
+/**
+ * How edge searches read, in the style of the definition searches (`format.ts`): a count line,
+ * then numbered `file:line` entries, clipped at the same 16,000 characters; and a JSON shape.
+ */
+import type { EdgeResult } from "./edge_search.ts";
+import type { SymbolRow } from "./store.ts";
+import { OUTPUT_LIMIT } from "./format.ts";
+
+const KIND_WORD: Readonly<Record<string, string>> = {
+  call: "call",
+  attr: "attribute",
+  import: "import",
+  base: "base class",
+};
+
+function within(symbol: SymbolRow | undefined): string {
+  if (!symbol) return "";
+  if (symbol.kind === "method" && symbol.className) {
+    return ` within method ${symbol.name} of class ${symbol.className}`;
+  }
+  return ` within ${symbol.kind} ${symbol.name}`;
+}
+
+function clip(output: string, shown: number, total: number): string | undefined {
+  if (output.length <= OUTPUT_LIMIT) return undefined;
+  return `${output.slice(0, OUTPUT_LIMIT)}\n<response clipped> ${
+    total - shown
+  } more entries not shown`;
+}
+
+/** Trae-style text for an edge search; bodies only when `printBody`. */
+export function formatEdgeText(result: EdgeResult, printBody: boolean): string {
+  const { identifier } = result;
+  if (result.command === "search_references") {
+    const matches = result.references;
+    if (matches.length === 0) return `No references to ${identifier} found.`;
+    let output = `Found ${matches.length} references to ${identifier}:\n`;
+    for (let i = 0; i < matches.length; i++) {
+      const { ref, file, enclosing, text } = matches[i];
+      output += `${i + 1}. ${file}:${ref.line} ${KIND_WORD[ref.kind]}${within(enclosing)}\n`;
+      if (text !== undefined) output += `   ${text}\n`;
+      const clipped = clip(output, i + 1, matches.length);
+      if (clipped) return clipped;
+    }
+    return output;
+  }
+  if (result.command === "search_callers") {
+    const matches = result.callers;
+    if (matches.length === 0) return `No functions calling ${identifier} found.`;
+    let output = `Found ${matches.length} functions calling ${identifier}:\n`;
+    for (let i = 0; i < matches.length; i++) {
+      const { symbol, file, lines, body } = matches[i];
+      const what = symbol.kind === "method" && symbol.className
+        ? `method ${symbol.name} of class ${symbol.className}`
+        : `function ${symbol.name}`;
+      const at = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.join(", ")}`;
+      output += `${
+        i + 1
+      }. ${file}:${symbol.startLine}-${symbol.endLine} ${what} (calls at ${at})\n`;
+      if (printBody && body !== undefined) output += `${body}\n\n`;
+      const clipped = clip(output, i + 1, matches.length);
+      if (clipped) return clipped;
+    }
+    return output;
+  }
+  const matches = result.subclasses;
+  const how = result.indirect ? " (directly or indirectly)" : "";
+  if (matches.length === 0) return `No classes deriving from ${identifier}${how} found.`;
+  let output = `Found ${matches.length} classes deriving from ${identifier}${how}:\n`;
+  for (let i = 0; i < matches.length; i++) {
+    const m = matches[i];
+    const where = m.symbol
+      ? `${m.file}:${m.symbol.startLine}-${m.symbol.endLine}`
+      : `${m.file}:${m.line}`;
+    const via = m.depth > 1 ? `, via ${m.base}` : "";
+    const defined = m.symbol ? "" : " (definition not indexed)";
+    output += `${i + 1}. ${where} ${m.symbol?.subkind ?? "class"} ${m.name}${via}${defined}\n`;
+    if (printBody && m.body !== undefined) output += `${m.body}\n\n`;
+    const clipped = clip(output, i + 1, matches.length);
+    if (clipped) return clipped;
+  }
+  return output;
+}
+
+/** The JSON form of an edge search (for `deft ckg search-* --json`). */
+export function edgeJson(result: EdgeResult): Record<string, unknown> {
+  const symbol = (s: SymbolRow | undefined) =>
+    s
+      ? {
+        kind: s.kind,
+        name: s.name,
+        class_name: s.className,
+        path: s.path,
+        start_line: s.startLine,
+        end_line: s.endLine,
+      }
+      : null;
+  const base = { command: result.command, identifier: result.identifier };
+  if (result.command === "search_references") {
+    return {
+      ...base,
+      found: result.references.length,
+      matches: result.references.map((m) => ({
+        kind: m.ref.kind,
+        file: m.file,
+        path: m.ref.path,
+        line: m.ref.line,
+        column: m.ref.column,
+        enclosing: symbol(m.enclosing),
+        ...(m.text !== undefined ? { text: m.text } : {}),
+      })),
+    };
+  }
+  if (result.command === "search_callers") {
+    return {
+      ...base,
+      found: result.callers.length,
+      matches: result.callers.map((m) => ({
+        ...symbol(m.symbol),
+        file: m.file,
+        call_lines: m.lines,
+        ...(m.body !== undefined ? { body: m.body } : {}),
+      })),
+    };
+  }
+  return {
+    ...base,
+    indirect: result.indirect,
+    found: result.subclasses.length,
+    matches: result.subclasses.map((m) => ({
+      name: m.name,
+      file: m.file,
+      path: m.path,
+      line: m.line,
+      base: m.base,
+      depth: m.depth,
+      definition: symbol(m.symbol),
+      ...(m.body !== undefined ? { body: m.body } : {}),
+    })),
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Answer first, index later: which files could define (or mention) a name, judged from their
+ * bytes alone, so a search on a folder whose index is missing or stale parses only those.
+ *
+ * Every name the graph stores is a slice of its file's decoded text (a name node, a C declarator's
+ * last word, a string key without its quotes, a base type without its generic arguments), and a
+ * reference is an identifier node. So a file that does not contain the name's UTF-8 bytes, with no
+ * identifier character on either side, cannot hold a symbol or reference of that name: the filter
+ * narrows, never misses. What it cannot see the graph never sees either: names built by the C
+ * preprocessor (`##` pasting, macros that expand to a definition), and identifiers spelled with
+ * escapes (`\u0061bc` in Java or JavaScript) are stored as written, not as what they mean.
+ */
+
+/** Bytes that can continue an identifier: letters, digits, `_`, `$`, and any non-ASCII byte. */
+function isWordByte(b: number): boolean {
+  return (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) ||
+    b === 0x5f || b === 0x24 || b >= 0x80;
+}
+
+/** A compiled byte search for one name. */
+export interface Needle {
+  /** The name searched for. */
+  readonly text: string;
+  /**
+   * True when `bytes` (of the file `path`, when known) may hold the name: as a whole word (as far
+   * as its ends are word bytes), and for a definition search in Python, in a defining position.
+   */
+  test(bytes: Uint8Array, path?: string): boolean;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * A literal byte search for `name` at word boundaries: a boundary is only required on a side where
+ * the name itself ends in an identifier character (`operator+` may touch anything on its right).
+ */
+export function needleFor(name: string): Needle {
+  const pattern = encoder.encode(name);
+  const first = pattern[0];
+  const length = pattern.length;
+  const checkLeft = length > 0 && isWordByte(first);
+  const checkRight = length > 0 && isWordByte(pattern[length - 1]);
+  return {
+    text: name,
+    test(bytes: Uint8Array): boolean {
+      if (length === 0) return false;
+      const last = bytes.length - length;
+      for (
+        let at = bytes.indexOf(first);
+        at >= 0 && at <= last;
+        at = bytes.indexOf(first, at + 1)
+      ) {
+        let i = 1;
+        while (i < length && bytes[at + i] === pattern[i]) i++;
+        if (i < length) continue;
+        if (checkLeft && at > 0 && isWordByte(bytes[at - 1])) continue;
+        if (checkRight && at + length < bytes.length && isWordByte(bytes[at + length])) continue;
+        return true;
+      }
+      return false;
+    },
+  };
+}
+
+/** Any of several needles. */
+export function anyNeedle(needles: readonly Needle[]): Needle {
+  if (needles.length === 1) return needles[0];
+  return {
+    text: needles.map((n) => n.text).join(" | "),
+    test: (bytes, path) => needles.some((n) => n.test(bytes, path)),
+  };
+}
+
+const PYTHON_FILE = /\.pyw?$|\.pyi$/;
+const latin1 = new TextDecoder("latin1");
+
+/**
+ * A needle for a definition search: as `searchNeedle`, and in a Python file the name must also
+ * stand where Python defines it. The graph's Python definitions are \`def X\`, \`class X\`, and
+ * assignments to a bare name (\`X = …\`, \`X: T = …\`, \`X: T\`, \`X = lambda …\`), so the name is
+ * preceded by \`def\`/\`class\` or followed by \`=\` or \`:\` (line continuations allowed in between).
+ * Other matches (\`X == y\`, \`{X: 1}\`) only let more files through. Files that merely use the
+ * name wait for the background index.
+ */
+export function definitionNeedle(identifier: string): Needle {
+  const word = searchNeedle(identifier);
+  const name = word.text;
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return word;
+  const defining = new RegExp(
+    `(?:\\bdef|\\bclass)(?:\\s|\\\\)+${name}(?![\\w\\x80-\\xff])|` +
+      `(?<![\\w\\x80-\\xff])${name}(?:[ \\t\\f]|\\\\\\r?\\n)*[:=]`,
+  );
+  return {
+    text: name,
+    test(bytes: Uint8Array, path?: string): boolean {
+      if (!word.test(bytes)) return false;
+      if (path === undefined || !PYTHON_FILE.test(path)) return true;
+      // Latin-1 keeps one character per byte: the pattern sees the bytes as they are.
+      return defining.test(latin1.decode(bytes));
+    },
+  };
+}
+
+/**
+ * The name a file must contain to hold a match for `identifier`: the member of a qualified
+ * `Cls.method` (or `Cls::method`, `Cls#method`) — a superset of files holding either form.
+ */
+export function searchNeedle(identifier: string): Needle {
+  const m = /^(?:.*(?:\.|::))?([^.:#\s]+)(?:\.|::|#)([^.:#\s]+)$/.exec(identifier);
+  const name = m ? m[2] : identifier;
+  // `operator +` is stored as `operator+`: the word is what a file must hold.
+  return needleFor(/^operator\W/.test(name) ? "operator" : name);
+}
