@@ -4,9 +4,10 @@
  * `--json` prints a summary on stdout.
  */
 import { resolve } from "node:path";
-import { workspacePatch } from "../agent/patch.ts";
+import { isGitRepo, workspacePatch } from "../agent/patch.ts";
 import { compareRuns, type Divergence } from "../agent/replay.ts";
 import { readTrajectory, type Trajectory } from "../trajectory/recorder.ts";
+import { workspaceOf } from "./context.ts";
 import { UsageError, writeStdout } from "./io.ts";
 import { openSession, runTask, type SessionOptions } from "./session.ts";
 
@@ -24,6 +25,7 @@ export interface RunOptions extends SessionOptions {
 export async function runCommand(taskArg: string | undefined, opts: RunOptions): Promise<number> {
   const recording = opts.replay ? await readRecording(opts.replay) : undefined;
   const task = await resolveTask(taskArg, opts.file, recording);
+  if (opts.mustPatch) await requireGitRepo(opts.workingDir);
   const session = await openSession(opts, recording);
   const { console, executor } = session;
 
@@ -82,6 +84,16 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
     );
   }
   return exitCode;
+}
+
+// --must-patch judges the run by `git diff`; outside a repository no run could ever pass.
+async function requireGitRepo(workingDir: string | undefined): Promise<void> {
+  const workspace = await workspaceOf(workingDir);
+  if (await isGitRepo(workspace)) return;
+  throw new UsageError(
+    `--must-patch needs a git repository, and ${workspace} is not inside one: run ` +
+      "`git init && git add -A && git commit -m base` there first, or drop --must-patch.",
+  );
 }
 
 async function readRecording(path: string): Promise<Trajectory> {
