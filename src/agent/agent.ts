@@ -62,7 +62,6 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       if (signal?.aborted) return interrupted(recorder, step - 1);
       const message = `The model call failed: ${(e as Error).message}`;
       recorder.recordStep(emptyStep(step, "error", message));
-      console.note(message);
       recorder.finalize(false, message);
       return { success: false, interrupted: false, finalResult: message, steps: step };
     }

@@ -55,10 +55,9 @@ export async function openSession(opts: SessionOptions, recording?: Trajectory):
   const console = new StderrConsole();
   const client: LLMClient = recording ? new ReplayClient(recording, workspace) : createClient(
     config.model,
-    ({ attempt, delayMs, error }) =>
+    ({ attempt, delayMs, reason }) =>
       console.note(
-        `model call failed (${(error as Error).message}); retry ${attempt} in ` +
-          `${(delayMs / 1000).toFixed(1)} s`,
+        `model call failed (${reason}); retry ${attempt} in ${(delayMs / 1000).toFixed(1)} s`,
       ),
     Number(Deno.env.get("DEFT_RETRY_BASE_MS") ?? 1000),
   );

@@ -46,7 +46,15 @@ export function providerClient(model: ResolvedModel): LLMClient {
     case "anthropic":
       return new AnthropicClient(model);
     case "openai":
+      return new OpenAIChatClient(model);
     case "openai_compatible":
+      if (!model.provider.base_url) {
+        throw new ConfigError(
+          "Provider 'openai_compatible' needs the server's base URL: set " +
+            "OPENAI_COMPATIBLE_BASE_URL, --model-base-url or model_providers.<name>.base_url " +
+            "(e.g. http://localhost:8000/v1 for vLLM).",
+        );
+      }
       return new OpenAIChatClient(model);
     case "doubao":
       if (!model.provider.base_url) {
@@ -92,5 +100,21 @@ export function createClient(
     maxRetries: model.settings.max_retries,
     onRetry,
     baseDelayMs,
+    endpoint: endpointOf(model),
   });
+}
+
+const DEFAULT_ENDPOINTS: Record<string, string> = {
+  anthropic: "https://api.anthropic.com",
+  openai: "https://api.openai.com/v1",
+  openrouter: OPENROUTER_URL,
+  google: "https://generativelanguage.googleapis.com",
+  ollama: "http://127.0.0.1:11434",
+};
+
+/** The URL a model's requests go to, for error messages. */
+export function endpointOf(model: ResolvedModel): string | undefined {
+  const kind = model.provider.provider;
+  const fromEnv = kind === "ollama" ? Deno.env.get("OLLAMA_HOST") : undefined;
+  return model.provider.base_url ?? fromEnv ?? DEFAULT_ENDPOINTS[kind];
 }
