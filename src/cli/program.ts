@@ -65,6 +65,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option("-t, --trajectory-file <file>", "where to record the run")
     .option("--json", "print a JSON summary on stdout")
     .option("--replay <trajectory>", "replay a recorded run's model responses; report differences")
+    .option("--replay-exact", "compare replayed tool output byte for byte (no normalising)")
     .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
     .action(async (task, opts) => {
       const { runCommand } = await import("./run.ts");

@@ -19,6 +19,7 @@ export interface RunOptions extends SessionOptions {
   trajectoryFile?: string;
   json?: boolean;
   replay?: string;
+  replayExact?: boolean;
 }
 
 /** Runs one task; returns the exit code. */
@@ -61,7 +62,9 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
     });
     await Deno.writeTextFile(patchPath, patch);
   }
-  const divergences = recording ? compareRuns(recording, recorder.data) : undefined;
+  const divergences = recording
+    ? compareRuns(recording, recorder.data, { exact: opts.replayExact })
+    : undefined;
   if (divergences) reportDivergences(divergences, (line) => console.note(line));
 
   const exitCode = result.interrupted ? 130 : result.success && !divergences?.length ? 0 : 1;
@@ -136,8 +139,28 @@ function reportDivergences(divergences: Divergence[], note: (s: string) => void)
   note(`replay: ${divergences.length} difference(s) from the recording:`);
   for (const d of divergences) {
     const what = d.tool ? `${d.tool} (${d.call_id}) ${d.field}` : d.field;
-    note(`  step ${d.step}: ${what}: recorded ${clip(d.recorded)}, replayed ${clip(d.replayed)}`);
+    const diff = d.first_difference;
+    if (!diff) {
+      note(`  step ${d.step}: ${what}: recorded ${clip(d.recorded)}, replayed ${clip(d.replayed)}`);
+      continue;
+    }
+    note(`  step ${d.step}: ${what} differs at line ${diff.line}:`);
+    if (diff.context !== null) note(`      ${clipLine(diff.context)}`);
+    note(
+      `    - ${
+        diff.recorded === null ? "(no line: recorded output ends)" : clipLine(diff.recorded)
+      }`,
+    );
+    note(
+      `    + ${
+        diff.replayed === null ? "(no line: replayed output ends)" : clipLine(diff.replayed)
+      }`,
+    );
   }
+}
+
+function clipLine(line: string): string {
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
 }
 
 function clip(value: unknown): string {
