@@ -56,7 +56,9 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
     const estimated = fitContext(messages, step, definitionChars, options);
     let response: LLMResponse;
     try {
-      response = await client.chat(messages, definitions, signal);
+      console.waiting?.(step);
+      const onText = console.text?.bind(console);
+      response = await client.chat(messages, definitions, signal, onText);
       options.context?.calibrate(estimated, response.usage.input_tokens);
     } catch (e) {
       if (signal?.aborted) return interrupted(recorder, step - 1);
@@ -87,6 +89,7 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       continue;
     }
 
+    console.calling?.(step, calls);
     const results = await runCalls(calls, options);
     let done = false;
     const doneIndex = calls.findIndex((c) => normalizeToolName(c.name) === TASK_DONE);

@@ -7,6 +7,8 @@ import { VERSION } from "../version.ts";
 import { runPipelineCommand } from "./dispatch.ts";
 import type { FastParse } from "./fast.ts";
 import { type CommandSpec, PIPELINE_COMMANDS } from "./spec.ts";
+import { OUTPUT_FORMATS } from "./console/choose.ts";
+import { COLOR_MODES } from "./console/style.ts";
 
 function addSpec(program: Command, name: string, spec: CommandSpec): Command {
   const command = program.command(name).description(spec.description);
@@ -63,7 +65,12 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option("--must-patch", "refuse to finish while git diff is empty")
     .option("--patch-path <file>", "write the final patch (git diff, new files included) here")
     .option("-t, --trajectory-file <file>", "where to record the run")
-    .option("--json", "print a JSON summary on stdout")
+    .option("--json", "print a JSON summary on stdout (--output-format json)")
+    .addOption(
+      new Option("--output-format <format>", "text, json (a summary) or stream-json (events)")
+        .choices(OUTPUT_FORMATS),
+    )
+    .addOption(new Option("--color <when>", "colour the console").choices(COLOR_MODES))
     .option("--replay <trajectory>", "replay a recorded run's model responses; report differences")
     .option("--replay-exact", "compare replayed tool output byte for byte (no normalising)")
     .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
@@ -76,6 +83,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option("--max-steps <n>", "step limit per task", positiveInteger)
     .option("-w, --working-dir <dir>", "the repository to work in (default: current directory)")
     .option("-t, --trajectory-file <file>", "record task N to FILE.N.json")
+    .addOption(new Option("--color <when>", "colour the console").choices(COLOR_MODES))
     .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
     .action(async (opts) => {
       const { interactiveCommand } = await import("./interactive.ts");

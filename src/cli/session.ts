@@ -4,7 +4,7 @@
  */
 import { resolve } from "node:path";
 import { type AgentResult, runAgent } from "../agent/agent.ts";
-import { StderrConsole } from "../agent/console.ts";
+import type { AgentConsole } from "../agent/console.ts";
 import { ContextManager } from "../agent/context.ts";
 import { Lakeview } from "../agent/lakeview.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
@@ -23,11 +23,15 @@ import {
   TrajectoryRecorder,
 } from "../trajectory/recorder.ts";
 import { writeStderr } from "./io.ts";
+import { chooseConsole, type OutputFormat } from "./console/choose.ts";
+import type { ColorMode } from "./console/style.ts";
 
 /** Options shared by `run` and `interactive`. */
 export interface SessionOptions extends ConfigOverrides {
   workingDir?: string;
   configFile?: string;
+  outputFormat?: OutputFormat;
+  color?: ColorMode;
 }
 
 /** A configured model, tool set and console, living across tasks. */
@@ -37,7 +41,7 @@ export interface Session {
   client: LLMClient;
   lakeviewClient?: LLMClient;
   executor: ToolExecutor;
-  console: StderrConsole;
+  console: AgentConsole;
   recording?: Trajectory;
 }
 
@@ -52,7 +56,7 @@ export async function openSession(opts: SessionOptions, recording?: Trajectory):
     overrides.model ??= recording.model;
   }
   const config = resolveRunConfig(loaded, overrides, undefined, !recording);
-  const console = new StderrConsole();
+  const console = chooseConsole({ outputFormat: opts.outputFormat, color: opts.color, workspace });
   const client: LLMClient = recording ? new ReplayClient(recording, workspace) : createClient(
     config.model,
     ({ attempt, delayMs, reason }) =>
@@ -123,11 +127,22 @@ export async function runTask(
     },
     [config.model.provider.api_key, config.lakeview?.provider.api_key],
   );
-  console.note(
-    `deft: ${session.recording ? "replaying" : "running"} with ` +
-      `${config.model.provider.provider}/${config.model.settings.model} in ${session.workspace}; ` +
-      `trajectory: ${trajectoryPath}`,
-  );
+  if (console.start) {
+    console.start({
+      task,
+      workspace: session.workspace,
+      provider: config.model.provider.provider,
+      model: config.model.settings.model,
+      trajectory: trajectoryPath,
+      replay: session.recording !== undefined,
+    });
+  } else {
+    console.note(
+      `deft: ${session.recording ? "replaying" : "running"} with ` +
+        `${config.model.provider.provider}/${config.model.settings.model} in ` +
+        `${session.workspace}; trajectory: ${trajectoryPath}`,
+    );
+  }
   const lakeview = session.lakeviewClient ? new Lakeview(session.lakeviewClient, task) : undefined;
   const result = await runAgent(task, {
     client: session.client,

@@ -80,6 +80,15 @@ const configSchema = z.strictObject({
   allow_mcp_servers: z.array(z.string()).default([]),
   sandbox: z.enum(["none", "workspace-write"]).default("none"),
   allow_network: z.boolean().default(false),
+  prices: z.record(
+    z.string(),
+    z.strictObject({
+      input: z.number().min(0),
+      output: z.number().min(0),
+      cache_read: z.number().min(0).optional(),
+      cache_write: z.number().min(0).optional(),
+    }),
+  ).default({}),
   tool_settings: z.strictObject({
     bash_timeout: z.number().positive().optional(),
     output_limit: positiveInt.optional(),

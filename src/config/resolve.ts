@@ -47,6 +47,8 @@ export interface RunConfig {
   allowMcpServers: string[];
   toolSettings: ToolSettings;
   configPath?: string;
+  /** Model prices from the config file (USD per million tokens). */
+  prices: DeftConfig["prices"];
 }
 
 /** The agent section Deft reads: `deft_agent`, else Trae Agent's `trae_agent`. */
@@ -103,6 +105,7 @@ export function resolveRunConfig(
       ckgDir: settings.ckg_dir,
     },
     configPath: loaded.path,
+    prices: config.prices ?? {},
   };
 }
 

@@ -76,4 +76,9 @@ export interface DeftConfig {
   sandbox: "none" | "workspace-write";
   allow_network: boolean;
   tool_settings: ToolSettingsConfig;
+  /** USD per million tokens by model name; overrides src/llm/prices.ts's table. */
+  prices: Record<
+    string,
+    { input: number; output: number; cache_read?: number; cache_write?: number }
+  >;
 }

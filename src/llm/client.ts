@@ -11,7 +11,7 @@ import { GoogleClient } from "./google.ts";
 import { OllamaClient } from "./ollama.ts";
 import { OpenAIChatClient } from "./openai_chat.ts";
 import { type RetryOptions, withRetry } from "./retry.ts";
-import type { LLMClient, LLMMessage, LLMResponse } from "./types.ts";
+import type { LLMClient, LLMMessage, LLMResponse, TextListener } from "./types.ts";
 
 const OPENROUTER_URL = "https://openrouter.ai/api/v1";
 
@@ -34,8 +34,12 @@ export class RetryingClient implements LLMClient {
     messages: readonly LLMMessage[],
     tools: readonly ToolDefinition[],
     signal?: AbortSignal,
+    onText?: TextListener,
   ): Promise<LLMResponse> {
-    return withRetry(() => this.inner.chat(messages, tools, signal), { ...this.options, signal });
+    return withRetry(
+      () => this.inner.chat(messages, tools, signal, onText),
+      { ...this.options, signal },
+    );
   }
 }
 
