@@ -156,7 +156,6 @@ export class LiveConsole implements AgentConsole {
       }
     }
     if (report.patchPath) this.#line(`patch written to ${report.patchPath}`);
-    this.#line(`trajectory: ${report.trajectory}`);
     const u = report.usage;
     const cached = u.cache_read_input_tokens ? `, ${u.cache_read_input_tokens} cached` : "";
     const cost = report.costUsd === null ? "" : ` · cost $${report.costUsd.toFixed(4)}`;
