@@ -383,3 +383,57 @@ export function anthropicStream(reply: MockReply, chunkDelayMs = 0): MockReply {
   out.push(event("message_stop", {}));
   return { stream: out, chunkDelayMs };
 }
+
+/** The streamed form (server-sent events) of a Gemini reply made by `geminiFunctionCalls`. */
+export function geminiStream(reply: MockReply, chunkDelayMs = 0): MockReply {
+  // deno-lint-ignore no-explicit-any
+  const body = reply.body as any;
+  const candidate = body.candidates[0];
+  const chunk = (parts: unknown[], last: boolean) =>
+    `data: ${
+      JSON.stringify({
+        candidates: [{
+          content: { role: "model", parts },
+          index: 0,
+          ...(last ? { finishReason: candidate.finishReason } : {}),
+        }],
+        ...(last ? { usageMetadata: body.usageMetadata } : {}),
+        modelVersion: body.modelVersion,
+        responseId: body.responseId,
+      })
+    }\r\n\r\n`;
+  const out: string[] = [];
+  // deno-lint-ignore no-explicit-any
+  const parts: any[] = candidate.content.parts;
+  const calls = parts.filter((p) => p.functionCall);
+  for (const part of parts.filter((p) => p.text)) {
+    for (const piece of pieces(part.text)) out.push(chunk([{ text: piece }], false));
+  }
+  out.push(chunk(calls, true));
+  return { stream: out, chunkDelayMs };
+}
+
+/** The streamed form (NDJSON) of an Ollama reply made by `ollamaToolCalls`. */
+export function ollamaStream(reply: MockReply, chunkDelayMs = 0): MockReply {
+  // deno-lint-ignore no-explicit-any
+  const body = reply.body as any;
+  const base = { model: body.model, created_at: body.created_at };
+  const out: string[] = [];
+  for (const piece of pieces(body.message.content ?? "")) {
+    out.push(
+      JSON.stringify({ ...base, message: { role: "assistant", content: piece }, done: false }) +
+        "\n",
+    );
+  }
+  if (body.message.tool_calls) {
+    out.push(
+      JSON.stringify({
+        ...base,
+        message: { role: "assistant", content: "", tool_calls: body.message.tool_calls },
+        done: false,
+      }) + "\n",
+    );
+  }
+  out.push(JSON.stringify({ ...body, message: { role: "assistant", content: "" } }) + "\n");
+  return { stream: out, chunkDelayMs, headers: { "content-type": "application/x-ndjson" } };
+}

@@ -5,8 +5,12 @@ import {
   anthropicToolUses,
   chatStream,
   chatToolCalls,
+  geminiFunctionCalls,
+  geminiStream,
   MockLLM,
   type MockReply,
+  ollamaStream,
+  ollamaToolCalls,
 } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 
@@ -182,3 +186,35 @@ Deno.test("--json is --output-format json; the summary has cost and files change
     await mock.close();
   }
 });
+
+for (
+  const [provider, stream] of [
+    ["google", () => [
+      geminiStream(geminiFunctionCalls([["bash", { command: "echo hi" }]], "Looking first.")),
+      geminiStream(geminiFunctionCalls([["task_done", {}]], "All done.")),
+    ]],
+    ["ollama", () => [
+      ollamaStream(ollamaToolCalls([["bash", { command: "echo hi" }]], "Looking first.")),
+      ollamaStream(ollamaToolCalls([["task_done", {}]], "All done.")),
+    ]],
+  ] as const
+) {
+  Deno.test(`stream-json through the ${provider} SDK's stream`, async () => {
+    const repo = await makeBuggyRepo();
+    const mock = MockLLM.start(stream());
+    try {
+      const r = await deft(mock, repo, provider, ["--output-format", "stream-json"]);
+      assert.equal(r.code, 0, r.stderr);
+      const events = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+      const text = events.filter((e) => e.type === "text" && e.step === 1).map((e) => e.delta);
+      assert.ok(text.length > 1, JSON.stringify(text));
+      assert.equal(text.join(""), "Looking first.");
+      assert.equal(events.find((e) => e.type === "tool_result").result.trim(), "hi");
+      assert.equal(events[events.length - 1].type, "run_done");
+      assert.ok(mock.requests[0].path.includes(provider === "google" ? "stream" : "/api/chat"));
+      if (provider === "ollama") assert.equal(mock.requests[0].body.stream, true);
+    } finally {
+      await mock.close();
+    }
+  });
+}
