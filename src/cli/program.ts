@@ -165,7 +165,12 @@ export async function runProgram(args: readonly string[]): Promise<number> {
     await program.parseAsync(args, { from: "user" });
     return code;
   } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof CommanderError) {
+      if (e.exitCode === 0) return 0;
+      const { reportUsageErrorAsJson } = await import("./json_errors.ts");
+      await reportUsageErrorAsJson(args, e.message.replace(/^error: /, ""));
+      return 2;
+    }
     throw e;
   }
 }

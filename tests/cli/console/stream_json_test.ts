@@ -218,3 +218,23 @@ for (
     }
   });
 }
+
+Deno.test("a bad flag with --json or stream-json: a JSON error on stdout, exit 2", async () => {
+  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  const bad = await runDeft(["run", "x", "--json", "--max-steps", "0"], { cwd: home });
+  assert.equal(bad.code, 2);
+  assert.match(JSON.parse(bad.stdout).error, /--max-steps/);
+  const unknown = await runDeft(["run", "x", "--output-format", "stream-json", "--bogus"], {
+    cwd: home,
+  });
+  assert.equal(unknown.code, 2);
+  assert.deepEqual(JSON.parse(unknown.stdout), {
+    type: "error",
+    success: false,
+    exit_code: 2,
+    error: "unknown option '--bogus'",
+  });
+  const text = await runDeft(["run", "x", "--bogus"], { cwd: home });
+  assert.equal(text.code, 2);
+  assert.equal(text.stdout, "");
+});
