@@ -49,8 +49,8 @@ export function snapshot(call: LLMToolCall, workspace: string): Snapshot | undef
   }
 }
 
-/** The unified diff from the snapshot to the file now (`color`: git's colours); "" if none. */
-export function diffSince(shot: Snapshot, color: boolean): string {
+/** The unified diff from the snapshot to the file now, without colour; "" if none. */
+export function diffSince(shot: Snapshot): string {
   const dir = Deno.makeTempDirSync({ prefix: "deft-diff-" });
   try {
     const before = join(dir, "before");
@@ -70,7 +70,7 @@ export function diffSince(shot: Snapshot, color: boolean): string {
         "diff",
         "--no-index",
         "--no-ext-diff",
-        `--color=${color ? "always" : "never"}`,
+        "--color=never",
         "-U2",
         "--",
         before,
@@ -85,8 +85,7 @@ export function diffSince(shot: Snapshot, color: boolean): string {
     const text = new TextDecoder().decode(out.stdout);
     // Drop git's header (temp file names); the console prints the real path itself.
     const lines = text.split("\n");
-    // deno-lint-ignore no-control-regex -- git's colour codes precede the hunk marker
-    const hunk = lines.findIndex((l) => l.replace(/\x1b\[[0-9;]*m/g, "").startsWith("@@"));
+    const hunk = lines.findIndex((l) => l.startsWith("@@"));
     return hunk < 0 ? "" : lines.slice(hunk).join("\n").trimEnd();
   } catch {
     return "";

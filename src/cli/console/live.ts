@@ -9,6 +9,7 @@ import type { AgentConsole, RunReport, RunStart } from "../../agent/console.ts";
 import type { LLMToolCall, LLMUsage } from "../../llm/types.ts";
 import type { ToolCallResult } from "../../tools/executor.ts";
 import { diffSince, type Snapshot, snapshot } from "./edit_diff.ts";
+import { printable } from "./printable.ts";
 import { Spinner } from "./spinner.ts";
 import { Style } from "./style.ts";
 
@@ -76,8 +77,9 @@ export class LiveConsole implements AgentConsole {
   text(delta: string): void {
     if (!delta) return;
     this.#spinner?.stop();
-    this.#out(delta);
-    this.#streamed += delta;
+    const shown = printable(delta);
+    this.#out(shown);
+    this.#streamed += shown;
   }
 
   calling(step: number, calls: LLMToolCall[]): void {
@@ -95,7 +97,7 @@ export class LiveConsole implements AgentConsole {
     this.#spinner?.stop();
     const s = this.#style;
     // A client that does not stream (a replay) hands over the whole text at the end.
-    if (!this.#streamed && text.trim()) this.#out(`${text.trimEnd()}\n`);
+    if (!this.#streamed && text.trim()) this.#out(`${printable(text.trimEnd())}\n`);
     this.#endText();
     if (calls.length === 0) {
       this.#line(s.dim("(no tool call)"));
@@ -114,20 +116,31 @@ export class LiveConsole implements AgentConsole {
       }
       const shot = this.#snapshots.get(call.call_id);
       this.#snapshots.delete(call.call_id);
-      const diff = shot && result.success ? diffSince(shot, s.enabled) : "";
+      const diff = shot && result.success ? diffSince(shot) : "";
       if (diff) {
-        this.#line(`  ${s.bold(shot!.relative)}`);
-        for (const line of clipLines(diff, DIFF_LINES)) this.#line(`    ${line}`);
+        this.#line(`  ${s.bold(printable(shot!.relative))}`);
+        for (const line of clipLines(diff, DIFF_LINES)) this.#line(`    ${this.#diffLine(line)}`);
       } else {
         const shown = result.success ? result.output : result.output ?? "";
-        for (const line of clipLines(shown ?? "", OUTPUT_LINES)) this.#line(s.dim(`    │ ${line}`));
+        for (const line of clipLines(shown ?? "", OUTPUT_LINES)) {
+          this.#line(s.dim(`    │ ${printable(line)}`));
+        }
       }
     });
     this.#streamed = "";
   }
 
   note(message: string): void {
-    this.#line(this.#style.dim(message));
+    this.#line(this.#style.dim(printable(message)));
+  }
+
+  #diffLine(raw: string): string {
+    const s = this.#style;
+    const line = printable(raw);
+    if (line.startsWith("@@")) return s.cyan(line);
+    if (line.startsWith("+")) return s.green(line);
+    if (line.startsWith("-")) return s.red(line);
+    return line;
   }
 
   summary(info: {
@@ -141,7 +154,7 @@ export class LiveConsole implements AgentConsole {
     const s = this.#style;
     const head = info.success ? s.green("✓ completed") : s.red("✗ not completed");
     this.#line(`${head} in ${info.steps} step(s), ${info.seconds.toFixed(1)} s`);
-    if (info.result && !info.success) this.#line(info.result);
+    if (info.result && !info.success) this.#line(printable(info.result));
   }
 
   finish(report: RunReport): void {
@@ -165,14 +178,14 @@ export class LiveConsole implements AgentConsole {
   #callLine(call: LLMToolCall): string {
     const s = this.#style;
     const arg = mainArgument(call);
-    return `${s.cyan("●")} ${s.bold(call.name)}${arg ? ` ${arg}` : ""}`;
+    return `${s.cyan("●")} ${s.bold(printable(call.name))}${arg ? ` ${arg}` : ""}`;
   }
 }
 
 /** The argument that says what a call does: bash's command, the editor's command and path… */
 export function mainArgument(call: LLMToolCall): string {
   const args = call.arguments;
-  if (typeof args === "string") return clip(args, 100);
+  if (typeof args === "string") return printable(clip(args, 100));
   if (!args || typeof args !== "object") return "";
   const a = args as Record<string, unknown>;
   const str = (v: unknown) => typeof v === "string" ? v : undefined;
@@ -183,9 +196,9 @@ export function mainArgument(call: LLMToolCall): string {
     str(a.json_path),
     str(a.identifier),
   ].filter((p): p is string => p !== undefined && p !== "");
-  if (parts.length > 0) return clip(parts.join(" "), 100);
+  if (parts.length > 0) return printable(clip(parts.join(" "), 100));
   const first = Object.values(a).find((v) => typeof v === "string") as string | undefined;
-  return first ? clip(first, 100) : "";
+  return first ? printable(clip(first, 100)) : "";
 }
 
 function clip(text: string, max: number): string {
@@ -194,7 +207,7 @@ function clip(text: string, max: number): string {
 }
 
 function firstLine(text: string): string {
-  return clip(text.split("\n").find((l) => l.trim()) ?? text, 120);
+  return printable(clip(text.split("\n").find((l) => l.trim()) ?? text, 120));
 }
 
 function clipLines(text: string, max: number): string[] {
