@@ -101,3 +101,24 @@ Deno.test("an INIT_CWD inherited from an outer task is ignored outside Deft's ch
   assert.equal(run.code, 0, run.stderr);
   assert.equal(JSON.parse(await Deno.readTextFile(trajectory)).working_dir, repo);
 });
+
+Deno.test("an INIT_CWD is ignored when the entry has no deno.json beside it (a bundle)", async () => {
+  const { enterInvocationDir } = await import("../../src/cli/invocation_dir.ts");
+  const dist = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-dist-" }));
+  const other = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-other-" }));
+  const before = Deno.cwd();
+  const saved = Deno.env.get("INIT_CWD");
+  try {
+    Deno.env.set("INIT_CWD", other);
+    Deno.chdir(dist);
+    assert.equal(enterInvocationDir(`file://${dist}/deft.js`), undefined);
+    assert.equal(Deno.cwd(), dist);
+    await Deno.writeTextFile(`${dist}/deno.json`, "{}");
+    assert.equal(enterInvocationDir(`file://${dist}/main.ts`), other);
+    assert.equal(Deno.cwd(), other);
+  } finally {
+    Deno.chdir(before);
+    if (saved === undefined) Deno.env.delete("INIT_CWD");
+    else Deno.env.set("INIT_CWD", saved);
+  }
+});
