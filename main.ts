@@ -6,6 +6,7 @@
  */
 import { runPipelineCommand } from "./src/cli/dispatch.ts";
 import { fastParse } from "./src/cli/fast.ts";
+import { enterInvocationDir } from "./src/cli/invocation_dir.ts";
 import { UsageError, writeStderr } from "./src/cli/io.ts";
 import { setWorkerEntry } from "./src/tools/host/entry.ts";
 
@@ -32,5 +33,6 @@ if (typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !==
   serveToolHost();
 } else if (import.meta.main) {
   setWorkerEntry(import.meta.url);
+  enterInvocationDir(import.meta.url);
   Deno.exit(await main(Deno.args));
 }

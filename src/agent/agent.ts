@@ -64,13 +64,14 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
     const estimated = fitContext(messages, step, definitionChars, options);
     let response: LLMResponse;
     try {
-      response = await client.chat(messages, definitions, signal);
+      console.waiting?.(step);
+      const onText = console.text?.bind(console);
+      response = await client.chat(messages, definitions, signal, onText);
       options.context?.calibrate(estimated, response.usage.input_tokens);
     } catch (e) {
       if (signal?.aborted) return interrupted(recorder, step - 1);
       const message = `The model call failed: ${(e as Error).message}`;
       recorder.recordStep(emptyStep(step, "error", message));
-      console.note(message);
       recorder.finalize(false, message);
       return { success: false, interrupted: false, finalResult: message, steps: step };
     }
@@ -102,6 +103,7 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       continue;
     }
 
+    console.calling?.(step, calls);
     const results = await runCalls(calls, options);
     let done = false;
     const doneIndex = calls.findIndex((c) => normalizeToolName(c.name) === TASK_DONE);

@@ -1,11 +1,42 @@
 /** Progress on stderr: one concise line per step and a summary at the end. */
 import type { ToolCallResult } from "../tools/executor.ts";
 import type { LLMToolCall, LLMUsage } from "../llm/types.ts";
+import type { FileChange } from "./patch_stats.ts";
 
-/** Where the agent reports progress. */
+/** What a run is about to do. */
+export interface RunStart {
+  task: string;
+  workspace: string;
+  provider: string;
+  model: string;
+  trajectory: string;
+  replay: boolean;
+}
+
+/** What a run left behind, for the closing report. */
+export interface RunReport {
+  files: FileChange[];
+  patchPath: string | null;
+  trajectory: string;
+  usage: LLMUsage;
+  costUsd: number | null;
+}
+
+/** Where the agent reports progress. The optional hooks let a live console show work as it
+ * happens; a console without `text` gets whole responses only (the client does not stream). */
 export interface AgentConsole {
+  /** A run starts (else a plain note says so). */
+  start?(info: RunStart): void;
+  /** A model call starts. */
+  waiting?(step: number): void;
+  /** A piece of the model's text arrived. */
+  text?(delta: string): void;
+  /** The step's tool calls are about to run. */
+  calling?(step: number, calls: LLMToolCall[]): void;
   step(step: number, calls: LLMToolCall[], results: ToolCallResult[], text: string): void;
   note(message: string): void;
+  /** The closing report: files changed, where the patch and the trajectory went, cost. */
+  finish?(report: RunReport): void;
   summary(
     info: {
       success: boolean;

@@ -1,6 +1,11 @@
-/** Compares a replayed run with its recording, step by step and call by call. */
+/**
+ * Compares a replayed run with its recording, step by step and call by call. By default volatile
+ * text (durations, temp paths, pids; see volatile.ts) is normalised on both sides first, so a
+ * replay right after the recording matches; `exact` compares byte for byte.
+ */
 import type { Trajectory } from "../trajectory/recorder.ts";
 import { replacePath } from "../llm/replay.ts";
+import { normalizeVolatile } from "./volatile.ts";
 
 /** One place where the replay's tool results differ from the recording. */
 export interface Divergence {
@@ -10,10 +15,34 @@ export interface Divergence {
   field: "success" | "result" | "error" | "calls" | "missing step";
   recorded: unknown;
   replayed: unknown;
+  /** For text that differs: the first differing line (1-based) with a line of context. */
+  first_difference?: LineDifference;
+}
+
+/** Where two texts first differ, line by line. */
+export interface LineDifference {
+  line: number;
+  context: string | null;
+  recorded: string | null;
+  replayed: string | null;
+}
+
+/** Comparison options. */
+export interface CompareOptions {
+  /** Compare tool output byte for byte, without normalising volatile text. */
+  exact?: boolean;
 }
 
 /** Every divergence between `recorded` and `replayed` (empty when they agree). */
-export function compareRuns(recorded: Trajectory, replayed: Trajectory): Divergence[] {
+export function compareRuns(
+  recorded: Trajectory,
+  replayed: Trajectory,
+  options: CompareOptions = {},
+): Divergence[] {
+  const same = (a: unknown, b: unknown) =>
+    a === b ||
+    (!options.exact && typeof a === "string" && typeof b === "string" &&
+      normalizeVolatile(a) === normalizeVolatile(b));
   // A replay in another directory is compared as if the recording had run there.
   const from = recorded.working_dir;
   const to = replayed.working_dir;
@@ -49,18 +78,38 @@ export function compareRuns(recorded: Trajectory, replayed: Trajectory): Diverge
       const rb = b.tool_results[j];
       if (!rb) return;
       for (const field of ["success", "result", "error"] as const) {
-        if (ra[field] !== rb[field]) {
+        if (!same(ra[field], rb[field])) {
+          const a = ra[field], b = rb[field];
           found.push({
             step,
             call_id: ra.call_id,
             tool: ra.name,
             field,
-            recorded: ra[field],
-            replayed: rb[field],
+            recorded: a,
+            replayed: b,
+            ...(typeof a === "string" && typeof b === "string"
+              ? { first_difference: firstDifference(a, b, !options.exact) }
+              : {}),
           });
         }
       }
     });
   }
   return found;
+}
+
+/** The first line where `a` and `b` differ (after normalising, when `normalize`). */
+export function firstDifference(a: string, b: string, normalize = true): LineDifference {
+  const left = a.split("\n");
+  const right = b.split("\n");
+  const key = (line: string | undefined) =>
+    line === undefined ? undefined : normalize ? normalizeVolatile(line) : line;
+  let i = 0;
+  while (i < left.length && i < right.length && key(left[i]) === key(right[i])) i++;
+  return {
+    line: i + 1,
+    context: i > 0 ? left[i - 1] : null,
+    recorded: left[i] ?? null,
+    replayed: right[i] ?? null,
+  };
 }

@@ -7,6 +7,8 @@ import { VERSION } from "../version.ts";
 import { runPipelineCommand } from "./dispatch.ts";
 import type { FastParse } from "./fast.ts";
 import { type CommandSpec, PIPELINE_COMMANDS } from "./spec.ts";
+import { OUTPUT_FORMATS } from "./console/choose.ts";
+import { COLOR_MODES } from "./console/style.ts";
 
 function addSpec(program: Command, name: string, spec: CommandSpec): Command {
   const command = program.command(name).description(spec.description);
@@ -63,8 +65,14 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option("--must-patch", "refuse to finish while git diff is empty")
     .option("--patch-path <file>", "write the final patch (git diff, new files included) here")
     .option("-t, --trajectory-file <file>", "where to record the run")
-    .option("--json", "print a JSON summary on stdout")
+    .option("--json", "print a JSON summary on stdout (--output-format json)")
+    .addOption(
+      new Option("--output-format <format>", "text, json (a summary) or stream-json (events)")
+        .choices(OUTPUT_FORMATS),
+    )
+    .addOption(new Option("--color <when>", "colour the console").choices(COLOR_MODES))
     .option("--replay <trajectory>", "replay a recorded run's model responses; report differences")
+    .option("--replay-exact", "compare replayed tool output byte for byte (no normalising)")
     .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
     .addOption(approvalOption("never"))
     .option("--continue", "go on with this workspace's latest session")
@@ -83,6 +91,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option("--max-steps <n>", "step limit per turn", positiveInteger)
     .option("-w, --working-dir <dir>", "the repository to work in (default: current directory)")
     .option("-t, --trajectory-file <file>", "record conversation N to FILE.N.json")
+    .addOption(new Option("--color <when>", "colour the console").choices(COLOR_MODES))
     .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
     .addOption(approvalOption("commands"))
     .option("--continue", "go on with this workspace's latest session")
@@ -217,7 +226,12 @@ export async function runProgram(args: readonly string[]): Promise<number> {
     await program.parseAsync(args, { from: "user" });
     return code;
   } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof CommanderError) {
+      if (e.exitCode === 0) return 0;
+      const { reportUsageErrorAsJson } = await import("./json_errors.ts");
+      await reportUsageErrorAsJson(args, e.message.replace(/^error: /, ""));
+      return 2;
+    }
     throw e;
   }
 }

@@ -1,12 +1,17 @@
 /**
  * `deft run`: one task, start to finish. Exit codes: 0 the task completed, 1 it failed or ran out of
  * steps, 2 usage or configuration errors, 130 interrupted (Ctrl-C; 143 on SIGTERM, 129 on SIGHUP).
- * Progress goes to stderr; `--json` prints a summary on stdout.
+ * Progress goes to stderr; `--output-format json` (`--json`) prints a summary on stdout,
+ * `stream-json` one event per line.
  */
 import { resolve } from "node:path";
-import { workspacePatch } from "../agent/patch.ts";
+import { isGitRepo, workspacePatch } from "../agent/patch.ts";
+import { type FileChange, patchStats } from "../agent/patch_stats.ts";
+import { costOf } from "../llm/prices.ts";
+import type { OutputFormat } from "./console/choose.ts";
 import { compareRuns, type Divergence } from "../agent/replay.ts";
 import { readTrajectory, type Trajectory } from "../trajectory/recorder.ts";
+import { workspaceOf } from "./context.ts";
 import { UsageError, writeStdout } from "./io.ts";
 import { openSession, runTask, type SessionOptions } from "./session.ts";
 import { askOnTerminal } from "./approval.ts";
@@ -20,11 +25,38 @@ export interface RunOptions extends SessionOptions, ResumeOptions {
   patchPath?: string;
   trajectoryFile?: string;
   json?: boolean;
+  outputFormat?: OutputFormat;
   replay?: string;
+  replayExact?: boolean;
 }
 
 /** Runs one task; returns the exit code. */
 export async function runCommand(taskArg: string | undefined, opts: RunOptions): Promise<number> {
+  const format = outputFormat(opts);
+  try {
+    return await runFormatted(taskArg, { ...opts, outputFormat: format });
+  } catch (e) {
+    // Scripts reading stdout get the error there too, in the shape they parse.
+    if (e instanceof UsageError && format !== "text") {
+      const error = { success: false, exit_code: 2, error: e.message };
+      await writeStdout(
+        JSON.stringify(format === "stream-json" ? { type: "error", ...error } : error) + "\n",
+      );
+    }
+    throw e;
+  }
+}
+
+function outputFormat(opts: RunOptions): OutputFormat {
+  if (opts.json && opts.outputFormat && opts.outputFormat !== "json") {
+    throw new UsageError(
+      `--json means --output-format json; it cannot go with ${opts.outputFormat}.`,
+    );
+  }
+  return opts.json ? "json" : opts.outputFormat ?? "text";
+}
+
+async function runFormatted(taskArg: string | undefined, opts: RunOptions): Promise<number> {
   const recording = opts.replay ? await readRecording(opts.replay) : undefined;
   const resumed = await resumeTarget(opts);
   if (resumed && recording) throw new UsageError("--replay cannot be combined with a resume.");
@@ -36,6 +68,7 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
     );
   }
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
+  if (opts.mustPatch) await requireGitRepo(opts.workingDir);
   const session = await openSession(opts, recording, {
     defaultMode: "never",
     ask: askOnTerminal,
@@ -75,29 +108,54 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
   const { result, recorder } = outcome;
 
   let patchPath: string | undefined;
-  if (opts.patchPath) {
-    patchPath = resolve(opts.patchPath);
+  let files: FileChange[] = [];
+  if (opts.patchPath || await isGitRepo(session.workspace)) {
     const patch = await workspacePatch(session.workspace).catch((e) => {
       console.note(`warning: could not compute the patch: ${(e as Error).message}`);
       return "";
     });
-    await Deno.writeTextFile(patchPath, patch);
+    files = await patchStats(patch);
+    if (opts.patchPath) {
+      patchPath = resolve(opts.patchPath);
+      await Deno.writeTextFile(patchPath, patch);
+    }
   }
-  const divergences = recording ? compareRuns(recording, recorder.data) : undefined;
+  const provider = session.config.model.provider.provider;
+  const model = session.config.model.settings.model;
+  const usage = recorder.data.total_usage;
+  const costUsd = costOf(usage, provider, model, session.config.prices);
+  if (console.finish) {
+    console.finish({
+      files,
+      patchPath: patchPath ?? null,
+      trajectory: recorder.path,
+      usage,
+      costUsd,
+    });
+  } else if (patchPath) {
+    console.note(`patch written to ${patchPath} (${files.length} file(s) changed)`);
+  }
+  const divergences = recording
+    ? compareRuns(recording, recorder.data, { exact: opts.replayExact })
+    : undefined;
   if (divergences) reportDivergences(divergences, (line) => console.note(line));
 
   const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
-  if (opts.json) {
+  if (opts.outputFormat === "json" || opts.outputFormat === "stream-json") {
+    const event = opts.outputFormat === "stream-json" ? { type: "run_done" } : {};
     await writeStdout(
       JSON.stringify({
+        ...event,
         success: result.success,
         interrupted: result.interrupted,
         exit_code: exitCode,
         final_result: result.finalResult,
         steps: result.steps,
-        provider: session.config.model.provider.provider,
-        model: session.config.model.settings.model,
-        usage: recorder.data.total_usage,
+        provider,
+        model,
+        usage,
+        cost_usd: costUsd,
+        files_changed: files.map(({ path, added, removed }) => ({ path, added, removed })),
         execution_time: recorder.data.execution_time,
         trajectory: recorder.path,
         session_id: recorder.data.session_id,
@@ -107,6 +165,16 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
     );
   }
   return exitCode;
+}
+
+// --must-patch judges the run by `git diff`; outside a repository no run could ever pass.
+async function requireGitRepo(workingDir: string | undefined): Promise<void> {
+  const workspace = await workspaceOf(workingDir);
+  if (await isGitRepo(workspace)) return;
+  throw new UsageError(
+    `--must-patch needs a git repository, and ${workspace} is not inside one: run ` +
+      "`git init && git add -A && git commit -m base` there first, or drop --must-patch.",
+  );
 }
 
 async function readRecording(path: string): Promise<Trajectory> {
@@ -149,8 +217,28 @@ function reportDivergences(divergences: Divergence[], note: (s: string) => void)
   note(`replay: ${divergences.length} difference(s) from the recording:`);
   for (const d of divergences) {
     const what = d.tool ? `${d.tool} (${d.call_id}) ${d.field}` : d.field;
-    note(`  step ${d.step}: ${what}: recorded ${clip(d.recorded)}, replayed ${clip(d.replayed)}`);
+    const diff = d.first_difference;
+    if (!diff) {
+      note(`  step ${d.step}: ${what}: recorded ${clip(d.recorded)}, replayed ${clip(d.replayed)}`);
+      continue;
+    }
+    note(`  step ${d.step}: ${what} differs at line ${diff.line}:`);
+    if (diff.context !== null) note(`      ${clipLine(diff.context)}`);
+    note(
+      `    - ${
+        diff.recorded === null ? "(no line: recorded output ends)" : clipLine(diff.recorded)
+      }`,
+    );
+    note(
+      `    + ${
+        diff.replayed === null ? "(no line: replayed output ends)" : clipLine(diff.replayed)
+      }`,
+    );
   }
+}
+
+function clipLine(line: string): string {
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
 }
 
 function clip(value: unknown): string {

@@ -4,7 +4,7 @@
  */
 import { resolve } from "node:path";
 import { type AgentResult, runAgent } from "../agent/agent.ts";
-import { StderrConsole } from "../agent/console.ts";
+import type { AgentConsole } from "../agent/console.ts";
 import { ContextManager } from "../agent/context.ts";
 import { Lakeview } from "../agent/lakeview.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
@@ -34,6 +34,8 @@ import {
 import { loadProjectInstructions, type ProjectInstructions } from "../agent/instructions.ts";
 import type { LLMMessage } from "../llm/types.ts";
 import { approvingExecutor } from "./approval.ts";
+import { chooseConsole, type OutputFormat } from "./console/choose.ts";
+import type { ColorMode } from "./console/style.ts";
 
 /** Options shared by `run` and `interactive`. */
 export interface SessionOptions extends ConfigOverrides {
@@ -43,6 +45,8 @@ export interface SessionOptions extends ConfigOverrides {
   approval?: string;
   /** False with `--no-project-instructions`. */
   projectInstructions?: boolean;
+  outputFormat?: OutputFormat;
+  color?: ColorMode;
 }
 
 /** How a command asks its user: its default approval mode and the question it puts. */
@@ -60,7 +64,7 @@ export interface Session {
   client: LLMClient;
   lakeviewClient?: LLMClient;
   executor: ToolExecutor;
-  console: StderrConsole;
+  console: AgentConsole;
   recording?: Trajectory;
   /** Set when tool calls may need the user's approval. */
   approval?: ApprovalGate;
@@ -97,13 +101,12 @@ export async function openSession(
     overrides.model ??= recording.model;
   }
   const config = resolveRunConfig(loaded, overrides, undefined, !recording);
-  const console = new StderrConsole();
+  const console = chooseConsole({ outputFormat: opts.outputFormat, color: opts.color, workspace });
   const client: LLMClient = recording ? new ReplayClient(recording, workspace) : createClient(
     config.model,
-    ({ attempt, delayMs, error }) =>
+    ({ attempt, delayMs, reason }) =>
       console.note(
-        `model call failed (${(error as Error).message}); retry ${attempt} in ` +
-          `${(delayMs / 1000).toFixed(1)} s`,
+        `model call failed (${reason}); retry ${attempt} in ${(delayMs / 1000).toFixed(1)} s`,
       ),
     Number(readEnv("DEFT_RETRY_BASE_MS") ?? 1000),
   );
@@ -180,11 +183,22 @@ export async function runTask(
   const recorder = opts.recorder ?? newRecorder(session, task, opts);
   const trajectoryPath = recorder.path;
   recorder.stepOffset = recorder.data.agent_steps.at(-1)?.step_number ?? 0;
-  console.note(
-    `deft: ${session.recording ? "replaying" : "running"} with ` +
-      `${config.model.provider.provider}/${config.model.settings.model} in ${session.workspace}; ` +
-      `trajectory: ${trajectoryPath}`,
-  );
+  if (console.start) {
+    console.start({
+      task,
+      workspace: session.workspace,
+      provider: config.model.provider.provider,
+      model: config.model.settings.model,
+      trajectory: trajectoryPath,
+      replay: session.recording !== undefined,
+    });
+  } else {
+    console.note(
+      `deft: ${session.recording ? "replaying" : "running"} with ` +
+        `${config.model.provider.provider}/${config.model.settings.model} in ` +
+        `${session.workspace}; trajectory: ${trajectoryPath}`,
+    );
+  }
   const lakeview = session.lakeviewClient ? new Lakeview(session.lakeviewClient, task) : undefined;
   const result = await runAgent(task, {
     client: session.client,

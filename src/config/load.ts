@@ -90,6 +90,15 @@ const configSchema = z.strictObject({
     include_only: z.array(z.string()).optional(),
     set: z.record(z.string(), z.string()).optional(),
   }).optional(),
+  prices: z.record(
+    z.string(),
+    z.strictObject({
+      input: z.number().min(0),
+      output: z.number().min(0),
+      cache_read: z.number().min(0).optional(),
+      cache_write: z.number().min(0).optional(),
+    }),
+  ).default({}),
   tool_settings: z.strictObject({
     bash_timeout: z.number().positive().optional(),
     output_limit: positiveInt.optional(),

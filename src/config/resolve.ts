@@ -50,6 +50,8 @@ export interface RunConfig {
   configPath?: string;
   /** The config file's `approval`, if set. */
   approval?: "never" | "commands" | "all";
+  /** Model prices from the config file (USD per million tokens). */
+  prices: DeftConfig["prices"];
 }
 
 /** The agent section Deft reads: `deft_agent`, else Trae Agent's `trae_agent`. */
@@ -99,6 +101,7 @@ export function resolveRunConfig(
     toolSettings: resolveToolSettings(config, overrides, env),
     configPath: loaded.path,
     approval: config.approval,
+    prices: config.prices ?? {},
   };
 }
 

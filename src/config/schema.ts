@@ -83,4 +83,9 @@ export interface DeftConfig {
   trusted_folders?: string[];
   /** Which variables the model's shell inherits (policy/shell_env.ts). */
   shell_environment?: ShellEnvironmentPolicy;
+  /** USD per million tokens by model name; overrides src/llm/prices.ts's table. */
+  prices: Record<
+    string,
+    { input: number; output: number; cache_read?: number; cache_write?: number }
+  >;
 }

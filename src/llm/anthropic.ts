@@ -5,7 +5,13 @@
  */
 import type { ResolvedModel } from "../config/resolve.ts";
 import type { ToolDefinition } from "../tools/schema.ts";
-import { emptyUsage, type LLMClient, type LLMMessage, type LLMResponse } from "./types.ts";
+import {
+  emptyUsage,
+  type LLMClient,
+  type LLMMessage,
+  type LLMResponse,
+  type TextListener,
+} from "./types.ts";
 import type Anthropic from "@anthropic-ai/sdk";
 
 type MessageParam = Anthropic.MessageParam;
@@ -70,9 +76,17 @@ export class AnthropicClient implements LLMClient {
     messages: readonly LLMMessage[],
     tools: readonly ToolDefinition[],
     signal?: AbortSignal,
+    onText?: TextListener,
   ): Promise<LLMResponse> {
     const sdk = await this.#sdk();
-    const reply = await sdk.messages.create(this.request(messages, tools), { signal });
+    let reply: Anthropic.Message;
+    if (onText) {
+      const stream = sdk.messages.stream(this.request(messages, tools), { signal });
+      stream.on("text", (delta) => onText(delta));
+      reply = await stream.finalMessage();
+    } else {
+      reply = await sdk.messages.create(this.request(messages, tools), { signal });
+    }
     const usage = emptyUsage();
     usage.input_tokens = reply.usage?.input_tokens ?? 0;
     usage.output_tokens = reply.usage?.output_tokens ?? 0;

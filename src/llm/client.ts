@@ -11,7 +11,7 @@ import { GoogleClient } from "./google.ts";
 import { OllamaClient } from "./ollama.ts";
 import { OpenAIChatClient } from "./openai_chat.ts";
 import { type RetryOptions, withRetry } from "./retry.ts";
-import type { LLMClient, LLMMessage, LLMResponse } from "./types.ts";
+import type { LLMClient, LLMMessage, LLMResponse, TextListener } from "./types.ts";
 
 const OPENROUTER_URL = "https://openrouter.ai/api/v1";
 
@@ -34,8 +34,12 @@ export class RetryingClient implements LLMClient {
     messages: readonly LLMMessage[],
     tools: readonly ToolDefinition[],
     signal?: AbortSignal,
+    onText?: TextListener,
   ): Promise<LLMResponse> {
-    return withRetry(() => this.inner.chat(messages, tools, signal), { ...this.options, signal });
+    return withRetry(
+      () => this.inner.chat(messages, tools, signal, onText),
+      { ...this.options, signal },
+    );
   }
 }
 
@@ -46,7 +50,15 @@ export function providerClient(model: ResolvedModel): LLMClient {
     case "anthropic":
       return new AnthropicClient(model);
     case "openai":
+      return new OpenAIChatClient(model);
     case "openai_compatible":
+      if (!model.provider.base_url) {
+        throw new ConfigError(
+          "Provider 'openai_compatible' needs the server's base URL: set " +
+            "OPENAI_COMPATIBLE_BASE_URL, --model-base-url or model_providers.<name>.base_url " +
+            "(e.g. http://localhost:8000/v1 for vLLM).",
+        );
+      }
       return new OpenAIChatClient(model);
     case "doubao":
       if (!model.provider.base_url) {
@@ -92,5 +104,21 @@ export function createClient(
     maxRetries: model.settings.max_retries,
     onRetry,
     baseDelayMs,
+    endpoint: endpointOf(model),
   });
+}
+
+const DEFAULT_ENDPOINTS: Record<string, string> = {
+  anthropic: "https://api.anthropic.com",
+  openai: "https://api.openai.com/v1",
+  openrouter: OPENROUTER_URL,
+  google: "https://generativelanguage.googleapis.com",
+  ollama: "http://127.0.0.1:11434",
+};
+
+/** The URL a model's requests go to, for error messages. */
+export function endpointOf(model: ResolvedModel): string | undefined {
+  const kind = model.provider.provider;
+  const fromEnv = kind === "ollama" ? Deno.env.get("OLLAMA_HOST") : undefined;
+  return model.provider.base_url ?? fromEnv ?? DEFAULT_ENDPOINTS[kind];
 }

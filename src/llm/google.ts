@@ -12,12 +12,14 @@ import {
   type LLMMessage,
   type LLMResponse,
   type LLMToolCall,
+  type TextListener,
 } from "./types.ts";
 import type {
   Content,
   FunctionDeclaration,
   GenerateContentConfig,
   GenerateContentParameters,
+  GenerateContentResponse,
   GoogleGenAI,
   Part,
 } from "@google/genai/web";
@@ -85,15 +87,16 @@ export class GoogleClient implements LLMClient {
     messages: readonly LLMMessage[],
     tools: readonly ToolDefinition[],
     signal?: AbortSignal,
+    onText?: TextListener,
   ): Promise<LLMResponse> {
     const sdk = await this.#sdk();
     const params = this.request(messages, tools);
-    let reply;
+    let reply: GenerateContentResponse;
     try {
-      reply = await sdk.models.generateContent({
-        ...params,
-        config: { ...params.config, abortSignal: signal },
-      });
+      const request = { ...params, config: { ...params.config, abortSignal: signal } };
+      reply = onText
+        ? await gather(await sdk.models.generateContentStream(request), onText)
+        : await sdk.models.generateContent(request);
     } catch (e) {
       throw readableError(e);
     }
@@ -245,4 +248,38 @@ function readableError(error: unknown): unknown {
     status,
     headers,
   });
+}
+
+// Puts a streamed answer back together: the parts of every chunk in order (text shown as it
+// arrives, thoughts not), with the finish reason, usage and model version of the last chunk
+// that has them.
+async function gather(
+  stream: AsyncGenerator<GenerateContentResponse>,
+  onText: TextListener,
+): Promise<GenerateContentResponse> {
+  const parts: Part[] = [];
+  let last: GenerateContentResponse | undefined;
+  let finishReason: NonNullable<GenerateContentResponse["candidates"]>[number]["finishReason"];
+  let usage: GenerateContentResponse["usageMetadata"];
+  let modelVersion: string | undefined;
+  for await (const chunk of stream) {
+    last = chunk;
+    const candidate = chunk.candidates?.[0];
+    for (const part of candidate?.content?.parts ?? []) {
+      parts.push(part);
+      if (part.text && !part.thought) onText(part.text);
+    }
+    finishReason = candidate?.finishReason ?? finishReason;
+    usage = chunk.usageMetadata ?? usage;
+    modelVersion = chunk.modelVersion ?? modelVersion;
+  }
+  if (!last) throw new Error("Gemini's stream ended without an answer");
+  return {
+    candidates: last.candidates || parts.length
+      ? [{ content: { role: "model", parts }, finishReason, index: 0 }]
+      : undefined,
+    promptFeedback: last.promptFeedback,
+    usageMetadata: usage,
+    modelVersion,
+  } as GenerateContentResponse;
 }

@@ -12,8 +12,9 @@ import {
   type LLMResponse,
   type LLMToolCall,
   parseToolArguments,
+  type TextListener,
 } from "./types.ts";
-import type { ChatRequest, Message, Options, Tool } from "ollama";
+import type { ChatRequest, ChatResponse, Message, Ollama, Options, Tool } from "ollama";
 
 type OllamaModule = typeof import("ollama");
 
@@ -77,6 +78,7 @@ export class OllamaClient implements LLMClient {
     messages: readonly LLMMessage[],
     tools: readonly ToolDefinition[],
     signal?: AbortSignal,
+    onText?: TextListener,
   ): Promise<LLMResponse> {
     this.#module ??= import("ollama");
     const { Ollama } = await this.#module;
@@ -86,9 +88,11 @@ export class OllamaClient implements LLMClient {
       headers: this.#headers,
       fetch: (input, init) => fetchJsonErrors(input, { ...init, signal }),
     });
-    let reply;
+    let reply: ChatResponse;
     try {
-      reply = await client.chat(this.request(messages, tools));
+      reply = onText
+        ? await gather(client, { ...this.request(messages, tools), stream: true }, onText)
+        : await client.chat(this.request(messages, tools));
     } catch (e) {
       throw withStatus(e);
     }
@@ -165,4 +169,30 @@ function withStatus(error: unknown): unknown {
   return Object.assign(new Error(`Ollama error ${status}: ${error.message}`, { cause: error }), {
     status,
   });
+}
+
+// Streams a chat and puts it back together: the text pieces in order, every tool call of every
+// chunk, and the counts and reason of the final (`done`) chunk.
+async function gather(
+  client: Ollama,
+  request: ChatRequest & { stream: true },
+  onText: TextListener,
+): Promise<ChatResponse> {
+  let content = "";
+  const toolCalls: NonNullable<Message["tool_calls"]> = [];
+  let last: ChatResponse | undefined;
+  for await (const chunk of await client.chat(request)) {
+    last = chunk;
+    const piece = chunk.message?.content ?? "";
+    if (piece) {
+      content += piece;
+      onText(piece);
+    }
+    toolCalls.push(...(chunk.message?.tool_calls ?? []));
+  }
+  if (!last) throw new Error("Ollama's stream ended without an answer");
+  return {
+    ...last,
+    message: { role: "assistant", content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+  };
 }

@@ -11,6 +11,7 @@ import {
   type LLMMessage,
   type LLMResponse,
   parseToolArguments,
+  type TextListener,
 } from "./types.ts";
 import type OpenAI from "openai";
 
@@ -94,9 +95,12 @@ export class OpenAIChatClient implements LLMClient {
     messages: readonly LLMMessage[],
     tools: readonly ToolDefinition[],
     signal?: AbortSignal,
+    onText?: TextListener,
   ): Promise<LLMResponse> {
     const sdk = await this.#sdk();
-    const completion = await sdk.chat.completions.create(this.request(messages, tools), { signal });
+    const completion = onText
+      ? await streamCompletion(sdk, this.request(messages, tools), signal, onText)
+      : await sdk.chat.completions.create(this.request(messages, tools), { signal });
     const choice = completion.choices?.[0];
     if (!choice) throw new Error(`${this.provider} returned no choices`);
     const usage = emptyUsage();
@@ -139,4 +143,66 @@ function toChatMessage(m: LLMMessage): ChatMessage {
     case "tool":
       return { role: "tool", tool_call_id: m.call_id, content: m.content };
   }
+}
+
+// Streams a completion and puts the chunks back together into the shape `create` returns. Tool
+// call arguments arrive as text pieces keyed by index and are joined here, not parsed: a model's
+// broken JSON must reach parseToolArguments, not throw inside a stream helper.
+async function streamCompletion(
+  sdk: OpenAI,
+  params: ChatParams,
+  signal: AbortSignal | undefined,
+  onText: TextListener,
+): Promise<OpenAI.Chat.ChatCompletion> {
+  const stream = await sdk.chat.completions.create(
+    { ...params, stream: true, stream_options: { include_usage: true } },
+    { signal },
+  );
+  let content = "";
+  let finish: OpenAI.Chat.ChatCompletion.Choice["finish_reason"] | null = null;
+  let model = params.model;
+  let id = "";
+  let usage: OpenAI.CompletionUsage | undefined;
+  const calls: { id: string; name: string; arguments: string }[] = [];
+  for await (const chunk of stream) {
+    id ||= chunk.id;
+    if (chunk.model) model = chunk.model;
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices?.[0];
+    if (!choice) continue;
+    if (choice.finish_reason) finish = choice.finish_reason;
+    const delta = choice.delta;
+    if (delta?.content) {
+      content += delta.content;
+      onText(delta.content);
+    }
+    for (const part of delta?.tool_calls ?? []) {
+      const call = calls[part.index] ??= { id: "", name: "", arguments: "" };
+      if (part.id) call.id = part.id;
+      if (part.function?.name) call.name += part.function.name;
+      if (part.function?.arguments) call.arguments += part.function.arguments;
+    }
+  }
+  return {
+    id,
+    object: "chat.completion",
+    created: 0,
+    model,
+    usage,
+    choices: [{
+      index: 0,
+      logprobs: null,
+      finish_reason: finish ?? "stop",
+      message: {
+        role: "assistant",
+        content,
+        refusal: null,
+        tool_calls: calls.filter(Boolean).map((c) => ({
+          id: c.id,
+          type: "function" as const,
+          function: { name: c.name, arguments: c.arguments },
+        })),
+      },
+    }],
+  };
 }

@@ -4,7 +4,8 @@
  * mapped to the new one, so a recording can be replayed in any checkout.
  */
 import type { Trajectory } from "../trajectory/recorder.ts";
-import type { LLMClient, LLMResponse } from "./types.ts";
+import type { LLMClient, LLMMessage, LLMResponse, TextListener } from "./types.ts";
+import type { ToolDefinition } from "../tools/schema.ts";
 
 /** Replays a recorded run's model responses; no network, no API key. */
 export class ReplayClient implements LLMClient {
@@ -22,7 +23,12 @@ export class ReplayClient implements LLMClient {
     return this.#next;
   }
 
-  chat(): Promise<LLMResponse> {
+  chat(
+    _messages: readonly LLMMessage[],
+    _tools: readonly ToolDefinition[],
+    _signal?: AbortSignal,
+    onText?: TextListener,
+  ): Promise<LLMResponse> {
     const interaction = this.trajectory.llm_interactions[this.#next];
     if (!interaction) {
       return Promise.reject(
@@ -36,7 +42,10 @@ export class ReplayClient implements LLMClient {
     const response = structuredClone(interaction.response);
     const from = this.trajectory.working_dir;
     const to = this.workspace;
-    return Promise.resolve(from && to && from !== to ? replacePath(response, from, to) : response);
+    const replayed = from && to && from !== to ? replacePath(response, from, to) : response;
+    // The recorded answer arrives whole; a console that shows text still gets to show it.
+    if (onText && replayed.content) onText(replayed.content);
+    return Promise.resolve(replayed);
   }
 }
 

@@ -1,8 +1,11 @@
 /**
  * Retries a provider call with exponential backoff and jitter, but only when retrying can help:
- * 429, 5xx, timeouts and connection errors. `Retry-After` is honoured. Other 4xx fail at once.
- * The SDKs' own retries are turned off so that this is the single policy.
+ * 408, 429, 5xx, timeouts and dropped connections. `Retry-After` is honoured. Other 4xx, host
+ * names that do not resolve, refused connections and TLS failures fail at once
+ * (src/llm/failure.ts decides). The SDKs' own retries are turned off so that this is the single
+ * policy.
  */
+import { classifyFailure, statusOf } from "./failure.ts";
 
 /** Retry settings. */
 export interface RetryOptions {
@@ -10,8 +13,10 @@ export interface RetryOptions {
   /** First delay in ms (doubled each attempt, with jitter). */
   baseDelayMs?: number;
   maxDelayMs?: number;
-  onRetry?: (info: { attempt: number; delayMs: number; error: unknown }) => void;
+  onRetry?: (info: { attempt: number; delayMs: number; error: unknown; reason: string }) => void;
   signal?: AbortSignal;
+  /** The base URL being called, named in messages when the error itself does not say. */
+  endpoint?: string;
 }
 
 /** A provider call that failed for good. */
@@ -24,21 +29,12 @@ export class LLMCallError extends Error {
 
 /** The HTTP status an SDK error carries, if any. */
 export function errorStatus(error: unknown): number | undefined {
-  const status = (error as { status?: unknown })?.status;
-  return typeof status === "number" ? status : undefined;
+  return statusOf(error);
 }
 
 /** True when a retry may succeed. */
 export function isRetryable(error: unknown): boolean {
-  const status = errorStatus(error);
-  if (status !== undefined) {
-    return status === 408 || status === 409 || status === 429 || status >= 500;
-  }
-  const name = (error as { name?: string })?.name ?? "";
-  const message = String((error as { message?: string })?.message ?? error);
-  if (name === "AbortError") return false;
-  return /timeout|timed out|ECONNRESET|ECONNREFUSED|connection|network|fetch failed|socket/i
-    .test(`${name} ${message}`);
+  return classifyFailure(error).retryable;
 }
 
 /** Milliseconds the server asked us to wait, from `Retry-After` or `retry-after-ms`. */
@@ -69,33 +65,23 @@ export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions
     } catch (error) {
       if (options.signal?.aborted) throw error;
       const status = errorStatus(error);
-      const message = describe(error);
-      if (!isRetryable(error)) {
-        throw new LLMCallError(`${message} (not retried: the request itself was refused)`, status, {
-          cause: error,
-        });
+      const failure = classifyFailure(error, options.endpoint);
+      if (!failure.retryable) {
+        throw new LLMCallError(`${failure.message} (not retried)`, status, { cause: error });
       }
       if (attempt >= options.maxRetries) {
         throw new LLMCallError(
-          `${message} (gave up after ${attempt + 1} attempt${attempt ? "s" : ""})`,
+          `${failure.message} (gave up after ${attempt + 1} attempt${attempt ? "s" : ""})`,
           status,
           { cause: error },
         );
       }
       const backoff = Math.min(cap, base * 2 ** attempt) * (0.5 + Math.random() / 2);
       const delayMs = Math.min(cap, retryAfterMs(error) ?? backoff);
-      options.onRetry?.({ attempt: attempt + 1, delayMs, error });
+      options.onRetry?.({ attempt: attempt + 1, delayMs, error, reason: failure.message });
       await sleep(delayMs, options.signal);
     }
   }
-}
-
-function describe(error: unknown): string {
-  const status = errorStatus(error);
-  const message = error instanceof Error ? error.message : String(error);
-  return status !== undefined && !message.includes(String(status))
-    ? `HTTP ${status}: ${message}`
-    : message;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

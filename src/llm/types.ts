@@ -42,12 +42,20 @@ export interface LLMResponse {
 export interface LLMClient {
   readonly provider: string;
   readonly model: string;
+  /**
+   * Asks the model. With `onText`, the client streams where its provider can and passes each
+   * piece of the answer's text as it arrives; the response still holds the whole answer.
+   */
   chat(
     messages: readonly LLMMessage[],
     tools: readonly ToolDefinition[],
     signal?: AbortSignal,
+    onText?: TextListener,
   ): Promise<LLMResponse>;
 }
+
+/** Receives the model's text as it streams in. */
+export type TextListener = (delta: string) => void;
 
 /** Zero usage. */
 export function emptyUsage(): LLMUsage {

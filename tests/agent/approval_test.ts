@@ -54,6 +54,7 @@ Deno.test("the question spells out control characters, so a command cannot hide 
   const refused = await gate.check(tools[0], { command: "rm -rf ~\r\x1b[2Kls \u202e" });
   assert.match(refused!, /denied/);
   assert.match(shown[0], /\$ rm -rf ~\\x0d\\x1b\[2Kls \\u202e/);
+  // deno-lint-ignore no-control-regex
   assert.doesNotMatch(shown[0], /[\r\x1b\u202e]/);
 });
 

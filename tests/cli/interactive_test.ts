@@ -176,7 +176,7 @@ Deno.test("interactive: /diff shows the changes, /model switches; --continue goe
     );
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stderr, /\(no changes, or not a git repository\)/);
-    assert.match(first.stderr, /-    return a - b\n\+    return a \+ b/);
+    assert.match(first.stderr, /- {4}return a - b\n\+ {4}return a \+ b/);
     assert.match(first.stderr, /model: openai_compatible\/other-model from the next turn on/);
     assert.match(first.stderr, /unknown command \/nonsense/);
     assert.equal(mock.requests.length, 2);

@@ -11,6 +11,9 @@ export interface MockReply {
   body?: unknown;
   /** Wait this long before answering (for timeouts and interruption tests). */
   delayMs?: number;
+  /** A streamed body: these pieces in order (server-sent events), `chunkDelayMs` apart. */
+  stream?: string[];
+  chunkDelayMs?: number;
 }
 
 /** A request the server received. */
@@ -72,6 +75,7 @@ export class MockLLM {
       });
     }
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    if (reply.stream) return streamed(reply.stream, reply.chunkDelayMs ?? 0, reply.headers);
     return Response.json(reply.body ?? {}, { status: reply.status ?? 200, headers: reply.headers });
   }
 }
@@ -273,4 +277,163 @@ function ollamaReply(message: unknown, promptTokens: number, outputTokens: numbe
 /** An HTTP error in Ollama's shape (`{"error": "..."}`). */
 export function ollamaError(status: number): MockReply {
   return { status, body: { error: `mock error ${status}` } };
+}
+
+function streamed(pieces: string[], delayMs: number, headers: Record<string, string> = {}) {
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      for (const piece of pieces) {
+        controller.enqueue(encoder.encode(piece));
+        if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+      }
+      controller.close();
+    },
+  });
+  return new Response(body, {
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers },
+  });
+}
+
+/** Splits `text` into pieces of about `size` characters, as a model streams it. */
+function pieces(text: string, size = 6): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+/**
+ * The streamed form of a Chat Completions reply made by `chatToolCalls` or `chatText`: content
+ * in small deltas, tool calls by index with their arguments in pieces, then a usage chunk.
+ */
+export function chatStream(reply: MockReply, chunkDelayMs = 0): MockReply {
+  // deno-lint-ignore no-explicit-any
+  const body = reply.body as any;
+  const message = body.choices[0].message;
+  const base = { id: body.id, object: "chat.completion.chunk", created: 0, model: body.model };
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${
+      JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })
+    }\n\n`;
+  const out = [chunk({ role: "assistant", content: "" })];
+  for (const piece of pieces(message.content ?? "")) out.push(chunk({ content: piece }));
+  (message.tool_calls ?? []).forEach((
+    call: { id: string; function: { name: string; arguments: string } },
+    index: number,
+  ) => {
+    out.push(chunk({
+      tool_calls: [{
+        index,
+        id: call.id,
+        type: "function",
+        function: { name: call.function.name, arguments: "" },
+      }],
+    }));
+    for (const piece of pieces(call.function.arguments, 10)) {
+      out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    }
+  });
+  out.push(chunk({}, body.choices[0].finish_reason));
+  out.push(`data: ${JSON.stringify({ ...base, choices: [], usage: body.usage })}\n\n`);
+  out.push("data: [DONE]\n\n");
+  return { stream: out, chunkDelayMs };
+}
+
+/** The streamed form of an Anthropic reply made by `anthropicToolUses`. */
+export function anthropicStream(reply: MockReply, chunkDelayMs = 0): MockReply {
+  // deno-lint-ignore no-explicit-any
+  const body = reply.body as any;
+  const event = (type: string, data: Record<string, unknown>) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const out = [event("message_start", {
+    message: {
+      ...body,
+      content: [],
+      stop_reason: null,
+      usage: { ...body.usage, output_tokens: 0 },
+    },
+  })];
+  // deno-lint-ignore no-explicit-any
+  body.content.forEach((block: any, index: number) => {
+    if (block.type === "text") {
+      out.push(event("content_block_start", { index, content_block: { type: "text", text: "" } }));
+      for (const piece of pieces(block.text)) {
+        out.push(
+          event("content_block_delta", { index, delta: { type: "text_delta", text: piece } }),
+        );
+      }
+    } else {
+      out.push(event("content_block_start", {
+        index,
+        content_block: { type: "tool_use", id: block.id, name: block.name, input: {} },
+      }));
+      for (const piece of pieces(JSON.stringify(block.input), 10)) {
+        out.push(event("content_block_delta", {
+          index,
+          delta: { type: "input_json_delta", partial_json: piece },
+        }));
+      }
+    }
+    out.push(event("content_block_stop", { index }));
+  });
+  out.push(event("message_delta", {
+    delta: { stop_reason: body.stop_reason, stop_sequence: null },
+    usage: { output_tokens: body.usage.output_tokens },
+  }));
+  out.push(event("message_stop", {}));
+  return { stream: out, chunkDelayMs };
+}
+
+/** The streamed form (server-sent events) of a Gemini reply made by `geminiFunctionCalls`. */
+export function geminiStream(reply: MockReply, chunkDelayMs = 0): MockReply {
+  // deno-lint-ignore no-explicit-any
+  const body = reply.body as any;
+  const candidate = body.candidates[0];
+  const chunk = (parts: unknown[], last: boolean) =>
+    `data: ${
+      JSON.stringify({
+        candidates: [{
+          content: { role: "model", parts },
+          index: 0,
+          ...(last ? { finishReason: candidate.finishReason } : {}),
+        }],
+        ...(last ? { usageMetadata: body.usageMetadata } : {}),
+        modelVersion: body.modelVersion,
+        responseId: body.responseId,
+      })
+    }\r\n\r\n`;
+  const out: string[] = [];
+  // deno-lint-ignore no-explicit-any
+  const parts: any[] = candidate.content.parts;
+  const calls = parts.filter((p) => p.functionCall);
+  for (const part of parts.filter((p) => p.text)) {
+    for (const piece of pieces(part.text)) out.push(chunk([{ text: piece }], false));
+  }
+  out.push(chunk(calls, true));
+  return { stream: out, chunkDelayMs };
+}
+
+/** The streamed form (NDJSON) of an Ollama reply made by `ollamaToolCalls`. */
+export function ollamaStream(reply: MockReply, chunkDelayMs = 0): MockReply {
+  // deno-lint-ignore no-explicit-any
+  const body = reply.body as any;
+  const base = { model: body.model, created_at: body.created_at };
+  const out: string[] = [];
+  for (const piece of pieces(body.message.content ?? "")) {
+    out.push(
+      JSON.stringify({ ...base, message: { role: "assistant", content: piece }, done: false }) +
+        "\n",
+    );
+  }
+  if (body.message.tool_calls) {
+    out.push(
+      JSON.stringify({
+        ...base,
+        message: { role: "assistant", content: "", tool_calls: body.message.tool_calls },
+        done: false,
+      }) + "\n",
+    );
+  }
+  out.push(JSON.stringify({ ...body, message: { role: "assistant", content: "" } }) + "\n");
+  return { stream: out, chunkDelayMs, headers: { "content-type": "application/x-ndjson" } };
 }

@@ -1,0 +1,226 @@
+/**
+ * The console of `deft run` and `deft interactive` on a terminal: a spinner with the elapsed time
+ * while the model thinks, the model's words as they stream in, each tool call with its main
+ * argument as it starts, then ok/failed in colour with the first lines of its output, a coloured
+ * diff of every edit, and a closing report (files changed, patch, trajectory, tokens, cost).
+ * Everything goes to stderr; stdout stays free for `--json` and pipelines.
+ */
+import type { AgentConsole, RunReport, RunStart } from "../../agent/console.ts";
+import type { LLMToolCall, LLMUsage } from "../../llm/types.ts";
+import type { ToolCallResult } from "../../tools/executor.ts";
+import { diffSince, type Snapshot, snapshot } from "./edit_diff.ts";
+import { printable } from "./printable.ts";
+import { Spinner } from "./spinner.ts";
+import { Style } from "./style.ts";
+
+const OUTPUT_LINES = 6;
+const DIFF_LINES = 40;
+const encoder = new TextEncoder();
+
+/** How the live console behaves. */
+export interface LiveOptions {
+  /** Colour the output. */
+  color: boolean;
+  /** A terminal: draw the spinner (and redraw lines in place). */
+  live: boolean;
+  workspace: string;
+  /** Where bytes go (default: stderr). */
+  write?: (bytes: Uint8Array) => void;
+}
+
+/** Shows a run as it happens. */
+export class LiveConsole implements AgentConsole {
+  readonly #style: Style;
+  readonly #spinner?: Spinner;
+  readonly #write: (bytes: Uint8Array) => void;
+  readonly #workspace: string;
+  #streamed = "";
+  #snapshots = new Map<string, Snapshot>();
+
+  constructor(options: LiveOptions) {
+    this.#style = new Style(options.color);
+    this.#write = options.write ?? writeStderr;
+    this.#workspace = options.workspace;
+    if (options.live) this.#spinner = new Spinner(this.#write);
+  }
+
+  #out(text: string): void {
+    this.#write(encoder.encode(text));
+  }
+
+  #line(text: string): void {
+    this.#spinner?.clear();
+    this.#endText();
+    this.#out(`${text}\n`);
+  }
+
+  // Closes a streamed answer that did not end its last line.
+  #endText(): void {
+    if (this.#streamed && !this.#streamed.endsWith("\n")) this.#out("\n");
+    this.#streamed = this.#streamed ? "\n" : "";
+  }
+
+  start(info: RunStart): void {
+    const s = this.#style;
+    const verb = info.replay ? "replaying" : "running";
+    this.#line(
+      `${s.bold("deft")} ${verb} ${s.cyan(`${info.provider}/${info.model}`)} in ${info.workspace}`,
+    );
+    this.#line(s.dim(`trajectory: ${info.trajectory}`));
+  }
+
+  waiting(step: number): void {
+    this.#streamed = "";
+    this.#spinner?.start(`step ${step} · waiting for the model`);
+  }
+
+  text(delta: string): void {
+    if (!delta) return;
+    this.#spinner?.stop();
+    const shown = printable(delta);
+    this.#out(shown);
+    this.#streamed += shown;
+  }
+
+  calling(step: number, calls: LLMToolCall[]): void {
+    this.#spinner?.stop();
+    for (const call of calls) {
+      this.#line(this.#callLine(call));
+      const shot = snapshot(call, this.#workspace);
+      if (shot) this.#snapshots.set(call.call_id, shot);
+    }
+    const names = [...new Set(calls.map((c) => c.name))].join(", ");
+    this.#spinner?.start(`step ${step} · running ${names}`);
+  }
+
+  step(_step: number, calls: LLMToolCall[], results: ToolCallResult[], text: string): void {
+    this.#spinner?.stop();
+    const s = this.#style;
+    // A client that does not stream (a replay) hands over the whole text at the end.
+    if (!this.#streamed && text.trim()) this.#out(`${printable(text.trimEnd())}\n`);
+    this.#endText();
+    if (calls.length === 0) {
+      this.#line(s.dim("(no tool call)"));
+      return;
+    }
+    calls.forEach((call, i) => {
+      const result = results[i];
+      if (!result) {
+        this.#line(`  ${s.red("✗ no result")}`);
+        return;
+      }
+      if (result.success) this.#line(`  ${s.green("✓ ok")}`);
+      else {
+        const why = result.error ? firstLine(result.error) : `exit ${result.error_code}`;
+        this.#line(`  ${s.red(`✗ failed: ${why}`)}`);
+      }
+      const shot = this.#snapshots.get(call.call_id);
+      this.#snapshots.delete(call.call_id);
+      const diff = shot && result.success ? diffSince(shot) : "";
+      if (diff) {
+        this.#line(`  ${s.bold(printable(shot!.relative))}`);
+        for (const line of clipLines(diff, DIFF_LINES)) this.#line(`    ${this.#diffLine(line)}`);
+      } else {
+        const shown = result.success ? result.output : result.output ?? "";
+        for (const line of clipLines(shown ?? "", OUTPUT_LINES)) {
+          this.#line(s.dim(`    │ ${printable(line)}`));
+        }
+      }
+    });
+    this.#streamed = "";
+  }
+
+  note(message: string): void {
+    this.#line(this.#style.dim(printable(message)));
+  }
+
+  #diffLine(raw: string): string {
+    const s = this.#style;
+    const line = printable(raw);
+    if (line.startsWith("@@")) return s.cyan(line);
+    if (line.startsWith("+")) return s.green(line);
+    if (line.startsWith("-")) return s.red(line);
+    return line;
+  }
+
+  summary(info: {
+    success: boolean;
+    steps: number;
+    usage: LLMUsage;
+    seconds: number;
+    result: string | null;
+  }): void {
+    this.#spinner?.stop();
+    const s = this.#style;
+    const head = info.success ? s.green("✓ completed") : s.red("✗ not completed");
+    this.#line(`${head} in ${info.steps} step(s), ${info.seconds.toFixed(1)} s`);
+    if (info.result && !info.success) this.#line(printable(info.result));
+  }
+
+  finish(report: RunReport): void {
+    const s = this.#style;
+    if (report.files.length > 0) {
+      this.#line(s.bold(`files changed (${report.files.length}):`));
+      for (const f of report.files) {
+        const counts = f.binary
+          ? s.dim("binary")
+          : `${s.green(`+${f.added}`)} ${s.red(`−${f.removed}`)}`;
+        this.#line(`  ${f.path}  ${counts}`);
+      }
+    }
+    if (report.patchPath) this.#line(`patch written to ${report.patchPath}`);
+    const u = report.usage;
+    const cached = u.cache_read_input_tokens ? `, ${u.cache_read_input_tokens} cached` : "";
+    const cost = report.costUsd === null ? "" : ` · cost $${report.costUsd.toFixed(4)}`;
+    this.#line(s.dim(`tokens: ${u.input_tokens} in${cached}, ${u.output_tokens} out${cost}`));
+  }
+
+  #callLine(call: LLMToolCall): string {
+    const s = this.#style;
+    const arg = mainArgument(call);
+    return `${s.cyan("●")} ${s.bold(printable(call.name))}${arg ? ` ${arg}` : ""}`;
+  }
+}
+
+/** The argument that says what a call does: bash's command, the editor's command and path… */
+export function mainArgument(call: LLMToolCall): string {
+  const args = call.arguments;
+  if (typeof args === "string") return printable(clip(args, 100));
+  if (!args || typeof args !== "object") return "";
+  const a = args as Record<string, unknown>;
+  const str = (v: unknown) => typeof v === "string" ? v : undefined;
+  const parts = [
+    str(a.command),
+    str(a.operation),
+    str(a.path) ?? str(a.file_path),
+    str(a.json_path),
+    str(a.identifier),
+  ].filter((p): p is string => p !== undefined && p !== "");
+  if (parts.length > 0) return printable(clip(parts.join(" "), 100));
+  const first = Object.values(a).find((v) => typeof v === "string") as string | undefined;
+  return first ? printable(clip(first, 100)) : "";
+}
+
+function clip(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function firstLine(text: string): string {
+  return printable(clip(text.split("\n").find((l) => l.trim()) ?? text, 120));
+}
+
+function clipLines(text: string, max: number): string[] {
+  const lines = text.replace(/\n+$/, "").split("\n");
+  if (lines.length === 1 && lines[0] === "") return [];
+  if (lines.length <= max) return lines.map((l) => l.slice(0, 200));
+  return [
+    ...lines.slice(0, max).map((l) => l.slice(0, 200)),
+    `… ${lines.length - max} more line(s)`,
+  ];
+}
+
+function writeStderr(bytes: Uint8Array): void {
+  let written = 0;
+  while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+}

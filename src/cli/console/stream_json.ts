@@ -1,0 +1,91 @@
+/**
+ * `--output-format stream-json`: one JSON object per line on stdout as the run happens, each with
+ * a `type`. The shapes are the trajectory's: `tool_call` is a recorded tool call, `tool_result` a
+ * recorded tool result, `step` an agent step. Events: `run_started`, `text` (a piece of the
+ * model's answer), `tool_call`, `tool_result`, `step`, `run_done` (the `--json` summary) and
+ * `error`. Progress notes stay on stderr as plain lines.
+ */
+import type { AgentConsole, RunStart } from "../../agent/console.ts";
+import type { LLMToolCall, LLMUsage } from "../../llm/types.ts";
+import type { ToolCallResult } from "../../tools/executor.ts";
+
+const encoder = new TextEncoder();
+
+/** Writes one event line to stdout, whole. */
+export function writeEvent(event: Record<string, unknown> & { type: string }): void {
+  const bytes = encoder.encode(`${JSON.stringify(event)}\n`);
+  let written = 0;
+  while (written < bytes.length) written += Deno.stdout.writeSync(bytes.subarray(written));
+}
+
+/** Emits the run as NDJSON events. */
+export class StreamJsonConsole implements AgentConsole {
+  #step = 0;
+
+  start(info: RunStart): void {
+    writeEvent({
+      type: "run_started",
+      task: info.task,
+      working_dir: info.workspace,
+      provider: info.provider,
+      model: info.model,
+      trajectory: info.trajectory,
+      replay: info.replay,
+    });
+  }
+
+  waiting(step: number): void {
+    this.#step = step;
+  }
+
+  text(delta: string): void {
+    if (delta) writeEvent({ type: "text", step: this.#step, delta });
+  }
+
+  calling(step: number, calls: LLMToolCall[]): void {
+    for (const call of calls) {
+      writeEvent({
+        type: "tool_call",
+        step,
+        call_id: call.call_id,
+        name: call.name,
+        arguments: call.arguments,
+      });
+    }
+  }
+
+  step(step: number, calls: LLMToolCall[], results: ToolCallResult[], text: string): void {
+    const recorded = results.map((r) => ({
+      call_id: r.call_id,
+      name: r.name,
+      success: r.success,
+      result: r.output,
+      error: r.error,
+    }));
+    for (const r of recorded) writeEvent({ type: "tool_result", step, ...r });
+    writeEvent({
+      type: "step",
+      step_number: step,
+      state: "completed",
+      content: text,
+      tool_calls: calls,
+      tool_results: recorded,
+    });
+  }
+
+  note(message: string): void {
+    const bytes = encoder.encode(`${message}\n`);
+    let written = 0;
+    while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+  }
+
+  summary(_info: {
+    success: boolean;
+    steps: number;
+    usage: LLMUsage;
+    seconds: number;
+    result: string | null;
+  }): void {
+    // The `run_done` event carries the summary; run.ts writes it once the patch is known.
+  }
+}

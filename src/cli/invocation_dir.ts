@@ -1,0 +1,35 @@
+/**
+ * The folder the user typed `deft` in. `deno task deft` runs Deft from its own checkout and says
+ * where the user was in `INIT_CWD`; without this, `deft run` would default to working on Deft's
+ * own source, and relative paths (`-w repo`, `--patch-path fix.patch`) would land in the checkout.
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * Moves the process to the user's folder when Deft was started by `deno task` from its checkout:
+ * the current directory is the checkout holding `entryUrl` and its `deno.json` (where `deno task`
+ * runs), and `INIT_CWD` names another existing folder. A bundle (`dist/deft.js`) has no
+ * `deno.json` beside it, so it never moves. An `INIT_CWD` inherited from an outer task (a test run, an npm script) is ignored unless
+ * the process really runs in the checkout. Returns the folder moved to, if any.
+ */
+export function enterInvocationDir(entryUrl: string): string | undefined {
+  let initCwd: string | undefined;
+  try {
+    initCwd = Deno.env.get("INIT_CWD");
+  } catch {
+    return undefined; // no --allow-env: nothing to honour
+  }
+  if (!initCwd || !entryUrl.startsWith("file:")) return undefined;
+  try {
+    const checkout = Deno.realPathSync(dirname(fileURLToPath(entryUrl)));
+    const cwd = Deno.realPathSync(Deno.cwd());
+    if (cwd !== checkout || !Deno.statSync(join(checkout, "deno.json")).isFile) return undefined;
+    const target = Deno.realPathSync(initCwd);
+    if (target === cwd || !Deno.statSync(target).isDirectory) return undefined;
+    Deno.chdir(target);
+    return target;
+  } catch {
+    return undefined;
+  }
+}
