@@ -14,6 +14,8 @@ import { writeStderr } from "./io.ts";
 export interface McpCommandOptions {
   workingDir?: string;
   sandbox?: "none" | "workspace-write";
+  deadline?: string;
+  maxLineBytes?: string;
 }
 
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;

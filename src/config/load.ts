@@ -85,6 +85,7 @@ const configSchema = z.strictObject({
     output_limit: positiveInt.optional(),
     max_file_bytes: positiveInt.optional(),
     ckg_dir: z.string().optional(),
+    deadlines: z.record(z.string(), z.number().positive()).optional(),
   }).default({}),
 });
 

@@ -101,6 +101,7 @@ export function resolveRunConfig(
       outputLimit: settings.output_limit,
       maxFileBytes: settings.max_file_bytes,
       ckgDir: settings.ckg_dir,
+      deadlines: settings.deadlines,
     },
     configPath: loaded.path,
   };

@@ -50,6 +50,8 @@ export interface ToolSettings {
   maxFileBytes?: number;
   /** Where the code knowledge graph keeps its databases. */
   ckgDir?: string;
+  /** Seconds a hosted tool call may run, per tool name (key `default`: the rest). */
+  deadlines?: Readonly<Record<string, number>>;
 }
 
 /** Everything a tool is built with. */

@@ -5,6 +5,7 @@
  * killed, and if the shell still does not come back the whole session is stopped), or ended with
  * the shell itself. It never decides what the model sees; the tool does that.
  */
+import { reportChild } from "../host/children.ts";
 import { join } from "node:path";
 import { bwrapNotFound, sandboxCommand, type SandboxMode } from "../../policy/sandbox.ts";
 import { type CapturedOutput, OutputCapture } from "./output_capture.ts";
@@ -166,6 +167,7 @@ export class BashSession {
         `Cannot start the shell: ${program} or the directory ${options.cwd} was not found.`,
       );
     }
+    reportChild(child);
     const session = new BashSession(options, child, id, tag, runFile);
     await session.#handshake(tag);
     return session;

@@ -12,4 +12,6 @@ export type HostRequest =
 export type HostReply =
   | { type: "ready"; id: -1 }
   | { type: "result"; id: number; result: ToolCallResult }
-  | { type: "closed"; id: number; errors: string[] };
+  | { type: "closed"; id: number; errors: string[] }
+  /** A process group a tool started (`running`) or that ended; killed if the worker is. */
+  | { type: "child"; id: -1; pid: number; running: boolean };
