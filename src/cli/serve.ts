@@ -9,11 +9,15 @@ import { registeredToolNames } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
 import { isPlainObject } from "../tools/validate.ts";
 import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
-import { stdinLines, writeStdout } from "./io.ts";
+import { readLines } from "../line_reader.ts";
+import { maxLineBytesOption } from "./line_limit.ts";
+import { writeStdout } from "./io.ts";
 
 /** Options of `deft serve`. */
 export interface ServeOptions extends ToolCommandOptions {
   parallel?: boolean;
+  /** `--max-line-bytes`: the longest input line answered; longer ones get an error line. */
+  maxLineBytes?: string;
 }
 
 type Parsed = { call: ToolCall } | { reply: Reply };
@@ -21,13 +25,26 @@ type Reply = Record<string, unknown>;
 
 /** Serves until stdin ends; returns the exit code (0). */
 export async function serveCommand(opts: ServeOptions): Promise<number> {
+  const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext(opts);
   const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
   const executor = new ToolExecutor(tools);
   try {
     let lineNumber = 0;
-    for await (const line of stdinLines()) {
+    for await (const event of readLines(Deno.stdin.readable, maxLineBytes)) {
       lineNumber++;
+      if ("tooLong" in event) {
+        const reply = errorReply(
+          null,
+          null,
+          `line ${lineNumber} is ${event.tooLong} bytes, over the limit of ${maxLineBytes} ` +
+            `(--max-line-bytes); it was skipped. Send smaller calls, e.g. write big content ` +
+            `to a file in pieces.`,
+        );
+        await writeStdout(JSON.stringify(reply) + "\n");
+        continue;
+      }
+      const line = event.line;
       if (line.trim() === "") continue;
       const replies = await answer(executor, line, lineNumber, opts.parallel ?? false);
       await writeStdout(replies.map((r) => JSON.stringify(r) + "\n").join(""));
