@@ -3,6 +3,7 @@
  * repository, including new files that git does not track yet. A throwaway index is used, so the
  * user's staging area is never touched.
  */
+import { TEMP_PATHSPEC_EXCLUDES } from "../tools/fs/temp_files.ts";
 
 async function git(
   cwd: string,
@@ -39,7 +40,8 @@ export async function workspacePatch(dir: string, base?: string): Promise<string
     const env = { GIT_INDEX_FILE: index };
     const hasHead = (await git(dir, ["rev-parse", "--verify", "-q", "HEAD"])).ok;
     await git(dir, hasHead ? ["read-tree", "HEAD"] : ["read-tree", "--empty"], env);
-    const added = await git(dir, ["add", "-A", "."], env);
+    // Temporary files of writes under way (or killed) are never part of the work.
+    const added = await git(dir, ["add", "-A", "--", ".", ...TEMP_PATHSPEC_EXCLUDES], env);
     if (!added.ok) throw new Error(`git add failed: ${added.err.trim()}`);
     const against = base ?? (hasHead ? "HEAD" : undefined);
     const args = [

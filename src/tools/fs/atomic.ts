@@ -2,9 +2,10 @@
  * Atomic file replacement: the new content goes to a temporary file in the same directory, is
  * flushed to disk, and is renamed over the target. Readers see the old file or the new one, never
  * a mixture, and a crash at any point leaves the old file intact (plus, at worst, a stray hidden
- * temporary file).
+ * temporary file, which the next write to that folder removes; see temp_files.ts).
  */
 import { basename, dirname, join } from "node:path";
+import { sweepStaleTemps, tempName } from "./temp_files.ts";
 
 /** How the replaced file should look besides its content. */
 export interface AtomicWriteOptions {
@@ -41,12 +42,15 @@ export async function writeFileAtomic(
   parts: readonly Uint8Array[],
   options: AtomicWriteOptions = {},
 ): Promise<void> {
-  // Names are capped at 255 bytes; a long file name must still leave room for the suffix.
-  const temp = join(dirname(path), `.${basename(path).slice(0, 100)}.deft-${randomSuffix()}.tmp`);
+  const dir = dirname(path);
+  await sweepStaleTemps(dir);
+  const temp = join(dir, tempName(basename(path)));
   // A new file gets 0o666 minus the umask, like any other program's; a replaced one its old mode.
   const file = await Deno.open(temp, { write: true, createNew: true, mode: 0o666 });
   let closed = false;
   try {
+    // Held until the file is closed (or this process dies): a sweep leaves a locked file alone.
+    await file.lock(true);
     for (const part of parts) await writeAll(file, part);
     if (options.uid != null && options.gid != null) await restoreOwner(temp, options);
     // chmod after chown: changing the owner may clear setuid/setgid bits.
@@ -73,8 +77,4 @@ async function restoreOwner(temp: string, options: AtomicWriteOptions): Promise<
   } catch {
     // Only a privileged process can give a file away; everyone else keeps their own ownership.
   }
-}
-
-function randomSuffix(): string {
-  return crypto.randomUUID().slice(0, 8);
 }
