@@ -44,7 +44,6 @@ async function peaksOf(
     args: [
       "run",
       ...deftFlags(),
-      ...(Deno.env.get("BENCH_V8") ? [`--v8-flags=${Deno.env.get("BENCH_V8")}`] : []),
       `${ROOT}main.ts`,
       mode,
       "-w",
