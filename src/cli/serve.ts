@@ -90,6 +90,15 @@ function parseCall(item: unknown, where: string): Parsed {
     return { reply: errorReply(null, null, `call ${where} must be a JSON object`) };
   }
   const id = item.id ?? null;
+  if (id !== null && typeof id === "object") {
+    return {
+      reply: errorReply(
+        null,
+        null,
+        `call ${where} has an object or array "id"; use a string or number`,
+      ),
+    };
+  }
   if (typeof item.name !== "string" || item.name === "") {
     return { reply: errorReply(id, null, `call ${where} needs a "name" string`) };
   }

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { runDeft } from "../helpers/deft.ts";
 import { ServerProcess } from "../helpers/server_process.ts";
 
 async function bashAnswers(server: ServerProcess, id: string): Promise<void> {
@@ -175,4 +176,17 @@ while True:
     await swapper.status;
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("serve refuses object and array ids with an error line", async () => {
+  const input = [
+    '{"id": {"a": 1}, "name": "task_done"}',
+    '{"id": [1], "name": "task_done"}',
+    '{"id": 3, "name": "task_done"}',
+  ].join("\n") + "\n";
+  const run = await runDeft(["serve"], { stdin: input });
+  assert.equal(run.code, 0, run.stderr);
+  const out = run.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(out.map((o) => [o.id, o.success]), [[null, false], [null, false], [3, true]]);
+  assert.match(out[0].error, /object or array "id"/);
 });
