@@ -16,6 +16,8 @@ import { workerEntry } from "./entry.ts";
 import { CLOSE_DEADLINE_SECONDS, deadlineSeconds } from "./deadlines.ts";
 
 const START_TIMEOUT_MS = 60_000;
+// setTimeout's largest delay; a longer one would fire at once.
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type Outgoing = { type: "call"; call: ToolCall } | { type: "close"; name: string | null };
 
@@ -138,7 +140,7 @@ export class ToolHost {
           `the tool host was restarted because ${what} ran past its ${seconds} s deadline; ` +
           `tool state was lost and the next call starts fresh`,
         ]);
-      }, seconds * 1000);
+      }, Math.min(seconds * 1000, MAX_TIMER_MS));
       // Registered at once, so a crash during start-up answers this request too.
       this.#pending.set(id, (reply) => {
         clearTimeout(timer);
