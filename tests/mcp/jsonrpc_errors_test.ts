@@ -99,3 +99,27 @@ Deno.test("deft mcp: a deeply nested argument is a tool error, and the server go
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("deft mcp: a line over --max-line-bytes gets -32600 and the next request is answered", async () => {
+  const dir = await Deno.makeTempDir();
+  const server = new ServerProcess(["mcp", "-w", dir, "--max-line-bytes", "2000"]);
+  try {
+    await server.sendJson(INIT);
+    await server.next();
+    await server.sendJson({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "ping",
+      params: { pad: "x".repeat(5000) },
+    });
+    const refused = await server.next(20_000);
+    assert.equal(refused.id, null);
+    assert.equal((refused.error as { code: number }).code, -32600);
+    assert.match((refused.error as { message: string }).message, /over the limit of 2000/);
+    await server.sendJson({ jsonrpc: "2.0", id: 2, method: "ping" });
+    assert.equal((await server.next(20_000)).id, 2);
+    assert.equal(await server.end(), 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
