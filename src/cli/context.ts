@@ -3,6 +3,8 @@ import type { ToolContext, ToolSettings } from "../tools/base.ts";
 import { realWorkspace } from "../policy/workspace.ts";
 import { deftCacheDir, tempRoot } from "../policy/dirs.ts";
 import type { HostDirs } from "../tools/host/remote.ts";
+import { registeredToolNames, resolveToolName } from "../tools/catalog.ts";
+import { parseDeadlines } from "../tools/host/deadlines.ts";
 import { UsageError } from "./io.ts";
 import {
   loadToolConfig,
@@ -16,6 +18,8 @@ export interface ToolCommandOptions {
   workingDir?: string;
   sandbox?: SandboxSetting;
   provider?: string;
+  /** `--deadline`: `SECONDS` or `TOOL=SECONDS,...`. */
+  deadline?: string;
 }
 
 /** The real path of the workspace `-w DIR` names (default: the current directory). */
@@ -46,6 +50,22 @@ export async function toolContext(
 ): Promise<ToolContext> {
   const workspace = await workspaceOf(opts.workingDir);
   const settings = resolveToolSettings(await loadToolConfig(), { sandbox: opts.sandbox });
+  if (opts.deadline !== undefined) {
+    try {
+      settings.deadlines = parseDeadlines(opts.deadline);
+      for (const name of Object.keys(settings.deadlines)) {
+        if (name !== "default" && !resolveToolName(name)) {
+          throw new Error(
+            `--deadline: '${name}' is not a tool; use one of ${
+              registeredToolNames().join(", ")
+            } or 'default'`,
+          );
+        }
+      }
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  }
   checkSandbox(settings, tools);
   return { provider: opts.provider ?? "openai", workspace, settings };
 }

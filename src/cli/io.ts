@@ -3,6 +3,8 @@
  * Re-exports the usage error (exit code 2) that commands throw.
  */
 
+import { readLines } from "../line_reader.ts";
+
 export { UsageError } from "../errors.ts";
 
 const encoder = new TextEncoder();
@@ -30,14 +32,7 @@ export async function readStdin(): Promise<string> {
 
 /** Yields stdin line by line (without the line ending) until end of input. */
 export async function* stdinLines(): AsyncGenerator<string> {
-  let pending = "";
-  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-    pending += chunk;
-    let newline: number;
-    while ((newline = pending.indexOf("\n")) >= 0) {
-      yield pending.slice(0, newline).replace(/\r$/, "");
-      pending = pending.slice(newline + 1);
-    }
+  for await (const event of readLines(Deno.stdin.readable, Number.MAX_SAFE_INTEGER)) {
+    if ("line" in event) yield event.line;
   }
-  if (pending !== "") yield pending.replace(/\r$/, "");
 }

@@ -9,11 +9,14 @@ import { createHostedTools } from "../tools/host/remote.ts";
 import { registeredToolNames } from "../tools/catalog.ts";
 import { hostDirs, toolContext } from "./context.ts";
 import { writeStderr } from "./io.ts";
+import { maxLineBytesOption } from "./line_limit.ts";
 
 /** Options of `deft mcp`. */
 export interface McpCommandOptions {
   workingDir?: string;
   sandbox?: "none" | "workspace-write" | "read-only";
+  deadline?: string;
+  maxLineBytes?: string;
 }
 
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
@@ -23,6 +26,7 @@ const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
  * tools. Only protocol messages go to stdout.
  */
 export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
+  const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext({ ...opts, provider: "anthropic" });
   // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
   const executor = new ToolExecutor(
@@ -52,7 +56,7 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
     // A client that left mid-answer is the normal end of a session, not news.
     if (!/broken ?pipe/i.test(String(error))) writeStderr(`deft mcp: ${error.message}`);
   };
-  const transport = new DenoStdioServerTransport();
+  const transport = new DenoStdioServerTransport(undefined, { maxLineBytes });
   // At the end of input, let the calls already sent finish (the client may still read their
   // answers), then close.
   transport.ended.then(() => transport.answered()).then(() => transport.close());

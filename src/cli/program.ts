@@ -185,6 +185,8 @@ function buildProgram(setExit: (code: number) => void): Command {
     .description("MCP server over stdio exposing the tools (state lasts for the connection)")
     .option("-w, --working-dir <dir>", "workspace root (default: current directory)")
     .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
+    .option("--deadline <spec>", "seconds a tool call may run: SECONDS, or TOOL=SECONDS,...")
+    .option("--max-line-bytes <n>", "longest input line accepted, in bytes (default 256 MiB)")
     .action(async (opts) => {
       const { mcpCommand } = await import("./mcp.ts");
       setExit(await mcpCommand(opts));

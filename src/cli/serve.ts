@@ -9,12 +9,16 @@ import { registeredToolNames } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
 import { isPlainObject } from "../tools/validate.ts";
 import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
-import { stdinLines, writeStdout } from "./io.ts";
 import { onStopSignals } from "./signals.ts";
+import { readLines } from "../line_reader.ts";
+import { maxLineBytesOption } from "./line_limit.ts";
+import { writeStdout } from "./io.ts";
 
 /** Options of `deft serve`. */
 export interface ServeOptions extends ToolCommandOptions {
   parallel?: boolean;
+  /** `--max-line-bytes`: the longest input line answered; longer ones get an error line. */
+  maxLineBytes?: string;
 }
 
 type Parsed = { call: ToolCall } | { reply: Reply };
@@ -22,6 +26,7 @@ type Reply = Record<string, unknown>;
 
 /** Serves until stdin ends; returns the exit code (0). */
 export async function serveCommand(opts: ServeOptions): Promise<number> {
+  const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext(opts);
   const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
   const executor = new ToolExecutor(tools);
@@ -35,8 +40,20 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
   });
   try {
     let lineNumber = 0;
-    for await (const line of stdinLines()) {
+    for await (const event of readLines(Deno.stdin.readable, maxLineBytes)) {
       lineNumber++;
+      if ("tooLong" in event) {
+        const reply = errorReply(
+          null,
+          null,
+          `line ${lineNumber} is ${event.tooLong} bytes, over the limit of ${maxLineBytes} ` +
+            `(--max-line-bytes); it was skipped. Send smaller calls, e.g. write big content ` +
+            `to a file in pieces.`,
+        );
+        await writeStdout(JSON.stringify(reply) + "\n");
+        continue;
+      }
+      const line = event.line;
       if (line.trim() === "") continue;
       const replies = await answer(executor, line, lineNumber, opts.parallel ?? false);
       await writeStdout(replies.map((r) => JSON.stringify(r) + "\n").join(""));
@@ -83,6 +100,15 @@ function parseCall(item: unknown, where: string): Parsed {
     return { reply: errorReply(null, null, `call ${where} must be a JSON object`) };
   }
   const id = item.id ?? null;
+  if (id !== null && typeof id === "object") {
+    return {
+      reply: errorReply(
+        null,
+        null,
+        `call ${where} has an object or array "id"; use a string or number`,
+      ),
+    };
+  }
   if (typeof item.name !== "string" || item.name === "") {
     return { reply: errorReply(id, null, `call ${where} needs a "name" string`) };
   }

@@ -45,6 +45,19 @@ const SANDBOX: OptionSpec = {
   choices: ["none", "workspace-write", "read-only"],
 };
 
+const DEADLINE: OptionSpec = {
+  long: "deadline",
+  value: "spec",
+  description: "seconds a tool call may run: SECONDS, or TOOL=SECONDS,... (default 300; bash: " +
+    "its timeout + 60)",
+};
+
+const MAX_LINE_BYTES: OptionSpec = {
+  long: "max-line-bytes",
+  value: "n",
+  description: "longest input line accepted, in bytes (default 268435456 = 256 MiB)",
+};
+
 /** The commands that have a fast path. */
 export const PIPELINE_COMMANDS = {
   tools: {
@@ -71,7 +84,7 @@ export const PIPELINE_COMMANDS = {
       { name: "name", required: true, description: "tool name (case and underscores ignored)" },
       { name: "args", required: false, description: "arguments as a JSON object" },
     ],
-    options: [WORKING_DIR, SANDBOX],
+    options: [WORKING_DIR, SANDBOX, DEADLINE],
   },
   serve: {
     description: "tool calls as NDJSON on stdin, results as NDJSON on stdout",
@@ -80,6 +93,8 @@ export const PIPELINE_COMMANDS = {
       WORKING_DIR,
       { long: "parallel", description: "run the calls of a batch (a JSON array line) at once" },
       SANDBOX,
+      DEADLINE,
+      MAX_LINE_BYTES,
     ],
   },
 } satisfies Record<string, CommandSpec>;

@@ -3,7 +3,7 @@
  * mistakes with the key's line and column. Unknown keys are warnings, not errors, so a config
  * written for a newer Deft (or Trae Agent's extras) still loads.
  */
-import { type Document, isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import { type Document, isMap, isScalar, LineCounter, parseDocument, visit } from "yaml";
 import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
 import type { DeftConfig } from "./schema.ts";
@@ -11,6 +11,14 @@ import { configCandidates } from "./locate.ts";
 import { isTrusted, layerUntrusted, readUserConfig } from "./trust.ts";
 import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
 import { UsageError } from "../errors.ts";
+import { nestingDepth } from "../tools/nesting.ts";
+
+/** Largest config file read: far above any real one, small enough to load in well under a second. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+/** Deepest nesting a config may have (the real ones nest four levels). */
+const MAX_CONFIG_DEPTH = 64;
+/** Aliases a config may expand; more is an alias bomb, not a configuration. */
+const MAX_ALIAS_COUNT = 100;
 
 /** A configuration mistake; the CLI prints it and exits with code 2. */
 export class ConfigError extends UsageError {
@@ -104,6 +112,7 @@ const configSchema = z.strictObject({
     output_limit: positiveInt.optional(),
     max_file_bytes: positiveInt.optional(),
     ckg_dir: z.string().optional(),
+    deadlines: z.record(z.string(), z.number().positive()).optional(),
   }).default({}),
 });
 
@@ -148,15 +157,41 @@ async function loadLocalConfig(text: string, path: string): Promise<LoadedConfig
 
 /** Parses and checks config text; `path` names the file in messages. */
 export function parseConfig(text: string, path = "<config>"): LoadedConfig {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0];
-    const at = e.linePos?.[0] ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "";
-    const message = firstLine(e.message).replace(/ at line \d+, column \d+:?$/, "");
-    throw new ConfigError(`${path}: invalid YAML${at}: ${message}`);
+  const size = new TextEncoder().encode(text).length;
+  if (size > MAX_CONFIG_BYTES) {
+    throw new ConfigError(
+      `${path}: the config file is ${size} bytes, over the limit of ${MAX_CONFIG_BYTES}; a ` +
+        `configuration is a few kilobytes (see config.example.yaml).`,
+    );
   }
-  const data = doc.toJS() ?? {};
+  const lineCounter = new LineCounter();
+  let doc: Document;
+  let data: unknown;
+  try {
+    // Unique keys are checked below in one pass; the parser's own check is quadratic.
+    doc = parseDocument(text, { lineCounter, uniqueKeys: false, prettyErrors: true });
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0];
+      const at = e.linePos?.[0] ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "";
+      const message = firstLine(e.message).replace(/ at line \d+, column \d+:?$/, "");
+      if (/call stack/i.test(message)) throw new RangeError(message);
+      throw new ConfigError(`${path}: invalid YAML${at}: ${message}`);
+    }
+    const duplicate = duplicateKey(doc, lineCounter);
+    if (duplicate) throw new ConfigError(`${path}: invalid YAML${duplicate}`);
+    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    if (e instanceof ReferenceError && /alias/i.test(e.message)) {
+      throw new ConfigError(
+        `${path}: its YAML aliases (*name) expand to too much data (over ${MAX_ALIAS_COUNT} ` +
+          `expansions; an "alias bomb"). Write the values out, or use fewer aliases.`,
+      );
+    }
+    if (e instanceof RangeError) throw tooDeep(path);
+    throw new ConfigError(`${path}: cannot be read as YAML: ${(e as Error).message}`);
+  }
+  if (nestingDepth(data, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH) throw tooDeep(path);
   const where = (keyPath: PropertyKey[]) => position(doc, lineCounter, keyPath);
   const warnings: string[] = [];
   let result = configSchema.safeParse(data);
@@ -284,6 +319,38 @@ function deleteAt(data: unknown, keyPath: PropertyKey[]): void {
   let node = data as Record<PropertyKey, unknown>;
   for (const key of keyPath.slice(0, -1)) node = node?.[key] as Record<PropertyKey, unknown>;
   if (node) delete node[keyPath[keyPath.length - 1]];
+}
+
+function tooDeep(path: string): ConfigError {
+  return new ConfigError(
+    `${path}: nests more than ${MAX_CONFIG_DEPTH} levels deep; a configuration nests a few ` +
+      `levels (see config.example.yaml).`,
+  );
+}
+
+// The first key repeated within one mapping, as " at line L, column C: ..." (one linear pass).
+function duplicateKey(doc: Document, lineCounter: LineCounter): string | undefined {
+  let found: string | undefined;
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        const key = isScalar(pair.key) ? pair.key.value : String(pair.key);
+        if (!seen.has(key)) {
+          seen.add(key);
+          continue;
+        }
+        const offset = (pair.key as { range?: [number, number] } | null)?.range?.[0];
+        const at = offset === undefined ? "" : (() => {
+          const { line, col } = lineCounter.linePos(offset);
+          return ` at line ${line}, column ${col}`;
+        })();
+        found = `${at}: Map keys must be unique ('${String(key)}' appears twice)`;
+        return visit.BREAK;
+      }
+    },
+  });
+  return found;
 }
 
 function firstLine(text: string): string {

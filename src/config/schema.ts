@@ -64,6 +64,8 @@ export interface ToolSettingsConfig {
   output_limit?: number;
   max_file_bytes?: number;
   ckg_dir?: string;
+  /** Seconds a tool call may run, per tool name; `default` for the rest. */
+  deadlines?: Record<string, number>;
 }
 
 /** The whole resolved configuration. */

@@ -62,6 +62,7 @@ export function resolveToolSettings(
   if (tool.output_limit !== undefined) settings.outputLimit = tool.output_limit;
   if (tool.max_file_bytes !== undefined) settings.maxFileBytes = tool.max_file_bytes;
   if (tool.ckg_dir !== undefined) settings.ckgDir = tool.ckg_dir;
+  if (tool.deadlines !== undefined) settings.deadlines = tool.deadlines;
   if (config.shell_environment !== undefined) settings.shellEnvironment = config.shell_environment;
   return settings;
 }

@@ -11,10 +11,9 @@
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-
-/** A client line longer than this without a newline is not MCP; it is dropped. */
-const MAX_LINE_CHARS = 64 * 1024 * 1024;
+import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { DEFAULT_MAX_LINE_BYTES, readLines } from "../line_reader.ts";
+import { intake } from "./jsonrpc_intake.ts";
 
 /** Where the transport reads and writes; Deno's stdin and stdout by default. */
 export interface StdioStreams {
@@ -32,21 +31,26 @@ export class DenoStdioServerTransport implements Transport {
   readonly ended: Promise<void>;
   readonly #streams: StdioStreams;
   #endInput!: () => void;
-  #reader?: ReadableStreamDefaultReader<string>;
+  readonly #maxLineBytes: number;
+  #reader?: ReadableStreamDefaultReader<Uint8Array>;
   #writes: Promise<void> = Promise.resolve();
   #closed = false;
   /** Ids of the requests received and not yet answered. */
   readonly #unanswered = new Set<string | number>();
   #onAnswered?: () => void;
 
-  constructor(streams: StdioStreams = { input: Deno.stdin.readable, output: Deno.stdout }) {
+  constructor(
+    streams: StdioStreams = { input: Deno.stdin.readable, output: Deno.stdout },
+    options: { maxLineBytes?: number } = {},
+  ) {
     this.#streams = streams;
+    this.#maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.ended = new Promise((resolve) => this.#endInput = resolve);
   }
 
   start(): Promise<void> {
     if (this.#reader) throw new Error("DenoStdioServerTransport already started");
-    this.#reader = this.#streams.input.pipeThrough(new TextDecoderStream()).getReader();
+    this.#reader = this.#streams.input.getReader();
     this.#read(this.#reader).finally(() => this.#endInput());
     return Promise.resolve();
   }
@@ -102,38 +106,46 @@ export class DenoStdioServerTransport implements Transport {
     this.#onAnswered = undefined;
   }
 
-  async #read(reader: ReadableStreamDefaultReader<string>): Promise<void> {
-    let pending = "";
+  async #read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+    const chunks = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        const chunk = await reader.read();
+        if (chunk.done) controller.close();
+        else controller.enqueue(chunk.value);
+      },
+    });
     try {
-      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-        pending += chunk.value;
-        let newline: number;
-        while ((newline = pending.indexOf("\n")) >= 0) {
-          this.#deliver(pending.slice(0, newline));
-          pending = pending.slice(newline + 1);
-        }
-        if (pending.length > MAX_LINE_CHARS) {
-          this.onerror?.(new Error("a message of over 64 MB without a newline was dropped"));
-          pending = "";
+      for await (const event of readLines(chunks, this.#maxLineBytes)) {
+        if (this.#closed) break;
+        if ("line" in event) {
+          this.#deliver(event.line);
+        } else {
+          const problem = `a message of ${event.tooLong} bytes is over the limit of ` +
+            `${this.#maxLineBytes} (--max-line-bytes); it was dropped`;
+          this.#reject({
+            jsonrpc: "2.0",
+            id: null,
+            error: { code: ErrorCode.InvalidRequest, message: problem },
+          }, problem);
         }
       }
-      if (pending.trim() !== "") this.#deliver(pending);
     } catch (e) {
       if (!this.#closed) this.onerror?.(e instanceof Error ? e : new Error(String(e)));
     }
   }
 
-  #deliver(line: string): void {
-    const text = line.replace(/\r$/, "");
+  #deliver(text: string): void {
     if (text.trim() === "" || this.#closed) return;
-    let message: JSONRPCMessage;
-    try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(text));
-    } catch {
-      const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
-      this.onerror?.(new Error(`ignored a line that is not a JSON-RPC message: ${shown}`));
+    const sorted = intake(text);
+    if ("ignore" in sorted) {
+      this.onerror?.(new Error(sorted.ignore));
       return;
     }
+    if ("reply" in sorted) {
+      this.#reject(sorted.reply, sorted.problem);
+      return;
+    }
+    const message = sorted.message;
     if ("method" in message && "id" in message) this.#unanswered.add(message.id);
     // A cancelled request gets no answer (MCP says so), so it is not waited for.
     if ("method" in message && message.method === "notifications/cancelled") {
@@ -141,5 +153,12 @@ export class DenoStdioServerTransport implements Transport {
       this.#checkAnswered();
     }
     this.onmessage?.(message);
+  }
+
+  // Answers a line that is not a valid request with its JSON-RPC error, and reports it.
+  #reject(reply: unknown, problem: string): void {
+    const shown = problem.length > 300 ? `${problem.slice(0, 300)}…` : problem;
+    this.onerror?.(new Error(`answered an invalid message with an error: ${shown}`));
+    this.send(reply as JSONRPCMessage).catch(() => {});
   }
 }

@@ -55,6 +55,8 @@ export interface ToolSettings {
   tempDir?: string;
   /** Which variables the shell inherits (default: all but secret-looking ones). */
   shellEnvironment?: ShellEnvironmentPolicy;
+  /** Seconds a hosted tool call may run, per tool name (key `default`: the rest). */
+  deadlines?: Readonly<Record<string, number>>;
 }
 
 /** Everything a tool is built with. */

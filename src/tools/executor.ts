@@ -4,6 +4,7 @@
  */
 import type { Tool, ToolExecResult } from "./base.ts";
 import { validateArguments } from "./validate.ts";
+import { nestingProblem } from "./nesting.ts";
 
 /** One call as the model made it. `arguments` is whatever the model sent. */
 export interface ToolCall {
@@ -60,6 +61,8 @@ export class ToolExecutor {
         error_code: -1,
       });
     }
+    const tooDeep = nestingProblem(call.arguments);
+    if (tooDeep) return wrap(call, tool.name, { output: null, error: tooDeep, error_code: -1 });
     const validation = validateArguments(tool.name, tool.parameters, call.arguments);
     if (!validation.ok) {
       return wrap(call, tool.name, { output: null, error: validation.error, error_code: -1 });

@@ -79,7 +79,7 @@ Deno.test("a cancelled request is not waited for; an uncancelled one is", async 
   assert.ok(await settlesWithin(answered, 5_000), "the cancelled request 7 is still waited for");
 });
 
-Deno.test("a line that is not JSON-RPC is reported and skipped", async () => {
+Deno.test("a line that is not JSON-RPC is answered with its JSON-RPC error and skipped", async () => {
   const io = streams();
   const transport = new DenoStdioServerTransport(io);
   const errors: string[] = [];
@@ -92,10 +92,12 @@ Deno.test("a line that is not JSON-RPC is reported and skipped", async () => {
   io.line(request(3));
   io.end();
   await transport.ended;
-  assert.deepEqual(errors, [
-    "ignored a line that is not a JSON-RPC message: hello",
-    'ignored a line that is not a JSON-RPC message: {"jsonrpc":"2.0","id":1}',
-  ]);
+  await tick();
+  assert.equal(errors.length, 2);
+  assert.deepEqual(
+    io.written.map((w) => JSON.parse(w)).map((r) => [r.id, r.error.code]),
+    [[null, -32700], [1, -32600]],
+  );
   assert.equal(received.length, 1);
 });
 

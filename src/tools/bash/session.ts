@@ -5,6 +5,7 @@
  * killed, and if the shell still does not come back the whole session is stopped), or ended with
  * the shell itself. It never decides what the model sees; the tool does that.
  */
+import { reportChild } from "../host/children.ts";
 import { join } from "node:path";
 import { bwrapNotFound, sandboxCommand, type SandboxMode } from "../../policy/sandbox.ts";
 import { shellEnvironment, type ShellEnvironmentPolicy } from "../../policy/shell_env.ts";
@@ -108,6 +109,8 @@ export class BashSession {
   readonly #status: Promise<Deno.CommandStatus>;
   /** True when bwrap (a sandbox or a PID namespace) stands between us and the shell. */
   readonly #wrapped: boolean;
+  /** Who waits for the shell to end, this call only (see `#whenEnded`). */
+  readonly #endWaiters = new Set<() => void>();
   #exit: Deno.CommandStatus | null = null;
   #cwd: string;
   #calls = 0;
@@ -131,9 +134,13 @@ export class BashSession {
     this.#stdin = child.stdin.getWriter();
     this.#stdout = new StreamPump(child.stdout, tag);
     this.#stderr = new StreamPump(child.stderr, tag);
-    this.#status = child.status.then((status) =>
-      this.#exit = wrapped ? signalFromCode(status) : status
-    );
+    this.#status = child.status.then((status) => {
+      const exit = wrapped ? signalFromCode(status) : status;
+      this.#exit = exit;
+      for (const wake of this.#endWaiters) wake();
+      this.#endWaiters.clear();
+      return exit;
+    });
   }
 
   /**
@@ -182,6 +189,7 @@ export class BashSession {
         `Cannot start the shell: ${program} or the directory ${options.cwd} was not found.`,
       );
     }
+    reportChild(child);
     const session = new BashSession(options, child, id, tag, runFile, program !== "bash");
     await session.#handshake(tag);
     return session;
@@ -217,11 +225,12 @@ export class BashSession {
     // Both markers, or the end of a pipe (null): the shell is gone.
     const finished = markers.then(([out, err]) => out !== null && err !== null ? "done" : "ended");
     const timeout = timer(Math.min(timeoutMs, MAX_TIMER_MS), "timeout" as const);
+    const shellEnded = this.#whenEnded();
     try {
       const sent = this.#stdin.write(commandBytes(command, call)).then(() => true, () => false);
       const first = await Promise.race([
         finished,
-        this.#status.then(() => "ended" as const),
+        shellEnded.promise,
         sent.then((ok) => ok ? new Promise<never>(() => {}) : "ended" as const),
         timeout.promise,
       ]);
@@ -246,6 +255,7 @@ export class BashSession {
       };
     } finally {
       timeout.cancel();
+      shellEnded.release();
       this.#busy = false;
     }
   }
@@ -327,17 +337,30 @@ export class BashSession {
     });
   }
 
+  /**
+   * A promise of this call's own that resolves when the shell ends. Racing the long-lived status
+   * promise directly would hang a reaction on it per call, each holding that call's whole state
+   * until the shell ends: a long session would keep something of every command.
+   */
+  #whenEnded(): { promise: Promise<"ended">; release: () => void } {
+    if (this.#exit) return { promise: Promise.resolve("ended"), release: () => {} };
+    let wake!: () => void;
+    const promise = new Promise<"ended">((resolve) => {
+      wake = () => resolve("ended");
+      this.#endWaiters.add(wake);
+    });
+    return { promise, release: () => this.#endWaiters.delete(wake) };
+  }
+
   async #settle(
     finished: Promise<"done" | "ended">,
     ms: number,
   ): Promise<"done" | "ended" | null> {
     const grace = timer(ms, null);
-    const outcome = await Promise.race([
-      finished,
-      this.#status.then(() => "ended" as const),
-      grace.promise,
-    ]);
+    const shellEnded = this.#whenEnded();
+    const outcome = await Promise.race([finished, shellEnded.promise, grace.promise]);
     grace.cancel();
+    shellEnded.release();
     return outcome;
   }
 
@@ -348,12 +371,10 @@ export class BashSession {
     const late = timer(START_TIMEOUT_MS, "late" as const);
     await this.#stdin.write(new TextEncoder().encode(initScript(tag, this.#runFile)))
       .catch(() => {});
-    const first = await Promise.race([
-      markers,
-      this.#status.then(() => "ended" as const),
-      late.promise,
-    ]);
+    const shellEnded = this.#whenEnded();
+    const first = await Promise.race([markers, shellEnded.promise, late.promise]);
     late.cancel();
+    shellEnded.release();
     if (Array.isArray(first) && first[0] !== null && first[1] !== null) {
       const { cwd } = parseMarker(first[0]);
       if (cwd !== "") this.#cwd = cwd;

@@ -24,4 +24,6 @@ export type HostReply =
   | { type: "ready"; id: -1 }
   | { type: "result"; id: number; result: ToolCallResult }
   | { type: "closed"; id: number; errors: string[] }
-  | { type: "probed"; id: number; outcome: string };
+  | { type: "probed"; id: number; outcome: string }
+  /** A process group a tool started (`running`) or that ended; killed if the worker is. */
+  | { type: "child"; id: -1; pid: number; running: boolean };

@@ -14,8 +14,11 @@ import { SequentialThinkingTool } from "../sequential_thinking.ts";
 import { TaskDoneTool } from "../task_done.ts";
 import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 import { workerEntry } from "./entry.ts";
+import { CLOSE_DEADLINE_SECONDS, deadlineSeconds } from "./deadlines.ts";
 
 const START_TIMEOUT_MS = 60_000;
+// setTimeout's largest delay; a longer one would fire at once.
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type Outgoing =
   | { type: "call"; call: ToolCall }
@@ -35,6 +38,8 @@ export class ToolHost {
   #handle?: Worker;
   #nextId = 0;
   readonly #pending = new Map<number, (reply: HostReply) => void>();
+  /** Process groups the worker's tools started and that still run (killed with the worker). */
+  readonly #children = new Set<number>();
   #open: Set<string>;
   #temp?: SessionTemp;
 
@@ -65,6 +70,11 @@ export class ToolHost {
         START_TIMEOUT_MS,
       );
       worker.onmessage = (e: MessageEvent<HostReply>) => {
+        if (e.data.type === "child") {
+          if (e.data.running) this.#children.add(e.data.pid);
+          else this.#children.delete(e.data.pid);
+          return;
+        }
         if (e.data.type === "ready") {
           clearTimeout(timer);
           worker.postMessage({ type: "init", context, names: this.names, dirs });
@@ -92,34 +102,85 @@ export class ToolHost {
     ]);
   }
 
-  /** Ends the worker; whatever still waits for it gets a "closed" reply carrying `errors`. */
+  /**
+   * Ends the worker and the process groups its tools started (a terminated worker would leave
+   * them running); whatever still waits for it gets a "closed" reply carrying `errors`.
+   */
   #terminate(errors: string[]): void {
     this.#handle?.terminate();
     this.#handle = undefined;
+    for (const group of this.#children) {
+      try {
+        Deno.kill(-group, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    this.#children.clear();
     this.#worker = undefined;
     const waiting = [...this.#pending.entries()];
     this.#pending.clear();
     for (const [id, resolve] of waiting) resolve({ type: "closed", id, errors });
   }
 
-  #send(request: Outgoing): Promise<HostReply> {
+  /**
+   * Sends one request and waits for its reply, at most `seconds`: past that the worker is
+   * replaced (a stuck call cannot be interrupted otherwise) and the reply is a "closed" one.
+   */
+  #send(request: Outgoing, seconds: number, what: string): Promise<HostReply> {
     const id = this.#nextId++;
     return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        if (!this.#pending.has(id)) return;
+        this.#pending.delete(id);
+        resolve({
+          type: "closed",
+          id,
+          errors: [
+            `${what} did not finish within its deadline of ${seconds} s and was stopped. The ` +
+            `tool host was restarted, so the bash shell and the edit history start fresh. ` +
+            `Ask for less at once, or raise the deadline (--deadline TOOL=SECONDS, config ` +
+            `tool_settings.deadlines).`,
+          ],
+        });
+        this.#terminate([
+          `the tool host was restarted because ${what} ran past its ${seconds} s deadline; ` +
+          `tool state was lost and the next call starts fresh`,
+        ]);
+      }, Math.min(seconds * 1000, MAX_TIMER_MS));
       // Registered at once, so a crash during start-up answers this request too.
-      this.#pending.set(id, resolve);
+      this.#pending.set(id, (reply) => {
+        clearTimeout(timer);
+        resolve(reply);
+      });
       this.#start().then((worker) => {
-        if (this.#pending.has(id)) worker.postMessage({ ...request, id } as HostRequest);
+        if (!this.#pending.has(id)) return;
+        try {
+          worker.postMessage({ ...request, id } as HostRequest);
+        } catch (e) {
+          // Arguments that cannot be copied to the worker (too deep for structured cloning).
+          const answer = this.#pending.get(id);
+          this.#pending.delete(id);
+          answer?.({
+            type: "closed",
+            id,
+            errors: [`the call could not be handed to the tool host: ${(e as Error).message}`],
+          });
+        }
       });
     });
   }
 
-  /** Runs one call in the worker. */
+  /** Runs one call in the worker, answered by its deadline at the latest. */
   async call(name: string, args: Record<string, unknown>): Promise<ToolExecResult> {
     this.#open.add(name);
-    const reply = await this.#send({
-      type: "call",
-      call: { name, call_id: "host", arguments: args },
-    });
+    const settings = this.context.settings;
+    const seconds = deadlineSeconds(settings.deadlines, name, args, settings.bashTimeoutSeconds);
+    const reply = await this.#send(
+      { type: "call", call: { name, call_id: "host", arguments: args } },
+      seconds,
+      `The ${name} call`,
+    );
     if (reply.type !== "result") {
       const error = reply.type === "closed" ? reply.errors.join("; ") : "no result";
       return { output: null, error, error_code: -1 };
@@ -133,7 +194,7 @@ export class ToolHost {
    * explained refusal. For checking the worker's fence; no tool and no model is involved.
    */
   async probe(probe: Probe): Promise<string> {
-    const reply = await this.#send({ type: "probe", probe });
+    const reply = await this.#send({ type: "probe", probe }, CLOSE_DEADLINE_SECONDS, "A probe");
     if (reply.type === "probed") return reply.outcome;
     return reply.type === "closed" ? `closed: ${reply.errors.join("; ")}` : "no answer";
   }
@@ -148,11 +209,19 @@ export class ToolHost {
     this.#open.delete(name);
     if (!this.#worker) return;
     if (this.#open.size > 0) {
-      const reply = await this.#send({ type: "close", name });
+      const reply = await this.#send(
+        { type: "close", name },
+        CLOSE_DEADLINE_SECONDS,
+        `Closing ${name}`,
+      );
       if (reply.type === "closed" && reply.errors.length) throw new Error(reply.errors.join("; "));
       return;
     }
-    const reply = await this.#send({ type: "close", name: null });
+    const reply = await this.#send(
+      { type: "close", name: null },
+      CLOSE_DEADLINE_SECONDS,
+      "Closing the tools",
+    );
     this.#terminate([]);
     this.#temp?.remove();
     this.#temp = undefined;

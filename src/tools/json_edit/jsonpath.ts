@@ -1,9 +1,11 @@
 /**
  * JSONPath queries through jsonpath-plus in its "safe" evaluation mode: filters such as
  * `[?(@.age > 30)]` work, but expressions are interpreted by jsonpath-plus's own sandboxed
- * evaluator, never run as JavaScript.
+ * evaluator, never run as JavaScript, and checked first by `GuardedScript` (no method calls that
+ * could hang or exhaust memory).
  */
 import { JSONPath } from "jsonpath-plus";
+import { GuardedScript } from "./filter_guard.ts";
 import { FileToolError } from "../fs/errors.ts";
 import type { Segment } from "./document.ts";
 
@@ -31,10 +33,13 @@ export function query(data: unknown, expression: string): Match[] {
       json: data as object,
       resultType: "all",
       wrap: true,
-      eval: "safe",
+      eval: GuardedScript as unknown as "safe",
     }) as { pointer: string; value: unknown }[];
   } catch (e) {
     throw invalidExpression(expression, e instanceof Error ? e.message : String(e));
+  } finally {
+    // jsonpath-plus caches every path and filter it ever saw; a long-lived server would keep them all.
+    JSONPath.clearCache();
   }
   const matches: Match[] = [];
   for (const result of results ?? []) {

@@ -1,0 +1,103 @@
+/** Temporary files of atomic writes: names at the length limit, leftovers of killed writes. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { workspacePatch } from "../../../src/agent/patch.ts";
+import { writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
+import { isTempName, tempName } from "../../../src/tools/fs/temp_files.ts";
+import { strayTempFiles, withEditor } from "../edit/helpers.ts";
+
+const ATOMIC = new URL("../../../src/tools/fs/atomic.ts", import.meta.url).href;
+
+Deno.test("create works for a 255-byte name of 85 CJK characters", async () => {
+  await withEditor(async ({ ws, call }) => {
+    const name = "字".repeat(85);
+    assert.equal(new TextEncoder().encode(name).length, 255);
+    const path = join(ws, name);
+    const created = await call({ command: "create", path, file_text: "hello\n" });
+    assert.equal(created.success, true, String(created.error));
+    assert.equal(await Deno.readTextFile(path), "hello\n");
+    const edited = await call({ command: "str_replace", path, old_str: "hello", new_str: "bye" });
+    assert.equal(edited.success, true, String(edited.error));
+    assert.deepEqual(await strayTempFiles(ws), []);
+  });
+});
+
+Deno.test("temporary names fit in 255 bytes and are recognised", () => {
+  for (const base of ["a", "字".repeat(85), "é".repeat(127) + "x", "😀".repeat(63) + "abc"]) {
+    const name = tempName(base);
+    assert.ok(new TextEncoder().encode(name).length <= 255, name);
+    assert.ok(isTempName(name));
+    assert.ok(!name.includes("\uFFFD"));
+  }
+  assert.ok(isTempName(".a.txt.deft-0a1b2c3d.tmp"));
+  assert.ok(!isTempName("a.txt") && !isTempName(".deft-notes"));
+});
+
+async function git(dir: string, ...args: string[]): Promise<void> {
+  const out = await new Deno.Command("git", { args, cwd: dir, stdout: "null" }).output();
+  assert.ok(out.success, `git ${args.join(" ")}`);
+}
+
+Deno.test("a killed write's leftover is removed at the next write and never in a patch", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-killed-" }));
+  try {
+    await git(dir, "init", "-q");
+    await Deno.writeTextFile(join(dir, "kept.txt"), "base\n");
+    await git(dir, "add", ".");
+    await git(dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base");
+    // A process writing 400 MB in 1 MB parts, killed while its temporary file grows.
+    const code = `import { writeFileAtomic } from "${ATOMIC}";
+      const part = new Uint8Array(1 << 20).fill(120);
+      await writeFileAtomic(${JSON.stringify(join(dir, "big.bin"))}, Array(400).fill(part));`;
+    const writer = new Deno.Command(Deno.execPath(), {
+      args: ["eval", code],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    let leftover: string | undefined;
+    for (let i = 0; i < 600 && !leftover; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      for (const name of await strayTempFiles(dir)) {
+        if ((await Deno.stat(join(dir, name))).size > 0) leftover = name;
+      }
+    }
+    writer.kill("SIGKILL");
+    await writer.status;
+    assert.ok(leftover, "the writer never started its temporary file");
+    assert.equal((await strayTempFiles(dir)).length, 1);
+
+    // Not in a patch, even before it is cleaned.
+    await Deno.writeTextFile(join(dir, "kept.txt"), "changed\n");
+    const patch = await workspacePatch(dir);
+    assert.match(patch, /kept\.txt/);
+    assert.ok(!patch.includes("deft-tmp"), "the leftover is in the patch");
+
+    // A write in progress (locked) is left alone, a stale one removed.
+    await new Promise((r) => setTimeout(r, 1_100));
+    await writeFileAtomic(join(dir, "other.txt"), [new TextEncoder().encode("x")]);
+    assert.deepEqual(await strayTempFiles(dir), []);
+    assert.equal(await Deno.readTextFile(join(dir, "other.txt")), "x");
+    await assert.rejects(Deno.stat(join(dir, "big.bin")), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a temporary file still locked by a live writer is not removed", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-live-" }));
+  try {
+    const live = join(dir, tempName("busy.txt"));
+    const held = await Deno.open(live, { write: true, createNew: true });
+    await held.lock(true);
+    await Deno.utime(live, new Date(0), new Date(0));
+    // Another process sweeps this folder: its lock attempt fails, so the file stays.
+    const code = `import { writeFileAtomic } from "${ATOMIC}";
+      await writeFileAtomic(${JSON.stringify(join(dir, "b.txt"))}, [new Uint8Array([98])]);`;
+    const out = await new Deno.Command(Deno.execPath(), { args: ["eval", code] }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    assert.deepEqual(await strayTempFiles(dir), [live.slice(dir.length + 1)]);
+    held.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
