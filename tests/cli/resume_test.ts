@@ -161,7 +161,9 @@ Deno.test("run --approval commands without a terminal fails at start", async () 
     );
     assert.equal(r.code, 2);
     assert.match(r.stderr, /approval mode 'commands'.*not a terminal.*--approval never/s);
-    await Deno.writeTextFile(`${h}/deft.yaml`, "approval: all\n");
+    // From the user's own config: a repository's untrusted ./deft.yaml may not set approvals.
+    await Deno.mkdir(`${h}/.config/deft`, { recursive: true });
+    await Deno.writeTextFile(`${h}/.config/deft/config.yaml`, "approval: all\n");
     const fromConfig = await runDeft(["run", "x", "-w", repo, ...modelArgs(mock)], {
       cwd: h,
       env,

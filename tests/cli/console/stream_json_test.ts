@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runDeft } from "../../helpers/deft.ts";
+import { runDeft, trustedHome } from "../../helpers/deft.ts";
 import {
   anthropicStream,
   anthropicToolUses,
@@ -159,7 +159,7 @@ Deno.test("--json is --output-format json; the summary has cost and files change
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start(fixReplies(repo, false));
   try {
-    const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+    const home = await trustedHome();
     await Deno.writeTextFile(
       `${home}/deft.yaml`,
       "prices:\n  mock-model: { input: 1.0, output: 2.0 }\n",
