@@ -66,7 +66,7 @@ Deno.test("workspacePatch: new small files in, large binaries and droppings out"
   await Deno.writeTextFile(`${repo}/big.txt`, "x\n".repeat(MAX_NEW_BINARY_BYTES));
   await Deno.mkdir(`${repo}/node_modules/left`, { recursive: true });
   await Deno.writeTextFile(`${repo}/node_modules/left/index.js`, "1\n");
-  await Deno.writeTextFile(`${repo}/.calc.py.deft-abc123.tmp`, "half-written\n");
+  await Deno.writeTextFile(`${repo}/.deft-0a1b2c3d4e5f.tmp`, "half-written\n");
   await Deno.writeTextFile(`${repo}/notes.md`, "hello\n");
   const patch = await workspacePatch(repo);
   const files = [...patch.matchAll(/^diff --git a\/(\S+)/gm)].map((m) => m[1]).sort();
@@ -88,7 +88,15 @@ Deno.test("isDropping knows caches, editor litter and Deft's temp files", () => 
   for (const p of ["a/__pycache__/x.cpython-312.pyc", "x.pyc", ".DS_Store", "w/.DS_Store"]) {
     assert.ok(isDropping(p), p);
   }
-  for (const p of ["node_modules/a.js", ".pytest_cache/v/x", "f.py.deft-1a2b.tmp", "b.py~"]) {
+  for (
+    const p of [
+      "node_modules/a.js",
+      ".pytest_cache/v/x",
+      ".deft-0a1b2c3d4e5f.tmp",
+      ".deft-00112233aabb.bak",
+      "b.py~",
+    ]
+  ) {
     assert.ok(isDropping(p), p);
   }
   for (const p of ["src/app.py", "pycache.md", "node_modules.md", "docs/tmp.txt"]) {

@@ -76,6 +76,20 @@ export class MockLLM {
     }
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (reply.stream) return streamed(reply.stream, reply.chunkDelayMs ?? 0, reply.headers);
+    // A client that asked for a stream (Deft streams when a live console shows the text) gets the
+    // streamed form of a plain scripted reply, as a real server would send it.
+    // deno-lint-ignore no-explicit-any
+    const wanted = (body as any)?.stream === true && (reply.status ?? 200) === 200;
+    // deno-lint-ignore no-explicit-any
+    const shape = reply.body as any;
+    if (wanted && Array.isArray(shape?.choices)) {
+      const s = chatStream(reply);
+      return streamed(s.stream!, 0, s.headers);
+    }
+    if (wanted && shape?.type === "message") {
+      const s = anthropicStream(reply);
+      return streamed(s.stream!, 0, s.headers);
+    }
     return Response.json(reply.body ?? {}, { status: reply.status ?? 200, headers: reply.headers });
   }
 }
