@@ -55,6 +55,14 @@ for port in "$CTLD_PORT" "$SLURMD_PORT"; do
   fi
 done
 
+# munged refuses a socket that not everyone can reach: every folder above it needs o+x.
+d=$DIR
+while [ "$d" != / ]; do
+  [ "$(( 0$(stat -c %a "$d") & 01 ))" -ne 0 ] ||
+    die "$d is not searchable by all (mode $(stat -c %a "$d")); munged needs o+x on every folder above its socket: chmod o+x $d, or pick another DIR"
+  d=$(dirname "$d")
+done
+
 KEY="$DIR/etc/munge.key"
 if [ ! -s "$KEY" ]; then
   mungekey --create --keyfile="$KEY" 2>/dev/null ||
