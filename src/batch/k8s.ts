@@ -5,6 +5,7 @@
  */
 import { dirname } from "node:path";
 import { stringify } from "yaml";
+import { UsageError } from "../errors.ts";
 import { shellQuote } from "./slurm.ts";
 
 /** Inputs of the manifest. */
@@ -27,6 +28,13 @@ export function indexedJob(request: K8sRequest): string {
     request.out,
     ...request.batchArgs,
   ].map(shellQuote).join(" ");
+  const volume = sharedRoot(request);
+  if (volume === "/") {
+    throw new UsageError(
+      "--emit k8s: the task file, the output directory and Deft have no common folder below /; " +
+        "put them under one folder (the volume every pod mounts), e.g. /shared.",
+    );
+  }
   const job = {
     apiVersion: "batch/v1",
     kind: "Job",
@@ -41,10 +49,10 @@ export function indexedJob(request: K8sRequest): string {
           restartPolicy: "Never",
           containers: [{
             name: "deft",
-            image: "denoland/deno:2.9.6",
+            image: "denoland/deno:debian-2.9.6",
             command: ["bash", "-c", `exec ${command} --index "$JOB_COMPLETION_INDEX"`],
             envFrom: [{ secretRef: { name: "deft-api-keys" } }],
-            volumeMounts: [{ name: "shared", mountPath: sharedRoot(request) }],
+            volumeMounts: [{ name: "shared", mountPath: volume }],
           }],
           volumes: [{ name: "shared", persistentVolumeClaim: { claimName: "deft-shared" } }],
         },
@@ -52,7 +60,8 @@ export function indexedJob(request: K8sRequest): string {
     },
   };
   return "# Written by deft batch --emit k8s. The volume must hold Deft, the task file and the\n" +
-    "# output directory at the paths below; API keys come from the secret deft-api-keys.\n" +
+    "# output directory at the paths below; API keys come from the secret deft-api-keys; the\n" +
+    "# image needs git and bash besides Deno (or use the compiled deft in any image with git).\n" +
     stringify(job);
 }
 
