@@ -32,38 +32,65 @@ export function signalGroup(pid: number, signal: Deno.Signal): void {
   }
 }
 
-/** Kills every process whose environment carries `TASK_TAG=tag`, scanning until none is left. */
+// $1 is the tag as NAME=value. Environments are NUL-separated; they are rejoined with newlines.
+// It runs in bash because Deno reads /proc only with --allow-all, which Deft is not given.
+const SWEEP = `
+tag=$1 nl=$'\\n' killed=0
+for ((round = 0; round < 5; round++)); do
+  hit=0
+  for file in /proc/[0-9]*/environ; do
+    pid=\${file#/proc/} pid=\${pid%/environ}
+    [[ $pid == "$$" ]] && continue
+    mapfile -d '' -t vars < "$file" 2>/dev/null || continue
+    ((\${#vars[@]})) || continue
+    printf -v env "$nl%s" "\${vars[@]}"
+    [[ "$env$nl" == *"$nl$tag$nl"* ]] || continue
+    builtin kill -s KILL "$pid" 2>/dev/null && hit=1 && ((killed++))
+  done
+  ((hit)) || break
+  sleep 0.05
+done
+echo "$killed"
+`;
+
+/**
+ * Kills every process whose environment carries `TASK_TAG=tag` (a group signal misses those that
+ * left the group); returns how many it killed.
+ */
 export async function killTagged(tag: string): Promise<number> {
-  const needle = `\0${TASK_TAG}=${tag}\0`;
-  let killed = 0;
-  for (let round = 0; round < 5; round++) {
-    let hit = false;
-    let entries: Deno.DirEntry[];
-    try {
-      entries = [...Deno.readDirSync("/proc")];
-    } catch {
-      return killed; // no /proc (not Linux): the group signal is all there is
-    }
-    for (const entry of entries) {
-      const pid = Number(entry.name);
-      if (!Number.isInteger(pid) || pid === Deno.pid) continue;
-      let env: string;
-      try {
-        env = "\0" + await Deno.readTextFile(`/proc/${pid}/environ`);
-      } catch {
-        continue;
-      }
-      if (!env.includes(needle)) continue;
-      try {
-        Deno.kill(pid, "SIGKILL");
-        hit = true;
-        killed++;
-      } catch {
-        // exited meanwhile
-      }
-    }
-    if (!hit) break;
-    await new Promise((r) => setTimeout(r, 50));
+  try {
+    const out = await new Deno.Command("bash", {
+      args: ["--noprofile", "--norc", "-c", SWEEP, "deft-sweep", `${TASK_TAG}=${tag}`],
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return Number(new TextDecoder().decode(out.stdout).trim()) || 0;
+  } catch {
+    return 0; // no bash: the group signal is all there is
   }
-  return killed;
+}
+
+/** Whether process `pid` exists (bash's `kill -0`, for the same reason as above). */
+export async function processAlive(pid: number): Promise<boolean> {
+  try {
+    const out = await new Deno.Command("bash", {
+      args: [
+        "--noprofile",
+        "--norc",
+        "-c",
+        'builtin kill -0 "$1" 2>/dev/null',
+        "deft-alive",
+        String(pid),
+      ],
+      clearEnv: true,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    return out.success;
+  } catch {
+    return false;
+  }
 }

@@ -5,6 +5,7 @@
  * array tasks on other nodes) never interleave.
  */
 import { join } from "node:path";
+import { processAlive } from "./process_group.ts";
 
 /** How a task ended. Only `interrupted` counts as unfinished. */
 export type TaskStatus = "passed" | "failed" | "error" | "timeout" | "interrupted";
@@ -43,6 +44,7 @@ export function taskPaths(out: string, id: string) {
     patch: join(dir, "patch.diff"),
     result: join(dir, "result.json"),
     log: join(dir, "deft.log"),
+    running: join(dir, "running.json"),
     taskText: join(dir, "task.md"),
   };
 }
@@ -69,6 +71,7 @@ export async function recordResult(out: string, result: TaskResult): Promise<voi
   await Deno.writeTextFile(temp, JSON.stringify(result, null, 2) + "\n");
   await Deno.rename(temp, path);
   await appendLine(resultsFile(out), JSON.stringify(result));
+  await Deno.remove(taskPaths(out, result.id).running).catch(() => {});
 }
 
 /** Appends one line under an exclusive lock, in a single write. */
@@ -88,4 +91,24 @@ export async function appendLine(path: string, line: string): Promise<void> {
 export function isFinished(result: TaskResult | undefined, retryFailed: boolean): boolean {
   if (!result || result.status === "interrupted") return false;
   return retryFailed ? result.status === "passed" : true;
+}
+
+/** Marks a task as running in this process (removed when its result is recorded). */
+export async function markRunning(out: string, id: string): Promise<void> {
+  const marker = { pid: Deno.pid, host: Deno.hostname(), started_at: new Date().toISOString() };
+  await Deno.writeTextFile(taskPaths(out, id).running, JSON.stringify(marker) + "\n");
+}
+
+/**
+ * Whether a task without a result is being run right now by a local batch: its marker names a
+ * process of this host that is still alive. A marker left by a killed batch does not count.
+ */
+export async function isRunningHere(out: string, id: string): Promise<boolean> {
+  try {
+    const marker = JSON.parse(await Deno.readTextFile(taskPaths(out, id).running));
+    if (marker.host !== Deno.hostname() || !Number.isInteger(marker.pid)) return false;
+    return await processAlive(marker.pid);
+  } catch {
+    return false;
+  }
 }

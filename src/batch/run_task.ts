@@ -7,7 +7,13 @@
 import { workspacePatch } from "../agent/patch.ts";
 import { checkout } from "./checkout.ts";
 import { killTagged, signalGroup, spawnGroup, TASK_TAG } from "./process_group.ts";
-import { recordResult, taskPaths, type TaskResult, type TaskStatus } from "./results.ts";
+import {
+  markRunning,
+  recordResult,
+  taskPaths,
+  type TaskResult,
+  type TaskStatus,
+} from "./results.ts";
 import { deftArgv } from "./self.ts";
 import type { BatchTask } from "./tasks.ts";
 
@@ -51,6 +57,7 @@ export async function runBatchTask(
   try {
     await Deno.remove(paths.dir, { recursive: true }).catch(() => {});
     await Deno.mkdir(paths.dir, { recursive: true });
+    await markRunning(ctx.out, task.id);
     await checkout(task.repo, task.commit, paths.workspace, limit.signal);
     if (task.task !== undefined) await Deno.writeTextFile(paths.taskText, task.task);
 
@@ -90,7 +97,11 @@ export async function runBatchTask(
   } finally {
     clearTimeout(timer);
     signal.removeEventListener("abort", onInterrupt);
-    await killTagged(tag);
+    // Twice: a process that was being spawned during the first sweep is caught by the second.
+    if (await killTagged(tag) > 0 || limit.signal.aborted) {
+      await new Promise((r) => setTimeout(r, 300));
+      await killTagged(tag);
+    }
   }
 
   // A run that was killed or crashed never wrote its patch: take it from the checkout.

@@ -11,7 +11,7 @@ import { indexedJob } from "../batch/k8s.ts";
 import { addSlurmJob, readManifest, writeManifest } from "../batch/manifest.ts";
 import { runPool } from "../batch/pool.ts";
 import { Progress, type ProgressCounts, summaryTable } from "../batch/progress.ts";
-import { isFinished, readResult, type TaskResult } from "../batch/results.ts";
+import { isFinished, isRunningHere, readResult, type TaskResult } from "../batch/results.ts";
 import { runBatchTask, type TaskContext } from "../batch/run_task.ts";
 import { deftArgv } from "../batch/self.ts";
 import { queuedTasks, submitArray } from "../batch/slurm.ts";
@@ -404,8 +404,11 @@ async function statusCommand(out: string, opts: BatchOptions): Promise<number> {
   }
   const rows = [];
   for (const [index, id] of manifest.ids.entries()) {
-    const state = queued.get(index)?.toLowerCase();
     const result = await readResult(out, id);
+    let state = queued.get(index)?.toLowerCase();
+    if (!state && (!result || result.status === "interrupted") && await isRunningHere(out, id)) {
+      state = "running";
+    }
     rows.push({ id, result: state ? undefined : result, state });
   }
   if (opts.outputFormat === "json") {

@@ -2,7 +2,7 @@
  * A batch fixture: small git repositories, each with a bug (`add` subtracts) and a check script,
  * and scripted trajectories that `deft run --replay` plays: look, fix, verify, task_done. Special
  * kinds: `hang` runs a long sleep (for time limits), `idle` calls task_done without fixing (so the
- * task's test fails).
+ * task's test fails), `daemon` fixes but first leaves a process running outside its process group.
  */
 import { join } from "node:path";
 
@@ -10,7 +10,7 @@ import { join } from "node:path";
 const RECORDED = "/recorded/workspace";
 
 /** What a fixture task does. */
-export type TaskKind = "fix" | "hang" | "idle";
+export type TaskKind = "fix" | "hang" | "idle" | "daemon";
 
 /** A task line of the fixture's TASKS.jsonl. */
 export interface FixtureTask {
@@ -89,7 +89,11 @@ export function scriptedTrajectory(kind: TaskKind, tag = 0): Record<string, unkn
       response("Waiting.", "bash", { command: `sleep ${hangSeconds(tag)}` }, steps.length),
     );
   }
-  if (kind === "fix") {
+  if (kind === "daemon") {
+    const command = `setsid sleep ${hangSeconds(tag)} </dev/null >/dev/null 2>&1 &`;
+    steps.push(response("Start a server.", "bash", { command }, 0));
+  }
+  if (kind === "fix" || kind === "daemon") {
     steps.push(
       response("Reproduce.", "bash", { command: `cd ${RECORDED} && python3 check.py` }, 1),
       response("Fix.", "str_replace_based_edit_tool", {

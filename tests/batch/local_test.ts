@@ -47,7 +47,7 @@ Deno.test({
       const { tasksFile, tasks } = await makeBatchFixture(
         dir,
         20,
-        (i) => i === 7 ? "hang" : i === 12 ? "idle" : "fix",
+        (i) => i === 7 ? "hang" : i === 12 ? "idle" : i === 3 ? "daemon" : "fix",
         (i) => i === 7 ? { timeout: 4 } : {},
       );
       const out = join(dir, "out");
@@ -81,8 +81,8 @@ Deno.test({
           assert.equal(result.status, "passed", JSON.stringify(result));
           assert.equal(result.success, true);
           assert.equal(result.test_exit_code, 0);
-          assert.equal(result.steps, 3);
-          assert.equal(result.tokens?.total, 360);
+          assert.equal(result.steps, i === 3 ? 4 : 3);
+          assert.equal(result.tokens?.total, i === 3 ? 480 : 360);
           assert.equal(result.cost, null);
           assert.equal(result.runner, "local");
           assert.match(patch, new RegExp(`# repository ${i}\\n[\\s\\S]*\\+    return a \\+ b`));
@@ -95,8 +95,9 @@ Deno.test({
       // One whole JSON line per task, whatever order they finished in.
       const lines = readResults(out);
       assert.deepEqual(lines.map((r) => r.id).sort(), tasks.map((t) => t.id));
-      // The hung command is gone, not orphaned.
+      // The hung command is gone, not orphaned, and so is the daemon that left its group.
       assert.deepEqual(processesWith(`sleep ${hangSeconds(7)}`), []);
+      assert.deepEqual(processesWith(`sleep ${hangSeconds(3)}`), []);
 
       const second = await runDeft(args);
       assert.equal(second.code, 1);
@@ -151,6 +152,12 @@ Deno.test({
         await new Promise((r) => setTimeout(r, 100));
       }
       assert.ok(Date.now() < deadline, "the batch never reached the hanging tasks");
+      // `status` sees what the live batch is doing.
+      const live = JSON.parse(
+        (await runDeft(["batch", "status", out, "--output-format", "json"]))
+          .stdout,
+      );
+      assert.ok(live.counts.running >= 2 && live.counts.passed >= 1, JSON.stringify(live.counts));
       child.kill("SIGINT");
       const done = await output;
       const stderr = new TextDecoder().decode(done.stderr);
@@ -168,6 +175,12 @@ Deno.test({
       }
       assert.deepEqual(processesWith(`sleep ${hangSeconds(1)}`), []);
       assert.deepEqual(processesWith(`sleep ${hangSeconds(2)}`), []);
+      const after = JSON.parse(
+        (await runDeft(["batch", "status", out, "--output-format", "json"]))
+          .stdout,
+      );
+      assert.equal(after.counts.running, undefined, JSON.stringify(after.counts));
+      assert.ok(after.counts.interrupted >= 2, JSON.stringify(after.counts));
       const recorded = readResults(out);
       const finishedIds = recorded.filter((r) => r.status !== "interrupted").map((r) => r.id);
 
