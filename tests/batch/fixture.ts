@@ -2,7 +2,7 @@
  * A batch fixture: small git repositories, each with a bug (`add` subtracts) and a check script,
  * and scripted trajectories that `deft run --replay` plays: look, fix, verify, task_done. Special
  * kinds: `hang` runs a long sleep (for time limits), `idle` calls task_done without fixing (so the
- * task's test fails), `daemon` fixes but first leaves a process running outside its process group.
+ * task's test fails).
  */
 import { join } from "node:path";
 
@@ -10,7 +10,7 @@ import { join } from "node:path";
 const RECORDED = "/recorded/workspace";
 
 /** What a fixture task does. */
-export type TaskKind = "fix" | "hang" | "idle" | "daemon";
+export type TaskKind = "fix" | "hang" | "idle";
 
 /** A task line of the fixture's TASKS.jsonl. */
 export interface FixtureTask {
@@ -89,11 +89,7 @@ export function scriptedTrajectory(kind: TaskKind, tag = 0): Record<string, unkn
       response("Waiting.", "bash", { command: `sleep ${hangSeconds(tag)}` }, steps.length),
     );
   }
-  if (kind === "daemon") {
-    const command = `setsid sleep ${hangSeconds(tag)} </dev/null >/dev/null 2>&1 &`;
-    steps.push(response("Start a server.", "bash", { command }, 0));
-  }
-  if (kind === "fix" || kind === "daemon") {
+  if (kind === "fix") {
     steps.push(
       response("Reproduce.", "bash", { command: `cd ${RECORDED} && python3 check.py` }, 1),
       response("Fix.", "str_replace_based_edit_tool", {
@@ -154,6 +150,11 @@ export async function makeBatchFixture(
   const tasksFile = join(dir, "tasks.jsonl");
   await Deno.writeTextFile(tasksFile, tasks.map((t) => JSON.stringify(t)).join("\n") + "\n");
   return { tasksFile, tasks };
+}
+
+/** A test command that passes but leaves a process running outside its process group. */
+export function daemonTest(tag: number): string {
+  return `setsid sleep ${hangSeconds(tag)} </dev/null >/dev/null 2>&1 & python3 check.py`;
 }
 
 /** Pids of processes whose command line contains `text`. */

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { deftFlags } from "../../scripts/deft_flags.ts";
 import { denoDir, REPO_ROOT, runDeft } from "../helpers/deft.ts";
-import { hangSeconds, makeBatchFixture, processesWith } from "./fixture.ts";
+import { daemonTest, hangSeconds, makeBatchFixture, processesWith } from "./fixture.ts";
 
 interface Result {
   id: string;
@@ -47,8 +47,8 @@ Deno.test({
       const { tasksFile, tasks } = await makeBatchFixture(
         dir,
         20,
-        (i) => i === 7 ? "hang" : i === 12 ? "idle" : i === 3 ? "daemon" : "fix",
-        (i) => i === 7 ? { timeout: 4 } : {},
+        (i) => i === 7 ? "hang" : i === 12 ? "idle" : "fix",
+        (i) => i === 7 ? { timeout: 4 } : i === 3 ? { test: daemonTest(3) } : {},
       );
       const out = join(dir, "out");
       const args = ["batch", tasksFile, "--out", out, "--concurrency", "4"];
@@ -81,8 +81,8 @@ Deno.test({
           assert.equal(result.status, "passed", JSON.stringify(result));
           assert.equal(result.success, true);
           assert.equal(result.test_exit_code, 0);
-          assert.equal(result.steps, i === 3 ? 4 : 3);
-          assert.equal(result.tokens?.total, i === 3 ? 480 : 360);
+          assert.equal(result.steps, 3);
+          assert.equal(result.tokens?.total, 360);
           assert.equal(result.cost, null);
           assert.equal(result.runner, "local");
           assert.match(patch, new RegExp(`# repository ${i}\\n[\\s\\S]*\\+    return a \\+ b`));
@@ -95,7 +95,7 @@ Deno.test({
       // One whole JSON line per task, whatever order they finished in.
       const lines = readResults(out);
       assert.deepEqual(lines.map((r) => r.id).sort(), tasks.map((t) => t.id));
-      // The hung command is gone, not orphaned, and so is the daemon that left its group.
+      // The hung command is gone, not orphaned, and so is the daemon the test command left.
       assert.deepEqual(processesWith(`sleep ${hangSeconds(7)}`), []);
       assert.deepEqual(processesWith(`sleep ${hangSeconds(3)}`), []);
 
