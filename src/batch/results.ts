@@ -64,13 +64,14 @@ export async function readResult(out: string, id: string): Promise<TaskResult | 
   }
 }
 
-/** Writes result.json atomically, then appends the same record to results.jsonl. */
+/** Writes result.json atomically, then appends the same record to results.jsonl if finished. */
 export async function recordResult(out: string, result: TaskResult): Promise<void> {
   const path = taskPaths(out, result.id).result;
   const temp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   await Deno.writeTextFile(temp, JSON.stringify(result, null, 2) + "\n");
   await Deno.rename(temp, path);
-  await appendLine(resultsFile(out), JSON.stringify(result));
+  // An interrupted task is not finished: it is run again, and only its final outcome is listed.
+  if (result.status !== "interrupted") await appendLine(resultsFile(out), JSON.stringify(result));
   await Deno.remove(taskPaths(out, result.id).running).catch(() => {});
 }
 

@@ -125,16 +125,11 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "deft-batch-int-" });
     try {
       const hang = (i: number) => i === 1 || i === 2;
-      const { tasksFile } = await makeBatchFixture(
-        dir,
-        5,
-        (i) => hang(i) ? "hang" : "fix",
-        (i) => hang(i) ? { timeout: 12 } : {},
-      );
+      const { tasksFile } = await makeBatchFixture(dir, 5, (i) => hang(i) ? "hang" : "fix");
       const out = join(dir, "out");
       const args = ["batch", tasksFile, "--out", out, "--concurrency", "3"];
       const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...args],
+        args: ["run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...args, "--timeout", "300"],
         env: { NO_COLOR: "1", DENO_DIR: denoDir() },
         stdin: "null",
         stdout: "piped",
@@ -142,7 +137,7 @@ Deno.test({
       }).spawn();
       const output = child.output();
       // Wait until t00 has finished and both hangs are inside their sleep.
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + 180_000;
       while (
         Date.now() < deadline &&
         !(exists(join(out, "t00", "result.json")) &&
@@ -185,7 +180,7 @@ Deno.test({
       const finishedIds = recorded.filter((r) => r.status !== "interrupted").map((r) => r.id);
 
       // The rerun runs exactly the tasks that had not finished.
-      const rerun = await runDeft(args);
+      const rerun = await runDeft([...args, "--timeout", "25"]);
       const rerunIds = readResults(out).slice(recorded.length).map((r) => r.id).sort();
       const expected = ["t00", "t01", "t02", "t03", "t04"].filter((id) =>
         !finishedIds.includes(id)
