@@ -202,3 +202,28 @@ function exists(path: string): boolean {
     return false;
   }
 }
+
+Deno.test("a repository that cannot be cloned or a missing commit is an error result, not a stop", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "deft-batch-bad-" });
+  try {
+    const { tasks } = await makeBatchFixture(dir, 1);
+    const tasksFile = join(dir, "bad.jsonl");
+    const lines = [
+      { id: "gone", repo: "no/such/repo", task: "x" },
+      { id: "commit", repo: tasks[0].repo, commit: "0123456789abcdef", task: "x" },
+    ];
+    await Deno.writeTextFile(tasksFile, lines.map((l) => JSON.stringify(l)).join("\n"));
+    const out = join(dir, "out");
+    const run = await runDeft(["batch", tasksFile, "--out", out, "--concurrency", "2"]);
+    assert.equal(run.code, 1, run.stderr);
+    const gone = readResult(out, "gone");
+    assert.equal(gone.status, "error");
+    assert.match(gone.error!, /git clone failed: .*no\/such\/repo/);
+    const commit = readResult(out, "commit");
+    assert.equal(commit.status, "error");
+    assert.match(commit.error!, /commit 0123456789abcdef not found in /);
+    assert.equal(readResults(out).length, 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
