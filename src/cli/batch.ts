@@ -16,7 +16,7 @@ import { runBatchTask, type TaskContext } from "../batch/run_task.ts";
 import { deftArgv } from "../batch/self.ts";
 import { queuedTasks, submitArray } from "../batch/slurm.ts";
 import { type BatchTask, readTasks } from "../batch/tasks.ts";
-import { UsageError, writeStdout } from "./io.ts";
+import { UsageError, writeStderr, writeStdout } from "./io.ts";
 
 /** Options of `deft batch`, as commander hands them over. */
 export interface BatchOptions {
@@ -207,8 +207,7 @@ async function finish(
   if (opts.outputFormat === "json") {
     await writeStdout(JSON.stringify(summaryJson(out, rows, interrupted)) + "\n");
   } else {
-    const stream = Deno.stderr;
-    await stream.write(new TextEncoder().encode(summaryTable(rows)));
+    writeStderr(summaryTable(rows));
   }
   return interrupted ? 130 : allPassed ? 0 : 1;
 }
