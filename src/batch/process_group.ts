@@ -32,7 +32,7 @@ export function signalGroup(pid: number, signal: Deno.Signal): void {
   }
 }
 
-// $1 is the tag as NAME=value. Environments are NUL-separated; they are rejoined with newlines.
+// $1 is the tag as NAME=value; $2 is a newline for an exact match, empty for a prefix. Environments are NUL-separated; they are rejoined with newlines.
 // It runs in bash because Deno reads /proc only with --allow-all, which Deft is not given.
 const SWEEP = `
 tag=$1 nl=$'\\n' killed=0
@@ -44,7 +44,7 @@ for ((round = 0; round < 5; round++)); do
     mapfile -d '' -t vars < "$file" 2>/dev/null || continue
     ((\${#vars[@]})) || continue
     printf -v env "$nl%s" "\${vars[@]}"
-    [[ "$env$nl" == *"$nl$tag$nl"* ]] || continue
+    [[ "$env$nl" == *"$nl$tag"$2* ]] || continue
     builtin kill -s KILL "$pid" 2>/dev/null && hit=1 && ((killed++))
   done
   ((hit)) || break
@@ -54,13 +54,21 @@ echo "$killed"
 `;
 
 /**
- * Kills every process whose environment carries `TASK_TAG=tag` (a group signal misses those that
- * left the group); returns how many it killed.
+ * Kills every process whose environment carries `TASK_TAG=tag` (with `prefix`, any value that
+ * starts with `tag`); a group signal misses those that left the group. Returns how many it killed.
  */
-export async function killTagged(tag: string): Promise<number> {
+export async function killTagged(tag: string, prefix = false): Promise<number> {
   try {
     const out = await new Deno.Command("bash", {
-      args: ["--noprofile", "--norc", "-c", SWEEP, "deft-sweep", `${TASK_TAG}=${tag}`],
+      args: [
+        "--noprofile",
+        "--norc",
+        "-c",
+        SWEEP,
+        "deft-sweep",
+        `${TASK_TAG}=${tag}`,
+        prefix ? "" : "\n",
+      ],
       clearEnv: true,
       stdin: "null",
       stdout: "piped",

@@ -8,6 +8,7 @@
  */
 import { basename, resolve } from "node:path";
 import { indexedJob } from "../batch/k8s.ts";
+import { killTagged } from "../batch/process_group.ts";
 import { addSlurmJob, readManifest, writeManifest } from "../batch/manifest.ts";
 import { runPool } from "../batch/pool.ts";
 import { Progress, type ProgressCounts, summaryTable } from "../batch/progress.ts";
@@ -168,8 +169,9 @@ async function runLocal(
   const { signal, dispose } = interruptible(() =>
     progress.note("interrupted: stopping the running tasks (their results are kept)")
   );
+  const ctx = context(out, opts, "local");
   try {
-    await runPool(todo, concurrency, context(out, opts, "local"), signal, {
+    await runPool(todo, concurrency, ctx, signal, {
       started: () => {
         counts.running++;
         progress.update({ ...counts });
@@ -185,6 +187,8 @@ async function runLocal(
   } finally {
     dispose();
     progress.stop();
+    // Last, whatever any task of this run may still have running (one spawned during a sweep).
+    if (signal.aborted) await killTagged(`${ctx.runTag}/`, true);
   }
   return await finish(tasks, out, opts, signal.aborted);
 }

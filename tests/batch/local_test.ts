@@ -168,8 +168,8 @@ Deno.test({
         assert.ok(trajectory.llm_interactions.length >= 1);
         assert.ok(exists(join(out, id, "patch.diff")));
       }
-      assert.deepEqual(processesWith(`sleep ${hangSeconds(1)}`), []);
-      assert.deepEqual(processesWith(`sleep ${hangSeconds(2)}`), []);
+      assert.deepEqual(processesWith(`sleep ${hangSeconds(1)}`), [], stderr);
+      assert.deepEqual(processesWith(`sleep ${hangSeconds(2)}`), [], stderr);
       const after = JSON.parse(
         (await runDeft(["batch", "status", out, "--output-format", "json"]))
           .stdout,
