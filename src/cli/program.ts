@@ -181,6 +181,42 @@ function buildProgram(setExit: (code: number) => void): Command {
     });
   }
 
+  program.command("batch")
+    .description(
+      "run many tasks (JSON Lines), each in its own checkout: locally, on Slurm, or as a k8s Job; " +
+        "`deft batch status DIR` summarises a batch",
+    )
+    .argument("<tasks>", "the task file (one JSON object per line), or `status`")
+    .argument("[dir]", "with `status`: the batch's output directory")
+    .option("--out <dir>", "where each task's checkout, trajectory, patch and result go")
+    .option(
+      "--concurrency <n>",
+      "tasks at once (with --slurm: array tasks at once)",
+      positiveInteger,
+    )
+    .option(
+      "--timeout <seconds>",
+      "time limit per task (default 1800; a task's own wins)",
+      positiveInteger,
+    )
+    .option("--retry-failed", "run failed tasks again (finished ones are always skipped)")
+    .option("--index <i>", "run only task I (0-based), as each array task does", nonNegativeInteger)
+    .option("--slurm", "submit a Slurm job array instead of running here")
+    .option("--wait", "with --slurm: follow the array until it ends")
+    .option("--slurm-arg <arg>", "pass ARG to sbatch (repeatable)", collect, [])
+    .option("--emit <format>", "print a manifest instead of running (k8s: an Indexed Job)")
+    .addOption(new Option("--output-format <format>", "summary format").choices(["text", "json"]))
+    .option("-p, --provider <provider>", "model provider for every task")
+    .option("-m, --model <model>", "model id for every task")
+    .option("--model-base-url <url>", "base URL of the provider's API")
+    .option("--config-file <file>", "config file for every task")
+    .option("--max-steps <n>", "step limit per task (a task's own wins)", positiveInteger)
+    .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
+    .action(async (tasks, dir, opts) => {
+      const { batchCommand } = await import("./batch.ts");
+      setExit(await batchCommand(tasks, dir, opts));
+    });
+
   program.command("mcp")
     .description("MCP server over stdio exposing the tools (state lasts for the connection)")
     .option("-w, --working-dir <dir>", "workspace root (default: current directory)")
@@ -214,6 +250,18 @@ function positiveInteger(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer.");
   return n;
+}
+
+function nonNegativeInteger(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new InvalidArgumentError("expected an integer ≥ 0.");
+  }
+  return n;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
 
 /** Parses `args` with commander and runs the command; returns the exit code. */

@@ -1,0 +1,267 @@
+/**
+ * One task of a batch, start to finish: a fresh checkout, `deft run` in its own process group
+ * (trajectory, patch and a JSON summary), the task's test command, and result.json. A task that
+ * passes its time limit or is interrupted gets SIGINT, so `deft run` can record where it stopped,
+ * then SIGKILL after a grace period; whatever it started is swept up before the result is written.
+ */
+import { workspacePatch } from "../agent/patch.ts";
+import { checkout } from "./checkout.ts";
+import { killTagged, signalGroup, spawnGroup, TASK_TAG } from "./process_group.ts";
+import {
+  markRunning,
+  recordResult,
+  taskPaths,
+  type TaskResult,
+  type TaskStatus,
+} from "./results.ts";
+import { deftArgv } from "./self.ts";
+import type { BatchTask } from "./tasks.ts";
+
+/** What every task of one batch process shares. */
+export interface TaskContext {
+  out: string;
+  /** Unique per batch process; tags every process a task starts. */
+  runTag: string;
+  /** `local`, or `slurm:<job>_<index>`. */
+  runner: string;
+  /** Seconds per task when the task gives none. */
+  timeout: number;
+  /** Flags passed to every `deft run` (provider, model, config file, sandbox, step limit). */
+  deftArgs: string[];
+  /** Milliseconds between SIGINT and SIGKILL. */
+  graceMs: number;
+}
+
+/** Runs one task and records its result; never throws for a task's own failure. */
+export async function runBatchTask(
+  task: BatchTask,
+  ctx: TaskContext,
+  signal: AbortSignal,
+): Promise<TaskResult> {
+  const started = new Date();
+  const paths = taskPaths(ctx.out, task.id);
+  const tag = `${ctx.runTag}/${task.id}`;
+  const limit = new AbortController();
+  const timer = setTimeout(
+    () => limit.abort("timeout"),
+    (task.timeout ?? ctx.timeout) * 1000,
+  );
+  const onInterrupt = () => limit.abort("interrupted");
+  signal.addEventListener("abort", onInterrupt);
+  if (signal.aborted) limit.abort("interrupted");
+
+  let exitCode: number | null = null;
+  let testExit: number | null = null;
+  let summary: RunSummary | undefined;
+  let error: string | null = null;
+  try {
+    await Deno.remove(paths.dir, { recursive: true }).catch(() => {});
+    await Deno.mkdir(paths.dir, { recursive: true });
+    await markRunning(ctx.out, task.id);
+    await checkout(task.repo, task.commit, paths.workspace, limit.signal);
+    if (task.task !== undefined) await Deno.writeTextFile(paths.taskText, task.task);
+
+    const log = await Deno.open(paths.log, { write: true, create: true, truncate: true });
+    try {
+      const run = await runInGroup(
+        [...deftArgv(), "run", ...runArgs(task, ctx, paths)],
+        paths.workspace,
+        tag,
+        log,
+        limit.signal,
+        ctx.graceMs,
+      );
+      exitCode = run.code;
+      summary = parseSummary(run.stdout);
+      if (!summary && !limit.signal.aborted) {
+        error = `deft run ended without a summary (exit code ${run.code}); see ${paths.log}`;
+      }
+      if (task.test !== undefined && summary && !limit.signal.aborted) {
+        await log.write(new TextEncoder().encode(`\n--- test: ${task.test}\n`));
+        const test = await runInGroup(
+          ["bash", "-c", task.test],
+          paths.workspace,
+          tag,
+          log,
+          limit.signal,
+          ctx.graceMs,
+          true,
+        );
+        if (!limit.signal.aborted) testExit = test.code;
+      }
+    } finally {
+      log.close();
+    }
+  } catch (e) {
+    if (!limit.signal.aborted) error = (e as Error).message;
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onInterrupt);
+    // Twice: a process that was being spawned during the first sweep is caught by the second.
+    if (await killTagged(tag) > 0 || limit.signal.aborted) {
+      await new Promise((r) => setTimeout(r, 300));
+      await killTagged(tag);
+    }
+  }
+
+  // A run that was killed or crashed never wrote its patch: take it from the checkout.
+  if (!await exists(paths.patch) && await exists(paths.workspace)) {
+    await Deno.writeTextFile(paths.patch, await workspacePatch(paths.workspace).catch(() => ""));
+  }
+
+  let status: TaskStatus;
+  const reason = limit.signal.aborted ? String(limit.signal.reason) : undefined;
+  if (reason === "timeout") {
+    status = "timeout";
+    error = `timed out after ${task.timeout ?? ctx.timeout} s`;
+  } else if (reason === "interrupted") {
+    status = "interrupted";
+    error = "interrupted before the task finished";
+  } else if (error !== null || !summary) {
+    status = "error";
+  } else if (!summary.success) {
+    status = "failed";
+    error = summary.interrupted ? "the run was interrupted" : "the agent did not complete the task";
+  } else if (testExit !== null && testExit !== 0) {
+    status = "failed";
+    error = `the test command exited with ${testExit}`;
+  } else {
+    status = "passed";
+  }
+  const usage = summary?.usage;
+  const finished = new Date();
+  const result: TaskResult = {
+    id: task.id,
+    index: task.index,
+    status,
+    success: status === "passed",
+    steps: summary?.steps ?? null,
+    tokens: usage
+      ? {
+        input: usage.input_tokens ?? 0,
+        output: usage.output_tokens ?? 0,
+        total: (usage.input_tokens ?? 0) + (usage.output_tokens ?? 0),
+      }
+      : null,
+    cost: typeof summary?.cost_usd === "number" ? summary.cost_usd : null,
+    duration: (finished.getTime() - started.getTime()) / 1000,
+    test_exit_code: testExit,
+    exit_code: exitCode,
+    error,
+    started_at: started.toISOString(),
+    finished_at: finished.toISOString(),
+    runner: ctx.runner,
+  };
+  await Deno.mkdir(paths.dir, { recursive: true });
+  await recordResult(ctx.out, result);
+  return result;
+}
+
+/** The part of `deft run --json`'s summary a batch reads. */
+interface RunSummary {
+  success: boolean;
+  interrupted?: boolean;
+  steps?: number;
+  usage?: { input_tokens?: number; output_tokens?: number };
+  cost_usd?: number | null;
+}
+
+function runArgs(task: BatchTask, ctx: TaskContext, paths: ReturnType<typeof taskPaths>) {
+  const args = [
+    "--json",
+    "-w",
+    paths.workspace,
+    "-t",
+    paths.trajectory,
+    "--patch-path",
+    paths.patch,
+    ...ctx.deftArgs,
+  ];
+  if (task.task !== undefined) args.push("-f", paths.taskText);
+  if (task.replay !== undefined) args.push("--replay", task.replay);
+  if (task.max_steps !== undefined) args.push("--max-steps", String(task.max_steps));
+  return args;
+}
+
+function parseSummary(stdout: string): RunSummary | undefined {
+  const last = stdout.trim().split("\n").pop();
+  if (!last) return undefined;
+  try {
+    const value = JSON.parse(last);
+    return value && typeof value.success === "boolean" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `argv` in its own session; stderr (and stdout when `logStdout`) go to `log`. */
+async function runInGroup(
+  argv: string[],
+  cwd: string,
+  tag: string,
+  log: Deno.FsFile,
+  signal: AbortSignal,
+  graceMs: number,
+  logStdout = false,
+): Promise<{ code: number | null; stdout: string }> {
+  if (signal.aborted) return { code: null, stdout: "" };
+  const child = spawnGroup(argv, {
+    cwd,
+    env: { ...Deno.env.toObject(), [TASK_TAG]: tag, NO_COLOR: "1" },
+    stdout: "piped",
+  });
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  const stop = () => {
+    signalGroup(child.pid, "SIGINT");
+    killTimer = setTimeout(() => signalGroup(child.pid, "SIGKILL"), graceMs);
+  };
+  signal.addEventListener("abort", stop);
+  const copy = async (stream: ReadableStream<Uint8Array>, keep: boolean) => {
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of stream) {
+      if (keep) chunks.push(chunk);
+      else await log.write(chunk);
+    }
+    return new TextDecoder().decode(concat(chunks));
+  };
+  try {
+    const streams = Promise.all([copy(child.stdout, !logStdout), copy(child.stderr, false)]);
+    const status = await child.status;
+    // Something the task left running may still hold the pipes open: end it, then read on.
+    let wait: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<undefined>((resolve) =>
+      wait = setTimeout(() => resolve(undefined), 1000)
+    );
+    const drained = await Promise.race([streams, late]);
+    clearTimeout(wait);
+    if (!drained) {
+      signalGroup(child.pid, "SIGKILL");
+      await killTagged(tag);
+    }
+    const [stdout] = drained ?? await streams;
+    return { code: status.signal ? null : status.code, stdout };
+  } finally {
+    signal.removeEventListener("abort", stop);
+    clearTimeout(killTimer);
+    signalGroup(child.pid, "SIGKILL");
+  }
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * How to start this same Deft again in a child process (a task's `deft run`, a Slurm array task):
+ * the compiled executable itself, or Deno running the module that started this process (main.ts
+ * from source, or the one-file bundle) with the permissions of `deno task deft`.
+ */
+import { basename } from "node:path";
+
+const RUN_FLAGS = [
+  "--unstable-raw-imports",
+  "--unstable-worker-options",
+  "--unstable-lazy-dynamic-imports",
+  "--no-prompt",
+  "--allow-read",
+  "--allow-write",
+  "--allow-run",
+  "--allow-env",
+  "--allow-net",
+  "--allow-sys",
+];
+
+/** The argv prefix that runs Deft, e.g. `[deno, run, …flags, /path/main.ts]`. */
+export function deftArgv(): string[] {
+  const exec = Deno.execPath();
+  if (!/^deno(\.exe)?$/i.test(basename(exec))) return [exec];
+  const main = Deno.mainModule;
+  const entry = main.startsWith("file:") ? decodeURIComponent(new URL(main).pathname) : main;
+  return [exec, "run", ...RUN_FLAGS, entry];
+}
