@@ -60,7 +60,9 @@ Deno.test("deft tool: reading /etc/passwd and writing through an escaping symlin
     path: "/etc/passwd",
   });
   assert.equal(passwd.code, 1);
-  assert.match(JSON.parse(passwd.stdout).error, /leaves the workspace|outside the workspace/);
+  // The tool's own containment check refuses first ("leaves the workspace"); the worker's Deno
+  // permissions ("is outside the workspace", tested in worker_fence_test.ts) are the second wall.
+  assert.match(JSON.parse(passwd.stdout).error, /^The path \/etc\/passwd leaves the workspace/);
 
   const create = await call("str_replace_based_edit_tool", {
     command: "create",
@@ -78,7 +80,10 @@ Deno.test("deft tool: reading /etc/passwd and writing through an escaping symlin
     value: 2,
   });
   assert.equal(json.code, 1);
-  assert.match(JSON.parse(json.stdout).error, /leaves the workspace|outside the workspace/);
+  assert.match(
+    JSON.parse(json.stdout).error,
+    /leaves the workspace \S+: it resolves to .* through a symbolic link/,
+  );
   assert.equal(await Deno.readTextFile(`${outside}/target.json`), '{"a": 1}\n');
   assert.equal(json.stderr.includes("Stack"), false);
 });
