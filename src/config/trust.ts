@@ -6,6 +6,7 @@
  * harmless keys, layered over the user's own config; the rest is named in a warning. `deft trust`
  * records a folder in the user config (`trusted_folders`), after which its file sets everything.
  */
+import { readEnv } from "../env.ts";
 import { dirname, resolve, sep } from "node:path";
 import { Document, isMap, isScalar, parseDocument } from "yaml";
 
@@ -20,8 +21,8 @@ const UNTRUSTED_TOOL_SETTINGS: ReadonlySet<string> = new Set([
 
 /** The user's own config file: `$XDG_CONFIG_HOME/deft/config.yaml` (or `~/.config/…`). */
 export function userConfigPath(): string | undefined {
-  const home = Deno.env.get("HOME");
-  const configHome = Deno.env.get("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
+  const home = readEnv("HOME");
+  const configHome = readEnv("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
   return configHome ? `${configHome}/deft/config.yaml` : undefined;
 }
 

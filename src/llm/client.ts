@@ -2,6 +2,7 @@
  * Builds the chat client for a resolved model: the provider family's client, wrapped in the retry
  * policy. Provider SDKs load only when the first request is made.
  */
+import { readEnv } from "../env.ts";
 import type { ResolvedModel } from "../config/resolve.ts";
 import { ConfigError } from "../config/load.ts";
 import type { ToolDefinition } from "../tools/schema.ts";
@@ -70,8 +71,8 @@ export function providerClient(model: ResolvedModel): LLMClient {
       return new OpenAIChatClient(model);
     case "openrouter": {
       const headers: Record<string, string> = {};
-      const site = Deno.env.get("OPENROUTER_SITE_URL");
-      const name = Deno.env.get("OPENROUTER_SITE_NAME");
+      const site = readEnv("OPENROUTER_SITE_URL");
+      const name = readEnv("OPENROUTER_SITE_NAME");
       if (site) headers["HTTP-Referer"] = site;
       if (name) headers["X-Title"] = name;
       const withUrl = {
@@ -119,6 +120,6 @@ const DEFAULT_ENDPOINTS: Record<string, string> = {
 /** The URL a model's requests go to, for error messages. */
 export function endpointOf(model: ResolvedModel): string | undefined {
   const kind = model.provider.provider;
-  const fromEnv = kind === "ollama" ? Deno.env.get("OLLAMA_HOST") : undefined;
+  const fromEnv = kind === "ollama" ? readEnv("OLLAMA_HOST") : undefined;
   return model.provider.base_url ?? fromEnv ?? DEFAULT_ENDPOINTS[kind];
 }

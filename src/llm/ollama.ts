@@ -3,6 +3,7 @@
  * first use. Every turn goes back to the model: assistant turns with their tool calls, and each
  * result as a `tool` message naming its tool (Trae Agent's client dropped the assistant turns).
  */
+import { readEnv } from "../env.ts";
 import type { ResolvedModel } from "../config/resolve.ts";
 import type { ToolDefinition } from "../tools/schema.ts";
 import {
@@ -32,7 +33,7 @@ export class OllamaClient implements LLMClient {
   constructor(private readonly resolved: ResolvedModel) {
     this.model = resolved.settings.model;
     this.#host = serverRoot(
-      resolved.provider.base_url ?? Deno.env.get("OLLAMA_HOST") ?? DEFAULT_HOST,
+      resolved.provider.base_url ?? readEnv("OLLAMA_HOST") ?? DEFAULT_HOST,
     );
     // A key is only needed behind an authenticating proxy or for ollama.com.
     const key = resolved.provider.api_key;

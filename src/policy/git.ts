@@ -6,6 +6,7 @@
  * by passing overrides through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, which
  * git ranks above every config file, so a hostile repository can configure nothing that runs.
  */
+import { envObject } from "../env.ts";
 
 /** Settings that stop git from starting programs on a repository's say-so. */
 export const HARDENED_GIT_CONFIG: readonly (readonly [string, string])[] = [
@@ -70,7 +71,7 @@ export function gitInvocation(
   overrides: readonly (readonly [string, string])[] = [],
 ): GitInvocation {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(Deno.env.toObject())) {
+  for (const [key, value] of Object.entries(envObject())) {
     if (/^GIT_(CONFIG|EXTERNAL_DIFF|EXEC_PATH|SSH|ASKPASS|PAGER|EDITOR)/.test(key)) continue;
     env[key] = value;
   }

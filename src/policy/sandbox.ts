@@ -8,6 +8,7 @@
  * controlling terminal; and it dies with Deft. This module only builds command lines: it knows
  * nothing about tools or models, and it never falls back to running a command unsandboxed.
  */
+import { readEnv } from "../env.ts";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 
 /**
@@ -148,7 +149,7 @@ export function bwrapArgs(options: SandboxOptions): string[] {
  */
 export function hiddenSocketDirs(): string[] {
   const dirs = ["/run", "/var/run", "/var/tmp", "/dev/shm", "/var/lib/docker", "/tmp/.X11-unix"];
-  const runtime = Deno.env.get("XDG_RUNTIME_DIR");
+  const runtime = readEnv("XDG_RUNTIME_DIR");
   if (runtime && isAbsolute(runtime)) dirs.push(resolve(runtime));
   const key = dirs.join("\0");
   const known = realDirsCache.get(key);

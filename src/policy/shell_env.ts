@@ -5,6 +5,7 @@
  * `shell_environment` config section can start from the core variables only or from nothing,
  * exclude more names, keep only some, and set fixed values.
  */
+import { envObject } from "../env.ts";
 import { isSecretName } from "./secrets.ts";
 
 /** The `shell_environment` config section. */
@@ -51,7 +52,7 @@ export const CORE_VARIABLES: readonly string[] = [
  */
 export function shellEnvironment(
   policy: ShellEnvironmentPolicy = {},
-  env: Record<string, string> = Deno.env.toObject(),
+  env: Record<string, string> = envObject(),
   knownSecrets: readonly string[] = [],
 ): Record<string, string> {
   const inherit = policy.inherit ?? "all";

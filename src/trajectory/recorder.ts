@@ -3,6 +3,7 @@
  * file, then rename) after every interaction and step, so a crash leaves the last completed step on
  * disk. Secrets (API keys) are replaced before anything is written.
  */
+import { envObject } from "../env.ts";
 import { SecretMasker, secretValues } from "../policy/secrets.ts";
 import { dirname } from "node:path";
 import type { LLMMessage, LLMResponse, LLMUsage } from "../llm/types.ts";
@@ -95,7 +96,7 @@ export class TrajectoryRecorder {
     secrets: readonly (string | undefined)[] = [],
   ) {
     // Keys Deft was given, every secret-looking variable of its environment, and token shapes.
-    this.#masker = new SecretMasker(secretValues(Deno.env.toObject(), secrets));
+    this.#masker = new SecretMasker(secretValues(envObject(), secrets));
     this.data = {
       format_version: TRAJECTORY_FORMAT_VERSION,
       ...init,

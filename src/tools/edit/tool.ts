@@ -1,4 +1,5 @@
 /** `str_replace_based_edit_tool`: view, create and edit files, byte-exact and confined. */
+import { readOnlyRefusal } from "../../policy/read_only.ts";
 import { EDIT } from "./definition.ts";
 import { dirname, isAbsolute, join, normalize } from "node:path";
 import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../policy/workspace.ts";
@@ -43,6 +44,9 @@ export class EditTool extends Tool {
         `The path ${path} is not an absolute path, it should start with \`/\`. Maybe you meant ` +
           `${join(this.context.workspace, path)}?`,
       ));
+    }
+    if (command !== "view" && this.context.settings.sandbox === "read-only") {
+      return Promise.resolve(fail(readOnlyRefusal(path)));
     }
     // Taking the lock on the path as written before the first await keeps calls on one file in
     // the order they were made; the lock on the real path then also serialises other spellings.
