@@ -13,8 +13,8 @@
  * Every step runs pinned to the file's directory (see `pinned.ts`), so a directory swapped for a
  * symlink after the workspace check cannot send the write elsewhere.
  */
-import { basename, dirname } from "node:path";
-import { inDirectory, swappedError } from "./pinned.ts";
+import { basename, dirname, join } from "node:path";
+import { assertStillThere, inDirectory, swappedError } from "./pinned.ts";
 import { removeStaleTemps, tempName } from "./temp_names.ts";
 
 /** How the replaced file should look besides its content. */
@@ -71,8 +71,8 @@ export function writeFileAtomic(
         removeStaleTemps(at);
       }
       const name = at + basename(path);
-      if ((options.links ?? 1) > 1) rewriteInPlace(name, at, parts, options, shown);
-      else replaceByRename(name, at, parts, options);
+      if ((options.links ?? 1) > 1) rewriteInPlace(dir, name, at, parts, options, shown);
+      else replaceByRename(dir, name, at, parts, options, shown);
     });
     return Promise.resolve();
   } catch (e) {
@@ -81,16 +81,20 @@ export function writeFileAtomic(
 }
 
 function replaceByRename(
+  dir: string,
   name: string,
   at: string,
   parts: readonly Uint8Array[],
   options: AtomicWriteOptions,
+  shown: string,
 ): void {
   const temp = at + tempName("tmp");
   // A new file gets 0o666 minus the umask, like any other program's; a replaced one its old mode.
   const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o666 });
   let closed = false;
+  let ino: number | null = null;
   try {
+    ino = file.statSync().ino;
     for (const part of parts) writeAll(file, part);
     if (options.uid != null && options.gid != null) restoreOwner(temp, options);
     // chmod after chown: changing the owner may clear setuid/setgid bits.
@@ -98,19 +102,44 @@ function replaceByRename(
     file.syncDataSync();
     file.close();
     closed = true;
+    // The scratch file must be in the checked folder before it replaces the target there.
+    assertStillThere(dir, temp, ino, shown);
+    // A swap between these checks and the rename is the window Deno's path-only API leaves; the
+    // tool worker's permissions (the workspace only) are the fence behind it.
     Deno.renameSync(temp, name);
   } catch (e) {
     if (!closed) file.close();
-    try {
-      Deno.removeSync(temp);
-    } catch {
-      // Never created, or already renamed.
-    }
+    if (ino !== null) removeStray(dir, temp, ino);
     throw e;
   }
 }
 
+/**
+ * Removes the scratch file with inode `ino`. A swapped-in symlink may have put it elsewhere, so it
+ * is looked for where the folder resolves now, sampled a number of times, and removed only where
+ * it is ours; a file of someone else's is never touched.
+ */
+function removeStray(dir: string, temp: string, ino: number): void {
+  const places = new Set([dir]);
+  for (let i = 0; i < 20; i++) {
+    try {
+      places.add(Deno.realPathSync(dir));
+    } catch {
+      // Gone for a moment; the other samples may find it.
+    }
+  }
+  for (const place of places) {
+    const path = join(place, basename(temp));
+    try {
+      if (Deno.lstatSync(path).ino === ino) Deno.removeSync(path);
+    } catch {
+      // Not there, or already renamed into place.
+    }
+  }
+}
+
 function rewriteInPlace(
+  dir: string,
   name: string,
   at: string,
   parts: readonly Uint8Array[],
@@ -124,6 +153,7 @@ function rewriteInPlace(
     if (!info.isFile || (options.ino != null && info.ino !== options.ino)) {
       throw swappedError(shown);
     }
+    assertStillThere(dir, name, info.ino, shown);
     const old = new Uint8Array(info.size);
     let read = 0;
     while (read < old.length) {

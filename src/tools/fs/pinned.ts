@@ -73,6 +73,7 @@ export function readPinned(real: string, shown: string): PinnedRead {
       if (!info.isFile || info.ino !== before.ino || info.dev !== before.dev) {
         throw swappedError(shown);
       }
+      assertStillThere(dirname(real), name, info.ino, shown);
       const bytes = new Uint8Array(info.size);
       let read = 0;
       while (read < bytes.length) {
@@ -80,6 +81,8 @@ export function readPinned(real: string, shown: string): PinnedRead {
         if (n === null || n === 0) break;
         read += n;
       }
+      // And after: a swap back (to hide a read from elsewhere) is caught too.
+      assertStillThere(dirname(real), name, info.ino, shown, 1);
       return { bytes: read === bytes.length ? bytes : bytes.slice(0, read), info };
     } finally {
       file.close();
@@ -96,9 +99,44 @@ export function removePinned(real: string, shown: string, ino: number | null): v
     const name = at + basename(real);
     const info = Deno.lstatSync(name);
     if (!info.isFile || (ino !== null && info.ino !== ino)) throw swappedError(shown);
+    assertStillThere(dirname(real), name, info.ino, shown);
     Deno.removeSync(name);
   });
 }
+
+/**
+ * Throws `swappedError` unless `dir` still resolves to itself and `name` (from `inDirectory`) is
+ * still the file with inode `ino`, looked at several times in turn.
+ *
+ * Pinning to the folder holds when Deno opens a relative name from the process's directory. Under
+ * permission flags (how the tool worker runs) Deno first turns a relative name into an absolute
+ * one from the directory's path, which a swapped-in symlink redirects, so the identity of what
+ * was opened is checked against what the path names now. A swapper would have to flip the folder
+ * in step with each of these separate looks.
+ */
+export function assertStillThere(
+  dir: string,
+  name: string,
+  ino: number | null,
+  shown: string,
+  rounds = CHECK_ROUNDS,
+): void {
+  for (let round = 0; round < rounds; round++) {
+    let resolved: string;
+    let info: Deno.FileInfo;
+    try {
+      resolved = Deno.realPathSync(dir);
+      info = Deno.lstatSync(name);
+    } catch {
+      throw swappedError(shown);
+    }
+    if (resolved !== dir || !info.isFile || (ino !== null && info.ino !== ino)) {
+      throw swappedError(shown);
+    }
+  }
+}
+
+const CHECK_ROUNDS = 3;
 
 /** The refusal when a path changed under the editor between its check and its use. */
 export function swappedError(shown: string): FileToolError {

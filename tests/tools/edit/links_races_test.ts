@@ -4,6 +4,7 @@
  * for symlinks, never blocking on a FIFO, with its scratch files named and cleaned up.
  */
 import assert from "node:assert/strict";
+import { hasAllPermissions, runWithAllPermissions } from "../../helpers/full_permissions.ts";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
 import { removeStaleTemps, TEMP_NAME_PATTERN, tempName } from "../../../src/tools/fs/temp_names.ts";
@@ -134,6 +135,12 @@ Deno.test("writes: a FIFO is refused at once for every command, never opened", a
 });
 
 Deno.test("writes: a folder flipped to a symlink to outside during 500 edits changes nothing outside", async () => {
+  if (!hasAllPermissions()) {
+    return await runWithAllPermissions(
+      import.meta.url,
+      "writes: a folder flipped to a symlink to outside during 500 edits changes nothing outside",
+    );
+  }
   await withEditor(async ({ ws, call }) => {
     await withOutsideDir(async (outside) => {
       await Deno.writeTextFile(join(outside, "f.txt"), "A\n");

@@ -4,6 +4,7 @@
  * folder. Nothing outside is changed or created, and no outside content is ever returned.
  */
 import assert from "node:assert/strict";
+import { hasAllPermissions, runWithAllPermissions } from "../../helpers/full_permissions.ts";
 import { BashTool } from "../../../src/tools/bash/tool.ts";
 import { withEditor, withOutsideDir } from "./helpers.ts";
 
@@ -29,6 +30,12 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
 }
 
 Deno.test("editor: a folder swapped for a symlink by the sandboxed shell never leads outside", async () => {
+  if (!hasAllPermissions()) {
+    return await runWithAllPermissions(
+      import.meta.url,
+      "editor: a folder swapped for a symlink by the sandboxed shell never leads outside",
+    );
+  }
   await withOutsideDir(async (outside) => {
     await Deno.writeTextFile(`${outside}/f.txt`, "OUTSIDE-SECRET alpha\n");
     const before = await snapshot(outside);
