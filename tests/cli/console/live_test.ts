@@ -56,7 +56,8 @@ async function onTerminal(argv: string[], env: Record<string, string>) {
     .map(shellQuote).join(" ");
   const child = new Deno.Command("script", {
     args: ["-qfec", command, "/dev/null"],
-    env: { DENO_DIR: denoDir(), TERM: "xterm-256color", ...env },
+    // NO_COLOR may be set around the test run (CI sets it); empty means unset (no-color.org).
+    env: { DENO_DIR: denoDir(), TERM: "xterm-256color", NO_COLOR: "", ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
