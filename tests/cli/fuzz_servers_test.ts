@@ -77,9 +77,13 @@ class Fuzz {
       base[this.pick(["command", "path", "value", "timeout", "view_range", "restart", "x"])] = this
         .value();
     }
-    if (tool === "bash" && typeof base.command !== "string") base.command = "echo ok";
-    if (tool === "bash" && typeof base.timeout === "number") base.timeout = 5;
-    if (tool === "bash") delete base.restart;
+    // Names match without regard to case ("BASH" is bash). Any string may be a command here
+    // (`view` starts vim, which waits its full timeout), so a bash call that would run gets a short
+    // timeout; a malformed one is refused before it runs.
+    const bash = tool.toLowerCase() === "bash";
+    if (bash && typeof base.command !== "string") base.command = "echo ok";
+    if (bash && (base.timeout === undefined || typeof base.timeout === "number")) base.timeout = 5;
+    if (bash) delete base.restart;
     return base;
   }
 
