@@ -5,6 +5,27 @@ import { runDeft } from "../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../helpers/mock_llm.ts";
 import { makeBuggyRepo, resetRepo } from "../helpers/repo.ts";
 
+/** Records a `deft run` of `task` against `mock` into the trajectory `traj`; it must succeed. */
+async function record(mock: MockLLM, task: string, repo: string, home: string, traj: string) {
+  const r = await runDeft([
+    "run",
+    task,
+    "-w",
+    repo,
+    "-p",
+    "openai_compatible",
+    "-m",
+    "m",
+    "--model-base-url",
+    `${mock.url}/v1`,
+    "-k",
+    "k",
+    "-t",
+    traj,
+  ], { cwd: home, env: { HOME: home } });
+  assert.equal(r.code, 0, r.stderr);
+}
+
 Deno.test("volatile text: timings, temp paths and pids normalise; counts do not", () => {
   const same = (a: string, b: string) => normalizeVolatile(a) === normalizeVolatile(b);
   assert.ok(same("Ran 2 tests in 0.003s\n\nOK", "Ran 2 tests in 0.104s\n\nOK"));
@@ -56,23 +77,7 @@ Deno.test("a run replayed right after recording matches despite timings, temp pa
   ]);
   const traj = `${home}/rec.json`;
   try {
-    const r = await runDeft([
-      "run",
-      "fix add",
-      "-w",
-      repo,
-      "-p",
-      "openai_compatible",
-      "-m",
-      "m",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      "k",
-      "-t",
-      traj,
-    ], { cwd: home, env: { HOME: home } });
-    assert.equal(r.code, 0, r.stderr);
+    await record(mock, "fix add", repo, home, traj);
   } finally {
     await mock.close();
   }
@@ -112,23 +117,7 @@ Deno.test("a real behaviour change is still a divergence, shown by its first dif
   ]);
   const traj = `${home}/rec.json`;
   try {
-    const r = await runDeft([
-      "run",
-      "look",
-      "-w",
-      repo,
-      "-p",
-      "openai_compatible",
-      "-m",
-      "m",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      "k",
-      "-t",
-      traj,
-    ], { cwd: home, env: { HOME: home } });
-    assert.equal(r.code, 0, r.stderr);
+    await record(mock, "look", repo, home, traj);
   } finally {
     await mock.close();
   }
