@@ -28,6 +28,11 @@ export interface SandboxOptions {
   allowNetwork?: boolean;
   /** Host directories to show read-only at the same path, on top of the private /tmp. */
   readOnlyPaths?: readonly string[];
+  /**
+   * Host directories to bind writable at the same path, on top of the private /tmp (Deft's own
+   * scratch folders, never the user's: a temp index, the tool host's temp and cache folders).
+   */
+  writablePaths?: readonly string[];
   /** The bwrap executable: a path, or a name looked up on PATH (default `bwrap`). */
   bwrapPath?: string;
 }
@@ -136,6 +141,10 @@ export function bwrapArgs(options: SandboxOptions): string[] {
   for (const path of options.readOnlyPaths ?? []) {
     const abs = resolve(path);
     args.push("--ro-bind", abs, abs);
+  }
+  for (const path of options.writablePaths ?? []) {
+    const abs = resolve(path);
+    args.push("--bind", abs, abs);
   }
   args.push("--chdir", resolve(options.cwd));
   return args;
