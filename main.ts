@@ -31,6 +31,11 @@ async function main(args: string[]): Promise<number> {
 if (typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined") {
   const { serveToolHost } = await import("./src/tools/host/worker.ts");
   serveToolHost();
+} else if (import.meta.main && Deno.args[0] === "__tool-host") {
+  // The sandboxed tool host (src/tools/host/sandboxed.ts): this same module, inside bubblewrap.
+  setWorkerEntry(import.meta.url);
+  const { relayToolHost } = await import("./src/tools/host/relay.ts");
+  Deno.exit(await relayToolHost());
 } else if (import.meta.main) {
   setWorkerEntry(import.meta.url);
   enterInvocationDir(import.meta.url);

@@ -5,11 +5,15 @@
  */
 import { basename } from "node:path";
 
-const RUN_FLAGS = [
+const UNSTABLE_FLAGS = [
   "--unstable-raw-imports",
   "--unstable-worker-options",
   "--unstable-lazy-dynamic-imports",
   "--no-prompt",
+];
+
+/** The permissions of `deno task deft`. */
+export const FULL_PERMISSION_FLAGS: readonly string[] = [
   "--allow-read",
   "--allow-write",
   "--allow-run",
@@ -18,11 +22,17 @@ const RUN_FLAGS = [
   "--allow-sys",
 ];
 
-/** The argv prefix that runs Deft, e.g. `[deno, run, …flags, /path/main.ts]`. */
-export function deftArgv(): string[] {
+/**
+ * The argv prefix that runs Deft, e.g. `[deno, run, …flags, /path/main.ts]`, with `permissions`
+ * as its Deno permission flags (a compiled executable keeps the ones it was built with) and
+ * `main` as the module Deno runs.
+ */
+export function deftArgv(
+  permissions: readonly string[] = FULL_PERMISSION_FLAGS,
+  main = Deno.mainModule,
+): string[] {
   const exec = Deno.execPath();
   if (!/^deno(\.exe)?$/i.test(basename(exec))) return [exec];
-  const main = Deno.mainModule;
   const entry = main.startsWith("file:") ? decodeURIComponent(new URL(main).pathname) : main;
-  return [exec, "run", ...RUN_FLAGS, entry];
+  return [exec, "run", ...UNSTABLE_FLAGS, ...permissions, entry];
 }

@@ -8,4 +8,9 @@ export interface ToolDefinitionSource {
   readonly parameters: readonly ToolParameter[];
   /** True for tools that read or write files or start processes (they run in the tool host). */
   readonly touchesSystem: boolean;
+  /**
+   * True for a tool that confines what it runs itself (bash starts each shell in bubblewrap):
+   * it stays in the worker host when the other tools move into the sandboxed one.
+   */
+  readonly confinesItself?: boolean;
 }

@@ -4,8 +4,8 @@
  * The editor pins a path by changing into its folder and opening the bare name. Deno honours that
  * only with all permissions: under permission flags it turns a relative name into an absolute one
  * from the folder's path before opening, which a swapped-in symlink redirects. The race tests
- * check the pinning itself, so they run where it holds. The race under narrowed flags (the tool
- * worker's) stays open until the tool host runs inside the sandbox (issue #14).
+ * check the pinning itself, so they run where it holds. Under narrowed flags (the tool worker's)
+ * only the sandbox closes the race: race_test.ts runs it against the sandboxed tool host too.
  */
 import assert from "node:assert/strict";
 

@@ -34,4 +34,5 @@ export const BASH: ToolDefinitionSource = {
     },
   ],
   touchesSystem: true,
+  confinesItself: true,
 };

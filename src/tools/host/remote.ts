@@ -14,6 +14,8 @@ import { SequentialThinkingTool } from "../sequential_thinking.ts";
 import { TaskDoneTool } from "../task_done.ts";
 import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 import { workerEntry } from "./entry.ts";
+import { sandboxedLinkStarter, wantsSandboxedHost } from "./sandboxed.ts";
+import { type HostLink, type LinkEvents, type LinkStarter, startWorkerLink } from "./link.ts";
 import { CLOSE_DEADLINE_SECONDS, deadlineSeconds } from "./deadlines.ts";
 
 const START_TIMEOUT_MS = 60_000;
@@ -34,8 +36,8 @@ export interface HostDirs {
 
 /** A worker hosting confined tools, started on demand and restarted after a crash. */
 export class ToolHost {
-  #worker?: Promise<Worker>;
-  #handle?: Worker;
+  #link?: Promise<HostLink>;
+  #handle?: HostLink;
   #nextId = 0;
   readonly #pending = new Map<number, (reply: HostReply) => void>();
   /** Process groups the worker's tools started and that still run (killed with the worker). */
@@ -47,52 +49,64 @@ export class ToolHost {
     private readonly context: ToolContext,
     private readonly names: string[],
     private readonly dirs: HostDirs = {},
+    private readonly starter: LinkStarter = startWorkerLink,
   ) {
     this.#open = new Set(names);
   }
 
-  #start(): Promise<Worker> {
-    if (this.#worker) return this.#worker;
+  #start(): Promise<HostLink> {
+    if (this.#link) return this.#link;
     this.#temp ??= sessionTemp(this.dirs);
-    const { dirs, permissions, context } = drawBoundary(
-      this.context,
-      this.dirs,
-      workerEntry(),
-      this.#temp,
-    );
-    const worker = new Worker(workerEntry(), {
-      type: "module",
-      deno: { permissions },
-    } as WorkerOptions);
-    const started = new Promise<Worker>((resolve) => {
-      const timer = setTimeout(
-        () => this.#crashed(`it did not start within ${START_TIMEOUT_MS / 1000} s`),
-        START_TIMEOUT_MS,
-      );
-      worker.onmessage = (e: MessageEvent<HostReply>) => {
-        if (e.data.type === "child") {
-          if (e.data.running) this.#children.add(e.data.pid);
-          else this.#children.delete(e.data.pid);
-          return;
+    const entry = workerEntry();
+    const boundary = drawBoundary(this.context, this.dirs, entry, this.#temp);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let failure: string | undefined;
+    const started = new Promise<HostLink>((resolve) => {
+      let link: HostLink | undefined;
+      timer = setTimeout(() => {
+        if (link && this.#handle === link) {
+          this.#crashed(`it did not start within ${START_TIMEOUT_MS / 1000} s`);
         }
-        if (e.data.type === "ready") {
+      }, START_TIMEOUT_MS);
+      const events: LinkEvents = {
+        reply: (reply) => {
+          if (this.#handle !== link) return;
+          if (reply.type === "child") {
+            if (!link!.reportsHostPids) return;
+            if (reply.running) this.#children.add(reply.pid);
+            else this.#children.delete(reply.pid);
+            return;
+          }
+          if (reply.type === "ready") {
+            clearTimeout(timer);
+            const { context, dirs } = boundary;
+            link!.post({ type: "init", context, names: this.names, dirs });
+            resolve(link!);
+            return;
+          }
+          const answer = this.#pending.get(reply.id);
+          this.#pending.delete(reply.id);
+          answer?.(reply);
+        },
+        failed: (message) => {
           clearTimeout(timer);
-          worker.postMessage({ type: "init", context, names: this.names, dirs });
-          resolve(worker);
-          return;
-        }
-        const reply = this.#pending.get(e.data.id);
-        this.#pending.delete(e.data.id);
-        reply?.(e.data);
+          if (this.#handle === link) this.#crashed(message);
+          else failure ??= message;
+        },
       };
-      worker.onerror = (e) => {
-        e.preventDefault();
-        clearTimeout(timer);
-        this.#crashed(e.message);
-      };
+      try {
+        link = this.starter(boundary, entry, events);
+        this.#handle = link;
+      } catch (e) {
+        failure = e instanceof Error ? e.message : String(e);
+      }
     });
-    this.#worker = started;
-    this.#handle = worker;
+    this.#link = started;
+    // A link that could not be started (no bwrap, no permission to run it) is reported now.
+    if (failure !== undefined) {
+      clearTimeout(timer);
+      this.#terminate([`the tool host could not be started: ${failure}`]);
+    }
     return started;
   }
 
@@ -117,7 +131,7 @@ export class ToolHost {
       }
     }
     this.#children.clear();
-    this.#worker = undefined;
+    this.#link = undefined;
     const waiting = [...this.#pending.entries()];
     this.#pending.clear();
     for (const [id, resolve] of waiting) resolve({ type: "closed", id, errors });
@@ -153,10 +167,10 @@ export class ToolHost {
         clearTimeout(timer);
         resolve(reply);
       });
-      this.#start().then((worker) => {
+      this.#start().then((link) => {
         if (!this.#pending.has(id)) return;
         try {
-          worker.postMessage({ ...request, id } as HostRequest);
+          link.post({ ...request, id } as HostRequest);
         } catch (e) {
           // Arguments that cannot be copied to the worker (too deep for structured cloning).
           const answer = this.#pending.get(id);
@@ -207,7 +221,7 @@ export class ToolHost {
   /** Closes one tool; when none is left open the worker ends. */
   async close(name: string): Promise<void> {
     this.#open.delete(name);
-    if (!this.#worker) return;
+    if (!this.#link) return;
     if (this.#open.size > 0) {
       const reply = await this.#send(
         { type: "close", name },
@@ -277,9 +291,20 @@ export async function createHostedTools(
     return createTools(context, resolved);
   }
   const confined = resolved.filter((name) => definitionOf(name).touchesSystem);
-  const host = new ToolHost(context, confined, dirs);
+  if (!wantsSandboxedHost(context.settings.sandbox)) {
+    const host = new ToolHost(context, confined, dirs);
+    return resolved.map((name) =>
+      IN_PROCESS[name]?.(context) ?? new RemoteTool(definitionOf(name), context, host)
+    );
+  }
+  // Sandboxed: bash keeps starting its own bubblewrap from the worker; the rest run in it.
+  const own = confined.filter((name) => definitionOf(name).confinesItself);
+  const inSandbox = confined.filter((name) => !definitionOf(name).confinesItself);
+  const worker = new ToolHost(context, own, dirs);
+  const sandboxed = new ToolHost(context, inSandbox, dirs, sandboxedLinkStarter(context.settings));
   return resolved.map((name) =>
-    IN_PROCESS[name]?.(context) ?? new RemoteTool(definitionOf(name), context, host)
+    IN_PROCESS[name]?.(context) ??
+      new RemoteTool(definitionOf(name), context, own.includes(name) ? worker : sandboxed)
   );
 }
 

@@ -1,4 +1,13 @@
-/** Worker entry used when Deft runs from source without main.ts (tests); main.ts is the usual one. */
-import { serveToolHost } from "./worker.ts";
+/**
+ * The tool host's entry when Deft runs from source without main.ts (tests); main.ts is the usual
+ * one. As a worker it serves tool calls; as a process started with `__tool-host` it is the
+ * sandboxed host's relay.
+ */
+import { inWorker, serveToolHost } from "./worker.ts";
 
-serveToolHost();
+if (inWorker()) {
+  serveToolHost();
+} else if (import.meta.main && Deno.args[0] === "__tool-host") {
+  const { relayToolHost } = await import("./relay.ts");
+  Deno.exit(await relayToolHost());
+}

@@ -1,0 +1,194 @@
+/**
+ * The tool host inside the sandbox. With `sandbox` other than `none`, the tools that touch files
+ * (the editor, the JSON editor, the code graph and the git it runs) do not run in Deft's own
+ * process: Deft starts itself again as `deft __tool-host` inside bubblewrap, with the same
+ * confinement as the shell (the workspace the only writable place besides Deft's private temp
+ * folder and cache, no network, no host sockets, its own PID namespace, dying with Deft). That
+ * process runs the usual permission-fenced worker (relay.ts), so Deno's permissions stay a second
+ * fence. A symlink swapped in mid-call or a hostile `.git/config` can then reach nothing the
+ * shell could not. Messages are the worker's, one JSON object a line over stdin and stdout.
+ */
+import { isAbsolute } from "node:path";
+import { deftArgv } from "../../batch/self.ts";
+import type { Boundary } from "../../policy/boundary.ts";
+import { sandboxCommand, type SandboxMode } from "../../policy/sandbox.ts";
+import { CORE_VARIABLES } from "../../policy/shell_env.ts";
+import { isInside } from "../../policy/workspace.ts";
+import { envObject } from "../../env.ts";
+import { readLines } from "../../line_reader.ts";
+import type { ToolSettings } from "../base.ts";
+import type { HostReply } from "./protocol.ts";
+import type { LinkStarter } from "./link.ts";
+
+/** The argument that makes Deft serve as the sandboxed tool host. */
+export const TOOL_HOST_COMMAND = "__tool-host";
+
+/** The first line the sandboxed process reads: the permissions of the worker it starts. */
+export interface BootMessage {
+  type: "boot";
+  permissions: Deno.PermissionOptionsObject;
+}
+
+/** Variables the sandboxed host keeps besides the core ones: where Deno finds its cache. */
+const HOST_VARIABLES = ["DENO_DIR", "NO_COLOR"];
+
+/** Keeps the last bytes of what the process says on stderr, for the message when it dies. */
+const STDERR_TAIL_BYTES = 4096;
+
+/** True when `mode` asks for the tools to run in the sandboxed process. */
+export function wantsSandboxedHost(mode: SandboxMode | undefined): boolean {
+  return mode !== undefined && mode !== "none";
+}
+
+/** A starter for the sandboxed host under `settings` (sandbox mode, bwrap). */
+export function sandboxedLinkStarter(settings: ToolSettings): LinkStarter {
+  return (boundary, entry, events) => {
+    const { program, args } = sandboxCommand(
+      [...deftArgv(permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
+      {
+        mode: settings.sandbox ?? "workspace-write",
+        workspace: boundary.dirs.workspace,
+        cwd: boundary.dirs.workspace,
+        bwrapPath: settings.bwrapPath,
+        readOnlyPaths: codePaths(boundary, entry),
+        writablePaths: ownFolders(boundary),
+      },
+    );
+    const child = new Deno.Command(program, {
+      args,
+      env: hostEnvironment(),
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    const encoder = new TextEncoder();
+    const send = (message: unknown) => {
+      writer.write(encoder.encode(`${JSON.stringify(message)}\n`)).catch(() => {
+        // The process is gone; its exit is reported below.
+      });
+    };
+    let ended = false;
+    const end = (message: string) => {
+      if (ended) return;
+      ended = true;
+      events.failed(message);
+    };
+    const stderr = collectTail(child.stderr);
+    void (async () => {
+      for await (const event of readLines(child.stdout)) {
+        if (!("line" in event)) {
+          end(`the sandboxed tool host sent a reply of ${event.tooLong} bytes, over the limit`);
+          return;
+        }
+        let reply: HostReply;
+        try {
+          reply = JSON.parse(event.line);
+        } catch {
+          end(
+            `the sandboxed tool host sent a line that is not a message: ${
+              event.line.slice(0, 200)
+            }`,
+          );
+          return;
+        }
+        events.reply(reply);
+      }
+    })().catch((e) => end(`reading the sandboxed tool host failed: ${(e as Error).message}`));
+    child.status.then(async (status) => {
+      const said = (await stderr).trim();
+      end(
+        `the sandboxed tool host exited (${
+          status.signal ? `signal ${status.signal}` : `code ${status.code}`
+        })${said ? `: ${said}` : ""}`,
+      );
+    });
+    send({ type: "boot", permissions: boundary.permissions } satisfies BootMessage);
+    return {
+      post: send,
+      terminate: () => {
+        ended = true;
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // Already gone.
+        }
+        writer.close().catch(() => {});
+      },
+      reportsHostPids: false,
+    };
+  };
+}
+
+/**
+ * Deno flags that grant the process what its worker gets, so the process itself is fenced too.
+ * A path with a comma cannot be written in a flag; the kind is then granted whole and left to
+ * the worker's permissions and the sandbox.
+ */
+export function permissionFlags(permissions: Deno.PermissionOptionsObject): string[] {
+  const flags: string[] = [];
+  const list = (flag: string, value: unknown) => {
+    if (value === true || value === "inherit") flags.push(flag);
+    else if (Array.isArray(value) && value.length > 0) {
+      const items = value.map(String);
+      flags.push(items.some((i) => i.includes(",")) ? flag : `${flag}=${items.join(",")}`);
+    }
+  };
+  list("--allow-read", permissions.read);
+  list("--allow-write", permissions.write);
+  list("--allow-run", permissions.run);
+  list("--allow-env", permissions.env);
+  return flags;
+}
+
+/**
+ * Deft's code and the Deno running it, shown read-only at their own paths: they may live where
+ * the sandbox puts an empty folder (a bundle under /tmp). Paths in the workspace are already
+ * visible and keep the workspace's own rules.
+ */
+function codePaths(boundary: Boundary, entry: string): string[] {
+  const paths = [Deno.execPath()];
+  if (boundary.dirs.code) paths.push(boundary.dirs.code);
+  else if (entry.startsWith("file:")) paths.push(decodeURIComponent(new URL(entry).pathname));
+  return paths.filter((p) => isAbsolute(p) && !isInside(boundary.dirs.workspace, p));
+}
+
+/** Deft's private temp folder and cache, writable inside (created first: bwrap binds folders). */
+function ownFolders(boundary: Boundary): string[] {
+  const folders: string[] = [];
+  for (const dir of [boundary.dirs.temp, boundary.dirs.cache]) {
+    if (!dir || isInside(boundary.dirs.workspace, dir)) continue;
+    try {
+      Deno.mkdirSync(dir, { recursive: true });
+      folders.push(dir);
+    } catch {
+      // Not ours to create: the tools inside do without it (the worker says what is missing).
+    }
+  }
+  return folders;
+}
+
+/** The sandboxed host's environment: the core variables and Deno's own, nothing secret. */
+function hostEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(envObject())) {
+    if (CORE_VARIABLES.includes(name) || HOST_VARIABLES.includes(name)) env[name] = value;
+  }
+  return env;
+}
+
+async function collectTail(stream: ReadableStream<Uint8Array>): Promise<string> {
+  let tail = new Uint8Array(0);
+  try {
+    for await (const chunk of stream) {
+      const joined = new Uint8Array(tail.length + chunk.length);
+      joined.set(tail);
+      joined.set(chunk, tail.length);
+      tail = joined.slice(-STDERR_TAIL_BYTES);
+    }
+  } catch {
+    // The stream ended with the process.
+  }
+  return new TextDecoder().decode(tail);
+}
