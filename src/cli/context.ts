@@ -3,7 +3,7 @@ import type { ToolContext, ToolSettings } from "../tools/base.ts";
 import { realWorkspace } from "../policy/workspace.ts";
 import { deftCacheDir, tempRoot } from "../policy/dirs.ts";
 import type { HostDirs } from "../tools/host/remote.ts";
-import { registeredToolNames, resolveToolName } from "../tools/catalog.ts";
+import { definitionOf, registeredToolNames, resolveToolName } from "../tools/catalog.ts";
 import { parseDeadlines } from "../tools/host/deadlines.ts";
 import { UsageError } from "./io.ts";
 import {
@@ -71,12 +71,17 @@ export async function toolContext(
 }
 
 /**
- * Reports a missing bubblewrap at start, not at the first bash call, when `tools` (default:
- * all) include the shell and a sandbox is asked for.
+ * Reports a missing bubblewrap at start, not at the first call, when a sandbox is asked for and
+ * `tools` (default: all) include one that touches the system: the shell, and the file tools,
+ * which then run inside bubblewrap too.
  */
 export function checkSandbox(settings: ToolSettings, tools?: readonly string[]): void {
   if ((settings.sandbox ?? "none") === "none") return;
-  if (tools && !tools.some((t) => t.toLowerCase().replaceAll("_", "") === "bash")) return;
+  const confined = (name: string) => {
+    const found = resolveToolName(name);
+    return found === undefined || definitionOf(found).touchesSystem;
+  };
+  if (tools && !tools.some(confined)) return;
   try {
     findBwrap(settings.bwrapPath);
   } catch (e) {

@@ -79,7 +79,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "tool settings: a missing bubblewrap is reported at start by commands that run the shell",
+  name: "tool settings: a missing bubblewrap is reported at start by commands that run confined tools",
   sanitizeResources: false,
   async fn() {
     const place = await Place.create({ bundle: false });
@@ -100,7 +100,7 @@ Deno.test({
       assert.equal(mcp.code, 2);
       assert.match(mcp.stderr, /needs bubblewrap/);
 
-      // The editor alone never runs the shell, so it still works.
+      // The editor runs inside bubblewrap too, so it is refused at start the same way.
       const edit = await runDeft([
         "tool",
         "str_replace_based_edit_tool",
@@ -110,7 +110,16 @@ Deno.test({
         "--sandbox",
         "workspace-write",
       ], { env });
-      assert.equal(toolResult(edit).success, true, edit.stderr);
+      assert.equal(edit.code, 2);
+      assert.match(edit.stderr, /needs bubblewrap/);
+      assert.equal(edit.stdout, "");
+
+      // A tool that touches nothing still works.
+      const done = await runDeft(
+        ["tool", "task_done", "{}", "-w", ws, "--sandbox", "workspace-write"],
+        { env },
+      );
+      assert.equal(toolResult(done).success, true, done.stderr);
     } finally {
       await place.remove();
     }
