@@ -166,6 +166,32 @@ Deno.test({
       assert.equal(search.code, 0, search.stderr);
       assert.match(search.stdout, /app\.py/);
 
+      // With a sandbox the editor runs in this bundle started again inside bubblewrap, under the
+      // narrowed flags, though the bundle sits outside the workspace in /tmp, which it hides.
+      const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-bundle-ws-" }));
+      await Deno.copyFile(`${dir}/app.py`, `${ws}/app.py`);
+      const boxed = await run(
+        dir,
+        [
+          "tool",
+          "--sandbox",
+          "workspace-write",
+          "-w",
+          ws,
+          "str_replace_based_edit_tool",
+          JSON.stringify({ command: "view", path: `${ws}/app.py` }),
+        ],
+        undefined,
+        [
+          ...FLAGS.slice(0, 3),
+          `--allow-read=${dir},${ws}`,
+          `--allow-write=${ws}`,
+          "--allow-run=bash,bwrap",
+        ],
+      ).finally(() => Deno.remove(ws, { recursive: true }));
+      assert.equal(boxed.code, 0, boxed.stderr);
+      assert.match(JSON.parse(boxed.stdout).output, /def greet/);
+
       // The launcher reads its packed modules from its own file: a copy that cannot, or one whose
       // bytes moved (an extra line, CRLF line ends), says so instead of failing obscurely.
       const blind = await run(dir, ["ckg", "search-function", "greet", "--path", dir], undefined, [
