@@ -24,7 +24,14 @@ export async function relayToolHost(): Promise<number> {
       return fatal("a request was not JSON");
     }
     if (worker) {
-      worker.postMessage(message);
+      try {
+        worker.postMessage(message);
+      } catch (e) {
+        // A value the worker cannot take answers its own request; the host keeps serving.
+        const id = (message as { id?: unknown }).id;
+        const error = `the call could not be handed to the tool worker: ${(e as Error).message}`;
+        if (typeof id === "number") write({ type: "closed", id, errors: [error] });
+      }
       continue;
     }
     const boot = message as Partial<BootMessage>;
