@@ -3,7 +3,7 @@
  * (the editor, the JSON editor, the code graph and the git it runs) do not run in Deft's own
  * process: Deft starts itself again as `deft __tool-host` inside bubblewrap, with the same
  * confinement as the shell (the workspace the only writable place besides Deft's private temp
- * folder and cache, no network, no host sockets, its own PID namespace, dying with Deft). That
+ * folder and the code graph's cache, no network, no host sockets, its own PID namespace, dying with Deft). That
  * process runs the usual permission-fenced worker (relay.ts), so Deno's permissions stay a second
  * fence. A symlink swapped in mid-call or a hostile `.git/config` can then reach nothing the
  * shell could not. Messages are the worker's, one JSON object a line over stdin and stdout.
@@ -154,10 +154,13 @@ function codePaths(boundary: Boundary, entry: string): string[] {
   return paths.filter((p) => isAbsolute(p) && !isInside(boundary.dirs.workspace, p));
 }
 
-/** Deft's private temp folder and cache, writable inside (created first: bwrap binds folders). */
+/**
+ * Deft's private temp folder and the code graph's folder in its cache, writable inside (created
+ * first: bwrap binds folders). The rest of the cache stays read-only.
+ */
 function ownFolders(boundary: Boundary): string[] {
   const folders: string[] = [];
-  for (const dir of [boundary.dirs.temp, boundary.dirs.cache]) {
+  for (const dir of [boundary.dirs.temp, boundary.context.settings.ckgDir]) {
     if (!dir || isInside(boundary.dirs.workspace, dir)) continue;
     try {
       Deno.mkdirSync(dir, { recursive: true });

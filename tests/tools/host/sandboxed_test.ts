@@ -15,7 +15,7 @@ import { ServerProcess } from "../../helpers/server_process.ts";
 const EDITOR = "str_replace_based_edit_tool";
 
 async function withSandboxedTools(
-  fn: (t: { ws: string; tools: Tool[]; call: CallFn }) => Promise<void>,
+  fn: (t: { ws: string; cache: string; tools: Tool[]; call: CallFn }) => Promise<void>,
   settings: ToolContext["settings"] = { sandbox: "workspace-write" },
 ): Promise<void> {
   const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-sandboxed-host-" }));
@@ -27,7 +27,7 @@ async function withSandboxedTools(
   const call: CallFn = (name, args) =>
     executor.executeToolCall({ name, call_id: `c${n++}`, arguments: args });
   try {
-    await fn({ ws, tools, call });
+    await fn({ ws, cache: await Deno.realPath(cache), tools, call });
   } finally {
     await executor.closeTools();
     await Deno.remove(ws, { recursive: true });
@@ -71,7 +71,7 @@ async function mountsOf(pid: number): Promise<Map<string, string>> {
 }
 
 Deno.test("sandboxed host: the editor runs in bubblewrap: own namespaces, / read-only, the workspace writable", async () => {
-  await withSandboxedTools(async ({ ws, call }) => {
+  await withSandboxedTools(async ({ ws, cache, call }) => {
     const made = await call(EDITOR, { command: "create", path: `${ws}/a.txt`, file_text: "a\n" });
     assert.ok(made.success, String(made.error));
     const pid = await hostPid(ws);
@@ -88,6 +88,8 @@ Deno.test("sandboxed host: the editor runs in bubblewrap: own namespaces, / read
     const mounts = await mountsOf(pid);
     assert.match(mounts.get("/") ?? "", /^ro\b/, "the root is read-only inside");
     assert.match(mounts.get(ws) ?? "", /^rw\b/, "the workspace is writable inside");
+    assert.match(mounts.get(`${cache}/ckg`) ?? "", /^rw\b/, "the code graph's cache is writable");
+    assert.equal(mounts.has(cache), false, "the rest of Deft's cache is not");
     assert.equal(mounts.has("/tmp"), true, "/tmp is a private mount");
     // The shell does not run in the host: it starts its own bubblewrap, as before.
     const shell = await call("bash", { command: "echo $$; ls /proc | grep -c '^[0-9]'" });
