@@ -1,4 +1,5 @@
 /** Lines added and removed per file of a patch, read by `git apply --numstat` (no repo needed). */
+import { gitInvocation } from "../policy/git.ts";
 
 /** One file of a patch. */
 export interface FileChange {
@@ -11,12 +12,17 @@ export interface FileChange {
 /** The files `patch` changes, with their +/− line counts (empty for an empty patch). */
 export async function patchStats(patch: string): Promise<FileChange[]> {
   if (patch.trim() === "") return [];
-  const child = new Deno.Command("git", {
-    args: ["apply", "--numstat", "-"],
+  // Hardened like every git Deft runs: it starts in the user's folder, maybe a hostile repository.
+  const { program, args, env } = gitInvocation(["apply", "--numstat", "-"], {
+    GIT_CONFIG_GLOBAL: "/dev/null",
+  });
+  const child = new Deno.Command(program, {
+    args,
+    env,
+    clearEnv: true,
     stdin: "piped",
     stdout: "piped",
     stderr: "null",
-    env: { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
   }).spawn();
   const writer = child.stdin.getWriter();
   await writer.write(new TextEncoder().encode(patch));
