@@ -28,6 +28,39 @@ while time.time() < end and not os.path.exists("stop"):
 open("swaps", "w").write(str(swaps) if swaps else "0 errno %d" % ctypes.get_errno())
 `;
 
+/** Sets the race up in `ws`: `d/f.txt` inside, `link` to `outside`, the swapper script. */
+async function prepareRace(ws: string, outside: string): Promise<void> {
+  await Deno.mkdir(`${ws}/d`);
+  await Deno.writeTextFile(`${ws}/d/f.txt`, "inside alpha\n");
+  await Deno.symlink(outside, `${ws}/link`);
+  await Deno.writeTextFile(`${ws}/swap.py`, SWAPPER);
+}
+
+/** The shell command that starts the swapper and returns once it runs. */
+const START_SWAPPER = "python3 swap.py 120 >/dev/null 2>&1 & " +
+  "until [ -e running ]; do sleep 0.05; done; echo swapping";
+
+/** 500 editor calls on paths in `ws/d` (views, edits, creates, inserts), then stops the swapper. */
+async function raceEditor<R>(
+  ws: string,
+  call: (args: Record<string, unknown>) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < 500; i++) {
+    const path = `${ws}/d/f.txt`;
+    const args = [
+      { command: "view", path },
+      { command: "str_replace", path, old_str: "alpha", new_str: "beta" },
+      { command: "str_replace", path, old_str: "beta", new_str: "alpha" },
+      { command: "create", path: `${ws}/d/new-${i}.txt`, file_text: "made\n" },
+      { command: "insert", path, insert_line: 0, insert_text: `line ${i}\n` },
+    ][i % 5];
+    results.push(await call(args));
+  }
+  await Deno.writeTextFile(`${ws}/stop`, "");
+  return results;
+}
+
 async function snapshot(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for await (const entry of Deno.readDir(dir)) {
@@ -47,34 +80,16 @@ Deno.test("editor: a folder swapped for a symlink by the sandboxed shell never l
     await Deno.writeTextFile(`${outside}/f.txt`, "OUTSIDE-SECRET alpha\n");
     const before = await snapshot(outside);
     await withEditor(async ({ ws, call }) => {
-      await Deno.mkdir(`${ws}/d`);
-      await Deno.writeTextFile(`${ws}/d/f.txt`, "inside alpha\n");
-      await Deno.symlink(outside, `${ws}/link`);
-      await Deno.writeTextFile(`${ws}/swap.py`, SWAPPER);
+      await prepareRace(ws, outside);
       const shell = new BashTool({
         provider: "anthropic",
         workspace: ws,
         settings: { sandbox: "workspace-write" },
       });
       try {
-        const started = await shell.execute({
-          command: "python3 swap.py 120 >/dev/null 2>&1 & " +
-            "until [ -e running ]; do sleep 0.05; done; echo swapping",
-        });
+        const started = await shell.execute({ command: START_SWAPPER });
         assert.equal(started.output, "swapping\n", String(started.error));
-        const results = [];
-        for (let i = 0; i < 500; i++) {
-          const path = `${ws}/d/f.txt`;
-          const args = [
-            { command: "view", path },
-            { command: "str_replace", path, old_str: "alpha", new_str: "beta" },
-            { command: "str_replace", path, old_str: "beta", new_str: "alpha" },
-            { command: "create", path: `${ws}/d/new-${i}.txt`, file_text: "made\n" },
-            { command: "insert", path, insert_line: 0, insert_text: `line ${i}\n` },
-          ][i % 5];
-          results.push(await call(args));
-        }
-        await Deno.writeTextFile(`${ws}/stop`, "");
+        const results = await raceEditor(ws, call);
         await shell.execute({ command: "wait; cat swaps" }).then((r) => {
           assert.ok(Number(r.output) > 100, `the race really ran (${r.output} swaps)`);
         });
@@ -126,28 +141,10 @@ for (const where of ["$TMPDIR", "$HOME"]) {
       const call = (name: string, args: Record<string, unknown>) =>
         executor.executeToolCall({ name, call_id: `c${n++}`, arguments: args });
       try {
-        await Deno.mkdir(`${ws}/d`);
-        await Deno.writeTextFile(`${ws}/d/f.txt`, "inside alpha\n");
-        await Deno.symlink(outside, `${ws}/link`);
-        await Deno.writeTextFile(`${ws}/swap.py`, SWAPPER);
-        const started = await call("bash", {
-          command: "python3 swap.py 120 >/dev/null 2>&1 & " +
-            "until [ -e running ]; do sleep 0.05; done; echo swapping",
-        });
+        await prepareRace(ws, outside);
+        const started = await call("bash", { command: START_SWAPPER });
         assert.equal(started.output, "swapping\n", String(started.error));
-        const results = [];
-        for (let i = 0; i < 500; i++) {
-          const path = `${ws}/d/f.txt`;
-          const args = [
-            { command: "view", path },
-            { command: "str_replace", path, old_str: "alpha", new_str: "beta" },
-            { command: "str_replace", path, old_str: "beta", new_str: "alpha" },
-            { command: "create", path: `${ws}/d/new-${i}.txt`, file_text: "made\n" },
-            { command: "insert", path, insert_line: 0, insert_text: `line ${i}\n` },
-          ][i % 5];
-          results.push(await call("str_replace_based_edit_tool", args));
-        }
-        await Deno.writeTextFile(`${ws}/stop`, "");
+        const results = await raceEditor(ws, (args) => call("str_replace_based_edit_tool", args));
         const swaps = await call("bash", { command: "wait; cat swaps" });
         assert.ok(Number(swaps.output) > 100, `the race really ran (${swaps.output} swaps)`);
         if (where === "$TMPDIR") {
