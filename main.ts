@@ -3,14 +3,17 @@
  * `deft serve`) take a fast path that never loads commander; everything else, including help and
  * usage errors, goes through the full commander program in src/cli/program.ts. Tools that touch
  * the system run in a worker started from this same module with narrowed permissions.
+ *
+ * Nothing is imported statically: a static import would load in the tool worker too, which needs
+ * none of the CLI (and every module it loads delays its first tool call).
  */
-import { runPipelineCommand } from "./src/cli/dispatch.ts";
-import { fastParse } from "./src/cli/fast.ts";
-import { enterInvocationDir } from "./src/cli/invocation_dir.ts";
-import { UsageError, writeStderr } from "./src/cli/io.ts";
-import { setWorkerEntry } from "./src/tools/host/entry.ts";
 
 async function main(args: string[]): Promise<number> {
+  const [{ runPipelineCommand }, { fastParse }, { UsageError, writeStderr }] = await Promise.all([
+    import("./src/cli/dispatch.ts"),
+    import("./src/cli/fast.ts"),
+    import("./src/cli/io.ts"),
+  ]);
   try {
     const fast = fastParse(args);
     if (fast) return await runPipelineCommand(fast);
@@ -37,6 +40,10 @@ if (typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !==
   const { relayToolHost } = await import("./src/tools/host/relay.ts");
   Deno.exit(await relayToolHost());
 } else if (import.meta.main) {
+  const [{ setWorkerEntry }, { enterInvocationDir }] = await Promise.all([
+    import("./src/tools/host/entry.ts"),
+    import("./src/cli/invocation_dir.ts"),
+  ]);
   setWorkerEntry(import.meta.url);
   enterInvocationDir(import.meta.url);
   Deno.exit(await main(Deno.args));

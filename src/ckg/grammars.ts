@@ -82,11 +82,29 @@ export function runtimeOptions(module: WebAssembly.Module): Record<string, unkno
 }
 
 /**
- * The web-tree-sitter library as source text, for workers: a worker started from a Blob cannot
- * resolve npm packages, and in a bundle there is no package to resolve.
+ * The web-tree-sitter library as source text: a worker started from a Blob cannot resolve npm
+ * packages, and in a bundle there is no package to resolve.
  */
 export async function librarySource(): Promise<string> {
   const text: string = (await import("web-tree-sitter", { with: { type: "text" } })).default;
   // A relative source map reference cannot resolve against a blob: URL.
   return text.replace(/^\/\/# sourceMappingURL=.*$/m, "");
+}
+
+let libraryBlob: Promise<string> | undefined;
+
+/**
+ * A Blob URL of the library, to import in this thread or in a parser worker. Deno gives every
+ * module a global `process`, and seeing it the library's start-up takes its Node.js path: it
+ * loads node:module, node:fs, node:path and node:url (about 40 ms of a one-shot search) only to
+ * locate a `.wasm` that `runtimeOptions` hands over already compiled. A module-level `process`
+ * shadows the global for the library alone, so it takes the plain path; nothing else changes.
+ */
+export function libraryUrl(): Promise<string> {
+  libraryBlob ??= (async () => {
+    const source = `const process = undefined;\n${await librarySource()}`;
+    return URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  })();
+  libraryBlob.catch(() => libraryBlob = undefined);
+  return libraryBlob;
 }

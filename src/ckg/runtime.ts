@@ -5,7 +5,7 @@
  */
 import type * as TreeSitter from "web-tree-sitter";
 import { captureDefinitions, type CaptureOutcome, type LoadedGrammar } from "./capture.ts";
-import { grammarModule, runtimeModule, runtimeOptions } from "./grammars.ts";
+import { grammarModule, libraryUrl, runtimeModule, runtimeOptions } from "./grammars.ts";
 import { type GrammarId, LANGUAGES } from "./languages.ts";
 
 let library: Promise<typeof TreeSitter> | undefined;
@@ -13,8 +13,11 @@ const grammars = new Map<GrammarId, Promise<LoadedGrammar>>();
 
 function treeSitter(): Promise<typeof TreeSitter> {
   library ??= (async () => {
-    const lib = await import("web-tree-sitter");
-    await lib.Parser.init(runtimeOptions(await runtimeModule()));
+    const [lib, runtime] = await Promise.all([
+      libraryUrl().then((url) => import(url) as Promise<typeof TreeSitter>),
+      runtimeModule(),
+    ]);
+    await lib.Parser.init(runtimeOptions(runtime));
     return lib;
   })();
   library.catch(() => library = undefined);

@@ -8,7 +8,7 @@
  * WebAssembly modules, whose code V8 shares between threads.
  */
 import { captureDefinitions, type CaptureOutcome, type LoadedGrammar } from "./capture.ts";
-import { grammarModule, librarySource, runtimeModule } from "./grammars.ts";
+import { grammarModule, libraryUrl, runtimeModule } from "./grammars.ts";
 import { type GrammarId, LANGUAGES } from "./languages.ts";
 import { captureInProcess } from "./runtime.ts";
 
@@ -78,9 +78,7 @@ let workerUrl: Promise<string> | undefined;
 /** The Blob URL of the parser worker's source, built once per process. */
 function parserWorkerUrl(): Promise<string> {
   workerUrl ??= (async () => {
-    const library = URL.createObjectURL(
-      new Blob([await librarySource()], { type: "text/javascript" }),
-    );
+    const library = await libraryUrl();
     const source = `(${parserWorker.toString()})(${
       JSON.stringify(library)
     }, (${captureDefinitions.toString()}));\n`;

@@ -15,6 +15,7 @@ export async function toolCommand(
   const args = parseArgs(argsText ?? await argsFromStdin());
   // Only a bash call needs the sandbox checked before it runs.
   const context = await toolContext(opts, [name]);
+  context.settings.singleCall = true;
   const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
   const executor = new ToolExecutor(tools);
   try {

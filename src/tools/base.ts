@@ -57,6 +57,11 @@ export interface ToolSettings {
   shellEnvironment?: ShellEnvironmentPolicy;
   /** Seconds a hosted tool call may run, per tool name (key `default`: the rest). */
   deadlines?: Readonly<Record<string, number>>;
+  /**
+   * The tools answer one call and close (`deft tool`): nothing is started for later calls, such
+   * as the code graph's background index, which such a process would not live to use.
+   */
+  singleCall?: boolean;
 }
 
 /** Everything a tool is built with. */

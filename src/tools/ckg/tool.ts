@@ -94,7 +94,9 @@ export class CkgTool extends Tool {
       return CodeGraph.open(this.context.workspace, {
         ckgDir: this.context.settings.ckgDir,
         watch: true,
-        background: true,
+        // A session indexes the rest while the model thinks; a one-call process would not live
+        // to use it, and would only delay its own exit.
+        background: !this.context.settings.singleCall,
       });
     })();
     this.#graph.catch(() => this.#graph = undefined);
