@@ -36,8 +36,11 @@ if (typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !==
   serveToolHost();
 } else if (import.meta.main && Deno.args[0] === "__tool-host") {
   // The sandboxed tool host (src/tools/host/sandboxed.ts): this same module, inside bubblewrap.
+  const [{ setWorkerEntry }, { relayToolHost }] = await Promise.all([
+    import("./src/tools/host/entry.ts"),
+    import("./src/tools/host/relay.ts"),
+  ]);
   setWorkerEntry(import.meta.url);
-  const { relayToolHost } = await import("./src/tools/host/relay.ts");
   Deno.exit(await relayToolHost());
 } else if (import.meta.main) {
   const [{ setWorkerEntry }, { enterInvocationDir }] = await Promise.all([
