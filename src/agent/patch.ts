@@ -10,9 +10,10 @@
  * `.gitignore`: build and test droppings (`__pycache__/`, `*.pyc`, `node_modules/`, …), Deft's own
  * temp files, and binary files above a small size.
  */
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { type GitResult, type GitSandbox, runGit } from "../policy/git.ts";
-import { SandboxUnavailableError } from "../policy/sandbox.ts";
+import { hiddenSocketDirs, SandboxUnavailableError } from "../policy/sandbox.ts";
+import { isInside } from "../policy/workspace.ts";
 import { isDropping } from "./droppings.ts";
 
 /** New binary files up to this size still go into the patch (small fixtures, icons). */
@@ -39,11 +40,15 @@ export async function isGitRepo(dir: string, sandbox?: GitSandbox): Promise<bool
 
 /** The diff of the work tree against `options.base` (default HEAD), untracked files included. */
 export async function workspacePatch(dir: string, options: PatchOptions = {}): Promise<string> {
-  if (!await isGitRepo(dir, options.sandbox)) return "";
+  const shown = options.sandbox && {
+    ...options.sandbox,
+    readOnlyPaths: await hiddenGitDirs(dir, options.sandbox.workspace),
+  };
+  if (!await isGitRepo(dir, shown)) return "";
   // Index, object store and path list in one private folder (mode 0700), bound writable inside
   // the sandbox, whose own /tmp is empty.
   const scratch = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-patch-" }));
-  const sandbox = options.sandbox && { ...options.sandbox, writablePaths: [scratch] };
+  const sandbox = shown && { ...shown, writablePaths: [scratch] };
   const git = (args: string[], env: Record<string, string> = {}) =>
     runGit(dir, args, { env, sandbox });
   try {
@@ -88,6 +93,40 @@ export async function workspacePatch(dir: string, options: PatchOptions = {}): P
   } finally {
     await Deno.remove(scratch, { recursive: true }).catch(() => {});
   }
+}
+
+/**
+ * The repository's git folders outside the workspace that the sandbox would hide (it has its own
+ * /tmp): the `.git` of a repository the workspace is a subfolder of, or the folders a `.git` file
+ * points to (a linked worktree's). Found by walking up from `dir`, without git. None is shown that
+ * is or holds /tmp or a place where host services keep sockets (a `.git` file in the workspace is
+ * the model's to write).
+ */
+async function hiddenGitDirs(dir: string, workspace: string): Promise<string[]> {
+  let top = resolve(dir);
+  while (!await exists(join(top, ".git"))) {
+    if (top === dirname(top)) return [];
+    top = dirname(top);
+  }
+  const dotGit = join(top, ".git");
+  const dirs = [dotGit];
+  const pointer = /^gitdir: (.+)$/m.exec(await Deno.readTextFile(dotGit).catch(() => ""))?.[1];
+  if (pointer) {
+    const gitDir = resolve(top, pointer.trim());
+    const common = await Deno.readTextFile(join(gitDir, "commondir")).catch(() => undefined);
+    dirs.push(gitDir, ...(common ? [resolve(gitDir, common.trim())] : []));
+  }
+  const hidden = ["/tmp", ...hiddenSocketDirs()];
+  const shown: string[] = [];
+  for (const path of dirs) {
+    if (isInside(workspace, path) || hidden.some((h) => isInside(path, h))) continue;
+    if (await exists(path)) shown.push(path);
+  }
+  return shown;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
 }
 
 /**

@@ -61,6 +61,8 @@ export interface GitSandbox {
   mode: SandboxMode;
   /** Absolute, symlink-free workspace root. */
   workspace: string;
+  /** Folders outside the workspace git must read though the sandbox hides them (a `.git`). */
+  readOnlyPaths?: readonly string[];
   /** Deft's own scratch folders git must write (a temp index and object store). */
   writablePaths?: readonly string[];
   /** The bwrap executable (default `bwrap` on PATH). */
@@ -180,23 +182,31 @@ async function spawn(
       mode: sandbox.mode,
       workspace: sandbox.workspace,
       cwd,
+      readOnlyPaths: sandbox.readOnlyPaths,
       writablePaths: sandbox.writablePaths,
       bwrapPath: sandbox.bwrapPath,
     })
     : invocation;
+  // In the sandbox the workspace is a mount of its own: a repository above it (the workspace is
+  // one of its folders) is found only if git may look past that mount.
+  const env = sandboxed
+    ? { ...invocation.env, GIT_DISCOVERY_ACROSS_FILESYSTEM: "1" }
+    : invocation.env;
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(program, {
       args,
       cwd,
-      env: invocation.env,
+      env,
       clearEnv: true,
       stdin: stdin ? "piped" : "null",
       stdout: "piped",
       stderr: "piped",
     }).spawn();
   } catch (e) {
-    if (sandboxed && e instanceof Deno.errors.NotFound) throw bwrapNotFound(program);
+    // Not found: bwrap, or the folder to start in.
+    const there = await Deno.stat(cwd).then((s) => s.isDirectory, () => false);
+    if (sandboxed && e instanceof Deno.errors.NotFound && there) throw bwrapNotFound(program);
     throw e;
   }
   if (stdin) {

@@ -225,3 +225,31 @@ Deno.test("git sandbox: `deft run --sandbox workspace-write --patch-path` builds
     for (const dir of [repo, base, home]) await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("git sandbox: a workspace inside a repository, or a linked worktree, in /tmp gets its patch", async () => {
+  // The sandbox's /tmp is private: the repository's .git above the workspace (or the main
+  // repository a worktree's .git file points to) must still be shown to git.
+  const { repo, base } = await repository();
+  const worktree = `${repo}-wt`;
+  try {
+    await sh(
+      repo,
+      `mkdir sub && echo a > sub/a.txt && git add sub && git -c user.name=t -c user.email=t@t commit -qm sub && git worktree add -q "${worktree}"`,
+    );
+    await Deno.writeTextFile(`${repo}/sub/a.txt`, "in the subfolder\n");
+    await Deno.writeTextFile(`${worktree}/sub/a.txt`, "in the worktree\n");
+    const cases: [string, RegExp][] = [
+      [`${repo}/sub`, /^\+in the subfolder$/m],
+      [worktree, /^\+in the worktree$/m],
+      [`${worktree}/sub`, /^\+in the worktree$/m],
+    ];
+    for (const [workspace, change] of cases) {
+      for (const mode of MODES) {
+        const patch = await workspacePatch(workspace, { sandbox: { mode, workspace } });
+        assert.match(patch, change, `${mode} ${workspace}`);
+      }
+    }
+  } finally {
+    for (const dir of [repo, base, worktree]) await Deno.remove(dir, { recursive: true });
+  }
+});
