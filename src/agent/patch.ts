@@ -40,9 +40,10 @@ export async function isGitRepo(dir: string, sandbox?: GitSandbox): Promise<bool
 
 /** The diff of the work tree against `options.base` (default HEAD), untracked files included. */
 export async function workspacePatch(dir: string, options: PatchOptions = {}): Promise<string> {
-  const shown = options.sandbox && {
-    ...options.sandbox,
-    readOnlyPaths: await hiddenGitDirs(dir, options.sandbox.workspace),
+  const confined = options.sandbox?.mode === "none" ? undefined : options.sandbox;
+  const shown = confined && {
+    ...confined,
+    readOnlyPaths: await hiddenGitDirs(dir, confined.workspace),
   };
   if (!await isGitRepo(dir, shown)) return "";
   // Index, object store and path list in one private folder (mode 0700), bound writable inside
