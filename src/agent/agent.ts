@@ -10,6 +10,7 @@ import type { RecordedToolResult, TrajectoryRecorder } from "../trajectory/recor
 import type { AgentConsole } from "./console.ts";
 import type { ContextManager } from "./context.ts";
 import type { Lakeview } from "./lakeview.ts";
+import type { GitSandbox } from "../policy/git.ts";
 import { workspacePatch } from "./patch.ts";
 import { EMPTY_PATCH_REFUSAL, NO_TOOL_CALL_NUDGE, systemPrompt, taskMessage } from "./prompt.ts";
 
@@ -24,6 +25,8 @@ export interface AgentOptions {
   parallelToolCalls: boolean;
   mustPatch?: boolean;
   baseCommit?: string;
+  /** The sandbox the patch's git commands run in (the tools' `sandbox`); default: none. */
+  gitSandbox?: GitSandbox;
   signal?: AbortSignal;
   /** Keeps the conversation under the model's window, when the window is known. */
   context?: ContextManager;
@@ -109,7 +112,10 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
     const doneIndex = calls.findIndex((c) => normalizeToolName(c.name) === TASK_DONE);
     if (doneIndex >= 0 && results[doneIndex].success) {
       const patch = options.mustPatch
-        ? await workspacePatch(options.workspace, options.baseCommit).catch(() => "")
+        ? await workspacePatch(options.workspace, {
+          base: options.baseCommit,
+          sandbox: options.gitSandbox,
+        }).catch(() => "")
         : "x";
       if (patch.trim() === "") {
         results[doneIndex] = {

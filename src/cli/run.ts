@@ -6,6 +6,7 @@
  */
 import { resolve } from "node:path";
 import { isGitRepo, workspacePatch } from "../agent/patch.ts";
+import { gitSandbox } from "../policy/git.ts";
 import { type FileChange, patchStats } from "../agent/patch_stats.ts";
 import { costOf } from "../llm/prices.ts";
 import type { OutputFormat } from "./console/choose.ts";
@@ -109,8 +110,9 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
 
   let patchPath: string | undefined;
   let files: FileChange[] = [];
-  if (opts.patchPath || await isGitRepo(session.workspace)) {
-    const patch = await workspacePatch(session.workspace).catch((e) => {
+  const sandbox = gitSandbox(session.workspace, session.config.toolSettings);
+  if (opts.patchPath || await isGitRepo(session.workspace, sandbox).catch(() => true)) {
+    const patch = await workspacePatch(session.workspace, { sandbox }).catch((e) => {
       console.note(`warning: could not compute the patch: ${(e as Error).message}`);
       return "";
     });

@@ -11,6 +11,7 @@ import { ConfigError, loadConfig } from "../config/load.ts";
 import { readEnv } from "../config/tool_settings.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
+import { gitSandbox } from "../policy/git.ts";
 import { ReplayClient } from "../llm/replay.ts";
 import type { LLMClient } from "../llm/types.ts";
 import { ToolExecutor } from "../tools/executor.ts";
@@ -209,6 +210,7 @@ export async function runTask(
     maxSteps: config.agent.max_steps,
     parallelToolCalls: config.model.settings.parallel_tool_calls,
     mustPatch: opts.mustPatch,
+    gitSandbox: gitSandbox(session.workspace, config.toolSettings),
     signal: opts.signal,
     context: contextManager(config),
     lakeview,

@@ -7,6 +7,12 @@
  * git ranks above every config file, so a hostile repository can configure nothing that runs.
  */
 import { envObject } from "../env.ts";
+import {
+  bwrapNotFound,
+  sandboxCommand,
+  type SandboxMode,
+  SandboxUnavailableError,
+} from "./sandbox.ts";
 
 /** Settings that stop git from starting programs on a repository's say-so. */
 export const HARDENED_GIT_CONFIG: readonly (readonly [string, string])[] = [
@@ -46,12 +52,42 @@ export interface GitResult {
   err: string;
 }
 
+/**
+ * The sandbox to run git in: bubblewrap as for the shell (see policy/sandbox.ts), the workspace the
+ * only writable place besides `writablePaths`. Mode `none` runs git as it is. Only for git started
+ * from Deft's main process: a caller already inside bwrap (the tool host) must not nest another.
+ */
+export interface GitSandbox {
+  mode: SandboxMode;
+  /** Absolute, symlink-free workspace root. */
+  workspace: string;
+  /** Folders outside the workspace git must read though the sandbox hides them (a `.git`). */
+  readOnlyPaths?: readonly string[];
+  /** Deft's own scratch folders git must write (a temp index and object store). */
+  writablePaths?: readonly string[];
+  /** The bwrap executable (default `bwrap` on PATH). */
+  bwrapPath?: string;
+}
+
+/** The git sandbox for `workspace` under the tool settings' `sandbox` and `bwrapPath`. */
+export function gitSandbox(
+  workspace: string,
+  settings: { sandbox?: SandboxMode; bwrapPath?: string },
+): GitSandbox {
+  return { mode: settings.sandbox ?? "none", workspace, bwrapPath: settings.bwrapPath };
+}
+
 /** Options for `runGit`. */
 export interface GitOptions {
   /** Extra environment (e.g. `GIT_INDEX_FILE`). `GIT_CONFIG_*` keys here are ignored. */
   env?: Record<string, string>;
   /** Bytes to feed to git's standard input (default: none). */
   stdin?: Uint8Array;
+  /**
+   * Run git (and the config listing before it) inside this sandbox. Off by default: the caller
+   * says so explicitly. Throws `SandboxUnavailableError` when bwrap is missing or cannot start.
+   */
+  sandbox?: GitSandbox;
 }
 
 /**
@@ -98,8 +134,11 @@ export function gitInvocation(
  * The driver keys (`filter.*.clean`, `diff.*.textconv`, `merge.*.driver` …) the repository's
  * configuration defines, each paired with an empty value that disables it.
  */
-export async function repositoryDrivers(cwd: string): Promise<[string, string][]> {
-  const listed = await spawn(cwd, gitInvocation(["config", "--list", "-z"]));
+export async function repositoryDrivers(
+  cwd: string,
+  sandbox?: GitSandbox,
+): Promise<[string, string][]> {
+  const listed = await spawn(cwd, gitInvocation(["config", "--list", "-z"]), undefined, sandbox);
   if (!listed.ok) return [];
   const overrides: [string, string][] = [];
   for (const entry of listed.out.split("\0")) {
@@ -116,32 +155,60 @@ export async function repositoryDrivers(cwd: string): Promise<[string, string][]
 
 /**
  * Runs `git args` in `cwd` with every repository-controlled program turned off: the fixed
- * settings above plus each filter, diff and merge driver the repository defines. Never throws for
- * a failing git; throws only when git cannot be started at all.
+ * settings above plus each filter, diff and merge driver the repository defines; inside
+ * `options.sandbox` when given. Never throws for a failing git; throws only when git cannot be
+ * started at all, or the sandbox asked for cannot be provided (`SandboxUnavailableError`).
  */
 export async function runGit(
   cwd: string,
   args: readonly string[],
   options: GitOptions = {},
 ): Promise<GitResult> {
-  const drivers = await repositoryDrivers(cwd);
-  return spawn(cwd, gitInvocation(args, options.env, drivers), options.stdin);
+  const drivers = await repositoryDrivers(cwd, options.sandbox);
+  return spawn(cwd, gitInvocation(args, options.env, drivers), options.stdin, options.sandbox);
 }
 
 async function spawn(
   cwd: string,
   invocation: GitInvocation,
   stdin?: Uint8Array,
+  sandbox?: GitSandbox,
 ): Promise<GitResult> {
-  const child = new Deno.Command(invocation.program, {
-    args: invocation.args,
-    cwd,
-    env: invocation.env,
-    clearEnv: true,
-    stdin: stdin ? "piped" : "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const sandboxed = sandbox !== undefined && sandbox.mode !== "none";
+  // `none` is left alone: sandboxCommand would add a PID namespace, which a git call that ends
+  // by itself does not need (and which cannot nest inside a tool host already in bwrap).
+  const { program, args } = sandboxed
+    ? sandboxCommand([invocation.program, ...invocation.args], {
+      mode: sandbox.mode,
+      workspace: sandbox.workspace,
+      cwd,
+      readOnlyPaths: sandbox.readOnlyPaths,
+      writablePaths: sandbox.writablePaths,
+      bwrapPath: sandbox.bwrapPath,
+    })
+    : invocation;
+  // In the sandbox the workspace is a mount of its own: a repository above it (the workspace is
+  // one of its folders) is found only if git may look past that mount.
+  const env = sandboxed
+    ? { ...invocation.env, GIT_DISCOVERY_ACROSS_FILESYSTEM: "1" }
+    : invocation.env;
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(program, {
+      args,
+      cwd,
+      env,
+      clearEnv: true,
+      stdin: stdin ? "piped" : "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (e) {
+    // Not found: bwrap, or the folder to start in.
+    const there = await Deno.stat(cwd).then((s) => s.isDirectory, () => false);
+    if (sandboxed && e instanceof Deno.errors.NotFound && there) throw bwrapNotFound(program);
+    throw e;
+  }
   if (stdin) {
     const writer = child.stdin.getWriter();
     await writer.write(stdin).catch(() => {});
@@ -149,10 +216,13 @@ async function spawn(
   }
   const result = await child.output();
   const decoder = new TextDecoder();
-  return {
-    ok: result.success,
-    code: result.code,
-    out: decoder.decode(result.stdout),
-    err: decoder.decode(result.stderr),
-  };
+  const err = decoder.decode(result.stderr);
+  // bwrap reports its own failures (no user namespaces, a bind that cannot be made) this way;
+  // git never does. Say so rather than pass it off as git's answer.
+  if (sandboxed && !result.success && err.startsWith("bwrap: ")) {
+    throw new SandboxUnavailableError(
+      `The sandbox could not start git: ${err.trim()}`,
+    );
+  }
+  return { ok: result.success, code: result.code, out: decoder.decode(result.stdout), err };
 }

@@ -20,8 +20,11 @@ export interface ToolDirs {
   readOnly?: boolean;
 }
 
-/** Programs tools may start. bash runs the user's commands; they are not Deno's to police. */
-export const TOOL_PROGRAMS = ["bash", "bwrap", "git"] as const;
+/**
+ * Programs tools may start. bash runs the user's commands; they are not Deno's to police.
+ * `unshare` and `setpriv` hold the shell in a PID namespace where bwrap cannot.
+ */
+export const TOOL_PROGRAMS = ["bash", "bwrap", "git", "unshare", "setpriv"] as const;
 
 /** The worker permission set tools need for `dirs`, before Deft's own grant is considered. */
 export function toolPermissions(dirs: ToolDirs): Deno.PermissionOptionsObject {

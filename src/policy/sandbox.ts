@@ -1,6 +1,6 @@
 /**
- * Sandbox policy for shell commands. `none` only puts the command in its own PID namespace (when
- * bwrap can), so nothing it starts outlives it. `workspace-write` runs a command inside bubblewrap (bwrap):
+ * Sandbox policy for shell commands. `none` only puts the command in its own PID namespace (with
+ * bwrap when it can, else util-linux `unshare`), so nothing it starts outlives it. `workspace-write` runs a command inside bubblewrap (bwrap):
  * the whole filesystem read-only except the workspace (bound read-write at its own path, so
  * absolute paths keep working) and a private /tmp; the folders where host services keep their
  * sockets (/run, /var/tmp, /dev/shm, $XDG_RUNTIME_DIR …) replaced by empty private ones; no network unless allowed; fresh /dev and
@@ -35,6 +35,11 @@ export interface SandboxOptions {
   writablePaths?: readonly string[];
   /** The bwrap executable: a path, or a name looked up on PATH (default `bwrap`). */
   bwrapPath?: string;
+  /**
+   * For `none` when bwrap cannot make a PID namespace: util-linux `unshare`, a path or a name on
+   * PATH (default `unshare`). A path that is not there turns this fallback off.
+   */
+  unsharePath?: string;
 }
 
 /** A program and its arguments, ready for `Deno.Command`. */
@@ -58,9 +63,7 @@ export function sandboxCommand(
 ): SandboxedCommand {
   if (argv.length === 0) throw new TypeError("sandboxCommand needs a program to run");
   if (options.mode === "none") {
-    const bwrap = pidNamespaceBwrap(options.bwrapPath);
-    if (!bwrap) return { program: argv[0], args: argv.slice(1) };
-    return { program: bwrap, args: [...pidNamespaceArgs(options), "--", ...argv] };
+    return pidNamespaceCommand(argv, options) ?? { program: argv[0], args: argv.slice(1) };
   }
   const bwrap = findBwrap(options.bwrapPath);
   return { program: bwrap, args: [...bwrapArgs(options), "--", ...argv] };
@@ -92,24 +95,91 @@ export function pidNamespaceArgs(options: SandboxOptions): string[] {
 export function pidNamespaceBwrap(bwrapPath?: string): string | undefined {
   const key = bwrapPath ?? "";
   if (pidNamespaceCache.has(key)) return pidNamespaceCache.get(key);
-  let found: string | undefined;
-  try {
-    const bwrap = findBwrap(bwrapPath);
-    const probe = new Deno.Command(bwrap, {
-      args: [...pidNamespaceArgs({ mode: "none", workspace: "/", cwd: "/" }), "--", "true"],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).outputSync();
-    if (probe.success) found = bwrap;
-  } catch {
-    found = undefined;
-  }
+  const bwrap = findExecutable(bwrapPath ?? "bwrap");
+  const args = [...pidNamespaceArgs({ mode: "none", workspace: "/", cwd: "/" }), "--", "true"];
+  const found = bwrap && succeeds(bwrap, args) ? bwrap : undefined;
   pidNamespaceCache.set(key, found);
   return found;
 }
 
 const pidNamespaceCache = new Map<string, string | undefined>();
+
+/**
+ * `argv` held in its own PID namespace without confining anything else: with bwrap (see
+ * `pidNamespaceArgs`), else with util-linux `unshare` (see `pidNamespaceUnshare`), else undefined.
+ */
+export function pidNamespaceCommand(
+  argv: readonly string[],
+  options: SandboxOptions,
+): SandboxedCommand | undefined {
+  const bwrap = pidNamespaceBwrap(options.bwrapPath);
+  if (bwrap) return { program: bwrap, args: [...pidNamespaceArgs(options), "--", ...argv] };
+  const unshare = pidNamespaceUnshare(options.unsharePath);
+  if (!unshare) return undefined;
+  const init = ["bash", "--noprofile", "--norc", "-c", NAMESPACE_INIT, "deft-init"];
+  return { program: unshare[0], args: [...unshare.slice(1), "--", ...init, ...argv] };
+}
+
+/**
+ * The first process of an `unshare` namespace (bwrap brings its own). The command runs as its
+ * child, not as that first process, so it behaves as anywhere else: `kill -9 $$` ends it (the
+ * first process of a namespace ignores signals it has no handler for, even SIGKILL from inside),
+ * and its exit status comes back (128 + n when killed by signal n, as bwrap reports it). This one
+ * traps the usual signals with a handler that does nothing, so a SIGINT meant for the shell leaves
+ * it alone (the command gets the default handlers back at exec), and its own job notices go to
+ * /dev/null. When it ends, the kernel kills everything left in the namespace.
+ */
+const NAMESPACE_INIT = [
+  "trap : INT TERM HUP QUIT",
+  "exec 3>&2 2>/dev/null",
+  '"$@" <&0 2>&3 3>&- &',
+  "pid=$!",
+  'while :; do wait "$pid"; s=$?; kill -0 "$pid" || exit "$s"; done',
+].join("\n");
+
+// `--kill-child` kills the namespace when unshare dies; `setpriv --pdeathsig` makes unshare die
+// with Deft, as bwrap's `--die-with-parent` does (without it, only a shell that reads the end of
+// its input, because Deft is gone, ends the namespace). Root needs no user namespace; anyone else
+// maps their own uid (util-linux 2.38), or root, on older versions.
+const UNSHARE_ARGS = ["--fork", "--pid", "--kill-child", "--mount-proc"];
+const UNSHARE_USERS = [[], ["--map-current-user"], ["--map-root-user"]];
+
+/**
+ * The command line (program first) that runs a command in a new PID namespace with `unshare`, or
+ * undefined when unshare is missing, may not be started or cannot make a namespace here. The
+ * variants are tried once each, in order; the answer is kept.
+ */
+export function pidNamespaceUnshare(unsharePath = "unshare"): string[] | undefined {
+  if (unshareCache.has(unsharePath)) return unshareCache.get(unsharePath);
+  let found: string[] | undefined;
+  const unshare = findExecutable(unsharePath);
+  const setpriv = findExecutable("setpriv");
+  const wrappers = setpriv ? [[setpriv, "--pdeathsig", "KILL", "--"], []] : [[]];
+  search: for (const wrapper of wrappers) {
+    for (const users of UNSHARE_USERS) {
+      if (!unshare) break search;
+      const candidate = [...wrapper, unshare, ...users, ...UNSHARE_ARGS];
+      if (succeeds(candidate[0], [...candidate.slice(1), "--", "true"])) {
+        found = candidate;
+        break search;
+      }
+    }
+  }
+  unshareCache.set(unsharePath, found);
+  return found;
+}
+
+const unshareCache = new Map<string, string[] | undefined>();
+
+/** True when `program args` can be started and exits 0. */
+function succeeds(program: string, args: string[]): boolean {
+  try {
+    return new Deno.Command(program, { args, stdin: "null", stdout: "null", stderr: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * The bwrap options (everything before `--`) for `workspace-write`. Order matters: later mounts
@@ -183,10 +253,19 @@ const realDirsCache = new Map<string, string[]>();
  * it reports a missing bwrap instead (see `bwrapNotFound`).
  */
 export function findBwrap(bwrapPath = "bwrap"): string {
-  if (bwrapPath.includes("/")) {
-    const abs = isAbsolute(bwrapPath) ? bwrapPath : resolve(bwrapPath);
-    if (isExecutableFile(abs) !== false) return abs;
-    throw bwrapNotFound(abs);
+  const found = findExecutable(bwrapPath);
+  if (found) return found;
+  throw bwrapNotFound(bwrapPath.includes("/") ? resolve(bwrapPath) : bwrapPath);
+}
+
+/**
+ * `program` itself (made absolute) when it contains a slash, else its first match on PATH;
+ * undefined when it is not there. Where Deno may not look, the name is returned unchecked.
+ */
+function findExecutable(program: string): string | undefined {
+  if (program.includes("/")) {
+    const abs = isAbsolute(program) ? program : resolve(program);
+    return isExecutableFile(abs) === false ? undefined : abs;
   }
   let path = "/usr/local/bin:/usr/bin:/bin";
   try {
@@ -195,13 +274,12 @@ export function findBwrap(bwrapPath = "bwrap"): string {
   let unknown = false;
   for (const dir of path.split(delimiter)) {
     if (dir === "") continue;
-    const candidate = join(dir, bwrapPath);
+    const candidate = join(dir, program);
     const found = isExecutableFile(candidate);
     if (found) return candidate;
     if (found === undefined) unknown = true;
   }
-  if (unknown) return bwrapPath;
-  throw bwrapNotFound(bwrapPath);
+  return unknown ? program : undefined;
 }
 
 /** The error for a bwrap that is not there (also when starting `program` says so). */

@@ -47,6 +47,11 @@ export interface ToolSettings {
   allowNetwork?: boolean;
   /** The bubblewrap executable for `workspace-write` (default: `bwrap` on PATH). */
   bwrapPath?: string;
+  /**
+   * util-linux `unshare`, which holds the shell in a PID namespace when bwrap cannot (default:
+   * `unshare` on PATH); a path that is not there turns that fallback off.
+   */
+  unsharePath?: string;
   /** Largest file the editor views or edits whole, in bytes. */
   maxFileBytes?: number;
   /** Where the code knowledge graph keeps its databases. */

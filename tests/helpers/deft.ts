@@ -62,3 +62,21 @@ export async function trustedHome(prefix = "deft-home-"): Promise<string> {
   );
   return home;
 }
+
+/** `deft run TASK` on `workspace` against the mock model at `mockUrl`, then `extra` flags. */
+export function mockRunArgs(
+  mockUrl: string,
+  task: string,
+  workspace: string,
+  extra: string[] = [],
+): string[] {
+  const model = [
+    "-p",
+    "openai_compatible",
+    "-m",
+    "mock-model",
+    "--model-base-url",
+    `${mockUrl}/v1`,
+  ];
+  return ["run", task, "-w", workspace, ...model, "-k", "k", ...extra];
+}

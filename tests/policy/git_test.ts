@@ -8,32 +8,15 @@ import { workspacePatch } from "../../src/agent/patch.ts";
 import { runGit } from "../../src/policy/git.ts";
 import { withHarness } from "../tools/bash/helpers.ts";
 import type { ToolSettings } from "../../src/tools/base.ts";
+import { markersIn, plantHostileConfig } from "../helpers/hostile_git.ts";
 
-// The shell plants a fsmonitor hook, a clean filter, a textconv driver and a hook, each of which
-// writes a marker file named after itself into a folder outside the workspace.
+// The shell plants programs for git (see tests/helpers/hostile_git.ts) in a fresh repository.
 function plant(markers: string): string {
-  const touch = (name: string) => `sh -c 'touch ${markers}/${name}; cat'`;
   return [
     "git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m init",
     "echo 'int main(void) { return 0; }' > main.c && echo 'hello' > notes.txt",
-    `git config core.fsmonitor "${touch("fsmonitor")}"`,
-    `git config filter.evil.clean "${touch("clean")}"`,
-    `git config filter.evil.smudge "${touch("smudge")}"`,
-    `git config filter.evil.process "${touch("process")}"`,
-    `git config diff.evil.textconv "${touch("textconv")}"`,
-    `git config diff.evil.command "${touch("extdiff")}"`,
-    `git config diff.external "${touch("external")}"`,
-    `git config core.pager "${touch("pager")}"`,
-    `printf '#!/bin/sh\\ntouch ${markers}/hook\\n' > .git/hooks/post-index-change`,
-    "chmod +x .git/hooks/post-index-change",
-    "printf '* filter=evil diff=evil\\n' > .gitattributes",
+    plantHostileConfig(markers),
   ].join(" && ");
-}
-
-async function markersIn(dir: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
-  return names.sort();
 }
 
 for (const settings of [{}, { sandbox: "workspace-write" }] as ToolSettings[]) {

@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { explainDenial, toolPermissions } from "../../src/policy/permissions.ts";
 import { runDeft } from "../helpers/deft.ts";
 
-Deno.test("the tool permission set: workspace and Deft dirs only, bash/bwrap/git, no network", () => {
+Deno.test("the tool permission set: workspace and Deft dirs only, bash/bwrap/git (unshare/setpriv), no network", () => {
   const perms = toolPermissions({ workspace: "/ws", cache: "/c", temp: "/t" });
   assert.deepEqual(perms.read, ["/ws", "/c", "/t"]);
   assert.deepEqual(perms.write, ["/ws", "/c", "/t"]);
-  assert.deepEqual(perms.run, ["bash", "bwrap", "git"]);
+  assert.deepEqual(perms.run, ["bash", "bwrap", "git", "unshare", "setpriv"]);
   assert.equal(perms.net, false);
   assert.equal(perms.ffi, false);
 });

@@ -20,8 +20,23 @@ Deno.test("sandbox policy: `none` runs the command as it is, in a PID namespace 
     workspace: WS,
     cwd: WS,
     bwrapPath: "/no/such/bwrap",
+    unsharePath: "/no/such/unshare",
   });
   assert.deepEqual(plain, { program: "bash", args: ["--norc"] });
+  const unshared = sandboxCommand(["bash", "--norc"], {
+    mode: "none",
+    workspace: WS,
+    cwd: WS,
+    bwrapPath: "/no/such/bwrap",
+  });
+  const line = [unshared.program, ...unshared.args];
+  assert.ok(line.some((a) => a.endsWith("/unshare")), "unshare is installed here");
+  for (const flag of ["--fork", "--pid", "--kill-child", "--mount-proc"]) {
+    assert.ok(line.includes(flag), flag);
+  }
+  assert.ok(line[0].endsWith("/setpriv"), "setpriv makes unshare die with Deft");
+  assert.deepEqual(line.slice(1, 4), ["--pdeathsig", "KILL", "--"]);
+  assert.deepEqual(line.slice(-2), ["bash", "--norc"]);
   const held = sandboxCommand(["bash", "--norc"], { mode: "none", workspace: WS, cwd: WS });
   assert.ok(held.program.endsWith("/bwrap"), "bwrap is installed here");
   assert.deepEqual(held.args.slice(held.args.indexOf("--")), ["--", "bash", "--norc"]);

@@ -3,6 +3,7 @@
  * unknown one is an error, not a task.
  */
 import { workspacePatch } from "../../agent/patch.ts";
+import { gitSandbox } from "../../policy/git.ts";
 import { APPROVAL_MODES, isApprovalMode } from "../../agent/approval.ts";
 import { createClient } from "../../llm/client.ts";
 import type { LLMMessage } from "../../llm/types.ts";
@@ -77,7 +78,10 @@ const COMMANDS: SlashCommand[] = [
     help: "the workspace's changes so far (git diff, new files included)",
     run: async (ctx) => {
       try {
-        const patch = await workspacePatch(ctx.session.workspace);
+        const { workspace, config } = ctx.session;
+        const patch = await workspacePatch(workspace, {
+          sandbox: gitSandbox(workspace, config.toolSettings),
+        });
         ctx.write(patch.trim() === "" ? "(no changes, or not a git repository)" : patch);
       } catch (e) {
         ctx.write(`cannot compute the diff: ${(e as Error).message}`);

@@ -6,7 +6,8 @@
  *
  * The scan and the signals run in a short-lived bash rather than in Deno: `Deno.kill` needs
  * unrestricted run permission and /proc needs read permission, and the tool host grants
- * neither (it may start only bash, bwrap and git). The helper uses bash builtins only.
+ * neither (it may start only the tool programs: bash, bwrap, git …). The helper uses bash builtins
+ * only.
  */
 
 /** Which of a session's processes to signal. */

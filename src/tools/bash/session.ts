@@ -49,6 +49,8 @@ export interface SessionOptions {
   sandbox: SandboxMode;
   allowNetwork: boolean;
   bwrapPath?: string;
+  /** util-linux `unshare` for `none` when bwrap cannot make a PID namespace. */
+  unsharePath?: string;
   /** Which of Deft's variables the shell inherits (see policy/shell_env.ts). */
   environment?: ShellEnvironmentPolicy;
   /** Directory for saved full outputs; visible (read-only) inside the sandbox. */
@@ -107,7 +109,7 @@ export class BashSession {
   readonly #tag: { name: string; value: string };
   readonly #runFile: string;
   readonly #status: Promise<Deno.CommandStatus>;
-  /** True when bwrap (a sandbox or a PID namespace) stands between us and the shell. */
+  /** True when bwrap or unshare (a sandbox or a PID namespace) stands between us and the shell. */
   readonly #wrapped: boolean;
   /** Who waits for the shell to end, this call only (see `#whenEnded`). */
   readonly #endWaiters = new Set<() => void>();
@@ -160,6 +162,7 @@ export class BashSession {
       allowNetwork: options.allowNetwork,
       readOnlyPaths: [options.outputDir],
       bwrapPath: options.bwrapPath,
+      unsharePath: options.unsharePath,
     });
     let child: Deno.ChildProcess;
     try {

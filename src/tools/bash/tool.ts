@@ -117,6 +117,7 @@ export class BashTool extends Tool {
       sandbox: settings.sandbox ?? "none",
       allowNetwork: settings.allowNetwork ?? false,
       bwrapPath: settings.bwrapPath,
+      unsharePath: settings.unsharePath,
       environment: settings.shellEnvironment,
       outputDir: this.#outputDir,
       outputLimit: settings.outputLimit ?? DEFAULT_OUTPUT_LIMIT,

@@ -1,6 +1,7 @@
 /**
  * The bash tool inside the permission-fenced tool host, as `deft` runs it: Deno may start only
- * bash, bwrap and git there, and may not read /proc, yet timeouts and close must still work.
+ * bash, bwrap, git, unshare and setpriv there, and may not read /proc, yet timeouts and close must
+ * still work.
  */
 import assert from "node:assert/strict";
 import { ToolHost } from "../../../src/tools/host/remote.ts";
@@ -42,4 +43,27 @@ Deno.test("host: timeouts, state and close work under the tool host's permission
 
 Deno.test("host: the sandbox works under the tool host's permissions", async () => {
   await hostTest({ sandbox: "workspace-write" }, "876543.75");
+});
+
+Deno.test("host: without bwrap, unshare holds the shell under the tool host's permissions", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-host-test-" }));
+  const settings: ToolSettings = { bwrapPath: "/nonexistent/bwrap" };
+  const host = new ToolHost({ provider: "openai", workspace, settings }, ["bash"], {
+    temp: "/tmp",
+  });
+  // Out of the shell's group and without its environment marker: only the namespace ends it.
+  const sleeper = `sleep 876543.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+  try {
+    const init = await host.call("bash", { command: "tr '\\0' ' ' < /proc/1/cmdline" });
+    assert.match(init.output!, / deft-init bash/, String(init.error));
+    await host.call("bash", { command: `setsid env -i ${sleeper} >/dev/null 2>&1 & echo ok` });
+    assert.ok(await eventually(async () => (await pidsByCmdline(sleeper)).length === 1));
+  } finally {
+    await host.close("bash");
+    await Deno.remove(workspace, { recursive: true });
+  }
+  assert.ok(
+    await eventually(async () => (await pidsByCmdline(sleeper)).length === 0),
+    `${sleeper} survived the close`,
+  );
 });

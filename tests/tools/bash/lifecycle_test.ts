@@ -240,13 +240,14 @@ Deno.test("bash: close kills every process the session started (checked by pid)"
   }
 });
 
-// Close has three kill paths: the shell's PID namespace (when bwrap is there), its process group,
-// and the scan for the session's environment marker. Each is tested alone, with a process only that
-// path can reach. Without bwrap (as on a machine that lacks it) there is no namespace:
-const NO_BWRAP = { bwrapPath: "/nonexistent/bwrap" };
+// Close has three kill paths: the shell's PID namespace (bwrap's, else unshare's), its process
+// group, and the scan for the session's environment marker. Each is tested alone, with a process
+// only that path can reach. Without bwrap and unshare (as on a machine that lacks both) there is no
+// namespace:
+const NO_NAMESPACE = { bwrapPath: "/nonexistent/bwrap", unsharePath: "/nonexistent/unshare" };
 
 Deno.test("bash: close kills by process group (no PID namespace): a job that cleared its environment dies", async () => {
-  const h = await harness(NO_BWRAP);
+  const h = await harness(NO_NAMESPACE);
   let pid = 0;
   try {
     // `env -i` drops the session's marker variables, so the environment scan cannot see it; it
@@ -265,7 +266,7 @@ Deno.test("bash: close kills by process group (no PID namespace): a job that cle
 });
 
 Deno.test("bash: close kills by environment marker (no PID namespace): a job that left the group dies", async () => {
-  const h = await harness(NO_BWRAP);
+  const h = await harness(NO_NAMESPACE);
   let pid = 0;
   try {
     // `setsid` moves it out of the shell's process group; it still carries the session's marker.

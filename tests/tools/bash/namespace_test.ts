@@ -1,0 +1,169 @@
+/**
+ * With `sandbox: none` the shell lives in its own PID namespace: bwrap's, or, where bwrap is
+ * missing or cannot make one, util-linux `unshare`'s. Everything it starts ends with it: at close,
+ * and when Deft itself is killed. Real bash, real bwrap and unshare.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { ToolSettings } from "../../../src/tools/base.ts";
+import { eventually, harness, pidsByCmdline, withHarness } from "./helpers.ts";
+
+/** No bwrap: the fallback is all there is. */
+const UNSHARE: ToolSettings = { bwrapPath: "/nonexistent/bwrap" };
+
+function unique(): string {
+  return String(crypto.getRandomValues(new Uint32Array(1))[0]);
+}
+
+/** Processes that leave the shell's group and clear their environment, then a double fork. */
+function escapers(tag: string): string {
+  return `setsid env -i sleep 1021.${tag} >/dev/null 2>&1 & ( sleep 1022.${tag} >/dev/null 2>&1 & )`;
+}
+
+Deno.test("namespace: without bwrap, unshare holds the shell; setsid env -i and a double fork die at close", async () => {
+  const h = await harness(UNSHARE);
+  const tag = unique();
+  try {
+    // The first process of the shell's namespace is unshare's small init, not bwrap.
+    const init = await h.run("tr '\\0' ' ' < /proc/1/cmdline");
+    assert.match(
+      init.output!,
+      /^bash --noprofile --norc -c .* deft-init bash/s,
+      String(init.error),
+    );
+    const r = await h.run(`${escapers(tag)}; echo started`);
+    assert.equal(r.output, "started\n");
+    assert.ok(await eventually(async () => (await pidsByCmdline(`.${tag}`)).length === 2));
+  } finally {
+    await h.dispose();
+  }
+  assert.ok(
+    await eventually(async () => (await pidsByCmdline(`.${tag}`)).length === 0),
+    `${await pidsByCmdline(`.${tag}`)} survived the close`,
+  );
+});
+
+Deno.test("namespace: under unshare the shell behaves as under bwrap (timeouts, exit status, kill -9 $$)", async () => {
+  await withHarness(UNSHARE, async (h) => {
+    await h.run("export KEEP=kept");
+    const slow = await h.run("sleep 30; touch ran-on", { timeout: 0.5 });
+    assert.equal(slow.error_code, 124);
+    assert.match(slow.error!, /shell is still usable/);
+    assert.equal((await h.run('echo "$KEEP"')).output, "kept\n");
+    const exited = await h.run("exit 3");
+    assert.equal(exited.error_code, 3);
+    const killed = await h.run("kill -9 $$");
+    assert.equal(killed.error_code, 137);
+    assert.match(killed.error!, /The shell was killed by SIGKILL/);
+    assert.doesNotMatch(killed.error!, /deft-init|Killed/, "the init's job notices stay hidden");
+    assert.equal((await h.run("echo back")).output, "back\n");
+    await assert.rejects(() => Deno.stat(`${h.workspace}/ran-on`), Deno.errors.NotFound);
+  });
+});
+
+/** A Deft stand-in: a shell with background escapers, then a foreground command it waits on. */
+function deftScript(workspace: string, settings: ToolSettings, tag: string): string {
+  const tool = new URL("../../../src/tools/bash/tool.ts", import.meta.url).href;
+  return `import { BashTool } from ${JSON.stringify(tool)};
+const t = new BashTool({ provider: "x", workspace: ${JSON.stringify(workspace)},
+  settings: ${JSON.stringify(settings)} });
+await t.execute({ command: ${JSON.stringify(escapers(tag))} });
+console.log("ready");
+await t.execute({ command: "sleep 1023.${tag}", timeout: 600 });
+`;
+}
+
+for (
+  const [name, settings] of [["bwrap", {}], ["unshare", UNSHARE]] as [string, ToolSettings][]
+) {
+  Deno.test(`namespace (${name}): when Deft is killed with SIGKILL, everything the shell started dies`, async () => {
+    const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-ns-test-" }));
+    const tag = unique();
+    const script = join(workspace, "deft.ts");
+    await Deno.writeTextFile(script, deftScript(workspace, settings, tag));
+    const deft = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--no-check", script],
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    try {
+      const reader = deft.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      assert.equal((await reader.read()).value, "ready\n");
+      reader.releaseLock();
+      // The two escapers and the foreground command Deft is waiting on.
+      assert.ok(await eventually(async () => (await pidsByCmdline(`.${tag}`)).length === 3));
+      deft.kill("SIGKILL");
+      await deft.status;
+      assert.ok(
+        await eventually(async () => (await pidsByCmdline(`.${tag}`)).length === 0),
+        `${await pidsByCmdline(`.${tag}`)} outlived Deft`,
+      );
+    } finally {
+      try {
+        deft.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await deft.stdout.cancel().catch(() => {});
+      await Deno.remove(workspace, { recursive: true });
+    }
+  });
+}
+
+Deno.test({
+  name: "namespace: a user who is not root gets the unshare fallback too (own uid kept)",
+  ignore: Deno.uid() !== 0 || !hasSetpriv(),
+  fn: async () => {
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-ns-user-" }));
+    await Deno.chmod(dir, 0o777);
+    const tag = unique();
+    const tool = new URL("../../../src/tools/bash/tool.ts", import.meta.url).href;
+    const script = join(dir, "deft.ts");
+    await Deno.writeTextFile(
+      script,
+      `import { BashTool } from ${JSON.stringify(tool)};
+const t = new BashTool({ provider: "x", workspace: ${JSON.stringify(dir)},
+  settings: ${JSON.stringify(UNSHARE)} });
+const r = await t.execute({ command: "id -u; tr '\\\\0' ' ' < /proc/1/cmdline; echo" });
+await t.execute({ command: ${JSON.stringify(escapers(tag))} });
+const seen = await t.execute({ command: ${JSON.stringify(countLoop(tag))} });
+console.log(JSON.stringify([r.output, seen.output]));
+await t.close();
+`,
+    );
+    try {
+      const out = await new Deno.Command("setpriv", {
+        args: ["--reuid", "65534", "--regid", "65534", "--clear-groups", "--", Deno.execPath()]
+          .concat(["run", "-A", "--no-check", script]),
+        env: { HOME: dir, DENO_DIR: join(dir, "deno") },
+        cwd: dir,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = new TextDecoder().decode(out.stdout);
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+      const [who, seen] = JSON.parse(text);
+      assert.match(who, /^65534\nbash --noprofile --norc -c .* deft-init bash/s);
+      assert.equal(seen, "2\n", "both escapers ran in the shell's namespace");
+      assert.ok(
+        await eventually(async () => (await pidsByCmdline(`.${tag}`)).length === 0),
+        "the escapers outlived the close",
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+/** Waits (a few seconds at most) until both escapers run, then prints how many do. */
+function countLoop(tag: string): string {
+  const count = `pgrep -c -f '^sleep 102[12][.]${tag}'`;
+  return `for i in {1..100}; do [ "$(${count})" = 2 ] && break; sleep 0.05; done; ${count}`;
+}
+
+function hasSetpriv(): boolean {
+  try {
+    return new Deno.Command("setpriv", { args: ["--version"], stdout: "null", stderr: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
