@@ -79,7 +79,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "tool settings: a missing bubblewrap is reported at start by commands that run confined tools",
+  name:
+    "tool settings: a missing bubblewrap is reported at start by commands that run confined tools",
   sanitizeResources: false,
   async fn() {
     const place = await Place.create({ bundle: false });

@@ -178,6 +178,8 @@ function hostEnvironment(): Record<string, string> {
   for (const [name, value] of Object.entries(envObject())) {
     if (CORE_VARIABLES.includes(name) || HOST_VARIABLES.includes(name)) env[name] = value;
   }
+  // The workspace is a mount of its own inside: git must look past it for an enclosing repository.
+  env.GIT_DISCOVERY_ACROSS_FILESYSTEM = "1";
   return env;
 }
 
