@@ -5,16 +5,25 @@
  * stopped or timed-out task leaves nothing running.
  */
 
+import { dieWithDeftPrefix } from "../policy/sandbox.ts";
+
 /** The variable every process of a batch task inherits: `DEFT_BATCH_TASK=<run>/<id>`. */
 export const TASK_TAG = "DEFT_BATCH_TASK";
 
-/** Spawns `argv` as the leader of a new session; stdin is closed. */
+/**
+ * Spawns `argv` as the leader of a new session; stdin is closed. It gets SIGKILL when this
+ * process dies (setpriv's parent-death signal, where setpriv exists), so a batch killed outright
+ * does not leave its tasks running (and calling a paid model) with nobody to collect them.
+ */
 export function spawnGroup(
   argv: string[],
   options: { cwd?: string; env: Record<string, string>; stdout: "piped" | "null" },
 ): Deno.ChildProcess {
-  return new Deno.Command("setsid", {
-    args: argv,
+  // setpriv first: it execs setsid, which (not a group leader) execs argv without forking, so the
+  // signal stays on the task's own process.
+  const [program, ...args] = [...dieWithDeftPrefix(), "setsid", ...argv];
+  return new Deno.Command(program, {
+    args,
     cwd: options.cwd,
     env: options.env,
     stdin: "null",

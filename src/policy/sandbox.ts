@@ -171,6 +171,23 @@ export function pidNamespaceUnshare(unsharePath = "unshare"): string[] | undefin
 
 const unshareCache = new Map<string, string[] | undefined>();
 
+/**
+ * The prefix (`setpriv --pdeathsig KILL --`) that makes a command Deft starts die with the Deft
+ * that started it, even one killed by SIGKILL; empty when setpriv is missing or may not be
+ * started. Checked once. The signal follows the command across `exec` (not across a fork).
+ */
+export function dieWithDeftPrefix(): readonly string[] {
+  if (deathPrefix) return deathPrefix;
+  const setpriv = findExecutable("setpriv");
+  const prefix = setpriv ? [setpriv, "--pdeathsig", "KILL", "--"] : [];
+  deathPrefix = prefix.length > 0 && succeeds(prefix[0], [...prefix.slice(1), "true"])
+    ? prefix
+    : [];
+  return deathPrefix;
+}
+
+let deathPrefix: string[] | undefined;
+
 /** True when `program args` can be started and exits 0. */
 function succeeds(program: string, args: string[]): boolean {
   try {

@@ -194,6 +194,63 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "SIGKILL of the batch: its running tasks and their commands die with it",
+  sanitizeResources: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "deft-batch-kill-" });
+    try {
+      const { tasksFile } = await makeBatchFixture(dir, 2, () => "hang");
+      const out = join(dir, "out");
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          ...deftFlags(),
+          `${REPO_ROOT}main.ts`,
+          "batch",
+          tasksFile,
+          "--out",
+          out,
+          "--concurrency",
+          "2",
+          "--timeout",
+          "300",
+        ],
+        env: { NO_COLOR: "1", DENO_DIR: denoDir() },
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).spawn();
+      const hanging = () =>
+        processesWith(`sleep ${hangSeconds(0)}`).length > 0 &&
+        processesWith(`sleep ${hangSeconds(1)}`).length > 0;
+      const deadline = Date.now() + 180_000;
+      while (Date.now() < deadline && !hanging()) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(hanging(), "both tasks reached their hanging command");
+      assert.ok(processesWith(out).length > 0, "the tasks' deft run processes are running");
+      child.kill("SIGKILL");
+      await child.status;
+      const gone = Date.now() + 15_000;
+      while (Date.now() < gone && (processesWith(out).length || hanging())) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.deepEqual(processesWith(out), [], "no task process outlives the batch");
+      assert.deepEqual(processesWith(`sleep ${hangSeconds(0)}`), []);
+      assert.deepEqual(processesWith(`sleep ${hangSeconds(1)}`), []);
+
+      // They count as unfinished: the next run does them again.
+      const rerun = await runDeft(["batch", tasksFile, "--out", out, "--timeout", "3"]);
+      assert.match(rerun.stderr, /2 task\(s\)/, rerun.stderr);
+      assert.deepEqual(readResults(out).map((r) => [r.id, r.status]).sort(), [
+        ["t00", "timeout"],
+        ["t01", "timeout"],
+      ]);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
 function exists(path: string): boolean {
   try {
     Deno.statSync(path);
