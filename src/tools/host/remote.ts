@@ -14,7 +14,6 @@ import { SequentialThinkingTool } from "../sequential_thinking.ts";
 import { TaskDoneTool } from "../task_done.ts";
 import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 import { workerEntry } from "./entry.ts";
-import { sandboxedLinkStarter, wantsSandboxedHost } from "./sandboxed.ts";
 import { type HostLink, type LinkEvents, type LinkStarter, startWorkerLink } from "./link.ts";
 import { CLOSE_DEADLINE_SECONDS, deadlineSeconds } from "./deadlines.ts";
 
@@ -291,13 +290,16 @@ export async function createHostedTools(
     return createTools(context, resolved);
   }
   const confined = resolved.filter((name) => definitionOf(name).touchesSystem);
-  if (!wantsSandboxedHost(context.settings.sandbox)) {
+  const sandbox = context.settings.sandbox;
+  if (sandbox === undefined || sandbox === "none") {
     const host = new ToolHost(context, confined, dirs);
     return resolved.map((name) =>
       IN_PROCESS[name]?.(context) ?? new RemoteTool(definitionOf(name), context, host)
     );
   }
-  // Sandboxed: bash keeps starting its own bubblewrap from the worker; the rest run in it.
+  // Sandboxed: bash keeps starting its own bubblewrap from the worker; the rest run in it. The
+  // sandboxed host's code loads only here, off the start-up path of every other command.
+  const { sandboxedLinkStarter } = await import("./sandboxed.ts");
   const own = confined.filter((name) => definitionOf(name).confinesItself);
   const inSandbox = confined.filter((name) => !definitionOf(name).confinesItself);
   const worker = new ToolHost(context, own, dirs);

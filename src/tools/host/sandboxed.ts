@@ -11,7 +11,7 @@
 import { isAbsolute } from "node:path";
 import { deftArgv } from "../../batch/self.ts";
 import type { Boundary } from "../../policy/boundary.ts";
-import { sandboxCommand, type SandboxMode } from "../../policy/sandbox.ts";
+import { sandboxCommand } from "../../policy/sandbox.ts";
 import { CORE_VARIABLES } from "../../policy/shell_env.ts";
 import { isInside } from "../../policy/workspace.ts";
 import { envObject } from "../../env.ts";
@@ -34,11 +34,6 @@ const HOST_VARIABLES = ["DENO_DIR", "NO_COLOR"];
 
 /** Keeps the last bytes of what the process says on stderr, for the message when it dies. */
 const STDERR_TAIL_BYTES = 4096;
-
-/** True when `mode` asks for the tools to run in the sandboxed process. */
-export function wantsSandboxedHost(mode: SandboxMode | undefined): boolean {
-  return mode !== undefined && mode !== "none";
-}
 
 /** A starter for the sandboxed host under `settings` (sandbox mode, bwrap). */
 export function sandboxedLinkStarter(settings: ToolSettings): LinkStarter {
