@@ -33,6 +33,26 @@ export function flagFor(kind: string, target?: string): string {
   return target ? `--allow-${name}=${target}` : `--allow-${name}`;
 }
 
+/**
+ * The flags that grant a process the file, program and environment permissions of `permissions`
+ * (a worker's set). A path with a comma cannot be written in a flag; its kind is then granted
+ * whole, left to narrower fences (the worker's own permissions, a sandbox).
+ */
+export function permissionFlags(permissions: Deno.PermissionOptionsObject): string[] {
+  const flags: string[] = [];
+  for (const kind of ["read", "write", "run", "env"] as const) {
+    const value = permissions[kind];
+    if (value === true || value === "inherit") flags.push(flagFor(kind));
+    else if (Array.isArray(value) && value.length > 0) {
+      const items = value.map(String);
+      flags.push(
+        items.some((i) => i.includes(",")) ? flagFor(kind) : flagFor(kind, items.join(",")),
+      );
+    }
+  }
+  return flags;
+}
+
 /** Parses Deno's "Requires read access to "/x"" into its kind and target. */
 export function parseDenial(message: string): { kind: string; target?: string } | undefined {
   const match = /Requires (\w+) access(?: to "([^"]*)")?/.exec(message);

@@ -153,8 +153,8 @@ export function pidNamespaceUnshare(unsharePath = "unshare"): string[] | undefin
   if (unshareCache.has(unsharePath)) return unshareCache.get(unsharePath);
   let found: string[] | undefined;
   const unshare = findExecutable(unsharePath);
-  const setpriv = findExecutable("setpriv");
-  const wrappers = setpriv ? [[setpriv, "--pdeathsig", "KILL", "--"], []] : [[]];
+  const dieWithDeft = dieWithDeftPrefix();
+  const wrappers = dieWithDeft.length > 0 ? [dieWithDeft, []] : [[]];
   search: for (const wrapper of wrappers) {
     for (const users of UNSHARE_USERS) {
       if (!unshare) break search;

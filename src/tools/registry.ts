@@ -6,7 +6,8 @@
  * builds every confined tool at start and a call often uses one, so it need not wait for the
  * others' modules (bash, the editor and the JSON editor cost a one-shot `deft tool ckg` ~15 ms).
  */
-import { Tool, type ToolContext, type ToolExecResult, type ToolParameter } from "./base.ts";
+import type { Tool, ToolContext, ToolExecResult } from "./base.ts";
+import { StandInTool } from "./stand_in.ts";
 import { SequentialThinkingTool } from "./sequential_thinking.ts";
 import { TaskDoneTool } from "./task_done.ts";
 import { DEFAULT_TOOL_NAMES, definitionOf, resolveToolNames } from "./catalog.ts";
@@ -22,67 +23,42 @@ export {
 /** Builds one tool for a context. */
 export type ToolFactory = (context: ToolContext) => Tool;
 
-/** Loads the factory of a tool whose implementation loads on first use. */
-type FactoryLoader = () => Promise<ToolFactory>;
+/** Builds a tool after loading its module. */
+type ToolLoader = (context: ToolContext) => Promise<Tool>;
 
-const LOADERS: Readonly<Record<string, FactoryLoader>> = {
-  bash: async () => {
-    const { BashTool } = await import("./bash/tool.ts");
-    return (c) => new BashTool(c);
-  },
-  str_replace_based_edit_tool: async () => {
-    const { EditTool } = await import("./edit/tool.ts");
-    return (c) => new EditTool(c);
-  },
-  json_edit_tool: async () => {
-    const { JsonEditTool } = await import("./json_edit/tool.ts");
-    return (c) => new JsonEditTool(c);
-  },
-  ckg: async () => {
-    const { CkgTool } = await import("./ckg/tool.ts");
-    return (c) => new CkgTool(c);
-  },
+/** The tools that touch the system, each loaded on its first call. */
+const LOADERS: Readonly<Record<string, ToolLoader>> = {
+  bash: async (c) => new (await import("./bash/tool.ts")).BashTool(c),
+  str_replace_based_edit_tool: async (c) => new (await import("./edit/tool.ts")).EditTool(c),
+  json_edit_tool: async (c) => new (await import("./json_edit/tool.ts")).JsonEditTool(c),
+  ckg: async (c) => new (await import("./ckg/tool.ts")).CkgTool(c),
 };
 
 const FACTORIES: Readonly<Record<string, ToolFactory>> = {
-  bash: lazily("bash"),
-  str_replace_based_edit_tool: lazily("str_replace_based_edit_tool"),
-  json_edit_tool: lazily("json_edit_tool"),
+  ...Object.fromEntries(Object.entries(LOADERS).map(([name, load]) => [name, lazily(name, load)])),
   sequentialthinking: (c) => new SequentialThinkingTool(c),
   task_done: (c) => new TaskDoneTool(c),
-  ckg: lazily("ckg"),
 };
 
-function lazily(name: string): ToolFactory {
-  return (context) => new LazyTool(definitionOf(name), context, LOADERS[name]);
+function lazily(name: string, load: ToolLoader): ToolFactory {
+  return (context) => new LazyTool(definitionOf(name), context, load);
 }
 
-/**
- * A tool with its catalog definition whose implementation is built on the first call, then
- * serves every call and the close: a stand-in the model and the executor cannot tell apart.
- */
-class LazyTool extends Tool {
-  readonly name: string;
-  readonly description: string;
-  readonly parameters: readonly ToolParameter[];
-  override readonly touchesSystem: boolean;
+/** A stand-in whose implementation is built on the first call, then serves every call and close. */
+class LazyTool extends StandInTool {
   #tool: Promise<Tool> | undefined;
 
   constructor(
     definition: ToolDefinitionSource,
     context: ToolContext,
-    private readonly load: FactoryLoader,
+    private readonly load: ToolLoader,
   ) {
-    super(context);
-    this.name = definition.name;
-    this.description = definition.description;
-    this.parameters = definition.parameters;
-    this.touchesSystem = definition.touchesSystem;
+    super(definition, context);
   }
 
   #built(): Promise<Tool> {
     if (!this.#tool) {
-      const built = this.load().then((factory) => factory(this.context));
+      const built = this.load(this.context);
       // A module that failed to load is tried again on the next call.
       built.catch(() => {
         if (this.#tool === built) this.#tool = undefined;

@@ -1,28 +1,16 @@
 import assert from "node:assert/strict";
 import { firstDifference } from "../../src/agent/replay.ts";
 import { normalizeVolatile } from "../../src/agent/volatile.ts";
-import { runDeft } from "../helpers/deft.ts";
+import { mockRunArgs, runDeft } from "../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../helpers/mock_llm.ts";
 import { makeBuggyRepo, resetRepo } from "../helpers/repo.ts";
 
 /** Records a `deft run` of `task` against `mock` into the trajectory `traj`; it must succeed. */
 async function record(mock: MockLLM, task: string, repo: string, home: string, traj: string) {
-  const r = await runDeft([
-    "run",
-    task,
-    "-w",
-    repo,
-    "-p",
-    "openai_compatible",
-    "-m",
-    "m",
-    "--model-base-url",
-    `${mock.url}/v1`,
-    "-k",
-    "k",
-    "-t",
-    traj,
-  ], { cwd: home, env: { HOME: home } });
+  const r = await runDeft(mockRunArgs(mock.url, task, repo, ["-t", traj]), {
+    cwd: home,
+    env: { HOME: home },
+  });
   assert.equal(r.code, 0, r.stderr);
 }
 

@@ -128,13 +128,7 @@ Deno.test({
       const { tasksFile } = await makeBatchFixture(dir, 5, (i) => hang(i) ? "hang" : "fix");
       const out = join(dir, "out");
       const args = ["batch", tasksFile, "--out", out, "--concurrency", "3"];
-      const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...args, "--timeout", "300"],
-        env: { NO_COLOR: "1", DENO_DIR: denoDir() },
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
+      const child = startDeft([...args, "--timeout", "300"]);
       const output = child.output();
       // Wait until t00 has finished and both hangs are inside their sleep.
       const deadline = Date.now() + 180_000;
@@ -202,25 +196,16 @@ Deno.test({
     try {
       const { tasksFile } = await makeBatchFixture(dir, 2, () => "hang");
       const out = join(dir, "out");
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          ...deftFlags(),
-          `${REPO_ROOT}main.ts`,
-          "batch",
-          tasksFile,
-          "--out",
-          out,
-          "--concurrency",
-          "2",
-          "--timeout",
-          "300",
-        ],
-        env: { NO_COLOR: "1", DENO_DIR: denoDir() },
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).spawn();
+      const child = startDeft([
+        "batch",
+        tasksFile,
+        "--out",
+        out,
+        "--concurrency",
+        "2",
+        "--timeout",
+        "300",
+      ]);
       const hanging = () =>
         processesWith(`sleep ${hangSeconds(0)}`).length > 0 &&
         processesWith(`sleep ${hangSeconds(1)}`).length > 0;
@@ -228,8 +213,9 @@ Deno.test({
       while (Date.now() < deadline && !hanging()) await new Promise((r) => setTimeout(r, 100));
       assert.ok(hanging(), "both tasks reached their hanging command");
       assert.ok(processesWith(out).length > 0, "the tasks' deft run processes are running");
+      const ended = child.output();
       child.kill("SIGKILL");
-      await child.status;
+      await ended;
       const gone = Date.now() + 15_000;
       while (Date.now() < gone && (processesWith(out).length || hanging())) {
         await new Promise((r) => setTimeout(r, 100));
@@ -250,6 +236,17 @@ Deno.test({
     }
   },
 });
+
+/** `deft ARGS` started in the background, its output piped. */
+function startDeft(args: string[]): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...args],
+    env: { NO_COLOR: "1", DENO_DIR: denoDir() },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
 
 function exists(path: string): boolean {
   try {

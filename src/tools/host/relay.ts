@@ -6,6 +6,7 @@
  * namespace ends with this process. It exits when Deft closes its input.
  */
 import { readLines } from "../../line_reader.ts";
+import { writeStderr } from "../../cli/io.ts";
 import { workerEntry } from "./entry.ts";
 import type { HostReply } from "./protocol.ts";
 import type { BootMessage } from "./sandboxed.ts";
@@ -55,12 +56,12 @@ export async function relayToolHost(): Promise<number> {
 }
 
 function fatal(message: string): number {
-  writeAll(new TextEncoder().encode(`deft __tool-host: ${message}\n`), Deno.stderr);
+  writeStderr(`deft __tool-host: ${message}`);
   return 70;
 }
 
 /** Writes every byte before returning, so replies never interleave. */
-function writeAll(bytes: Uint8Array, to: { writeSync(p: Uint8Array): number } = Deno.stdout) {
+function writeAll(bytes: Uint8Array) {
   let done = 0;
-  while (done < bytes.length) done += to.writeSync(bytes.subarray(done));
+  while (done < bytes.length) done += Deno.stdout.writeSync(bytes.subarray(done));
 }

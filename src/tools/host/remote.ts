@@ -6,7 +6,8 @@
  */
 import { drawBoundary, sessionTemp } from "../../policy/boundary.ts";
 import type { SessionTemp } from "../../policy/session_temp.ts";
-import { Tool, type ToolContext, type ToolExecResult, type ToolParameter } from "../base.ts";
+import type { Tool, ToolContext, ToolExecResult } from "../base.ts";
+import { StandInTool } from "../stand_in.ts";
 import type { ToolCall, ToolCallResult } from "../executor.ts";
 import { DEFAULT_TOOL_NAMES, definitionOf, resolveToolNames } from "../catalog.ts";
 import type { ToolDefinitionSource } from "../catalog_types.ts";
@@ -243,20 +244,13 @@ export class ToolHost {
 }
 
 /** A stand-in for a tool that runs in the host: same name, description and parameters. */
-export class RemoteTool extends Tool {
-  readonly name: string;
-  readonly description: string;
-  readonly parameters: readonly ToolParameter[];
-
+export class RemoteTool extends StandInTool {
   constructor(
     definition: ToolDefinitionSource,
     context: ToolContext,
     readonly host: ToolHost,
   ) {
-    super(context);
-    this.name = definition.name;
-    this.description = definition.description;
-    this.parameters = definition.parameters;
+    super(definition, context);
   }
 
   execute(args: Record<string, unknown>): Promise<ToolExecResult> {
@@ -290,20 +284,19 @@ export async function createHostedTools(
     return createTools(context, resolved);
   }
   const confined = resolved.filter((name) => definitionOf(name).touchesSystem);
-  const sandbox = context.settings.sandbox;
-  if (sandbox === undefined || sandbox === "none") {
-    const host = new ToolHost(context, confined, dirs);
-    return resolved.map((name) =>
-      IN_PROCESS[name]?.(context) ?? new RemoteTool(definitionOf(name), context, host)
-    );
-  }
-  // Sandboxed: bash keeps starting its own bubblewrap from the worker; the rest run in it. The
-  // sandboxed host's code loads only here, off the start-up path of every other command.
-  const { sandboxedLinkStarter } = await import("./sandboxed.ts");
-  const own = confined.filter((name) => definitionOf(name).confinesItself);
-  const inSandbox = confined.filter((name) => !definitionOf(name).confinesItself);
+  // With a sandbox, the tools that do not confine themselves run in the sandboxed host; bash keeps
+  // starting its own bubblewrap from the worker. That host's code loads only then, off the
+  // start-up path of every other command.
+  const sandbox = context.settings.sandbox ?? "none";
+  const own = confined.filter((name) => sandbox === "none" || definitionOf(name).confinesItself);
+  const inSandbox = confined.filter((name) => !own.includes(name));
   const worker = new ToolHost(context, own, dirs);
-  const sandboxed = new ToolHost(context, inSandbox, dirs, sandboxedLinkStarter(context.settings));
+  const sandboxed = inSandbox.length === 0 ? worker : new ToolHost(
+    context,
+    inSandbox,
+    dirs,
+    (await import("./sandboxed.ts")).sandboxedLinkStarter(context.settings),
+  );
   return resolved.map((name) =>
     IN_PROCESS[name]?.(context) ??
       new RemoteTool(definitionOf(name), context, own.includes(name) ? worker : sandboxed)

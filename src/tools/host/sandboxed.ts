@@ -12,9 +12,9 @@ import { isAbsolute } from "node:path";
 import { deftArgv } from "../../batch/self.ts";
 import type { Boundary } from "../../policy/boundary.ts";
 import { sandboxCommand } from "../../policy/sandbox.ts";
-import { CORE_VARIABLES } from "../../policy/shell_env.ts";
+import { CORE_VARIABLES, shellEnvironment } from "../../policy/shell_env.ts";
+import { permissionFlags } from "../../policy/grants.ts";
 import { isInside } from "../../policy/workspace.ts";
-import { envObject } from "../../env.ts";
 import { readLines } from "../../line_reader.ts";
 import type { ToolSettings } from "../base.ts";
 import type { HostReply } from "./protocol.ts";
@@ -32,7 +32,7 @@ export interface BootMessage {
 /** Variables the sandboxed host keeps besides the core ones: where Deno finds its cache. */
 const HOST_VARIABLES = ["DENO_DIR", "NO_COLOR"];
 
-/** Keeps the last bytes of what the process says on stderr, for the message when it dies. */
+/** Keeps the end of what the process says on stderr, for the message when it dies. */
 const STDERR_TAIL_BYTES = 4096;
 
 /** A starter for the sandboxed host under `settings` (sandbox mode, bwrap). */
@@ -117,27 +117,6 @@ export function sandboxedLinkStarter(settings: ToolSettings): LinkStarter {
 }
 
 /**
- * Deno flags that grant the process what its worker gets, so the process itself is fenced too.
- * A path with a comma cannot be written in a flag; the kind is then granted whole and left to
- * the worker's permissions and the sandbox.
- */
-export function permissionFlags(permissions: Deno.PermissionOptionsObject): string[] {
-  const flags: string[] = [];
-  const list = (flag: string, value: unknown) => {
-    if (value === true || value === "inherit") flags.push(flag);
-    else if (Array.isArray(value) && value.length > 0) {
-      const items = value.map(String);
-      flags.push(items.some((i) => i.includes(",")) ? flag : `${flag}=${items.join(",")}`);
-    }
-  };
-  list("--allow-read", permissions.read);
-  list("--allow-write", permissions.write);
-  list("--allow-run", permissions.run);
-  list("--allow-env", permissions.env);
-  return flags;
-}
-
-/**
  * Deft's code and the Deno running it, shown read-only at their own paths: they may live where
  * the sandbox puts an empty folder (a bundle under /tmp). Paths in the workspace are already
  * visible and keep the workspace's own rules.
@@ -169,26 +148,24 @@ function ownFolders(boundary: Boundary): string[] {
 
 /** The sandboxed host's environment: the core variables and Deno's own, nothing secret. */
 function hostEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(envObject())) {
-    if (CORE_VARIABLES.includes(name) || HOST_VARIABLES.includes(name)) env[name] = value;
-  }
-  // The workspace is a mount of its own inside: git must look past it for an enclosing repository.
-  env.GIT_DISCOVERY_ACROSS_FILESYSTEM = "1";
-  return env;
+  return shellEnvironment({
+    include_only: [...CORE_VARIABLES, ...HOST_VARIABLES],
+    // The workspace is a mount of its own inside: git must look past it for an enclosing
+    // repository.
+    set: { GIT_DISCOVERY_ACROSS_FILESYSTEM: "1" },
+  });
 }
 
+/** The last `STDERR_TAIL_BYTES` characters `stream` carries, once it ends. */
 async function collectTail(stream: ReadableStream<Uint8Array>): Promise<string> {
-  let tail = new Uint8Array(0);
+  const decoder = new TextDecoder();
+  let tail = "";
   try {
     for await (const chunk of stream) {
-      const joined = new Uint8Array(tail.length + chunk.length);
-      joined.set(tail);
-      joined.set(chunk, tail.length);
-      tail = joined.slice(-STDERR_TAIL_BYTES);
+      tail = (tail + decoder.decode(chunk, { stream: true })).slice(-STDERR_TAIL_BYTES);
     }
   } catch {
     // The stream ended with the process.
   }
-  return new TextDecoder().decode(tail);
+  return tail;
 }
