@@ -115,7 +115,14 @@ Deno.test({
     const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-ns-user-" }));
     await Deno.chmod(dir, 0o777);
     const tag = unique();
-    const tool = new URL("../../../src/tools/bash/tool.ts", import.meta.url).href;
+    // The other user runs a copy of Deft's code: the checkout may sit where only root can read
+    // (a clone in a 0700 temp folder).
+    const copied = await new Deno.Command("cp", {
+      args: ["-r", new URL("../../../src", import.meta.url).pathname, join(dir, "src")],
+    }).output();
+    assert.ok(copied.success, "Deft's code copied for the other user");
+    await new Deno.Command("chmod", { args: ["-R", "a+rX", join(dir, "src")] }).output();
+    const tool = `file://${join(dir, "src", "tools", "bash", "tool.ts")}`;
     const script = join(dir, "deft.ts");
     await Deno.writeTextFile(
       script,
