@@ -1,6 +1,6 @@
 /** `deft tool NAME [ARGS]`: one tool call, one JSON result on stdout. */
 import { ToolExecutor } from "../tools/executor.ts";
-import { registeredToolNames } from "../tools/catalog.ts";
+import { registeredToolNames, resolveToolName } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
 import { isPlainObject } from "../tools/validate.ts";
 import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
@@ -16,7 +16,11 @@ export async function toolCommand(
   // Only a bash call needs the sandbox checked before it runs.
   const context = await toolContext(opts, [name]);
   context.settings.singleCall = true;
-  const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
+  // Only the tool called is built (and started, and closed); an unknown name gets every tool, so
+  // the error lists them all.
+  const found = resolveToolName(name);
+  const names = found ? [found] : registeredToolNames();
+  const tools = await createHostedTools(context, names, hostDirs(context.settings));
   const executor = new ToolExecutor(tools);
   try {
     const result = await executor.executeToolCall({ name, call_id: "cli", arguments: args });
