@@ -6,16 +6,15 @@
  */
 import { contentHash, decodeSource, MAX_SOURCE_BYTES, skipReason } from "./content.ts";
 import { discoverSources, type ListingCache } from "./discover.ts";
-import { type ExtractedSymbol, extractSymbols } from "./extract.ts";
-import { type ExtractedRef, extractRefs } from "./edges.ts";
+import type { ExtractedSymbol } from "./extract.ts";
+import type { ExtractedRef } from "./edges.ts";
 import { type GrammarId, grammarsForPaths, languageFor } from "./languages.ts";
 import type { FileRecord, FileRow, GraphStore } from "./store.ts";
-import { InProcessParsing, type Parsing, WorkerPool } from "./worker_pool.ts";
+import type { Parsing } from "./worker_pool.ts";
 import { isInside } from "../policy/workspace.ts";
 import type { CaptureOutcome } from "./capture.ts";
 import type { Needle } from "./prefilter.ts";
-import { oneBranchOnly } from "./preproc.ts";
-import { captureInProcess } from "./runtime.ts";
+import type * as ParseKit from "./parse_kit.ts";
 
 /** File access the indexer needs; tests replace it to simulate races and unreadable files. */
 export interface SourceFs {
@@ -212,6 +211,11 @@ export async function refreshScope(
       for (const record of unstatable) store.putFile(record, []);
     });
   }
+  if (candidates.length === 0) {
+    report.elapsedMs = performance.now() - started;
+    return report;
+  }
+  const kit = await import("./parse_kit.ts");
 
   const candidateBytes = candidates.reduce((sum, c) => sum + c.size, 0);
   const needle = options.prefilter &&
@@ -241,8 +245,8 @@ export async function refreshScope(
   const parsingReady = options.parsing
     ? Promise.resolve(options.parsing)
     : needle
-    ? Promise.resolve(new InProcessParsing(options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS))
-    : startParsing(candidates, options);
+    ? Promise.resolve(new kit.InProcessParsing(options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS))
+    : startParsing(kit, candidates, options);
   let parsing: Parsing | undefined;
   const running = new Set<Promise<void>>();
   let waitingBytes = 0;
@@ -334,15 +338,15 @@ export async function refreshScope(
   // C and C++ files with syntax errors and preprocessor conditionals, parsed again keeping one
   // branch of each conditional; the parse that yields more definitions is kept.
   async function recover(item: Pending, outcome: CaptureOutcome & { ok: true }): Promise<void> {
-    const text = oneBranchOnly(item.text)!;
-    const again = await captureInProcess(
+    const text = kit.oneBranchOnly(item.text)!;
+    const again = await kit.captureInProcess(
       item.lang,
       text,
       options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS,
     ).catch(() => undefined);
-    const before = extractSymbols(item.lang, item.text, outcome.result);
+    const before = kit.extractSymbols(item.lang, item.text, outcome.result);
     if (again?.ok) {
-      const after = extractSymbols(item.lang, text, again.result);
+      const after = kit.extractSymbols(item.lang, text, again.result);
       if (!again.result.hasError || after.length > before.length) {
         // Definitions only the other branches hold (`#else` variants with other names) stay too.
         const names = new Set(after.map((symbol) => symbol.name));
@@ -351,11 +355,11 @@ export async function refreshScope(
           symbol.parent < 0 && !parents.has(index) && !names.has(symbol.name)
         );
         const symbols = [...after, ...extra];
-        keep(item, again.result.hasError, symbols, extractRefs(text, again.result, after));
+        keep(item, again.result.hasError, symbols, kit.extractRefs(text, again.result, after));
         return;
       }
     }
-    keep(item, true, before, extractRefs(item.text, outcome.result, before));
+    keep(item, true, before, kit.extractRefs(item.text, outcome.result, before));
   }
 
   function keep(
@@ -373,7 +377,7 @@ export async function refreshScope(
   function recordParsed(item: Pending, outcome: CaptureOutcome): void {
     if (
       outcome.ok && outcome.result.hasError && (item.lang === "c" || item.lang === "cpp") &&
-      oneBranchOnly(item.text) !== undefined
+      kit.oneBranchOnly(item.text) !== undefined
     ) {
       recoveries.push({ item, outcome });
       return;
@@ -384,8 +388,13 @@ export async function refreshScope(
       write(() => store.putFile(record, []));
       return;
     }
-    const symbols = extractSymbols(item.lang, item.text, outcome.result);
-    keep(item, outcome.result.hasError, symbols, extractRefs(item.text, outcome.result, symbols));
+    const symbols = kit.extractSymbols(item.lang, item.text, outcome.result);
+    keep(
+      item,
+      outcome.result.hasError,
+      symbols,
+      kit.extractRefs(item.text, outcome.result, symbols),
+    );
   }
 
   report.elapsedMs = performance.now() - started;
@@ -561,6 +570,7 @@ function describeError(e: unknown): string {
 
 /** Workers when there is enough to parse and they start; otherwise this thread. */
 async function startParsing(
+  kit: typeof ParseKit,
   candidates: readonly Candidate[],
   options: IndexOptions,
 ): Promise<Parsing> {
@@ -568,17 +578,20 @@ async function startParsing(
   const maxWorkers = options.workers ?? defaultWorkers();
   const threshold = options.workerThresholdBytes ?? DEFAULT_WORKER_THRESHOLD;
   const bytes = candidates.reduce((sum, c) => sum + c.size, 0);
-  if (bytes < threshold || candidates.length < 2) return new InProcessParsing(timeoutMs);
+  if (bytes < threshold || candidates.length < 2) return new kit.InProcessParsing(timeoutMs);
   if (maxWorkers <= 0) {
     const busy = options.workers === undefined && (navigator.hardwareConcurrency ?? 1) > 1;
-    return new InProcessParsing(timeoutMs, busy ? "no spare cores for parser workers" : undefined);
+    return new kit.InProcessParsing(
+      timeoutMs,
+      busy ? "no spare cores for parser workers" : undefined,
+    );
   }
   const count = Math.min(maxWorkers, Math.ceil(bytes / threshold), candidates.length);
   const languages = grammarsForPaths(candidates.map((c) => c.path));
   try {
-    return await WorkerPool.start(count, languages, timeoutMs);
+    return await kit.WorkerPool.start(count, languages, timeoutMs);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return new InProcessParsing(timeoutMs, `parser workers could not start (${why})`);
+    return new kit.InProcessParsing(timeoutMs, `parser workers could not start (${why})`);
   }
 }

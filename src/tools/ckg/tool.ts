@@ -37,6 +37,8 @@ export class CkgTool extends Tool {
     if (path.trim() === "") return fail(`No path provided for the ${this.name} tool`);
     const printBody = args.print_body !== false;
 
+    // The graph's code loads while the path is checked.
+    void this.#loadGraphModule();
     const { workspace } = this.context;
     // A relative path is taken from the workspace root rather than refused: it can only mean that.
     const wanted = isAbsolute(path) ? path : resolve(workspace, path);
@@ -88,9 +90,16 @@ export class CkgTool extends Tool {
     return ok(formatEdgeText(result, printBody));
   }
 
+  #loadGraphModule(): Promise<typeof import("../../ckg/graph.ts")> {
+    const loading = import("../../ckg/graph.ts");
+    // A failed load is met again, and reported, where the graph is opened.
+    loading.catch(() => {});
+    return loading;
+  }
+
   #openGraph(): Promise<CodeGraph> {
     this.#graph ??= (async () => {
-      const { CodeGraph } = await import("../../ckg/graph.ts");
+      const { CodeGraph } = await this.#loadGraphModule();
       return CodeGraph.open(this.context.workspace, {
         ckgDir: this.context.settings.ckgDir,
         watch: true,
