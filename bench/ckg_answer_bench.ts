@@ -7,6 +7,9 @@
  * `deft tool str_replace_based_edit_tool view` (hosted in the confined tool worker, like ckg).
  *
  * Targets: first search <= 1x ctags -R; one-shot warm search <= 1.5x `deft tool task_done`.
+ * Beside them, the floors (ckg_floor_probe.ts): the least any search hosted in a permission-fenced
+ * worker with SQLite must cost, and a first answer that must also read the tree and start
+ * tree-sitter; they say how much of each figure is Deft's own.
  *
  * Usage: `deno run -A bench/ckg_answer_bench.ts [DIR]`
  */
@@ -17,6 +20,7 @@ const TARGET_FIRST_RATIO = 1;
 const TARGET_WARM_RATIO = 1.5;
 const RUNS = 3;
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const FLOOR_PROBE = new URL("./ckg_floor_probe.ts", import.meta.url).pathname;
 const DENO_FLAGS = [
   "run",
   "--no-prompt",
@@ -131,6 +135,19 @@ export default async function ckgAnswerBench(args: string[]): Promise<void> {
     const viewMs = median(view);
     const hits = /Found (\d+) functions/.exec(found)?.[1] ?? "0";
 
+    // The floors: the same work hosted the same way, with none of Deft's code (ckg_floor_probe.ts).
+    const probe = (args: string[]) => timed(Deno.execPath(), [...DENO_FLAGS, FLOOR_PROBE, ...args]);
+    const answer = (JSON.parse(found) as { output: string | null }).output ?? "";
+    const definingFile = /^1\. (.+):\d+-\d+$/m.exec(answer)?.[1];
+    const warmFloor: number[] = [];
+    const coldFloor: number[] = [];
+    for (let i = 0; i < RUNS + 2; i++) {
+      warmFloor.push((await probe(["warm", root])).ms);
+      if (definingFile) coldFloor.push((await probe(["cold", root, definingFile])).ms);
+    }
+    const warmFloorMs = median(warmFloor);
+    const coldFloorMs = coldFloor.length > 0 ? median(coldFloor) : undefined;
+
     console.log(
       `ckg-answer: tree ${root}; one process per search (deft tool ckg); ${RUNS} runs each`,
     );
@@ -158,6 +175,20 @@ export default async function ckgAnswerBench(args: string[]): Promise<void> {
         `/ deft tool view, hosted in the tool worker like ckg (${ms(viewMs)}) = ` +
         `${(warmMs / viewMs).toFixed(2)}x`,
     );
+    console.log(
+      "ckg-answer: floor of a one-shot search hosted as DESIGN.md's trust boundary asks " +
+        "(a permission-fenced worker, SQLite in it, a stat of every file; none of Deft's code): " +
+        `${ms(warmFloorMs)} = ${(warmFloorMs / taskDoneMs).toFixed(2)}x task_done; ` +
+        `Deft's search is ${ms(warmMs - warmFloorMs)} above it`,
+    );
+    if (coldFloorMs !== undefined) {
+      console.log(
+        "ckg-answer: floor of a first answer on a cold cache (the above, plus reading every " +
+          `file once and tree-sitter's first parse of ${definingFile}): ${ms(coldFloorMs)}` +
+          (ctagsMs !== undefined ? ` = ${(coldFloorMs / ctagsMs).toFixed(2)}x ctags -R` : "") +
+          `; Deft's first search is ${ms(firstMs - coldFloorMs)} above it`,
+      );
+    }
   } finally {
     for (const dir of caches) await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
