@@ -13,7 +13,7 @@ export async function toolCommand(
   opts: ToolCommandOptions,
 ): Promise<number> {
   const args = parseArgs(argsText ?? await argsFromStdin());
-  // Only a bash call needs the sandbox checked before it runs.
+  // A missing bwrap is reported now only if the tool called would need it.
   const context = await toolContext(opts, [name]);
   context.settings.singleCall = true;
   // Only the tool called is built (and started, and closed); an unknown name gets every tool, so

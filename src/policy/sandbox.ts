@@ -1,9 +1,10 @@
 /**
  * Sandbox policy for shell commands. `none` only puts the command in its own PID namespace (with
- * bwrap when it can, else util-linux `unshare`), so nothing it starts outlives it. `workspace-write` runs a command inside bubblewrap (bwrap):
- * the whole filesystem read-only except the workspace (bound read-write at its own path, so
- * absolute paths keep working) and a private /tmp; the folders where host services keep their
- * sockets (/run, /var/tmp, /dev/shm, $XDG_RUNTIME_DIR …) replaced by empty private ones; no network unless allowed; fresh /dev and
+ * bwrap when it can, else util-linux `unshare`), so nothing it starts outlives it.
+ * `workspace-write` runs a command inside bubblewrap (bwrap): the whole filesystem read-only
+ * except the workspace (bound read-write at its own path, so absolute paths keep working) and a
+ * private /tmp; the folders where host services keep their sockets (/run, /var/tmp, /dev/shm,
+ * $XDG_RUNTIME_DIR …) replaced by empty private ones; no network unless allowed; fresh /dev and
  * /proc; its own PID namespace, so every process in it dies with it; a new session, so it has no
  * controlling terminal; and it dies with Deft. This module only builds command lines: it knows
  * nothing about tools or models, and it never falls back to running a command unsandboxed.

@@ -3,9 +3,9 @@
  * (the editor, the JSON editor, the code graph and the git it runs) do not run in Deft's own
  * process: Deft starts itself again as `deft __tool-host` inside bubblewrap, with the same
  * confinement as the shell (the workspace the only writable place besides Deft's private temp
- * folder and the code graph's cache, no network, no host sockets, its own PID namespace, dying with Deft). That
- * process runs the usual permission-fenced worker (relay.ts), so Deno's permissions stay a second
- * fence. A symlink swapped in mid-call or a hostile `.git/config` can then reach nothing the
+ * folder and the code graph's cache, no network, no host sockets, its own PID namespace, dying
+ * with Deft). That process runs the usual permission-fenced worker (relay.ts), so Deno's
+ * permissions stay a second fence. A symlink swapped in mid-call or a hostile `.git/config` can then reach nothing the
  * shell could not. Messages are the worker's, one JSON object a line over stdin and stdout.
  */
 import { isAbsolute } from "node:path";
