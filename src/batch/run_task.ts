@@ -14,7 +14,7 @@ import {
   type TaskResult,
   type TaskStatus,
 } from "./results.ts";
-import { deftArgv } from "./self.ts";
+import { deftArgv } from "../policy/self.ts";
 import type { BatchTask } from "./tasks.ts";
 
 /** What every task of one batch process shares. */

@@ -14,7 +14,7 @@ import { runPool } from "../batch/pool.ts";
 import { Progress, type ProgressCounts, summaryTable } from "../batch/progress.ts";
 import { isFinished, isRunningHere, readResult, type TaskResult } from "../batch/results.ts";
 import { runBatchTask, type TaskContext } from "../batch/run_task.ts";
-import { deftArgv } from "../batch/self.ts";
+import { deftArgv } from "../policy/self.ts";
 import { queuedTasks, submitArray } from "../batch/slurm.ts";
 import { type BatchTask, readTasks } from "../batch/tasks.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";

@@ -9,11 +9,12 @@ import type { DeftConfig } from "./schema.ts";
 import { configCandidates } from "./locate.ts";
 import { UsageError } from "../errors.ts";
 
-/** The sandbox modes, weakest first. */
-export const SANDBOX_MODES = ["none", "workspace-write", "read-only"] as const;
+import { SANDBOX_MODES, type SandboxMode } from "../policy/sandbox.ts";
+
+export { SANDBOX_MODES };
 
 /** A sandbox mode. */
-export type SandboxSetting = typeof SANDBOX_MODES[number];
+export type SandboxSetting = SandboxMode;
 
 /** What the command line can set for tools. */
 export interface ToolFlags {

@@ -14,9 +14,13 @@ import { delimiter, isAbsolute, join, resolve } from "node:path";
 
 /**
  * How commands are confined: `none` runs them as Deft's own user; `workspace-write` uses bwrap;
- * `read-only` uses bwrap with the workspace read-only too.
+ * `read-only` uses bwrap with the workspace read-only too. Every list of modes (config schema,
+ * command-line choices, messages) is this one.
  */
-export type SandboxMode = "none" | "workspace-write" | "read-only";
+export const SANDBOX_MODES = ["none", "workspace-write", "read-only"] as const;
+
+/** One of `SANDBOX_MODES`. */
+export type SandboxMode = typeof SANDBOX_MODES[number];
 
 /** Everything needed to decide how one command is started. */
 export interface SandboxOptions {

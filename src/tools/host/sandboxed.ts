@@ -9,7 +9,7 @@
  * shell could not. Messages are the worker's, one JSON object a line over stdin and stdout.
  */
 import { isAbsolute } from "node:path";
-import { deftArgv } from "../../batch/self.ts";
+import { deftArgv } from "../../policy/self.ts";
 import type { Boundary } from "../../policy/boundary.ts";
 import { sandboxCommand } from "../../policy/sandbox.ts";
 import { CORE_VARIABLES, shellEnvironment } from "../../policy/shell_env.ts";
