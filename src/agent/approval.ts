@@ -5,6 +5,7 @@
  * goes back to the model as the tool's error, with the user's reason; "always" stops asking for
  * that command prefix (or that file) for the rest of the session.
  */
+import { repositoryRunsPrograms } from "../policy/git.ts";
 import type { Tool } from "../tools/base.ts";
 import {
   normalizeToolName,
@@ -80,10 +81,6 @@ const NEVER_ASK = new Set(
   ["sequentialthinking", "task_done", "ckg"].map(normalizeToolName),
 );
 const SHOWN_LINES = 60;
-// Repository config keys that make git run a program, or pull in more config.
-const PROGRAM_KEYS =
-  /^(include|includeif)\.|^alias\.|^core\.(fsmonitor|pager|editor|sshcommand|gitproxy|hookspath|askpass|attributesfile|worktree)$|^(diff|merge|filter)\..+\.|^diff\.external$|^pager\.|^credential\.|^uploadpack\.|^sequence\.editor$|^gpg\.|^interactive\.difffilter$/i;
-
 function usesGit(command: string): boolean {
   return command.split("|").some((segment) => segment.trim().split(/\s+/)[0] === "git");
 }
@@ -194,22 +191,7 @@ export class ApprovalGate {
 
   async #gitRunsPrograms(): Promise<boolean> {
     if (!this.workspace) return false;
-    try {
-      const out = await new Deno.Command("git", {
-        args: ["config", "--local", "--no-includes", "--name-only", "--list"],
-        cwd: this.workspace,
-        stdin: "null",
-        stdout: "piped",
-        stderr: "null",
-      }).output();
-      // Not a repository (or no local config): nothing of the repository's own to run.
-      if (!out.success) return false;
-      return new TextDecoder().decode(out.stdout).split("\n").some((key) =>
-        PROGRAM_KEYS.test(key.trim())
-      );
-    } catch {
-      return true;
-    }
+    return await repositoryRunsPrograms(this.workspace);
   }
 
   async #decide(request: Request): Promise<string | null> {

@@ -1,12 +1,12 @@
 /**
  * A fresh checkout for one task: `git clone` of the task's repository (a local path or a URL) into
  * the task's folder, then the task's commit, detached. Each task gets its own clone, so no two tasks
- * share a work tree, an index or a lock. Git never prompts (no terminal), and the clone does not
- * bring the source's hooks or config along.
+ * share a work tree, an index or a lock. Git runs hardened (policy/git.ts): it never prompts, runs
+ * no hook or driver, and the clone does not bring the source's hooks or config along.
  */
+import { dirname } from "node:path";
 import { UsageError } from "../errors.ts";
-
-const GIT_ENV = { GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "/bin/false", GCM_INTERACTIVE: "never" };
+import { runGit } from "../policy/git.ts";
 
 /** Clones `repo` at `commit` (default: its HEAD) into `dest`, which must not exist yet. */
 export async function checkout(
@@ -15,7 +15,12 @@ export async function checkout(
   dest: string,
   signal: AbortSignal,
 ): Promise<void> {
-  await git(["clone", "--quiet", "--no-recurse-submodules", "--", repo, dest], undefined, signal);
+  // The clone starts beside its destination, in a folder Deft made, not in a repository.
+  await git(
+    ["clone", "--quiet", "--no-recurse-submodules", "--", repo, dest],
+    dirname(dest),
+    signal,
+  );
   if (commit !== undefined) {
     await git(["checkout", "--quiet", "--detach", commit, "--"], dest, signal).catch((e) => {
       throw new Error(`commit ${commit} not found in ${repo}: ${(e as Error).message}`);
@@ -23,26 +28,18 @@ export async function checkout(
   }
 }
 
-async function git(args: string[], cwd: string | undefined, signal: AbortSignal): Promise<void> {
+async function git(args: string[], cwd: string, signal: AbortSignal): Promise<void> {
   let out;
   try {
-    out = await new Deno.Command("git", {
-      args,
-      cwd,
-      env: GIT_ENV,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-      signal,
-    }).output();
+    out = await runGit(cwd, args, { fetch: true, signal });
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
       throw new UsageError("git is not installed; deft batch needs it to check out each task.");
     }
     throw e;
   }
-  if (!out.success) {
-    const text = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-3).join(" / ");
+  if (!out.ok) {
+    const text = out.err.trim().split("\n").slice(-3).join(" / ");
     throw new Error(`git ${args[0]} failed: ${text || `exit code ${out.code}`}`);
   }
 }

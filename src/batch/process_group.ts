@@ -5,7 +5,7 @@
  * stopped or timed-out task leaves nothing running.
  */
 
-import { dieWithDeftPrefix } from "../policy/sandbox.ts";
+import { helperLaunch, type Launch, runChild, spawnChild } from "../policy/process.ts";
 
 /** The variable every process of a batch task inherits: `DEFT_BATCH_TASK=<run>/<id>`. */
 export const TASK_TAG = "DEFT_BATCH_TASK";
@@ -15,21 +15,12 @@ export const TASK_TAG = "DEFT_BATCH_TASK";
  * process dies (setpriv's parent-death signal, where setpriv exists), so a batch killed outright
  * does not leave its tasks running (and calling a paid model) with nobody to collect them.
  */
-export function spawnGroup(
-  argv: string[],
-  options: { cwd?: string; env: Record<string, string>; stdout: "piped" | "null" },
-): Deno.ChildProcess {
-  // setpriv first: it execs setsid, which (not a group leader) execs argv without forking, so the
-  // signal stays on the task's own process.
-  const [program, ...args] = [...dieWithDeftPrefix(), "setsid", ...argv];
-  return new Deno.Command(program, {
-    args,
-    cwd: options.cwd,
-    env: options.env,
-    stdin: "null",
-    stdout: options.stdout,
-    stderr: "piped",
-  }).spawn();
+/**
+ * Starts `launch`, which policy/process.ts made the leader of a new session that dies with this
+ * Deft (`deftTaskLaunch`, `taskTestLaunch` wrapped by `groupLeader`); stdin is closed.
+ */
+export function spawnGroup(launch: Launch, stdout: "piped" | "null"): Deno.ChildProcess {
+  return spawnChild(launch, { stdin: "null", stdout, stderr: "piped" });
 }
 
 /** Sends `signal` to the process group led by `pid`; quiet when it is gone. */
@@ -68,8 +59,8 @@ echo "$killed"
  */
 export async function killTagged(tag: string, prefix = false): Promise<number> {
   try {
-    const out = await new Deno.Command("bash", {
-      args: [
+    const out = await runChild(
+      helperLaunch("bash", [
         "--noprofile",
         "--norc",
         "-c",
@@ -77,12 +68,9 @@ export async function killTagged(tag: string, prefix = false): Promise<number> {
         "deft-sweep",
         `${TASK_TAG}=${tag}`,
         prefix ? "" : "\n",
-      ],
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).output();
+      ]),
+      { stderr: "null" },
+    );
     return Number(new TextDecoder().decode(out.stdout).trim()) || 0;
   } catch {
     return 0; // no bash: the group signal is all there is
@@ -92,20 +80,17 @@ export async function killTagged(tag: string, prefix = false): Promise<number> {
 /** Whether process `pid` exists (bash's `kill -0`, for the same reason as above). */
 export async function processAlive(pid: number): Promise<boolean> {
   try {
-    const out = await new Deno.Command("bash", {
-      args: [
+    const out = await runChild(
+      helperLaunch("bash", [
         "--noprofile",
         "--norc",
         "-c",
         'builtin kill -0 "$1" 2>/dev/null',
         "deft-alive",
         String(pid),
-      ],
-      clearEnv: true,
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).output();
+      ]),
+      { stdout: "null", stderr: "null" },
+    );
     return out.success;
   } catch {
     return false;

@@ -15,6 +15,14 @@ import {
   type TaskStatus,
 } from "./results.ts";
 import { deftArgv } from "../policy/self.ts";
+import {
+  deftTaskLaunch,
+  groupLeader,
+  type Launch,
+  processPolicy,
+  taskTestLaunch,
+} from "../policy/process.ts";
+import { defaultSandbox, type SandboxMode } from "../policy/sandbox.ts";
 import type { BatchTask } from "./tasks.ts";
 
 /** What every task of one batch process shares. */
@@ -30,6 +38,12 @@ export interface TaskContext {
   deftArgs: string[];
   /** Milliseconds between SIGINT and SIGKILL. */
   graceMs: number;
+  /**
+   * The sandbox and network the tasks' `deft run` is given; the task's `test` runs under the same
+   * (unset: the default, workspace-write where bubblewrap works).
+   */
+  sandbox?: SandboxMode;
+  allowNetwork?: boolean;
 }
 
 /** Runs one task and records its result; never throws for a task's own failure. */
@@ -63,9 +77,9 @@ export async function runBatchTask(
 
     const log = await Deno.open(paths.log, { write: true, create: true, truncate: true });
     try {
+      const env = { [TASK_TAG]: tag, NO_COLOR: "1" };
       const run = await runInGroup(
-        [...deftArgv(), "run", ...runArgs(task, ctx, paths)],
-        paths.workspace,
+        deftTaskLaunch([...deftArgv(), "run", ...runArgs(task, ctx, paths)], paths.workspace, env),
         tag,
         log,
         limit.signal,
@@ -78,9 +92,14 @@ export async function runBatchTask(
       }
       if (task.test !== undefined && summary && !limit.signal.aborted) {
         await log.write(new TextEncoder().encode(`\n--- test: ${task.test}\n`));
+        // The test is the model's code now: it runs confined like the model's shell.
+        const policy = processPolicy(await Deno.realPath(paths.workspace), {
+          sandbox: ctx.sandbox ?? defaultSandbox().mode,
+          allowNetwork: ctx.allowNetwork,
+        });
+        const confined = taskTestLaunch(policy, task.test, env);
         const test = await runInGroup(
-          ["bash", "-c", task.test],
-          paths.workspace,
+          groupLeader([confined.program, ...confined.args], confined.cwd, confined.env),
           tag,
           log,
           limit.signal,
@@ -194,10 +213,12 @@ function parseSummary(stdout: string): RunSummary | undefined {
   }
 }
 
-/** Runs `argv` in its own session; stderr (and stdout when `logStdout`) go to `log`. */
+/**
+ * Runs `launch` (the leader of its own session) to its end; stderr (and stdout when `logStdout`)
+ * go to `log`.
+ */
 async function runInGroup(
-  argv: string[],
-  cwd: string,
+  launch: Launch,
   tag: string,
   log: Deno.FsFile,
   signal: AbortSignal,
@@ -205,11 +226,7 @@ async function runInGroup(
   logStdout = false,
 ): Promise<{ code: number | null; stdout: string }> {
   if (signal.aborted) return { code: null, stdout: "" };
-  const child = spawnGroup(argv, {
-    cwd,
-    env: { ...Deno.env.toObject(), [TASK_TAG]: tag, NO_COLOR: "1" },
-    stdout: "piped",
-  });
+  const child = spawnGroup(launch, "piped");
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   const stop = () => {
     signalGroup(child.pid, "SIGINT");

@@ -4,6 +4,7 @@
  * nothing installed but Deno (or the compiled binary) on a shared filesystem. The scheduler's view
  * comes from `squeue`; results come from the files the array tasks write.
  */
+import { helperLaunch, runChild } from "../policy/process.ts";
 import { join } from "node:path";
 import { UsageError } from "../errors.ts";
 
@@ -104,12 +105,8 @@ async function slurmCommand(
   args: string[],
 ): Promise<{ ok: boolean; stdout: string; stderr: string }> {
   try {
-    const out = await new Deno.Command(name, {
-      args,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    // The array's tasks inherit what sbatch is given: Deft's own environment, keys included.
+    const out = await runChild(helperLaunch(name, args, "deft"));
     const decoder = new TextDecoder();
     return {
       ok: out.success,

@@ -87,7 +87,9 @@ const configSchema = z.strictObject({
   lakeview: z.strictObject({ model: z.string() }).optional(),
   mcp_servers: z.record(z.string(), mcpServerSchema).default({}),
   allow_mcp_servers: z.array(z.string()).default([]),
-  sandbox: z.enum(["none", "workspace-write", "read-only"]).default("none"),
+  // Unset unless a file says so: the default (workspace-write where bubblewrap works) is decided
+  // in tool_settings.ts, which must tell a chosen `none` from no choice.
+  sandbox: z.enum(["none", "workspace-write", "read-only"]).optional(),
   allow_network: z.boolean().default(false),
   approval: z.enum(["never", "commands", "all"]).optional(),
   trusted_folders: z.array(z.string()).default([]),

@@ -76,7 +76,7 @@ export interface DeftConfig {
   lakeview?: LakeviewConfig;
   mcp_servers: Record<string, McpServerConfig>;
   allow_mcp_servers: string[];
-  sandbox: "none" | "workspace-write" | "read-only";
+  sandbox?: "none" | "workspace-write" | "read-only";
   allow_network: boolean;
   /** When to ask before a tool call; unset: `never` for run, `commands` for interactive. */
   approval?: "never" | "commands" | "all";

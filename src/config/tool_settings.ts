@@ -9,7 +9,7 @@ import type { DeftConfig } from "./schema.ts";
 import { configCandidates } from "./locate.ts";
 import { UsageError } from "../errors.ts";
 
-import { SANDBOX_MODES, type SandboxMode } from "../policy/sandbox.ts";
+import { defaultSandbox, SANDBOX_MODES, type SandboxMode } from "../policy/sandbox.ts";
 
 export { SANDBOX_MODES };
 
@@ -53,8 +53,9 @@ export function resolveToolSettings(
     throw new UsageError(`DEFT_ALLOW_NETWORK is '${network}'; use 1 or 0, or unset it.`);
   }
   const tool = config.tool_settings ?? {};
+  const asked = flags.sandbox ?? fromEnv as SandboxSetting | undefined ?? config.sandbox;
   const settings: ToolSettings = {
-    sandbox: flags.sandbox ?? fromEnv as SandboxSetting | undefined ?? config.sandbox ?? "none",
+    sandbox: asked ?? defaultSandboxOnce(),
     allowNetwork: network !== undefined
       ? network === "1" || network === "true"
       : config.allow_network ?? false,
@@ -67,6 +68,20 @@ export function resolveToolSettings(
   if (config.shell_environment !== undefined) settings.shellEnvironment = config.shell_environment;
   return settings;
 }
+/**
+ * The sandbox when nobody asked for one: `workspace-write` where bubblewrap works, else `none`,
+ * said once per process on stderr (what is unprotected, how to fix it).
+ */
+function defaultSandboxOnce(): SandboxSetting {
+  const chosen = defaultSandbox();
+  if (chosen.notice && !noticeShown) {
+    noticeShown = true;
+    console.error(`deft: ${chosen.notice}`);
+  }
+  return chosen.mode;
+}
+
+let noticeShown = false;
 
 /**
  * The config file's tool part, for the pipeline commands: the same search as `deft run`

@@ -9,6 +9,7 @@
  */
 // The SDK's export map points `*.js` subpaths at `*.js.d.ts` files that do not exist, so types
 // are imported by the extension-less subpath (which resolves its `.d.ts`).
+import { type Launch, mcpServerLaunch } from "../policy/process.ts";
 import type { Client } from "@modelcontextprotocol/sdk/client/index";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import type { Tool as RemoteTool } from "@modelcontextprotocol/sdk/types";
@@ -30,24 +31,6 @@ export const DEFAULT_TIMEOUT_SECONDS = 60;
  * `timeout` must not fail a server that `npx` is still downloading.
  */
 export const MIN_STARTUP_TIMEOUT_SECONDS = 30;
-
-/**
- * The variables a stdio server inherits from Deft's environment; everything else (API keys
- * above all) must be passed on purpose with `env`. The SDK's list, plus locale and temp dir.
- */
-export const INHERITED_ENV_VARS: readonly string[] = [
-  "HOME",
-  "LOGNAME",
-  "PATH",
-  "SHELL",
-  "TERM",
-  "USER",
-  "LANG",
-  "LC_ALL",
-  "TMPDIR",
-  "TZ",
-  "DENO_DIR",
-];
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -298,25 +281,18 @@ export class McpConnection {
     return session;
   }
 
-  #processParams(command: string) {
-    const env: Record<string, string> = {};
-    for (const key of INHERITED_ENV_VARS) {
-      const value = Deno.env.get(key);
-      // Exported bash functions look like `() { ...`; they are code, not settings.
-      if (value !== undefined && !value.startsWith("()")) env[key] = value;
-    }
-    Object.assign(env, this.config.env);
+  #processParams(command: string): Launch {
     const cwd = this.config.cwd;
-    return {
+    return mcpServerLaunch({
       command,
-      args: this.config.args ?? [],
-      env,
+      args: this.config.args,
+      env: this.config.env,
       cwd: cwd === undefined
         ? this.#options.workspace
         : isAbsolute(cwd)
         ? cwd
         : resolve(this.#options.workspace, cwd),
-    };
+    });
   }
 
   #startFailure(session: Session, e: unknown, lib: Sdk): string {

@@ -6,19 +6,13 @@
  * that one hides: how the server exited (code or signal) and the tail of its stderr, for messages
  * that say why a server died; and the whole process tree, since servers started through `npx` or
  * a shell wrapper leave grandchildren behind when only the direct child is killed. The child gets
- * its own process group, and killing it kills the group.
+ * its own process group, and killing it kills the group. What it is started with (program,
+ * arguments, its whole environment) comes from policy/process.ts's `mcpServerLaunch`.
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
+import { type Launch, spawnChild } from "../policy/process.ts";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-
-/** How to start the server. `env` is the child's whole environment. */
-export interface ProcessParams {
-  command: string;
-  args: readonly string[];
-  env: Record<string, string>;
-  cwd: string;
-}
 
 /** How long a server gets to exit after its stdin closes, and again after SIGTERM. */
 const GRACE_MS = 2000;
@@ -35,7 +29,7 @@ export class ProcessTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  readonly #params: ProcessParams;
+  readonly #params: Launch;
   readonly #onStderr?: (text: string) => void;
   #child?: Deno.ChildProcess;
   #writer?: WritableStreamDefaultWriter<Uint8Array>;
@@ -45,7 +39,7 @@ export class ProcessTransport implements Transport {
   #stderrTail = "";
   #reaped = false;
 
-  constructor(params: ProcessParams, onStderr?: (text: string) => void) {
+  constructor(params: Launch, onStderr?: (text: string) => void) {
     this.#params = params;
     this.#onStderr = onStderr;
   }
@@ -58,20 +52,11 @@ export class ProcessTransport implements Transport {
   /** Spawns the server. Throws a readable error when the command cannot be run. */
   start(): Promise<void> {
     if (this.#child) throw new Error("ProcessTransport already started");
-    const { command, args, env, cwd } = this.#params;
+    const { program, cwd } = this.#params;
     try {
-      this.#child = new Deno.Command(command, {
-        args: [...args],
-        env,
-        clearEnv: true,
-        cwd,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-        detached: true,
-      }).spawn();
+      this.#child = spawnChild(this.#params, { stdin: "piped", detached: true });
     } catch (e) {
-      throw new Error(spawnFailure(command, cwd, e));
+      throw new Error(spawnFailure(program, cwd ?? ".", e));
     }
     const child = this.#child;
     this.#writer = child.stdin.getWriter();

@@ -5,12 +5,21 @@
  * tools inside need to stay within it (where the temp folder and the code graph are).
  */
 import { join } from "node:path";
-import type { ToolContext } from "../tools/base.ts";
 import { codeLocation, grantedToolPermissions, type ToolDirs } from "./permissions.ts";
 import { createSessionTemp, type SessionTemp } from "./session_temp.ts";
 
+/** The part of the tools' context the boundary reads and extends (tools/base.ts's ToolContext). */
+export interface BoundaryContext {
+  workspace: string;
+  settings: {
+    sandbox?: string;
+    tempDir?: string;
+    ckgDir?: string;
+  };
+}
+
 /** Everything a tool host needs to start its worker inside the boundary. */
-export interface Boundary {
+export interface Boundary<C extends BoundaryContext = BoundaryContext> {
   /** The folders, as the worker's denial messages name them. */
   dirs: ToolDirs;
   /** The worker's Deno permissions. */
@@ -18,7 +27,7 @@ export interface Boundary {
   /** Flags Deft lacks for the full set (a call needing one names it). */
   missing: string[];
   /** The context to build the tools with inside the worker. */
-  context: ToolContext;
+  context: C;
 }
 
 /** Where Deft's own folders are: the cache, and the parent of the private temp folder. */
@@ -33,12 +42,12 @@ export function sessionTemp(places: BoundaryPlaces): SessionTemp | undefined {
 }
 
 /** The boundary for tools on `context.workspace`, whose worker runs the module `entry`. */
-export function drawBoundary(
-  context: ToolContext,
+export function drawBoundary<C extends BoundaryContext>(
+  context: C,
   places: BoundaryPlaces,
   entry: string,
   temp: SessionTemp | undefined,
-): Boundary {
+): Boundary<C> {
   const dirs: ToolDirs = {
     workspace: context.workspace,
     cache: places.cache,

@@ -6,7 +6,8 @@
  * by passing overrides through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, which
  * git ranks above every config file, so a hostile repository can configure nothing that runs.
  */
-import { envObject } from "../env.ts";
+import { childEnvironment, type Launch, runChildSync, spawnChild } from "./process.ts";
+import { dirname } from "node:path";
 import {
   bwrapNotFound,
   sandboxCommand,
@@ -37,12 +38,39 @@ export const HARDENED_GIT_CONFIG: readonly (readonly [string, string])[] = [
 // so they are found by listing the configuration and each one is blanked.
 const DRIVER_KEY = /^(filter|diff|merge)\.(.+)\.(clean|smudge|process|textconv|command|driver)$/i;
 
-/** A git command ready for `Deno.Command`: program, arguments and the whole environment. */
-export interface GitInvocation {
-  program: string;
-  args: string[];
-  env: Record<string, string>;
+// Repository config keys that make git run a program, or pull in more config (which may).
+const PROGRAM_KEYS =
+  /^(include|includeif)\.|^alias\.|^core\.(fsmonitor|pager|editor|sshcommand|gitproxy|hookspath|askpass|attributesfile|worktree|alternaterefscommand)$|^(diff|merge|filter)\..+\.|^diff\.external$|^pager\.|^credential\.|^uploadpack\.|^sequence\.editor$|^gpg\.|^interactive\.difffilter$/i;
+
+/** True when the repository config key `key` makes git start a program or read more config. */
+export function runsProgram(key: string): boolean {
+  return PROGRAM_KEYS.test(key.trim());
 }
+
+/**
+ * True when the repository at `cwd` configures, in its own `.git/config`, anything that makes
+ * git start a program (see `runsProgram`); also when that cannot be read for certain. False
+ * outside a repository.
+ */
+export async function repositoryRunsPrograms(cwd: string): Promise<boolean> {
+  try {
+    const listed = await runGit(cwd, [
+      "config",
+      "--local",
+      "--no-includes",
+      "--name-only",
+      "--list",
+    ]);
+    // Not a repository (or no local config): nothing of the repository's own to run.
+    if (!listed.ok) return false;
+    return listed.out.split("\n").some(runsProgram);
+  } catch {
+    return true;
+  }
+}
+
+/** A git command ready to start: program, arguments and the whole environment. */
+export type GitInvocation = Launch;
 
 /** What one git command produced. */
 export interface GitResult {
@@ -88,33 +116,40 @@ export interface GitOptions {
    * says so explicitly. Throws `SandboxUnavailableError` when bwrap is missing or cannot start.
    */
   sandbox?: GitSandbox;
+  /**
+   * The command reaches another repository (`git clone` for a batch task): the transports a user
+   * names (local paths, file, http(s), ssh, git) and their credential helpers are allowed; `ext::`,
+   * which runs any command, never is.
+   */
+  fetch?: boolean;
+  /** Stops git when aborted. */
+  signal?: AbortSignal;
 }
+
+/** The settings a fetching command keeps from the user (see `GitOptions.fetch`). */
+const FETCH_KEYS = new Set(["protocol.allow", "core.sshCommand", "credential.helper"]);
+const FETCH_CONFIG: readonly (readonly [string, string])[] = [["protocol.ext.allow", "never"]];
 
 /**
  * The hardened invocation of `git args` in `cwd`. `overrides` adds config keys (found with
- * `repositoryDrivers`) to blank as well. The environment keeps Deft's own except for inherited
- * `GIT_CONFIG_*` entries, and adds `GIT_CONFIG_NOSYSTEM`, no prompts and no optional locks.
- *
- * @example
- * ```ts
- * const { program, args, env } = gitInvocation(["status"], {});
- * await new Deno.Command(program, { args, env, clearEnv: true }).output();
- * ```
+ * `repositoryDrivers`) to blank as well. The environment is policy/process.ts's `git` kind (no
+ * secrets, no inherited git overrides), plus `GIT_CONFIG_NOSYSTEM`, no prompts and no optional
+ * locks.
  */
 export function gitInvocation(
   args: readonly string[],
   extraEnv: Record<string, string> = {},
   overrides: readonly (readonly [string, string])[] = [],
+  fetch = false,
 ): GitInvocation {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(envObject())) {
-    if (/^GIT_(CONFIG|EXTERNAL_DIFF|EXEC_PATH|SSH|ASKPASS|PAGER|EDITOR)/.test(key)) continue;
-    env[key] = value;
-  }
+  const env = childEnvironment("git");
   for (const [key, value] of Object.entries(extraEnv)) {
     if (!key.startsWith("GIT_CONFIG")) env[key] = value;
   }
-  const settings = [...HARDENED_GIT_CONFIG, ...overrides];
+  const hardened = fetch
+    ? [...HARDENED_GIT_CONFIG.filter(([key]) => !FETCH_KEYS.has(key)), ...FETCH_CONFIG]
+    : HARDENED_GIT_CONFIG;
+  const settings = [...hardened, ...overrides];
   settings.forEach(([key, value], i) => {
     env[`GIT_CONFIG_KEY_${i}`] = key;
     env[`GIT_CONFIG_VALUE_${i}`] = value;
@@ -165,7 +200,8 @@ export async function runGit(
   options: GitOptions = {},
 ): Promise<GitResult> {
   const drivers = await repositoryDrivers(cwd, options.sandbox);
-  return spawn(cwd, gitInvocation(args, options.env, drivers), options.stdin, options.sandbox);
+  const invocation = gitInvocation(args, options.env, drivers, options.fetch);
+  return spawn(cwd, invocation, options.stdin, options.sandbox, options.signal);
 }
 
 async function spawn(
@@ -173,6 +209,7 @@ async function spawn(
   invocation: GitInvocation,
   stdin?: Uint8Array,
   sandbox?: GitSandbox,
+  signal?: AbortSignal,
 ): Promise<GitResult> {
   const sandboxed = sandbox !== undefined && sandbox.mode !== "none";
   // `none` is left alone: sandboxCommand would add a PID namespace, which a git call that ends
@@ -194,15 +231,7 @@ async function spawn(
     : invocation.env;
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(program, {
-      args,
-      cwd,
-      env,
-      clearEnv: true,
-      stdin: stdin ? "piped" : "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    child = spawnChild({ program, args, env, cwd }, { stdin: stdin ? "piped" : "null", signal });
   } catch (e) {
     // Not found: bwrap, or the folder to start in.
     const there = await Deno.stat(cwd).then((s) => s.isDirectory, () => false);
@@ -225,4 +254,35 @@ async function spawn(
     );
   }
   return { ok: result.success, code: result.code, out: decoder.decode(result.stdout), err };
+}
+
+/**
+ * The unified diff (`-U<context>`, no colour, git's header included) from the file `before` to
+ * the file `after`, by `git diff --no-index`: hardened, and looking for no repository above the
+ * folder that holds them. "" when they are the same or git cannot run. Synchronous, for the
+ * console that shows an edit as soon as it is made.
+ */
+export function diffFilesSync(before: string, after: string, context = 2): string {
+  const dir = dirname(before);
+  const { program, args, env } = gitInvocation(
+    [
+      "-c",
+      "core.quotepath=false",
+      "diff",
+      "--no-index",
+      "--no-ext-diff",
+      "--color=never",
+      `-U${context}`,
+      "--",
+      before,
+      after,
+    ],
+    { GIT_CEILING_DIRECTORIES: dirname(dir) },
+  );
+  try {
+    const out = runChildSync({ program, args, env, cwd: dir }, { stderr: "null" });
+    return new TextDecoder().decode(out.stdout);
+  } catch {
+    return "";
+  }
 }

@@ -193,6 +193,60 @@ export function dieWithDeftPrefix(): readonly string[] {
 
 let deathPrefix: string[] | undefined;
 
+/** What runs when no sandbox was asked for, and why, when that is no sandbox at all. */
+export interface DefaultSandbox {
+  mode: SandboxMode;
+  /** One line for stderr when the default had to fall back to `none`. */
+  notice?: string;
+}
+
+/**
+ * The sandbox to use when neither a flag, `DEFT_SANDBOX` nor a config file asked for one:
+ * `workspace-write` where bubblewrap is installed and can start here, else `none` with a notice
+ * saying what is unprotected and how to fix it. Checked once per process (one bwrap start).
+ */
+export function defaultSandbox(bwrapPath?: string): DefaultSandbox {
+  const key = bwrapPath ?? "";
+  const known = defaultCache.get(key);
+  if (known) return known;
+  const bwrap = findExecutable(bwrapPath ?? "bwrap");
+  let chosen: DefaultSandbox;
+  if (!bwrap) {
+    chosen = { mode: "none", notice: unprotected("bubblewrap is not installed") };
+  } else if (!succeeds(bwrap, PROBE_ARGS)) {
+    chosen = { mode: "none", notice: unprotected(`bubblewrap (${bwrap}) cannot start here`) };
+  } else {
+    chosen = { mode: "workspace-write" };
+  }
+  defaultCache.set(key, chosen);
+  return chosen;
+}
+
+// The namespaces and mounts `workspace-write` needs, around a program that does nothing.
+const PROBE_ARGS = [
+  "--die-with-parent",
+  "--unshare-all",
+  "--ro-bind",
+  "/",
+  "/",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+  "--tmpfs",
+  "/tmp",
+  "--",
+  "true",
+];
+
+const defaultCache = new Map<string, DefaultSandbox>();
+
+function unprotected(why: string): string {
+  return `${why}, so the model's commands and file tools run unsandboxed: they can write ` +
+    "anywhere you can and reach the network. Install bubblewrap (Debian/Ubuntu: " +
+    "`apt-get install -y bubblewrap`), or pass --sandbox none to say this is intended.";
+}
+
 /** True when `program args` can be started and exits 0. */
 function succeeds(program: string, args: string[]): boolean {
   try {

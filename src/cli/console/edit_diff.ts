@@ -6,6 +6,7 @@
  */
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { LLMToolCall } from "../../llm/types.ts";
+import { diffFilesSync } from "../../policy/git.ts";
 
 const EDIT_TOOLS = new Set(["strreplacebasededittool", "jsonedittool"]);
 const MAX_BYTES = 1024 * 1024;
@@ -63,26 +64,7 @@ export function diffSince(shot: Snapshot): string {
     } catch {
       Deno.writeFileSync(after, new Uint8Array());
     }
-    const out = new Deno.Command("git", {
-      args: [
-        "-c",
-        "core.quotepath=false",
-        "diff",
-        "--no-index",
-        "--no-ext-diff",
-        "--color=never",
-        "-U2",
-        "--",
-        before,
-        after,
-      ],
-      cwd: dir,
-      env: { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).outputSync();
-    const text = new TextDecoder().decode(out.stdout);
+    const text = diffFilesSync(before, after);
     // Drop git's header (temp file names); the console prints the real path itself.
     const lines = text.split("\n");
     const hunk = lines.findIndex((l) => l.startsWith("@@"));

@@ -10,6 +10,8 @@
  * only.
  */
 
+import { helperLaunch, runChild } from "../../policy/process.ts";
+
 /** Which of a session's processes to signal. */
 export interface SignalRequest {
   signal: "INT" | "KILL";
@@ -70,13 +72,7 @@ export async function signalSession(request: SignalRequest): Promise<void> {
   ];
   try {
     // A clean environment: no BASH_ENV to source, no session tag of our own to match.
-    await new Deno.Command("bash", {
-      args,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).output();
+    await runChild(helperLaunch("bash", args), { stdout: "null", stderr: "null" });
   } catch {
     // Without bash there is no session to signal either.
   }

@@ -7,8 +7,8 @@
  */
 import { reportChild } from "../host/children.ts";
 import { join } from "node:path";
-import { bwrapNotFound, sandboxCommand, type SandboxMode } from "../../policy/sandbox.ts";
-import { shellEnvironment, type ShellEnvironmentPolicy } from "../../policy/shell_env.ts";
+import { bwrapNotFound } from "../../policy/sandbox.ts";
+import { type ProcessPolicy, shellLaunch, spawnChild } from "../../policy/process.ts";
 import { type CapturedOutput, OutputCapture } from "./output_capture.ts";
 import { signalSession } from "./processes.ts";
 import {
@@ -24,35 +24,12 @@ import {
 } from "./protocol.ts";
 import { StreamPump } from "./stream_pump.ts";
 
-/** Settings the session's commands do not need to be interactive. */
-export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = {
-  PAGER: "cat",
-  GIT_PAGER: "cat",
-  MANPAGER: "cat",
-  SYSTEMD_PAGER: "cat",
-  GIT_EDITOR: "true",
-  EDITOR: "true",
-  VISUAL: "true",
-  GIT_TERMINAL_PROMPT: "0",
-  GCM_INTERACTIVE: "never",
-  DEBIAN_FRONTEND: "noninteractive",
-  TERM: "dumb",
-  NO_COLOR: "1",
-  CLICOLOR: "0",
-};
-
 /** How a session is started. */
 export interface SessionOptions {
-  workspace: string;
+  /** What the shell may do: its sandbox, network and environment (policy/process.ts). */
+  policy: ProcessPolicy;
   /** Where the shell starts; must exist. */
   cwd: string;
-  sandbox: SandboxMode;
-  allowNetwork: boolean;
-  bwrapPath?: string;
-  /** util-linux `unshare` for `none` when bwrap cannot make a PID namespace. */
-  unsharePath?: string;
-  /** Which of Deft's variables the shell inherits (see policy/shell_env.ts). */
-  environment?: ShellEnvironmentPolicy;
   /** Directory for saved full outputs; visible (read-only) inside the sandbox. */
   outputDir: string;
   /** Characters per stream shown before clipping. */
@@ -155,39 +132,22 @@ export class BashSession {
     const tag = newMarkerTag();
     const runFile = join(options.outputDir, "run");
     await Deno.writeTextFile(runFile, RUN_FILE_TEXT);
-    const { program, args } = sandboxCommand(["bash", "--noprofile", "--norc"], {
-      mode: options.sandbox,
-      workspace: options.workspace,
+    const { policy } = options;
+    // Call 0 is the shell itself (and its forked subshells): each call exports its number.
+    const launch = shellLaunch(policy, {
       cwd: options.cwd,
-      allowNetwork: options.allowNetwork,
-      readOnlyPaths: [options.outputDir],
-      bwrapPath: options.bwrapPath,
-      unsharePath: options.unsharePath,
+      visible: [options.outputDir],
+      env: { [SESSION_TAG]: id, [CALL_TAG]: SHELL_CALL },
     });
+    const program = launch.program;
     let child: Deno.ChildProcess;
     try {
-      child = new Deno.Command(program, {
-        args,
-        cwd: options.sandbox === "none" ? options.cwd : options.workspace,
-        // Call 0 is the shell itself (and its forked subshells): each call exports its number.
-        // Only what the shell environment policy lets through: no API keys or tokens.
-        env: {
-          ...shellEnvironment(options.environment),
-          ...NON_INTERACTIVE_ENV,
-          [SESSION_TAG]: id,
-          [CALL_TAG]: SHELL_CALL,
-        },
-        clearEnv: true,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-        // A new session and process group: no controlling terminal to prompt on (ssh, sudo
-        // fail at once instead of waiting), and one group to kill.
-        detached: true,
-      }).spawn();
+      // A new session and process group: no controlling terminal to prompt on (ssh, sudo fail
+      // at once instead of waiting), and one group to kill.
+      child = spawnChild(launch, { stdin: "piped", detached: true });
     } catch (e) {
       if (!(e instanceof Deno.errors.NotFound)) throw e;
-      if (options.sandbox !== "none") throw bwrapNotFound(program);
+      if (policy.sandbox !== "none") throw bwrapNotFound(program);
       throw new SessionStartError(
         `Cannot start the shell: ${program} or the directory ${options.cwd} was not found.`,
       );
@@ -392,7 +352,7 @@ export class BashSession {
       ? `it did not answer within ${START_TIMEOUT_MS / 1000} s`
       : `it exited with status ${this.#endStatus()}`;
     const detail = err.text.trim();
-    const sandboxed = this.#options.sandbox !== "none";
+    const sandboxed = this.#options.policy.sandbox !== "none";
     throw new SessionStartError(
       `Cannot start the ${sandboxed ? "sandboxed " : ""}shell: ${why}.` +
         (detail ? `\n${detail}` : "") +

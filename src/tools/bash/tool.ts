@@ -1,4 +1,5 @@
 /** `bash`: commands in one persistent shell session per tool instance. */
+import { processPolicy } from "../../policy/process.ts";
 import { BASH } from "./definition.ts";
 import { fail, Tool, type ToolExecResult } from "../base.ts";
 import { SandboxUnavailableError } from "../../policy/sandbox.ts";
@@ -112,13 +113,8 @@ export class BashTool extends Tool {
       cwd = this.context.workspace;
     }
     const options = {
-      workspace: this.context.workspace,
+      policy: processPolicy(this.context.workspace, settings),
       cwd,
-      sandbox: settings.sandbox ?? "none",
-      allowNetwork: settings.allowNetwork ?? false,
-      bwrapPath: settings.bwrapPath,
-      unsharePath: settings.unsharePath,
-      environment: settings.shellEnvironment,
       outputDir: this.#outputDir,
       outputLimit: settings.outputLimit ?? DEFAULT_OUTPUT_LIMIT,
     };

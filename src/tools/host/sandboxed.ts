@@ -11,8 +11,7 @@
 import { isAbsolute } from "node:path";
 import { deftArgv } from "../../policy/self.ts";
 import type { Boundary } from "../../policy/boundary.ts";
-import { sandboxCommand } from "../../policy/sandbox.ts";
-import { CORE_VARIABLES, shellEnvironment } from "../../policy/shell_env.ts";
+import { processPolicy, spawnChild, toolHostLaunch } from "../../policy/process.ts";
 import { permissionFlags } from "../../policy/grants.ts";
 import { isInside } from "../../policy/workspace.ts";
 import { readLines } from "../../line_reader.ts";
@@ -29,34 +28,18 @@ export interface BootMessage {
   permissions: Deno.PermissionOptionsObject;
 }
 
-/** Variables the sandboxed host keeps besides the core ones: where Deno finds its cache. */
-const HOST_VARIABLES = ["DENO_DIR", "NO_COLOR"];
-
 /** Keeps the end of what the process says on stderr, for the message when it dies. */
 const STDERR_TAIL_BYTES = 4096;
 
 /** A starter for the sandboxed host under `settings` (sandbox mode, bwrap). */
 export function sandboxedLinkStarter(settings: ToolSettings): LinkStarter {
   return (boundary, entry, events) => {
-    const { program, args } = sandboxCommand(
-      [...deftArgv(permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
-      {
-        mode: settings.sandbox ?? "workspace-write",
-        workspace: boundary.dirs.workspace,
-        cwd: boundary.dirs.workspace,
-        bwrapPath: settings.bwrapPath,
-        readOnlyPaths: codePaths(boundary, entry),
-        writablePaths: ownFolders(boundary),
-      },
-    );
-    const child = new Deno.Command(program, {
-      args,
-      env: hostEnvironment(),
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    const launch = toolHostLaunch(processPolicy(boundary.dirs.workspace, settings), {
+      argv: [...deftArgv(permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
+      readOnly: codePaths(boundary, entry),
+      writable: ownFolders(boundary),
+    });
+    const child = spawnChild(launch, { stdin: "piped" });
     const writer = child.stdin.getWriter();
     const encoder = new TextEncoder();
     const send = (message: unknown) => {
@@ -144,16 +127,6 @@ function ownFolders(boundary: Boundary): string[] {
     }
   }
   return folders;
-}
-
-/** The sandboxed host's environment: the core variables and Deno's own, nothing secret. */
-function hostEnvironment(): Record<string, string> {
-  return shellEnvironment({
-    include_only: [...CORE_VARIABLES, ...HOST_VARIABLES],
-    // The workspace is a mount of its own inside: git must look past it for an enclosing
-    // repository.
-    set: { GIT_DISCOVERY_ACROSS_FILESYSTEM: "1" },
-  });
 }
 
 /** The last `STDERR_TAIL_BYTES` characters `stream` carries, once it ends. */

@@ -1,0 +1,364 @@
+/**
+ * The trust boundary: what each child process Deft starts may do, decided in one place.
+ *
+ * A `ProcessPolicy` is resolved once per session from the settings (sandbox mode, network, the
+ * shell's environment policy) and the workspace. Every child gets its program, arguments and
+ * whole environment from one of the views below, and is started by `spawnChild`/`runChild`, which
+ * always clear the inherited environment, so nothing reaches a child by accident:
+ *
+ * | child                          | view                | confinement              | environment            |
+ * |--------------------------------|---------------------|--------------------------|------------------------|
+ * | tool worker (Deno worker)      | `boundary.ts`       | Deno permissions         | (shares Deft's)        |
+ * | sandboxed tool host            | `toolHostLaunch`    | bwrap, policy's mode     | core + Deno's own      |
+ * | the model's shell              | `shellLaunch`       | bwrap, or a PID namespace| `shell_environment`    |
+ * | git                            | `git.ts` `runGit`   | bwrap when sandboxed     | secrets dropped, hardened |
+ * | an MCP server                  | `mcpServerLaunch`   | none (the user's program)| basic + its own `env`  |
+ * | a batch task (Deft itself)     | `deftTaskLaunch`    | its own session, dies with Deft | Deft's own      |
+ * | a batch task's test            | `taskTestLaunch`    | the task's sandbox       | `shell_environment`    |
+ * | Deft's helper scripts, Slurm   | `helperLaunch`      | none                     | none / Deft's own      |
+ *
+ * The modules beside this one do the detailed work: sandbox.ts builds bwrap argv, git.ts the git
+ * hardening, shell_env.ts filters variables. Nothing outside src/policy builds an argv for bwrap,
+ * an environment for a child, or calls `Deno.Command` (tests/policy/boundary_test.ts checks).
+ */
+import { envObject } from "../env.ts";
+import { dieWithDeftPrefix, sandboxCommand, type SandboxMode } from "./sandbox.ts";
+import { CORE_VARIABLES, shellEnvironment, type ShellEnvironmentPolicy } from "./shell_env.ts";
+
+/** A child process, fully decided: program, arguments, its whole environment, where it starts. */
+export interface Launch {
+  program: string;
+  args: string[];
+  /** The child's entire environment: nothing of Deft's is inherited beyond it. */
+  env: Record<string, string>;
+  cwd?: string;
+}
+
+/** The settings a policy is resolved from (a subset of the tool settings). */
+export interface PolicySettings {
+  sandbox?: SandboxMode;
+  allowNetwork?: boolean;
+  shellEnvironment?: ShellEnvironmentPolicy;
+  bwrapPath?: string;
+  unsharePath?: string;
+}
+
+/** What the children of one session may do. */
+export interface ProcessPolicy {
+  /** Absolute, symlink-free workspace root: the only place the model's processes may write. */
+  readonly workspace: string;
+  readonly sandbox: SandboxMode;
+  /** The host network (else only a private loopback inside the sandbox). */
+  readonly network: boolean;
+  /** Which of Deft's variables the model's processes see. */
+  readonly environment: ShellEnvironmentPolicy;
+  readonly bwrapPath?: string;
+  readonly unsharePath?: string;
+}
+
+/** The policy for `workspace` under `settings` (the sandbox mode already resolved). */
+export function processPolicy(workspace: string, settings: PolicySettings): ProcessPolicy {
+  return {
+    workspace,
+    sandbox: settings.sandbox ?? "none",
+    network: settings.allowNetwork ?? false,
+    environment: settings.shellEnvironment ?? {},
+    bwrapPath: settings.bwrapPath,
+    unsharePath: settings.unsharePath,
+  };
+}
+
+/** Settings the model's shell does not need to be interactive; set in every shell. */
+export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = {
+  PAGER: "cat",
+  GIT_PAGER: "cat",
+  MANPAGER: "cat",
+  SYSTEMD_PAGER: "cat",
+  GIT_EDITOR: "true",
+  EDITOR: "true",
+  VISUAL: "true",
+  GIT_TERMINAL_PROMPT: "0",
+  GCM_INTERACTIVE: "never",
+  DEBIAN_FRONTEND: "noninteractive",
+  TERM: "dumb",
+  NO_COLOR: "1",
+  CLICOLOR: "0",
+};
+
+/** Variables Deft's own processes need besides the core ones: where Deno keeps its cache. */
+const DENO_VARIABLES = ["DENO_DIR", "NO_COLOR"];
+
+/**
+ * The variables a configured server inherits from Deft's environment; everything else (API keys
+ * above all) must be passed on purpose with its `env`. The MCP SDK's list, plus locale, temp dir
+ * and Deno's cache.
+ */
+const SERVER_VARIABLES = [
+  "HOME",
+  "LOGNAME",
+  "PATH",
+  "SHELL",
+  "TERM",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "TMPDIR",
+  "TZ",
+  "DENO_DIR",
+];
+
+/** Inherited git variables that could override the hardening or start a program. */
+const GIT_PROGRAM_VARIABLES = [
+  "GIT_CONFIG*",
+  "GIT_EXTERNAL_DIFF*",
+  "GIT_EXEC_PATH*",
+  "GIT_SSH*",
+  "GIT_ASKPASS*",
+  "GIT_PAGER*",
+  "GIT_EDITOR*",
+];
+
+/** The environment kinds of the children Deft starts. */
+export type EnvironmentKind =
+  /** The model's shell and what it runs: the `shell_environment` policy, non-interactive. */
+  | "shell"
+  /** Deft itself inside the sandbox: core variables and Deno's own, nothing secret. */
+  | "tool-host"
+  /** git, hardened by git.ts: Deft's variables without secrets and without git's own overrides. */
+  | "git"
+  /** Programs the user configured (MCP servers): a few basic variables, plus their own `env`. */
+  | "server"
+  /** Deft's own helper scripts (signals, sweeps): nothing at all. */
+  | "none"
+  /** Another Deft (a batch task): Deft's own, keys included, since it calls the model. */
+  | "deft";
+
+/**
+ * The one environment builder: `kind`'s variables from Deft's own environment, under `policy`'s
+ * shell environment where the kind is the model's, then `extra` on top. Variables whose value
+ * is code (exported bash functions) never pass.
+ */
+export function childEnvironment(
+  kind: EnvironmentKind,
+  policy?: Pick<ProcessPolicy, "environment">,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  let env: Record<string, string>;
+  switch (kind) {
+    case "shell":
+      env = { ...shellEnvironment(policy?.environment), ...NON_INTERACTIVE_ENV };
+      break;
+    case "tool-host":
+      env = shellEnvironment({ include_only: [...CORE_VARIABLES, ...DENO_VARIABLES] });
+      break;
+    case "git":
+      // The default exclusions (secret-looking names), never the user's shell policy: git needs
+      // HOME and PATH, not keys. Inherited GIT_* settings that run programs are dropped too.
+      env = shellEnvironment({ exclude: [...GIT_PROGRAM_VARIABLES] });
+      break;
+    case "server": {
+      const own = envObject();
+      env = {};
+      for (const name of SERVER_VARIABLES) {
+        // Exported bash functions look like `() { ...`; they are code, not settings.
+        if (own[name] !== undefined && !own[name].startsWith("()")) env[name] = own[name];
+      }
+      break;
+    }
+    case "none":
+      env = {};
+      break;
+    case "deft":
+      env = Object.fromEntries(
+        Object.entries(envObject()).filter(([name]) => !name.startsWith("BASH_FUNC_")),
+      );
+      break;
+  }
+  return { ...env, ...extra };
+}
+
+/** Where the shell starts, and what else it must see. */
+export interface ShellPlaces {
+  /** Where the shell starts; must exist. */
+  cwd: string;
+  /** Deft's folders the shell must read (the saved-output folder), read-only inside. */
+  visible?: readonly string[];
+  /** Variables of Deft's own to add (session tags). */
+  env?: Record<string, string>;
+}
+
+/**
+ * The model's persistent shell: `bash --noprofile --norc` in the policy's sandbox (a PID
+ * namespace at least), with the shell environment. Throws `SandboxUnavailableError`.
+ */
+export function shellLaunch(policy: ProcessPolicy, places: ShellPlaces): Launch {
+  return {
+    ...confined(policy, ["bash", "--noprofile", "--norc"], places.cwd, places.visible),
+    env: childEnvironment("shell", policy, places.env),
+    // Outside a sandbox the shell starts where it is asked; inside, bwrap changes directory.
+    cwd: policy.sandbox === "none" ? places.cwd : policy.workspace,
+  };
+}
+
+/**
+ * A batch task's `test` command: the model's code, so it runs like the model's shell, in the
+ * task's sandbox with the shell environment, never with Deft's own.
+ */
+export function taskTestLaunch(
+  policy: ProcessPolicy,
+  command: string,
+  extra: Record<string, string>,
+): Launch {
+  const { program, args } = confined(
+    policy,
+    ["bash", "--noprofile", "--norc", "-c", command],
+    policy.workspace,
+  );
+  return {
+    program,
+    args,
+    env: childEnvironment("shell", policy, extra),
+    cwd: policy.workspace,
+  };
+}
+
+/** Deft's own code and folders for the sandboxed tool host. */
+export interface ToolHostPlaces {
+  /** The argv that starts Deft as the tool host (`deno run … main.ts __tool-host`). */
+  argv: readonly string[];
+  /** Deft's code and Deno, read-only inside. */
+  readOnly: readonly string[];
+  /** Deft's private temp folder and the code graph's folder, writable inside. */
+  writable: readonly string[];
+}
+
+/** Deft itself as the sandboxed tool host, confined like the shell. */
+export function toolHostLaunch(policy: ProcessPolicy, places: ToolHostPlaces): Launch {
+  const { program, args } = sandboxCommand(places.argv, {
+    mode: policy.sandbox === "none" ? "workspace-write" : policy.sandbox,
+    workspace: policy.workspace,
+    cwd: policy.workspace,
+    bwrapPath: policy.bwrapPath,
+    readOnlyPaths: places.readOnly,
+    writablePaths: places.writable,
+  });
+  return {
+    program,
+    args,
+    // The workspace is a mount of its own inside: git must look past it for an enclosing
+    // repository.
+    env: childEnvironment("tool-host", policy, { GIT_DISCOVERY_ACROSS_FILESYSTEM: "1" }),
+    cwd: policy.workspace,
+  };
+}
+
+/** An MCP server the user configured: their program, core variables plus its own `env`. */
+export function mcpServerLaunch(server: {
+  command: string;
+  args?: readonly string[];
+  env?: Record<string, string>;
+  cwd: string;
+}): Launch {
+  return {
+    program: server.command,
+    args: [...(server.args ?? [])],
+    env: childEnvironment("server", undefined, server.env ?? {}),
+    cwd: server.cwd,
+  };
+}
+
+/**
+ * Another Deft, as a batch task: the leader of a new session (`setsid`) that dies with this
+ * Deft (setpriv's parent-death signal, where setpriv exists), with Deft's own environment.
+ */
+export function deftTaskLaunch(
+  argv: readonly string[],
+  cwd: string | undefined,
+  extra: Record<string, string>,
+): Launch {
+  return groupLeader(argv, cwd, childEnvironment("deft", undefined, extra));
+}
+
+/**
+ * `launch` as the leader of a new session and process group, dying with this Deft. setpriv comes
+ * first: it execs setsid, which (not a group leader) execs the program without forking, so the
+ * parent-death signal stays on the program's own process.
+ */
+export function groupLeader(
+  argv: readonly string[],
+  cwd: string | undefined,
+  env: Record<string, string>,
+): Launch {
+  const [program, ...args] = [...dieWithDeftPrefix(), "setsid", ...argv];
+  return { program, args, env, cwd };
+}
+
+/**
+ * One of Deft's own helpers: a bash script that signals or sweeps processes (`none`: it must not
+ * see the session's variables), or a Slurm client submitting Deft's own batch (`deft`: the array
+ * tasks inherit what it is given, and they call the model).
+ */
+export function helperLaunch(
+  program: string,
+  args: readonly string[],
+  env: "none" | "deft" = "none",
+): Launch {
+  return { program, args: [...args], env: childEnvironment(env) };
+}
+
+/** How a child's standard streams are wired, and what else `Deno.Command` is told. */
+export interface ChildIo {
+  stdin?: "piped" | "inherit" | "null";
+  stdout?: "piped" | "inherit" | "null";
+  stderr?: "piped" | "inherit" | "null";
+  /** A new session and process group (no controlling terminal; one group to kill). */
+  detached?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Starts `launch` with exactly its environment. */
+export function spawnChild(launch: Launch, io: ChildIo = {}): Deno.ChildProcess {
+  return command(launch, io).spawn();
+}
+
+/** Runs `launch` to its end with exactly its environment; stdout and stderr are collected. */
+export function runChild(launch: Launch, io: ChildIo = {}): Promise<Deno.CommandOutput> {
+  return command(launch, { stdin: "null", stdout: "piped", stderr: "piped", ...io }).output();
+}
+
+/** `runChild`, synchronously (for the quick probes and diffs that cannot wait). */
+export function runChildSync(launch: Launch, io: ChildIo = {}): Deno.CommandOutput {
+  return command(launch, { stdin: "null", stdout: "piped", stderr: "piped", ...io }).outputSync();
+}
+
+function command(launch: Launch, io: ChildIo): Deno.Command {
+  return new Deno.Command(launch.program, {
+    args: launch.args,
+    env: launch.env,
+    clearEnv: true,
+    cwd: launch.cwd,
+    stdin: io.stdin ?? "null",
+    stdout: io.stdout ?? "piped",
+    stderr: io.stderr ?? "piped",
+    detached: io.detached,
+    signal: io.signal,
+  });
+}
+
+/** `argv` confined by `policy` in `cwd`, with `visible` folders shown read-only. */
+function confined(
+  policy: ProcessPolicy,
+  argv: readonly string[],
+  cwd: string,
+  visible: readonly string[] = [],
+): { program: string; args: string[] } {
+  return sandboxCommand(argv, {
+    mode: policy.sandbox,
+    workspace: policy.workspace,
+    cwd,
+    allowNetwork: policy.network,
+    readOnlyPaths: visible,
+    bwrapPath: policy.bwrapPath,
+    unsharePath: policy.unsharePath,
+  });
+}
