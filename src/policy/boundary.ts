@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import { codeLocation, grantedToolPermissions, type ToolDirs } from "./permissions.ts";
+import { isReadOnly } from "./read_only.ts";
 import { createSessionTemp, type SessionTemp } from "./session_temp.ts";
 
 /** The part of the tools' context the boundary reads and extends (tools/base.ts's ToolContext). */
@@ -53,7 +54,7 @@ export function drawBoundary<C extends BoundaryContext>(
     cache: places.cache,
     temp: temp?.path,
     code: codeLocation(entry),
-    readOnly: context.settings.sandbox === "read-only",
+    readOnly: isReadOnly(context.settings),
   };
   const { permissions, missing } = grantedToolPermissions(dirs);
   return {

@@ -1,4 +1,12 @@
-/** The read-only sandbox's answer to a write the editors were asked for. */
+/**
+ * The read-only sandbox, decided here once: the worker's write permissions, bwrap's mount of the
+ * workspace and the editors' refusal all follow `isReadOnly`.
+ */
+
+/** True when the workspace may be read and not written (`sandbox: read-only`). */
+export function isReadOnly(settings: { sandbox?: string }): boolean {
+  return settings.sandbox === "read-only";
+}
 
 /** Why a write to `path` is refused under `sandbox: read-only`, and what to do instead. */
 export function readOnlyRefusal(path: string): string {

@@ -10,6 +10,7 @@
  * nothing about tools or models, and it never falls back to running a command unsandboxed.
  */
 import { readEnv } from "../env.ts";
+import { isReadOnly } from "./read_only.ts";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 
 /**
@@ -280,7 +281,7 @@ export function bwrapArgs(options: SandboxOptions): string[] {
     "--tmpfs",
     "/tmp",
     ...hiddenSocketDirs().flatMap((dir) => ["--tmpfs", dir]),
-    options.mode === "read-only" ? "--ro-bind" : "--bind",
+    isReadOnly({ sandbox: options.mode }) ? "--ro-bind" : "--bind",
     workspace,
     workspace,
   ];

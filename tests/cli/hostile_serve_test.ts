@@ -118,10 +118,14 @@ while True:
     stdout: "null",
     stderr: "null",
   }).spawn();
+  // Without a sandbox the editor and the shell share one tool host, so the editor's deadline
+  // restarts the shell too; that restart must end the shell's jobs.
   const server = new ServerProcess([
     "serve",
     "-w",
     dir,
+    "--sandbox",
+    "none",
     "--deadline",
     "str_replace_based_edit_tool=3",
   ]);

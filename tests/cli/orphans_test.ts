@@ -54,7 +54,16 @@ for (const ending of ENDINGS) {
     }
     lines.push("echo started");
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...deftFlags(), `${REPO_ROOT}main.ts`, "serve", "-w", workspace],
+      args: [
+        "run",
+        ...deftFlags(),
+        `${REPO_ROOT}main.ts`,
+        "serve",
+        "-w",
+        workspace,
+        "--sandbox",
+        "none",
+      ],
       env: { NO_COLOR: "1", DENO_DIR: denoDir() },
       stdin: "piped",
       stdout: "piped",

@@ -6,13 +6,18 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { resolveToolSettings } from "../../src/config/tool_settings.ts";
+import { defaultSandbox } from "../../src/policy/sandbox.ts";
 import { runDeft } from "../helpers/deft.ts";
 import { Place, toolResult } from "../helpers/places.ts";
 
 Deno.test("tool settings: flags over DEFT_SANDBOX over the file over the defaults", () => {
   const env = (values: Record<string, string>) => (name: string) => values[name];
   const file = { sandbox: "workspace-write" as const, allow_network: true, tool_settings: {} };
-  assert.equal(resolveToolSettings({}, {}, env({})).sandbox, "none");
+  // Nothing asked: the safe default (workspace-write here, where bubblewrap works).
+  assert.equal(resolveToolSettings({}, {}, env({})).sandbox, defaultSandbox().mode);
+  assert.equal(defaultSandbox().mode, "workspace-write", "CI installs bubblewrap");
+  const none = { sandbox: "none" as const, tool_settings: {} };
+  assert.equal(resolveToolSettings(none, {}, env({})).sandbox, "none", "a chosen none stays");
   assert.equal(resolveToolSettings(file, {}, env({})).sandbox, "workspace-write");
   assert.equal(resolveToolSettings(file, {}, env({})).allowNetwork, true);
   const fromEnv = env({ DEFT_SANDBOX: "read-only", DEFT_ALLOW_NETWORK: "0" });
