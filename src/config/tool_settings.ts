@@ -8,17 +8,12 @@ import type { ToolSettings } from "../tools/base.ts";
 import type { DeftConfig } from "./schema.ts";
 import { configCandidates } from "./locate.ts";
 import { UsageError } from "../errors.ts";
-
+import { readEnv } from "../env.ts";
 import { SANDBOX_MODES, type SandboxMode } from "../policy/sandbox.ts";
-
-export { SANDBOX_MODES };
-
-/** A sandbox mode. */
-export type SandboxSetting = SandboxMode;
 
 /** What the command line can set for tools. */
 export interface ToolFlags {
-  sandbox?: SandboxSetting;
+  sandbox?: SandboxMode;
 }
 
 /** The file's part of the configuration that tools read. */
@@ -26,15 +21,6 @@ export type ToolConfig = Pick<
   DeftConfig,
   "sandbox" | "allow_network" | "tool_settings" | "shell_environment"
 >;
-
-/** Reads an environment variable; without --allow-env it is simply unset. */
-export function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name) || undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** The tool settings for `flags` over the environment over `config` over the defaults. */
 export function resolveToolSettings(
@@ -54,7 +40,7 @@ export function resolveToolSettings(
   }
   const tool = config.tool_settings ?? {};
   const settings: ToolSettings = {
-    sandbox: flags.sandbox ?? fromEnv as SandboxSetting | undefined ?? config.sandbox ?? "none",
+    sandbox: flags.sandbox ?? fromEnv as SandboxMode | undefined ?? config.sandbox ?? "none",
     allowNetwork: network !== undefined
       ? network === "1" || network === "true"
       : config.allow_network ?? false,
