@@ -14,6 +14,7 @@
  * Usage: `deno run -A bench/ckg_answer_bench.ts [DIR]`
  */
 import { median, ms } from "./timing.ts";
+import { FULL_PERMISSION_FLAGS } from "../src/policy/self.ts";
 
 const DEFAULT_TREE = "/usr/lib/python3.11";
 const TARGET_FIRST_RATIO = 1;
@@ -21,16 +22,7 @@ const TARGET_WARM_RATIO = 1.5;
 const RUNS = 3;
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const FLOOR_PROBE = new URL("./ckg_floor_probe.ts", import.meta.url).pathname;
-const DENO_FLAGS = [
-  "run",
-  "--no-prompt",
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-env",
-  "--allow-net",
-  "--allow-sys",
-];
+const DENO_FLAGS = ["run", "--no-prompt", ...FULL_PERMISSION_FLAGS];
 
 async function timed(
   cmd: string,

@@ -3,15 +3,7 @@
  * one file per workspace named after a hash of the workspace's real path.
  */
 import { basename, join } from "node:path";
-
-function env(name: string): string | undefined {
-  try {
-    return Deno.env.get(name) || undefined;
-  } catch {
-    // Without env permission, fall through to the next choice.
-    return undefined;
-  }
-}
+import { readEnv } from "../env.ts";
 
 /**
  * The folder holding graph databases: `ckgDir` when given, else `$DEFT_CACHE_DIR/ckg`, else
@@ -20,13 +12,13 @@ function env(name: string): string | undefined {
  */
 export function graphDirectory(ckgDir?: string): string {
   if (ckgDir) return ckgDir;
-  const deftCache = env("DEFT_CACHE_DIR");
+  const deftCache = readEnv("DEFT_CACHE_DIR");
   if (deftCache) return join(deftCache, "ckg");
-  const xdg = env("XDG_CACHE_HOME");
+  const xdg = readEnv("XDG_CACHE_HOME");
   if (xdg) return join(xdg, "deft", "ckg");
-  const home = env("HOME") ?? env("USERPROFILE");
+  const home = readEnv("HOME") ?? readEnv("USERPROFILE");
   if (home) return join(home, ".cache", "deft", "ckg");
-  return join(env("TMPDIR") ?? env("TEMP") ?? "/tmp", "deft-cache", "ckg");
+  return join(readEnv("TMPDIR") ?? readEnv("TEMP") ?? "/tmp", "deft-cache", "ckg");
 }
 
 /** The database file for the workspace whose real path is `workspace`. */

@@ -6,12 +6,12 @@ import type { HostDirs } from "../tools/host/remote.ts";
 import { definitionOf, registeredToolNames, resolveToolName } from "../tools/catalog.ts";
 import { parseDeadlines } from "../tools/host/deadlines.ts";
 import { UsageError } from "./io.ts";
+import { loadToolConfig, resolveToolSettings } from "../config/tool_settings.ts";
 import {
-  loadToolConfig,
-  resolveToolSettings,
-  type SandboxSetting,
-} from "../config/tool_settings.ts";
-import { findBwrap, SandboxUnavailableError } from "../policy/sandbox.ts";
+  findBwrap,
+  type SandboxMode as SandboxSetting,
+  SandboxUnavailableError,
+} from "../policy/sandbox.ts";
 
 /** Options every tool-running command accepts. */
 export interface ToolCommandOptions {

@@ -8,7 +8,7 @@ import type { AgentConsole } from "../agent/console.ts";
 import { ContextManager } from "../agent/context.ts";
 import { Lakeview } from "../agent/lakeview.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
-import { readEnv } from "../config/tool_settings.ts";
+import { readEnv } from "../env.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
 import { gitSandbox } from "../policy/git.ts";

@@ -6,12 +6,13 @@
 import { type Document, isMap, isScalar, LineCounter, parseDocument, visit } from "yaml";
 import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
-import type { DeftConfig } from "./schema.ts";
 import { configCandidates } from "./locate.ts";
 import { isTrusted, layerUntrusted, readUserConfig } from "./trust.ts";
 import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
 import { UsageError } from "../errors.ts";
 import { nestingDepth } from "../tools/nesting.ts";
+import { SANDBOX_MODES } from "../policy/sandbox.ts";
+import type { ShellEnvironmentPolicy } from "../policy/shell_env.ts";
 
 /** Largest config file read: far above any real one, small enough to load in well under a second. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -54,6 +55,7 @@ const modelSchema = z.strictObject({
   top_k: z.number().int().min(0).optional(),
   parallel_tool_calls: z.boolean().default(false),
   max_retries: z.number().int().min(0).max(100).default(10),
+  /** Tokens the model accepts; context management keeps the conversation under it. */
   context_window: positiveInt.optional(),
   supports_tool_calling: z.boolean().optional(),
   candidate_count: positiveInt.optional(),
@@ -67,18 +69,33 @@ const agentSchema = z.strictObject({
   tools: z.array(z.string()).default([...DEFAULT_TOOL_NAMES]),
 });
 
+// An MCP server Deft may start (stdio: `command`) or reach (streamable HTTP: `url`).
 const mcpServerSchema = z.strictObject({
   command: z.string().optional(),
   args: z.array(z.string()).optional(),
   env: z.record(z.string(), z.string()).optional(),
   cwd: z.string().optional(),
   url: z.string().optional(),
+  // Trae Agent's spelling of `url`; read only here, folded into `url` below.
   http_url: z.string().optional(),
   headers: z.record(z.string(), z.string()).optional(),
+  /** Seconds a call may take before it fails and the server is restarted. */
   timeout: z.number().positive().optional(),
   description: z.string().optional(),
+  // Trae Agent's key; accepted so its configs load, and not acted on.
   trust: z.boolean().optional(),
-});
+}).transform(({ http_url, ...server }) =>
+  http_url && !server.url ? { ...server, url: http_url } : server
+);
+
+// Which variables the model's shell inherits; policy/shell_env.ts owns the meaning.
+const shellEnvironmentSchema = z.strictObject({
+  inherit: z.enum(["all", "core", "none"]).optional(),
+  ignore_default_excludes: z.boolean().optional(),
+  exclude: z.array(z.string()).optional(),
+  include_only: z.array(z.string()).optional(),
+  set: z.record(z.string(), z.string()).optional(),
+}) satisfies z.ZodType<ShellEnvironmentPolicy>;
 
 const configSchema = z.strictObject({
   model_providers: z.record(z.string(), providerSchema).default({}),
@@ -89,17 +106,15 @@ const configSchema = z.strictObject({
   allow_mcp_servers: z.array(z.string()).default([]),
   // Unset unless a file says so: the default (workspace-write where bubblewrap works) is decided
   // in tool_settings.ts, which must tell a chosen `none` from no choice.
-  sandbox: z.enum(["none", "workspace-write", "read-only"]).optional(),
+  sandbox: z.enum(SANDBOX_MODES).optional(),
   allow_network: z.boolean().default(false),
+  /** When to ask before a tool call; unset: `never` for run, `commands` for interactive. */
   approval: z.enum(["never", "commands", "all"]).optional(),
+  /** Folders whose own config file may set every key (`deft trust`); only read from user config. */
   trusted_folders: z.array(z.string()).default([]),
-  shell_environment: z.strictObject({
-    inherit: z.enum(["all", "core", "none"]).optional(),
-    ignore_default_excludes: z.boolean().optional(),
-    exclude: z.array(z.string()).optional(),
-    include_only: z.array(z.string()).optional(),
-    set: z.record(z.string(), z.string()).optional(),
-  }).optional(),
+  /** Which variables the model's shell inherits (policy/shell_env.ts). */
+  shell_environment: shellEnvironmentSchema.optional(),
+  /** USD per million tokens by model name; overrides src/llm/prices.ts's table. */
   prices: z.record(
     z.string(),
     z.strictObject({
@@ -109,18 +124,26 @@ const configSchema = z.strictObject({
       cache_write: z.number().min(0).optional(),
     }),
   ).default({}),
+  /** Tool settings (all optional; defaults live with the tools). */
   tool_settings: z.strictObject({
     bash_timeout: z.number().positive().optional(),
     output_limit: positiveInt.optional(),
     max_file_bytes: positiveInt.optional(),
     ckg_dir: z.string().optional(),
+    /** Seconds a tool call may run, per tool name; `default` for the rest. */
     deadlines: z.record(z.string(), z.number().positive()).optional(),
   }).default({}),
 });
 
+/**
+ * The whole checked configuration, as the schema above gives it back (defaults filled in,
+ * Trae's `http_url` folded into `url`). `schema.ts` names its parts.
+ */
+export type DeftConfig = z.output<typeof configSchema>;
+
 /** The configuration used when no file is found. */
 export function defaultConfig(): DeftConfig {
-  return configSchema.parse({}) as DeftConfig;
+  return configSchema.parse({});
 }
 
 /** Finds and loads the configuration; no file at all gives the defaults. */
@@ -216,7 +239,7 @@ export function parseConfig(text: string, path = "<config>"): LoadedConfig {
     result = configSchema.safeParse(data);
     if (!result.success) throw new ConfigError(`${path}: ${result.error.message}`);
   }
-  const config = result.data as DeftConfig;
+  const config = result.data;
   checkReferences(config, path, where);
   return { config, path, warnings };
 }
@@ -260,10 +283,6 @@ function checkReferences(
     }
   });
   for (const [name, server] of Object.entries(config.mcp_servers)) {
-    // Trae Agent spells the streamable-HTTP address `http_url`.
-    const traeStyle = server as typeof server & { http_url?: string };
-    if (traeStyle.http_url && !server.url) server.url = traeStyle.http_url;
-    delete traeStyle.http_url;
     if (!server.command && !server.url) {
       problems.push(
         `'mcp_servers.${name}'${where(["mcp_servers", name])}: give either 'command' (stdio) ` +

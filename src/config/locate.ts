@@ -1,4 +1,5 @@
 /** Where configuration files are looked for; kept light so listing commands can ask cheaply. */
+import { readEnv } from "../env.ts";
 
 /**
  * Where to look for the config file, in order: `--config-file`, `DEFT_CONFIG`, `./deft.yaml`,
@@ -19,13 +20,4 @@ export function configCandidates(
   const configHome = readEnv("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
   if (configHome) candidates.push({ path: `${configHome}/deft/config.yaml`, explicit: false });
   return candidates;
-}
-
-// Without --allow-env Deft still starts: an environment it may not read sets nothing.
-function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name) || undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -14,7 +14,9 @@ import type {
   ModelProviderConfig,
 } from "./schema.ts";
 import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
-import { readEnv, resolveToolSettings } from "./tool_settings.ts";
+import { resolveToolSettings } from "./tool_settings.ts";
+import { readEnv } from "../env.ts";
+import type { SandboxMode } from "../policy/sandbox.ts";
 
 /** What the command line can override. */
 export interface ConfigOverrides {
@@ -23,7 +25,7 @@ export interface ConfigOverrides {
   modelBaseUrl?: string;
   apiKey?: string;
   maxSteps?: number;
-  sandbox?: "none" | "workspace-write" | "read-only";
+  sandbox?: SandboxMode;
 }
 
 /** A resolved provider account with its key and base URL in place. */
@@ -49,7 +51,7 @@ export interface RunConfig {
   toolSettings: ToolSettings;
   configPath?: string;
   /** The config file's `approval`, if set. */
-  approval?: "never" | "commands" | "all";
+  approval?: DeftConfig["approval"];
   /** Model prices from the config file (USD per million tokens). */
   prices: DeftConfig["prices"];
 }

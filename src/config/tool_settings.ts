@@ -8,17 +8,12 @@ import type { ToolSettings } from "../tools/base.ts";
 import type { DeftConfig } from "./schema.ts";
 import { configCandidates } from "./locate.ts";
 import { UsageError } from "../errors.ts";
-
+import { readEnv } from "../env.ts";
 import { defaultSandbox, SANDBOX_MODES, type SandboxMode } from "../policy/sandbox.ts";
-
-export { SANDBOX_MODES };
-
-/** A sandbox mode. */
-export type SandboxSetting = SandboxMode;
 
 /** What the command line can set for tools. */
 export interface ToolFlags {
-  sandbox?: SandboxSetting;
+  sandbox?: SandboxMode;
 }
 
 /** The file's part of the configuration that tools read. */
@@ -26,15 +21,6 @@ export type ToolConfig = Pick<
   DeftConfig,
   "sandbox" | "allow_network" | "tool_settings" | "shell_environment"
 >;
-
-/** Reads an environment variable; without --allow-env it is simply unset. */
-export function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name) || undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** The tool settings for `flags` over the environment over `config` over the defaults. */
 export function resolveToolSettings(
@@ -53,7 +39,7 @@ export function resolveToolSettings(
     throw new UsageError(`DEFT_ALLOW_NETWORK is '${network}'; use 1 or 0, or unset it.`);
   }
   const tool = config.tool_settings ?? {};
-  const asked = flags.sandbox ?? fromEnv as SandboxSetting | undefined ?? config.sandbox;
+  const asked = flags.sandbox ?? fromEnv as SandboxMode | undefined ?? config.sandbox;
   const settings: ToolSettings = {
     sandbox: asked ?? defaultSandboxOnce(),
     allowNetwork: network !== undefined
@@ -72,7 +58,7 @@ export function resolveToolSettings(
  * The sandbox when nobody asked for one: `workspace-write` where bubblewrap works, else `none`,
  * said once per process on stderr (what is unprotected, how to fix it).
  */
-function defaultSandboxOnce(): SandboxSetting {
+function defaultSandboxOnce(): SandboxMode {
   const chosen = defaultSandbox();
   if (chosen.notice && !noticeShown) {
     noticeShown = true;

@@ -5,6 +5,7 @@
  */
 import type { ResolvedModel } from "../config/resolve.ts";
 import { ConfigError } from "../config/load.ts";
+import { readEnv } from "../env.ts";
 import type { ToolDefinition } from "../tools/schema.ts";
 import { OpenAIChatClient } from "./openai_chat.ts";
 import type { LLMMessage } from "./types.ts";
@@ -28,8 +29,8 @@ export function azureClient(model: ResolvedModel): OpenAIChatClient {
     return new AzureChatClient({ ...model, provider: { ...model.provider, base_url: endpoint } });
   }
   // OPENAI_API_VERSION is the SDK's own variable; an empty variable counts as unset.
-  const apiVersion = model.provider.api_version || Deno.env.get("AZURE_API_VERSION") ||
-    Deno.env.get("OPENAI_API_VERSION");
+  const apiVersion = model.provider.api_version || readEnv("AZURE_API_VERSION") ||
+    readEnv("OPENAI_API_VERSION");
   if (!apiVersion) {
     throw new ConfigError(
       "Provider 'azure' needs an API version: set model_providers.<name>.api_version or " +

@@ -42,7 +42,7 @@ export interface ToolSettings {
   /** Characters of stdout/stderr shown to the model before head/tail clipping. */
   outputLimit?: number;
   /** `workspace-write` runs bash inside bubblewrap; `read-only` also makes the workspace read-only. */
-  sandbox?: "none" | "workspace-write" | "read-only";
+  sandbox?: import("../policy/sandbox.ts").SandboxMode;
   /** Let sandboxed commands use the network. */
   allowNetwork?: boolean;
   /** The bubblewrap executable for `workspace-write` (default: `bwrap` on PATH). */

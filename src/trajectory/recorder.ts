@@ -3,7 +3,7 @@
  * file, then rename) after every interaction and step, so a crash leaves the last completed step on
  * disk. Secrets (API keys) are replaced before anything is written.
  */
-import { envObject } from "../env.ts";
+import { envObject, readEnv } from "../env.ts";
 import { SecretMasker, secretValues } from "../policy/secrets.ts";
 import { dirname } from "node:path";
 import type { LLMMessage, LLMResponse, LLMUsage } from "../llm/types.ts";
@@ -206,13 +206,4 @@ export function newSessionId(now = new Date()): string {
 /** Where a session's trajectory goes by default. */
 export function defaultTrajectoryPath(sessionId = newSessionId()): string {
   return `${trajectoriesDir()}/trajectory_${sessionId}.json`;
-}
-
-// Deft runs without --allow-env too; an environment it may not read sets nothing.
-function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name) || undefined;
-  } catch {
-    return undefined;
-  }
 }

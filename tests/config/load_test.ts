@@ -100,6 +100,17 @@ Deno.test("a missing key names the variable to set", () => {
   assert.equal(local.model.provider.api_key, undefined);
 });
 
+Deno.test("Trae's http_url is read as url; url wins when both are given", () => {
+  const { config, warnings } = parseConfig(
+    "mcp_servers:\n" +
+      "  a:\n    http_url: http://a/mcp\n    trust: true\n" +
+      "  b:\n    url: http://b/mcp\n    http_url: http://other/mcp\n",
+  );
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(config.mcp_servers.a, { url: "http://a/mcp", trust: true });
+  assert.deepEqual(config.mcp_servers.b, { url: "http://b/mcp" });
+});
+
 Deno.test("unknown keys are warnings with line and column, not errors", () => {
   const { warnings } = parseConfig(
     "modles: {}\nmodel_providers:\n  a:\n    provider: openai\n    api_kee: x\n",

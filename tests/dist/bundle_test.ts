@@ -5,19 +5,10 @@
 import assert from "node:assert/strict";
 import { REPO_ROOT } from "../helpers/deft.ts";
 import { anthropicToolUses, chatToolCalls, MockLLM } from "../helpers/mock_llm.ts";
+import { BUNDLE_FULL_FLAGS } from "../helpers/deno_flags.ts";
 
 /** The flags README documents for running the bundle. */
-const FLAGS = [
-  "--unstable-raw-imports",
-  "--unstable-worker-options",
-  "--no-prompt",
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-env",
-  "--allow-net",
-  "--allow-sys",
-];
+const FLAGS = [...BUNDLE_FULL_FLAGS];
 
 async function run(dir: string, args: string[], stdin?: string, flags: string[] = FLAGS) {
   const child = new Deno.Command(Deno.execPath(), {

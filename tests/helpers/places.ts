@@ -6,9 +6,7 @@
  */
 import { join } from "node:path";
 import { REPO_ROOT } from "./deft.ts";
-
-/** Flags every bundle run needs, besides permissions. */
-const BASE_FLAGS = ["--unstable-raw-imports", "--unstable-worker-options", "--no-prompt"];
+import { BUNDLE_BASE_FLAGS as BASE_FLAGS } from "./deno_flags.ts";
 
 /** What a finished process left behind. */
 export interface Ran {

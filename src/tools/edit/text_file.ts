@@ -3,9 +3,8 @@
  * editor away from files it cannot round-trip (binary, undecodable, too large, not regular).
  */
 import { Buffer, isAscii } from "node:buffer";
+import { readConfinedFile, type ReadRefusals } from "../fs/confined.ts";
 import { FileToolError } from "../fs/errors.ts";
-import { readPinned } from "../fs/pinned.ts";
-import { formatSize } from "../fs/size.ts";
 import { binaryReason } from "./binary.ts";
 import {
   decode,
@@ -51,43 +50,24 @@ export async function loadTextFile(
   maxBytes: number,
   stated?: string,
 ): Promise<TextFile> {
-  const info = await statFile(real, shown);
-  if (info.size > maxBytes) {
-    throw new FileToolError(
-      `The file ${shown} is ${formatSize(info.size)}, larger than the ${
-        formatSize(maxBytes)
-      } the editor edits. Edit it with bash instead (e.g. \`sed -i\` on a line found with ` +
-        `\`grep -n\`), or raise the editor's maxFileBytes setting. \`view\` with \`view_range\` ` +
-        `still shows parts of it.`,
-    );
-  }
-  // The bytes and metadata come from the file as opened, pinned against swapped directories.
-  const read = readPinned(real, shown);
+  const read = await readConfinedFile(real, shown, maxBytes, EDIT_REFUSALS);
   const encoding = await encodingOf(read.bytes, shown, "edited", stated);
   if (encoding.uncertain) throw uncertainError(shown, encoding);
   return { real, shown, bytes: read.bytes, encoding, info: read.info };
 }
 
-/**
- * Stats `real` (following links) and insists on a regular file, with Trae's messages for a
- * missing path and a directory.
- */
-export async function statFile(real: string, shown: string): Promise<Deno.FileInfo> {
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.stat(real);
-  } catch (e) {
-    if (isMissing(e)) throw missingPathError(shown);
-    throw e;
-  }
-  if (info.isDirectory) {
-    throw new FileToolError(
-      `The path ${shown} is a directory and only the \`view\` command can be used on directories`,
-    );
-  }
-  if (!info.isFile) throw notRegularError(shown);
-  return info;
-}
+/** The editor's refusals to edit a path, with Trae's messages for a missing one and a directory. */
+export const EDIT_REFUSALS: ReadRefusals = {
+  missing: (shown) => missingPathError(shown).message,
+  notRegular: (shown, info) =>
+    info.isDirectory
+      ? `The path ${shown} is a directory and only the \`view\` command can be used on directories`
+      : notRegularError(shown).message,
+  tooLarge: (shown, size, limit) =>
+    `The file ${shown} is ${size}, larger than the ${limit} the editor edits. Edit it with bash ` +
+    `instead (e.g. \`sed -i\` on a line found with \`grep -n\`), or raise the editor's ` +
+    `maxFileBytes setting. \`view\` with \`view_range\` still shows parts of it.`,
+};
 
 /** The message for a device, socket or pipe: reading one could block forever. */
 export function notRegularError(shown: string): FileToolError {
@@ -95,11 +75,6 @@ export function notRegularError(shown: string): FileToolError {
     `The path ${shown} is not a regular file (a device, socket or pipe); the editor only works ` +
       `on regular files.`,
   );
-}
-
-/** True for the errors meaning "nothing there": not found, or a file where a directory was. */
-export function isMissing(e: unknown): boolean {
-  return e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory;
 }
 
 /** Trae's message for a path that does not exist. */

@@ -1,14 +1,12 @@
 /** `str_replace_based_edit_tool`: view, create and edit files, byte-exact and confined. */
-import { readOnlyRefusal } from "../../policy/read_only.ts";
 import { EDIT } from "./definition.ts";
-import { dirname, isAbsolute, join, normalize } from "node:path";
-import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../policy/workspace.ts";
+import { dirname, isAbsolute, join } from "node:path";
 import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
 import { preserving, writeFileAtomic } from "../fs/atomic.ts";
+import { isMissing, statRegular, withConfinedFile } from "../fs/confined.ts";
 import { readPinned, removePinned } from "../fs/pinned.ts";
 import { assertWritable } from "../fs/writable.ts";
 import { FileToolError } from "../fs/errors.ts";
-import { withFileLock } from "../fs/lock.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "../fs/size.ts";
 import { checkName, DecodeError, encode, isUtf16, UnencodableError } from "./encoding.ts";
 import { type CreateRecord, EditHistory, type SpliceRecord } from "./history.ts";
@@ -18,11 +16,10 @@ import { planReplace } from "./replace.ts";
 import { editSnippet } from "./snippet.ts";
 import { bytesAt, type Splice, splicedParts } from "./splice.ts";
 import {
-  isMissing,
+  EDIT_REFUSALS,
   loadTextFile,
   missingPathError,
   notRegularError,
-  statFile,
   type TextFile,
 } from "./text_file.ts";
 import { viewDirectory } from "./view_dir.ts";
@@ -45,25 +42,12 @@ export class EditTool extends Tool {
           `${join(this.context.workspace, path)}?`,
       ));
     }
-    if (command !== "view" && this.context.settings.sandbox === "read-only") {
-      return Promise.resolve(fail(readOnlyRefusal(path)));
-    }
-    // Taking the lock on the path as written before the first await keeps calls on one file in
-    // the order they were made; the lock on the real path then also serialises other spellings.
-    return withFileLock(`path:${normalize(path)}`, async () => {
-      try {
-        const real = await confine(this.context.workspace, path);
-        return await withFileLock(real, () => this.#run(command, path, real, args));
-      } catch (e) {
-        if (
-          e instanceof FileToolError || e instanceof OutsideWorkspaceError ||
-          e instanceof UnresolvablePathError
-        ) {
-          return fail(e.message);
-        }
-        throw e;
-      }
-    });
+    return withConfinedFile(
+      this.context,
+      path,
+      command !== "view",
+      (real) => this.#run(command, path, real, args),
+    );
   }
 
   get #maxBytes(): number {
@@ -259,7 +243,7 @@ export class EditTool extends Tool {
     const record = this.#history.peek(real);
     if (!record) return fail(`No edit history found for ${shown}.`);
     if (record.kind === "create") return await this.#undoCreate(shown, real, record);
-    await statFile(real, shown);
+    await statRegular(real, shown, EDIT_REFUSALS);
     const read = readPinned(real, shown);
     const { info } = read;
     const bytes = info.size === record.sizeAfter ? read.bytes : undefined;

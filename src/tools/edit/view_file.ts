@@ -4,7 +4,7 @@
  * lines are decoded.
  */
 import { FileToolError } from "../fs/errors.ts";
-import { readPinned } from "../fs/pinned.ts";
+import { confirmPinned, openPinned, readPinned } from "../fs/pinned.ts";
 import { formatSize } from "../fs/size.ts";
 import { BINARY_SAMPLE_BYTES, binaryReason } from "./binary.ts";
 import {
@@ -67,8 +67,8 @@ export async function viewFile(request: ViewFileRequest): Promise<string> {
   }
   // A start before line 1 is an error whose message needs the line count: count, keep nothing.
   const scan = from < 1
-    ? await scanLines(request.real, Infinity, Infinity)
-    : await scanLines(request.real, from, to === -1 ? Infinity : to);
+    ? await scanLines(request.real, shown, Infinity, Infinity)
+    : await scanLines(request.real, shown, from, to === -1 ? Infinity : to);
   if (scan.binary) throw binaryError(shown, scan.binary);
   if (fits && (scan.utf16 || !isUtf8(scan.collected))) {
     return await viewWhole(request, from, to, true);
@@ -169,14 +169,27 @@ interface LineScan {
   utf16?: boolean;
 }
 
-// Reads `path` once: counts lines, keeps the bytes of lines `from..to`, and checks for binary
-// content. Stops early once line `to` is complete (then `complete` is false).
+// Reads `real` once, pinned against swapped directories: counts lines, keeps the bytes of lines
+// `from..to`, and checks for binary content. Stops early once line `to` is complete (then
+// `complete` is false).
 async function scanLines(
-  path: string,
+  real: string,
+  shown: string,
   from: number,
   to: number,
 ): Promise<LineScan> {
-  const file = await Deno.open(path, { read: true });
+  const { file, info } = openPinned(real, shown);
+  let scan: LineScan;
+  try {
+    scan = await scanFile(file, from, to);
+  } finally {
+    file.close();
+  }
+  confirmPinned(real, shown, info.ino);
+  return scan;
+}
+
+async function scanFile(file: Deno.FsFile, from: number, to: number): Promise<LineScan> {
   const buffer = new Uint8Array(CHUNK_BYTES);
   const kept: Uint8Array[] = [];
   let keptBytes = 0;
@@ -186,47 +199,43 @@ async function scanLines(
   let lastByte = -1;
   let contentSeen = false;
   let complete = true;
-  try {
-    while (true) {
-      const read = await file.read(buffer);
-      if (read === null) break;
-      let chunk = buffer.subarray(0, read);
-      if (first) {
-        first = false;
-        if (utf16Layout(chunk.subarray(0, BINARY_SAMPLE_BYTES & ~1))) {
-          return { ...binaryScan(""), binary: null, utf16: true };
-        }
-        const reason = binaryReason(chunk.subarray(0, BINARY_SAMPLE_BYTES), true);
-        if (reason) return binaryScan(reason);
-        if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
+  while (true) {
+    const read = await file.read(buffer);
+    if (read === null) break;
+    let chunk = buffer.subarray(0, read);
+    if (first) {
+      first = false;
+      if (utf16Layout(chunk.subarray(0, BINARY_SAMPLE_BYTES & ~1))) {
+        return { ...binaryScan(""), binary: null, utf16: true };
       }
-      if (chunk.indexOf(0) !== -1) return binaryScan("it contains NUL bytes");
-      if (chunk.length === 0) continue;
-      contentSeen = true;
-      lastByte = chunk[chunk.length - 1];
-      let at = 0;
-      while (at < chunk.length) {
-        const nl = chunk.indexOf(LF, at);
-        const end = nl === -1 ? chunk.length : nl + 1;
-        if (line >= from && line <= to && !clipped) {
-          const room = MAX_COLLECTED_BYTES - keptBytes;
-          const piece = chunk.slice(at, Math.min(end, at + room));
-          kept.push(piece);
-          keptBytes += piece.length;
-          if (end - at > room) clipped = true;
-        }
-        if (nl === -1) break;
-        line++;
-        at = end;
-        if (line > to) break;
-      }
-      if (line > to) {
-        complete = false;
-        break;
-      }
+      const reason = binaryReason(chunk.subarray(0, BINARY_SAMPLE_BYTES), true);
+      if (reason) return binaryScan(reason);
+      if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
     }
-  } finally {
-    file.close();
+    if (chunk.indexOf(0) !== -1) return binaryScan("it contains NUL bytes");
+    if (chunk.length === 0) continue;
+    contentSeen = true;
+    lastByte = chunk[chunk.length - 1];
+    let at = 0;
+    while (at < chunk.length) {
+      const nl = chunk.indexOf(LF, at);
+      const end = nl === -1 ? chunk.length : nl + 1;
+      if (line >= from && line <= to && !clipped) {
+        const room = MAX_COLLECTED_BYTES - keptBytes;
+        const piece = chunk.slice(at, Math.min(end, at + room));
+        kept.push(piece);
+        keptBytes += piece.length;
+        if (end - at > room) clipped = true;
+      }
+      if (nl === -1) break;
+      line++;
+      at = end;
+      if (line > to) break;
+    }
+    if (line > to) {
+      complete = false;
+      break;
+    }
   }
   const lines = complete && contentSeen && lastByte !== LF ? line : line - 1;
   return { lines, complete, collected: concat(kept, keptBytes), clipped, binary: null };

@@ -54,6 +54,36 @@ export interface PinnedRead {
  * so the read cannot block.
  */
 export function readPinned(real: string, shown: string): PinnedRead {
+  const { file, info } = openPinned(real, shown);
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(info.size);
+    let read = 0;
+    while (read < bytes.length) {
+      const n = file.readSync(bytes.subarray(read));
+      if (n === null || n === 0) break;
+      read += n;
+    }
+    if (read < bytes.length) bytes = bytes.slice(0, read);
+  } finally {
+    file.close();
+  }
+  confirmPinned(real, shown, info.ino);
+  return { bytes, info };
+}
+
+/** A file opened by `openPinned`, and its metadata as the opened file sees it. */
+export interface PinnedFile {
+  file: Deno.FsFile;
+  info: Deno.FileInfo;
+}
+
+/**
+ * Opens the regular file at real path `real` for reading, pinned like `readPinned`, for a caller
+ * that reads it in steps (a streamed view). The caller closes the file, then calls
+ * `confirmPinned` before it uses what it read.
+ */
+export function openPinned(real: string, shown: string): PinnedFile {
   return inDirectory(dirname(real), shown, (at) => {
     const name = at + basename(real);
     let before: Deno.FileInfo;
@@ -74,19 +104,21 @@ export function readPinned(real: string, shown: string): PinnedRead {
         throw swappedError(shown);
       }
       assertStillThere(dirname(real), name, info.ino, shown);
-      const bytes = new Uint8Array(info.size);
-      let read = 0;
-      while (read < bytes.length) {
-        const n = file.readSync(bytes.subarray(read));
-        if (n === null || n === 0) break;
-        read += n;
-      }
-      // And after: a swap back (to hide a read from elsewhere) is caught too.
-      assertStillThere(dirname(real), name, info.ino, shown, 1);
-      return { bytes: read === bytes.length ? bytes : bytes.slice(0, read), info };
-    } finally {
+      return { file, info };
+    } catch (e) {
       file.close();
+      throw e;
     }
+  });
+}
+
+/**
+ * The check after a pinned read: `real` still names the file with inode `ino`, so a swap back
+ * (to hide a read from elsewhere) is caught too.
+ */
+export function confirmPinned(real: string, shown: string, ino: number | null): void {
+  inDirectory(dirname(real), shown, (at) => {
+    assertStillThere(dirname(real), at + basename(real), ino, shown, 1);
   });
 }
 

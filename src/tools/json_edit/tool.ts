@@ -1,16 +1,12 @@
 /** `json_edit_tool`: view and change JSON files by JSONPath, keeping their formatting. */
-import { readOnlyRefusal } from "../../policy/read_only.ts";
 import { JSON_EDIT } from "./definition.ts";
-import { isAbsolute, join, normalize } from "node:path";
-import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../policy/workspace.ts";
+import { isAbsolute, join } from "node:path";
 import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
 import { preserving, writeFileAtomic } from "../fs/atomic.ts";
-import { FileToolError } from "../fs/errors.ts";
-import { withFileLock } from "../fs/lock.ts";
-import { DEFAULT_MAX_FILE_BYTES, formatSize } from "../fs/size.ts";
+import { readConfinedFile, type ReadRefusals, withConfinedFile } from "../fs/confined.ts";
+import { DEFAULT_MAX_FILE_BYTES } from "../fs/size.ts";
 import { assertWritable } from "../fs/writable.ts";
 import type { JsonEditRequest } from "./operations.ts";
-import { readStable } from "../fs/stable.ts";
 
 type Operation = JsonEditRequest["operation"];
 
@@ -41,9 +37,6 @@ export class JsonEditTool extends Tool {
         `A 'value' parameter is required for the '${operation}' operation.`,
       ));
     }
-    if (operation !== "view" && this.context.settings.sandbox === "read-only") {
-      return Promise.resolve(fail(readOnlyRefusal(path)));
-    }
     const request: JsonEditRequest = {
       operation,
       shown: path,
@@ -51,44 +44,18 @@ export class JsonEditTool extends Tool {
       value: args.value,
       prettyPrint: args.pretty_print !== false,
     };
-    // Locked on the path as written first, so calls on one file keep their order (see the editor).
-    return withFileLock(`path:${normalize(path)}`, async () => {
-      try {
-        const real = await confine(this.context.workspace, path);
-        return await withFileLock(real, () => this.#run(real, request));
-      } catch (e) {
-        if (
-          e instanceof FileToolError || e instanceof OutsideWorkspaceError ||
-          e instanceof UnresolvablePathError
-        ) {
-          return fail(e.message);
-        }
-        throw e;
-      }
-    });
+    return withConfinedFile(
+      this.context,
+      path,
+      operation !== "view",
+      (real) => this.#run(real, request),
+    );
   }
 
   async #run(real: string, request: JsonEditRequest): Promise<ToolExecResult> {
     const { shown } = request;
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.stat(real);
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
-        return fail(`File does not exist: ${shown}`);
-      }
-      throw e;
-    }
-    if (!info.isFile) return fail(`Not a regular file: ${shown}. json_edit_tool edits JSON files.`);
     const maxBytes = this.context.settings.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-    if (info.size > maxBytes) {
-      return fail(
-        `The file ${shown} is ${formatSize(info.size)}, larger than the ${
-          formatSize(maxBytes)
-        } json_edit_tool reads. Query it with bash instead (e.g. \`jq\`).`,
-      );
-    }
-    const bytes = await readStable(real);
+    const { bytes, info } = await readConfinedFile(real, shown, maxBytes, JSON_REFUSALS);
     // Loaded on first use: jsonc-parser and jsonpath-plus stay out of the CLI's start-up.
     const { runJsonEdit } = await import("./operations.ts");
     const outcome = runJsonEdit(bytes, request);
@@ -107,3 +74,11 @@ export class JsonEditTool extends Tool {
     return ok(outcome.output);
   }
 }
+
+const JSON_REFUSALS: ReadRefusals = {
+  missing: (shown) => `File does not exist: ${shown}`,
+  notRegular: (shown) => `Not a regular file: ${shown}. json_edit_tool edits JSON files.`,
+  tooLarge: (shown, size, limit) =>
+    `The file ${shown} is ${size}, larger than the ${limit} json_edit_tool reads. Query it ` +
+    `with bash instead (e.g. \`jq\`).`,
+};

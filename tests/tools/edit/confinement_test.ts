@@ -107,3 +107,25 @@ Deno.test("confinement: a symlink swapped in after an edit is not followed by un
     });
   });
 });
+
+Deno.test("read-only sandbox: views work, every change is refused and nothing is written", async () => {
+  await withEditor(async ({ ws, call }) => {
+    const path = join(ws, "a.txt");
+    await Deno.writeTextFile(path, "alpha\n");
+    const view = await call({ command: "view", path });
+    assert.ok(view.success, String(view.error));
+    for (
+      const args of [
+        { command: "create", path: join(ws, "new.txt"), file_text: "x\n" },
+        { command: "str_replace", path, old_str: "alpha", new_str: "beta" },
+        { command: "insert", path, insert_line: 0, new_str: "top" },
+        { command: "undo_edit", path },
+      ]
+    ) {
+      const r = await call(args);
+      assert.match(String(r.error), /workspace is read-only \(sandbox: read-only\)/, args.command);
+    }
+    assert.equal(await Deno.readTextFile(path), "alpha\n");
+    await assert.rejects(Deno.stat(join(ws, "new.txt")), Deno.errors.NotFound);
+  }, { sandbox: "read-only" });
+});

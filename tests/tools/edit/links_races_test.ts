@@ -6,6 +6,13 @@
 import assert from "node:assert/strict";
 import { hasAllPermissions, runWithAllPermissions } from "../../helpers/full_permissions.ts";
 import { join } from "node:path";
+import {
+  editorsIn,
+  INSIDE_FILES,
+  OUTSIDE_FILES,
+  raceEditors,
+  writeFiles,
+} from "../../helpers/edit_race.ts";
 import { writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
 import { removeStaleTemps, TEMP_NAME_PATTERN, tempName } from "../../../src/tools/fs/temp_names.ts";
 import { strayTempFiles, utf8, withEditor, withOutsideDir } from "./helpers.ts";
@@ -141,14 +148,14 @@ Deno.test("writes: a folder flipped to a symlink to outside during 500 edits cha
       "writes: a folder flipped to a symlink to outside during 500 edits changes nothing outside",
     );
   }
-  await withEditor(async ({ ws, call }) => {
+  await withEditor(async ({ ws }) => {
     await withOutsideDir(async (outside) => {
-      await Deno.writeTextFile(join(outside, "f.txt"), "A\n");
+      await writeFiles(outside, OUTSIDE_FILES);
       await Deno.writeTextFile(join(outside, "keep.txt"), "outside\n");
       const before = await snapshot(outside);
       const dir = join(ws, "d");
       await Deno.mkdir(dir);
-      await Deno.writeTextFile(join(dir, "f.txt"), "A\n");
+      await writeFiles(dir, INSIDE_FILES);
       // A separate process, so that it flips while the editor is between its steps.
       const flip = `
         const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -169,12 +176,7 @@ Deno.test("writes: a folder flipped to a symlink to outside during 500 edits cha
       await new Promise((r) => setTimeout(r, 300)); // let it start
       let succeeded = 0;
       try {
-        const path = join(dir, "f.txt");
-        for (let i = 0; i < 500; i++) {
-          const [from, to] = i % 2 === 0 ? ["A", "B"] : ["B", "A"];
-          const r = i % 5 === 4
-            ? await call({ command: "view", path })
-            : await call({ command: "str_replace", path, old_str: from, new_str: to });
+        for (const r of await raceEditors(dir, editorsIn(ws))) {
           if (r.success) succeeded++;
           else if (Deno.env.get("DEBUG_RACE")) console.log(r.error?.slice(0, 90));
         }

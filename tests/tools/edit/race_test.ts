@@ -1,15 +1,25 @@
 /**
- * The editor against a rename-exchange race: the model's sandboxed shell swaps a workspace folder
- * with a symlink to a folder outside, over and over, while 500 editor calls use paths inside that
- * folder. Nothing outside is changed or created, and no outside content is ever returned.
+ * Both editors against a rename-exchange race: the model's sandboxed shell swaps a workspace
+ * folder with a symlink to a folder outside, over and over, while 500 editor calls (the text and
+ * the JSON editor, tests/helpers/edit_race.ts) use paths inside that folder. Nothing outside is
+ * changed or created, and no outside content is ever returned.
  *
- * Twice: the editor itself in-process (its pinned paths, which hold only with all permissions),
- * and the editor as Deft runs it with a sandbox, in the sandboxed tool host under the suite's
- * narrowed flags, with the outside folder under `$TMPDIR` (not even visible inside) and under
- * `$HOME` (visible read-only, as to the shell).
+ * Twice: the editors themselves in-process (their pinned paths, which hold only with all
+ * permissions), and the editors as Deft runs them with a sandbox, in the sandboxed tool host under
+ * the suite's narrowed flags, with the outside folder under `$TMPDIR` (not even visible inside)
+ * and under `$HOME` (visible read-only, as to the shell).
  */
 import assert from "node:assert/strict";
 import { hasAllPermissions, runWithAllPermissions } from "../../helpers/full_permissions.ts";
+import {
+  assertEditorsWork,
+  editorsIn,
+  INSIDE_FILES,
+  OUTSIDE_FILES,
+  OUTSIDE_MARKER,
+  raceEditors,
+  writeFiles,
+} from "../../helpers/edit_race.ts";
 import { BashTool } from "../../../src/tools/bash/tool.ts";
 import { createHostedTools } from "../../../src/tools/host/remote.ts";
 import { ToolExecutor } from "../../../src/tools/executor.ts";
@@ -28,10 +38,10 @@ while time.time() < end and not os.path.exists("stop"):
 open("swaps", "w").write(str(swaps) if swaps else "0 errno %d" % ctypes.get_errno())
 `;
 
-/** Sets the race up in `ws`: `d/f.txt` inside, `link` to `outside`, the swapper script. */
+/** Sets the race up in `ws`: the raced files in `d`, `link` to `outside`, the swapper script. */
 async function prepareRace(ws: string, outside: string): Promise<void> {
   await Deno.mkdir(`${ws}/d`);
-  await Deno.writeTextFile(`${ws}/d/f.txt`, "inside alpha\n");
+  await writeFiles(`${ws}/d`, INSIDE_FILES);
   await Deno.symlink(outside, `${ws}/link`);
   await Deno.writeTextFile(`${ws}/swap.py`, SWAPPER);
 }
@@ -40,42 +50,22 @@ async function prepareRace(ws: string, outside: string): Promise<void> {
 const START_SWAPPER = "python3 swap.py 120 >/dev/null 2>&1 & " +
   "until [ -e running ]; do sleep 0.05; done; echo swapping";
 
-/** 500 editor calls on paths in `ws/d` (views, edits, creates, inserts), then stops the swapper. */
-async function raceEditor<R>(
+/** The race's calls on paths in `ws/d`, then the swapper is stopped. */
+async function race<R>(
   ws: string,
-  call: (args: Record<string, unknown>) => Promise<R>,
+  call: (tool: string, args: Record<string, unknown>) => Promise<R>,
 ): Promise<R[]> {
-  const results: R[] = [];
-  for (let i = 0; i < 500; i++) {
-    const path = `${ws}/d/f.txt`;
-    const args = [
-      { command: "view", path },
-      { command: "str_replace", path, old_str: "alpha", new_str: "beta" },
-      { command: "str_replace", path, old_str: "beta", new_str: "alpha" },
-      { command: "create", path: `${ws}/d/new-${i}.txt`, file_text: "made\n" },
-      { command: "insert", path, insert_line: 0, insert_text: `line ${i}\n` },
-    ][i % 5];
-    results.push(await call(args));
-  }
+  const results = await raceEditors(`${ws}/d`, call);
   await Deno.writeTextFile(`${ws}/stop`, "");
   return results;
 }
 
-/**
- * The editor survived the race: it works as soon as the folder holds still. (How many calls
- * during the race got through is luck: a fast swapper can make every one of them refuse.)
- */
-async function assertEditorWorks(
-  ws: string,
-  call: (args: Record<string, unknown>) => Promise<{ success: boolean; error?: string | null }>,
-): Promise<void> {
-  const after = await call({
-    command: "create",
-    path: `${ws}/after.txt`,
-    file_text: "still here\n",
-  });
-  assert.ok(after.success, String(after.error));
-  assert.equal(await Deno.readTextFile(`${ws}/after.txt`), "still here\n");
+/** No result carries content from outside. */
+function assertNothingOutsideRead(results: { output?: unknown; error?: unknown }[]): void {
+  for (const r of results) {
+    assert.ok(!String(r.output).includes(OUTSIDE_MARKER), `outside content read: ${r.output}`);
+    assert.ok(!String(r.error).includes(OUTSIDE_MARKER), `outside content read: ${r.error}`);
+  }
 }
 
 async function snapshot(dir: string): Promise<Record<string, string>> {
@@ -94,9 +84,10 @@ Deno.test("editor: a folder swapped for a symlink by the sandboxed shell never l
     );
   }
   await withOutsideDir(async (outside) => {
-    await Deno.writeTextFile(`${outside}/f.txt`, "OUTSIDE-SECRET alpha\n");
+    await writeFiles(outside, OUTSIDE_FILES);
     const before = await snapshot(outside);
-    await withEditor(async ({ ws, call }) => {
+    await withEditor(async ({ ws }) => {
+      const call = editorsIn(ws);
       await prepareRace(ws, outside);
       const shell = new BashTool({
         provider: "anthropic",
@@ -106,15 +97,12 @@ Deno.test("editor: a folder swapped for a symlink by the sandboxed shell never l
       try {
         const started = await shell.execute({ command: START_SWAPPER });
         assert.equal(started.output, "swapping\n", String(started.error));
-        const results = await raceEditor(ws, call);
+        const results = await race(ws, call);
         await shell.execute({ command: "wait; cat swaps" }).then((r) => {
           assert.ok(Number(r.output) > 100, `the race really ran (${r.output} swaps)`);
         });
-        for (const r of results) {
-          assert.ok(!String(r.output).includes("OUTSIDE"), `outside content read: ${r.output}`);
-          assert.ok(!String(r.error).includes("OUTSIDE"), `outside content read: ${r.error}`);
-        }
-        await assertEditorWorks(ws, call);
+        assertNothingOutsideRead(results);
+        await assertEditorsWork(ws, call);
       } finally {
         await Deno.writeTextFile(`${ws}/stop`, "").catch(() => {});
         await shell.close();
@@ -141,13 +129,13 @@ for (const where of ["$TMPDIR", "$HOME"]) {
   Deno.test(`editor in the sandboxed host: the swap race under narrowed flags changes nothing outside (${where})`, async () => {
     const parent = where === "$HOME" ? Deno.env.get("HOME") : undefined;
     await withOutside(parent, async (outside) => {
-      await Deno.writeTextFile(`${outside}/f.txt`, "OUTSIDE-SECRET alpha\n");
+      await writeFiles(outside, OUTSIDE_FILES);
       const before = await snapshot(outside);
       const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-race-host-" }));
       const temp = await Deno.makeTempDir({ prefix: "deft-race-temp-" });
       const tools = await createHostedTools(
         { provider: "anthropic", workspace: ws, settings: { sandbox: "workspace-write" } },
-        ["str_replace_based_edit_tool", "bash"],
+        ["str_replace_based_edit_tool", "json_edit_tool", "bash"],
         { temp },
       );
       const executor = new ToolExecutor(tools);
@@ -158,16 +146,11 @@ for (const where of ["$TMPDIR", "$HOME"]) {
         await prepareRace(ws, outside);
         const started = await call("bash", { command: START_SWAPPER });
         assert.equal(started.output, "swapping\n", String(started.error));
-        const results = await raceEditor(ws, (args) => call("str_replace_based_edit_tool", args));
+        const results = await race(ws, call);
         const swaps = await call("bash", { command: "wait; cat swaps" });
         assert.ok(Number(swaps.output) > 100, `the race really ran (${swaps.output} swaps)`);
-        if (where === "$TMPDIR") {
-          for (const r of results) {
-            assert.ok(!String(r.output).includes("OUTSIDE"), `outside content read: ${r.output}`);
-            assert.ok(!String(r.error).includes("OUTSIDE"), `outside content read: ${r.error}`);
-          }
-        }
-        await assertEditorWorks(ws, (args) => call("str_replace_based_edit_tool", args));
+        if (where === "$TMPDIR") assertNothingOutsideRead(results);
+        await assertEditorsWork(ws, call);
       } finally {
         await Deno.writeTextFile(`${ws}/stop`, "").catch(() => {});
         await executor.closeTools();

@@ -81,3 +81,26 @@ Deno.test("size limit: a file over maxFileBytes is refused with a way forward", 
     assert.match(r.error!, /larger than the 1\.0 KB json_edit_tool reads\. Query it with bash/);
   }, { maxFileBytes: 1024 });
 });
+
+Deno.test("read-only sandbox: views work, every change is refused and the file stays", async () => {
+  await withJsonEditor(async ({ call, file }) => {
+    const path = await file("c.json", '{ "a": 1 }\n');
+    const view = await call({ operation: "view", file_path: path, json_path: "$.a" });
+    assert.ok(view.success, String(view.error));
+    for (
+      const args of [
+        { operation: "set", file_path: path, json_path: "$.a", value: 2 },
+        { operation: "add", file_path: path, json_path: "$.b", value: 2 },
+        { operation: "remove", file_path: path, json_path: "$.a" },
+      ]
+    ) {
+      const r = await call(args);
+      assert.match(
+        String(r.error),
+        /workspace is read-only \(sandbox: read-only\)/,
+        args.operation,
+      );
+    }
+    assert.equal(await Deno.readTextFile(path), '{ "a": 1 }\n');
+  }, { sandbox: "read-only" });
+});
