@@ -4,26 +4,15 @@
  * provider (see `schema.ts`) and caches it for the life of the instance.
  */
 import type { ShellEnvironmentPolicy } from "../policy/shell_env.ts";
-import { renderDefinition, type ToolDefinition } from "./schema.ts";
+import {
+  type Provider,
+  renderDefinition,
+  type ToolDefinition,
+  type ToolParameter,
+} from "./schema.ts";
 
-/** JSON types a parameter may declare. A parameter without a type accepts any JSON value. */
-export type ParamType = "string" | "number" | "integer" | "boolean" | "array" | "object";
-
-/** The schema of a value: its type, allowed values, array items or object properties. */
-export interface ParamSchema {
-  type?: ParamType;
-  description?: string;
-  enum?: readonly (string | number)[];
-  items?: ParamSchema;
-  properties?: readonly ToolParameter[];
-}
-
-/** One named parameter of a tool. Parameters are optional unless `required` is true. */
-export interface ToolParameter extends ParamSchema {
-  name: string;
-  description: string;
-  required?: boolean;
-}
+// The parameter types are declared with the schema they render to; tools import them from here.
+export type { ParamSchema, ParamType, Provider, ToolParameter } from "./schema.ts";
 
 /** What a tool returns. `error_code` 0 means success; anything else is a failure. */
 export interface ToolExecResult {
@@ -31,9 +20,6 @@ export interface ToolExecResult {
   error: string | null;
   error_code: number;
 }
-
-/** Provider families whose schema rules differ. Unknown names render like `anthropic`. */
-export type Provider = string;
 
 /** Settings that tune tools; every field has a default so an empty object is valid. */
 export interface ToolSettings {
@@ -96,11 +82,6 @@ export abstract class Tool {
   abstract readonly name: string;
   abstract readonly description: string;
   abstract readonly parameters: readonly ToolParameter[];
-  /**
-   * True for tools that read or write files or start processes: they run in the permission-fenced
-   * tool host. Pure tools (no I/O) set it to false and run in-process.
-   */
-  readonly touchesSystem: boolean = true;
   readonly #definitions = new Map<Provider, ToolDefinition>();
 
   constructor(readonly context: ToolContext) {}
