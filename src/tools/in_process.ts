@@ -6,6 +6,7 @@
  */
 import type { Tool, ToolContext, ToolExecResult } from "./base.ts";
 import { entryOf } from "./catalog.ts";
+import type { ToolClass } from "./catalog_types.ts";
 import type { Host } from "./stand_in.ts";
 
 /** A host that runs the tools named at its construction in the current process. */
@@ -13,7 +14,12 @@ export class InProcessHost implements Host {
   readonly #names: ReadonlySet<string>;
   readonly #built = new Map<string, Promise<Tool>>();
 
-  constructor(private readonly context: ToolContext, names: readonly string[]) {
+  /** `load` finds a tool's implementation (default: its catalog entry's loader). */
+  constructor(
+    private readonly context: ToolContext,
+    names: readonly string[],
+    private readonly load: (name: string) => Promise<ToolClass> = (name) => entryOf(name).load(),
+  ) {
     this.#names = new Set(names);
   }
 
@@ -45,8 +51,7 @@ export class InProcessHost implements Host {
     if (!this.#names.has(name)) {
       return Promise.reject(new Error(`the tool '${name}' does not run here`));
     }
-    const { load } = entryOf(name);
-    const building = load().then((Implementation) => new Implementation(this.context));
+    const building = this.load(name).then((Implementation) => new Implementation(this.context));
     // A module that failed to load is tried again on the next call.
     building.catch(() => {
       if (this.#built.get(name) === building) this.#built.delete(name);
