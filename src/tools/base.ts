@@ -74,6 +74,17 @@ export function fail(error: string, code = -1, output: string | null = null): To
   return { output, error, error_code: code };
 }
 
+/** The failed result of a tool that threw instead of answering. */
+export function thrownResult(toolName: string, error: unknown): ToolExecResult {
+  const message = error instanceof Error ? error.message : String(error);
+  return fail(`Error executing tool '${toolName}': ${message}`);
+}
+
+/** Lower-cases and drops underscores, so `STR_REPLACE_BASED_EDIT_TOOL` finds the editor. */
+export function normalizeToolName(name: string): string {
+  return name.toLowerCase().replaceAll("_", "");
+}
+
 /**
  * Base class of every tool. Subclasses declare `name`, `description`, `parameters` and implement
  * `execute`; arguments reach `execute` already validated against `parameters` (see the executor).

@@ -8,11 +8,11 @@
  * schemas need nothing else, so the pipeline commands start fast. An implementation loads where
  * the tool runs, on its first call (see in_process.ts).
  */
+import { normalizeToolName } from "./base.ts";
 import { BASH } from "./bash/definition.ts";
 import type { ApprovalClass, CatalogEntry, ToolDefinitionSource } from "./catalog_types.ts";
 import { CKG } from "./ckg/definition.ts";
 import { EDIT } from "./edit/definition.ts";
-import { normalizeToolName } from "./executor.ts";
 import { JSON_EDIT } from "./json_edit/definition.ts";
 import { SEQUENTIAL_THINKING } from "./sequential_thinking.ts";
 import { TASK_DONE } from "./task_done.ts";

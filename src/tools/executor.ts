@@ -8,9 +8,12 @@
  * cloning), the approval gate and the host's deadline read the cleaned arguments, and MCP tools
  * get the same check. A tool host runs only calls this executor has let through.
  */
-import type { Tool, ToolExecResult } from "./base.ts";
+import { normalizeToolName, thrownResult, type Tool, type ToolExecResult } from "./base.ts";
 import { validateArguments } from "./validate.ts";
 import { nestingProblem } from "./nesting.ts";
+
+// Name matching lives with the tools; callers that match names as the executor does import it here.
+export { normalizeToolName } from "./base.ts";
 
 /** One call as the model made it. `arguments` is whatever the model sent. */
 export interface ToolCall {
@@ -31,23 +34,12 @@ export interface ToolCallResult {
   error_code: number;
 }
 
-/** Lower-cases and drops underscores, so `STR_REPLACE_BASED_EDIT_TOOL` finds the editor. */
-export function normalizeToolName(name: string): string {
-  return name.toLowerCase().replaceAll("_", "");
-}
-
 /**
  * Decides whether a validated call may run: null lets it through, a text refuses it and is what
  * the model reads. The approval gate (agent/approval.ts) has this shape.
  */
 export interface CallGate {
   check(tool: Tool, args: Record<string, unknown>): Promise<string | null>;
-}
-
-/** The failed result of a tool that threw instead of answering. */
-export function thrownResult(toolName: string, error: unknown): ToolExecResult {
-  const message = error instanceof Error ? error.message : String(error);
-  return { output: null, error: `Error executing tool '${toolName}': ${message}`, error_code: -1 };
 }
 
 /** Runs calls against a fixed set of tools, each call past `gate` first when there is one. */

@@ -5,8 +5,7 @@
  * allowed. The main thread has validated every call's arguments before sending it.
  */
 import { explainDenial, type ToolDirs } from "../../policy/permissions.ts";
-import type { ToolContext, ToolExecResult } from "../base.ts";
-import { thrownResult } from "../executor.ts";
+import { thrownResult, type ToolContext, type ToolExecResult } from "../base.ts";
 import { InProcessHost } from "../in_process.ts";
 import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 
