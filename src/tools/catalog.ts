@@ -1,12 +1,15 @@
 /**
  * The catalog: one entry per built-in tool, the only place that lists them. An entry holds the
  * model-facing definition, the loader of the implementation, where the tool runs and what the
- * approval gate must know of it. Adding a tool means writing its module (or folder) and adding
- * one entry here.
+ * approval gate must know of it. Nothing else names a tool: the factory (registry.ts), the tool
+ * hosts and the approval gate read these entries.
  *
- * Only the definitions load with the catalog: listing tools, validating calls and rendering
- * schemas need nothing else, so the pipeline commands start fast. An implementation loads where
- * the tool runs, on its first call (see in_process.ts).
+ * Adding a tool means writing its module and adding one entry here. A small module holds the
+ * definition and the class together (task_done.ts); a tool whose implementation imports much
+ * gets a folder whose `definition.ts` holds the definition alone (edit/), because the catalog
+ * imports every definition: listing tools, validating calls and rendering schemas need nothing
+ * else, so the pipeline commands start fast. An implementation loads where the tool runs, on
+ * its first call (see in_process.ts).
  */
 import { normalizeToolName } from "./base.ts";
 import { BASH } from "./bash/definition.ts";

@@ -1,9 +1,10 @@
 /**
- * The one factory of built-in tools. Every command (`run`, `interactive`, `tool`, `serve`, `mcp`)
- * builds its tools here, through `createHostedTools` (host/remote.ts), which only supplies the
- * tool hosts. Each tool is a stand-in for its catalog entry; where its calls go follows the
- * entry's placement and the sandbox setting (`placeOf`). Nothing here loads an implementation:
- * a tool's module loads where it runs, on its first call.
+ * The one factory of built-in tools. Every command that runs tools (`run`, `interactive`, `tool`,
+ * `serve`, `mcp`) builds them here, through `createHostedTools` (host/remote.ts), which only
+ * supplies the tool hosts; `deft tools`, which calls none, builds them here without hosts. Each
+ * tool is a stand-in for its catalog entry; where its calls go follows the entry's placement and
+ * the sandbox setting (`placeOf`). Nothing here loads an implementation: a tool's module loads
+ * where it runs, on its first call.
  */
 import type { Tool, ToolContext, ToolSettings } from "./base.ts";
 import { DEFAULT_TOOL_NAMES, definitionOf, entryOf, resolveToolNames } from "./catalog.ts";
