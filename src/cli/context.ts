@@ -3,7 +3,7 @@ import type { ToolContext, ToolSettings } from "../tools/base.ts";
 import { realWorkspace } from "../policy/workspace.ts";
 import { deftCacheDir, tempRoot } from "../policy/dirs.ts";
 import type { HostDirs } from "../tools/host/remote.ts";
-import { definitionOf, registeredToolNames, resolveToolName } from "../tools/catalog.ts";
+import { entryOf, registeredToolNames, resolveToolName } from "../tools/catalog.ts";
 import { parseDeadlines } from "../tools/host/deadlines.ts";
 import { UsageError } from "./io.ts";
 import { loadToolConfig, resolveToolSettings } from "../config/tool_settings.ts";
@@ -79,7 +79,7 @@ export function checkSandbox(settings: ToolSettings, tools?: readonly string[]):
   if ((settings.sandbox ?? "none") === "none") return;
   const confined = (name: string) => {
     const found = resolveToolName(name);
-    return found === undefined || definitionOf(found).touchesSystem;
+    return found === undefined || entryOf(found).runs !== "in-process";
   };
   if (tools && !tools.some(confined)) return;
   try {

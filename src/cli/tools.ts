@@ -1,7 +1,6 @@
 /** `deft tools`: the registered tools, as a table or as provider definitions in JSON. */
 import { isProvider, PROVIDERS } from "../config/providers.ts";
-import { DEFAULT_TOOL_NAMES, registeredToolNames } from "../tools/catalog.ts";
-import { createHostedTools } from "../tools/host/remote.ts";
+import { createTools, DEFAULT_TOOL_NAMES, registeredToolNames } from "../tools/registry.ts";
 import { toolContext } from "./context.ts";
 import { configCandidates } from "../config/locate.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
@@ -21,7 +20,8 @@ export async function toolsCommand(opts: ToolsOptions): Promise<number> {
     throw new UsageError(`unknown provider '${provider}'. Known: ${PROVIDERS.join(", ")}.`);
   }
   const context = await toolContext({ provider });
-  const tools: Tool[] = await createHostedTools(context, registeredToolNames());
+  // Listing calls no tool, so no tool host is made: the stand-ins carry the definitions.
+  const tools: Tool[] = createTools(context, registeredToolNames());
   const mcp = await mcpTools(context, opts.configFile);
   tools.push(...mcp.tools);
   try {

@@ -4,26 +4,15 @@
  * provider (see `schema.ts`) and caches it for the life of the instance.
  */
 import type { ShellEnvironmentPolicy } from "../policy/shell_env.ts";
-import { renderDefinition, type ToolDefinition } from "./schema.ts";
+import {
+  type Provider,
+  renderDefinition,
+  type ToolDefinition,
+  type ToolParameter,
+} from "./schema.ts";
 
-/** JSON types a parameter may declare. A parameter without a type accepts any JSON value. */
-export type ParamType = "string" | "number" | "integer" | "boolean" | "array" | "object";
-
-/** The schema of a value: its type, allowed values, array items or object properties. */
-export interface ParamSchema {
-  type?: ParamType;
-  description?: string;
-  enum?: readonly (string | number)[];
-  items?: ParamSchema;
-  properties?: readonly ToolParameter[];
-}
-
-/** One named parameter of a tool. Parameters are optional unless `required` is true. */
-export interface ToolParameter extends ParamSchema {
-  name: string;
-  description: string;
-  required?: boolean;
-}
+// The parameter types are declared with the schema they render to; tools import them from here.
+export type { ParamSchema, ParamType, Provider, ToolParameter } from "./schema.ts";
 
 /** What a tool returns. `error_code` 0 means success; anything else is a failure. */
 export interface ToolExecResult {
@@ -31,9 +20,6 @@ export interface ToolExecResult {
   error: string | null;
   error_code: number;
 }
-
-/** Provider families whose schema rules differ. Unknown names render like `anthropic`. */
-export type Provider = string;
 
 /** Settings that tune tools; every field has a default so an empty object is valid. */
 export interface ToolSettings {
@@ -88,6 +74,17 @@ export function fail(error: string, code = -1, output: string | null = null): To
   return { output, error, error_code: code };
 }
 
+/** The failed result of a tool that threw instead of answering. */
+export function thrownResult(toolName: string, error: unknown): ToolExecResult {
+  const message = error instanceof Error ? error.message : String(error);
+  return fail(`Error executing tool '${toolName}': ${message}`);
+}
+
+/** Lower-cases and drops underscores, so `STR_REPLACE_BASED_EDIT_TOOL` finds the editor. */
+export function normalizeToolName(name: string): string {
+  return name.toLowerCase().replaceAll("_", "");
+}
+
 /**
  * Base class of every tool. Subclasses declare `name`, `description`, `parameters` and implement
  * `execute`; arguments reach `execute` already validated against `parameters` (see the executor).
@@ -96,11 +93,6 @@ export abstract class Tool {
   abstract readonly name: string;
   abstract readonly description: string;
   abstract readonly parameters: readonly ToolParameter[];
-  /**
-   * True for tools that read or write files or start processes: they run in the permission-fenced
-   * tool host. Pure tools (no I/O) set it to false and run in-process.
-   */
-  readonly touchesSystem: boolean = true;
   readonly #definitions = new Map<Provider, ToolDefinition>();
 
   constructor(readonly context: ToolContext) {}

@@ -1,25 +1,65 @@
 /**
- * The catalog: every built-in tool's name and model-facing definition, without loading any
- * implementation. Listing tools, validating calls and rendering schemas need only this, so the
- * pipeline commands start fast; the registry (registry.ts) builds the real tools.
+ * The catalog: one entry per built-in tool, the only place that lists them. An entry holds the
+ * model-facing definition, the loader of the implementation, where the tool runs and what the
+ * approval gate must know of it. Nothing else names a tool: the factory (registry.ts), the tool
+ * hosts and the approval gate read these entries.
+ *
+ * Adding a tool means writing its module and adding one entry here. A small module holds the
+ * definition and the class together (task_done.ts); a tool whose implementation imports much
+ * gets a folder whose `definition.ts` holds the definition alone (edit/), because the catalog
+ * imports every definition: listing tools, validating calls and rendering schemas need nothing
+ * else, so the pipeline commands start fast. An implementation loads where the tool runs, on
+ * its first call (see in_process.ts).
  */
+import { normalizeToolName } from "./base.ts";
 import { BASH } from "./bash/definition.ts";
-import type { ToolDefinitionSource } from "./catalog_types.ts";
+import type { ApprovalClass, CatalogEntry, ToolDefinitionSource } from "./catalog_types.ts";
 import { CKG } from "./ckg/definition.ts";
 import { EDIT } from "./edit/definition.ts";
-import { normalizeToolName } from "./executor.ts";
 import { JSON_EDIT } from "./json_edit/definition.ts";
 import { SEQUENTIAL_THINKING } from "./sequential_thinking.ts";
 import { TASK_DONE } from "./task_done.ts";
 
-/** Every built-in tool's definition, in registration order. */
-export const CATALOG: readonly ToolDefinitionSource[] = [
-  BASH,
-  EDIT,
-  JSON_EDIT,
-  SEQUENTIAL_THINKING,
-  TASK_DONE,
-  CKG,
+export type { ApprovalClass, CatalogEntry, ToolPlacement } from "./catalog_types.ts";
+
+/** Every built-in tool, in registration order. */
+export const CATALOG: readonly CatalogEntry[] = [
+  {
+    definition: BASH,
+    runs: "confines-itself",
+    approval: "runs-commands",
+    load: async () => (await import("./bash/tool.ts")).BashTool,
+  },
+  {
+    definition: EDIT,
+    runs: "tool-host",
+    approval: "edits-files",
+    load: async () => (await import("./edit/tool.ts")).EditTool,
+  },
+  {
+    definition: JSON_EDIT,
+    runs: "tool-host",
+    approval: "edits-files",
+    load: async () => (await import("./json_edit/tool.ts")).JsonEditTool,
+  },
+  {
+    definition: SEQUENTIAL_THINKING,
+    runs: "in-process",
+    approval: "read-only",
+    load: async () => (await import("./sequential_thinking.ts")).SequentialThinkingTool,
+  },
+  {
+    definition: TASK_DONE,
+    runs: "in-process",
+    approval: "read-only",
+    load: async () => (await import("./task_done.ts")).TaskDoneTool,
+  },
+  {
+    definition: CKG,
+    runs: "tool-host",
+    approval: "read-only",
+    load: async () => (await import("./ckg/tool.ts")).CkgTool,
+  },
 ];
 
 /** The tools an agent gets when its configuration names none (ckg is opt-in). */
@@ -43,7 +83,7 @@ export class UnknownToolError extends Error {
 
 /** Every registered tool name, in registration order. */
 export function registeredToolNames(): string[] {
-  return CATALOG.map((t) => t.name);
+  return CATALOG.map((t) => t.definition.name);
 }
 
 /** The registered name that `name` refers to (case and underscores ignored), if any. */
@@ -63,7 +103,24 @@ export function resolveToolNames(names: readonly string[]): string[] {
   ];
 }
 
-/** The definition of a registered tool. */
+/** The catalog entry of a registered tool (its exact name). */
+export function entryOf(name: string): CatalogEntry {
+  const entry = CATALOG.find((t) => t.definition.name === name);
+  if (!entry) throw new UnknownToolError(name);
+  return entry;
+}
+
+/** The definition of a registered tool (its exact name). */
 export function definitionOf(name: string): ToolDefinitionSource {
-  return CATALOG.find((t) => t.name === name)!;
+  return entryOf(name).definition;
+}
+
+/**
+ * What the approval gate must know of the tool called `name` (case and underscores ignored):
+ * whether its calls only read, edit files or run commands. Undefined for a tool outside the
+ * catalog (an MCP server's), whose effects Deft cannot know.
+ */
+export function approvalClassOf(name: string): ApprovalClass | undefined {
+  const found = resolveToolName(name);
+  return found === undefined ? undefined : entryOf(found).approval;
 }

@@ -1,16 +1,43 @@
-/** The model-facing half of a tool, declared apart from its implementation. */
-import type { ToolParameter } from "./base.ts";
+/**
+ * The shape of a catalog entry, apart from the catalog itself so that each tool's definition
+ * module can name its type without importing the catalog (which imports every definition).
+ */
+import type { Tool, ToolContext, ToolParameter } from "./base.ts";
 
-/** A tool's name, description and parameters, and whether it touches the system. */
+/** A tool's name, description and parameters: what the model reads, without the implementation. */
 export interface ToolDefinitionSource {
   readonly name: string;
   readonly description: string;
   readonly parameters: readonly ToolParameter[];
-  /** True for tools that read or write files or start processes (they run in the tool host). */
-  readonly touchesSystem: boolean;
-  /**
-   * True for a tool that confines what it runs itself (bash starts each shell in bubblewrap):
-   * it stays in the worker host when the other tools move into the sandboxed one.
-   */
-  readonly confinesItself?: boolean;
+}
+
+/**
+ * Where a tool's calls run.
+ * - `in-process`: in Deft's own process. Only for pure tools, which touch no file and start no
+ *   process.
+ * - `tool-host`: in the tool host, a worker fenced by Deno's permissions; with a sandbox, that
+ *   worker runs inside bubblewrap too (the sandboxed host).
+ * - `confines-itself`: in the permission-fenced worker even with a sandbox, because the tool
+ *   starts its own sandbox for what it runs (bash starts each shell in bubblewrap).
+ */
+export type ToolPlacement = "in-process" | "tool-host" | "confines-itself";
+
+/**
+ * What a call of the tool can do, which is what the approval gate asks about.
+ * - `read-only`: changes nothing a user reviews (a search, a thought, the done signal).
+ * - `edits-files`: writes files in the workspace.
+ * - `runs-commands`: runs shell commands, which can do anything the sandbox allows.
+ */
+export type ApprovalClass = "read-only" | "edits-files" | "runs-commands";
+
+/** A tool implementation: built for a context, answering calls until closed. */
+export type ToolClass = new (context: ToolContext) => Tool;
+
+/** Everything Deft knows about one built-in tool. */
+export interface CatalogEntry {
+  readonly definition: ToolDefinitionSource;
+  readonly runs: ToolPlacement;
+  readonly approval: ApprovalClass;
+  /** Imports the implementation's module; called on the tool's first call only. */
+  readonly load: () => Promise<ToolClass>;
 }

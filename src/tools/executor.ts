@@ -1,10 +1,19 @@
 /**
  * Turns the model's tool calls into results. The executor never throws at its caller: an unknown
  * tool, invalid arguments or a tool that throws all come back as failed results the model can read.
+ *
+ * This is the one place a call's arguments are checked (nesting depth, then the tool's declared
+ * parameters), in the main process before the call goes anywhere: the check must come before the
+ * arguments are copied to a tool host (a value nested too deep would overflow structured
+ * cloning), the approval gate and the host's deadline read the cleaned arguments, and MCP tools
+ * get the same check. A tool host runs only calls this executor has let through.
  */
-import type { Tool, ToolExecResult } from "./base.ts";
+import { normalizeToolName, thrownResult, type Tool, type ToolExecResult } from "./base.ts";
 import { validateArguments } from "./validate.ts";
 import { nestingProblem } from "./nesting.ts";
+
+// Name matching lives with the tools; callers that match names as the executor does import it here.
+export { normalizeToolName } from "./base.ts";
 
 /** One call as the model made it. `arguments` is whatever the model sent. */
 export interface ToolCall {
@@ -25,18 +34,23 @@ export interface ToolCallResult {
   error_code: number;
 }
 
-/** Lower-cases and drops underscores, so `STR_REPLACE_BASED_EDIT_TOOL` finds the editor. */
-export function normalizeToolName(name: string): string {
-  return name.toLowerCase().replaceAll("_", "");
+/**
+ * Decides whether a validated call may run: null lets it through, a text refuses it and is what
+ * the model reads. The approval gate (agent/approval.ts) has this shape.
+ */
+export interface CallGate {
+  check(tool: Tool, args: Record<string, unknown>): Promise<string | null>;
 }
 
-/** Runs calls against a fixed set of tools. */
+/** Runs calls against a fixed set of tools, each call past `gate` first when there is one. */
 export class ToolExecutor {
   readonly #tools: readonly Tool[];
   readonly #byName: Map<string, Tool>;
+  readonly #gate?: CallGate;
 
-  constructor(tools: readonly Tool[]) {
+  constructor(tools: readonly Tool[], gate?: CallGate) {
     this.#tools = tools;
+    this.#gate = gate;
     this.#byName = new Map(tools.map((t) => [normalizeToolName(t.name), t]));
   }
 
@@ -67,15 +81,14 @@ export class ToolExecutor {
     if (!validation.ok) {
       return wrap(call, tool.name, { output: null, error: validation.error, error_code: -1 });
     }
+    const refused = await this.#gate?.check(tool, validation.args);
+    if (typeof refused === "string") {
+      return wrap(call, tool.name, { output: null, error: refused, error_code: -1 });
+    }
     try {
       return wrap(call, tool.name, await tool.execute(validation.args));
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      return wrap(call, tool.name, {
-        output: null,
-        error: `Error executing tool '${tool.name}': ${message}`,
-        error_code: -1,
-      });
+      return wrap(call, tool.name, thrownResult(tool.name, e));
     }
   }
 

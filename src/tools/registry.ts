@@ -1,17 +1,15 @@
 /**
- * The tool registry: builds every built-in tool by name. Adding a tool means writing its module
- * (a definition and an implementation), one line here and one in catalog.ts.
- *
- * Tools that touch the system load their implementation on their first call: the tool worker
- * builds every confined tool at start and a call often uses one, so it need not wait for the
- * others' modules (bash, the editor and the JSON editor cost a one-shot `deft tool ckg` ~15 ms).
+ * The one factory of built-in tools. Every command that runs tools (`run`, `interactive`, `tool`,
+ * `serve`, `mcp`) builds them here, through `createHostedTools` (host/remote.ts), which only
+ * supplies the tool hosts; `deft tools`, which calls none, builds them here without hosts. Each
+ * tool is a stand-in for its catalog entry; where its calls go follows the entry's placement and
+ * the sandbox setting (`placeOf`). Nothing here loads an implementation: a tool's module loads
+ * where it runs, on its first call.
  */
-import type { Tool, ToolContext, ToolExecResult } from "./base.ts";
-import { StandInTool } from "./stand_in.ts";
-import { SequentialThinkingTool } from "./sequential_thinking.ts";
-import { TaskDoneTool } from "./task_done.ts";
-import { DEFAULT_TOOL_NAMES, definitionOf, resolveToolNames } from "./catalog.ts";
-import type { ToolDefinitionSource } from "./catalog_types.ts";
+import type { Tool, ToolContext, ToolSettings } from "./base.ts";
+import { DEFAULT_TOOL_NAMES, definitionOf, entryOf, resolveToolNames } from "./catalog.ts";
+import { InProcessHost } from "./in_process.ts";
+import { type Host, StandInTool } from "./stand_in.ts";
 
 export {
   DEFAULT_TOOL_NAMES,
@@ -20,69 +18,49 @@ export {
   UnknownToolError,
 } from "./catalog.ts";
 
-/** Builds one tool for a context. */
-export type ToolFactory = (context: ToolContext) => Tool;
+/**
+ * Where a tool's calls are answered: this process, the permission-fenced worker, or the worker
+ * inside bubblewrap (the sandboxed host).
+ */
+export type Place = "process" | "worker" | "sandboxed";
 
-/** Builds a tool after loading its module. */
-type ToolLoader = (context: ToolContext) => Promise<Tool>;
+/** Makes the host for the tools placed in the worker or in the sandboxed host. */
+export type HostMaker = (place: Exclude<Place, "process">, names: string[]) => Host;
 
-/** The tools that touch the system, each loaded on its first call. */
-const LOADERS: Readonly<Record<string, ToolLoader>> = {
-  bash: async (c) => new (await import("./bash/tool.ts")).BashTool(c),
-  str_replace_based_edit_tool: async (c) => new (await import("./edit/tool.ts")).EditTool(c),
-  json_edit_tool: async (c) => new (await import("./json_edit/tool.ts")).JsonEditTool(c),
-  ckg: async (c) => new (await import("./ckg/tool.ts")).CkgTool(c),
-};
-
-const FACTORIES: Readonly<Record<string, ToolFactory>> = {
-  ...Object.fromEntries(Object.entries(LOADERS).map(([name, load]) => [name, lazily(name, load)])),
-  sequentialthinking: (c) => new SequentialThinkingTool(c),
-  task_done: (c) => new TaskDoneTool(c),
-};
-
-function lazily(name: string, load: ToolLoader): ToolFactory {
-  return (context) => new LazyTool(definitionOf(name), context, load);
+/**
+ * Where the registered tool `name` runs under `settings`. With a sandbox, the tools that do not
+ * confine themselves move into the sandboxed host; bash goes on starting its own bubblewrap from
+ * the worker.
+ */
+export function placeOf(name: string, settings: ToolSettings): Place {
+  const { runs } = entryOf(name);
+  if (runs === "in-process") return "process";
+  if (runs === "confines-itself" || (settings.sandbox ?? "none") === "none") return "worker";
+  return "sandboxed";
 }
 
-/** A stand-in whose implementation is built on the first call, then serves every call and close. */
-class LazyTool extends StandInTool {
-  #tool: Promise<Tool> | undefined;
-
-  constructor(
-    definition: ToolDefinitionSource,
-    context: ToolContext,
-    private readonly load: ToolLoader,
-  ) {
-    super(definition, context);
-  }
-
-  #built(): Promise<Tool> {
-    if (!this.#tool) {
-      const built = this.load(this.context);
-      // A module that failed to load is tried again on the next call.
-      built.catch(() => {
-        if (this.#tool === built) this.#tool = undefined;
-      });
-      this.#tool = built;
-    }
-    return this.#tool;
-  }
-
-  async execute(args: Record<string, unknown>): Promise<ToolExecResult> {
-    return await (await this.#built()).execute(args);
-  }
-
-  override async close(): Promise<void> {
-    // A tool never called holds nothing.
-    const tool = await this.#tool?.catch(() => undefined);
-    await tool?.close();
-  }
-}
-
-/** Builds the named tools (default: `DEFAULT_TOOL_NAMES`). Throws `UnknownToolError`. */
+/**
+ * Builds the named tools (default: `DEFAULT_TOOL_NAMES`), in the order named, without duplicates.
+ * With `hosts`, each tool runs where `placeOf` says and the hosts come from `hosts`, one per
+ * place; without, every tool runs in this process (tests, `DEFT_TOOLS_IN_PROCESS=1`). Throws
+ * `UnknownToolError`.
+ */
 export function createTools(
   context: ToolContext,
   names: readonly string[] = DEFAULT_TOOL_NAMES,
+  hosts?: HostMaker,
 ): Tool[] {
-  return resolveToolNames(names).map((name) => FACTORIES[name](context));
+  const resolved = resolveToolNames(names);
+  const place = (name: string): Place => hosts ? placeOf(name, context.settings) : "process";
+  const groups = Map.groupBy(resolved, place);
+  const byPlace = new Map<Place, Host>();
+  for (const [where, group] of groups) {
+    byPlace.set(
+      where,
+      where === "process" ? new InProcessHost(context, group) : hosts!(where, group),
+    );
+  }
+  return resolved.map((name) =>
+    new StandInTool(definitionOf(name), context, byPlace.get(place(name))!)
+  );
 }

@@ -6,7 +6,28 @@
  * lists only the required parameters. A parameter that accepts any JSON value (or a free-form
  * object) cannot be expressed in strict mode, so such a tool is rendered with `strict: false`.
  */
-import type { ParamSchema, Provider, ToolParameter } from "./base.ts";
+
+/** JSON types a parameter may declare. A parameter without a type accepts any JSON value. */
+export type ParamType = "string" | "number" | "integer" | "boolean" | "array" | "object";
+
+/** The schema of a value: its type, allowed values, array items or object properties. */
+export interface ParamSchema {
+  type?: ParamType;
+  description?: string;
+  enum?: readonly (string | number)[];
+  items?: ParamSchema;
+  properties?: readonly ToolParameter[];
+}
+
+/** One named parameter of a tool. Parameters are optional unless `required` is true. */
+export interface ToolParameter extends ParamSchema {
+  name: string;
+  description: string;
+  required?: boolean;
+}
+
+/** Provider families whose schema rules differ. Unknown names render like `anthropic`. */
+export type Provider = string;
 
 /** A JSON schema object. */
 export type JsonSchema = { [key: string]: unknown };

@@ -73,7 +73,6 @@ export const SEQUENTIAL_THINKING: ToolDefinitionSource = {
       description: "True when the end was reached but more thoughts turned out to be needed.",
     },
   ],
-  touchesSystem: false,
 };
 
 /** `sequentialthinking`: keeps the thought history for the life of the tool. */
@@ -81,7 +80,6 @@ export class SequentialThinkingTool extends Tool {
   readonly name = SEQUENTIAL_THINKING.name;
   readonly description = SEQUENTIAL_THINKING.description;
   readonly parameters = SEQUENTIAL_THINKING.parameters;
-  override readonly touchesSystem = false;
 
   readonly #history: Thought[] = [];
   readonly #branches = new Map<string, Thought[]>();

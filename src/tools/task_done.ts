@@ -9,7 +9,6 @@ export const TASK_DONE: ToolDefinitionSource = {
     "Signal that the task is complete. Call it only after the change is made and verified " +
     "(for example by running the relevant tests or a reproduction script). Ends the run.",
   parameters: [],
-  touchesSystem: false,
 };
 
 /** `task_done`: no parameters; answers `Task done.` and ends the agent's run. */
@@ -17,7 +16,6 @@ export class TaskDoneTool extends Tool {
   readonly name = TASK_DONE.name;
   readonly description = TASK_DONE.description;
   readonly parameters = TASK_DONE.parameters;
-  override readonly touchesSystem = false;
 
   execute(): Promise<ToolExecResult> {
     return Promise.resolve(ok("Task done."));

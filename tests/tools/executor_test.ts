@@ -140,3 +140,45 @@ Deno.test("closeTools closes every tool even when one close fails", async () => 
   assert.equal(errors.length, 1);
   assert.match(errors[0].message, /closing tool 'a' failed: Error: stuck/);
 });
+
+Deno.test("a gate sees the validated arguments; its refusal is the result, and the tool never runs", async () => {
+  const ran: unknown[] = [];
+  const seen: unknown[] = [];
+  const tool = new FakeTool("edit", [{ name: "path", type: "string", description: "p" }], (a) => {
+    ran.push(a);
+    return ok("ran");
+  });
+  const executor = new ToolExecutor([tool], {
+    check: (_tool, args) => {
+      seen.push(args);
+      return Promise.resolve(args.path === "/secret" ? "The user denied this edit." : null);
+    },
+  });
+  const refused = await executor.executeToolCall({
+    name: "edit",
+    call_id: "r",
+    arguments: { path: "/secret" },
+  });
+  assert.deepEqual(refused, {
+    name: "edit",
+    call_id: "r",
+    success: false,
+    output: null,
+    error: "The user denied this edit.",
+    error_code: -1,
+  });
+  const allowed = await executor.executeToolCall({
+    name: "edit",
+    call_id: "a",
+    arguments: { path: null },
+  });
+  assert.equal(allowed.success, true);
+  const invalid = await executor.executeToolCall({
+    name: "edit",
+    call_id: "i",
+    arguments: { path: 3 },
+  });
+  assert.equal(invalid.success, false);
+  assert.deepEqual(seen, [{ path: "/secret" }, {}], "null dropped; the invalid call never asked");
+  assert.deepEqual(ran, [{}]);
+});

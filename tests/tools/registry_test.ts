@@ -2,10 +2,14 @@ import assert from "node:assert/strict";
 import {
   createTools,
   DEFAULT_TOOL_NAMES,
+  placeOf,
   registeredToolNames,
   resolveToolName,
   UnknownToolError,
 } from "../../src/tools/registry.ts";
+import { InProcessHost } from "../../src/tools/in_process.ts";
+import { type Host, StandInTool } from "../../src/tools/stand_in.ts";
+import { ok } from "../../src/tools/base.ts";
 import { testContext } from "../helpers/tools.ts";
 
 Deno.test("the default set is the five Trae tools; ckg is registered but opt-in", () => {
@@ -42,4 +46,52 @@ Deno.test("an unknown configured name is an error listing the valid names", () =
     assert.match(e.message, /bash, str_replace_based_edit_tool, json_edit_tool/);
     return true;
   });
+});
+
+Deno.test("placement: pure tools in process, the rest in the worker; a sandbox moves the file tools", () => {
+  const places = (sandbox: "none" | "workspace-write") =>
+    Object.fromEntries(registeredToolNames().map((n) => [n, placeOf(n, { sandbox })]));
+  assert.deepEqual(places("none"), {
+    bash: "worker",
+    str_replace_based_edit_tool: "worker",
+    json_edit_tool: "worker",
+    sequentialthinking: "process",
+    task_done: "process",
+    ckg: "worker",
+  });
+  assert.deepEqual(places("workspace-write"), {
+    bash: "worker",
+    str_replace_based_edit_tool: "sandboxed",
+    json_edit_tool: "sandboxed",
+    sequentialthinking: "process",
+    task_done: "process",
+    ckg: "sandboxed",
+  });
+});
+
+Deno.test("the factory makes one host per place and hands each stand-in's calls to it", async () => {
+  const made: [string, string[]][] = [];
+  const calls: string[] = [];
+  const context = { ...testContext(), settings: { sandbox: "workspace-write" as const } };
+  const tools = createTools(context, [...DEFAULT_TOOL_NAMES, "ckg"], (place, names) => {
+    made.push([place, names]);
+    const host: Host = {
+      call: (name) => {
+        calls.push(`${place}:${name}`);
+        return Promise.resolve(ok("hosted"));
+      },
+      close: () => Promise.resolve(),
+    };
+    return host;
+  });
+  assert.deepEqual(made, [
+    ["worker", ["bash"]],
+    ["sandboxed", ["str_replace_based_edit_tool", "json_edit_tool", "ckg"]],
+  ]);
+  assert.ok(tools.every((t) => t instanceof StandInTool));
+  const byName = new Map(tools.map((t) => [t.name, t as StandInTool]));
+  assert.ok(byName.get("task_done")!.host instanceof InProcessHost);
+  assert.equal((await byName.get("ckg")!.execute({})).output, "hosted");
+  assert.equal((await byName.get("task_done")!.execute({})).output, "Task done.");
+  assert.deepEqual(calls, ["sandboxed:ckg"]);
 });

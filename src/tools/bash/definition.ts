@@ -33,6 +33,4 @@ export const BASH: ToolDefinitionSource = {
       description: "Seconds before the command is killed (default 120).",
     },
   ],
-  touchesSystem: true,
-  confinesItself: true,
 };

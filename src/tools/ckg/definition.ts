@@ -53,5 +53,4 @@ export const CKG: ToolDefinitionSource = {
       description: "search_subclasses: also classes deriving from subclasses (default false).",
     },
   ],
-  touchesSystem: true,
 };

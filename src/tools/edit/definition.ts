@@ -73,5 +73,4 @@ export const EDIT: ToolDefinitionSource = {
         "For `view` on a file: [start, end] line numbers, 1-based; end -1 = end of file.",
     },
   ],
-  touchesSystem: true,
 };

@@ -3,7 +3,7 @@
  * answered with an error and the worker that ran it is replaced, so a stuck call (a blocking
  * open, an evaluation that never returns) cannot stall the calls after it.
  */
-import { normalizeToolName } from "../executor.ts";
+import { normalizeToolName } from "../base.ts";
 
 /** Seconds a call may take when nothing else is configured. */
 export const DEFAULT_DEADLINE_SECONDS = 300;

@@ -1,12 +1,12 @@
 /** Messages between the main thread and the worker that hosts confined tools. */
-import type { ToolContext } from "../base.ts";
+import type { ToolContext, ToolExecResult } from "../base.ts";
 import type { ToolDirs } from "../../policy/permissions.ts";
-import type { ToolCall, ToolCallResult } from "../executor.ts";
 
 /** From the main thread to the worker. */
 export type HostRequest =
   | { type: "init"; context: ToolContext; names: string[]; dirs?: ToolDirs }
-  | { type: "call"; id: number; call: ToolCall }
+  /** One call of a tool the worker was given at init, its arguments validated already. */
+  | { type: "call"; id: number; name: string; args: Record<string, unknown> }
   | { type: "close"; id: number; name: string | null }
   | { type: "probe"; id: number; probe: Probe };
 
@@ -22,7 +22,7 @@ export interface Probe {
 /** From the worker to the main thread. */
 export type HostReply =
   | { type: "ready"; id: -1 }
-  | { type: "result"; id: number; result: ToolCallResult }
+  | { type: "result"; id: number; result: ToolExecResult }
   | { type: "closed"; id: number; errors: string[] }
   | { type: "probed"; id: number; outcome: string }
   /** A process group a tool started (`running`) or that ended; killed if the worker is. */

@@ -4,9 +4,11 @@
  * in-process host uses with them, and passes messages both ways, one JSON object a line. Reports
  * of process groups stay here: their pids mean nothing outside this PID namespace, and the whole
  * namespace ends with this process. It exits when Deft closes its input.
+ *
+ * This is a process entry, not a tool, so it owns its standard streams: the messages go over
+ * stdin and stdout, and a fatal problem is told on stderr.
  */
 import { readLines } from "../../line_reader.ts";
-import { writeStderr } from "../../cli/io.ts";
 import { workerEntry } from "./entry.ts";
 import type { HostReply } from "./protocol.ts";
 import type { BootMessage } from "./sandboxed.ts";
@@ -14,7 +16,8 @@ import type { BootMessage } from "./sandboxed.ts";
 /** Serves until standard input ends; returns the exit code. */
 export async function relayToolHost(): Promise<number> {
   const encoder = new TextEncoder();
-  const write = (message: HostReply) => writeAll(encoder.encode(`${JSON.stringify(message)}\n`));
+  const write = (message: HostReply) =>
+    writeAll(Deno.stdout, encoder.encode(`${JSON.stringify(message)}\n`));
   let worker: Worker | undefined;
   for await (const event of readLines(Deno.stdin.readable)) {
     if (!("line" in event)) return fatal(`a request of ${event.tooLong} bytes is over the limit`);
@@ -56,12 +59,12 @@ export async function relayToolHost(): Promise<number> {
 }
 
 function fatal(message: string): number {
-  writeStderr(`deft __tool-host: ${message}`);
+  writeAll(Deno.stderr, new TextEncoder().encode(`deft __tool-host: ${message}\n`));
   return 70;
 }
 
 /** Writes every byte before returning, so replies never interleave. */
-function writeAll(bytes: Uint8Array) {
+function writeAll(stream: { writeSync(p: Uint8Array): number }, bytes: Uint8Array) {
   let done = 0;
-  while (done < bytes.length) done += Deno.stdout.writeSync(bytes.subarray(done));
+  while (done < bytes.length) done += stream.writeSync(bytes.subarray(done));
 }

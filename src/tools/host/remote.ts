@@ -1,18 +1,16 @@
 /**
  * The main-thread side of the tool host. Tools that touch the system (files, processes) run in a
  * worker whose Deno permissions allow only the workspace, Deft's own dirs and bash/bwrap/git, with
- * no network; the model-facing definitions are rendered here from the same tool classes. Pure
- * tools (task_done, sequentialthinking) stay in-process. The worker starts on the first call.
+ * no network; the executor holds their stand-ins (stand_in.ts), whose calls go to the host here.
+ * The worker starts on the first call.
  */
+import { readEnv } from "../../env.ts";
 import { drawBoundary, sessionTemp } from "../../policy/boundary.ts";
 import type { SessionTemp } from "../../policy/session_temp.ts";
 import type { Tool, ToolContext, ToolExecResult } from "../base.ts";
-import { StandInTool } from "../stand_in.ts";
-import type { ToolCall, ToolCallResult } from "../executor.ts";
-import { DEFAULT_TOOL_NAMES, definitionOf, resolveToolNames } from "../catalog.ts";
-import type { ToolDefinitionSource } from "../catalog_types.ts";
-import { SequentialThinkingTool } from "../sequential_thinking.ts";
-import { TaskDoneTool } from "../task_done.ts";
+import { DEFAULT_TOOL_NAMES, resolveToolNames } from "../catalog.ts";
+import { createTools, placeOf } from "../registry.ts";
+import { type Host, StandInTool } from "../stand_in.ts";
 import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 import { workerEntry } from "./entry.ts";
 import { type HostLink, type LinkEvents, type LinkStarter, startWorkerLink } from "./link.ts";
@@ -23,7 +21,7 @@ const START_TIMEOUT_MS = 60_000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type Outgoing =
-  | { type: "call"; call: ToolCall }
+  | { type: "call"; name: string; args: Record<string, unknown> }
   | { type: "close"; name: string | null }
   | { type: "probe"; probe: Probe };
 
@@ -35,7 +33,7 @@ export interface HostDirs {
 }
 
 /** A worker hosting confined tools, started on demand and restarted after a crash. */
-export class ToolHost {
+export class ToolHost implements Host {
   #link?: Promise<HostLink>;
   #handle?: HostLink;
   #nextId = 0;
@@ -190,17 +188,10 @@ export class ToolHost {
     this.#open.add(name);
     const settings = this.context.settings;
     const seconds = deadlineSeconds(settings.deadlines, name, args, settings.bashTimeoutSeconds);
-    const reply = await this.#send(
-      { type: "call", call: { name, call_id: "host", arguments: args } },
-      seconds,
-      `The ${name} call`,
-    );
-    if (reply.type !== "result") {
-      const error = reply.type === "closed" ? reply.errors.join("; ") : "no result";
-      return { output: null, error, error_code: -1 };
-    }
-    const result: ToolCallResult = reply.result;
-    return { output: result.output, error: result.error, error_code: result.error_code };
+    const reply = await this.#send({ type: "call", name, args }, seconds, `The ${name} call`);
+    if (reply.type === "result") return reply.result;
+    const error = reply.type === "closed" ? reply.errors.join("; ") : "no result";
+    return { output: null, error, error_code: -1 };
   }
 
   /**
@@ -243,71 +234,41 @@ export class ToolHost {
   }
 }
 
-/** A stand-in for a tool that runs in the host: same name, description and parameters. */
-export class RemoteTool extends StandInTool {
-  constructor(
-    definition: ToolDefinitionSource,
-    context: ToolContext,
-    readonly host: ToolHost,
-  ) {
-    super(definition, context);
-  }
-
-  execute(args: Record<string, unknown>): Promise<ToolExecResult> {
-    return this.host.call(this.name, args);
-  }
-
-  override close(): Promise<void> {
-    return this.host.close(this.name);
-  }
-}
-
-/** Pure tools (no I/O) run in-process; they are light enough to build here. */
-const IN_PROCESS: Readonly<Record<string, (context: ToolContext) => Tool>> = {
-  task_done: (c) => new TaskDoneTool(c),
-  sequentialthinking: (c) => new SequentialThinkingTool(c),
-};
+/**
+ * The stand-in of a tool that runs in a tool host. The name stays for tests written before the
+ * stand-ins became one class: it is `StandInTool`, here with a `ToolHost` as its host.
+ */
+export const RemoteTool = StandInTool;
+/** A stand-in whose host is a `ToolHost`. */
+export type RemoteTool = StandInTool<ToolHost>;
 
 /**
- * Builds the named tools (default: the default set) with the ones that touch the system behind
- * a worker; only their definitions load here, so start-up stays fast. Throws `UnknownToolError`.
- * `DEFT_TOOLS_IN_PROCESS=1` keeps every tool in-process (for debugging).
+ * Builds the named tools (default: the default set) through the one factory, `createTools`,
+ * with the tool hosts every command uses: a permission-fenced worker and, with a sandbox, the
+ * sandboxed host, each started on its first call. Only definitions load here, so start-up stays
+ * fast. Throws `UnknownToolError`. `DEFT_TOOLS_IN_PROCESS=1` keeps every tool in this process
+ * (for debugging).
  */
 export async function createHostedTools(
   context: ToolContext,
   names: readonly string[] = DEFAULT_TOOL_NAMES,
   dirs: HostDirs = {},
 ): Promise<Tool[]> {
-  const resolved = resolveToolNames(names);
-  if (envFlag("DEFT_TOOLS_IN_PROCESS") === "1") {
-    const { createTools } = await import("../registry.ts");
-    return createTools(context, resolved);
-  }
-  const confined = resolved.filter((name) => definitionOf(name).touchesSystem);
-  // With a sandbox, the tools that do not confine themselves run in the sandboxed host; bash keeps
-  // starting its own bubblewrap from the worker. That host's code loads only then, off the
-  // start-up path of every other command.
-  const sandbox = context.settings.sandbox ?? "none";
-  const own = confined.filter((name) => sandbox === "none" || definitionOf(name).confinesItself);
-  const inSandbox = confined.filter((name) => !own.includes(name));
-  const worker = new ToolHost(context, own, dirs);
-  const sandboxed = inSandbox.length === 0 ? worker : new ToolHost(
+  if (readEnv("DEFT_TOOLS_IN_PROCESS") === "1") return createTools(context, names);
+  // The sandboxed host's code loads only when a tool goes there, off every other start-up path.
+  const sandboxedStarter =
+    resolveToolNames(names).some((n) => placeOf(n, context.settings) === "sandboxed")
+      ? (await import("./sandboxed.ts")).sandboxedLinkStarter(context.settings)
+      : startWorkerLink;
+  return createTools(
     context,
-    inSandbox,
-    dirs,
-    (await import("./sandboxed.ts")).sandboxedLinkStarter(context.settings),
+    names,
+    (place, group) =>
+      new ToolHost(
+        context,
+        group,
+        dirs,
+        place === "sandboxed" ? sandboxedStarter : startWorkerLink,
+      ),
   );
-  return resolved.map((name) =>
-    IN_PROCESS[name]?.(context) ??
-      new RemoteTool(definitionOf(name), context, own.includes(name) ? worker : sandboxed)
-  );
-}
-
-// Deft runs without --allow-env too; an environment it may not read sets nothing.
-function envFlag(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
 }

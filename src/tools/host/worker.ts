@@ -1,12 +1,12 @@
 /**
- * The worker side of the tool host: builds the confined tools from the registry and runs the calls
- * the main thread sends. Deno's worker permissions (see src/policy/permissions.ts) fence it in;
- * a denial comes back as a tool error that says what is allowed.
+ * The worker side of the tool host: runs the calls the main thread sends on the tools it was
+ * given at init, each loaded on its first call (in_process.ts). Deno's worker permissions (see
+ * src/policy/permissions.ts) fence it in; a denial comes back as a tool error that says what is
+ * allowed. The main thread has validated every call's arguments before sending it.
  */
 import { explainDenial, type ToolDirs } from "../../policy/permissions.ts";
-import type { Tool, ToolContext } from "../base.ts";
-import { ToolExecutor } from "../executor.ts";
-import { createTools } from "../registry.ts";
+import { thrownResult, type ToolContext, type ToolExecResult } from "../base.ts";
+import { InProcessHost } from "../in_process.ts";
 import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 
 interface WorkerScope {
@@ -19,8 +19,7 @@ export function serveToolHost(): void {
   const scope = globalThis as unknown as WorkerScope;
   let context: ToolContext | undefined;
   let dirs: ToolDirs | undefined;
-  let tools: Tool[] = [];
-  let executor = new ToolExecutor([]);
+  let tools: InProcessHost | undefined;
   // Calls run concurrently (tools serialise what must be serialised); init and close run one at a
   // time in arrival order, so closing everything waits for a single close still under way.
   let lifecycle = Promise.resolve();
@@ -37,14 +36,19 @@ export function serveToolHost(): void {
       case "init":
         context = message.context;
         dirs = message.dirs;
-        tools = createTools(context, message.names);
-        executor = new ToolExecutor(tools);
+        tools = new InProcessHost(context, message.names);
         break;
       case "call": {
-        const result = await executor.executeToolCall(message.call);
-        if (!result.success && result.error && context) {
+        let result: ToolExecResult;
+        try {
+          if (!tools) throw new Error("the tool host was not initialised");
+          result = await tools.call(message.name, message.args);
+        } catch (e) {
+          result = thrownResult(message.name, e);
+        }
+        if (result.error_code !== 0 && result.error && context) {
           const explained = explainDenial(result.error, context.workspace, dirs);
-          if (explained) result.error = explained;
+          if (explained) result = { ...result, error: explained };
         }
         scope.postMessage({ type: "result", id: message.id, result });
         break;
@@ -61,17 +65,13 @@ export function serveToolHost(): void {
         break;
       }
       case "close": {
-        const targets = message.name === null
-          ? tools
-          : tools.filter((t) => t.name === message.name);
-        const closing = new ToolExecutor(targets);
-        const errors = (await closing.closeTools()).map((e) => e.message);
-        if (message.name !== null && context) {
-          // A tool closed on its own (Ctrl-C on a running command) comes back fresh.
-          tools = tools.map((t) =>
-            t.name === message.name ? createTools(context!, [t.name])[0] : t
-          );
-          executor = new ToolExecutor(tools);
+        // A tool closed on its own (Ctrl-C on a running command) comes back fresh on its next call.
+        let errors: string[] = [];
+        if (message.name === null) errors = await tools?.closeAll() ?? [];
+        else {
+          await tools?.close(message.name).catch((e) => {
+            errors = [`closing tool '${message.name}' failed: ${String(e)}`];
+          });
         }
         scope.postMessage({ type: "closed", id: message.id, errors });
         break;

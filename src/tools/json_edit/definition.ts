@@ -47,5 +47,4 @@ export const JSON_EDIT: ToolDefinitionSource = {
         "file (default true); false writes it on one line.",
     },
   ],
-  touchesSystem: true,
 };

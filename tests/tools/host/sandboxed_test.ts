@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { basename } from "node:path";
 import type { Tool, ToolContext } from "../../../src/tools/base.ts";
-import { createHostedTools, RemoteTool } from "../../../src/tools/host/remote.ts";
+import { createHostedTools, type ToolHost } from "../../../src/tools/host/remote.ts";
+import type { StandInTool } from "../../../src/tools/stand_in.ts";
 import { ToolExecutor } from "../../../src/tools/executor.ts";
 import { eventually, pidsByCmdline } from "../bash/helpers.ts";
 import { ServerProcess } from "../../helpers/server_process.ts";
@@ -118,7 +119,7 @@ Deno.test("sandboxed host: it gets none of Deft's secrets, only core variables",
 
 Deno.test("sandboxed host: Deno's permissions still fence the worker inside", async () => {
   await withSandboxedTools(async ({ ws, tools }) => {
-    const editor = tools.find((t) => t.name === EDITOR) as RemoteTool;
+    const editor = tools.find((t) => t.name === EDITOR) as StandInTool<ToolHost>;
     const home = Deno.env.get("HOME")!;
     assert.equal(await editor.host.probe({ action: "write", target: `${ws}/p.txt` }), "allowed");
     assert.match(
