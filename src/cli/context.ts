@@ -1,9 +1,8 @@
 /** Builds the tool context shared by the pipeline commands (`tool`, `serve`, `mcp`). */
-import type { ToolContext, ToolSettings } from "../tools/base.ts";
+import type { ToolContext } from "../tools/base.ts";
 import { realWorkspace } from "../policy/workspace.ts";
-import { deftCacheDir, tempRoot } from "../policy/dirs.ts";
-import type { HostDirs } from "../tools/host/remote.ts";
-import { definitionOf, registeredToolNames, resolveToolName } from "../tools/catalog.ts";
+import { registeredToolNames, resolveToolName } from "../tools/catalog.ts";
+import { checkSandbox } from "../agent/hosting.ts";
 import { parseDeadlines } from "../tools/host/deadlines.ts";
 import { UsageError } from "./io.ts";
 import {
@@ -11,7 +10,9 @@ import {
   resolveToolSettings,
   type SandboxSetting,
 } from "../config/tool_settings.ts";
-import { findBwrap, SandboxUnavailableError } from "../policy/sandbox.ts";
+
+// Session assembly (src/agent/session.ts) needs these too, so they live below the CLI.
+export { checkSandbox, hostDirs } from "../agent/hosting.ts";
 
 /** Options every tool-running command accepts. */
 export interface ToolCommandOptions {
@@ -68,31 +69,6 @@ export async function toolContext(
   }
   checkSandbox(settings, tools);
   return { provider: opts.provider ?? "openai", workspace, settings };
-}
-
-/**
- * Reports a missing bubblewrap at start, not at the first call, when a sandbox is asked for and
- * `tools` (default: all) include one that touches the system: the shell, and the file tools,
- * which then run inside bubblewrap too.
- */
-export function checkSandbox(settings: ToolSettings, tools?: readonly string[]): void {
-  if ((settings.sandbox ?? "none") === "none") return;
-  const confined = (name: string) => {
-    const found = resolveToolName(name);
-    return found === undefined || definitionOf(found).touchesSystem;
-  };
-  if (tools && !tools.some(confined)) return;
-  try {
-    findBwrap(settings.bwrapPath);
-  } catch (e) {
-    if (e instanceof SandboxUnavailableError) throw new UsageError(e.message);
-    throw e;
-  }
-}
-
-/** The directories besides the workspace that hosted tools may use. */
-export function hostDirs(settings: ToolSettings): HostDirs {
-  return { cache: settings.ckgDir ?? deftCacheDir(), temp: tempRoot() };
 }
 
 function currentDirectory(): string {
