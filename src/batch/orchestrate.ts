@@ -16,6 +16,7 @@ import { queuedTasks, submitArray } from "./slurm.ts";
 import { countState } from "./summary.ts";
 import type { BatchTask } from "./tasks.ts";
 import { readEnv } from "../env.ts";
+import type { SandboxMode } from "../policy/sandbox.ts";
 import { deftArgv } from "../policy/self.ts";
 
 /** How a batch runs: its own limits, and the flags every task's `deft run` gets. */
@@ -31,7 +32,7 @@ export interface BatchSettings {
   modelBaseUrl?: string;
   configFile?: string;
   maxSteps?: number;
-  sandbox?: string;
+  sandbox?: SandboxMode;
   /** Extra sbatch options. */
   slurmArg?: string[];
 }
