@@ -10,6 +10,7 @@ import {
   type CommandSpec,
   DEADLINE,
   MAX_LINE_BYTES,
+  option,
   type OptionSpec,
   PIPELINE_COMMANDS,
   SANDBOX,
@@ -50,81 +51,48 @@ function described(spec: OptionSpec, description: string): OptionSpec {
   return { ...spec, description };
 }
 
-// The options several commands share, declared once; each command picks its groups below.
-const PROVIDER: OptionSpec = {
-  long: "provider",
-  short: "p",
-  value: "provider",
-  description: "model provider (a name under model_providers, or a kind)",
-};
-const MODEL: OptionSpec = { long: "model", short: "m", value: "model", description: "model id" };
-const MODEL_BASE_URL: OptionSpec = {
-  long: "model-base-url",
-  value: "url",
-  description: "base URL of the provider's API",
-};
-const API_KEY: OptionSpec = {
-  long: "api-key",
-  short: "k",
-  value: "key",
-  description: "API key (default: <PROVIDER>_API_KEY)",
-};
-const CONFIG_FILE: OptionSpec = {
-  long: "config-file",
-  value: "file",
-  description: "config file (default: DEFT_CONFIG, ./deft.yaml, ...)",
-};
+// The options several commands share, declared once; each command picks its own below.
+const PROVIDER = option(
+  "-p, --provider <provider>",
+  "model provider (a name under model_providers, or a kind)",
+);
+const MODEL = option("-m, --model <model>", "model id");
+const MODEL_BASE_URL = option("--model-base-url <url>", "base URL of the provider's API");
+const CONFIG_FILE = option(
+  "--config-file <file>",
+  "config file (default: DEFT_CONFIG, ./deft.yaml, ...)",
+);
 /** The model and where its settings come from: `run`, `interactive` and `config`. */
-const MODEL_OPTIONS = [PROVIDER, MODEL, MODEL_BASE_URL, API_KEY, CONFIG_FILE];
-const MAX_STEPS: OptionSpec = {
-  long: "max-steps",
-  value: "n",
-  description: "step limit",
-  integer: "positive",
-};
-const TRAJECTORY_FILE: OptionSpec = {
-  long: "trajectory-file",
-  short: "t",
-  value: "file",
-  description: "where to record the run",
-};
+const MODEL_OPTIONS = [
+  PROVIDER,
+  MODEL,
+  MODEL_BASE_URL,
+  option("-k, --api-key <key>", "API key (default: <PROVIDER>_API_KEY)"),
+  CONFIG_FILE,
+];
+const MAX_STEPS = option("--max-steps <n>", "step limit", { integer: "positive" });
 const REPOSITORY = described(
   WORKING_DIR,
   "the repository to work in (default: current directory)",
 );
-const COLOR: OptionSpec = {
-  long: "color",
-  value: "when",
-  description: "colour the console",
-  choices: COLOR_MODES,
-};
-const OUTPUT_FORMAT: OptionSpec = {
-  long: "output-format",
-  value: "format",
-  description: "text, json (a summary) or stream-json (events)",
-  choices: OUTPUT_FORMATS,
-};
-const JSON_OUTPUT: OptionSpec = {
-  long: "json",
-  description: "print a JSON summary on stdout (--output-format json)",
-};
-const CONTINUE: OptionSpec = {
-  long: "continue",
-  description: "go on with this workspace's latest session",
-};
-const NO_INSTRUCTIONS: OptionSpec = {
-  long: "no-project-instructions",
-  description: "do not read AGENTS.md files",
-};
+const TRAJECTORY_FILE = option("-t, --trajectory-file <file>", "where to record the run");
+const JSON_OUTPUT = option("--json", "print a JSON summary on stdout (--output-format json)");
+const OUTPUT_FORMAT = option(
+  "--output-format <format>",
+  "text, json (a summary) or stream-json (events)",
+  { choices: OUTPUT_FORMATS },
+);
+const COLOR = option("--color <when>", "colour the console", { choices: COLOR_MODES });
+const CONTINUE = option("--continue", "go on with this workspace's latest session");
+const NO_INSTRUCTIONS = option("--no-project-instructions", "do not read AGENTS.md files");
 
 function approval(defaultMode: string): OptionSpec {
-  return {
-    long: "approval",
-    value: "mode",
-    description: `ask before tool calls: never, commands (bash, except read-only ones) or all ` +
-      `(also edits); default: config approval, else ${defaultMode}`,
-    choices: APPROVAL_MODES,
-  };
+  return option(
+    "--approval <mode>",
+    `ask before tool calls: never, commands (bash, except read-only ones) or all (also edits); ` +
+      `default: config approval, else ${defaultMode}`,
+    { choices: APPROVAL_MODES },
+  );
 }
 
 function buildProgram(setExit: (code: number) => void): Command {
@@ -148,37 +116,25 @@ function buildProgram(setExit: (code: number) => void): Command {
       .description("run the agent on a task until it calls task_done")
       .argument("[task]", "the task, in words"),
     [
-      { long: "file", short: "f", value: "file", description: "read the task from a file" },
+      option("-f, --file <file>", "read the task from a file"),
       ...MODEL_OPTIONS,
       MAX_STEPS,
       REPOSITORY,
-      { long: "must-patch", description: "refuse to finish while git diff is empty" },
-      {
-        long: "patch-path",
-        value: "file",
-        description: "write the final patch (git diff, new files included) here",
-      },
+      option("--must-patch", "refuse to finish while git diff is empty"),
+      option("--patch-path <file>", "write the final patch (git diff, new files included) here"),
       TRAJECTORY_FILE,
       JSON_OUTPUT,
       OUTPUT_FORMAT,
       COLOR,
-      {
-        long: "replay",
-        value: "trajectory",
-        description: "replay a recorded run's model responses; report differences",
-      },
-      {
-        long: "replay-exact",
-        description: "compare replayed tool output byte for byte (no normalising)",
-      },
+      option(
+        "--replay <trajectory>",
+        "replay a recorded run's model responses; report differences",
+      ),
+      option("--replay-exact", "compare replayed tool output byte for byte (no normalising)"),
       SANDBOX,
       approval("never"),
       CONTINUE,
-      {
-        long: "resume",
-        value: "id",
-        description: "go on with the session ID (or a trajectory FILE)",
-      },
+      option("--resume <id>", "go on with the session ID (or a trajectory FILE)"),
       NO_INSTRUCTIONS,
     ],
   ).action(async (task, opts) => {
@@ -211,13 +167,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       .description("recent sessions of a workspace (ids for --resume), newest first"),
     [
       described(WORKING_DIR, "the workspace (default: current directory)"),
-      {
-        long: "limit",
-        short: "n",
-        value: "n",
-        description: "how many to list (default 20)",
-        integer: "positive",
-      },
+      option("-n, --limit <n>", "how many to list (default 20)", { integer: "positive" }),
       described(JSON_OUTPUT, "print the sessions as JSON"),
     ],
   ).action(async (opts) => {
@@ -256,8 +206,8 @@ function buildProgram(setExit: (code: number) => void): Command {
     setExit(await ckgIndex(dir, { workspace: await workspaceOf(opts) }));
   });
   const searchOptions = (body: string): OptionSpec[] => [
-    { long: "path", value: "dir", description: "the codebase to search (default: the workspace)" },
-    { long: "no-body", description: `leave out the source of each ${body}` },
+    option("--path <dir>", "the codebase to search (default: the workspace)"),
+    option("--no-body", `leave out the source of each ${body}`),
     described(JSON_OUTPUT, "print matches as JSON"),
     WORKING_DIR,
   ];
@@ -306,46 +256,21 @@ function buildProgram(setExit: (code: number) => void): Command {
     .argument("<tasks>", "the task file (one JSON object per line), or `status`")
     .argument("[dir]", "with `status`: the batch's output directory");
   addOptions(batch, [
-    {
-      long: "out",
-      value: "dir",
-      description: "where each task's checkout, trajectory, patch and result go",
-    },
-    {
-      long: "concurrency",
-      value: "n",
-      description: "tasks at once (with --slurm: array tasks at once)",
+    option("--out <dir>", "where each task's checkout, trajectory, patch and result go"),
+    option("--concurrency <n>", "tasks at once (with --slurm: array tasks at once)", {
       integer: "positive",
-    },
-    {
-      long: "timeout",
-      value: "seconds",
-      description: "time limit per task (default 1800; a task's own wins)",
+    }),
+    option("--timeout <seconds>", "time limit per task (default 1800; a task's own wins)", {
       integer: "positive",
-    },
-    {
-      long: "retry-failed",
-      description: "run failed tasks again (finished ones are always skipped)",
-    },
-    {
-      long: "index",
-      value: "i",
-      description: "run only task I (0-based), as each array task does",
+    }),
+    option("--retry-failed", "run failed tasks again (finished ones are always skipped)"),
+    option("--index <i>", "run only task I (0-based), as each array task does", {
       integer: "non-negative",
-    },
-    { long: "slurm", description: "submit a Slurm job array instead of running here" },
-    { long: "wait", description: "with --slurm: follow the array until it ends" },
-    {
-      long: "slurm-arg",
-      value: "arg",
-      description: "pass ARG to sbatch (repeatable)",
-      repeatable: true,
-    },
-    {
-      long: "emit",
-      value: "format",
-      description: "print a manifest instead of running (k8s: an Indexed Job)",
-    },
+    }),
+    option("--slurm", "submit a Slurm job array instead of running here"),
+    option("--wait", "with --slurm: follow the array until it ends"),
+    option("--slurm-arg <arg>", "pass ARG to sbatch (repeatable)", { repeatable: true }),
+    option("--emit <format>", "print a manifest instead of running (k8s: an Indexed Job)"),
     { ...OUTPUT_FORMAT, description: "summary format", choices: ["text", "json"] },
     described(PROVIDER, "model provider for every task"),
     described(MODEL, "model id for every task"),
@@ -353,12 +278,10 @@ function buildProgram(setExit: (code: number) => void): Command {
     described(CONFIG_FILE, "config file for every task"),
     described(MAX_STEPS, "step limit per task (a task's own wins)"),
     SANDBOX,
-  ]);
-  batch
-    .action(async (tasks, dir, opts) => {
-      const { batchCommand } = await import("./batch.ts");
-      setExit(await batchCommand(tasks, dir, opts));
-    });
+  ]).action(async (tasks, dir, opts) => {
+    const { batchCommand } = await import("./batch.ts");
+    setExit(await batchCommand(tasks, dir, opts));
+  });
 
   addOptions(
     program.command("mcp")

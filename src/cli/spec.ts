@@ -37,36 +37,48 @@ export interface CommandSpec {
   options: readonly OptionSpec[];
 }
 
+/**
+ * An option from its flags as help shows them, e.g. `-w, --working-dir <dir>`.
+ *
+ * @example
+ * ```ts
+ * const MODEL = option("-m, --model <model>", "model id");
+ * ```
+ */
+export function option(
+  flags: string,
+  description: string,
+  more: Omit<Partial<OptionSpec>, "long" | "short" | "value"> = {},
+): OptionSpec {
+  const match = /^(?:-(\w), )?--([\w-]+)(?: <(\w+)>)?$/.exec(flags);
+  if (!match) throw new Error(`option flags must read "-x, --long <value>": ${flags}`);
+  const [, short, long, value] = match;
+  return { long, ...(short && { short }), ...(value && { value }), description, ...more };
+}
+
 /** `-w/--working-dir`: the workspace. */
-export const WORKING_DIR: OptionSpec = {
-  long: "working-dir",
-  short: "w",
-  value: "dir",
-  description: "workspace root (default: current directory)",
-};
+export const WORKING_DIR = option(
+  "-w, --working-dir <dir>",
+  "workspace root (default: current directory)",
+);
 
 /** `--sandbox`: where the shell (and the tools that touch the system) run. */
-export const SANDBOX: OptionSpec = {
-  long: "sandbox",
-  value: "mode",
-  description: "run bash inside a sandbox",
+export const SANDBOX = option("--sandbox <mode>", "run bash inside a sandbox", {
   choices: SANDBOX_MODES,
-};
+});
 
 /** `--deadline`: how long a tool call may run. */
-export const DEADLINE: OptionSpec = {
-  long: "deadline",
-  value: "spec",
-  description: "seconds a tool call may run: SECONDS, or TOOL=SECONDS,... (default 300; bash: " +
+export const DEADLINE = option(
+  "--deadline <spec>",
+  "seconds a tool call may run: SECONDS, or TOOL=SECONDS,... (default 300; bash: " +
     "its timeout + 60)",
-};
+);
 
 /** `--max-line-bytes`: the longest input line a line-based server accepts. */
-export const MAX_LINE_BYTES: OptionSpec = {
-  long: "max-line-bytes",
-  value: "n",
-  description: "longest input line accepted, in bytes (default 268435456 = 256 MiB)",
-};
+export const MAX_LINE_BYTES = option(
+  "--max-line-bytes <n>",
+  "longest input line accepted, in bytes (default 268435456 = 256 MiB)",
+);
 
 /** The commands that have a fast path. */
 export const PIPELINE_COMMANDS = {
