@@ -22,6 +22,16 @@ export interface RunReport {
   costUsd: number | null;
 }
 
+/** How a task (or one turn of a conversation) ended, for the console's closing line. */
+export interface TaskSummary {
+  success: boolean;
+  steps: number;
+  usage: LLMUsage;
+  seconds: number;
+  /** The model's final answer, if any. */
+  result: string | null;
+}
+
 /** Where the agent reports progress. The optional hooks let a live console show work as it
  * happens; a console without `text` gets whole responses only (the client does not stream). */
 export interface AgentConsole {
@@ -37,15 +47,8 @@ export interface AgentConsole {
   note(message: string): void;
   /** The closing report: files changed, where the patch and the trajectory went, cost. */
   finish?(report: RunReport): void;
-  summary(
-    info: {
-      success: boolean;
-      steps: number;
-      usage: LLMUsage;
-      seconds: number;
-      result: string | null;
-    },
-  ): void;
+  /** The task (or turn) ended. */
+  summary(info: TaskSummary): void;
 }
 
 function shorten(text: string, max: number): string {
@@ -88,13 +91,7 @@ export class StderrConsole implements AgentConsole {
     this.#write(message);
   }
 
-  summary(info: {
-    success: boolean;
-    steps: number;
-    usage: LLMUsage;
-    seconds: number;
-    result: string | null;
-  }): void {
+  summary(info: TaskSummary): void {
     const tokens = info.usage.input_tokens + info.usage.output_tokens;
     this.#write(
       `${info.success ? "✓ completed" : "✗ not completed"} in ${info.steps} step(s), ` +

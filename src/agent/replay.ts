@@ -113,3 +113,39 @@ export function firstDifference(a: string, b: string, normalize = true): LineDif
     replayed: right[i] ?? null,
   };
 }
+
+/** The differences as lines for a reader: a verdict, then each difference with its first line. */
+export function divergenceLines(divergences: Divergence[]): string[] {
+  if (divergences.length === 0) return ["replay: every tool result matches the recording"];
+  const lines = [`replay: ${divergences.length} difference(s) from the recording:`];
+  for (const d of divergences) {
+    const what = d.tool ? `${d.tool} (${d.call_id}) ${d.field}` : d.field;
+    const diff = d.first_difference;
+    if (!diff) {
+      lines.push(
+        `  step ${d.step}: ${what}: recorded ${clip(d.recorded)}, replayed ${clip(d.replayed)}`,
+      );
+      continue;
+    }
+    lines.push(`  step ${d.step}: ${what} differs at line ${diff.line}:`);
+    if (diff.context !== null) lines.push(`      ${clipLine(diff.context)}`);
+    lines.push(
+      `    - ${
+        diff.recorded === null ? "(no line: recorded output ends)" : clipLine(diff.recorded)
+      }`,
+      `    + ${
+        diff.replayed === null ? "(no line: replayed output ends)" : clipLine(diff.replayed)
+      }`,
+    );
+  }
+  return lines;
+}
+
+function clipLine(line: string): string {
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}
+
+function clip(value: unknown): string {
+  const text = JSON.stringify(value) ?? "undefined";
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+}

@@ -1,28 +1,10 @@
 /**
- * Builds the approving executor for a session, and the question `deft run` puts on the terminal
- * when a call needs approval (`deft interactive` asks through its own prompt instead).
+ * The question `deft run` puts on the terminal when a call needs approval (`deft interactive`
+ * asks through its own prompt instead).
  */
 import { createInterface } from "node:readline";
 import process from "node:process";
-import {
-  ApprovalGate,
-  type ApprovalMode,
-  ApprovingExecutor,
-  type AskUser,
-} from "../agent/approval.ts";
-import type { Tool } from "../tools/base.ts";
-import { writeStderr } from "./io.ts";
-
-/** An executor that asks `ask` before the calls `mode` covers. */
-export function approvingExecutor(
-  tools: readonly Tool[],
-  mode: ApprovalMode,
-  ask: AskUser,
-  workspace: string,
-): { executor: ApprovingExecutor; gate: ApprovalGate } {
-  const gate = new ApprovalGate(mode, ask, writeStderr, workspace);
-  return { executor: new ApprovingExecutor(tools, gate), gate };
-}
+import type { AskUser } from "../agent/approval.ts";
 
 /** Asks one question on the terminal (stdin, stderr); null at end of input. */
 export const askOnTerminal: AskUser = (question) =>

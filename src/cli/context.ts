@@ -1,22 +1,20 @@
 /** Builds the tool context shared by the pipeline commands (`tool`, `serve`, `mcp`). */
-import type { ToolContext, ToolSettings } from "../tools/base.ts";
+import type { ToolContext } from "../tools/base.ts";
 import { realWorkspace } from "../policy/workspace.ts";
-import { deftCacheDir, tempRoot } from "../policy/dirs.ts";
-import type { HostDirs } from "../tools/host/remote.ts";
-import { entryOf, registeredToolNames, resolveToolName } from "../tools/catalog.ts";
+import { registeredToolNames, resolveToolName } from "../tools/catalog.ts";
+import { checkSandbox } from "../tools/host/hosting.ts";
 import { parseDeadlines } from "../tools/host/deadlines.ts";
 import { UsageError } from "./io.ts";
 import { loadToolConfig, resolveToolSettings } from "../config/tool_settings.ts";
-import {
-  findBwrap,
-  type SandboxMode as SandboxSetting,
-  SandboxUnavailableError,
-} from "../policy/sandbox.ts";
+import type { SandboxMode } from "../policy/sandbox.ts";
+
+// Session assembly (src/agent/session.ts) needs these too, so they live with the tool host.
+export { checkSandbox, hostDirs } from "../tools/host/hosting.ts";
 
 /** Options every tool-running command accepts. */
 export interface ToolCommandOptions {
   workingDir?: string;
-  sandbox?: SandboxSetting;
+  sandbox?: SandboxMode;
   provider?: string;
   /** `--deadline`: `SECONDS` or `TOOL=SECONDS,...`. */
   deadline?: string;
@@ -68,31 +66,6 @@ export async function toolContext(
   }
   checkSandbox(settings, tools);
   return { provider: opts.provider ?? "openai", workspace, settings };
-}
-
-/**
- * Reports a missing bubblewrap at start, not at the first call, when a sandbox is asked for and
- * `tools` (default: all) include one that touches the system: the shell, and the file tools,
- * which then run inside bubblewrap too.
- */
-export function checkSandbox(settings: ToolSettings, tools?: readonly string[]): void {
-  if ((settings.sandbox ?? "none") === "none") return;
-  const confined = (name: string) => {
-    const found = resolveToolName(name);
-    return found === undefined || entryOf(found).runs !== "in-process";
-  };
-  if (tools && !tools.some(confined)) return;
-  try {
-    findBwrap(settings.bwrapPath);
-  } catch (e) {
-    if (e instanceof SandboxUnavailableError) throw new UsageError(e.message);
-    throw e;
-  }
-}
-
-/** The directories besides the workspace that hosted tools may use. */
-export function hostDirs(settings: ToolSettings): HostDirs {
-  return { cache: settings.ckgDir ?? deftCacheDir(), temp: tempRoot() };
 }
 
 function currentDirectory(): string {

@@ -4,22 +4,27 @@
  * call or calls task_done. The tools (the bash session, edit history) persist for the session.
  * Ctrl-C stops the running turn, not the session; /exit, `exit` or Ctrl-D on an empty line leaves.
  */
-import { StderrConsole } from "../agent/console.ts";
+import { StderrConsole, type TaskSummary } from "../agent/console.ts";
+import { openSession, runTask, type SessionOptions } from "../agent/session.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
 import { writeStderr, writeStdout } from "./io.ts";
 import { type CommandContext, isSlashCommand, runSlashCommand } from "./interactive/commands.ts";
 import { LineReader } from "./interactive/line_reader.ts";
 import { type ResumeOptions, resumeTarget } from "./resume.ts";
-import { openSession, runTask, type SessionOptions } from "./session.ts";
+import { chooseConsole } from "./console/choose.ts";
+import type { ColorMode } from "./console/style.ts";
+import { workspaceOf } from "./context.ts";
 
 /** Options of `deft interactive`. */
 export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, "continue"> {
+  workingDir?: string;
   trajectoryFile?: string;
+  color?: ColorMode;
 }
 
 /** The progress console, minus the summary's copy of the answer (the answer is printed whole). */
 class TurnConsole extends StderrConsole {
-  override summary(info: Parameters<StderrConsole["summary"]>[0]): void {
+  override summary(info: TaskSummary): void {
     super.summary({ ...info, result: null });
   }
 }
@@ -31,10 +36,18 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   const reader = await LineReader.open(terminal, `${stateDir()}/history`);
   let session;
   try {
-    session = await openSession(opts, undefined, {
-      defaultMode: "commands",
-      ask: (question) => reader.ask(question),
-      switchable: true,
+    const workspace = await workspaceOf(opts.workingDir);
+    session = await openSession(opts, {
+      workspace,
+      // Until the first turn: notes while the session starts (MCP servers, instructions, retries).
+      console: chooseConsole({ color: opts.color, workspace }),
+      asking: {
+        defaultMode: "commands",
+        ask: (question) => reader.ask(question),
+        terminal,
+        switchable: true,
+      },
+      write: writeStderr,
     });
   } catch (e) {
     reader.close();

@@ -5,6 +5,7 @@
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readEnv } from "../env.ts";
 
 /**
  * Moves the process to the user's folder when Deft was started by `deno task` from its checkout:
@@ -14,12 +15,8 @@ import { fileURLToPath } from "node:url";
  * the process really runs in the checkout. Returns the folder moved to, if any.
  */
 export function enterInvocationDir(entryUrl: string): string | undefined {
-  let initCwd: string | undefined;
-  try {
-    initCwd = Deno.env.get("INIT_CWD");
-  } catch {
-    return undefined; // no --allow-env: nothing to honour
-  }
+  // Without --allow-env it reads as unset: nothing to honour.
+  const initCwd = readEnv("INIT_CWD");
   if (!initCwd || !entryUrl.startsWith("file:")) return undefined;
   try {
     const checkout = Deno.realPathSync(dirname(fileURLToPath(entryUrl)));

@@ -4,6 +4,7 @@
  * session and the edit history last until the client disconnects; then the tools are closed (no
  * shell or background job outlives the server) and the process exits.
  */
+import type { SandboxMode } from "../policy/sandbox.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
 import { registeredToolNames } from "../tools/catalog.ts";
@@ -14,7 +15,7 @@ import { maxLineBytesOption } from "./line_limit.ts";
 /** Options of `deft mcp`. */
 export interface McpCommandOptions {
   workingDir?: string;
-  sandbox?: "none" | "workspace-write" | "read-only";
+  sandbox?: SandboxMode;
   deadline?: string;
   maxLineBytes?: string;
 }

@@ -6,9 +6,19 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import { VERSION } from "../version.ts";
 import { runPipelineCommand } from "./dispatch.ts";
 import type { FastParse } from "./fast.ts";
-import { type CommandSpec, PIPELINE_COMMANDS } from "./spec.ts";
+import {
+  type CommandSpec,
+  DEADLINE,
+  MAX_LINE_BYTES,
+  option,
+  type OptionSpec,
+  PIPELINE_COMMANDS,
+  SANDBOX,
+  WORKING_DIR,
+} from "./spec.ts";
 import { OUTPUT_FORMATS } from "./console/choose.ts";
 import { COLOR_MODES } from "./console/style.ts";
+import { APPROVAL_MODES } from "../agent/approval.ts";
 
 function addSpec(program: Command, name: string, spec: CommandSpec): Command {
   const command = program.command(name).description(spec.description);
@@ -17,14 +27,72 @@ function addSpec(program: Command, name: string, spec: CommandSpec): Command {
       new Argument(arg.required ? `<${arg.name}>` : `[${arg.name}]`, arg.description),
     );
   }
-  for (const o of spec.options) {
+  return addOptions(command, spec.options);
+}
+
+/** Adds `specs` to `command`, in order. */
+function addOptions(command: Command, specs: readonly OptionSpec[]): Command {
+  for (const o of specs) {
     const flags = `${o.short ? `-${o.short}, ` : ""}--${o.long}${o.value ? ` <${o.value}>` : ""}`;
     const option = new Option(flags, o.description);
     if (o.choices) option.choices(o.choices);
+    if (o.integer) {
+      option.argParser(o.integer === "positive" ? positiveInteger : nonNegativeInteger);
+    }
+    if (o.repeatable) option.argParser(collect).default([]);
     if (o.default !== undefined) option.default(o.default);
     command.addOption(option);
   }
   return command;
+}
+
+/** The same option with the help text this command gives it. */
+function described(spec: OptionSpec, description: string): OptionSpec {
+  return { ...spec, description };
+}
+
+// The options several commands share, declared once; each command picks its own below.
+const PROVIDER = option(
+  "-p, --provider <provider>",
+  "model provider (a name under model_providers, or a kind)",
+);
+const MODEL = option("-m, --model <model>", "model id");
+const MODEL_BASE_URL = option("--model-base-url <url>", "base URL of the provider's API");
+const CONFIG_FILE = option(
+  "--config-file <file>",
+  "config file (default: DEFT_CONFIG, ./deft.yaml, ...)",
+);
+/** The model and where its settings come from: `run`, `interactive` and `config`. */
+const MODEL_OPTIONS = [
+  PROVIDER,
+  MODEL,
+  MODEL_BASE_URL,
+  option("-k, --api-key <key>", "API key (default: <PROVIDER>_API_KEY)"),
+  CONFIG_FILE,
+];
+const MAX_STEPS = option("--max-steps <n>", "step limit", { integer: "positive" });
+const REPOSITORY = described(
+  WORKING_DIR,
+  "the repository to work in (default: current directory)",
+);
+const TRAJECTORY_FILE = option("-t, --trajectory-file <file>", "where to record the run");
+const JSON_OUTPUT = option("--json", "print a JSON summary on stdout (--output-format json)");
+const OUTPUT_FORMAT = option(
+  "--output-format <format>",
+  "text, json (a summary) or stream-json (events)",
+  { choices: OUTPUT_FORMATS },
+);
+const COLOR = option("--color <when>", "colour the console", { choices: COLOR_MODES });
+const CONTINUE = option("--continue", "go on with this workspace's latest session");
+const NO_INSTRUCTIONS = option("--no-project-instructions", "do not read AGENTS.md files");
+
+function approval(defaultMode: string): OptionSpec {
+  return option(
+    "--approval <mode>",
+    `ask before tool calls: never, commands (bash, except read-only ones) or all (also edits); ` +
+      `default: config approval, else ${defaultMode}`,
+    { choices: APPROVAL_MODES },
+  );
 }
 
 function buildProgram(setExit: (code: number) => void): Command {
@@ -43,76 +111,73 @@ function buildProgram(setExit: (code: number) => void): Command {
     });
   }
 
-  const modelOptions = (command: Command) =>
-    command
-      .option(
-        "-p, --provider <provider>",
-        "model provider (a name under model_providers, or a kind)",
-      )
-      .option("-m, --model <model>", "model id")
-      .option("--model-base-url <url>", "base URL of the provider's API")
-      .option("-k, --api-key <key>", "API key (default: <PROVIDER>_API_KEY)")
-      .option("--config-file <file>", "config file (default: DEFT_CONFIG, ./deft.yaml, ...)");
-
-  modelOptions(
+  addOptions(
     program.command("run")
       .description("run the agent on a task until it calls task_done")
-      .argument("[task]", "the task, in words")
-      .option("-f, --file <file>", "read the task from a file"),
-  )
-    .option("--max-steps <n>", "step limit", positiveInteger)
-    .option("-w, --working-dir <dir>", "the repository to work in (default: current directory)")
-    .option("--must-patch", "refuse to finish while git diff is empty")
-    .option("--patch-path <file>", "write the final patch (git diff, new files included) here")
-    .option("-t, --trajectory-file <file>", "where to record the run")
-    .option("--json", "print a JSON summary on stdout (--output-format json)")
-    .addOption(
-      new Option("--output-format <format>", "text, json (a summary) or stream-json (events)")
-        .choices(OUTPUT_FORMATS),
-    )
-    .addOption(new Option("--color <when>", "colour the console").choices(COLOR_MODES))
-    .option("--replay <trajectory>", "replay a recorded run's model responses; report differences")
-    .option("--replay-exact", "compare replayed tool output byte for byte (no normalising)")
-    .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
-    .addOption(approvalOption("never"))
-    .option("--continue", "go on with this workspace's latest session")
-    .option("--resume <id>", "go on with the session ID (or a trajectory FILE)")
-    .option("--no-project-instructions", "do not read AGENTS.md files")
-    .action(async (task, opts) => {
-      const { runCommand } = await import("./run.ts");
-      setExit(await runCommand(task, opts));
-    });
+      .argument("[task]", "the task, in words"),
+    [
+      option("-f, --file <file>", "read the task from a file"),
+      ...MODEL_OPTIONS,
+      MAX_STEPS,
+      REPOSITORY,
+      option("--must-patch", "refuse to finish while git diff is empty"),
+      option("--patch-path <file>", "write the final patch (git diff, new files included) here"),
+      TRAJECTORY_FILE,
+      JSON_OUTPUT,
+      OUTPUT_FORMAT,
+      COLOR,
+      option(
+        "--replay <trajectory>",
+        "replay a recorded run's model responses; report differences",
+      ),
+      option("--replay-exact", "compare replayed tool output byte for byte (no normalising)"),
+      SANDBOX,
+      approval("never"),
+      CONTINUE,
+      option("--resume <id>", "go on with the session ID (or a trajectory FILE)"),
+      NO_INSTRUCTIONS,
+    ],
+  ).action(async (task, opts) => {
+    const { runCommand } = await import("./run.ts");
+    setExit(await runCommand(task, opts));
+  });
 
-  modelOptions(
+  addOptions(
     program.command("interactive").description(
       "a conversation at a prompt: history, slash commands, approvals; tools persist",
     ),
-  )
-    .option("--max-steps <n>", "step limit per turn", positiveInteger)
-    .option("-w, --working-dir <dir>", "the repository to work in (default: current directory)")
-    .option("-t, --trajectory-file <file>", "record conversation N to FILE.N.json")
-    .addOption(new Option("--color <when>", "colour the console").choices(COLOR_MODES))
-    .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
-    .addOption(approvalOption("commands"))
-    .option("--continue", "go on with this workspace's latest session")
-    .option("--no-project-instructions", "do not read AGENTS.md files")
-    .action(async (opts) => {
-      const { interactiveCommand } = await import("./interactive.ts");
-      setExit(await interactiveCommand(opts));
-    });
+    [
+      ...MODEL_OPTIONS,
+      described(MAX_STEPS, "step limit per turn"),
+      REPOSITORY,
+      described(TRAJECTORY_FILE, "record conversation N to FILE.N.json"),
+      COLOR,
+      SANDBOX,
+      approval("commands"),
+      CONTINUE,
+      NO_INSTRUCTIONS,
+    ],
+  ).action(async (opts) => {
+    const { interactiveCommand } = await import("./interactive.ts");
+    setExit(await interactiveCommand(opts));
+  });
 
-  program.command("sessions")
-    .description("recent sessions of a workspace (ids for --resume), newest first")
-    .option("-w, --working-dir <dir>", "the workspace (default: current directory)")
-    .option("-n, --limit <n>", "how many to list (default 20)", positiveInteger)
-    .option("--json", "print the sessions as JSON")
-    .action(async (opts) => {
-      const { sessionsCommand } = await import("./sessions.ts");
-      setExit(await sessionsCommand(opts));
-    });
+  addOptions(
+    program.command("sessions")
+      .description("recent sessions of a workspace (ids for --resume), newest first"),
+    [
+      described(WORKING_DIR, "the workspace (default: current directory)"),
+      option("-n, --limit <n>", "how many to list (default 20)", { integer: "positive" }),
+      described(JSON_OUTPUT, "print the sessions as JSON"),
+    ],
+  ).action(async (opts) => {
+    const { sessionsCommand } = await import("./sessions.ts");
+    setExit(await sessionsCommand(opts));
+  });
 
-  modelOptions(
+  addOptions(
     program.command("config").description("print the resolved configuration, keys masked"),
+    MODEL_OPTIONS,
   ).action(async (opts) => {
     const { configCommand } = await import("./config.ts");
     setExit(await configCommand(opts));
@@ -131,32 +196,37 @@ function buildProgram(setExit: (code: number) => void): Command {
   const ckg = program.command("ckg").description(
     "the code knowledge graph: index a codebase, find functions, classes and methods by name",
   );
-  ckg.command("index")
-    .description("index DIR (default: the workspace); later searches refresh incrementally")
-    .argument("[dir]", "the codebase to index")
-    .option("-w, --working-dir <dir>", "workspace root (default: current directory)")
-    .action(async (dir, opts) => {
-      const { ckgIndex } = await import("./ckg.ts");
-      setExit(await ckgIndex(dir, { workspace: await workspaceOf(opts) }));
-    });
+  addOptions(
+    ckg.command("index")
+      .description("index DIR (default: the workspace); later searches refresh incrementally")
+      .argument("[dir]", "the codebase to index"),
+    [WORKING_DIR],
+  ).action(async (dir, opts) => {
+    const { ckgIndex } = await import("./ckg.ts");
+    setExit(await ckgIndex(dir, { workspace: await workspaceOf(opts) }));
+  });
+  const searchOptions = (body: string): OptionSpec[] => [
+    option("--path <dir>", "the codebase to search (default: the workspace)"),
+    option("--no-body", `leave out the source of each ${body}`),
+    described(JSON_OUTPUT, "print matches as JSON"),
+    WORKING_DIR,
+  ];
   const searches = [
     ["search-function", "function"],
     ["search-class", "class"],
     ["search-class-method", "class-method"],
   ] as const;
   for (const [name, kind] of searches) {
-    ckg.command(name)
-      .description(`find ${kind.replace("-", " ")}s named NAME (exact; close names on a miss)`)
-      .argument("<name>", "the identifier; Cls.method also works for methods")
-      .option("--path <dir>", "the codebase to search (default: the workspace)")
-      .option("--no-body", "leave out the source of each match")
-      .option("--json", "print matches as JSON")
-      .option("-w, --working-dir <dir>", "workspace root (default: current directory)")
-      .action(async (identifier, opts) => {
-        const { ckgSearch } = await import("./ckg.ts");
-        const workspace = await workspaceOf(opts);
-        setExit(await ckgSearch(kind, identifier, { ...opts, workspace }));
-      });
+    addOptions(
+      ckg.command(name)
+        .description(`find ${kind.replace("-", " ")}s named NAME (exact; close names on a miss)`)
+        .argument("<name>", "the identifier; Cls.method also works for methods"),
+      searchOptions("match"),
+    ).action(async (identifier, opts) => {
+      const { ckgSearch } = await import("./ckg.ts");
+      const workspace = await workspaceOf(opts);
+      setExit(await ckgSearch(kind, identifier, { ...opts, workspace }));
+    });
   }
   const edgeSearches = [
     ["search-references", "where NAME is used: calls, attribute accesses, imports, base classes"],
@@ -164,13 +234,10 @@ function buildProgram(setExit: (code: number) => void): Command {
     ["search-subclasses", "the classes deriving from NAME"],
   ] as const;
   for (const [name, description] of edgeSearches) {
-    const command = ckg.command(name)
-      .description(description)
-      .argument("<name>", "the identifier (exact)")
-      .option("--path <dir>", "the codebase to search (default: the workspace)")
-      .option("--no-body", "leave out the source of each function or class")
-      .option("--json", "print matches as JSON")
-      .option("-w, --working-dir <dir>", "workspace root (default: current directory)");
+    const command = addOptions(
+      ckg.command(name).description(description).argument("<name>", "the identifier (exact)"),
+      searchOptions("function or class"),
+    );
     if (name === "search-subclasses") {
       command.option("--indirect", "also classes deriving from subclasses, at any depth");
     }
@@ -181,64 +248,51 @@ function buildProgram(setExit: (code: number) => void): Command {
     });
   }
 
-  program.command("batch")
+  const batch = program.command("batch")
     .description(
       "run many tasks (JSON Lines), each in its own checkout: locally, on Slurm, or as a k8s Job; " +
         "`deft batch status DIR` summarises a batch",
     )
     .argument("<tasks>", "the task file (one JSON object per line), or `status`")
-    .argument("[dir]", "with `status`: the batch's output directory")
-    .option("--out <dir>", "where each task's checkout, trajectory, patch and result go")
-    .option(
-      "--concurrency <n>",
-      "tasks at once (with --slurm: array tasks at once)",
-      positiveInteger,
-    )
-    .option(
-      "--timeout <seconds>",
-      "time limit per task (default 1800; a task's own wins)",
-      positiveInteger,
-    )
-    .option("--retry-failed", "run failed tasks again (finished ones are always skipped)")
-    .option("--index <i>", "run only task I (0-based), as each array task does", nonNegativeInteger)
-    .option("--slurm", "submit a Slurm job array instead of running here")
-    .option("--wait", "with --slurm: follow the array until it ends")
-    .option("--slurm-arg <arg>", "pass ARG to sbatch (repeatable)", collect, [])
-    .option("--emit <format>", "print a manifest instead of running (k8s: an Indexed Job)")
-    .addOption(new Option("--output-format <format>", "summary format").choices(["text", "json"]))
-    .option("-p, --provider <provider>", "model provider for every task")
-    .option("-m, --model <model>", "model id for every task")
-    .option("--model-base-url <url>", "base URL of the provider's API")
-    .option("--config-file <file>", "config file for every task")
-    .option("--max-steps <n>", "step limit per task (a task's own wins)", positiveInteger)
-    .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
-    .action(async (tasks, dir, opts) => {
-      const { batchCommand } = await import("./batch.ts");
-      setExit(await batchCommand(tasks, dir, opts));
-    });
+    .argument("[dir]", "with `status`: the batch's output directory");
+  addOptions(batch, [
+    option("--out <dir>", "where each task's checkout, trajectory, patch and result go"),
+    option("--concurrency <n>", "tasks at once (with --slurm: array tasks at once)", {
+      integer: "positive",
+    }),
+    option("--timeout <seconds>", "time limit per task (default 1800; a task's own wins)", {
+      integer: "positive",
+    }),
+    option("--retry-failed", "run failed tasks again (finished ones are always skipped)"),
+    option("--index <i>", "run only task I (0-based), as each array task does", {
+      integer: "non-negative",
+    }),
+    option("--slurm", "submit a Slurm job array instead of running here"),
+    option("--wait", "with --slurm: follow the array until it ends"),
+    option("--slurm-arg <arg>", "pass ARG to sbatch (repeatable)", { repeatable: true }),
+    option("--emit <format>", "print a manifest instead of running (k8s: an Indexed Job)"),
+    { ...OUTPUT_FORMAT, description: "summary format", choices: ["text", "json"] },
+    described(PROVIDER, "model provider for every task"),
+    described(MODEL, "model id for every task"),
+    MODEL_BASE_URL,
+    described(CONFIG_FILE, "config file for every task"),
+    described(MAX_STEPS, "step limit per task (a task's own wins)"),
+    SANDBOX,
+  ]).action(async (tasks, dir, opts) => {
+    const { batchCommand } = await import("./batch.ts");
+    setExit(await batchCommand(tasks, dir, opts));
+  });
 
-  program.command("mcp")
-    .description("MCP server over stdio exposing the tools (state lasts for the connection)")
-    .option("-w, --working-dir <dir>", "workspace root (default: current directory)")
-    .addOption(new Option("--sandbox <mode>", "run bash inside a sandbox").choices(SANDBOX_MODES))
-    .option("--deadline <spec>", "seconds a tool call may run: SECONDS, or TOOL=SECONDS,...")
-    .option("--max-line-bytes <n>", "longest input line accepted, in bytes (default 256 MiB)")
-    .action(async (opts) => {
-      const { mcpCommand } = await import("./mcp.ts");
-      setExit(await mcpCommand(opts));
-    });
+  addOptions(
+    program.command("mcp")
+      .description("MCP server over stdio exposing the tools (state lasts for the connection)"),
+    [WORKING_DIR, SANDBOX, DEADLINE, MAX_LINE_BYTES],
+  ).action(async (opts) => {
+    const { mcpCommand } = await import("./mcp.ts");
+    setExit(await mcpCommand(opts));
+  });
 
   return program;
-}
-
-const SANDBOX_MODES = ["none", "workspace-write", "read-only"];
-
-function approvalOption(defaultMode: string): Option {
-  return new Option(
-    "--approval <mode>",
-    `ask before tool calls: never, commands (bash, except read-only ones) or all (also edits); ` +
-      `default: config approval, else ${defaultMode}`,
-  ).choices(["never", "commands", "all"]);
 }
 
 async function workspaceOf(opts: { workingDir?: string }): Promise<string> {

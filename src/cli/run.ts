@@ -4,18 +4,27 @@
  * Progress goes to stderr; `--output-format json` (`--json`) prints a summary on stdout,
  * `stream-json` one event per line.
  */
-import { resolve } from "node:path";
-import { isGitRepo, workspacePatch } from "../agent/patch.ts";
-import { gitSandbox } from "../policy/git.ts";
-import { type FileChange, patchStats } from "../agent/patch_stats.ts";
-import { costOf } from "../llm/prices.ts";
-import type { OutputFormat } from "./console/choose.ts";
-import { compareRuns, type Divergence } from "../agent/replay.ts";
-import { readTrajectory, type Trajectory } from "../trajectory/recorder.ts";
-import { workspaceOf } from "./context.ts";
-import { UsageError, writeStdout } from "./io.ts";
-import { openSession, runTask, type SessionOptions } from "./session.ts";
+import { type RunOutcome, runOutcome, runSummary } from "../agent/outcome.ts";
+import { isGitRepo } from "../agent/patch.ts";
+import { divergenceLines } from "../agent/replay.ts";
+import type { AgentResult } from "../agent/agent.ts";
+import {
+  openSession,
+  runTask,
+  type Session,
+  type SessionOptions,
+  type TaskOptions,
+} from "../agent/session.ts";
+import {
+  readTrajectory,
+  type Trajectory,
+  type TrajectoryRecorder,
+} from "../trajectory/recorder.ts";
 import { askOnTerminal } from "./approval.ts";
+import { chooseConsole, type OutputFormat } from "./console/choose.ts";
+import type { ColorMode } from "./console/style.ts";
+import { workspaceOf } from "./context.ts";
+import { UsageError, writeStderr, writeStdout } from "./io.ts";
 import { CONTINUE_MESSAGE, type ResumeOptions, resumeTarget } from "./resume.ts";
 import { onStopSignals } from "./signals.ts";
 
@@ -27,6 +36,7 @@ export interface RunOptions extends SessionOptions, ResumeOptions {
   trajectoryFile?: string;
   json?: boolean;
   outputFormat?: OutputFormat;
+  color?: ColorMode;
   replay?: string;
   replayExact?: boolean;
 }
@@ -69,16 +79,50 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
     );
   }
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
-  if (opts.mustPatch) await requireGitRepo(opts.workingDir);
-  const session = await openSession(opts, recording, {
-    defaultMode: "never",
-    ask: askOnTerminal,
-  });
+  const workspace = await workspaceOf(opts.workingDir);
+  if (opts.mustPatch) await requireGitRepo(workspace);
+  const session = await openSession(opts, {
+    workspace,
+    console: chooseConsole({ outputFormat: opts.outputFormat, color: opts.color, workspace }),
+    asking: { defaultMode: "never", ask: askOnTerminal, terminal: Deno.stdin.isTerminal() },
+    write: writeStderr,
+  }, recording);
   if (resumed) {
     session.console.note(`resuming session ${resumed.link.session_id} (${resumed.path})`);
   }
-  const { console, executor } = session;
+  const { result, recorder, stopCode } = await runInterruptible(session, task, {
+    trajectoryFile: opts.trajectoryFile,
+    mustPatch: opts.mustPatch,
+    conversation: resumed?.conversation,
+    resumedFrom: resumed?.link,
+    recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
+  });
+  const outcome = await runOutcome(session, recorder, {
+    patchPath: opts.patchPath,
+    recording,
+    replayExact: opts.replayExact,
+  });
+  report(session, outcome, recorder.path);
+  const divergences = outcome.divergences;
+  const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
+  if (opts.outputFormat === "json" || opts.outputFormat === "stream-json") {
+    const event = opts.outputFormat === "stream-json" ? { type: "run_done" } : {};
+    const summary = runSummary(session, result, recorder, outcome, exitCode);
+    await writeStdout(JSON.stringify({ ...event, ...summary }) + "\n");
+  }
+  return exitCode;
+}
 
+/**
+ * Runs the task; Ctrl-C, SIGTERM and SIGHUP stop it (tools closed, trajectory kept), a second one
+ * exits at once. `stopCode` is the exit code the stopping signal asks for.
+ */
+async function runInterruptible(
+  session: Session,
+  task: string,
+  opts: Omit<TaskOptions, "signal">,
+): Promise<{ result: AgentResult; recorder: TrajectoryRecorder; stopCode: number }> {
+  const { console, executor } = session;
   const controller = new AbortController();
   let interrupts = 0;
   let stopCode = 130;
@@ -90,88 +134,38 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
     // Closing the tools kills a running command, so the step ends now instead of at its timeout.
     void executor.closeTools();
   };
-  // SIGTERM and SIGHUP stop the run like Ctrl-C: tools closed, trajectory kept.
   const removeSignals = onStopSignals(onInterrupt);
-  let outcome;
+  let ran;
   try {
-    outcome = await runTask(session, task, {
-      trajectoryFile: opts.trajectoryFile,
-      mustPatch: opts.mustPatch,
-      signal: controller.signal,
-      conversation: resumed?.conversation,
-      resumedFrom: resumed?.link,
-      recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
-    });
+    ran = await runTask(session, task, { ...opts, signal: controller.signal });
   } finally {
     removeSignals();
     for (const e of await executor.closeTools()) console.note(`warning: ${e.message}`);
   }
-  const { result, recorder } = outcome;
+  return { ...ran, stopCode };
+}
 
-  let patchPath: string | undefined;
-  let files: FileChange[] = [];
-  const sandbox = gitSandbox(session.workspace, session.config.toolSettings);
-  if (opts.patchPath || await isGitRepo(session.workspace, sandbox).catch(() => true)) {
-    const patch = await workspacePatch(session.workspace, { sandbox }).catch((e) => {
-      console.note(`warning: could not compute the patch: ${(e as Error).message}`);
-      return "";
-    });
-    files = await patchStats(patch);
-    if (opts.patchPath) {
-      patchPath = resolve(opts.patchPath);
-      await Deno.writeTextFile(patchPath, patch);
-    }
-  }
-  const provider = session.config.model.provider.provider;
-  const model = session.config.model.settings.model;
-  const usage = recorder.data.total_usage;
-  const costUsd = costOf(usage, provider, model, session.config.prices);
+/** The closing report on the console, then how a replay differs from its recording. */
+function report(session: Session, outcome: RunOutcome, trajectory: string): void {
+  const { console } = session;
   if (console.finish) {
     console.finish({
-      files,
-      patchPath: patchPath ?? null,
-      trajectory: recorder.path,
-      usage,
-      costUsd,
+      files: outcome.files,
+      patchPath: outcome.patchPath,
+      trajectory,
+      usage: outcome.usage,
+      costUsd: outcome.costUsd,
     });
-  } else if (patchPath) {
-    console.note(`patch written to ${patchPath} (${files.length} file(s) changed)`);
+  } else if (outcome.patchPath) {
+    console.note(`patch written to ${outcome.patchPath} (${outcome.files.length} file(s) changed)`);
   }
-  const divergences = recording
-    ? compareRuns(recording, recorder.data, { exact: opts.replayExact })
-    : undefined;
-  if (divergences) reportDivergences(divergences, (line) => console.note(line));
-
-  const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
-  if (opts.outputFormat === "json" || opts.outputFormat === "stream-json") {
-    const event = opts.outputFormat === "stream-json" ? { type: "run_done" } : {};
-    await writeStdout(
-      JSON.stringify({
-        ...event,
-        success: result.success,
-        interrupted: result.interrupted,
-        exit_code: exitCode,
-        final_result: result.finalResult,
-        steps: result.steps,
-        provider,
-        model,
-        usage,
-        cost_usd: costUsd,
-        files_changed: files.map(({ path, added, removed }) => ({ path, added, removed })),
-        execution_time: recorder.data.execution_time,
-        trajectory: recorder.path,
-        session_id: recorder.data.session_id,
-        patch_path: patchPath ?? null,
-        ...(divergences ? { divergences } : {}),
-      }) + "\n",
-    );
+  if (outcome.divergences) {
+    for (const line of divergenceLines(outcome.divergences)) console.note(line);
   }
-  return exitCode;
 }
 
 // --must-patch judges the run by `git diff`; outside a repository no run could ever pass.
-async function requireGitRepo(workingDir: string | undefined): Promise<void> {
-  const workspace = await workspaceOf(workingDir);
+async function requireGitRepo(workspace: string): Promise<void> {
   if (await isGitRepo(workspace)) return;
   throw new UsageError(
     `--must-patch needs a git repository, and ${workspace} is not inside one: run ` +
@@ -209,41 +203,4 @@ async function resolveTask(
     );
   }
   return task;
-}
-
-function reportDivergences(divergences: Divergence[], note: (s: string) => void): void {
-  if (divergences.length === 0) {
-    note("replay: every tool result matches the recording");
-    return;
-  }
-  note(`replay: ${divergences.length} difference(s) from the recording:`);
-  for (const d of divergences) {
-    const what = d.tool ? `${d.tool} (${d.call_id}) ${d.field}` : d.field;
-    const diff = d.first_difference;
-    if (!diff) {
-      note(`  step ${d.step}: ${what}: recorded ${clip(d.recorded)}, replayed ${clip(d.replayed)}`);
-      continue;
-    }
-    note(`  step ${d.step}: ${what} differs at line ${diff.line}:`);
-    if (diff.context !== null) note(`      ${clipLine(diff.context)}`);
-    note(
-      `    - ${
-        diff.recorded === null ? "(no line: recorded output ends)" : clipLine(diff.recorded)
-      }`,
-    );
-    note(
-      `    + ${
-        diff.replayed === null ? "(no line: replayed output ends)" : clipLine(diff.replayed)
-      }`,
-    );
-  }
-}
-
-function clipLine(line: string): string {
-  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
-}
-
-function clip(value: unknown): string {
-  const text = JSON.stringify(value) ?? "undefined";
-  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
 }

@@ -1,9 +1,11 @@
 /**
- * The pipeline commands' options, declared once. `main.ts` builds commander from this table for
+ * Command-line options, each declared once, and the pipeline commands' table. `main.ts` builds commander from this table for
  * help and errors, and `fast.ts` parses the same table with node:util's parseArgs, so that
  * `deft tool` and `deft tools` start without loading commander (which pulls in most of Node's
- * compatibility layer and doubles start-up).
+ * compatibility layer and doubles start-up). The options other commands share with them live here
+ * too; the rest are declared in `program.ts`.
  */
+import { SANDBOX_MODES } from "../policy/sandbox.ts";
 
 /** One option of a command. */
 export interface OptionSpec {
@@ -15,6 +17,10 @@ export interface OptionSpec {
   description: string;
   choices?: readonly string[];
   default?: string;
+  /** The value must be an integer: ≥ 1 (`positive`) or ≥ 0. Commander checks it. */
+  integer?: "positive" | "non-negative";
+  /** The option may be given again; the values collect in a list. Commander only. */
+  repeatable?: boolean;
 }
 
 /** One positional argument. */
@@ -31,32 +37,48 @@ export interface CommandSpec {
   options: readonly OptionSpec[];
 }
 
-const WORKING_DIR: OptionSpec = {
-  long: "working-dir",
-  short: "w",
-  value: "dir",
-  description: "workspace root (default: current directory)",
-};
+/**
+ * An option from its flags as help shows them, e.g. `-w, --working-dir <dir>`.
+ *
+ * @example
+ * ```ts
+ * const MODEL = option("-m, --model <model>", "model id");
+ * ```
+ */
+export function option(
+  flags: string,
+  description: string,
+  more: Omit<Partial<OptionSpec>, "long" | "short" | "value"> = {},
+): OptionSpec {
+  const match = /^(?:-(\w), )?--([\w-]+)(?: <(\w+)>)?$/.exec(flags);
+  if (!match) throw new Error(`option flags must read "-x, --long <value>": ${flags}`);
+  const [, short, long, value] = match;
+  return { long, ...(short && { short }), ...(value && { value }), description, ...more };
+}
 
-const SANDBOX: OptionSpec = {
-  long: "sandbox",
-  value: "mode",
-  description: "run bash inside a sandbox",
-  choices: ["none", "workspace-write", "read-only"],
-};
+/** `-w/--working-dir`: the workspace. */
+export const WORKING_DIR = option(
+  "-w, --working-dir <dir>",
+  "workspace root (default: current directory)",
+);
 
-const DEADLINE: OptionSpec = {
-  long: "deadline",
-  value: "spec",
-  description: "seconds a tool call may run: SECONDS, or TOOL=SECONDS,... (default 300; bash: " +
+/** `--sandbox`: where the shell (and the tools that touch the system) run. */
+export const SANDBOX = option("--sandbox <mode>", "run bash inside a sandbox", {
+  choices: SANDBOX_MODES,
+});
+
+/** `--deadline`: how long a tool call may run. */
+export const DEADLINE = option(
+  "--deadline <spec>",
+  "seconds a tool call may run: SECONDS, or TOOL=SECONDS,... (default 300; bash: " +
     "its timeout + 60)",
-};
+);
 
-const MAX_LINE_BYTES: OptionSpec = {
-  long: "max-line-bytes",
-  value: "n",
-  description: "longest input line accepted, in bytes (default 268435456 = 256 MiB)",
-};
+/** `--max-line-bytes`: the longest input line a line-based server accepts. */
+export const MAX_LINE_BYTES = option(
+  "--max-line-bytes <n>",
+  "longest input line accepted, in bytes (default 268435456 = 256 MiB)",
+);
 
 /** The commands that have a fast path. */
 export const PIPELINE_COMMANDS = {

@@ -5,8 +5,8 @@
  * diff of every edit, and a closing report (files changed, patch, trajectory, tokens, cost).
  * Everything goes to stderr; stdout stays free for `--json` and pipelines.
  */
-import type { AgentConsole, RunReport, RunStart } from "../../agent/console.ts";
-import type { LLMToolCall, LLMUsage } from "../../llm/types.ts";
+import type { AgentConsole, RunReport, RunStart, TaskSummary } from "../../agent/console.ts";
+import type { LLMToolCall } from "../../llm/types.ts";
 import type { ToolCallResult } from "../../tools/executor.ts";
 import { diffSince, type Snapshot, snapshot } from "./edit_diff.ts";
 import { printable } from "./printable.ts";
@@ -143,13 +143,7 @@ export class LiveConsole implements AgentConsole {
     return line;
   }
 
-  summary(info: {
-    success: boolean;
-    steps: number;
-    usage: LLMUsage;
-    seconds: number;
-    result: string | null;
-  }): void {
+  summary(info: TaskSummary): void {
     this.#spinner?.stop();
     const s = this.#style;
     const head = info.success ? s.green("✓ completed") : s.red("✗ not completed");

@@ -5,8 +5,8 @@
  * model's answer), `tool_call`, `tool_result`, `step`, `run_done` (the `--json` summary) and
  * `error`. Progress notes stay on stderr as plain lines.
  */
-import type { AgentConsole, RunStart } from "../../agent/console.ts";
-import type { LLMToolCall, LLMUsage } from "../../llm/types.ts";
+import type { AgentConsole, RunStart, TaskSummary } from "../../agent/console.ts";
+import type { LLMToolCall } from "../../llm/types.ts";
 import type { ToolCallResult } from "../../tools/executor.ts";
 
 const encoder = new TextEncoder();
@@ -79,13 +79,7 @@ export class StreamJsonConsole implements AgentConsole {
     while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
   }
 
-  summary(_info: {
-    success: boolean;
-    steps: number;
-    usage: LLMUsage;
-    seconds: number;
-    result: string | null;
-  }): void {
+  summary(_info: TaskSummary): void {
     // The `run_done` event carries the summary; run.ts writes it once the patch is known.
   }
 }

@@ -2,6 +2,7 @@
  * Colour for the console: on when stderr is a terminal and `NO_COLOR` is unset, or when
  * `--color always` asks for it; `--color never` and `NO_COLOR` (https://no-color.org) turn it off.
  */
+import { readEnv } from "../../env.ts";
 
 /** The `--color` flag's values. */
 export type ColorMode = "auto" | "always" | "never";
@@ -13,13 +14,7 @@ export const COLOR_MODES: readonly ColorMode[] = ["auto", "always", "never"];
 export function useColor(mode: ColorMode | undefined, isTerminal: boolean): boolean {
   if (mode === "always") return true;
   if (mode === "never") return false;
-  let noColor: string | undefined;
-  try {
-    noColor = Deno.env.get("NO_COLOR");
-  } catch {
-    noColor = undefined;
-  }
-  return isTerminal && !noColor;
+  return isTerminal && !readEnv("NO_COLOR");
 }
 
 /** ANSI styles that do nothing when colour is off. */

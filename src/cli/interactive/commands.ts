@@ -8,7 +8,7 @@ import { APPROVAL_MODES, isApprovalMode } from "../../agent/approval.ts";
 import { createClient } from "../../llm/client.ts";
 import type { LLMMessage } from "../../llm/types.ts";
 import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
-import type { Session } from "../session.ts";
+import type { Session } from "../../agent/session.ts";
 import { resumeTarget } from "../resume.ts";
 
 /** What a command may read and change. */

@@ -1,61 +1,70 @@
 /**
- * What `deft run` and `deft interactive` share: loading the configuration, building the model
- * client and the tools once, and running one task with its own conversation and trajectory.
+ * Session assembly, shared by `deft run` and `deft interactive`: loading the configuration,
+ * building the model client and the tools once, and running one task with its own conversation
+ * and trajectory. The command hands in what belongs to the user's side (the workspace it
+ * resolved, the console, how to ask and where diagnostics go), so nothing here reads flags or
+ * writes to a terminal.
  */
 import { resolve } from "node:path";
-import { type AgentResult, runAgent } from "../agent/agent.ts";
-import type { AgentConsole } from "../agent/console.ts";
-import { ContextManager } from "../agent/context.ts";
-import { Lakeview } from "../agent/lakeview.ts";
+import { type AgentResult, runAgent } from "./agent.ts";
+import type { AgentConsole } from "./console.ts";
+import { ContextManager } from "./context.ts";
+import { Lakeview } from "./lakeview.ts";
+import { checkSandbox, hostDirs } from "../tools/host/hosting.ts";
+import {
+  ApprovalGate,
+  type ApprovalMode,
+  ApprovingExecutor,
+  type AskUser,
+  isApprovalMode,
+} from "./approval.ts";
+import { loadProjectInstructions, type ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
-import { readEnv } from "../env.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
-import { gitSandbox } from "../policy/git.ts";
 import { ReplayClient } from "../llm/replay.ts";
-import type { LLMClient } from "../llm/types.ts";
+import type { LLMClient, LLMMessage } from "../llm/types.ts";
+import { gitSandbox } from "../policy/git.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
-import { checkSandbox, hostDirs, workspaceOf } from "./context.ts";
 import {
   defaultTrajectoryPath,
   newSessionId,
   type Trajectory,
   TrajectoryRecorder,
 } from "../trajectory/recorder.ts";
-import { UsageError, writeStderr } from "./io.ts";
-import {
-  type ApprovalGate,
-  type ApprovalMode,
-  type AskUser,
-  isApprovalMode,
-} from "../agent/approval.ts";
-import { loadProjectInstructions, type ProjectInstructions } from "../agent/instructions.ts";
-import type { LLMMessage } from "../llm/types.ts";
-import { approvingExecutor } from "./approval.ts";
-import { chooseConsole, type OutputFormat } from "./console/choose.ts";
-import type { ColorMode } from "./console/style.ts";
+import { readEnv } from "../env.ts";
+import { UsageError } from "../errors.ts";
 
-/** Options shared by `run` and `interactive`. */
+/** The settings a session takes from the command line, over the config file. */
 export interface SessionOptions extends ConfigOverrides {
-  workingDir?: string;
   configFile?: string;
   /** `--approval`; unset: the config's `approval`, else the command's default. */
   approval?: string;
   /** False with `--no-project-instructions`. */
   projectInstructions?: boolean;
-  outputFormat?: OutputFormat;
-  color?: ColorMode;
 }
 
 /** How a command asks its user: its default approval mode and the question it puts. */
 export interface Asking {
   defaultMode: ApprovalMode;
   ask: AskUser;
+  /** Someone can answer: standard input is a terminal. */
+  terminal: boolean;
   /** Keep a gate even in mode `never`, so the mode can change later (`/approval`). */
   switchable?: boolean;
+}
+
+/** The user's side of a session, which the command provides. */
+export interface SessionIO {
+  /** The workspace, already resolved to its real path. */
+  workspace: string;
+  console: AgentConsole;
+  asking: Asking;
+  /** Writes a line of diagnostics (config warnings, approval prompts' context) to the user. */
+  write: (text: string) => void;
 }
 
 /** A configured model, tool set and console, living across tasks. */
@@ -73,20 +82,20 @@ export interface Session {
   instructions: ProjectInstructions;
 }
 
-/** Loads the configuration and builds the client and tools. */
+/** Loads the configuration and builds the client and tools; replays `recording` when given. */
 export async function openSession(
   opts: SessionOptions,
+  io: SessionIO,
   recording?: Trajectory,
-  asking: Asking = { defaultMode: "never", ask: () => Promise.resolve(null) },
 ): Promise<Session> {
-  const workspace = await workspaceOf(opts.workingDir);
+  const { workspace, console, asking } = io;
   const loaded = await loadConfig(opts.configFile);
-  for (const warning of loaded.warnings) writeStderr(`warning: ${warning}`);
+  for (const warning of loaded.warnings) io.write(`warning: ${warning}`);
   const approvalMode = opts.approval ?? loaded.config.approval ?? asking.defaultMode;
   if (!isApprovalMode(approvalMode)) {
     throw new UsageError(`--approval must be never, commands or all, not '${approvalMode}'.`);
   }
-  if (approvalMode !== "never" && !recording && !Deno.stdin.isTerminal()) {
+  if (approvalMode !== "never" && !recording && !asking.terminal) {
     throw new UsageError(
       `approval mode '${approvalMode}' asks before tool calls, but standard input is not a ` +
         `terminal, so nobody could answer. Run with --approval never (or set approval: never) ` +
@@ -102,7 +111,6 @@ export async function openSession(
     overrides.model ??= recording.model;
   }
   const config = resolveRunConfig(loaded, overrides, undefined, !recording);
-  const console = chooseConsole({ outputFormat: opts.outputFormat, color: opts.color, workspace });
   const client: LLMClient = recording ? new ReplayClient(recording, workspace) : createClient(
     config.model,
     ({ attempt, delayMs, reason }) =>
@@ -115,32 +123,11 @@ export async function openSession(
   const lakeviewClient = config.lakeview && !recording
     ? createClient(config.lakeview, undefined, 500)
     : undefined;
-  checkSandbox(config.toolSettings, config.agent.tools);
-  let tools: Tool[];
-  try {
-    tools = await createHostedTools(
-      { provider: config.model.provider.provider, workspace, settings: config.toolSettings },
-      config.agent.tools,
-      hostDirs(config.toolSettings),
-    );
-  } catch (e) {
-    if (e instanceof UnknownToolError) throw new ConfigError(`agents.*.tools: ${e.message}`);
-    throw e;
-  }
-  if (config.allowMcpServers.length > 0) {
-    const { discoverMcpTools } = await import("../mcp/discover.ts");
-    console.note(`starting MCP servers: ${config.allowMcpServers.join(", ")}`);
-    const mcp = await discoverMcpTools(
-      { mcp_servers: config.mcpServers, allow_mcp_servers: config.allowMcpServers },
-      { provider: config.model.provider.provider, workspace, settings: config.toolSettings },
-    );
-    for (const error of mcp.errors) console.note(`warning: ${error}`);
-    tools = [...tools, ...mcp.tools];
-  }
-  const canSwitch = asking.switchable && Deno.stdin.isTerminal();
-  const approval = (approvalMode === "never" && !canSwitch) || recording
+  const tools = await sessionTools(config, workspace, console);
+  const canSwitch = asking.switchable && asking.terminal;
+  const gate = (approvalMode === "never" && !canSwitch) || recording
     ? undefined
-    : approvingExecutor(tools, approvalMode, asking.ask, workspace);
+    : new ApprovalGate(approvalMode, asking.ask, io.write, workspace);
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }
@@ -149,12 +136,42 @@ export async function openSession(
     workspace,
     client,
     lakeviewClient,
-    executor: approval?.executor ?? new ToolExecutor(tools),
+    executor: gate ? new ApprovingExecutor(tools, gate) : new ToolExecutor(tools),
     console,
     recording,
-    approval: approval?.gate,
+    approval: gate,
     instructions,
   };
+}
+
+// The configured tools, hosted the way `deft tool` hosts them, then the allowed MCP servers' tools.
+async function sessionTools(
+  config: RunConfig,
+  workspace: string,
+  console: AgentConsole,
+): Promise<Tool[]> {
+  checkSandbox(config.toolSettings, config.agent.tools);
+  const context = {
+    provider: config.model.provider.provider,
+    workspace,
+    settings: config.toolSettings,
+  };
+  let tools: Tool[];
+  try {
+    tools = await createHostedTools(context, config.agent.tools, hostDirs(config.toolSettings));
+  } catch (e) {
+    if (e instanceof UnknownToolError) throw new ConfigError(`agents.*.tools: ${e.message}`);
+    throw e;
+  }
+  if (config.allowMcpServers.length === 0) return tools;
+  const { discoverMcpTools } = await import("../mcp/discover.ts");
+  console.note(`starting MCP servers: ${config.allowMcpServers.join(", ")}`);
+  const mcp = await discoverMcpTools(
+    { mcp_servers: config.mcpServers, allow_mcp_servers: config.allowMcpServers },
+    context,
+  );
+  for (const error of mcp.errors) console.note(`warning: ${error}`);
+  return [...tools, ...mcp.tools];
 }
 
 /** Per-task options. */

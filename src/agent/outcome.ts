@@ -1,0 +1,123 @@
+/**
+ * What a finished run leaves behind: the workspace's patch and its per-file stats, the cost, how
+ * a replay differs from its recording, and the summary `deft run --json` prints (and `deft batch`
+ * reads back).
+ */
+import { resolve } from "node:path";
+import type { AgentResult } from "./agent.ts";
+import { isGitRepo, workspacePatch } from "./patch.ts";
+import { type FileChange, patchStats } from "./patch_stats.ts";
+import { compareRuns, type Divergence } from "./replay.ts";
+import type { Session } from "./session.ts";
+import { costOf } from "../llm/prices.ts";
+import type { LLMUsage } from "../llm/types.ts";
+import { gitSandbox } from "../policy/git.ts";
+import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
+
+/** The summary of one `deft run`: the `--json` output and the `run_done` event of stream-json. */
+export interface RunSummary {
+  success: boolean;
+  interrupted: boolean;
+  exit_code: number;
+  final_result: string | null;
+  steps: number;
+  provider: string;
+  model: string;
+  usage: LLMUsage;
+  /** US dollars; null when the model's prices are unknown. */
+  cost_usd: number | null;
+  files_changed: { path: string; added: number; removed: number }[];
+  execution_time: number;
+  trajectory: string;
+  session_id?: string;
+  patch_path: string | null;
+  /** Only for a replay: where its tool results differ from the recording. */
+  divergences?: Divergence[];
+}
+
+/** A run's results beyond the agent's own answer. */
+export interface RunOutcome {
+  /** The files the run changed (empty outside a git repository). */
+  files: FileChange[];
+  /** Where the patch was written, when asked to. */
+  patchPath: string | null;
+  costUsd: number | null;
+  usage: LLMUsage;
+  /** Set for a replay. */
+  divergences?: Divergence[];
+}
+
+/** What to compute besides the patch stats. */
+export interface OutcomeOptions {
+  /** Write the patch here (`--patch-path`); then a patch is made even outside a git repository. */
+  patchPath?: string;
+  /** The recording a replayed run is compared with. */
+  recording?: Trajectory;
+  /** Compare replayed tool output byte for byte. */
+  replayExact?: boolean;
+}
+
+/**
+ * Computes the patch (written to `opts.patchPath` when given), its stats, the cost and, for a
+ * replay, the divergences. A patch that cannot be computed is reported as a warning on the
+ * session's console and counts as empty.
+ */
+export async function runOutcome(
+  session: Session,
+  recorder: TrajectoryRecorder,
+  opts: OutcomeOptions = {},
+): Promise<RunOutcome> {
+  const { config, console, workspace } = session;
+  let patchPath: string | null = null;
+  let files: FileChange[] = [];
+  const sandbox = gitSandbox(workspace, config.toolSettings);
+  if (opts.patchPath || await isGitRepo(workspace, sandbox).catch(() => true)) {
+    const patch = await workspacePatch(workspace, { sandbox }).catch((e) => {
+      console.note(`warning: could not compute the patch: ${(e as Error).message}`);
+      return "";
+    });
+    files = await patchStats(patch);
+    if (opts.patchPath) {
+      patchPath = resolve(opts.patchPath);
+      await Deno.writeTextFile(patchPath, patch);
+    }
+  }
+  const usage = recorder.data.total_usage;
+  const costUsd = costOf(
+    usage,
+    config.model.provider.provider,
+    config.model.settings.model,
+    config.prices,
+  );
+  const divergences = opts.recording
+    ? compareRuns(opts.recording, recorder.data, { exact: opts.replayExact })
+    : undefined;
+  return { files, patchPath, costUsd, usage, divergences };
+}
+
+/** The run's summary, with the exit code the command settled on. */
+export function runSummary(
+  session: Session,
+  result: AgentResult,
+  recorder: TrajectoryRecorder,
+  outcome: RunOutcome,
+  exitCode: number,
+): RunSummary {
+  return {
+    success: result.success,
+    interrupted: result.interrupted,
+    exit_code: exitCode,
+    final_result: result.finalResult,
+    steps: result.steps,
+    provider: session.config.model.provider.provider,
+    model: session.config.model.settings.model,
+    usage: outcome.usage,
+    cost_usd: outcome.costUsd,
+    files_changed: outcome.files.map(({ path, added, removed }) => ({ path, added, removed })),
+    execution_time: recorder.data.execution_time,
+    trajectory: recorder.path,
+    session_id: recorder.data.session_id,
+    patch_path: outcome.patchPath,
+    ...(outcome.divergences ? { divergences: outcome.divergences } : {}),
+  };
+}

@@ -1,0 +1,279 @@
+/**
+ * Running a batch: the local pool with its progress line, one task by index (what each Slurm
+ * array task or Kubernetes pod does), submitting the rest as a Slurm job array and following it,
+ * and the Kubernetes manifest. Each task runs in its own checkout (see run_task.ts); finished tasks
+ * are skipped, so a batch can be run again after an interruption.
+ */
+import { basename, resolve } from "node:path";
+import { indexedJob } from "./k8s.ts";
+import { addSlurmJob, readManifest } from "./manifest.ts";
+import { runPool } from "./pool.ts";
+import { killTagged } from "./process_group.ts";
+import { Progress, type ProgressCounts } from "./progress.ts";
+import { isFinished, readResult, type TaskResult } from "./results.ts";
+import { runBatchTask, type TaskContext } from "./run_task.ts";
+import { queuedTasks, submitArray } from "./slurm.ts";
+import { countState } from "./summary.ts";
+import type { BatchTask } from "./tasks.ts";
+import { readEnv } from "../env.ts";
+import type { SandboxMode } from "../policy/sandbox.ts";
+import { deftArgv } from "../policy/self.ts";
+
+/** How a batch runs: its own limits, and the flags every task's `deft run` gets. */
+export interface BatchSettings {
+  /** Tasks at once (with Slurm: array tasks at once); default 1. */
+  concurrency?: number;
+  /** Seconds per task when the task gives none; default 1800. */
+  timeout?: number;
+  /** Run failed tasks again (finished ones are always skipped). */
+  retryFailed?: boolean;
+  provider?: string;
+  model?: string;
+  modelBaseUrl?: string;
+  configFile?: string;
+  maxSteps?: number;
+  sandbox?: SandboxMode;
+  /** Extra sbatch options. */
+  slurmArg?: string[];
+}
+
+const DEFAULT_TIMEOUT = 1800;
+const GRACE_MS = 3000;
+
+/** The flags a child `deft batch --index` needs to behave like this batch. */
+function passThrough(settings: BatchSettings): string[] {
+  const args = runFlags(settings);
+  if (settings.timeout !== undefined) args.push("--timeout", String(settings.timeout));
+  if (settings.retryFailed) args.push("--retry-failed");
+  return args;
+}
+
+/** The flags each task's `deft run` gets. */
+function runFlags(settings: BatchSettings): string[] {
+  const args: string[] = [];
+  if (settings.provider) args.push("-p", settings.provider);
+  if (settings.model) args.push("-m", settings.model);
+  if (settings.modelBaseUrl) args.push("--model-base-url", settings.modelBaseUrl);
+  if (settings.configFile) args.push("--config-file", resolve(settings.configFile));
+  if (settings.maxSteps !== undefined) args.push("--max-steps", String(settings.maxSteps));
+  if (settings.sandbox) args.push("--sandbox", settings.sandbox);
+  return args;
+}
+
+function context(out: string, settings: BatchSettings, runner: string): TaskContext {
+  return {
+    out,
+    runTag: `${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`,
+    runner,
+    timeout: settings.timeout ?? DEFAULT_TIMEOUT,
+    deftArgs: runFlags(settings),
+    graceMs: GRACE_MS,
+  };
+}
+
+/** An AbortController that Ctrl-C, SIGTERM (scancel, kill) and SIGHUP abort. */
+function interruptible(onInterrupt: () => void): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const handler = () => {
+    if (!controller.signal.aborted) onInterrupt();
+    controller.abort("interrupted");
+  };
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const s of signals) Deno.addSignalListener(s, handler);
+  return {
+    signal: controller.signal,
+    dispose: () => signals.forEach((s) => Deno.removeSignalListener(s, handler)),
+  };
+}
+
+/** The Kubernetes Indexed Job that runs the batch, one pod per task, as YAML. */
+export function k8sManifest(
+  tasksFile: string,
+  out: string,
+  total: number,
+  settings: BatchSettings,
+): string {
+  const [exec, ...rest] = deftArgv();
+  // A pod runs `deno` from its PATH, not this machine's path to it.
+  const deft = /^deno(\.exe)?$/i.test(basename(exec)) ? ["deno", ...rest] : [exec, ...rest];
+  return indexedJob({
+    tasksFile,
+    out,
+    total,
+    concurrency: settings.concurrency ?? 1,
+    deft,
+    batchArgs: passThrough(settings),
+  });
+}
+
+/**
+ * Runs the unfinished tasks here, `concurrency` at a time, with a progress line on stderr. Ctrl-C
+ * (SIGTERM, SIGHUP) stops the running tasks, whose results are kept. Returns whether it was
+ * interrupted.
+ */
+export async function runLocal(
+  tasks: BatchTask[],
+  out: string,
+  settings: BatchSettings,
+): Promise<{ interrupted: boolean }> {
+  const concurrency = settings.concurrency ?? 1;
+  const previous = new Map<string, TaskResult | undefined>();
+  for (const t of tasks) previous.set(t.id, await readResult(out, t.id));
+  const todo = tasks.filter((t) => !isFinished(previous.get(t.id), settings.retryFailed ?? false));
+  const skipped = tasks.length - todo.length;
+
+  const counts: ProgressCounts = {
+    total: tasks.length,
+    done: skipped,
+    running: 0,
+    failed: [...previous.values()].filter((r) =>
+      r && !r.success && isFinished(r, false) &&
+      !todo.some((t) => t.id === r.id)
+    ).length,
+    tokens: 0,
+  };
+  const progress = new Progress(counts);
+  if (skipped) progress.note(`deft batch: ${skipped} task(s) already finished in ${out}; skipped`);
+  progress.note(`deft batch: ${todo.length} task(s), ${concurrency} at a time, results in ${out}`);
+  const { signal, dispose } = interruptible(() =>
+    progress.note("interrupted: stopping the running tasks (their results are kept)")
+  );
+  const ctx = context(out, settings, "local");
+  try {
+    await runPool(todo, concurrency, ctx, signal, {
+      started: () => {
+        counts.running++;
+        progress.update({ ...counts });
+      },
+      finished: (_task, result) => {
+        counts.running--;
+        if (result.status !== "interrupted") counts.done++;
+        if (!result.success && result.status !== "interrupted") counts.failed++;
+        counts.tokens += result.tokens?.total ?? 0;
+        progress.finished(result, { ...counts });
+      },
+    });
+  } finally {
+    dispose();
+    progress.stop();
+    // Last, whatever any task of this run may still have running (one spawned during a sweep).
+    if (signal.aborted) await killTagged(`${ctx.runTag}/`, true);
+  }
+  return { interrupted: signal.aborted };
+}
+
+/** How one task run by index ended: run now, or skipped as already finished. */
+export type IndexOutcome = { ran: TaskResult } | { skipped: TaskResult };
+
+/**
+ * Runs `task` in this process, as a Slurm array task or a Kubernetes pod does, unless it already
+ * finished. The runner recorded in its result comes from the scheduler's environment. `note`
+ * hears about an interruption.
+ */
+export async function runIndex(
+  task: BatchTask,
+  out: string,
+  settings: BatchSettings,
+  note: (line: string) => void,
+): Promise<IndexOutcome> {
+  const previous = await readResult(out, task.id);
+  if (previous && isFinished(previous, settings.retryFailed ?? false)) return { skipped: previous };
+  const job = readEnv("SLURM_ARRAY_JOB_ID");
+  const runner = job
+    ? `slurm:${job}_${readEnv("SLURM_ARRAY_TASK_ID")}`
+    : readEnv("JOB_COMPLETION_INDEX")
+    ? "k8s"
+    : "index";
+  const { signal, dispose } = interruptible(() =>
+    note(`deft batch: interrupted; stopping task ${task.id}`)
+  );
+  try {
+    return { ran: await runBatchTask(task, context(out, settings, runner), signal) };
+  } finally {
+    dispose();
+  }
+}
+
+/** What a Slurm submission did. */
+export interface Submission {
+  /** The new job array's id; null when there was nothing to submit. */
+  jobId: string | null;
+  /** The tasks submitted. */
+  submitted: BatchTask[];
+  /** Tasks an earlier submission still holds (queued or running), not submitted again. */
+  queued: number;
+}
+
+/**
+ * Submits the unfinished tasks as a Slurm job array and records it in the batch's manifest.
+ * Tasks the scheduler still holds from an earlier submission are not submitted twice.
+ */
+export async function submitSlurm(
+  tasks: BatchTask[],
+  tasksFile: string,
+  out: string,
+  settings: BatchSettings,
+): Promise<Submission> {
+  const manifest = await readManifest(out);
+  const queued = await queuedTasks(manifest?.slurm_jobs ?? []);
+  const todo: BatchTask[] = [];
+  for (const t of tasks) {
+    if (queued.has(t.index)) continue;
+    if (!isFinished(await readResult(out, t.id), settings.retryFailed ?? false)) todo.push(t);
+  }
+  if (todo.length === 0) return { jobId: null, submitted: [], queued: queued.size };
+  const jobId = await submitArray({
+    tasksFile,
+    out,
+    indices: todo.map((t) => t.index),
+    concurrency: settings.concurrency ?? 1,
+    deft: deftArgv(),
+    batchArgs: passThrough(settings),
+    slurmArgs: settings.slurmArg ?? [],
+    maxTaskSeconds: Math.max(
+      ...todo.map((t) => t.timeout ?? settings.timeout ?? DEFAULT_TIMEOUT),
+    ),
+  });
+  await addSlurmJob(out, jobId);
+  return { jobId, submitted: todo, queued: queued.size };
+}
+
+/**
+ * Polls the results and the queue, with a progress line, until none of the batch's array tasks
+ * is left. Ctrl-C stops following (the array keeps running); returns whether it did.
+ */
+export async function followSlurm(
+  tasks: BatchTask[],
+  out: string,
+): Promise<{ stopped: boolean }> {
+  const jobs = (await readManifest(out))?.slurm_jobs ?? [];
+  const progress = new Progress(await countState(tasks, out, new Map()));
+  let stopped = false;
+  const { dispose } = interruptible(() => {
+    stopped = true;
+    progress.note("deft batch: stopped following; the job array keeps running");
+  });
+  try {
+    const reported = new Set<string>();
+    for (const t of tasks) if (await readResult(out, t.id)) reported.add(t.id);
+    while (!stopped) {
+      const queued = await queuedTasks(jobs);
+      const counts = await countState(tasks, out, queued);
+      for (const t of tasks) {
+        if (queued.has(t.index) || reported.has(t.id)) continue;
+        const result = await readResult(out, t.id);
+        if (result) {
+          reported.add(t.id);
+          progress.finished(result, counts);
+        }
+      }
+      progress.update(counts);
+      if (queued.size === 0) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    dispose();
+    progress.stop();
+  }
+  return { stopped };
+}
