@@ -7,13 +7,8 @@
  */
 import { repositoryRunsPrograms } from "../policy/git.ts";
 import type { Tool } from "../tools/base.ts";
-import {
-  normalizeToolName,
-  type ToolCall,
-  type ToolCallResult,
-  ToolExecutor,
-} from "../tools/executor.ts";
-import { validateArguments } from "../tools/validate.ts";
+import { approvalClassOf } from "../tools/catalog.ts";
+import { type CallGate, normalizeToolName } from "../tools/executor.ts";
 
 /** The approval modes, most permissive first. */
 export const APPROVAL_MODES = ["never", "commands", "all"] as const;
@@ -77,9 +72,6 @@ const SUBCOMMAND_TOOLS = new Set([
 ]);
 const EDIT_TOOL = normalizeToolName("str_replace_based_edit_tool");
 const JSON_TOOL = normalizeToolName("json_edit_tool");
-const NEVER_ASK = new Set(
-  ["sequentialthinking", "task_done", "ckg"].map(normalizeToolName),
-);
 const SHOWN_LINES = 60;
 function usesGit(command: string): boolean {
   return command.split("|").some((segment) => segment.trim().split(/\s+/)[0] === "git");
@@ -124,7 +116,7 @@ function matchesPrefix(command: string, prefix: string): boolean {
 }
 
 /** Decides, and asks the user when needed, whether each call may run. */
-export class ApprovalGate {
+export class ApprovalGate implements CallGate {
   readonly #always = new Set<string>();
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -151,7 +143,8 @@ export class ApprovalGate {
   async #request(tool: Tool, args: Record<string, unknown>): Promise<Request | undefined> {
     if (this.mode === "never") return undefined;
     const name = normalizeToolName(tool.name);
-    if (name === "bash") {
+    const kind = approvalClassOf(tool.name);
+    if (kind === "runs-commands") {
       if (args.restart === true || typeof args.command !== "string") return undefined;
       const command = args.command;
       if (isReadOnlyCommand(command) && !(usesGit(command) && await this.#gitRunsPrograms())) {
@@ -168,13 +161,13 @@ export class ApprovalGate {
         alwaysLabel: prefix === undefined ? undefined : `\`${prefix}\` commands`,
       };
     }
-    const isEdit = name === EDIT_TOOL || name === JSON_TOOL;
+    const isEdit = kind === "edits-files";
     // git's own files can make "read-only" git commands run programs: edits there are asked about.
     const gitEdit = isEdit && this.mode === "commands" && touchesGit(args);
-    if ((this.mode !== "all" && !gitEdit) || NEVER_ASK.has(name)) return undefined;
+    if ((this.mode !== "all" && !gitEdit) || kind === "read-only") return undefined;
     if (isEdit) {
       const edit = describeEdit(name, args);
-      if (!edit) return undefined;
+      if (edit === null) return undefined;
       const key = `edit ${edit.path}`;
       if (this.#always.has(key)) return undefined;
       return { kind: "edit", show: edit.diff, always: key, alwaysLabel: `edits to ${edit.path}` };
@@ -239,13 +232,21 @@ function refusal(request: Request, reason: string): string {
     `Do not repeat it unchanged; take the reason into account or ask the user how to proceed.`;
 }
 
+/**
+ * What an editing call will change, for the question; null when it only reads (a view). A tool
+ * the catalog classes as editing files that is not one of the two editors is shown as its call.
+ */
 function describeEdit(
   name: string,
   args: Record<string, unknown>,
-): { path: string; diff: string } | undefined {
+): { path: string; diff: string } | null {
   const text = (v: unknown) => typeof v === "string" ? v : "";
+  if (name !== EDIT_TOOL && name !== JSON_TOOL) {
+    const path = text(args.path) || text(args.file_path);
+    return { path, diff: `${name} ${clip(JSON.stringify(args))}` };
+  }
   if (name === JSON_TOOL) {
-    if (args.operation === "view") return undefined;
+    if (args.operation === "view") return null;
     const path = text(args.file_path);
     const value = args.value === undefined ? "" : ` = ${clip(JSON.stringify(args.value))}`;
     return { path, diff: `${path}: ${args.operation} ${text(args.json_path)}${value}` };
@@ -278,7 +279,7 @@ function describeEdit(
     case "undo_edit":
       return { path, diff: `undo the last edit of ${path}` };
     default:
-      return undefined;
+      return null;
   }
 }
 
@@ -289,30 +290,4 @@ function limitLines(lines: string[]): string[] {
 
 function clip(text: string): string {
   return text.length > 2000 ? `${text.slice(0, 1999)}…` : text;
-}
-
-/** An executor that asks the gate before each call; a refused call fails without running. */
-export class ApprovingExecutor extends ToolExecutor {
-  constructor(tools: readonly Tool[], readonly gate: ApprovalGate) {
-    super(tools);
-  }
-
-  override async executeToolCall(call: ToolCall): Promise<ToolCallResult> {
-    const tool = this.find(call.name);
-    const validation = tool && validateArguments(tool.name, tool.parameters, call.arguments);
-    // Unknown tools and invalid arguments fail in the executor without running anything.
-    if (!tool || !validation?.ok) return await super.executeToolCall(call);
-    const refused = await this.gate.check(tool, validation.args as Record<string, unknown>);
-    if (refused === null) return await super.executeToolCall(call);
-    const result: ToolCallResult = {
-      name: tool.name,
-      call_id: call.call_id,
-      success: false,
-      output: null,
-      error: refused,
-      error_code: -1,
-    };
-    if (call.id !== undefined) result.id = call.id;
-    return result;
-  }
 }

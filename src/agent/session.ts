@@ -11,13 +11,7 @@ import type { AgentConsole } from "./console.ts";
 import { ContextManager } from "./context.ts";
 import { Lakeview } from "./lakeview.ts";
 import { checkSandbox, hostDirs } from "../tools/host/hosting.ts";
-import {
-  ApprovalGate,
-  type ApprovalMode,
-  ApprovingExecutor,
-  type AskUser,
-  isApprovalMode,
-} from "./approval.ts";
+import { ApprovalGate, type ApprovalMode, type AskUser, isApprovalMode } from "./approval.ts";
 import { loadProjectInstructions, type ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
@@ -136,7 +130,7 @@ export async function openSession(
     workspace,
     client,
     lakeviewClient,
-    executor: gate ? new ApprovingExecutor(tools, gate) : new ToolExecutor(tools),
+    executor: new ToolExecutor(tools, gate),
     console,
     recording,
     approval: gate,

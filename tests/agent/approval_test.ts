@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
-import {
-  ApprovalGate,
-  ApprovingExecutor,
-  commandPrefix,
-  isReadOnlyCommand,
-} from "../../src/agent/approval.ts";
+import { ApprovalGate, commandPrefix, isReadOnlyCommand } from "../../src/agent/approval.ts";
 import { createTools } from "../../src/tools/registry.ts";
+import { ToolExecutor } from "../../src/tools/executor.ts";
 import { plain, runDeftInPty } from "../helpers/pty.ts";
 import { chatToolCalls, MockLLM } from "../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../helpers/repo.ts";
@@ -108,7 +104,7 @@ Deno.test("the gate: always covers the prefix only, never a chained command; one
   const gate = new ApprovalGate("commands", () => Promise.resolve(answers.shift() ?? null), (t) => {
     questions.push(t);
   });
-  const executor = new ApprovingExecutor(tools, gate);
+  const executor = new ToolExecutor(tools, gate);
   try {
     const call = (command: string, id: string) =>
       executor.executeToolCall({ name: "bash", call_id: id, arguments: { command } });

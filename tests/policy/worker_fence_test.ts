@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createHostedTools, RemoteTool, type ToolHost } from "../../src/tools/host/remote.ts";
+import { createHostedTools, ToolHost } from "../../src/tools/host/remote.ts";
+import { StandInTool } from "../../src/tools/stand_in.ts";
 import { Place } from "../helpers/places.ts";
 
 const WORKER_LAYER = /\[refused by Deno's permissions of the tool worker\]/;
@@ -31,7 +32,8 @@ Deno.test({
       undefined,
       { cache: place.cache, temp: place.tmp },
     );
-    const host: ToolHost = (tools.find((t) => t instanceof RemoteTool) as RemoteTool).host;
+    const hosted = tools.find((t) => t instanceof StandInTool && t.host instanceof ToolHost);
+    const host = (hosted as StandInTool<ToolHost>).host;
     try {
       assert.equal(await host.probe({ action: "write", target: join(ws, "in.txt") }), "allowed");
       const temp = host.tempDir!;

@@ -10,7 +10,7 @@ import type { SessionTemp } from "../../policy/session_temp.ts";
 import type { Tool, ToolContext, ToolExecResult } from "../base.ts";
 import { DEFAULT_TOOL_NAMES, resolveToolNames } from "../catalog.ts";
 import { createTools, placeOf } from "../registry.ts";
-import { type Host, StandInTool } from "../stand_in.ts";
+import type { Host } from "../stand_in.ts";
 import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 import { workerEntry } from "./entry.ts";
 import { type HostLink, type LinkEvents, type LinkStarter, startWorkerLink } from "./link.ts";
@@ -233,14 +233,6 @@ export class ToolHost implements Host {
     if (reply.type === "closed" && reply.errors.length) throw new Error(reply.errors.join("; "));
   }
 }
-
-/**
- * The stand-in of a tool that runs in a tool host. The name stays for tests written before the
- * stand-ins became one class: it is `StandInTool`, here with a `ToolHost` as its host.
- */
-export const RemoteTool = StandInTool;
-/** A stand-in whose host is a `ToolHost`. */
-export type RemoteTool = StandInTool<ToolHost>;
 
 /**
  * Builds the named tools (default: the default set) through the one factory, `createTools`,

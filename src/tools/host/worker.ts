@@ -96,9 +96,11 @@ async function attempt(probe: Probe): Promise<void> {
     case "fetch":
       await (await fetch(probe.target)).body?.cancel();
       return;
-    case "run":
-      await new Deno.Command(probe.target, { args: ["--version"], stdout: "null", stderr: "null" })
-        .output();
+    case "run": {
+      // Loaded here: probes check the fence in tests, and the worker's start stays light.
+      const { helperLaunch, runChild } = await import("../../policy/process.ts");
+      await runChild(helperLaunch(probe.target, ["--version"]), { stdout: "null", stderr: "null" });
       return;
+    }
   }
 }
