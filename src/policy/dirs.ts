@@ -1,12 +1,6 @@
 /** Deft's own directories outside any workspace: its cache and its temporary files. */
 
-function env(name: string): string | undefined {
-  try {
-    return Deno.env.get(name) || undefined;
-  } catch {
-    return undefined; // no env permission: fall through to the next choice
-  }
-}
+import { readEnv as env } from "../env.ts";
 
 /** `$DEFT_CACHE_DIR`, else `$XDG_CACHE_HOME/deft`, else `~/.cache/deft`, else a temp folder. */
 export function deftCacheDir(): string {

@@ -344,10 +344,8 @@ function findExecutable(program: string): string | undefined {
     const abs = isAbsolute(program) ? program : resolve(program);
     return isExecutableFile(abs) === false ? undefined : abs;
   }
-  let path = "/usr/local/bin:/usr/bin:/bin";
-  try {
-    path = Deno.env.get("PATH") ?? path;
-  } catch { /* no env permission: the usual places */ }
+  // Without env permission (or no PATH), the usual places.
+  const path = readEnv("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
   let unknown = false;
   for (const dir of path.split(delimiter)) {
     if (dir === "") continue;
