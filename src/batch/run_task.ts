@@ -4,6 +4,7 @@
  * passes its time limit or is interrupted gets SIGINT, so `deft run` can record where it stopped,
  * then SIGKILL after a grace period; whatever it started is swept up before the result is written.
  */
+import type { RunSummary as FullSummary } from "../agent/outcome.ts";
 import { workspacePatch } from "../agent/patch.ts";
 import { checkout } from "./checkout.ts";
 import { killTagged, signalGroup, spawnGroup, TASK_TAG } from "./process_group.ts";
@@ -176,14 +177,8 @@ export async function runBatchTask(
   return result;
 }
 
-/** The part of `deft run --json`'s summary a batch reads. */
-interface RunSummary {
-  success: boolean;
-  interrupted?: boolean;
-  steps?: number;
-  usage?: { input_tokens?: number; output_tokens?: number };
-  cost_usd?: number | null;
-}
+/** The part of `deft run --json`'s summary a batch reads (an older Deft may leave some out). */
+type RunSummary = Pick<FullSummary, "success"> & Partial<FullSummary>;
 
 function runArgs(task: BatchTask, ctx: TaskContext, paths: ReturnType<typeof taskPaths>) {
   const args = [

@@ -4,7 +4,7 @@
  * file whole only when it is a regular file within the size limit, through a pinned read.
  */
 import { normalize } from "node:path";
-import { readOnlyRefusal } from "../../policy/read_only.ts";
+import { isReadOnly, readOnlyRefusal } from "../../policy/read_only.ts";
 import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../policy/workspace.ts";
 import { fail, type ToolContext, type ToolExecResult } from "../base.ts";
 import { FileToolError } from "./errors.ts";
@@ -28,7 +28,7 @@ export function withConfinedFile(
   writes: boolean,
   fn: (real: string) => Promise<ToolExecResult>,
 ): Promise<ToolExecResult> {
-  if (writes && context.settings.sandbox === "read-only") {
+  if (writes && isReadOnly(context.settings)) {
     return Promise.resolve(fail(readOnlyRefusal(path)));
   }
   // Taking the lock on the path as written before the first await keeps calls on one file in
