@@ -16,6 +16,8 @@ import { queuedTasks, submitArray } from "./slurm.ts";
 import { countState } from "./summary.ts";
 import type { BatchTask } from "./tasks.ts";
 import { readEnv } from "../env.ts";
+import { loadConfig } from "../config/load.ts";
+import { resolveToolSettings } from "../config/tool_settings.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
 import { deftArgv } from "../policy/self.ts";
 
@@ -60,14 +62,28 @@ function runFlags(settings: BatchSettings): string[] {
   return args;
 }
 
-function context(out: string, settings: BatchSettings, runner: string): TaskContext {
+/**
+ * What every task of this batch process shares. The sandbox is resolved here once, the way each
+ * task's `deft run` resolves it (flag > DEFT_SANDBOX > the batch's config file > the default),
+ * and handed to both the run (as `--sandbox`) and the task's test, so they agree.
+ */
+async function context(
+  out: string,
+  settings: BatchSettings,
+  runner: string,
+): Promise<TaskContext> {
+  const { config } = await loadConfig(settings.configFile);
+  const tools = resolveToolSettings(config, { sandbox: settings.sandbox });
+  const resolved = { ...settings, sandbox: tools.sandbox };
   return {
     out,
     runTag: `${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`,
     runner,
     timeout: settings.timeout ?? DEFAULT_TIMEOUT,
-    deftArgs: runFlags(settings),
+    deftArgs: runFlags(resolved),
     graceMs: GRACE_MS,
+    sandbox: tools.sandbox,
+    allowNetwork: tools.allowNetwork,
   };
 }
 
@@ -138,7 +154,7 @@ export async function runLocal(
   const { signal, dispose } = interruptible(() =>
     progress.note("interrupted: stopping the running tasks (their results are kept)")
   );
-  const ctx = context(out, settings, "local");
+  const ctx = await context(out, settings, "local");
   try {
     await runPool(todo, concurrency, ctx, signal, {
       started: () => {
@@ -188,7 +204,7 @@ export async function runIndex(
     note(`deft batch: interrupted; stopping task ${task.id}`)
   );
   try {
-    return { ran: await runBatchTask(task, context(out, settings, runner), signal) };
+    return { ran: await runBatchTask(task, await context(out, settings, runner), signal) };
   } finally {
     dispose();
   }
