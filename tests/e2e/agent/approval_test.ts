@@ -6,6 +6,7 @@ import {
   isReadOnlyCommand,
 } from "../../../src/agent/approval.ts";
 import { createTools } from "../../../src/tools/registry.ts";
+import { mockRunArgs } from "../../helpers/deft.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
@@ -149,15 +150,7 @@ Deno.test("run --approval all (pty): an edit is shown as a diff and runs only wh
   ]);
   try {
     const r = await runDeftInPty(
-      [
-        "run",
-        "fix it",
-        "-w",
-        repo,
-        "--approval",
-        "all",
-        ...["-p", "openai_compatible", "-m", "m", "--model-base-url", `${mock.url}/v1`],
-      ],
+      mockRunArgs(mock, "fix it", repo, { model: "m", apiKey: null, extra: ["--approval", "all"] }),
       [
         { expect: "Approve this edit\\?[\\s\\S]*-\\s*return a - b[\\s\\S]*\\+\\s*return a \\+ b" },
         { expect: "approve> ", send: "y\r" },

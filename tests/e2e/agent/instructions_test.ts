@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { loadProjectInstructions, MAX_FILE_BYTES } from "../../../src/agent/instructions.ts";
-import { runDeft } from "../../helpers/deft.ts";
+import { runMocked } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 
@@ -53,10 +53,12 @@ Deno.test("deft run puts AGENTS.md into the system prompt and notes the files in
     chatToolCalls([["task_done", {}]]),
     chatToolCalls([["task_done", {}]]),
   ]);
-  const model = ["-p", "openai_compatible", "-m", "m", "--model-base-url", `${mock.url}/v1`];
   try {
     const traj = `${h}/t.json`;
-    const r = await runDeft(["run", "x", "-w", `${repo}/app`, "-t", traj, ...model], {
+    const r = await runMocked(mock, "x", `${repo}/app`, {
+      model: "m",
+      apiKey: null,
+      extra: ["-t", traj],
       cwd: h,
       env: { HOME: h },
     });
@@ -69,10 +71,13 @@ Deno.test("deft run puts AGENTS.md into the system prompt and notes the files in
       [`${repo}/AGENTS.md`, `${repo}/app/AGENTS.md`],
     );
 
-    const off = await runDeft(
-      ["run", "x", "-w", `${repo}/app`, "--no-project-instructions", ...model],
-      { cwd: h, env: { HOME: h } },
-    );
+    const off = await runMocked(mock, "x", `${repo}/app`, {
+      model: "m",
+      apiKey: null,
+      extra: ["--no-project-instructions"],
+      cwd: h,
+      env: { HOME: h },
+    });
     assert.equal(off.code, 0, off.stderr);
     assert.doesNotMatch(mock.requests[1].body.messages[0].content, /ROOT RULE|APP RULE/);
   } finally {

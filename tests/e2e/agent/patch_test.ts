@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { MAX_NEW_BINARY_BYTES, workspacePatch } from "../../../src/agent/patch.ts";
 import { isDropping } from "../../../src/agent/droppings.ts";
-import { runDeft } from "../../helpers/deft.ts";
+import { runMocked } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 
@@ -29,23 +29,11 @@ Deno.test("a run that ran Python's tests leaves no __pycache__ in its patch (no 
   const home = await Deno.makeTempDir({ prefix: "deft-home-" });
   try {
     const patchPath = `${home}/fix.patch`;
-    const r = await runDeft([
-      "run",
-      "fix add",
-      "-w",
-      repo,
-      "-p",
-      "openai_compatible",
-      "-m",
-      "mock-model",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      "k",
-      "--must-patch",
-      "--patch-path",
-      patchPath,
-    ], { cwd: home, env: { HOME: home } });
+    const r = await runMocked(mock, "fix add", repo, {
+      extra: ["--must-patch", "--patch-path", patchPath],
+      cwd: home,
+      env: { HOME: home },
+    });
     assert.equal(r.code, 0, r.stderr);
     // The tools really left droppings behind...
     assert.ok([...Deno.readDirSync(`${repo}/__pycache__`)].some((e) => e.name.endsWith(".pyc")));
@@ -108,21 +96,12 @@ Deno.test("--must-patch outside a git repository is refused at start", async () 
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-nogit-" }));
   const mock = MockLLM.start([]);
   try {
-    const r = await runDeft([
-      "run",
-      "task",
-      "-w",
-      dir,
-      "-p",
-      "openai_compatible",
-      "-m",
-      "m",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      "k",
-      "--must-patch",
-    ], { cwd: dir, env: { HOME: dir } });
+    const r = await runMocked(mock, "task", dir, {
+      model: "m",
+      extra: ["--must-patch"],
+      cwd: dir,
+      env: { HOME: dir },
+    });
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /--must-patch needs a git repository/);
     assert.match(r.stderr, new RegExp(dir));

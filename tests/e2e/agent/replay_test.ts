@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { firstDifference } from "../../../src/agent/replay.ts";
 import { normalizeVolatile } from "../../../src/agent/volatile.ts";
-import { mockRunArgs, runDeft } from "../../helpers/deft.ts";
+import { runDeft, runMocked } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo, resetRepo } from "../../helpers/repo.ts";
 
 /** Records a `deft run` of `task` against `mock` into the trajectory `traj`; it must succeed. */
 async function record(mock: MockLLM, task: string, repo: string, home: string, traj: string) {
-  const r = await runDeft(mockRunArgs(mock.url, task, repo, ["-t", traj]), {
+  const r = await runMocked(mock, task, repo, {
+    extra: ["-t", traj],
     cwd: home,
     env: { HOME: home },
   });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { denoDir, runDeft, trustedHome } from "../../helpers/deft.ts";
+import { denoDir, mockRunArgs, runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
 import {
   anthropicToolUses,
   chatText,
@@ -24,22 +24,14 @@ async function run(
 ) {
   const home = await sandboxHome();
   const base = provider === "anthropic" ? mock.url : `${mock.url}/v1`;
-  const result = await runDeft([
-    "run",
-    "fix add() so that check.py passes",
-    "-w",
-    repo,
-    "-p",
+  const result = await runMocked(mock, "fix add() so that check.py passes", repo, {
     provider,
-    "-m",
-    "mock-model",
-    "--model-base-url",
-    base,
-    "-k",
-    KEY,
-    "--json",
-    ...extra,
-  ], { cwd: home, env: { HOME: home, DEFT_RETRY_BASE_MS: "5" } });
+    baseUrl: base,
+    apiKey: KEY,
+    extra: ["--json", ...extra],
+    cwd: home,
+    env: { HOME: home, DEFT_RETRY_BASE_MS: "5" },
+  });
   return { ...result, home };
 }
 
@@ -364,18 +356,7 @@ Deno.test("Ctrl-C mid-run: trajectory kept, tools closed, exit 130", async () =>
         "run",
         "-A",
         new URL("../../../main.ts", import.meta.url).pathname,
-        "run",
-        "wait",
-        "-w",
-        repo,
-        "-p",
-        "openai_compatible",
-        "-m",
-        "m",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-t",
-        traj,
+        ...mockRunArgs(mock, "wait", repo, { model: "m", apiKey: null, extra: ["-t", traj] }),
       ],
       env: { HOME: home, DENO_DIR: denoDir() },
       stdout: "null",

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
-import { denoDir, REPO_ROOT, trustedHome } from "../../helpers/deft.ts";
+import { denoDir, mockRunArgs, REPO_ROOT, trustedHome } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { eventually, pidsByCmdline } from "../../tools/bash/helpers.ts";
 
@@ -19,18 +19,11 @@ Deno.test("deft run: SIGTERM stops the run, ends its processes and keeps the tra
       "run",
       ...deftFlags(),
       `${REPO_ROOT}main.ts`,
-      "run",
-      "wait a while",
-      "-w",
-      home,
-      "-p",
-      "openai_compatible",
-      "-m",
-      "mock",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-t",
-      traj,
+      ...mockRunArgs(mock, "wait a while", home, {
+        model: "mock",
+        apiKey: null,
+        extra: ["-t", traj],
+      }),
     ],
     cwd: home,
     env: { HOME: home, NO_COLOR: "1", DENO_DIR: denoDir() },

@@ -3,7 +3,7 @@
  * node_modules, no deno.json), runs with only the permission flags README documents.
  */
 import assert from "node:assert/strict";
-import { REPO_ROOT } from "../../helpers/deft.ts";
+import { mockRunArgs, REPO_ROOT } from "../../helpers/deft.ts";
 import { anthropicToolUses, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 
 /** The flags README documents for running the bundle. */
@@ -134,23 +134,15 @@ Deno.test({
         ]);
         try {
           const base = provider === "anthropic" ? mock.url : `${mock.url}/v1`;
-          const agent = await run(dir, [
-            "run",
-            "say hello",
-            "-w",
-            repo,
-            "-p",
-            provider,
-            "-m",
-            "mock-model",
-            "--model-base-url",
-            base,
-            "-k",
-            "sk-test",
-            "-t",
-            `${dir}/${provider}.json`,
-            "--json",
-          ]);
+          const agent = await run(
+            dir,
+            mockRunArgs(mock, "say hello", repo, {
+              provider,
+              baseUrl: base,
+              apiKey: "sk-test",
+              extra: ["-t", `${dir}/${provider}.json`, "--json"],
+            }),
+          );
           assert.equal(agent.code, 0, agent.stderr);
           assert.equal(JSON.parse(agent.stdout).success, true);
           assert.match(JSON.stringify(mock.requests[1].body), /from-the-sdk/);

@@ -7,7 +7,7 @@ import { createClient, providerClient } from "../../../src/llm/client.ts";
 import { errorStatus, isRetryable } from "../../../src/llm/retry.ts";
 import type { LLMMessage } from "../../../src/llm/types.ts";
 import type { ToolDefinition } from "../../../src/tools/schema.ts";
-import { runDeft } from "../../helpers/deft.ts";
+import { mockRunArgs, runDeft } from "../../helpers/deft.ts";
 import {
   chatText,
   chatToolCalls,
@@ -251,21 +251,14 @@ Deno.test("azure: a missing endpoint or API version is a ConfigError that says w
 Deno.test("azure: deft run end to end, an error result then task_done", async () => {
   const repo = await makeBuggyRepo();
   const home = await Deno.makeTempDir({ prefix: "deft-home-" });
-  const args = (url: string) => [
-    "run",
-    "check the repository",
-    "-w",
-    repo,
-    "-p",
-    "azure",
-    "-m",
-    "gpt-4o-prod",
-    "--model-base-url",
-    url,
-    "-k",
-    KEY,
-    "--json",
-  ];
+  const args = (url: string) =>
+    mockRunArgs({ url }, "check the repository", repo, {
+      provider: "azure",
+      model: "gpt-4o-prod",
+      baseUrl: url,
+      apiKey: KEY,
+      extra: ["--json"],
+    });
   await withMock([
     chatToolCalls([["no_such_tool", {}]]),
     chatToolCalls([["task_done", {}]], "Nothing to change."),

@@ -6,7 +6,7 @@ import { GoogleClient } from "../../../src/llm/google.ts";
 import { errorStatus, isRetryable, retryAfterMs } from "../../../src/llm/retry.ts";
 import type { LLMMessage } from "../../../src/llm/types.ts";
 import type { ToolDefinition } from "../../../src/tools/schema.ts";
-import { runDeft } from "../../helpers/deft.ts";
+import { runMocked } from "../../helpers/deft.ts";
 import {
   geminiError,
   geminiFunctionCalls,
@@ -265,21 +265,15 @@ Deno.test("google: deft run end to end, an error result then task_done", async (
     geminiFunctionCalls([["no_such_tool", {}]]),
     geminiFunctionCalls([["task_done", {}]], "Nothing to change."),
   ], async (mock) => {
-    const r = await runDeft([
-      "run",
-      "check the repository",
-      "-w",
-      repo,
-      "-p",
-      "google",
-      "-m",
-      "gemini-x",
-      "--model-base-url",
-      mock.url,
-      "-k",
-      KEY,
-      "--json",
-    ], { cwd: home, env: { HOME: home, DEFT_RETRY_BASE_MS: "5" } });
+    const r = await runMocked(mock, "check the repository", repo, {
+      provider: "google",
+      model: "gemini-x",
+      baseUrl: mock.url,
+      apiKey: KEY,
+      extra: ["--json"],
+      cwd: home,
+      env: { HOME: home, DEFT_RETRY_BASE_MS: "5" },
+    });
     assert.equal(r.code, 0, r.stderr);
     const summary = JSON.parse(r.stdout);
     assert.equal(summary.success, true);

@@ -6,7 +6,7 @@ import { OllamaClient } from "../../../src/llm/ollama.ts";
 import { errorStatus, isRetryable } from "../../../src/llm/retry.ts";
 import type { LLMMessage } from "../../../src/llm/types.ts";
 import type { ToolDefinition } from "../../../src/tools/schema.ts";
-import { runDeft } from "../../helpers/deft.ts";
+import { runMocked } from "../../helpers/deft.ts";
 import {
   MockLLM,
   type MockReply,
@@ -234,19 +234,15 @@ Deno.test("ollama: deft run end to end, an error result then task_done", async (
     ollamaToolCalls([["no_such_tool", {}]], "Trying a tool."),
     ollamaToolCalls([["task_done", {}]], "Nothing to change."),
   ], async (mock) => {
-    const r = await runDeft([
-      "run",
-      "check the repository",
-      "-w",
-      repo,
-      "-p",
-      "ollama",
-      "-m",
-      "llama3.1",
-      "--model-base-url",
-      mock.url,
-      "--json",
-    ], { cwd: home, env: { HOME: home, DEFT_RETRY_BASE_MS: "5" } });
+    const r = await runMocked(mock, "check the repository", repo, {
+      provider: "ollama",
+      model: "llama3.1",
+      baseUrl: mock.url,
+      apiKey: null,
+      extra: ["--json"],
+      cwd: home,
+      env: { HOME: home, DEFT_RETRY_BASE_MS: "5" },
+    });
     assert.equal(r.code, 0, r.stderr);
     const summary = JSON.parse(r.stdout);
     assert.equal(summary.success, true);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { workspacePatch } from "../../../src/agent/patch.ts";
 import { type GitSandbox, runGit } from "../../../src/policy/git.ts";
 import { SandboxUnavailableError } from "../../../src/policy/sandbox.ts";
-import { mockRunArgs, runDeft } from "../../helpers/deft.ts";
+import { runMocked } from "../../helpers/deft.ts";
 import { markersIn, plantHostileConfig } from "../../helpers/hostile_git.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 
@@ -203,16 +203,11 @@ Deno.test("git sandbox: `deft run --sandbox workspace-write --patch-path` builds
   ]);
   try {
     const patchPath = join(home, "run.patch");
-    const r = await runDeft(
-      mockRunArgs(mock.url, "edit", repo, [
-        "--sandbox",
-        "workspace-write",
-        "--must-patch",
-        "--patch-path",
-        patchPath,
-      ]),
-      { cwd: home, env: { HOME: home, PATH: `${bin}:${Deno.env.get("PATH")}` } },
-    );
+    const r = await runMocked(mock, "edit", repo, {
+      extra: ["--sandbox", "workspace-write", "--must-patch", "--patch-path", patchPath],
+      cwd: home,
+      env: { HOME: home, PATH: `${bin}:${Deno.env.get("PATH")}` },
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.match(await Deno.readTextFile(patchPath), /^-two\n\+TWO$/m);
     const gitLines = (await Deno.readTextFile(log)).split("\n").filter((l) => / -- git /.test(l));

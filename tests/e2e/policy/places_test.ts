@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Place, serveCalls, srvWorkspace, toolResult } from "../../helpers/places.ts";
+import { mockRunArgs } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { graphDatabasePath } from "../../../src/ckg/location.ts";
 
@@ -205,23 +206,10 @@ Deno.test({
       const port = new URL(mock.url).port;
       const ran = await place.runBundle(
         [...place.toolFlags(ws), `--allow-net=127.0.0.1:${port}`],
-        [
-          "run",
-          "add hello.py",
-          "-w",
-          ws,
-          "-p",
-          "openai_compatible",
-          "-m",
-          "mock-model",
-          "--model-base-url",
-          `${mock.url}/v1`,
-          "-k",
-          "sk-test",
-          "-t",
-          join(place.tmp, "trajectory.json"),
-          "--json",
-        ],
+        mockRunArgs(mock, "add hello.py", ws, {
+          apiKey: "sk-test",
+          extra: ["-t", join(place.tmp, "trajectory.json"), "--json"],
+        }),
         { env: { DEFT_RETRY_BASE_MS: "5" } },
       );
       assert.equal(ran.code, 0, ran.stderr);
@@ -239,22 +227,10 @@ Deno.test({
             ...place.toolFlags(ws).filter((f) => f !== "--allow-env"),
             `--allow-net=127.0.0.1:${new URL(again.url).port}`,
           ],
-          [
-            "run",
-            "add again.py",
-            "-w",
-            ws,
-            "-p",
-            "openai_compatible",
-            "-m",
-            "mock-model",
-            "--model-base-url",
-            `${again.url}/v1`,
-            "-k",
-            "sk-test",
-            "-t",
-            join(place.tmp, "trajectory2.json"),
-          ],
+          mockRunArgs(again, "add again.py", ws, {
+            apiKey: "sk-test",
+            extra: ["-t", join(place.tmp, "trajectory2.json")],
+          }),
         );
         assert.equal(noEnv.code, 0, noEnv.stderr);
         assert.equal(await Deno.readTextFile(`${ws}/again.py`), "2\n");

@@ -4,7 +4,7 @@
  * shows at most the last 4 characters.
  */
 import assert from "node:assert/strict";
-import { runDeft, trustedHome } from "../../helpers/deft.ts";
+import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { SecretMasker, secretValues } from "../../../src/policy/secrets.ts";
 import { shellEnvironment } from "../../../src/policy/shell_env.ts";
@@ -94,22 +94,13 @@ Deno.test("trajectory: a printed token and the reversed provider key are masked"
   ]);
   try {
     const traj = `${home}/t.json`;
-    const r = await runDeft([
-      "run",
-      "print things",
-      "-w",
-      home,
-      "-p",
-      "openai_compatible",
-      "-m",
-      "mock",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      key,
-      "-t",
-      traj,
-    ], { cwd: home, env: { HOME: home, SERVICE_PASSWORD: password, DEFT_RETRY_BASE_MS: "5" } });
+    const r = await runMocked(mock, "print things", home, {
+      model: "mock",
+      apiKey: key,
+      extra: ["-t", traj],
+      cwd: home,
+      env: { HOME: home, SERVICE_PASSWORD: password, DEFT_RETRY_BASE_MS: "5" },
+    });
     assert.equal(r.code, 0, r.stderr);
     // The model did see the output (masking is for the record, not the conversation).
     const seen = JSON.stringify(mock.requests[1].body.messages);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { deftFlags } from "../../../../scripts/deft_flags.ts";
-import { denoDir, REPO_ROOT, runDeft } from "../../../helpers/deft.ts";
+import { denoDir, mockRunArgs, REPO_ROOT, runDeft } from "../../../helpers/deft.ts";
 import { chatStream, chatToolCalls, MockLLM, type MockReply } from "../../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../../helpers/repo.ts";
 
@@ -29,25 +29,9 @@ function script(repo: string, stream: boolean, delayMs: number): MockReply[] {
 }
 
 function args(mock: MockLLM, repo: string, home: string, extra: string[] = []): string[] {
-  return [
-    "run",
-    "fix add",
-    "-w",
-    repo,
-    "-p",
-    "openai_compatible",
-    "-m",
-    "mock-model",
-    "--model-base-url",
-    `${mock.url}/v1`,
-    "-k",
-    "k",
-    "--patch-path",
-    `${home}/fix.patch`,
-    "-t",
-    `${home}/t.json`,
-    ...extra,
-  ];
+  return mockRunArgs(mock, "fix add", repo, {
+    extra: ["--patch-path", `${home}/fix.patch`, "-t", `${home}/t.json`, ...extra],
+  });
 }
 
 /** Runs deft on a pseudo-terminal (util-linux `script`); returns the output with arrival times. */

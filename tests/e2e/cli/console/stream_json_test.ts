@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runDeft, trustedHome } from "../../../helpers/deft.ts";
+import { runDeft, runMocked, trustedHome } from "../../../helpers/deft.ts";
 import {
   anthropicStream,
   anthropicToolUses,
@@ -33,23 +33,13 @@ function fixReplies(repo: string, stream = true) {
 async function deft(mock: MockLLM, repo: string, provider: string, extra: string[]) {
   const home = await Deno.makeTempDir({ prefix: "deft-home-" });
   const base = provider === "anthropic" ? mock.url : `${mock.url}/v1`;
-  return await runDeft([
-    "run",
-    "fix add",
-    "-w",
-    repo,
-    "-p",
+  return await runMocked(mock, "fix add", repo, {
     provider,
-    "-m",
-    "mock-model",
-    "--model-base-url",
-    base,
-    "-k",
-    "k",
-    "-t",
-    `${home}/t.json`,
-    ...extra,
-  ], { cwd: home, env: { HOME: home } }).then((r) => ({ ...r, trajectory: `${home}/t.json` }));
+    baseUrl: base,
+    extra: ["-t", `${home}/t.json`, ...extra],
+    cwd: home,
+    env: { HOME: home },
+  }).then((r) => ({ ...r, trajectory: `${home}/t.json` }));
 }
 
 Deno.test("stream-json: one JSON event per line, in order, in the trajectory's shapes", async () => {
@@ -164,19 +154,12 @@ Deno.test("--json is --output-format json; the summary has cost and files change
       `${home}/deft.yaml`,
       "prices:\n  mock-model: { input: 1.0, output: 2.0 }\n",
     );
-    const r = await runDeft([
-      "run",
-      "fix add",
-      "-w",
-      repo,
-      "-p",
-      "openai_compatible",
-      "-m",
-      "mock-model",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "--json",
-    ], { cwd: home, env: { HOME: home } });
+    const r = await runMocked(mock, "fix add", repo, {
+      apiKey: null,
+      extra: ["--json"],
+      cwd: home,
+      env: { HOME: home },
+    });
     assert.equal(r.code, 0, r.stderr);
     const summary = JSON.parse(r.stdout);
     assert.deepEqual(summary.files_changed, [{ path: "calc.py", added: 1, removed: 1 }]);
