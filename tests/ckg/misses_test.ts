@@ -92,33 +92,28 @@ Deno.test("misses: one branch of each preprocessor conditional keeps offsets and
 });
 
 Deno.test("misses: a C block split by #ifdef hides none of the functions around it", async () => {
-  const ws = await tempDir();
-  const cache = await tempDir("deft-ckg-cache-");
+  await using ws = await tempDir();
+  await using cache = await tempDir("deft-ckg-cache-");
+  await writeTree(ws.path, { "split.c": SPLIT });
+  const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0 });
   try {
-    await writeTree(ws.path, { "split.c": SPLIT });
-    const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0 });
-    try {
-      await graph.refresh();
-      const lines = async (name: string) =>
-        (await graph.lookup("search_function", name)).matches.map((m) =>
-          `${m.symbol.startLine}-${m.symbol.endLine}`
-        );
-      // Universal Ctags: put_str 1, after_one 13, after_two 15, variant 20, alive 31.
-      assert.deepEqual(await lines("put_str"), ["1-11"]);
-      assert.deepEqual(await lines("after_one"), ["13-13"]);
-      assert.deepEqual(await lines("after_two"), ["15-17"]);
-      assert.deepEqual(await lines("variant"), ["20-26"]);
-      assert.deepEqual(await lines("alive"), ["31-31"]);
-      // Only the other branch of an #if 0 defines it; the graph keeps it all the same.
-      assert.deepEqual(await lines("dead"), ["29-29"]);
-      // The body shown is the file's own text, both branches included.
-      const body = (await graph.lookup("search_function", "put_str")).matches[0].body!;
-      assert.match(body, /#else\n {2}\{\n#endif/);
-    } finally {
-      graph.close();
-    }
+    await graph.refresh();
+    const lines = async (name: string) =>
+      (await graph.lookup("search_function", name)).matches.map((m) =>
+        `${m.symbol.startLine}-${m.symbol.endLine}`
+      );
+    // Universal Ctags: put_str 1, after_one 13, after_two 15, variant 20, alive 31.
+    assert.deepEqual(await lines("put_str"), ["1-11"]);
+    assert.deepEqual(await lines("after_one"), ["13-13"]);
+    assert.deepEqual(await lines("after_two"), ["15-17"]);
+    assert.deepEqual(await lines("variant"), ["20-26"]);
+    assert.deepEqual(await lines("alive"), ["31-31"]);
+    // Only the other branch of an #if 0 defines it; the graph keeps it all the same.
+    assert.deepEqual(await lines("dead"), ["29-29"]);
+    // The body shown is the file's own text, both branches included.
+    const body = (await graph.lookup("search_function", "put_str")).matches[0].body!;
+    assert.match(body, /#else\n {2}\{\n#endif/);
   } finally {
-    await ws.remove();
-    await cache.remove();
+    graph.close();
   }
 });

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { REPO_ROOT, runDeft } from "../../helpers/deft.ts";
 import { makeBatchFixture } from "../../batch/fixture.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const PORTS = { SLURM_LOCAL_CTLD_PORT: "7941", SLURM_LOCAL_SLURMD_PORT: "7942" };
 
@@ -40,7 +41,8 @@ Deno.test({
   ignore: Deno.uid() !== 0,
   sanitizeResources: false,
   fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "deft-slurm-" });
+    await using tmp = await tempDir("deft-slurm-");
+    const dir = tmp.path;
     await Deno.chmod(dir, 0o755); // munged's socket must be reachable by all
     const cluster = join(dir, "cluster");
     const start = await sh(`${REPO_ROOT}scripts/slurm/start-local-slurm.sh`, [cluster], {
@@ -160,7 +162,6 @@ Deno.test({
       assert.match(resubmit.stderr, /10 tasks: 10 passed/);
     } finally {
       await sh(`${REPO_ROOT}scripts/slurm/stop-local-slurm.sh`, [cluster]);
-      await Deno.remove(dir, { recursive: true });
     }
   },
 });

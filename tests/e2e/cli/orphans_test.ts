@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { denoDir, REPO_ROOT } from "../../helpers/deft.ts";
 import { eventually, pidsByCmdline } from "../../tools/bash/helpers.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 /** A pids-limited cgroup (v2 or v1), or undefined where the test may not make one. */
 async function pidsCgroup(name: string): Promise<string | undefined> {
@@ -38,7 +39,8 @@ const ENDINGS = ["end of input", "SIGTERM", "SIGKILL"] as const;
 for (const ending of ENDINGS) {
   Deno.test(`orphans: nothing deft serve's shell started survives ${ending}`, async () => {
     const unique = `${Date.now() % 1_000_000}${Math.floor(Math.random() * 1000)}`;
-    const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-orphans-" }));
+    await using workspaceDir = await tempDir("deft-orphans-");
+    const workspace = workspaceDir.path;
     const cgroup = await pidsCgroup(`deft-test-${unique}`);
     const lines = [
       `setsid env -i sleep 3001.${unique} </dev/null >/dev/null 2>&1 &`,
@@ -116,7 +118,6 @@ for (const ending of ENDINGS) {
         });
         await Deno.remove(cgroup).catch(() => {});
       }
-      await Deno.remove(workspace, { recursive: true });
     }
   });
 }

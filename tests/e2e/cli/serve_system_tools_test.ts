@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { runDeft } from "../../helpers/deft.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 function lines(stdout: string): Record<string, unknown>[] {
   return stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
@@ -17,7 +18,8 @@ async function workspace(): Promise<string> {
 
 Deno.test("serve: bash keeps one shell across lines; the editor edits byte-exact; nothing outlives it", async () => {
   const ws = await workspace();
-  const outside = await Deno.makeTempDir({ prefix: "deft-serve-out-" });
+  await using outsideDir = await tempDir("deft-serve-out-");
+  const outside = outsideDir.path;
   // A duration no other test uses, so pgrep finds only this run's job.
   const sleeper = `sleep 900.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
   try {
@@ -79,7 +81,6 @@ Deno.test("serve: bash keeps one shell across lines; the editor edits byte-exact
   } finally {
     await new Deno.Command("pkill", { args: ["-f", sleeper] }).output();
     await Deno.remove(ws, { recursive: true });
-    await Deno.remove(outside, { recursive: true });
   }
 });
 

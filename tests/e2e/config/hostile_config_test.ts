@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ConfigError, MAX_CONFIG_BYTES, parseConfig } from "../../../src/config/load.ts";
 import { runDeft } from "../../helpers/deft.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const BOMB = `a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]
 b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
@@ -14,26 +15,23 @@ g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]
 `;
 
 Deno.test("an alias bomb, a too-deep and a too-large config exit 2 naming the file", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const files: [string, string, RegExp][] = [
-      ["bomb.yaml", BOMB, /alias bomb/],
-      ["deep.yaml", `a: ${"[".repeat(5_000)}${"]".repeat(5_000)}\n`, /nests more than 64/],
-      ["deeper.yaml", `a: ${"[".repeat(100_000)}${"]".repeat(100_000)}\n`, /nests more than 64/],
-      ["large.yaml", `# ${"x".repeat(MAX_CONFIG_BYTES)}\n`, /over the limit of 1048576/],
-      ["dup.yaml", "sandbox: none\nsandbox: none\n", /line 2, column 1: Map keys must be unique/],
-    ];
-    for (const [name, text, message] of files) {
-      const path = join(dir, name);
-      await Deno.writeTextFile(path, text);
-      const run = await runDeft(["config", "--config-file", path]);
-      assert.equal(run.code, 2, `${name}: ${run.stderr}`);
-      assert.ok(run.stderr.includes(path), `${name}: ${run.stderr}`);
-      assert.match(run.stderr, message);
-      assert.equal(run.stdout, "");
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  const files: [string, string, RegExp][] = [
+    ["bomb.yaml", BOMB, /alias bomb/],
+    ["deep.yaml", `a: ${"[".repeat(5_000)}${"]".repeat(5_000)}\n`, /nests more than 64/],
+    ["deeper.yaml", `a: ${"[".repeat(100_000)}${"]".repeat(100_000)}\n`, /nests more than 64/],
+    ["large.yaml", `# ${"x".repeat(MAX_CONFIG_BYTES)}\n`, /over the limit of 1048576/],
+    ["dup.yaml", "sandbox: none\nsandbox: none\n", /line 2, column 1: Map keys must be unique/],
+  ];
+  for (const [name, text, message] of files) {
+    const path = join(dir, name);
+    await Deno.writeTextFile(path, text);
+    const run = await runDeft(["config", "--config-file", path]);
+    assert.equal(run.code, 2, `${name}: ${run.stderr}`);
+    assert.ok(run.stderr.includes(path), `${name}: ${run.stderr}`);
+    assert.match(run.stderr, message);
+    assert.equal(run.stdout, "");
   }
 });
 

@@ -8,6 +8,7 @@ import { runDeft } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { layerUntrusted } from "../../../src/config/trust.ts";
 import { parse } from "yaml";
+import { tempDir } from "../../helpers/temp.ts";
 
 const KEY = "sk-user-key-0123456789abcdef";
 
@@ -23,8 +24,10 @@ async function exists(path: string): Promise<boolean> {
 Deno.test("trust: a hostile repository config is ignored until `deft trust`", async () => {
   const good = MockLLM.start([], () => chatToolCalls([["task_done", {}]], "done"));
   const evil = MockLLM.start([], () => chatToolCalls([["task_done", {}]], "done"));
-  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-home-" }));
-  const repo = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-clone-" }));
+  await using homeDir = await tempDir("deft-home-");
+  const home = homeDir.path;
+  await using repoDir = await tempDir("deft-clone-");
+  const repo = repoDir.path;
   const marker = `${home}/mcp-server-ran`;
   try {
     await Deno.mkdir(`${home}/.config/deft`, { recursive: true });
@@ -101,8 +104,6 @@ Deno.test("trust: a hostile repository config is ignored until `deft trust`", as
   } finally {
     await good.close();
     await evil.close();
-    await Deno.remove(home, { recursive: true });
-    await Deno.remove(repo, { recursive: true });
   }
 });
 

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { registeredToolNames } from "../../../src/tools/registry.ts";
 import { deftMcpCommand } from "./deft_server.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const INSPECTOR = "@modelcontextprotocol/inspector@2.12.0";
 
@@ -58,66 +59,63 @@ Deno.test({
   name: "the MCP Inspector CLI lists and calls deft mcp's tools",
   ignore: !HAVE_NPX,
   fn: async (t) => {
-    const workspace = await Deno.realPath(await Deno.makeTempDir());
-    const home = await Deno.makeTempDir();
-    try {
-      await t.step("tools/list names every tool, and --strict finds no schema errors", async () => {
-        const run = await inspector(workspace, home, ["--strict", "--method", "tools/list"]);
-        assert.equal(run.code, 0, run.stderr);
-        const tools =
-          (run.json.result as { tools: { name: string; inputSchema: { type: string } }[] })
-            .tools;
-        assert.deepEqual(tools.map((tool) => tool.name), registeredToolNames());
-        for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
-      });
+    await using workspaceDir = await tempDir();
+    const workspace = workspaceDir.path;
+    await using homeDir = await tempDir();
+    const home = homeDir.path;
+    await t.step("tools/list names every tool, and --strict finds no schema errors", async () => {
+      const run = await inspector(workspace, home, ["--strict", "--method", "tools/list"]);
+      assert.equal(run.code, 0, run.stderr);
+      const tools =
+        (run.json.result as { tools: { name: string; inputSchema: { type: string } }[] })
+          .tools;
+      assert.deepEqual(tools.map((tool) => tool.name), registeredToolNames());
+      for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
+    });
 
-      await t.step("tools/call task_done", async () => {
-        const run = await inspector(workspace, home, [
-          "--method",
-          "tools/call",
-          "--tool-name",
-          "task_done",
-        ]);
-        assert.equal(run.code, 0, run.stderr);
-        assert.deepEqual(run.json.result, { content: [{ type: "text", text: "Task done." }] });
-      });
+    await t.step("tools/call task_done", async () => {
+      const run = await inspector(workspace, home, [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "task_done",
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(run.json.result, { content: [{ type: "text", text: "Task done." }] });
+    });
 
-      await t.step("tools/call sequentialthinking with JSON arguments", async () => {
-        const run = await inspector(workspace, home, [
-          "--method",
-          "tools/call",
-          "--tool-name",
-          "sequentialthinking",
-          "--tool-args-json",
-          JSON.stringify({
-            thought: "Check the inspector.",
-            thought_number: 1,
-            total_thoughts: 1,
-            next_thought_needed: false,
-          }),
-        ]);
-        assert.equal(run.code, 0, run.stderr);
-        const result = run.json.result as { content: { text: string }[]; isError?: boolean };
-        assert.equal(result.isError, undefined);
-        assert.match(result.content[0].text, /"thought_number": 1/);
-      });
+    await t.step("tools/call sequentialthinking with JSON arguments", async () => {
+      const run = await inspector(workspace, home, [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "sequentialthinking",
+        "--tool-args-json",
+        JSON.stringify({
+          thought: "Check the inspector.",
+          thought_number: 1,
+          total_thoughts: 1,
+          next_thought_needed: false,
+        }),
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      const result = run.json.result as { content: { text: string }[]; isError?: boolean };
+      assert.equal(result.isError, undefined);
+      assert.match(result.content[0].text, /"thought_number": 1/);
+    });
 
-      await t.step("a refused path comes back as an isError result", async () => {
-        const run = await inspector(workspace, home, [
-          "--method",
-          "tools/call",
-          "--tool-name",
-          "str_replace_based_edit_tool",
-          "--tool-args-json",
-          JSON.stringify({ command: "view", path: "/etc/passwd" }),
-        ]);
-        assert.notEqual(run.code, 0);
-        const result = run.json.result as { content: { text: string }[]; isError?: boolean };
-        assert.equal(result.isError, true);
-      });
-    } finally {
-      await Deno.remove(workspace, { recursive: true });
-      await Deno.remove(home, { recursive: true });
-    }
+    await t.step("a refused path comes back as an isError result", async () => {
+      const run = await inspector(workspace, home, [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "str_replace_based_edit_tool",
+        "--tool-args-json",
+        JSON.stringify({ command: "view", path: "/etc/passwd" }),
+      ]);
+      assert.notEqual(run.code, 0);
+      const result = run.json.result as { content: { text: string }[]; isError?: boolean };
+      assert.equal(result.isError, true);
+    });
   },
 });

@@ -5,9 +5,11 @@ import { ToolExecutor } from "../../../src/tools/executor.ts";
 import { createTools, registeredToolNames } from "../../../src/tools/registry.ts";
 import { deftMcpCommand } from "./deft_server.ts";
 import { mcpContext } from "../../mcp/fixtures.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 Deno.test("deft's tools, served by deft mcp and used through deft's MCP client", async () => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  await using workspaceDir = await tempDir();
+  const workspace = workspaceDir.path;
   const mcp = await discoverMcpTools(
     { mcp_servers: { deft: deftMcpCommand(["-w", workspace]) }, allow_mcp_servers: ["deft"] },
     mcpContext(workspace),
@@ -45,6 +47,5 @@ Deno.test("deft's tools, served by deft mcp and used through deft's MCP client",
   } finally {
     await executor.closeTools();
     await mcp.close();
-    await Deno.remove(workspace, { recursive: true });
   }
 });

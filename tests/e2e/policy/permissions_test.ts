@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { explainDenial, toolPermissions } from "../../../src/policy/permissions.ts";
 import { runDeft } from "../../helpers/deft.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 Deno.test("the tool permission set: workspace and Deft dirs only, bash/bwrap/git (unshare/setpriv), no network", () => {
   const perms = toolPermissions({ workspace: "/ws", cache: "/c", temp: "/t" });
@@ -89,39 +90,36 @@ Deno.test("deft tool: reading /etc/passwd and writing through an escaping symlin
 });
 
 Deno.test("the worker's set is what tools need intersected with Deft's own grant", async () => {
-  const ws = await Deno.realPath(await Deno.makeTempDir());
+  await using wsDir = await tempDir();
+  const ws = wsDir.path;
   const src = new URL("../../../src", import.meta.url).pathname;
   const probe = new URL("../../fixtures/policy/grant_probe.ts", import.meta.url).pathname;
-  try {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--no-prompt",
-        `--allow-read=${ws},${src},${probe}`,
-        `--allow-write=${ws}`,
-        "--allow-run=bash",
-        probe,
-        ws,
-        "/cache",
-        "/tmp-private",
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.ok(out.success, new TextDecoder().decode(out.stderr));
-    const { permissions, missing } = JSON.parse(new TextDecoder().decode(out.stdout));
-    assert.deepEqual(permissions.read, [ws]);
-    assert.deepEqual(permissions.write, [ws]);
-    assert.deepEqual(permissions.run, ["bash"]);
-    assert.equal(permissions.env, false);
-    assert.equal(permissions.net, false);
-    for (const flag of ["--allow-run=bwrap", "--allow-run=git", "--allow-env"]) {
-      assert.ok(missing.includes(flag), `${flag} in ${missing}`);
-    }
-    assert.ok(missing.includes("--allow-write=/cache"), String(missing));
-  } finally {
-    await Deno.remove(ws, { recursive: true });
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      `--allow-read=${ws},${src},${probe}`,
+      `--allow-write=${ws}`,
+      "--allow-run=bash",
+      probe,
+      ws,
+      "/cache",
+      "/tmp-private",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const { permissions, missing } = JSON.parse(new TextDecoder().decode(out.stdout));
+  assert.deepEqual(permissions.read, [ws]);
+  assert.deepEqual(permissions.write, [ws]);
+  assert.deepEqual(permissions.run, ["bash"]);
+  assert.equal(permissions.env, false);
+  assert.equal(permissions.net, false);
+  for (const flag of ["--allow-run=bwrap", "--allow-run=git", "--allow-env"]) {
+    assert.ok(missing.includes(flag), `${flag} in ${missing}`);
   }
+  assert.ok(missing.includes("--allow-write=/cache"), String(missing));
 });
 
 Deno.test("denials name the layer, and the flag when Deft itself lacks the grant", () => {

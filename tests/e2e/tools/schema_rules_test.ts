@@ -8,23 +8,21 @@ import assert from "node:assert/strict";
 import { renderDefinition, type ToolDefinition } from "../../../src/tools/schema.ts";
 import type { ToolParameter } from "../../../src/tools/base.ts";
 import { runDeft } from "../../helpers/deft.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 type Schema = Record<string, unknown>;
 
 const NON_STRICT = ["anthropic", "openai_compatible", "openrouter", "google", "ollama"];
 
 async function definitions(provider: string): Promise<ToolDefinition[]> {
-  const home = await Deno.makeTempDir({ prefix: "deft-schema-home-" });
-  try {
-    const r = await runDeft(["tools", "--json", "--provider", provider], {
-      cwd: home,
-      env: { HOME: home },
-    });
-    assert.equal(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
+  await using homeDir = await tempDir("deft-schema-home-");
+  const home = homeDir.path;
+  const r = await runDeft(["tools", "--json", "--provider", provider], {
+    cwd: home,
+    env: { HOME: home },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
 }
 
 const types = (s: Schema): unknown[] => Array.isArray(s.type) ? s.type : [s.type];

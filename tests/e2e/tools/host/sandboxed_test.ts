@@ -11,6 +11,7 @@ import { createHostedTools, RemoteTool } from "../../../../src/tools/host/remote
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
 import { eventually, pidsByCmdline } from "../../../tools/bash/helpers.ts";
 import { ServerProcess } from "../../../helpers/server_process.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 const EDITOR = "str_replace_based_edit_tool";
 
@@ -19,7 +20,8 @@ async function withSandboxedTools(
   settings: ToolContext["settings"] = { sandbox: "workspace-write" },
 ): Promise<void> {
   const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-sandboxed-host-" }));
-  const cache = await Deno.makeTempDir({ prefix: "deft-sandboxed-cache-" });
+  await using cacheDir = await tempDir("deft-sandboxed-cache-");
+  const cache = cacheDir.path;
   const context: ToolContext = { provider: "anthropic", workspace: ws, settings };
   const tools = await createHostedTools(context, [EDITOR, "json_edit_tool", "bash"], { cache });
   const executor = new ToolExecutor(tools);
@@ -31,7 +33,6 @@ async function withSandboxedTools(
   } finally {
     await executor.closeTools();
     await Deno.remove(ws, { recursive: true });
-    await Deno.remove(cache, { recursive: true });
   }
 }
 
