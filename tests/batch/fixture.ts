@@ -5,6 +5,7 @@
  * task's test fails).
  */
 import { join } from "node:path";
+import { git as gitIn } from "../helpers/repo.ts";
 
 /** Where every scripted trajectory says it ran; replay maps it to each task's checkout. */
 const RECORDED = "/recorded/workspace";
@@ -28,15 +29,8 @@ export function hangSeconds(tag: number): number {
   return 7000 + tag;
 }
 
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", {
-    args: ["-c", "user.name=fixture", "-c", "user.email=fixture@deft.invalid", ...args],
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
-  return new TextDecoder().decode(out.stdout).trim();
+function git(cwd: string, ...args: string[]): Promise<string> {
+  return gitIn(cwd, "-c", "user.name=fixture", "-c", "user.email=fixture@deft.invalid", ...args);
 }
 
 /** Creates one repository with two commits (the bug is in the second); returns its HEAD. */

@@ -108,7 +108,7 @@ fn bark(name: &str) -> String { format!("{} woofs", name) }
 };
 
 async function withGraph(fn: (graph: CodeGraph, root: string) => Promise<void>): Promise<void> {
-  const dir = await tempDir();
+  await using dir = await tempDir();
   const cache = await tempDir("deft-ckg-cache-");
   try {
     await writeTree(dir.path, SOURCES);
@@ -119,7 +119,6 @@ async function withGraph(fn: (graph: CodeGraph, root: string) => Promise<void>):
       graph.close();
     }
   } finally {
-    await dir.remove();
     await cache.remove();
   }
 }

@@ -2,6 +2,7 @@
 import { type ExtractedSymbol, extractSymbols } from "../../src/ckg/extract.ts";
 import { languageFor } from "../../src/ckg/languages.ts";
 import { captureInProcess } from "../../src/ckg/runtime.ts";
+import { type TempDir, tempDir as tempFolder } from "../helpers/temp.ts";
 
 /** The per-language fixtures. */
 export const LANGS_DIR = new URL("../fixtures/ckg/langs/", import.meta.url).pathname;
@@ -31,12 +32,9 @@ export async function symbolsOf(name: string, text: string): Promise<ExtractedSy
   return extractSymbols(lang, text, outcome.result);
 }
 
-/** A fresh temporary folder, removed by the returned function. */
-export async function tempDir(
-  prefix = "deft-ckg-test-",
-): Promise<{ path: string; remove(): Promise<void> }> {
-  const path = await Deno.realPath(await Deno.makeTempDir({ prefix }));
-  return { path, remove: () => Deno.remove(path, { recursive: true }).catch(() => {}) };
+/** A fresh temporary folder (see helpers/temp.ts), named for the graph's tests. */
+export function tempDir(prefix = "deft-ckg-test-"): Promise<TempDir> {
+  return tempFolder(prefix);
 }
 
 /** Writes files (path → content) under `root`, creating folders. */
@@ -52,11 +50,4 @@ export async function writeTree(
   }
 }
 
-/** Runs git in `cwd`, failing the test on error. */
-export async function git(cwd: string, ...args: string[]): Promise<void> {
-  const out = await new Deno.Command("git", { args, cwd, stdout: "null", stderr: "piped" })
-    .output();
-  if (!out.success) {
-    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-}
+export { git } from "../helpers/repo.ts";

@@ -1,7 +1,7 @@
 /**
  * Definitions an earlier graph missed and Universal Ctags finds, on small hand-written sources:
  * unbound named function expressions, lambdas bound to names, C functions after a block that
- * preprocessor conditionals split; and folders left out by policy, which the report now names.
+ * preprocessor conditionals split. Folders left out by policy: tests/e2e/ckg/misses_test.ts.
  */
 import assert from "node:assert/strict";
 import { CodeGraph } from "../../src/ckg/graph.ts";
@@ -92,79 +92,28 @@ Deno.test("misses: one branch of each preprocessor conditional keeps offsets and
 });
 
 Deno.test("misses: a C block split by #ifdef hides none of the functions around it", async () => {
-  const ws = await tempDir();
-  const cache = await tempDir("deft-ckg-cache-");
+  await using ws = await tempDir();
+  await using cache = await tempDir("deft-ckg-cache-");
+  await writeTree(ws.path, { "split.c": SPLIT });
+  const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0 });
   try {
-    await writeTree(ws.path, { "split.c": SPLIT });
-    const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0 });
-    try {
-      await graph.refresh();
-      const lines = async (name: string) =>
-        (await graph.lookup("search_function", name)).matches.map((m) =>
-          `${m.symbol.startLine}-${m.symbol.endLine}`
-        );
-      // Universal Ctags: put_str 1, after_one 13, after_two 15, variant 20, alive 31.
-      assert.deepEqual(await lines("put_str"), ["1-11"]);
-      assert.deepEqual(await lines("after_one"), ["13-13"]);
-      assert.deepEqual(await lines("after_two"), ["15-17"]);
-      assert.deepEqual(await lines("variant"), ["20-26"]);
-      assert.deepEqual(await lines("alive"), ["31-31"]);
-      // Only the other branch of an #if 0 defines it; the graph keeps it all the same.
-      assert.deepEqual(await lines("dead"), ["29-29"]);
-      // The body shown is the file's own text, both branches included.
-      const body = (await graph.lookup("search_function", "put_str")).matches[0].body!;
-      assert.match(body, /#else\n {2}\{\n#endif/);
-    } finally {
-      graph.close();
-    }
-  } finally {
-    await ws.remove();
-    await cache.remove();
-  }
-});
-
-Deno.test("misses: folders left out by policy are reported with the reason", async () => {
-  const ws = await tempDir();
-  const cache = await tempDir("deft-ckg-cache-");
-  try {
-    await writeTree(ws.path, {
-      "src/app.py": "def main():\n    pass\n",
-      "dist/bundle.js": "function built() {}\n",
-      "build/lib/x.py": "def copied():\n    pass\n",
-      "web/node_modules/dep/index.js": "function dep() {}\n",
-      "env/pyvenv.cfg": "home = /usr/bin\n",
-      "env/lib/site.py": "def installed():\n    pass\n",
-    });
-    const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0 });
-    try {
-      const report = await graph.refresh();
-      assert.deepEqual(
-        report.skippedDirs.map((d) => `${d.path}: ${d.reason}`).sort(),
-        [
-          "build: build output",
-          "dist: build output",
-          "env: a Python virtualenv",
-          "web/node_modules: dependencies",
-        ],
+    await graph.refresh();
+    const lines = async (name: string) =>
+      (await graph.lookup("search_function", name)).matches.map((m) =>
+        `${m.symbol.startLine}-${m.symbol.endLine}`
       );
-      assert.equal(graph.totals().indexed, 1);
-    } finally {
-      graph.close();
-    }
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "main.ts", "ckg", "index", ws.path, "-w", ws.path],
-      env: { DEFT_CACHE_DIR: cache.path },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stdout);
-    assert.match(
-      text,
-      /Skipped folders \(not the project.s own code\):\n(?: {2}.*\n)*? {2}build\/: build output\n/,
-    );
-    assert.match(text, /web\/node_modules\/: dependencies/);
+    // Universal Ctags: put_str 1, after_one 13, after_two 15, variant 20, alive 31.
+    assert.deepEqual(await lines("put_str"), ["1-11"]);
+    assert.deepEqual(await lines("after_one"), ["13-13"]);
+    assert.deepEqual(await lines("after_two"), ["15-17"]);
+    assert.deepEqual(await lines("variant"), ["20-26"]);
+    assert.deepEqual(await lines("alive"), ["31-31"]);
+    // Only the other branch of an #if 0 defines it; the graph keeps it all the same.
+    assert.deepEqual(await lines("dead"), ["29-29"]);
+    // The body shown is the file's own text, both branches included.
+    const body = (await graph.lookup("search_function", "put_str")).matches[0].body!;
+    assert.match(body, /#else\n {2}\{\n#endif/);
   } finally {
-    await ws.remove();
-    await cache.remove();
+    graph.close();
   }
 });

@@ -172,8 +172,8 @@ const EDGES: EdgeCommand[] = ["search_references", "search_callers", "search_sub
 for (const tree of TREES) {
   Deno.test(`prefilter: ${tree.lang}: no name is missed, and 200 sampled answers equal the complete index's`, async () => {
     const ws = await tempDir();
-    const cacheFull = await tempDir("deft-ckg-cache-");
-    const cachePart = await tempDir("deft-ckg-cache-");
+    await using cacheFull = await tempDir("deft-ckg-cache-");
+    await using cachePart = await tempDir("deft-ckg-cache-");
     try {
       const files = await copyTree(tree.dirs, ws.path, tree.limit);
       if (files === 0) {
@@ -235,8 +235,6 @@ for (const tree of TREES) {
       }
     } finally {
       await ws.remove();
-      await cacheFull.remove();
-      await cachePart.remove();
     }
   });
 }

@@ -115,76 +115,71 @@ for (const corpus of CORPORA) {
       console.log(`skipped: ${corpus.dir} is not on this machine`);
       return;
     }
-    const ws = await tempDir();
-    const cache = await tempDir("deft-ckg-cache-");
+    await using ws = await tempDir();
+    await using cache = await tempDir("deft-ckg-cache-");
+    // Copied so the folder holds nothing but the sources compared (and no name is skipped).
+    const files = await copySources(corpus, `${ws.path}/tree`);
+    const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, answerFirst: false });
+    let have: Set<string>;
     try {
-      // Copied so the folder holds nothing but the sources compared (and no name is skipped).
-      const files = await copySources(corpus, `${ws.path}/tree`);
-      const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, answerFirst: false });
-      let have: Set<string>;
-      try {
-        await graph.refresh();
-        const db = new DatabaseSync(graph.databasePath, { readOnly: true });
-        have = new Set(
-          (db.prepare(
-            "SELECT f.path || char(9) || s.name AS key FROM symbols s JOIN files f ON f.id = s.file_id",
-          ).all() as { key: string }[]).map((row) => row.key),
-        );
-        db.close();
-      } finally {
-        graph.close();
-      }
-      // Answer first: every definition's file passes the byte filter a definition search uses.
-      const bytes = new Map<string, Uint8Array>();
-      for (const key of have) {
-        const [path, name] = key.split("\t");
-        if (!bytes.has(path)) bytes.set(path, await Deno.readFile(`${ws.path}/${path}`));
-        assert.ok(definitionNeedle(name).test(bytes.get(path)!, path), `${path}: ${name} filtered`);
-      }
-      const out = await new Deno.Command("ctags", {
-        args: ["-R", ...corpus.ctags, "--fields=+nK", "-f", "-", "tree"],
-        cwd: ws.path,
-        stdout: "piped",
-      }).output();
-      const texts = new Map<string, string[]>();
-      const lineOf = async (path: string, line: number) => {
-        if (!texts.has(path)) {
-          texts.set(path, (await Deno.readTextFile(`${ws.path}/${path}`)).split("\n"));
-        }
-        return texts.get(path)![line - 1] ?? "";
-      };
-      let total = 0;
-      const causes = new Map<string, string[]>();
-      for (const entry of new TextDecoder().decode(out.stdout).split("\n")) {
-        if (entry === "" || entry.startsWith("!")) continue;
-        const fields = entry.split("\t");
-        const [name, path] = fields;
-        const kind = fields.find((f, i) => i >= 3 && !f.includes(":")) ?? "";
-        const line = Number(fields.find((f) => f.startsWith("line:"))?.slice(5) ?? 0);
-        // Names ctags invents for anonymous functions are not definitions anyone searches for.
-        if (/^AnonymousFunction[0-9a-f]+$|^__anon[0-9a-f]+$/.test(name)) continue;
-        total++;
-        if (have.has(`${path}\t${name}`)) continue;
-        const cause = ctagsCause(name, kind, await lineOf(path, line)) ?? "Deft misses it";
-        if (!causes.has(cause)) causes.set(cause, []);
-        causes.get(cause)!.push(`${path}:${line} ${kind} ${name.slice(0, 60)}`);
-      }
-      const missed = [...causes.values()].reduce((n, list) => n + list.length, 0);
-      const deft = causes.get("Deft misses it")?.length ?? 0;
-      const raw = 100 * (1 - missed / total);
-      const fair = 100 * (1 - deft / (total - missed + deft));
-      console.log(
-        `${corpus.name}: ${files} files; ctags finds ${total} definitions; the graph holds ` +
-          `${raw.toFixed(2)}% of them, ${fair.toFixed(2)}% leaving out ctags' own misreadings`,
+      await graph.refresh();
+      const db = new DatabaseSync(graph.databasePath, { readOnly: true });
+      have = new Set(
+        (db.prepare(
+          "SELECT f.path || char(9) || s.name AS key FROM symbols s JOIN files f ON f.id = s.file_id",
+        ).all() as { key: string }[]).map((row) => row.key),
       );
-      for (const [cause, list] of causes) {
-        console.log(`  ${list.length} × ${cause}: ${list.slice(0, 3).join("; ")}`);
-      }
-      assert.ok(total > 100, `ctags found only ${total} definitions`);
-      assert.ok(fair >= 99, `recall ${fair.toFixed(2)}% < 99%`);
+      db.close();
     } finally {
-      await ws.remove();
-      await cache.remove();
+      graph.close();
     }
+    // Answer first: every definition's file passes the byte filter a definition search uses.
+    const bytes = new Map<string, Uint8Array>();
+    for (const key of have) {
+      const [path, name] = key.split("\t");
+      if (!bytes.has(path)) bytes.set(path, await Deno.readFile(`${ws.path}/${path}`));
+      assert.ok(definitionNeedle(name).test(bytes.get(path)!, path), `${path}: ${name} filtered`);
+    }
+    const out = await new Deno.Command("ctags", {
+      args: ["-R", ...corpus.ctags, "--fields=+nK", "-f", "-", "tree"],
+      cwd: ws.path,
+      stdout: "piped",
+    }).output();
+    const texts = new Map<string, string[]>();
+    const lineOf = async (path: string, line: number) => {
+      if (!texts.has(path)) {
+        texts.set(path, (await Deno.readTextFile(`${ws.path}/${path}`)).split("\n"));
+      }
+      return texts.get(path)![line - 1] ?? "";
+    };
+    let total = 0;
+    const causes = new Map<string, string[]>();
+    for (const entry of new TextDecoder().decode(out.stdout).split("\n")) {
+      if (entry === "" || entry.startsWith("!")) continue;
+      const fields = entry.split("\t");
+      const [name, path] = fields;
+      const kind = fields.find((f, i) => i >= 3 && !f.includes(":")) ?? "";
+      const line = Number(fields.find((f) => f.startsWith("line:"))?.slice(5) ?? 0);
+      // Names ctags invents for anonymous functions are not definitions anyone searches for.
+      if (/^AnonymousFunction[0-9a-f]+$|^__anon[0-9a-f]+$/.test(name)) continue;
+      total++;
+      if (have.has(`${path}\t${name}`)) continue;
+      const cause = ctagsCause(name, kind, await lineOf(path, line)) ?? "Deft misses it";
+      if (!causes.has(cause)) causes.set(cause, []);
+      causes.get(cause)!.push(`${path}:${line} ${kind} ${name.slice(0, 60)}`);
+    }
+    const missed = [...causes.values()].reduce((n, list) => n + list.length, 0);
+    const deft = causes.get("Deft misses it")?.length ?? 0;
+    const raw = 100 * (1 - missed / total);
+    const fair = 100 * (1 - deft / (total - missed + deft));
+    console.log(
+      `${corpus.name}: ${files} files; ctags finds ${total} definitions; the graph holds ` +
+        `${raw.toFixed(2)}% of them, ${fair.toFixed(2)}% leaving out ctags' own misreadings`,
+    );
+    for (const [cause, list] of causes) {
+      console.log(`  ${list.length} × ${cause}: ${list.slice(0, 3).join("; ")}`);
+    }
+    assert.ok(total > 100, `ctags found only ${total} definitions`);
+    assert.ok(fair >= 99, `recall ${fair.toFixed(2)}% < 99%`);
   });
 }

@@ -16,7 +16,7 @@ async function withWatchedGraph(
   watchTrustMs?: number,
 ): Promise<void> {
   const ws = await tempDir();
-  const cache = await tempDir();
+  await using cache = await tempDir();
   await writeTree(ws.path, files);
   let count = 0;
   const fs: SourceFs = {
@@ -48,7 +48,6 @@ async function withWatchedGraph(
   } finally {
     graph.close();
     await ws.remove();
-    await cache.remove();
   }
 }
 

@@ -63,20 +63,52 @@ export async function trustedHome(prefix = "deft-home-"): Promise<string> {
   return home;
 }
 
-/** `deft run TASK` on `workspace` against the mock model at `mockUrl`, then `extra` flags. */
+/** How `runMocked` points `deft run` at the mock; each field has the default most tests want. */
+export interface MockedRunOptions {
+  /** `-p`; default `openai_compatible`. */
+  provider?: string;
+  /** `-m`; default `mock-model`. */
+  model?: string;
+  /** `--model-base-url`; default the mock's URL with `/v1` (where the OpenAI SDK posts). */
+  baseUrl?: string;
+  /** `-k`; default `k`. `null` passes no key (Ollama needs none; a test may want none). */
+  apiKey?: string | null;
+  /** Flags after the model's, e.g. `["--json"]` or `["-t", traj]`. */
+  extra?: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  stdin?: string | Uint8Array;
+}
+
+/**
+ * The argv of `deft run TASK -w WORKSPACE -p … -m … --model-base-url … -k … EXTRA` against the
+ * mock model at `mock.url`, for a test that starts Deft some other way (a PTY, a raw spawn).
+ */
 export function mockRunArgs(
-  mockUrl: string,
+  mock: { url: string },
   task: string,
   workspace: string,
-  extra: string[] = [],
+  options: MockedRunOptions = {},
 ): string[] {
   const model = [
     "-p",
-    "openai_compatible",
+    options.provider ?? "openai_compatible",
     "-m",
-    "mock-model",
+    options.model ?? "mock-model",
     "--model-base-url",
-    `${mockUrl}/v1`,
+    options.baseUrl ?? `${mock.url}/v1`,
   ];
-  return ["run", task, "-w", workspace, ...model, "-k", "k", ...extra];
+  const key = options.apiKey === null ? [] : ["-k", options.apiKey ?? "k"];
+  return ["run", task, "-w", workspace, ...model, ...key, ...options.extra ?? []];
+}
+
+/** `deft run TASK` on `workspace` against the mock LLM `mock` (see `MockedRunOptions`). */
+export function runMocked(
+  mock: { url: string },
+  task: string,
+  workspace: string,
+  options: MockedRunOptions = {},
+): Promise<DeftRun> {
+  const { cwd, env, stdin } = options;
+  return runDeft(mockRunArgs(mock, task, workspace, options), { cwd, env, stdin });
 }

@@ -1,16 +1,19 @@
-/** A small git repository with a failing check, for agent tests. */
+/** Git for tests: a small repository with a failing check, for agent tests, and `git()`. */
 
 /** The buggy module and its check. */
 export const BUGGY = "def add(a, b):\n    return a - b\n";
 export const CHECK =
   "import calc\nassert calc.add(2, 3) == 5, 'add is broken'\nprint('check passed')\n";
 
-async function git(cwd: string, ...args: string[]): Promise<void> {
-  const out = await new Deno.Command("git", { args, cwd, stdout: "null", stderr: "piped" })
+/** Runs git in `cwd` and returns its output, trimmed; a failing git fails the test with its
+ * error text. */
+export async function git(cwd: string, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("git", { args, cwd, stdout: "piped", stderr: "piped" })
     .output();
   if (!out.success) {
     throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
   }
+  return new TextDecoder().decode(out.stdout).trim();
 }
 
 /** Creates the repository in a new temp dir; returns its real path. */

@@ -9,6 +9,7 @@ import { runGit } from "../../src/policy/git.ts";
 import { withHarness } from "../tools/bash/helpers.ts";
 import type { ToolSettings } from "../../src/tools/base.ts";
 import { markersIn, plantHostileConfig } from "../helpers/hostile_git.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 // The shell plants programs for git (see tests/helpers/hostile_git.ts) in a fresh repository.
 function plant(markers: string): string {
@@ -24,45 +25,39 @@ for (const settings of [{}, { sandbox: "workspace-write" }] as ToolSettings[]) {
   Deno.test(`git: programs planted by the shell (sandbox ${mode}) never run on the host`, async () => {
     // Markers go under the user's home-like temp dir, which the sandboxed shell can read but not
     // write: a marker can only appear there if something ran outside the sandbox.
-    const markers = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-git-markers-" }));
-    try {
-      await withHarness(settings, async (h) => {
-        const planted = await h.run(plant(markers));
-        assert.equal(planted.error_code, 0, String(planted.error));
+    await using markersDir = await tempDir("deft-git-markers-");
+    const markers = markersDir.path;
+    await withHarness(settings, async (h) => {
+      const planted = await h.run(plant(markers));
+      assert.equal(planted.error_code, 0, String(planted.error));
 
-        const discovery = await discoverSources(h.workspace, "");
-        assert.equal(discovery.mode, "git");
-        assert.deepEqual(discovery.files, ["main.c"]);
+      const discovery = await discoverSources(h.workspace, "");
+      assert.equal(discovery.mode, "git");
+      assert.deepEqual(discovery.files, ["main.c"]);
 
-        const patch = await workspacePatch(h.workspace);
-        assert.match(patch, /\+hello/);
-        assert.match(patch, /\+int main/);
-        assert.deepEqual(await markersIn(markers), []);
+      const patch = await workspacePatch(h.workspace);
+      assert.match(patch, /\+hello/);
+      assert.match(patch, /\+int main/);
+      assert.deepEqual(await markersIn(markers), []);
 
-        // The attack is real: git run plainly in the same repository starts the planted programs.
-        await new Deno.Command("git", {
-          args: ["ls-files"],
-          cwd: h.workspace,
-          stdout: "null",
-          stderr: "null",
-        }).output();
-        assert.ok((await markersIn(markers)).includes("fsmonitor"), "plain git runs fsmonitor");
-      });
-    } finally {
-      await Deno.remove(markers, { recursive: true });
-    }
+      // The attack is real: git run plainly in the same repository starts the planted programs.
+      await new Deno.Command("git", {
+        args: ["ls-files"],
+        cwd: h.workspace,
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      assert.ok((await markersIn(markers)).includes("fsmonitor"), "plain git runs fsmonitor");
+    });
   });
 }
 
 Deno.test("git: runGit ignores GIT_CONFIG_* smuggled in through its env option", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "deft-git-env-" });
-  try {
-    await runGit(dir, ["init", "-q"]);
-    const r = await runGit(dir, ["config", "core.fsmonitor"], {
-      env: { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "x.y", GIT_CONFIG_VALUE_0: "z" },
-    });
-    assert.equal(r.out.trim(), "false");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir("deft-git-env-");
+  const dir = tmp.path;
+  await runGit(dir, ["init", "-q"]);
+  const r = await runGit(dir, ["config", "core.fsmonitor"], {
+    env: { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "x.y", GIT_CONFIG_VALUE_0: "z" },
+  });
+  assert.equal(r.out.trim(), "false");
 });

@@ -6,6 +6,7 @@ import {
   sandboxCommand,
   SandboxUnavailableError,
 } from "../../src/policy/sandbox.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 const WS = "/work/some ws";
 
@@ -121,24 +122,21 @@ Deno.test("sandbox policy: a missing bwrap fails with install instructions", () 
 });
 
 Deno.test("sandbox policy: the argv really confines a process", async () => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft policy " }));
-  try {
-    const { program, args } = sandboxCommand(
-      [
-        "bash",
-        "-c",
-        "touch inside && echo wrote-inside; touch /usr/deft_probe 2>&1; touch /tmp/p && echo tmp-ok",
-      ],
-      { mode: "workspace-write", workspace, cwd: workspace },
-    );
-    const out = await new Deno.Command(program, { args, stdout: "piped", stderr: "piped" })
-      .output();
-    const text = new TextDecoder().decode(out.stdout);
-    assert.match(text, /wrote-inside/);
-    assert.match(text, /touch: cannot touch '\/usr\/deft_probe': Read-only file system/);
-    assert.match(text, /tmp-ok/);
-    assert.ok((await Deno.stat(`${workspace}/inside`)).isFile);
-  } finally {
-    await Deno.remove(workspace, { recursive: true });
-  }
+  await using workspaceDir = await tempDir("deft policy ");
+  const workspace = workspaceDir.path;
+  const { program, args } = sandboxCommand(
+    [
+      "bash",
+      "-c",
+      "touch inside && echo wrote-inside; touch /usr/deft_probe 2>&1; touch /tmp/p && echo tmp-ok",
+    ],
+    { mode: "workspace-write", workspace, cwd: workspace },
+  );
+  const out = await new Deno.Command(program, { args, stdout: "piped", stderr: "piped" })
+    .output();
+  const text = new TextDecoder().decode(out.stdout);
+  assert.match(text, /wrote-inside/);
+  assert.match(text, /touch: cannot touch '\/usr\/deft_probe': Read-only file system/);
+  assert.match(text, /tmp-ok/);
+  assert.ok((await Deno.stat(`${workspace}/inside`)).isFile);
 });

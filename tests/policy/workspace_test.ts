@@ -7,16 +7,14 @@ import {
   realWorkspace,
   UnresolvablePathError,
 } from "../../src/policy/workspace.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 async function withDirs(fn: (ws: string, outside: string) => Promise<void>): Promise<void> {
-  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-ws-" }));
-  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-out-" }));
-  try {
-    await fn(ws, outside);
-  } finally {
-    await Deno.remove(ws, { recursive: true });
-    await Deno.remove(outside, { recursive: true });
-  }
+  await using wsDir = await tempDir("deft-ws-");
+  const ws = wsDir.path;
+  await using outsideDir = await tempDir("deft-out-");
+  const outside = outsideDir.path;
+  await fn(ws, outside);
 }
 
 Deno.test("isInside: the root and paths below it only", () => {

@@ -5,8 +5,8 @@ import { ToolExecutor } from "../../src/tools/executor.ts";
 import { tempDir, writeTree } from "../ckg/helpers.ts";
 
 Deno.test("ckg tool: references, callers and subclasses read like the definition searches", async () => {
-  const ws = await tempDir();
-  const cache = await tempDir();
+  await using ws = await tempDir();
+  await using cache = await tempDir();
   await writeTree(ws.path, {
     "shop/cart.py": "from shop.tax import rate\n\n" +
       "class Error(Exception):\n    pass\n\n" +
@@ -65,7 +65,5 @@ Deno.test("ckg tool: references, callers and subclasses read like the definition
     assert.equal(r.success, false);
   } finally {
     await executor.closeTools();
-    await ws.remove();
-    await cache.remove();
   }
 });

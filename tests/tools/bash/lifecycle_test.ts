@@ -1,6 +1,7 @@
 /** The shell cannot wedge: timeouts, exits and kills recover; closing leaves no process behind. */
 import assert from "node:assert/strict";
 import { eventually, harness, isRunning, pidsByCmdline, withHarness } from "./helpers.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 Deno.test("bash: a timeout kills the command, returns partial output and keeps the state", async () => {
   await withHarness({}, async (h) => {
@@ -102,7 +103,8 @@ Deno.test("bash: a timeout leaves background jobs of earlier calls alone", async
 
 Deno.test("bash: timeouts keep the shell even when Deft was started with SIGINT ignored", async () => {
   // As under `deft serve &` in a script: children inherit the ignored SIGINT.
-  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-bash-test-" }));
+  await using workspaceDir = await tempDir("deft-bash-test-");
+  const workspace = workspaceDir.path;
   const script = `${workspace}/probe.ts`;
   const tool = new URL("../../../src/tools/bash/tool.ts", import.meta.url).href;
   await Deno.writeTextFile(
@@ -116,18 +118,14 @@ await t.close();
 console.log(JSON.stringify([r.error_code, next.output]));
 `,
   );
-  try {
-    const out = await new Deno.Command("bash", {
-      args: ["-c", `trap '' INT; exec "${Deno.execPath()}" run -A --no-check "${script}"`],
-      stdout: "piped",
-      stderr: "inherit",
-    }).output();
-    assert.equal(out.code, 0);
-    assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), [124, "kept\n"]);
-    await assert.rejects(() => Deno.stat(`${workspace}/ran-on`), Deno.errors.NotFound);
-  } finally {
-    await Deno.remove(workspace, { recursive: true });
-  }
+  const out = await new Deno.Command("bash", {
+    args: ["-c", `trap '' INT; exec "${Deno.execPath()}" run -A --no-check "${script}"`],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  assert.equal(out.code, 0);
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), [124, "kept\n"]);
+  await assert.rejects(() => Deno.stat(`${workspace}/ran-on`), Deno.errors.NotFound);
 });
 
 Deno.test("bash: a timeout inside a function restarts the shell in its directory", async () => {

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ToolSettings } from "../../../src/tools/base.ts";
 import { eventually, harness, pidsByCmdline, withHarness } from "./helpers.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 /** No bwrap: the fallback is all there is. */
 const UNSHARE: ToolSettings = { bwrapPath: "/nonexistent/bwrap" };
@@ -77,7 +78,8 @@ for (
   const [name, settings] of [["bwrap", {}], ["unshare", UNSHARE]] as [string, ToolSettings][]
 ) {
   Deno.test(`namespace (${name}): when Deft is killed with SIGKILL, everything the shell started dies`, async () => {
-    const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-ns-test-" }));
+    await using workspaceDir = await tempDir("deft-ns-test-");
+    const workspace = workspaceDir.path;
     const tag = unique();
     const script = join(workspace, "deft.ts");
     await Deno.writeTextFile(script, deftScript(workspace, settings, tag));
@@ -103,7 +105,6 @@ for (
         deft.kill("SIGKILL");
       } catch { /* already gone */ }
       await deft.stdout.cancel().catch(() => {});
-      await Deno.remove(workspace, { recursive: true });
     }
   });
 }
@@ -112,7 +113,8 @@ Deno.test({
   name: "namespace: a user who is not root gets the unshare fallback too (own uid kept)",
   ignore: Deno.uid() !== 0 || !hasSetpriv(),
   fn: async () => {
-    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-ns-user-" }));
+    await using tmp = await tempDir("deft-ns-user-");
+    const dir = tmp.path;
     await Deno.chmod(dir, 0o777);
     const tag = unique();
     // The other user runs a copy of Deft's code: the checkout may sit where only root can read
@@ -136,27 +138,23 @@ console.log(JSON.stringify([r.output, seen.output]));
 await t.close();
 `,
     );
-    try {
-      const out = await new Deno.Command("setpriv", {
-        args: ["--reuid", "65534", "--regid", "65534", "--clear-groups", "--", Deno.execPath()]
-          .concat(["run", "-A", "--no-check", script]),
-        env: { HOME: dir, DENO_DIR: join(dir, "deno") },
-        cwd: dir,
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const text = new TextDecoder().decode(out.stdout);
-      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-      const [who, seen] = JSON.parse(text);
-      assert.match(who, /^65534\nbash --noprofile --norc -c .* deft-init bash/s);
-      assert.equal(seen, "2\n", "both escapers ran in the shell's namespace");
-      assert.ok(
-        await eventually(async () => (await pidsByCmdline(`.${tag}`)).length === 0),
-        "the escapers outlived the close",
-      );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    const out = await new Deno.Command("setpriv", {
+      args: ["--reuid", "65534", "--regid", "65534", "--clear-groups", "--", Deno.execPath()]
+        .concat(["run", "-A", "--no-check", script]),
+      env: { HOME: dir, DENO_DIR: join(dir, "deno") },
+      cwd: dir,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const [who, seen] = JSON.parse(text);
+    assert.match(who, /^65534\nbash --noprofile --norc -c .* deft-init bash/s);
+    assert.equal(seen, "2\n", "both escapers ran in the shell's namespace");
+    assert.ok(
+      await eventually(async () => (await pidsByCmdline(`.${tag}`)).length === 0),
+      "the escapers outlived the close",
+    );
   },
 });
 

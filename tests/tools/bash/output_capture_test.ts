@@ -1,14 +1,12 @@
 /** One stream's capture: lenient decoding, stripping, limits, spilling to disk. */
 import assert from "node:assert/strict";
 import { OutputCapture } from "../../../src/tools/bash/output_capture.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 async function withDir(body: (dir: string) => Promise<void>) {
-  const dir = await Deno.makeTempDir({ prefix: "deft-capture-test-" });
-  try {
-    await body(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir("deft-capture-test-");
+  const dir = tmp.path;
+  await body(dir);
 }
 
 Deno.test("capture: small output is returned whole and nothing is saved", async () => {

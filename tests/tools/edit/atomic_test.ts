@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
 import { strayTempFiles, utf8 } from "./helpers.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 /** A part that fails while being written, like a full disk would. */
 class Exploding extends Uint8Array {
@@ -12,12 +13,9 @@ class Exploding extends Uint8Array {
 }
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "deft-atomic-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir("deft-atomic-");
+  const dir = tmp.path;
+  await fn(dir);
 }
 
 Deno.test("atomic: writes the concatenated parts and the requested mode", async () => {

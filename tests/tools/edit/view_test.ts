@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withEditor } from "./helpers.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const header = (path: string) => `Here's the result of running \`cat -n\` on ${path}:\n`;
 
@@ -184,16 +185,13 @@ Deno.test("view: directories two levels deep, hidden entries left out, sorted", 
 
 Deno.test("view: a directory listing does not follow symlinks out of the workspace", async () => {
   await withEditor(async ({ ws, call }) => {
-    const outside = await Deno.makeTempDir();
-    try {
-      await Deno.writeTextFile(join(outside, "secret.txt"), "");
-      await Deno.symlink(outside, join(ws, "link"));
-      const r = await call({ command: "view", path: ws });
-      assert.ok(r.output!.includes(`${ws}/link\n`));
-      assert.ok(!r.output!.includes("secret.txt"));
-    } finally {
-      await Deno.remove(outside, { recursive: true });
-    }
+    await using outsideDir = await tempDir();
+    const outside = outsideDir.path;
+    await Deno.writeTextFile(join(outside, "secret.txt"), "");
+    await Deno.symlink(outside, join(ws, "link"));
+    const r = await call({ command: "view", path: ws });
+    assert.ok(r.output!.includes(`${ws}/link\n`));
+    assert.ok(!r.output!.includes("secret.txt"));
   });
 });
 

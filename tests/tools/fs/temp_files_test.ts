@@ -5,6 +5,7 @@ import { workspacePatch } from "../../../src/agent/patch.ts";
 import { writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
 import { STALE_TEMP_MS, TEMP_NAME_PATTERN, tempName } from "../../../src/tools/fs/temp_names.ts";
 import { strayTempFiles, withEditor } from "../edit/helpers.ts";
+import { git } from "../../helpers/repo.ts";
 
 const ATOMIC = new URL("../../../src/tools/fs/atomic.ts", import.meta.url).href;
 
@@ -31,11 +32,6 @@ Deno.test("temporary names have a fixed short length (never longer than the targ
   assert.doesNotMatch("a.txt", TEMP_NAME_PATTERN);
   assert.doesNotMatch(".deft-notes", TEMP_NAME_PATTERN);
 });
-
-async function git(dir: string, ...args: string[]): Promise<void> {
-  const out = await new Deno.Command("git", { args, cwd: dir, stdout: "null" }).output();
-  assert.ok(out.success, `git ${args.join(" ")}`);
-}
 
 Deno.test("a killed write's leftover is removed at the next write and never in a patch", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-killed-" }));

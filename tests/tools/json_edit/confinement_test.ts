@@ -3,50 +3,48 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ToolCall } from "../../../src/tools/executor.ts";
 import { withJsonEditor } from "./helpers.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const SECRET = `{"secret": true}\n`;
 
 Deno.test("confinement: every operation refuses paths leaving the workspace", async () => {
-  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-outside-" }));
-  try {
-    await Deno.writeTextFile(join(outside, "s.json"), SECRET);
-    await withJsonEditor(async ({ ws, call }) => {
-      await Deno.symlink(outside, join(ws, "dirlink"));
-      await Deno.symlink(join(outside, "s.json"), join(ws, "filelink.json"));
-      await Deno.symlink(join(outside, "gone.json"), join(ws, "dangling.json"));
-      await Deno.mkdir(join(ws, "inner"));
-      const name = outside.split("/").pop();
-      const paths = [
-        join(outside, "s.json"),
-        `${ws}/../${name}/s.json`,
-        `${ws}/inner/../../${name}/s.json`,
-        join(ws, "dirlink", "s.json"),
-        join(ws, "filelink.json"),
-        join(ws, "dangling.json"),
-      ];
-      for (const file_path of paths) {
-        for (
-          const args of [
-            { operation: "view", file_path },
-            { operation: "view", file_path, json_path: "$.secret" },
-            { operation: "set", file_path, json_path: "$.secret", value: false },
-            { operation: "add", file_path, json_path: "$.x", value: 1 },
-            { operation: "remove", file_path, json_path: "$.secret" },
-          ]
-        ) {
-          const r = await call(args);
-          assert.equal(r.success, false, JSON.stringify(args));
-          assert.match(r.error!, /leaves the workspace/, JSON.stringify(args));
-        }
+  await using outsideDir = await tempDir("deft-outside-");
+  const outside = outsideDir.path;
+  await Deno.writeTextFile(join(outside, "s.json"), SECRET);
+  await withJsonEditor(async ({ ws, call }) => {
+    await Deno.symlink(outside, join(ws, "dirlink"));
+    await Deno.symlink(join(outside, "s.json"), join(ws, "filelink.json"));
+    await Deno.symlink(join(outside, "gone.json"), join(ws, "dangling.json"));
+    await Deno.mkdir(join(ws, "inner"));
+    const name = outside.split("/").pop();
+    const paths = [
+      join(outside, "s.json"),
+      `${ws}/../${name}/s.json`,
+      `${ws}/inner/../../${name}/s.json`,
+      join(ws, "dirlink", "s.json"),
+      join(ws, "filelink.json"),
+      join(ws, "dangling.json"),
+    ];
+    for (const file_path of paths) {
+      for (
+        const args of [
+          { operation: "view", file_path },
+          { operation: "view", file_path, json_path: "$.secret" },
+          { operation: "set", file_path, json_path: "$.secret", value: false },
+          { operation: "add", file_path, json_path: "$.x", value: 1 },
+          { operation: "remove", file_path, json_path: "$.secret" },
+        ]
+      ) {
+        const r = await call(args);
+        assert.equal(r.success, false, JSON.stringify(args));
+        assert.match(r.error!, /leaves the workspace/, JSON.stringify(args));
       }
-    });
-    assert.equal(await Deno.readTextFile(join(outside, "s.json")), SECRET);
-    const names = [];
-    for await (const e of Deno.readDir(outside)) names.push(e.name);
-    assert.deepEqual(names, ["s.json"]);
-  } finally {
-    await Deno.remove(outside, { recursive: true });
-  }
+    }
+  });
+  assert.equal(await Deno.readTextFile(join(outside, "s.json")), SECRET);
+  const names = [];
+  for await (const e of Deno.readDir(outside)) names.push(e.name);
+  assert.deepEqual(names, ["s.json"]);
 });
 
 Deno.test("a symlink inside the workspace is edited through: target changed, link kept", async () => {

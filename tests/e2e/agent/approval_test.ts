@@ -1,0 +1,166 @@
+import assert from "node:assert/strict";
+import { ApprovalGate, commandPrefix, isReadOnlyCommand } from "../../../src/agent/approval.ts";
+import { createTools } from "../../../src/tools/registry.ts";
+import { ToolExecutor } from "../../../src/tools/executor.ts";
+import { mockRunArgs } from "../../helpers/deft.ts";
+import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
+import { makeBuggyRepo } from "../../helpers/repo.ts";
+
+Deno.test("read-only commands: plain readers and git status/diff/log; anything else is asked", () => {
+  for (
+    const c of [
+      "ls",
+      "ls -la src",
+      "cat a.txt",
+      "grep -rn foo src",
+      "git status",
+      "git diff",
+      "git log --oneline | head -5",
+      "wc -l *.ts",
+    ]
+  ) {
+    assert.equal(isReadOnlyCommand(c), true, c);
+  }
+  for (
+    const c of [
+      "rm -rf build",
+      "ls; rm -rf /",
+      "ls && rm x",
+      "cat x > y",
+      "echo $(rm x)",
+      "echo `rm x`",
+      "cat x | sh",
+      "git push",
+      "git -c core.pager=evil log",
+      "git diff --output=/etc/x",
+      "ls\nrm x",
+      "FOO=1 ls",
+      "",
+    ]
+  ) {
+    assert.equal(isReadOnlyCommand(c), false, JSON.stringify(c));
+  }
+});
+
+Deno.test("the question spells out control characters, so a command cannot hide on the terminal", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const tools = createTools({ provider: "openai", workspace: dir, settings: {} }, ["bash"]);
+  const shown: string[] = [];
+  const gate = new ApprovalGate("commands", () => Promise.resolve("n"), (t) => shown.push(t));
+  const refused = await gate.check(tools[0], { command: "rm -rf ~\r\x1b[2Kls \u202e" });
+  assert.match(refused!, /denied/);
+  assert.match(shown[0], /\$ rm -rf ~\\x0d\\x1b\[2Kls \\u202e/);
+  // deno-lint-ignore no-control-regex
+  assert.doesNotMatch(shown[0], /[\r\x1b\u202e]/);
+});
+
+Deno.test("git's read-only commands are asked about when the repository's config can run programs", async () => {
+  const repo = await makeBuggyRepo();
+  const tools = createTools({ provider: "openai", workspace: repo, settings: {} }, [
+    "bash",
+    "str_replace_based_edit_tool",
+  ]);
+  const shown: string[] = [];
+  const gate = new ApprovalGate("commands", () => Promise.resolve("n"), (t) => shown.push(t), repo);
+  const [bash, editor] = tools;
+  assert.equal(await gate.check(bash, { command: "git status" }), null, "plain repository");
+  assert.equal(
+    await gate.check(editor, { command: "create", path: `${repo}/a.txt`, file_text: "x" }),
+    null,
+    "commands mode does not ask before ordinary edits",
+  );
+  assert.match(
+    (await gate.check(editor, {
+      command: "str_replace",
+      path: `${repo}/.git/config`,
+      old_str: "[core]",
+      new_str: "[core]\n\tfsmonitor = touch pwned",
+    }))!,
+    /denied this edit/,
+    "an edit of git's own config is asked about",
+  );
+  const set = await new Deno.Command("git", {
+    args: ["config", "core.fsmonitor", "touch pwned"],
+    cwd: repo,
+  }).output();
+  assert.ok(set.success);
+  assert.match((await gate.check(bash, { command: "git status" }))!, /denied this command/);
+  assert.equal(shown.length, 2);
+});
+
+Deno.test("command prefixes for 'always': the program, or program and subcommand", () => {
+  assert.equal(commandPrefix("rm -rf build"), "rm");
+  assert.equal(commandPrefix("git push origin main"), "git push");
+  assert.equal(commandPrefix("npm test -- --watch"), "npm test");
+  assert.equal(commandPrefix("make; rm -rf /"), undefined, "shell syntax: no always");
+  assert.equal(commandPrefix("touch a | sh"), undefined);
+});
+
+Deno.test("the gate: always covers the prefix only, never a chained command; one question at a time", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const tools = createTools({ provider: "openai", workspace: dir, settings: {} }, ["bash"]);
+  const questions: string[] = [];
+  const answers = ["a", "y", "n"];
+  const gate = new ApprovalGate("commands", () => Promise.resolve(answers.shift() ?? null), (t) => {
+    questions.push(t);
+  });
+  const executor = new ToolExecutor(tools, gate);
+  try {
+    const call = (command: string, id: string) =>
+      executor.executeToolCall({ name: "bash", call_id: id, arguments: { command } });
+    assert.equal((await call("touch one", "1")).success, true);
+    assert.equal((await call("touch two", "2")).success, true, "always: not asked again");
+    assert.equal(questions.length, 1);
+    const [chained, other] = await executor.parallelToolCall([
+      { name: "bash", call_id: "3", arguments: { command: "touch three; touch four" } },
+      { name: "bash", call_id: "4", arguments: { command: "mkdir five" } },
+    ]);
+    assert.equal(chained.success, true, "asked (answer y) despite the touch prefix");
+    assert.equal(other.success, false);
+    assert.match(other.error!, /denied this command/);
+    assert.equal(questions.length, 3);
+    await assert.rejects(Deno.stat(`${dir}/five`));
+    await Deno.stat(`${dir}/four`);
+  } finally {
+    await executor.closeTools();
+  }
+});
+
+Deno.test("run --approval all (pty): an edit is shown as a diff and runs only when approved", async () => {
+  const repo = await makeBuggyRepo();
+  const h = await Deno.makeTempDir();
+  const mock = MockLLM.start([
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: `${repo}/calc.py`,
+      old_str: "return a - b",
+      new_str: "return a + b",
+    }]]),
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "create",
+      path: `${repo}/notes.txt`,
+      file_text: "hello",
+    }]]),
+    chatToolCalls([["task_done", {}]]),
+  ]);
+  try {
+    const r = await runDeftInPty(
+      mockRunArgs(mock, "fix it", repo, { model: "m", apiKey: null, extra: ["--approval", "all"] }),
+      [
+        { expect: "Approve this edit\\?[\\s\\S]*-\\s*return a - b[\\s\\S]*\\+\\s*return a \\+ b" },
+        { expect: "approve> ", send: "y\r" },
+        { expect: "Approve this edit\\?[\\s\\S]*notes\\.txt \\(new file\\)[\\s\\S]*approve> " },
+        { send: "no\r" },
+      ],
+      { cwd: h, env: { HOME: h } },
+    );
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(await Deno.readTextFile(`${repo}/calc.py`), /return a \+ b/);
+    await assert.rejects(Deno.stat(`${repo}/notes.txt`), "the refused edit never ran");
+  } finally {
+    await mock.close();
+  }
+});

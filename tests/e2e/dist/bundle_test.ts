@@ -1,0 +1,206 @@
+/**
+ * The one-file property: `deno task bundle` output, copied alone into an empty directory (no
+ * node_modules, no deno.json), runs with only the permission flags docs/install.md documents.
+ */
+import assert from "node:assert/strict";
+import { mockRunArgs, REPO_ROOT } from "../../helpers/deft.ts";
+import { anthropicToolUses, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
+import { tempDir } from "../../helpers/temp.ts";
+import { BUNDLE_FULL_FLAGS } from "../../helpers/deno_flags.ts";
+
+/** The flags docs/install.md documents for running the bundle. */
+const FLAGS = [...BUNDLE_FULL_FLAGS];
+
+async function run(dir: string, args: string[], stdin?: string, flags: string[] = FLAGS) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, "deft.js", ...args],
+    cwd: dir,
+    env: { NO_COLOR: "1", DEFT_CACHE_DIR: `${dir}/.cache` },
+    stdin: stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+Deno.test({
+  name: "the bundle runs alone: tools, editor, bash, ckg, replayed and SDK-driven runs, errors",
+  sanitizeResources: false,
+  async fn() {
+    await using tmp = await tempDir("deft-bundle-");
+    const dir = tmp.path;
+    const built = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "scripts/bundle.ts", `${dir}/deft.js`],
+      cwd: REPO_ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(built.success, new TextDecoder().decode(built.stderr));
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["deft.js"]);
+
+    const tools = await run(dir, ["tools", "--json"]);
+    assert.equal(tools.code, 0, tools.stderr);
+    assert.ok(JSON.parse(tools.stdout).some((d: { name: string }) => d.name === "ckg"));
+
+    await Deno.writeTextFile(`${dir}/app.py`, "def greet(name):\n\treturn f'hi {name}'\n");
+    const edit = await run(dir, [
+      "tool",
+      "str_replace_based_edit_tool",
+      JSON.stringify({
+        command: "str_replace",
+        path: `${dir}/app.py`,
+        old_str: "hi {name}",
+        new_str: "hello {name}",
+      }),
+    ]);
+    assert.equal(edit.code, 0, edit.stdout + edit.stderr);
+    assert.equal(
+      await Deno.readTextFile(`${dir}/app.py`),
+      "def greet(name):\n\treturn f'hello {name}'\n",
+    );
+
+    const bash = await run(dir, [
+      "tool",
+      "bash",
+      JSON.stringify({ command: "echo $((6*7)); pwd" }),
+    ]);
+    assert.equal(bash.code, 0, bash.stdout + bash.stderr);
+    assert.equal(JSON.parse(bash.stdout).output.trim(), `42\n${dir}`);
+
+    const ckg = await run(dir, [
+      "tool",
+      "ckg",
+      JSON.stringify({ command: "search_function", path: dir, identifier: "greet" }),
+    ]);
+    assert.equal(ckg.code, 0, ckg.stdout + ckg.stderr);
+    assert.match(JSON.parse(ckg.stdout).output, /Found 1 function/);
+    assert.match(JSON.parse(ckg.stdout).output, /app\.py:1-2/);
+
+    // The whole program: commander, the agent loop, replay, the tool host, a patch.
+    const repo = `${dir}/repo`;
+    await Deno.mkdir(repo);
+    for (const entry of Deno.readDirSync(`${REPO_ROOT}/examples/demo/repo`)) {
+      await Deno.copyFile(
+        `${REPO_ROOT}/examples/demo/repo/${entry.name}`,
+        `${repo}/${entry.name}`,
+      );
+    }
+    const git = ["-c", "user.name=deft", "-c", "user.email=test@deft.invalid"];
+    for (const args of [["init", "-q"], [...git, "add", "."], [...git, "commit", "-qm", "bug"]]) {
+      const out = await new Deno.Command("git", { args, cwd: repo, stdout: "null" }).output();
+      assert.ok(out.success, `git ${args.join(" ")}`);
+    }
+    const replay = await run(dir, [
+      "run",
+      "--replay",
+      `${REPO_ROOT}/examples/demo/trajectory.json`,
+      "-w",
+      repo,
+      "--patch-path",
+      `${dir}/fix.patch`,
+      "-t",
+      `${dir}/trajectory.json`,
+    ]);
+    assert.equal(replay.code, 0, replay.stdout + replay.stderr);
+    assert.match(await Deno.readTextFile(`${dir}/fix.patch`), /^\+.*a \+ b/m);
+
+    // Provider SDKs load from the packed modules and speak HTTP to a local mock.
+    for (const provider of ["openai_compatible", "anthropic"]) {
+      const mock = MockLLM.start([
+        provider === "anthropic"
+          ? anthropicToolUses([["bash", { command: "echo from-the-sdk" }]])
+          : chatToolCalls([["bash", { command: "echo from-the-sdk" }]]),
+        provider === "anthropic"
+          ? anthropicToolUses([["task_done", {}]])
+          : chatToolCalls([["task_done", {}]]),
+      ]);
+      try {
+        const base = provider === "anthropic" ? mock.url : `${mock.url}/v1`;
+        const agent = await run(
+          dir,
+          mockRunArgs(mock, "say hello", repo, {
+            provider,
+            baseUrl: base,
+            apiKey: "sk-test",
+            extra: ["-t", `${dir}/${provider}.json`, "--json"],
+          }),
+        );
+        assert.equal(agent.code, 0, agent.stderr);
+        assert.equal(JSON.parse(agent.stdout).success, true);
+        assert.match(JSON.stringify(mock.requests[1].body), /from-the-sdk/);
+      } finally {
+        await mock.close();
+      }
+    }
+
+    const usage = await run(dir, ["tool"]);
+    assert.equal(usage.code, 2, usage.stderr);
+    assert.match(usage.stderr, /missing required argument 'name'/);
+    const search = await run(dir, ["ckg", "search-function", "greet", "--path", dir, "--json"]);
+    assert.equal(search.code, 0, search.stderr);
+    assert.match(search.stdout, /app\.py/);
+
+    // With a sandbox the editor runs in this bundle started again inside bubblewrap, under the
+    // narrowed flags, though the bundle sits outside the workspace in /tmp, which it hides.
+    const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-bundle-ws-" }));
+    await Deno.copyFile(`${dir}/app.py`, `${ws}/app.py`);
+    const boxed = await run(
+      dir,
+      [
+        "tool",
+        "--sandbox",
+        "workspace-write",
+        "-w",
+        ws,
+        "str_replace_based_edit_tool",
+        JSON.stringify({ command: "view", path: `${ws}/app.py` }),
+      ],
+      undefined,
+      [
+        ...FLAGS.slice(0, 3),
+        `--allow-read=${dir},${ws}`,
+        `--allow-write=${ws}`,
+        "--allow-run=bash,bwrap",
+      ],
+    ).finally(() => Deno.remove(ws, { recursive: true }));
+    assert.equal(boxed.code, 0, boxed.stderr);
+    assert.match(JSON.parse(boxed.stdout).output, /def greet/);
+
+    // The launcher reads its packed modules from its own file: a copy that cannot, or one whose
+    // bytes moved (an extra line, CRLF line ends), says so instead of failing obscurely.
+    const blind = await run(dir, ["ckg", "search-function", "greet", "--path", dir], undefined, [
+      ...FLAGS.filter((f) => f !== "--allow-read"),
+      `--allow-read=${dir}/app.py`,
+    ]);
+    assert.equal(blind.code, 1, blind.stderr);
+    assert.match(blind.stderr, /must be able to read itself .*--allow-read/);
+    const unreadable = await run(dir, ["tools"], undefined, [
+      ...FLAGS.filter((f) => f !== "--allow-read"),
+      `--allow-read=${dir}/app.py`,
+    ]);
+    assert.equal(unreadable.code, 2, unreadable.stderr);
+    assert.match(
+      unreadable.stderr,
+      /permissions do not let Deft read the workspace .*--allow-read/,
+    );
+    const damaged = `${dir}/damaged`;
+    await Deno.mkdir(damaged);
+    await Deno.writeTextFile(
+      `${damaged}/deft.js`,
+      `${await Deno.readTextFile(`${dir}/deft.js`)}\n`,
+    );
+    const broken = await run(damaged, ["ckg", "search-function", "greet", "--path", dir]);
+    assert.equal(broken.code, 1, broken.stderr);
+    assert.match(broken.stderr, /deft\.js is damaged/);
+  },
+});

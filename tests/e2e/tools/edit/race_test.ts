@@ -1,0 +1,163 @@
+/**
+ * Both editors against a rename-exchange race: the model's sandboxed shell swaps a workspace
+ * folder with a symlink to a folder outside, over and over, while 500 editor calls (the text and
+ * the JSON editor, tests/helpers/edit_race.ts) use paths inside that folder. Nothing outside is
+ * changed or created, and no outside content is ever returned.
+ *
+ * Twice: the editors themselves in-process (their pinned paths, which hold only with all
+ * permissions), and the editors as Deft runs them with a sandbox, in the sandboxed tool host under
+ * the suite's narrowed flags, with the outside folder under `$TMPDIR` (not even visible inside)
+ * and under `$HOME` (visible read-only, as to the shell).
+ */
+import assert from "node:assert/strict";
+import { hasAllPermissions, runWithAllPermissions } from "../../../helpers/full_permissions.ts";
+import {
+  assertEditorsWork,
+  editorsIn,
+  INSIDE_FILES,
+  OUTSIDE_FILES,
+  OUTSIDE_MARKER,
+  raceEditors,
+  writeFiles,
+} from "../../../helpers/edit_race.ts";
+import { BashTool } from "../../../../src/tools/bash/tool.ts";
+import { createHostedTools } from "../../../../src/tools/host/remote.ts";
+import { ToolExecutor } from "../../../../src/tools/executor.ts";
+import { withEditor, withOutsideDir } from "../../../tools/edit/helpers.ts";
+
+// renameat2(RENAME_EXCHANGE) swaps the two names atomically, as fast as it can.
+const SWAPPER = `
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+end = time.time() + float(sys.argv[1])
+swaps = 0
+open("running", "w").close()
+while time.time() < end and not os.path.exists("stop"):
+    if libc.renameat2(-100, b"d", -100, b"link", 2) == 0:
+        swaps += 1
+open("swaps", "w").write(str(swaps) if swaps else "0 errno %d" % ctypes.get_errno())
+`;
+
+/** Sets the race up in `ws`: the raced files in `d`, `link` to `outside`, the swapper script. */
+async function prepareRace(ws: string, outside: string): Promise<void> {
+  await Deno.mkdir(`${ws}/d`);
+  await writeFiles(`${ws}/d`, INSIDE_FILES);
+  await Deno.symlink(outside, `${ws}/link`);
+  await Deno.writeTextFile(`${ws}/swap.py`, SWAPPER);
+}
+
+/** The shell command that starts the swapper and returns once it runs. */
+const START_SWAPPER = "python3 swap.py 120 >/dev/null 2>&1 & " +
+  "until [ -e running ]; do sleep 0.05; done; echo swapping";
+
+/** The race's calls on paths in `ws/d`, then the swapper is stopped. */
+async function race<R>(
+  ws: string,
+  call: (tool: string, args: Record<string, unknown>) => Promise<R>,
+): Promise<R[]> {
+  const results = await raceEditors(`${ws}/d`, call);
+  await Deno.writeTextFile(`${ws}/stop`, "");
+  return results;
+}
+
+/** No result carries content from outside. */
+function assertNothingOutsideRead(results: { output?: unknown; error?: unknown }[]): void {
+  for (const r of results) {
+    assert.ok(!String(r.output).includes(OUTSIDE_MARKER), `outside content read: ${r.output}`);
+    assert.ok(!String(r.error).includes(OUTSIDE_MARKER), `outside content read: ${r.error}`);
+  }
+}
+
+async function snapshot(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for await (const entry of Deno.readDir(dir)) {
+    out[entry.name] = entry.isFile ? await Deno.readTextFile(`${dir}/${entry.name}`) : "(dir)";
+  }
+  return out;
+}
+
+Deno.test("editor: a folder swapped for a symlink by the sandboxed shell never leads outside", async () => {
+  if (!hasAllPermissions()) {
+    return await runWithAllPermissions(
+      import.meta.url,
+      "editor: a folder swapped for a symlink by the sandboxed shell never leads outside",
+    );
+  }
+  await withOutsideDir(async (outside) => {
+    await writeFiles(outside, OUTSIDE_FILES);
+    const before = await snapshot(outside);
+    await withEditor(async ({ ws }) => {
+      const call = editorsIn(ws);
+      await prepareRace(ws, outside);
+      const shell = new BashTool({
+        provider: "anthropic",
+        workspace: ws,
+        settings: { sandbox: "workspace-write" },
+      });
+      try {
+        const started = await shell.execute({ command: START_SWAPPER });
+        assert.equal(started.output, "swapping\n", String(started.error));
+        const results = await race(ws, call);
+        await shell.execute({ command: "wait; cat swaps" }).then((r) => {
+          assert.ok(Number(r.output) > 100, `the race really ran (${r.output} swaps)`);
+        });
+        assertNothingOutsideRead(results);
+        await assertEditorsWork(ws, call);
+      } finally {
+        await Deno.writeTextFile(`${ws}/stop`, "").catch(() => {});
+        await shell.close();
+      }
+    });
+    assert.deepEqual(await snapshot(outside), before, "nothing outside changed or appeared");
+  });
+});
+
+/** A folder outside the workspace, under `parent` (default `$TMPDIR`), removed afterwards. */
+async function withOutside(parent: string | undefined, fn: (dir: string) => Promise<void>) {
+  if (!parent) return await withOutsideDir(fn);
+  const dir = await Deno.realPath(
+    await Deno.makeTempDir({ dir: parent, prefix: ".deft-outside-" }),
+  );
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+for (const where of ["$TMPDIR", "$HOME"]) {
+  Deno.test(`editor in the sandboxed host: the swap race under narrowed flags changes nothing outside (${where})`, async () => {
+    const parent = where === "$HOME" ? Deno.env.get("HOME") : undefined;
+    await withOutside(parent, async (outside) => {
+      await writeFiles(outside, OUTSIDE_FILES);
+      const before = await snapshot(outside);
+      const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-race-host-" }));
+      const temp = await Deno.makeTempDir({ prefix: "deft-race-temp-" });
+      const tools = await createHostedTools(
+        { provider: "anthropic", workspace: ws, settings: { sandbox: "workspace-write" } },
+        ["str_replace_based_edit_tool", "json_edit_tool", "bash"],
+        { temp },
+      );
+      const executor = new ToolExecutor(tools);
+      let n = 0;
+      const call = (name: string, args: Record<string, unknown>) =>
+        executor.executeToolCall({ name, call_id: `c${n++}`, arguments: args });
+      try {
+        await prepareRace(ws, outside);
+        const started = await call("bash", { command: START_SWAPPER });
+        assert.equal(started.output, "swapping\n", String(started.error));
+        const results = await race(ws, call);
+        const swaps = await call("bash", { command: "wait; cat swaps" });
+        assert.ok(Number(swaps.output) > 100, `the race really ran (${swaps.output} swaps)`);
+        if (where === "$TMPDIR") assertNothingOutsideRead(results);
+        await assertEditorsWork(ws, call);
+      } finally {
+        await Deno.writeTextFile(`${ws}/stop`, "").catch(() => {});
+        await executor.closeTools();
+        await Deno.remove(ws, { recursive: true });
+        await Deno.remove(temp, { recursive: true });
+      }
+      assert.deepEqual(await snapshot(outside), before, "nothing outside changed or appeared");
+    });
+  });
+}
