@@ -3,9 +3,17 @@
  * runs in another directory than the recording, the recorded workspace path in the responses is
  * mapped to the new one, so a recording can be replayed in any checkout.
  */
-import type { Trajectory } from "../trajectory/recorder.ts";
 import type { LLMClient, LLMMessage, LLMResponse, TextListener } from "./types.ts";
 import type { ToolDefinition } from "../tools/schema.ts";
+
+/** What a replay reads of a recorded run (a trajectory, trajectory/recorder.ts, has this shape). */
+export interface Recording {
+  provider: string;
+  model: string;
+  /** The workspace the recording ran in. */
+  working_dir?: string | null;
+  llm_interactions: readonly { response: LLMResponse }[];
+}
 
 /** Replays a recorded run's model responses; no network, no API key. */
 export class ReplayClient implements LLMClient {
@@ -13,7 +21,7 @@ export class ReplayClient implements LLMClient {
   readonly model: string;
   #next = 0;
 
-  constructor(private readonly trajectory: Trajectory, private readonly workspace?: string) {
+  constructor(private readonly trajectory: Recording, private readonly workspace?: string) {
     this.provider = trajectory.provider;
     this.model = trajectory.model;
   }
