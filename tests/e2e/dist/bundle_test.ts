@@ -173,7 +173,7 @@ Deno.test({
         "--allow-run=bash,bwrap",
       ],
     ).finally(() => Deno.remove(ws, { recursive: true }));
-    assert.equal(boxed.code, 0, boxed.stderr);
+    assert.equal(boxed.code, 0, boxed.stderr + boxed.stdout);
     assert.match(JSON.parse(boxed.stdout).output, /def greet/);
 
     // The launcher reads its packed modules from its own file: a copy that cannot, or one whose
