@@ -5,10 +5,16 @@
  * goes back to the model as the tool's error, with the user's reason; "always" stops asking for
  * that command prefix (or that file) for the rest of the session.
  */
-import { repositoryRunsPrograms } from "../policy/git.ts";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { defaultSandbox } from "../policy/sandbox.ts";
 import type { Tool } from "../tools/base.ts";
 import { approvalClassOf } from "../tools/catalog.ts";
-import { type CallGate, normalizeToolName } from "../tools/executor.ts";
+import {
+  type CallGate,
+  type GateVerdict,
+  normalizeToolName,
+  RUN_UNASKED,
+} from "../tools/executor.ts";
 
 /** The approval modes, most permissive first. */
 export const APPROVAL_MODES = ["never", "commands", "all"] as const;
@@ -73,15 +79,22 @@ const SUBCOMMAND_TOOLS = new Set([
 const EDIT_TOOL = normalizeToolName("str_replace_based_edit_tool");
 const JSON_TOOL = normalizeToolName("json_edit_tool");
 const SHOWN_LINES = 60;
-function usesGit(command: string): boolean {
-  return command.split("|").some((segment) => segment.trim().split(/\s+/)[0] === "git");
+/** True where a reader can be run in a read-only sandbox (bubblewrap works here). */
+function canRunUnasked(): boolean {
+  return defaultSandbox().mode !== "none";
 }
 
-function touchesGit(args: Record<string, unknown>): boolean {
-  const path = String(args.path ?? args.file_path ?? "");
-  return path.split("/").some((part) =>
-    part === ".git" || /^\.git(attributes|modules)$/.test(part)
-  );
+/** `path` with its longest existing prefix resolved through symlinks. */
+function resolvedPath(path: string): string {
+  const rest: string[] = [];
+  for (let head = path;; head = dirname(head)) {
+    try {
+      return join(Deno.realPathSync(head), ...rest);
+    } catch {
+      if (head === dirname(head)) return path;
+      rest.unshift(basename(head));
+    }
+  }
 }
 
 /** Whether `command` only reads: read-only programs, joined at most by plain pipes. */
@@ -93,6 +106,8 @@ export function isReadOnlyCommand(command: string): boolean {
     if (words.length === 0) return false;
     if (words.some((w) => WRITING_OPTION.test(w.replace(/^['"]/, "")))) return false;
     if (words[0] === "git") return READ_ONLY_GIT.has(words[1] ?? "");
+    // `date -s`/`--set` sets the clock.
+    if (words[0] === "date" && words.some((w) => /^(-[a-zA-Z]*s|--set)/.test(w))) return false;
     return READ_ONLY.has(words[0]);
   });
 }
@@ -120,10 +135,7 @@ export class ApprovalGate implements CallGate {
   readonly #always = new Set<string>();
   #queue: Promise<unknown> = Promise.resolve();
 
-  /**
-   * `workspace` is where git's read-only commands are checked: a repository whose own config can
-   * run programs (fsmonitor, pagers, diff drivers, aliases…) makes them anything but read-only.
-   */
+  /** `workspace` resolves the relative paths of edits (to tell whether they land in `.git`). */
   constructor(
     public mode: ApprovalMode,
     private readonly ask: AskUser,
@@ -131,25 +143,36 @@ export class ApprovalGate implements CallGate {
     private readonly workspace?: string,
   ) {}
 
-  /** Null when the call may run; else the refusal the model reads. One question at a time. */
-  async check(tool: Tool, args: Record<string, unknown>): Promise<string | null> {
-    const request = await this.#request(tool, args);
-    if (!request) return null;
+  /**
+   * Null when the call may run; `RUN_UNASKED` when it may run without asking, where it cannot
+   * act; else the refusal the model reads. One question at a time.
+   */
+  check(tool: Tool, args: Record<string, unknown>): Promise<GateVerdict> {
+    const request = this.#request(tool, args);
+    if (request === RUN_UNASKED) return Promise.resolve(RUN_UNASKED);
+    if (!request) return Promise.resolve(null);
+    return this.#ask(request);
+  }
+
+  async #ask(request: Request): Promise<string | null> {
     const answer = this.#queue.then(() => this.#decide(request));
     this.#queue = answer.catch(() => {});
     return await answer;
   }
 
-  async #request(tool: Tool, args: Record<string, unknown>): Promise<Request | undefined> {
+  #request(
+    tool: Tool,
+    args: Record<string, unknown>,
+  ): Request | typeof RUN_UNASKED | undefined {
     if (this.mode === "never") return undefined;
     const name = normalizeToolName(tool.name);
     const kind = approvalClassOf(tool.name);
     if (kind === "runs-commands") {
       if (args.restart === true || typeof args.command !== "string") return undefined;
       const command = args.command;
-      if (isReadOnlyCommand(command) && !(usesGit(command) && await this.#gitRunsPrograms())) {
-        return undefined;
-      }
+      // A reader runs unasked only where it cannot act, whatever git or a planted shell
+      // function would make of it; without a sandbox to run it in, it is asked like the rest.
+      if (isReadOnlyCommand(command) && canRunUnasked()) return RUN_UNASKED;
       if ([...this.#always].some((p) => p.startsWith("$ ") && matchesPrefix(command, p.slice(2)))) {
         return undefined;
       }
@@ -163,7 +186,7 @@ export class ApprovalGate implements CallGate {
     }
     const isEdit = kind === "edits-files";
     // git's own files can make "read-only" git commands run programs: edits there are asked about.
-    const gitEdit = isEdit && this.mode === "commands" && touchesGit(args);
+    const gitEdit = isEdit && this.mode === "commands" && this.#touchesGit(args);
     if ((this.mode !== "all" && !gitEdit) || kind === "read-only") return undefined;
     if (isEdit) {
       const edit = describeEdit(name, args);
@@ -182,9 +205,16 @@ export class ApprovalGate implements CallGate {
     };
   }
 
-  async #gitRunsPrograms(): Promise<boolean> {
-    if (!this.workspace) return false;
-    return await repositoryRunsPrograms(this.workspace);
+  /**
+   * Whether an edit lands in git's own files (`.git/…`, `.gitattributes`, `.gitmodules`), by the
+   * path as written and by where it resolves: a symlink `g -> .git` makes `g/config` git's.
+   */
+  #touchesGit(args: Record<string, unknown>): boolean {
+    const path = String(args.path ?? args.file_path ?? "");
+    const full = isAbsolute(path) ? path : resolve(this.workspace ?? Deno.cwd(), path);
+    return [path, resolvedPath(full)].some((p) =>
+      p.split("/").some((part) => part === ".git" || /^\.git(attributes|modules)$/.test(part))
+    );
   }
 
   async #decide(request: Request): Promise<string | null> {

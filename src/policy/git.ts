@@ -38,37 +38,6 @@ export const HARDENED_GIT_CONFIG: readonly (readonly [string, string])[] = [
 // so they are found by listing the configuration and each one is blanked.
 const DRIVER_KEY = /^(filter|diff|merge)\.(.+)\.(clean|smudge|process|textconv|command|driver)$/i;
 
-// Repository config keys that make git run a program, or pull in more config (which may).
-const PROGRAM_KEYS =
-  /^(include|includeif)\.|^alias\.|^core\.(fsmonitor|pager|editor|sshcommand|gitproxy|hookspath|askpass|attributesfile|worktree|alternaterefscommand)$|^(diff|merge|filter)\..+\.|^diff\.external$|^pager\.|^credential\.|^uploadpack\.|^sequence\.editor$|^gpg\.|^interactive\.difffilter$/i;
-
-/** True when the repository config key `key` makes git start a program or read more config. */
-export function runsProgram(key: string): boolean {
-  return PROGRAM_KEYS.test(key.trim());
-}
-
-/**
- * True when the repository at `cwd` configures, in its own `.git/config`, anything that makes
- * git start a program (see `runsProgram`); also when that cannot be read for certain. False
- * outside a repository.
- */
-export async function repositoryRunsPrograms(cwd: string): Promise<boolean> {
-  try {
-    const listed = await runGit(cwd, [
-      "config",
-      "--local",
-      "--no-includes",
-      "--name-only",
-      "--list",
-    ]);
-    // Not a repository (or no local config): nothing of the repository's own to run.
-    if (!listed.ok) return false;
-    return listed.out.split("\n").some(runsProgram);
-  } catch {
-    return true;
-  }
-}
-
 /** A git command ready to start: program, arguments and the whole environment. */
 export type GitInvocation = Launch;
 

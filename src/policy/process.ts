@@ -11,6 +11,7 @@
  * | tool worker (Deno worker)      | `boundary.ts`       | Deno permissions         | (shares Deft's)        |
  * | sandboxed tool host            | `toolHostLaunch`    | bwrap, policy's mode     | core + Deno's own      |
  * | the model's shell              | `shellLaunch`       | bwrap, or a PID namespace| `shell_environment`    |
+ * | a command run unasked          | `unaskedPolicy`     | bwrap, read-only, no net | core only              |
  * | git                            | `git.ts` `runGit`   | bwrap when sandboxed     | secrets dropped, hardened |
  * | an MCP server                  | `mcpServerLaunch`   | none (the user's program)| basic + its own `env`  |
  * | a batch task (Deft itself)     | `deftTaskLaunch`    | its own session, dies with Deft | Deft's own      |
@@ -66,6 +67,17 @@ export function processPolicy(workspace: string, settings: PolicySettings): Proc
     bwrapPath: settings.bwrapPath,
     unsharePath: settings.unsharePath,
   };
+}
+
+/**
+ * What a command the approval gate lets through without asking may do: nothing that lasts. It
+ * runs in a fresh read-only sandbox whatever the session's mode: the workspace read-only, no
+ * network, only the core variables (no secrets, none of the user's `set` values), so a
+ * repository that makes a "read-only" program run something (git's fsmonitor, a planted shell
+ * function) gains nothing.
+ */
+export function unaskedPolicy(policy: ProcessPolicy): ProcessPolicy {
+  return { ...policy, sandbox: "read-only", network: false, environment: { inherit: "core" } };
 }
 
 /** Settings the model's shell does not need to be interactive; set in every shell. */

@@ -64,6 +64,14 @@ export interface ToolContext {
   settings: ToolSettings;
 }
 
+/**
+ * Set by the executor on a call its gate let through without asking the user, never by the model
+ * (an argument no tool declares fails validation first): the tool must run the call where it
+ * cannot act. The bash tool runs such a command in a fresh read-only sandbox
+ * (policy/process.ts `unaskedPolicy`) instead of the session's shell.
+ */
+export const UNASKED = "__deft_unasked";
+
 /** A successful result carrying `output`. */
 export function ok(output: string): ToolExecResult {
   return { output, error: null, error_code: 0 };

@@ -8,7 +8,13 @@
  * cloning), the approval gate and the host's deadline read the cleaned arguments, and MCP tools
  * get the same check. A tool host runs only calls this executor has let through.
  */
-import { normalizeToolName, thrownResult, type Tool, type ToolExecResult } from "./base.ts";
+import {
+  normalizeToolName,
+  thrownResult,
+  type Tool,
+  type ToolExecResult,
+  UNASKED,
+} from "./base.ts";
 import { validateArguments } from "./validate.ts";
 import { nestingProblem } from "./nesting.ts";
 
@@ -35,11 +41,17 @@ export interface ToolCallResult {
 }
 
 /**
- * Decides whether a validated call may run: null lets it through, a text refuses it and is what
- * the model reads. The approval gate (agent/approval.ts) has this shape.
+ * A gate's answer: null lets the call through as it is, a text refuses it (the model reads it),
+ * `RUN_UNASKED` lets it through unasked, to run where it cannot act (see `UNASKED`).
  */
+export type GateVerdict = string | null | typeof RUN_UNASKED;
+
+/** The verdict for a call let through without asking the user. */
+export const RUN_UNASKED: unique symbol = Symbol("run unasked");
+
+/** Decides whether a validated call may run. The approval gate (agent/approval.ts) has this shape. */
 export interface CallGate {
-  check(tool: Tool, args: Record<string, unknown>): Promise<string | null>;
+  check(tool: Tool, args: Record<string, unknown>): Promise<GateVerdict>;
 }
 
 /** Runs calls against a fixed set of tools, each call past `gate` first when there is one. */
@@ -81,12 +93,15 @@ export class ToolExecutor {
     if (!validation.ok) {
       return wrap(call, tool.name, { output: null, error: validation.error, error_code: -1 });
     }
-    const refused = await this.#gate?.check(tool, validation.args);
-    if (typeof refused === "string") {
-      return wrap(call, tool.name, { output: null, error: refused, error_code: -1 });
+    const verdict = await this.#gate?.check(tool, validation.args);
+    if (typeof verdict === "string") {
+      return wrap(call, tool.name, { output: null, error: verdict, error_code: -1 });
     }
+    const args = verdict === RUN_UNASKED
+      ? { ...validation.args, [UNASKED]: true }
+      : validation.args;
     try {
-      return wrap(call, tool.name, await tool.execute(validation.args));
+      return wrap(call, tool.name, await tool.execute(args));
     } catch (e) {
       return wrap(call, tool.name, thrownResult(tool.name, e));
     }

@@ -1,7 +1,7 @@
 /** `bash`: commands in one persistent shell session per tool instance. */
-import { processPolicy } from "../../policy/process.ts";
+import { processPolicy, unaskedPolicy } from "../../policy/process.ts";
 import { BASH } from "./definition.ts";
-import { fail, Tool, type ToolExecResult } from "../base.ts";
+import { fail, Tool, type ToolExecResult, UNASKED } from "../base.ts";
 import { SandboxUnavailableError } from "../../policy/sandbox.ts";
 import { tempRoot } from "../../policy/dirs.ts";
 import { SerialQueue } from "./serial_queue.ts";
@@ -11,6 +11,10 @@ const DEFAULT_TIMEOUT_SECONDS = 120;
 const DEFAULT_OUTPUT_LIMIT = 30_000;
 // The exit status reported for a command that ran out of time, as with timeout(1).
 const TIMEOUT_STATUS = 124;
+
+// Said when a command run unasked fails, since the difference may be why.
+const UNASKED_NOTE = "Note: this read-only command ran without asking the user, in a fresh " +
+  "read-only sandbox (no network; the session's variables, functions and /tmp are not there).";
 
 /** The bash tool. The session itself lives in `session.ts`. */
 export class BashTool extends Tool {
@@ -64,6 +68,8 @@ export class BashTool extends Tool {
       return fail(`Invalid \`timeout\`: ${timeout}. It must be a positive number of seconds.`);
     }
 
+    if (args[UNASKED] === true) return await this.#runUnasked(command, timeout);
+
     const notes: string[] = [];
     let session: BashSession;
     try {
@@ -77,6 +83,51 @@ export class BashTool extends Tool {
     const result = await session.run(command, timeout * 1000, ++this.#calls);
     this.#cwd = session.cwd;
     return this.#report(result, timeout, notes);
+  }
+
+  /**
+   * A command the approval gate let through without asking: run in a fresh shell in a read-only
+   * sandbox (policy/process.ts `unaskedPolicy`), in the session's directory, and gone afterwards.
+   * The session's variables, functions and aliases are not there, so a function planted under a
+   * reader's name (`cat() { … }`) is not what runs.
+   */
+  async #runUnasked(command: string, timeout: number): Promise<ToolExecResult> {
+    const settings = this.context.settings;
+    const policy = unaskedPolicy(processPolicy(this.context.workspace, settings));
+    let session: BashSession;
+    try {
+      this.#outputDir ??= await outputFolder(settings.tempDir);
+      const options = {
+        policy,
+        cwd: this.#cwd,
+        outputDir: this.#outputDir,
+        outputLimit: settings.outputLimit ?? DEFAULT_OUTPUT_LIMIT,
+      };
+      session = await BashSession.start(options).catch((e) => {
+        // The session's directory may not exist where this shell runs (its private /tmp).
+        if (!(e instanceof SessionStartError) || this.#cwd === this.context.workspace) throw e;
+        return BashSession.start({ ...options, cwd: this.context.workspace });
+      });
+    } catch (e) {
+      if (e instanceof SandboxUnavailableError || e instanceof SessionStartError) {
+        return fail(e.message);
+      }
+      throw e;
+    }
+    try {
+      const result = await session.run(command, timeout * 1000, ++this.#calls);
+      const status = result.end === "completed" ? result.status : TIMEOUT_STATUS;
+      const notes = result.end === "completed" ? [] : [
+        `Command ${
+          result.end === "shell-ended" ? "ended its shell" : `timed out after ${timeout} s`
+        }.`,
+      ];
+      if (status !== 0) notes.push(UNASKED_NOTE);
+      const error = joinLines([result.stderr.text, ...notes]);
+      return { output: result.stdout.text, error: error === "" ? null : error, error_code: status };
+    } finally {
+      await session.stop();
+    }
   }
 
   async #restart(): Promise<ToolExecResult> {

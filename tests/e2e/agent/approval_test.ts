@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ApprovalGate, commandPrefix, isReadOnlyCommand } from "../../../src/agent/approval.ts";
 import { createTools } from "../../../src/tools/registry.ts";
-import { ToolExecutor } from "../../../src/tools/executor.ts";
+import { RUN_UNASKED, ToolExecutor } from "../../../src/tools/executor.ts";
 import { mockRunArgs } from "../../helpers/deft.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
@@ -49,13 +49,13 @@ Deno.test("the question spells out control characters, so a command cannot hide 
   const shown: string[] = [];
   const gate = new ApprovalGate("commands", () => Promise.resolve("n"), (t) => shown.push(t));
   const refused = await gate.check(tools[0], { command: "rm -rf ~\r\x1b[2Kls \u202e" });
-  assert.match(refused!, /denied/);
+  assert.match(String(refused), /denied/);
   assert.match(shown[0], /\$ rm -rf ~\\x0d\\x1b\[2Kls \\u202e/);
   // deno-lint-ignore no-control-regex
   assert.doesNotMatch(shown[0], /[\r\x1b\u202e]/);
 });
 
-Deno.test("git's read-only commands are asked about when the repository's config can run programs", async () => {
+Deno.test("readers run unasked only where they cannot act; edits of git's own files are asked", async () => {
   const repo = await makeBuggyRepo();
   const tools = createTools({ provider: "openai", workspace: repo, settings: {} }, [
     "bash",
@@ -64,29 +64,26 @@ Deno.test("git's read-only commands are asked about when the repository's config
   const shown: string[] = [];
   const gate = new ApprovalGate("commands", () => Promise.resolve("n"), (t) => shown.push(t), repo);
   const [bash, editor] = tools;
-  assert.equal(await gate.check(bash, { command: "git status" }), null, "plain repository");
+  assert.equal(await gate.check(bash, { command: "git status" }), RUN_UNASKED);
   assert.equal(
     await gate.check(editor, { command: "create", path: `${repo}/a.txt`, file_text: "x" }),
     null,
     "commands mode does not ask before ordinary edits",
   );
   assert.match(
-    (await gate.check(editor, {
-      command: "str_replace",
-      path: `${repo}/.git/config`,
-      old_str: "[core]",
-      new_str: "[core]\n\tfsmonitor = touch pwned",
-    }))!,
+    String(
+      await gate.check(editor, {
+        command: "str_replace",
+        path: `${repo}/.git/config`,
+        old_str: "[core]",
+        new_str: "[core]\n\tfsmonitor = touch pwned",
+      }),
+    ),
     /denied this edit/,
     "an edit of git's own config is asked about",
   );
-  const set = await new Deno.Command("git", {
-    args: ["config", "core.fsmonitor", "touch pwned"],
-    cwd: repo,
-  }).output();
-  assert.ok(set.success);
-  assert.match((await gate.check(bash, { command: "git status" }))!, /denied this command/);
-  assert.equal(shown.length, 2);
+  assert.equal(shown.length, 1);
+  await Promise.all(tools.map((t) => t.close()));
 });
 
 Deno.test("command prefixes for 'always': the program, or program and subcommand", () => {
