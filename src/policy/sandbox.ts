@@ -41,6 +41,8 @@ export interface SandboxOptions {
   writablePaths?: readonly string[];
   /** The bwrap executable: a path, or a name looked up on PATH (default `bwrap`). */
   bwrapPath?: string;
+  /** Folders to cover with an empty tmpfs (default: `hiddenSocketDirs()`). */
+  hiddenDirs?: readonly string[];
   /**
    * For `none` when bwrap cannot make a PID namespace: util-linux `unshare`, a path or a name on
    * PATH (default `unshare`). A path that is not there turns this fallback off.
@@ -214,7 +216,7 @@ export function defaultSandbox(bwrapPath?: string): DefaultSandbox {
   let chosen: DefaultSandbox;
   if (!bwrap) {
     chosen = { mode: "none", notice: unprotected("bubblewrap is not installed") };
-  } else if (!succeeds(bwrap, PROBE_ARGS)) {
+  } else if (!succeeds(bwrap, probeArgs())) {
     chosen = { mode: "none", notice: unprotected(`bubblewrap (${bwrap}) cannot start here`) };
   } else {
     chosen = { mode: "workspace-write" };
@@ -223,24 +225,16 @@ export function defaultSandbox(bwrapPath?: string): DefaultSandbox {
   return chosen;
 }
 
-// The namespaces and mounts `workspace-write` needs, around a program that does nothing.
-const PROBE_ARGS = [
-  "--die-with-parent",
-  "--unshare-all",
-  "--ro-bind",
-  "/",
-  "/",
-  "--dev",
-  "/dev",
-  "--proc",
-  "/proc",
-  "--tmpfs",
-  "/tmp",
-  "--",
-  "true",
-];
-
 const defaultCache = new Map<string, DefaultSandbox>();
+
+/** The namespaces and mounts the sandbox uses (host sockets aside), around `true`. */
+function probeArgs(): string[] {
+  return [
+    ...bwrapArgs({ mode: "read-only", workspace: "/", cwd: "/", hiddenDirs: [] }),
+    "--",
+    "true",
+  ];
+}
 
 function unprotected(why: string): string {
   return `${why}, so the model's commands and file tools run unsandboxed: they can write ` +
@@ -280,7 +274,7 @@ export function bwrapArgs(options: SandboxOptions): string[] {
     "/proc",
     "--tmpfs",
     "/tmp",
-    ...hiddenSocketDirs().flatMap((dir) => ["--tmpfs", dir]),
+    ...(options.hiddenDirs ?? hiddenSocketDirs()).flatMap((dir) => ["--tmpfs", dir]),
     isReadOnly({ sandbox: options.mode }) ? "--ro-bind" : "--bind",
     workspace,
     workspace,
