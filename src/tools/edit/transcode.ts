@@ -16,7 +16,8 @@ export interface Encoding {
   bomLength: number;
   /**
    * Set when detection was not sure: the other encodings the bytes may well be in. A file read
-   * with an uncertain encoding is shown with a warning and edited only once the caller states it.
+   * with an uncertain encoding is shown with a warning; an edit that would give different bytes
+   * under these readings waits until the caller states the encoding (see `readings.ts`).
    */
   uncertain?: { alternatives: EncodingName[] };
 }
