@@ -162,6 +162,9 @@ export function childEnvironment(
       break;
     case "tool-host":
       env = shellEnvironment({ include_only: [...CORE_VARIABLES, ...DENO_VARIABLES] });
+      // Deno resolves `--allow-run=bash,bwrap` on PATH as it starts and fails without one: a Deft
+      // that may not read its environment (no --allow-env) still gives the host the usual places.
+      env.PATH ??= "/usr/local/bin:/usr/bin:/bin";
       break;
     case "git":
       // The default exclusions (secret-looking names), never the user's shell policy: git needs

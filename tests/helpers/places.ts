@@ -1,12 +1,44 @@
 /**
  * Real places for tests: workspaces outside `$TMPDIR` (under a fake home inside a folder in the
- * real `$HOME`, under `/srv` when it is writable), Deft run with `TMPDIR` pointing elsewhere, and
+ * real `$HOME`, or in the checkout when `$HOME` is under /tmp; under `/srv` when it is writable), Deft run with `TMPDIR` pointing elsewhere, and
  * the bundle run under narrowed top-level permission flags — where users actually run Deft,
  * not the sheltered temp folder with every permission granted.
  */
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { REPO_ROOT } from "./deft.ts";
 import { BUNDLE_BASE_FLAGS as BASE_FLAGS } from "./deno_flags.ts";
+
+// Where the sandbox shows a private empty folder instead of the host's.
+const PRIVATE_IN_SANDBOX = ["/tmp", "/var/tmp", "/dev/shm", "/run"];
+
+/**
+ * A real folder to make test folders in that is neither in the temp folder nor where the sandbox
+ * shows a private empty folder, so that only a bind makes it visible there: `$HOME` on most
+ * machines, else the checkout (a fresh machine's HOME from `mktemp -d` is under /tmp), else a
+ * folder under /var/lib.
+ */
+export function outsideTmp(): string {
+  const temp = [...PRIVATE_IN_SANDBOX, Deno.env.get("TMPDIR")].filter((d) => d !== undefined);
+  for (const dir of [Deno.env.get("HOME"), REPO_ROOT]) {
+    if (!dir) continue;
+    const real = Deno.realPathSync(dir);
+    const inside = (parent: string) => {
+      const rel = relative(parent, real);
+      return rel === "" || (!rel.startsWith("..") && !rel.startsWith("/"));
+    };
+    if (!temp.some(inside)) return real;
+  }
+  // Both under /tmp (a fresh machine's HOME, a clone in `mktemp -d`): a folder of the system's.
+  const fallback = "/var/lib/deft-test-places";
+  try {
+    Deno.mkdirSync(fallback, { recursive: true });
+    return Deno.realPathSync(fallback);
+  } catch {
+    throw new Error(
+      `these tests need $HOME, the checkout or ${fallback} to be outside /tmp and writable`,
+    );
+  }
+}
 
 /** What a finished process left behind. */
 export interface Ran {
@@ -37,12 +69,10 @@ export class Place {
   /** The bundle (built once per test process, outside `$TMPDIR` too). */
   readonly bundlePath = "";
 
-  /** Makes a place under the real `$HOME` (never under `$TMPDIR`), with the bundle unless not. */
+  /** Makes a place under `outsideTmp()` (never under `$TMPDIR`), with the bundle unless not. */
   static async create(options: { bundle?: boolean } = {}): Promise<Place> {
-    const home = Deno.env.get("HOME");
-    if (!home) throw new Error("these tests need $HOME");
     const root = await Deno.realPath(
-      await Deno.makeTempDir({ dir: home, prefix: ".deft-places-" }),
+      await Deno.makeTempDir({ dir: outsideTmp(), prefix: ".deft-places-" }),
     );
     const place = new Place(root);
     if (options.bundle !== false) {
@@ -172,11 +202,11 @@ export function toolResult(ran: Ran): { success: boolean; output: string; error:
 
 let built: Promise<string> | undefined;
 
-/** `deno task bundle` output in a folder under `$HOME`, removed when the test process ends. */
+/** `deno task bundle` output in a folder under `outsideTmp()`, removed when the test ends. */
 function sharedBundle(): Promise<string> {
   built ??= (async () => {
     const dir = await Deno.realPath(
-      await Deno.makeTempDir({ dir: Deno.env.get("HOME"), prefix: ".deft-bundle-" }),
+      await Deno.makeTempDir({ dir: outsideTmp(), prefix: ".deft-bundle-" }),
     );
     globalThis.addEventListener("unload", () => {
       try {

@@ -11,7 +11,7 @@ import {
   type Encoding,
   type EncodingName,
   roundTripMismatch,
-} from "./encoding.ts";
+} from "./transcode.ts";
 
 // Below this confidence a guess of the detector is only a guess.
 const MIN_CONFIDENCE = 0.1;

@@ -42,17 +42,19 @@ export interface DecodedText {
 /**
  * Reads `real` for an edit. Throws `FileToolError` with a message for the model when the path is
  * missing, not a regular file, larger than `maxBytes`, binary, not decodable exactly, or in an
- * encoding that detection is unsure of (unless the caller `stated` the encoding).
+ * encoding that detection is unsure of (unless the caller `stated` the encoding, or `uncertain`
+ * is "keep": the caller then checks the edit under every reading, see `readings.ts`).
  */
 export async function loadTextFile(
   real: string,
   shown: string,
   maxBytes: number,
   stated?: string,
+  uncertain: "refuse" | "keep" = "refuse",
 ): Promise<TextFile> {
   const read = await readConfinedFile(real, shown, maxBytes, EDIT_REFUSALS);
   const encoding = await encodingOf(read.bytes, shown, "edited", stated);
-  if (encoding.uncertain) throw uncertainError(shown, encoding);
+  if (encoding.uncertain && uncertain === "refuse") throw uncertainError(shown, encoding);
   return { real, shown, bytes: read.bytes, encoding, info: read.info };
 }
 
@@ -124,13 +126,17 @@ export async function encodingOf(
   }
 }
 
-/** The refusal to edit a file whose encoding is only a guess. */
-export function uncertainError(shown: string, encoding: Encoding): FileToolError {
+/** The refusal to edit a file whose encoding is only a guess; `why` says what is at stake. */
+export function uncertainError(
+  shown: string,
+  encoding: Encoding,
+  why = "editing it in the wrong one would damage it",
+): FileToolError {
   return new FileToolError(
     `No change was made: the encoding of ${shown} is uncertain (${
       describeUncertain(encoding)
-    }), and editing it in the wrong one would damage it. View it to check which reading is ` +
-      `right, then repeat the edit with \`encoding\` set (e.g. "${encoding.name}").`,
+    }), and ${why}. View it to check which reading is right, then repeat the edit with ` +
+      `\`encoding\` set (e.g. "${encoding.name}").`,
   );
 }
 

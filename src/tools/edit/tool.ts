@@ -12,6 +12,7 @@ import { checkName, DecodeError, encode, isUtf16, UnencodableError } from "./enc
 import { type CreateRecord, EditHistory, type SpliceRecord } from "./history.ts";
 import { planInsert } from "./insert.ts";
 import { foldInput } from "./line_breaks.ts";
+import { planUnderEveryReading, uncertainEditNote } from "./readings.ts";
 import { planReplace } from "./replace.ts";
 import { editSnippet } from "./snippet.ts";
 import { bytesAt, type Splice, splicedParts } from "./splice.ts";
@@ -189,14 +190,15 @@ export class EditTool extends Tool {
           "not change.",
       );
     }
-    const file = await loadTextFile(real, shown, this.#maxBytes, stated);
+    // An uncertain encoding stops only an edit whose bytes depend on the reading.
+    const file = await loadTextFile(real, shown, this.#maxBytes, stated, "keep");
     await assertWritable(real, shown);
-    const plan = planReplace(file, oldStr, replacement);
+    const plan = planUnderEveryReading(file, (read) => planReplace(read, oldStr, replacement));
     const snippet = await this.#commit(file, plan.splice, plan.line);
     return ok(
       `The file ${shown} has been edited. Here's the result of running \`cat -n\` on a snippet ` +
         `of ${shown}:\n${snippet}\nReview the changes and make sure they are as expected. Edit ` +
-        `the file again if necessary.`,
+        `the file again if necessary.${uncertainEditNote(file.encoding)}`,
     );
   }
 

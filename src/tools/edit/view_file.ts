@@ -145,7 +145,7 @@ export function encodingNote(encoding: Encoding): string {
   if (encoding.uncertain) {
     return `<NOTE>The encoding of this file is uncertain: ${describeUncertain(encoding)}. If ` +
       `the text above looks garbled, view it again with \`encoding\` set to the right one; ` +
-      `edits of this file need \`encoding\` stated.</NOTE>\n`;
+      `edits whose bytes depend on the reading need \`encoding\` stated.</NOTE>\n`;
   }
   if (encoding.name === "utf-8") return "";
   return `<NOTE>This file is encoded in ${encoding.name}${

@@ -12,6 +12,11 @@
  *
  * Every step runs pinned to the file's directory (see `pinned.ts`), so a directory swapped for a
  * symlink after the workspace check cannot send the write elsewhere.
+ *
+ * The written file's mtime always lands in a later whole second than what it replaces (see
+ * `laterMtime`): tools that judge a file unchanged by its size and its mtime in seconds, Python's
+ * `__pycache__` first of all, would otherwise run stale results after a same-size edit made in the
+ * second of the previous version.
  */
 import { basename, dirname, join } from "node:path";
 import { assertStillThere, inDirectory, swappedError } from "./pinned.ts";
@@ -71,8 +76,11 @@ export function writeFileAtomic(
         removeStaleTemps(at);
       }
       const name = at + basename(path);
-      if ((options.links ?? 1) > 1) rewriteInPlace(dir, name, at, parts, options, shown);
-      else replaceByRename(dir, name, at, parts, options, shown);
+      const floor = Math.max(rememberedSecond(path), previousSecond(name, at));
+      const bumped = (options.links ?? 1) > 1
+        ? rewriteInPlace(dir, name, at, parts, options, shown, floor)
+        : replaceByRename(dir, name, at, parts, options, shown, floor);
+      if (bumped !== null) ahead.set(path, bumped);
     });
     return Promise.resolve();
   } catch (e) {
@@ -87,7 +95,8 @@ function replaceByRename(
   parts: readonly Uint8Array[],
   options: AtomicWriteOptions,
   shown: string,
-): void {
+  previous: number,
+): number | null {
   const temp = at + tempName("tmp");
   // A new file gets 0o666 minus the umask, like any other program's; a replaced one its old mode.
   const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o666 });
@@ -99,6 +108,7 @@ function replaceByRename(
     if (options.uid != null && options.gid != null) restoreOwner(temp, options);
     // chmod after chown: changing the owner may clear setuid/setgid bits.
     if (options.mode !== undefined) Deno.chmodSync(temp, options.mode);
+    const bumped = laterMtime(file, previous);
     file.syncDataSync();
     file.close();
     closed = true;
@@ -107,6 +117,7 @@ function replaceByRename(
     // A swap between these checks and the rename is the window Deno's path-only API leaves; the
     // tool worker's permissions (the workspace only) are the fence behind it.
     Deno.renameSync(temp, name);
+    return bumped;
   } catch (e) {
     if (!closed) file.close();
     if (ino !== null) removeStray(dir, temp, ino);
@@ -145,7 +156,8 @@ function rewriteInPlace(
   parts: readonly Uint8Array[],
   options: AtomicWriteOptions,
   shown: string,
-): void {
+  previous: number,
+): number | null {
   const file = Deno.openSync(name, { read: true, write: true });
   try {
     const info = file.statSync();
@@ -172,8 +184,10 @@ function rewriteInPlace(
       throw e;
     }
     copy.close();
+    let bumped: number | null;
     try {
       overwrite(file, parts);
+      bumped = laterMtime(file, Math.max(previous, wholeSecond(info.mtime)));
     } catch (e) {
       // Put the old content back; if even that fails, the backup stays for the user.
       overwrite(file, [old.subarray(0, read)]);
@@ -181,9 +195,63 @@ function rewriteInPlace(
       throw e;
     }
     Deno.removeSync(backup);
+    return bumped;
   } finally {
     file.close();
   }
+}
+
+/**
+ * Paths this process gave an mtime ahead of the clock, with that whole second. A file deleted and
+ * made again under the same name (`rm a.py` in the shell, then `create`) no longer shows the mtime
+ * a `.pyc` may be keyed to; the directory's mtime, set by the deletion, is no earlier than any
+ * mtime that was not in the future, and this covers the future ones Deft set itself. An entry
+ * goes once the clock is past it (with a second's margin: file times come from a coarser clock).
+ */
+const ahead = new Map<string, number>();
+
+function rememberedSecond(path: string): number {
+  const now = Math.floor(Date.now() / 1000);
+  for (const [p, second] of ahead) if (second < now - 1) ahead.delete(p);
+  return ahead.get(path) ?? -Infinity;
+}
+
+/**
+ * The whole second (Unix time) of the replaced file's mtime, or for a new file its directory's,
+ * read before the write touches the directory.
+ */
+function previousSecond(name: string, at: string): number {
+  try {
+    return wholeSecond(Deno.lstatSync(name).mtime);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return wholeSecond(Deno.lstatSync(at === "" ? "." : at).mtime);
+}
+
+function wholeSecond(time: Date | null): number {
+  return time === null ? -Infinity : Math.floor(time.getTime() / 1000);
+}
+
+/**
+ * Moves the mtime of the just-written `file` to `previous + 1` s when the clock left it in the
+ * same whole second as what it replaces, or earlier; returns that second, or null when the clock's
+ * mtime was kept. Python (and any tool keyed on size and seconds, like rsync's quick check) then
+ * sees a change even when the edit kept the size and came within the second.
+ *
+ * Later rather than merely different: a clock that is behind (an mtime in the future) must not
+ * make an edit look older than what it replaced, which sends `make` and other tools that compare
+ * ages the wrong way, and two quick edits must not return to a second an older `.pyc` was keyed
+ * to. The cost: each edit that comes within its file's second puts the mtime one second further
+ * ahead of the clock, until the clock catches up; a future mtime already there moves one second
+ * on. Only the file Deft wrote changes; caches such as `__pycache__` belong to the tools that made
+ * them and are left alone.
+ */
+function laterMtime(file: Deno.FsFile, previous: number): number | null {
+  const info = file.statSync();
+  if (!Number.isFinite(previous) || wholeSecond(info.mtime) > previous) return null;
+  file.utimeSync(info.atime ?? new Date(), new Date((previous + 1) * 1000));
+  return previous + 1;
 }
 
 function overwrite(file: Deno.FsFile, parts: readonly Uint8Array[]): void {

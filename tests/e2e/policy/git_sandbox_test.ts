@@ -11,9 +11,11 @@ import { SandboxUnavailableError } from "../../../src/policy/sandbox.ts";
 import { runMocked } from "../../helpers/deft.ts";
 import { markersIn, plantHostileConfig } from "../../helpers/hostile_git.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
+import { outsideTmp } from "../../helpers/places.ts";
 
 const MODES = ["workspace-write", "read-only"] as const;
-const HOME = Deno.env.get("HOME")!;
+// Outside /tmp: the sandbox's /tmp is private, so a marker or index there would go unseen.
+const OUTSIDE = outsideTmp();
 
 async function sh(cwd: string, script: string): Promise<string> {
   const out = await new Deno.Command("bash", {
@@ -63,7 +65,7 @@ for (const mode of MODES) {
     // Outside the workspace, and outside the sandbox's writable places: a marker there means a
     // planted program ran on the host.
     const markers = await Deno.realPath(
-      await Deno.makeTempDir({ dir: HOME, prefix: "deft-git-markers-" }),
+      await Deno.makeTempDir({ dir: OUTSIDE, prefix: "deft-git-markers-" }),
     );
     const { repo, base } = await repository();
     try {
@@ -131,7 +133,9 @@ Deno.test("git sandbox: runGit with a sandbox runs git in bwrap's namespaces; wi
 Deno.test("git sandbox: sandboxed git writes only the workspace (not in read-only) and the scratch folders given", async () => {
   const { repo, base } = await repository();
   // Outside the workspace and not in /tmp (private in the sandbox): only a bind makes it visible.
-  const outside = await Deno.realPath(await Deno.makeTempDir({ dir: HOME, prefix: "deft-git-" }));
+  const outside = await Deno.realPath(
+    await Deno.makeTempDir({ dir: OUTSIDE, prefix: "deft-git-" }),
+  );
   const readTree = (index: string, sandbox?: GitSandbox) =>
     runGit(repo, ["read-tree", "HEAD"], { env: { GIT_INDEX_FILE: index }, sandbox });
   try {

@@ -271,12 +271,13 @@ Deno.test("legacy encodings: a short Cyrillic word is never shown as confident m
     const flagged = /encoding of this file is uncertain/.test(view.output!);
     assert.ok(right || flagged, view.output!);
     if (!right) {
-      // Edits wait for the caller to say which reading is right.
+      // An edit of the word itself depends on the reading: it waits for the caller to say which
+      // reading is right. (A plain ASCII edit, the same bytes in every reading, would be made.)
       const edit = await call({
         command: "str_replace",
         path,
-        old_str: "answer",
-        new_str: "reply",
+        old_str: '"да"',
+        new_str: '"нет"',
       });
       assert.match(edit.error!, /encoding of .* is uncertain .* repeat the edit with `encoding`/);
       assert.deepEqual(await Deno.readFile(path), original);
@@ -391,5 +392,117 @@ Deno.test("legacy encodings: create writes UTF-8 unless told otherwise", async (
     const refused = await call({ command: "create", path: bad, file_text: "😀", encoding: "gbk" });
     assert.match(refused.error!, /No file was created: .*U\+1F600.* gbk cannot represent/);
     await assert.rejects(Deno.stat(bad), Deno.errors.NotFound);
+  });
+});
+
+// Three-line files whose one line of CJK text is too little for detection to be sure of.
+const SHORT_FILES: { encoding: string; text: string; comment: string }[] = [
+  { encoding: "gbk", text: "# 说明：数值\nvalue = 1\nprint(value)\n", comment: "# 说明：数值" },
+  { encoding: "big5", text: "# 中文\nvalue = 1\nprint(value)\n", comment: "# 中文" },
+  {
+    encoding: "shift_jis",
+    text: "# 説明：数値\nvalue = 1\nprint(value)\n",
+    comment: "# 説明：数値",
+  },
+];
+
+for (const { encoding, text, comment } of SHORT_FILES) {
+  Deno.test(`legacy encodings: a three-line ${encoding} file of uncertain reading takes an ASCII edit byte for byte`, async () => {
+    await withEditor(async ({ ws, call }) => {
+      const path = join(ws, "short.py");
+      const original = new Uint8Array(iconv.encode(text, encoding));
+      const found = await detectEncoding(original);
+      assert.ok(found.uncertain, `the case needs an uncertain reading: ${JSON.stringify(found)}`);
+      await Deno.writeFile(path, original);
+      const edit = await call({
+        command: "str_replace",
+        path,
+        old_str: "value = 1",
+        new_str: "value = 2",
+      });
+      assert.equal(edit.success, true, edit.error ?? "");
+      const expected = new Uint8Array(
+        iconv.encode(text.replace("value = 1", "value = 2"), encoding),
+      );
+      assert.deepEqual(await Deno.readFile(path), expected);
+      // The uncertainty is still said, with what it means for this edit.
+      assert.match(
+        edit.output!,
+        /encoding of this file is uncertain: it was read as .*same bytes/s,
+      );
+      assert.ok(edit.output!.includes("     2\tvalue = 2\n"), edit.output!);
+      const undo = await call({ command: "undo_edit", path });
+      assert.equal(undo.success, true, undo.error ?? "");
+      assert.deepEqual(await Deno.readFile(path), original);
+    });
+  });
+
+  Deno.test(`legacy encodings: a three-line ${encoding} file refuses edits whose bytes differ between readings`, async () => {
+    await withEditor(async ({ ws, call }) => {
+      const path = join(ws, "short.py");
+      const original = new Uint8Array(iconv.encode(text, encoding));
+      await Deno.writeFile(path, original);
+      const refusal =
+        /encoding of .* is uncertain .* not the same bytes under each .* repeat the edit with `encoding`/s;
+      // New text in the file's own script: its bytes depend on the encoding.
+      const added = await call({
+        command: "str_replace",
+        path,
+        old_str: "value = 1",
+        new_str: `value = 1  ${comment}`,
+      });
+      assert.match(added.error ?? "", refusal);
+      // A sign every reading has, at a different byte in each.
+      const degrees = await call({
+        command: "str_replace",
+        path,
+        old_str: "value = 1",
+        new_str: "value = 1  # 90°",
+      });
+      assert.match(degrees.error ?? "", refusal);
+      // The non-ASCII line as the chosen reading shows it: other readings have other text there.
+      const view = await call({ command: "view", path });
+      const shownComment = view.output!.match(/ {5}1\t(.*)\n/)![1];
+      const changed = await call({
+        command: "str_replace",
+        path,
+        old_str: shownComment,
+        new_str: "# plain",
+      });
+      assert.match(changed.error ?? "", /encoding of .* is uncertain/);
+      assert.deepEqual(await Deno.readFile(path), original);
+      // Stated, the same edits are made in that encoding.
+      const stated = await call({
+        command: "str_replace",
+        path,
+        old_str: "value = 1",
+        new_str: `value = 1  ${comment}`,
+        encoding,
+      });
+      assert.equal(stated.success, true, stated.error ?? "");
+      assert.deepEqual(
+        await Deno.readFile(path),
+        new Uint8Array(iconv.encode(text.replace("value = 1", `value = 1  ${comment}`), encoding)),
+      );
+    });
+  });
+}
+
+Deno.test("legacy encodings: an ASCII match one reading sees inside a two-byte character is refused", async () => {
+  await withEditor(async ({ ws, call }) => {
+    const path = join(ws, "table.py");
+    // "表" is 0x95 0x5C in Shift_JIS: its second byte reads as "\" in single-byte encodings.
+    const text = "# 表示\nvalue = 1\nprint(value)\n";
+    const original = new Uint8Array(iconv.encode(text, "shift_jis"));
+    const found = await detectEncoding(original);
+    const readings = [found.name, ...found.uncertain?.alternatives ?? []];
+    assert.ok(
+      readings.includes("shift_jis") && readings.some((r) => r.startsWith("windows-")),
+      `the case needs both kinds of reading: ${JSON.stringify(found)}`,
+    );
+    await Deno.writeFile(path, original);
+    const r = await call({ command: "str_replace", path, old_str: "\\", new_str: "/" });
+    assert.match(r.error ?? "", /encoding of .* is uncertain/);
+    assert.deepEqual(await Deno.readFile(path), original);
   });
 });

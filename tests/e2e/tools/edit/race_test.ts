@@ -7,7 +7,7 @@
  * Twice: the editors themselves in-process (their pinned paths, which hold only with all
  * permissions), and the editors as Deft runs them with a sandbox, in the sandboxed tool host under
  * the suite's narrowed flags, with the outside folder under `$TMPDIR` (not even visible inside)
- * and under `$HOME` (visible read-only, as to the shell).
+ * and under `$HOME` (visible read-only, as to the shell; the checkout when `$HOME` is under /tmp).
  */
 import assert from "node:assert/strict";
 import { hasAllPermissions, runWithAllPermissions } from "../../../helpers/full_permissions.ts";
@@ -24,6 +24,7 @@ import { BashTool } from "../../../../src/tools/bash/tool.ts";
 import { createHostedTools } from "../../../../src/tools/host/remote.ts";
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
 import { withEditor, withOutsideDir } from "../../../tools/edit/helpers.ts";
+import { outsideTmp } from "../../../helpers/places.ts";
 
 // renameat2(RENAME_EXCHANGE) swaps the two names atomically, as fast as it can.
 const SWAPPER = `
@@ -127,7 +128,8 @@ async function withOutside(parent: string | undefined, fn: (dir: string) => Prom
 
 for (const where of ["$TMPDIR", "$HOME"]) {
   Deno.test(`editor in the sandboxed host: the swap race under narrowed flags changes nothing outside (${where})`, async () => {
-    const parent = where === "$HOME" ? Deno.env.get("HOME") : undefined;
+    // $HOME, or the checkout when $HOME is itself under /tmp: a folder the sandbox shows as is.
+    const parent = where === "$HOME" ? outsideTmp() : undefined;
     await withOutside(parent, async (outside) => {
       await writeFiles(outside, OUTSIDE_FILES);
       const before = await snapshot(outside);
