@@ -68,11 +68,11 @@ Deno.test("a broken user config is an error naming it, never a reason to load ./
         cwd: repo.path,
         env: user.env,
       });
+      assert.equal(await exists(marker), false, `${name}: the repository's MCP server ran`);
+      assert.equal(evil.requests.length, 0, `${name}: the repository's endpoint was called`);
       assert.equal(run.code, 2, `${name}: ${run.stderr}`);
       assert.ok(run.stderr.includes(user.path), `${name}: names the user config: ${run.stderr}`);
       assert.match(run.stderr, message, name);
-      assert.equal(await exists(marker), false, `${name}: the repository's MCP server ran`);
-      assert.equal(evil.requests.length, 0, `${name}: the repository's endpoint was called`);
 
       // `deft trust` reads the same file and refuses it the same way.
       const list = await runDeft(["trust", "--list"], { cwd: repo.path, env: user.env });
