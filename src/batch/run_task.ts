@@ -16,6 +16,7 @@ import {
   type TaskStatus,
 } from "./results.ts";
 import { deftArgv } from "../policy/self.ts";
+import { markNotTrusted } from "../config/trust.ts";
 import {
   deftTaskLaunch,
   groupLeader,
@@ -73,6 +74,8 @@ export async function runBatchTask(
     await Deno.remove(paths.dir, { recursive: true }).catch(() => {});
     await Deno.mkdir(paths.dir, { recursive: true });
     await markRunning(ctx.out, task.id);
+    // The clone is the task's code, not the user's: a trusted --out folder must not trust it.
+    await markNotTrusted(paths.dir);
     await checkout(task.repo, task.commit, paths.workspace, limit.signal);
     if (task.task !== undefined) await Deno.writeTextFile(paths.taskText, task.task);
 

@@ -3,6 +3,7 @@ import { isProvider, PROVIDERS } from "../config/providers.ts";
 import { createTools, DEFAULT_TOOL_NAMES, registeredToolNames } from "../tools/registry.ts";
 import { toolContext } from "./context.ts";
 import { configCandidates } from "../config/locate.ts";
+import { readConfigFile } from "../config/read.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 import type { Tool, ToolContext } from "../tools/base.ts";
 
@@ -67,13 +68,15 @@ async function mcpTools(context: ToolContext, configFile?: string) {
   if (!found) return none;
   let text = "";
   try {
-    text = Deno.readTextFileSync(found.path);
-  } catch {
+    text = await readConfigFile(found.path);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
     if (!found.explicit) return none;
   }
   if (!found.explicit && !/allow_mcp_servers:\s*(\[\s*[^\]\s]|\n\s*-)/.test(text)) return none;
   const { loadConfig } = await import("../config/load.ts");
-  const { config, warnings } = await loadConfig(found.path);
+  // The same search as `deft run`: a repository's own file stays untrusted (not loaded by name).
+  const { config, warnings } = await loadConfig(configFile);
   for (const warning of warnings) writeStderr(`warning: ${warning}`);
   if (config.allow_mcp_servers.length === 0) return none;
   const { discoverMcpTools } = await import("../mcp/discover.ts");

@@ -1,6 +1,7 @@
 /** `deft trust [DIR] [--revoke] [--list]`: which folders' own config files may set every key. */
 import { resolve } from "node:path";
-import { setTrust, trustedFolders } from "../config/trust.ts";
+import { setTrust } from "../config/trust.ts";
+import { loadUserConfig } from "../config/load.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 
 /** Options of `deft trust`. */
@@ -11,8 +12,10 @@ export interface TrustOptions {
 
 /** Trusts (or forgets) `dir`, or lists the trusted folders; returns the exit code. */
 export async function trustCommand(dir: string | undefined, opts: TrustOptions): Promise<number> {
+  // Checked in full first: an unreadable or invalid user config is an error naming it (exit 2).
+  const user = await loadUserConfig();
   if (opts.list) {
-    const folders = await trustedFolders();
+    const folders = user?.config.trusted_folders ?? [];
     await writeStdout(folders.map((f) => `${f}\n`).join(""));
     return 0;
   }
@@ -24,7 +27,7 @@ export async function trustCommand(dir: string | undefined, opts: TrustOptions):
   } catch {
     throw new UsageError(`Cannot trust ${wanted}: it is not an existing folder.`);
   }
-  const path = await setTrust(real, opts.revoke);
+  const path = await setTrust(user, real, opts.revoke);
   writeStderr(
     opts.revoke
       ? `${real} is no longer trusted (recorded in ${path}).`

@@ -7,27 +7,21 @@ import { type Document, isMap, isScalar, LineCounter, parseDocument, visit } fro
 import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
 import { configCandidates } from "./locate.ts";
-import { isTrusted, layerUntrusted, readUserConfig } from "./trust.ts";
+import { isTrustedBy, layerUntrusted, readUserConfig } from "./trust.ts";
+import { ConfigError } from "./errors.ts";
+import { MAX_CONFIG_BYTES, readConfigFile } from "./read.ts";
 import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
-import { UsageError } from "../errors.ts";
 import { nestingDepth } from "../tools/nesting.ts";
 import { SANDBOX_MODES } from "../policy/sandbox.ts";
 import type { ShellEnvironmentPolicy } from "../policy/shell_env.ts";
 
-/** Largest config file read: far above any real one, small enough to load in well under a second. */
-export const MAX_CONFIG_BYTES = 1024 * 1024;
+export { ConfigError } from "./errors.ts";
+export { MAX_CONFIG_BYTES } from "./read.ts";
+
 /** Deepest nesting a config may have (the real ones nest four levels). */
 const MAX_CONFIG_DEPTH = 64;
 /** Aliases a config may expand; more is an alias bomb, not a configuration. */
 const MAX_ALIAS_COUNT = 100;
-
-/** A configuration mistake; the CLI prints it and exits with code 2. */
-export class ConfigError extends UsageError {
-  constructor(message: string) {
-    super(message);
-    this.name = "ConfigError";
-  }
-}
 
 /** A loaded file: the checked configuration, where it came from, and warnings to show. */
 export interface LoadedConfig {
@@ -151,8 +145,9 @@ export async function loadConfig(explicit?: string): Promise<LoadedConfig> {
   for (const candidate of configCandidates(explicit)) {
     let text: string;
     try {
-      text = await Deno.readTextFile(candidate.path);
+      text = await readConfigFile(candidate.path);
     } catch (e) {
+      if (e instanceof ConfigError) throw e;
       // A default location Deno may not read (narrowed --allow-read) counts as no file there.
       const absent = e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotCapable;
       if (absent && !candidate.explicit) continue;
@@ -170,18 +165,70 @@ export async function loadConfig(explicit?: string): Promise<LoadedConfig> {
   return { config: defaultConfig(), warnings: [] };
 }
 
-/** A repository's own config file: whole when its folder is trusted, else only harmless keys. */
+/**
+ * A repository's own config file: whole when its folder is trusted, else only harmless keys over
+ * the user's config. The user's config is checked in full first: a mistake in it is an error
+ * naming it, never a reason to read the repository's file some other way.
+ */
 async function loadLocalConfig(text: string, path: string): Promise<LoadedConfig> {
-  if (await isTrusted(await Deno.realPath("."))) return parseConfig(text, path);
-  const user = await readUserConfig();
-  const layer = layerUntrusted(text, path, user);
+  const user = await loadUserConfig();
+  const folders = user?.config.trusted_folders ?? [];
+  if (await isTrustedBy(await Deno.realPath("."), folders)) return parseConfig(text, path);
+  // The repository's YAML is checked on its own, so its mistakes are reported at their position.
+  parseYaml(text, path);
+  const layer = layerUntrusted(text, path, user?.text);
   const loaded = parseConfig(layer.text, path);
   if (layer.warning) loaded.warnings.unshift(layer.warning);
   return loaded;
 }
 
+/**
+ * The user's own config file, checked in full (YAML and schema), with its text; undefined when
+ * there is none. Throws a ConfigError naming the file when it cannot be read or is invalid.
+ */
+export async function loadUserConfig(): Promise<
+  (LoadedConfig & { path: string; text: string }) | undefined
+> {
+  const user = await readUserConfig();
+  if (!user) return undefined;
+  return { ...parseConfig(user.text, user.path), path: user.path, text: user.text };
+}
+
 /** Parses and checks config text; `path` names the file in messages. */
 export function parseConfig(text: string, path = "<config>"): LoadedConfig {
+  const { doc, lineCounter, data } = parseYaml(text, path);
+  const where = (keyPath: PropertyKey[]) => position(doc, lineCounter, keyPath);
+  const warnings: string[] = [];
+  let result = configSchema.safeParse(data);
+  if (!result.success) {
+    const unknown = result.error.issues.filter((i) => i.code === "unrecognized_keys");
+    const real = result.error.issues.filter((i) => i.code !== "unrecognized_keys");
+    if (real.length > 0) {
+      const messages = real.map((i) =>
+        `${path}: '${i.path.join(".") || "(root)"}'${where(i.path)}: ${describeIssue(i)}`
+      );
+      throw new ConfigError(messages.join("\n"));
+    }
+    for (const issue of unknown) {
+      for (const key of (issue as { keys: string[] }).keys) {
+        const full = [...issue.path, key];
+        warnings.push(`${path}: unknown key '${full.join(".")}'${where(full)} is ignored`);
+        deleteAt(data, full);
+      }
+    }
+    result = configSchema.safeParse(data);
+    if (!result.success) throw new ConfigError(`${path}: ${result.error.message}`);
+  }
+  const config = result.data;
+  checkReferences(config, path, where);
+  return { config, path, warnings };
+}
+
+/** The YAML of a config file, checked for size, syntax, repeated keys, alias bombs and depth. */
+function parseYaml(
+  text: string,
+  path: string,
+): { doc: Document; lineCounter: LineCounter; data: unknown } {
   const size = new TextEncoder().encode(text).length;
   if (size > MAX_CONFIG_BYTES) {
     throw new ConfigError(
@@ -217,31 +264,7 @@ export function parseConfig(text: string, path = "<config>"): LoadedConfig {
     throw new ConfigError(`${path}: cannot be read as YAML: ${(e as Error).message}`);
   }
   if (nestingDepth(data, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH) throw tooDeep(path);
-  const where = (keyPath: PropertyKey[]) => position(doc, lineCounter, keyPath);
-  const warnings: string[] = [];
-  let result = configSchema.safeParse(data);
-  if (!result.success) {
-    const unknown = result.error.issues.filter((i) => i.code === "unrecognized_keys");
-    const real = result.error.issues.filter((i) => i.code !== "unrecognized_keys");
-    if (real.length > 0) {
-      const messages = real.map((i) =>
-        `${path}: '${i.path.join(".") || "(root)"}'${where(i.path)}: ${describeIssue(i)}`
-      );
-      throw new ConfigError(messages.join("\n"));
-    }
-    for (const issue of unknown) {
-      for (const key of (issue as { keys: string[] }).keys) {
-        const full = [...issue.path, key];
-        warnings.push(`${path}: unknown key '${full.join(".")}'${where(full)} is ignored`);
-        deleteAt(data, full);
-      }
-    }
-    result = configSchema.safeParse(data);
-    if (!result.success) throw new ConfigError(`${path}: ${result.error.message}`);
-  }
-  const config = result.data;
-  checkReferences(config, path, where);
-  return { config, path, warnings };
+  return { doc, lineCounter, data };
 }
 
 function checkReferences(

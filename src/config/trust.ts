@@ -7,8 +7,10 @@
  * records a folder in the user config (`trusted_folders`), after which its file sets everything.
  */
 import { readEnv } from "../env.ts";
-import { dirname, resolve, sep } from "node:path";
+import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { Document, isMap, isScalar, parseDocument } from "yaml";
+import { ConfigError } from "./errors.ts";
+import { readConfigFile } from "./read.ts";
 
 /** Top-level keys an untrusted repository's config may set. */
 const UNTRUSTED_KEYS: ReadonlySet<string> = new Set(["models", "agents", "lakeview"]);
@@ -19,6 +21,14 @@ const UNTRUSTED_TOOL_SETTINGS: ReadonlySet<string> = new Set([
   "max_file_bytes",
 ]);
 
+/**
+ * The file Deft writes into a folder it creates for other people's code (a batch task's folder,
+ * above the task's clone). Trust given to a parent folder stops there: the clone's config is not
+ * the user's. The marker lives above the clone, in Deft's folder, where the repository's own
+ * files cannot remove it.
+ */
+export const NOT_TRUSTED_MARKER = ".deft-not-trusted";
+
 /** The user's own config file: `$XDG_CONFIG_HOME/deft/config.yaml` (or `~/.config/…`). */
 export function userConfigPath(): string | undefined {
   const home = readEnv("HOME");
@@ -26,40 +36,98 @@ export function userConfigPath(): string | undefined {
   return configHome ? `${configHome}/deft/config.yaml` : undefined;
 }
 
-/** The folders the user config trusts (absolute paths), or none when there is no user config. */
-export async function trustedFolders(): Promise<string[]> {
-  const text = await readUserConfig();
-  if (text === undefined) return [];
-  const value = parseDocument(text).get("trusted_folders");
+/**
+ * The user config's path and text, or undefined when there is none (no home, no file, or a
+ * place this Deno may not read: none of these trusts anything). Any other failure is an error
+ * naming the file: a config Deft cannot read is never a reason to trust something else.
+ */
+export async function readUserConfig(): Promise<{ path: string; text: string } | undefined> {
+  const path = userConfigPath();
+  if (!path) return undefined;
+  try {
+    return { path, text: await readConfigFile(path) };
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotCapable) return undefined;
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(
+      `Cannot read your config file ${path}: ${(e as Error).message}. Fix its permissions, ` +
+        `or move it away to start from the defaults.`,
+    );
+  }
+}
+
+/**
+ * True when the real path `dir` is trusted by `folders` (the user config's `trusted_folders`):
+ * it is one of them or lies inside one (by whole path components: trusting `/a/work` does not
+ * trust `/a/work-evil`), and no folder between them holds NOT_TRUSTED_MARKER. Entries that are
+ * not absolute paths trust nothing (relative to what?).
+ */
+export async function isTrustedBy(dir: string, folders: readonly string[]): Promise<boolean> {
+  let nearest: string | undefined;
+  for (const entry of folders) {
+    if (!isAbsolute(entry)) continue;
+    const folder = resolve(entry);
+    const inside = dir === folder || dir.startsWith(folder.endsWith(sep) ? folder : folder + sep);
+    if (inside && (nearest === undefined || folder.length > nearest.length)) nearest = folder;
+  }
+  if (nearest === undefined) return false;
+  // The folder itself (trusted by name) is not checked; everything below the entry is.
+  for (let d = dir; d !== nearest && d !== dirname(d); d = dirname(d)) {
+    if (await markedNotTrusted(d)) return false;
+  }
+  return true;
+}
+
+/** Whether `dir` holds the marker; a folder that cannot be looked into is not trusted either. */
+async function markedNotTrusted(dir: string): Promise<boolean> {
+  try {
+    await Deno.lstat(join(dir, NOT_TRUSTED_MARKER));
+    return true;
+  } catch (e) {
+    return !(e instanceof Deno.errors.NotFound);
+  }
+}
+
+/** Writes the marker into `dir`, a folder Deft created for code that is not the user's. */
+export async function markNotTrusted(dir: string): Promise<void> {
+  await Deno.writeTextFile(
+    join(dir, NOT_TRUSTED_MARKER),
+    "Deft created this folder for a batch task. Folders below it are never trusted through " +
+      "`trusted_folders` entries above it (see docs/configuration.md).\n",
+  );
+}
+
+/** The `trusted_folders` strings of a parsed user config (its checked form lives in load.ts). */
+function trustedFoldersOf(text: string): string[] {
+  const value = parseDocument(text, { uniqueKeys: false }).get("trusted_folders");
   if (!value || typeof value !== "object" || !("items" in value)) return [];
   return (value as { items: unknown[] }).items
     .map((item) => isScalar(item) ? item.value : item)
     .filter((item): item is string => typeof item === "string");
 }
 
-/** True when `dir` (a real path) or one of its parents is trusted. */
-export async function isTrusted(dir: string): Promise<boolean> {
-  const folders = await trustedFolders();
-  return folders.some((folder) =>
-    dir === folder || dir.startsWith(folder.endsWith(sep) ? folder : folder + sep)
-  );
-}
-
 /**
- * Adds (or with `revoke`, removes) `dir` in the user config's `trusted_folders`, keeping the
- * file's comments and layout. Returns the user config's path. Throws when there is no home.
+ * The user config `user` (its path and text, already checked by the loader; undefined when there
+ * is none) with `dir` added to `trusted_folders`, or removed with `revoke`, keeping the file's
+ * comments and layout. Writes it and returns its path. Throws when there is no home.
  */
-export async function setTrust(dir: string, revoke = false): Promise<string> {
-  const path = userConfigPath();
-  if (!path) throw new Error("Cannot find the user config folder: set HOME or XDG_CONFIG_HOME.");
-  const text = (await readUserConfig()) ?? "";
+export async function setTrust(
+  user: { path: string; text: string } | undefined,
+  dir: string,
+  revoke = false,
+): Promise<string> {
+  const path = user?.path ?? userConfigPath();
+  if (!path) {
+    throw new ConfigError("Cannot find the user config folder: set HOME or XDG_CONFIG_HOME.");
+  }
+  const text = user?.text ?? "";
   const parsed = parseDocument(text);
   if (parsed.errors.length > 0) {
-    throw new Error(
+    throw new ConfigError(
       `${path} is not valid YAML (${parsed.errors[0].message.split("\n")[0]}); fix it first.`,
     );
   }
-  const current = await trustedFolders();
+  const current = trustedFoldersOf(text);
   const next = revoke ? current.filter((f) => f !== dir) : [...new Set([...current, dir])];
   const doc: Document = isMap(parsed.contents) ? parsed : new Document({});
   doc.set("trusted_folders", doc.createNode(next));
@@ -78,14 +146,21 @@ export interface UntrustedLayer {
 
 /**
  * Keeps only the harmless keys of `repoText` (the repository's config at `repoPath`) and sets
- * them over `userText` (the user's config, possibly empty). Invalid YAML is returned unchanged so
- * the loader reports it with its position.
+ * them over `userText` (the user's config, possibly empty). The loader checks both texts first
+ * (with positions in its messages); YAML that is still not a mapping here is an error, never a
+ * reason to load the repository's text as it is.
  */
 export function layerUntrusted(repoText: string, repoPath: string, userText = ""): UntrustedLayer {
-  const repo = parseDocument(repoText);
-  if (repo.errors.length > 0 || !isMap(repo.contents)) return { text: repoText };
-  const user = parseDocument(userText);
-  if (user.errors.length > 0) return { text: repoText };
+  const repo = parseDocument(repoText, { uniqueKeys: false });
+  const user = parseDocument(userText, { uniqueKeys: false });
+  for (
+    const [doc, path] of [[repo, repoPath], [user, userConfigPath() ?? "your config"]] as const
+  ) {
+    if (doc.errors.length > 0 || (doc.contents !== null && !isMap(doc.contents))) {
+      throw new ConfigError(`${path}: not a YAML mapping of config keys; fix it first.`);
+    }
+  }
+  if (!isMap(repo.contents)) return { text: userText };
   const merged: Document = isMap(user.contents) ? user : new Document({});
   const ignored: string[] = [];
   for (const pair of repo.contents.items) {
@@ -114,16 +189,4 @@ export function layerUntrusted(repoText: string, repoPath: string, userText = ""
     `(${userConfigPath() ?? "~/.config/deft/config.yaml"}), or run \`deft trust ${folder}\` if ` +
     `you trust this repository.`;
   return { text: merged.toString(), warning };
-}
-
-/** The user config's text, or undefined when it does not exist. */
-export async function readUserConfig(): Promise<string | undefined> {
-  const path = userConfigPath();
-  if (!path) return undefined;
-  try {
-    return await Deno.readTextFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return undefined;
-    throw e;
-  }
 }
