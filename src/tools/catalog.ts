@@ -56,7 +56,8 @@ export const CATALOG: readonly CatalogEntry[] = [
   },
   {
     definition: CKG,
-    runs: "tool-host",
+    // The one tool that writes Deft's cache: away from the editors (see ToolPlacement).
+    runs: "cache-host",
     approval: "read-only",
     load: async () => (await import("./ckg/tool.ts")).CkgTool,
   },

@@ -9,7 +9,7 @@ import { drawBoundary, sessionTemp } from "../../policy/boundary.ts";
 import type { SessionTemp } from "../../policy/session_temp.ts";
 import type { Tool, ToolContext, ToolExecResult } from "../base.ts";
 import { DEFAULT_TOOL_NAMES, resolveToolNames } from "../catalog.ts";
-import { createTools, placeOf } from "../registry.ts";
+import { createTools, isSandboxed, placeOf } from "../registry.ts";
 import type { Host } from "../stand_in.ts";
 import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 import { workerEntry } from "./entry.ts";
@@ -248,10 +248,9 @@ export async function createHostedTools(
 ): Promise<Tool[]> {
   if (readEnv("DEFT_TOOLS_IN_PROCESS") === "1") return createTools(context, names);
   // The sandboxed host's code loads only when a tool goes there, off every other start-up path.
-  const sandboxedStarter =
-    resolveToolNames(names).some((n) => placeOf(n, context.settings) === "sandboxed")
-      ? (await import("./sandboxed.ts")).sandboxedLinkStarter(context.settings)
-      : startWorkerLink;
+  const sandboxed = resolveToolNames(names).some((n) => isSandboxed(placeOf(n, context.settings)))
+    ? (await import("./sandboxed.ts")).sandboxedLinkStarter
+    : undefined;
   return createTools(
     context,
     names,
@@ -260,7 +259,7 @@ export async function createHostedTools(
         context,
         group,
         dirs,
-        place === "sandboxed" ? sandboxedStarter : startWorkerLink,
+        isSandboxed(place) && sandboxed ? sandboxed(context.settings, place) : startWorkerLink,
       ),
   );
 }
