@@ -44,6 +44,12 @@ export interface CatalogEntry {
   readonly definition: ToolDefinitionSource;
   readonly runs: ToolPlacement;
   readonly approval: ApprovalClass;
+  /**
+   * Seconds a call may take unless configured otherwise (else the host's default, 300 s). The
+   * file editors answer in well under a second, so theirs is short: a call stuck on a slow file
+   * ends soon, with an error saying so, instead of holding the host for minutes.
+   */
+  readonly deadline?: number;
   /** Imports the implementation's module; called on the tool's first call only. */
   readonly load: () => Promise<ToolClass>;
 }

@@ -142,7 +142,8 @@ export class ToolHost implements Host {
   #send(request: Outgoing, seconds: number, what: string): Promise<HostReply> {
     const id = this.#nextId++;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const expire = () => {
         if (!this.#pending.has(id)) return;
         this.#pending.delete(id);
         resolve({
@@ -159,7 +160,7 @@ export class ToolHost implements Host {
           `the tool host was restarted because ${what} ran past its ${seconds} s deadline; ` +
           `tool state was lost and the next call starts fresh`,
         ]);
-      }, Math.min(seconds * 1000, MAX_TIMER_MS));
+      };
       // Registered at once, so a crash during start-up answers this request too.
       this.#pending.set(id, (reply) => {
         clearTimeout(timer);
@@ -167,6 +168,9 @@ export class ToolHost implements Host {
       });
       this.#start().then((link) => {
         if (!this.#pending.has(id)) return;
+        // The deadline counts the call's own run: starting the host has its limit of its own
+        // (START_TIMEOUT_MS), so a short deadline is not eaten by a slow start under load.
+        timer = setTimeout(expire, Math.min(seconds * 1000, MAX_TIMER_MS));
         try {
           link.post({ ...request, id } as HostRequest);
         } catch (e) {
