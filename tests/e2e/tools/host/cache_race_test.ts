@@ -11,6 +11,34 @@ import { join } from "node:path";
 import { createHostedTools } from "../../../../src/tools/host/remote.ts";
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
 import { tempDir } from "../../../helpers/temp.ts";
+import { pidsByCmdline } from "../../../tools/bash/helpers.ts";
+
+/** Mount point → options ("ro"/"rw"…) of each sandboxed host of workspace `ws` (not bwrap). */
+async function hostMounts(ws: string): Promise<Map<string, string>[]> {
+  const hosts: Map<string, string>[] = [];
+  for (const pid of await pidsByCmdline("__tool-host")) {
+    // /proc is read through bash: Deno asks for --allow-all to read it.
+    const out = await new Deno.Command("bash", {
+      args: [
+        "-c",
+        'cat "/proc/$1/cmdline"; printf "\\n--\\n"; cat "/proc/$1/mountinfo"',
+        "t",
+        String(pid),
+      ],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const [argv, mountinfo = ""] = new TextDecoder().decode(out.stdout).split("\n--\n");
+    if (argv.split("\0")[0].endsWith("bwrap") || !argv.includes(ws)) continue;
+    const mounts = new Map<string, string>();
+    for (const line of mountinfo.split("\n")) {
+      const fields = line.split(" ");
+      if (fields.length > 5) mounts.set(fields[4], fields[5]);
+    }
+    hosts.push(mounts);
+  }
+  return hosts;
+}
 
 // renameat2(RENAME_EXCHANGE) swaps the two names atomically, as fast as it can.
 const SWAPPER = `
@@ -70,6 +98,23 @@ Deno.test("sandboxed host: a folder swapped for a symlink into Deft's cache neve
     assert.ok(found.success, String(found.error));
     assert.match(String(found.output), /lib\.py/);
     const graphFiles = Object.keys(await files(ckg));
+    // Two hosts now: the editors' cannot write the cache; the code graph's writes only it.
+    assert.ok(
+      (await call("str_replace_based_edit_tool", { command: "view", path: ws })).success,
+    );
+    const hosts = await hostMounts(ws);
+    assert.equal(hosts.length, 2, "the editors' host and the code graph's");
+    const graphHost = hosts.find((m) => m.has(ckg));
+    const editorsHost = hosts.find((m) => !m.has(ckg));
+    assert.ok(graphHost && editorsHost);
+    assert.match(graphHost.get(ckg)!, /^rw\b/, "the code graph's host writes its cache folder");
+    assert.match(graphHost.get(ws)!, /^ro\b/, "and only reads the workspace");
+    assert.match(editorsHost.get(ws)!, /^rw\b/, "the editors' host writes the workspace");
+    assert.deepEqual(
+      [...editorsHost.keys()].filter((m) => m.startsWith(cacheDir.path)),
+      [],
+      "and nothing of Deft's cache is mounted writable there",
+    );
     const before = await files(ckg);
 
     await Deno.mkdir(join(ws, "d"));
