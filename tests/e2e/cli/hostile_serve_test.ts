@@ -173,9 +173,9 @@ while True:
     }
     swapper.kill("SIGKILL");
     await swapper.status;
-    // The editor refuses a FIFO before opening it, so only a swap between that check and the open
-    // reaches a blocking open; it is rare. When it happened, the deadline stopped the call, and
-    // the restart killed the old shell's process group, background job included.
+    // The editor refuses a FIFO before opening it, and opens without waiting, so a swap between
+    // that check and the open no longer blocks at all. Should a call still run past its
+    // deadline, the restart must have killed the old shell's process group, job included.
     if (stopped >= 1) {
       assert.ok(
         await eventually(async () => (await pidsByCmdline(job)).length === 0),
