@@ -43,11 +43,15 @@ const STDERR_TAIL_BYTES = 4096;
 export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPlace): LinkStarter {
   return (boundary, entry, events) => {
     const cache = place === "sandboxed-cache";
+    const ckgDir = boundary.context.settings.ckgDir;
+    // A workspace that holds the graph's folder (Deft run on $HOME) stays writable for the graph:
+    // binding a folder inside it that the model's shell can swap would be worse.
+    const graphInWorkspace = !!ckgDir && isInside(boundary.dirs.workspace, ckgDir);
     const launch = toolHostLaunch(processPolicy(boundary.dirs.workspace, settings), {
       argv: [...deftArgv(permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
       readOnly: codePaths(boundary, entry),
       writable: ownFolders(boundary, cache),
-      readOnlyWorkspace: cache,
+      readOnlyWorkspace: cache && !graphInWorkspace,
     });
     const child = spawnChild(launch, { stdin: "piped" });
     const writer = child.stdin.getWriter();

@@ -158,3 +158,30 @@ Deno.test("sandboxed host: a folder swapped for a symlink into Deft's cache neve
     await executor.closeTools();
   }
 });
+
+Deno.test("sandboxed host: a graph folder inside the workspace (Deft run on $HOME) is still written to disk", async () => {
+  await using wsDir = await tempDir("deft-cache-inside-ws-");
+  const ws = wsDir.path;
+  const ckgDir = join(ws, ".cache", "deft", "ckg");
+  await Deno.writeTextFile(join(ws, "lib.py"), "def helper():\n    return 1\n");
+  const tools = await createHostedTools(
+    { provider: "anthropic", workspace: ws, settings: { sandbox: "workspace-write", ckgDir } },
+    ["ckg"],
+  );
+  const executor = new ToolExecutor(tools);
+  try {
+    const found = await executor.executeToolCall({
+      name: "ckg",
+      call_id: "c",
+      arguments: { command: "search_function", path: ws, identifier: "helper" },
+    });
+    assert.ok(found.success, String(found.error));
+    assert.match(String(found.output), /lib\.py/);
+    assert.ok(
+      Object.keys(await files(ckgDir)).some((name) => name.endsWith(".db")),
+      "the graph's database is on disk, not only in memory",
+    );
+  } finally {
+    await executor.closeTools();
+  }
+});
