@@ -213,7 +213,7 @@ Deno.test("editor without a sandbox (none): outside paths are refused; under the
         if (r.success) continue;
         assert.match(
           String(r.error),
-          /changed while the editor was using it|leaves the workspace|is outside the workspace|does not exist|not a regular file|No replacement was performed/,
+          /changed while the editor was using it|leaves the workspace|is outside the workspace|does not exist|not a regular file|No replacement was performed|the file was not changed/,
           `a refusal that names its cause: ${r.error}`,
         );
       }
