@@ -1,8 +1,14 @@
 /**
  * `deft serve`: tool calls as NDJSON on stdin, results as NDJSON on stdout. A line holds one call
  * `{"id", "name", "arguments"}` or a JSON array of calls (a batch). Every call gets one result
- * line, in input order; a bad line gets an error line and the server goes on. Tool state lives
- * until end of input, then the tools are closed.
+ * line; a bad line gets an error line and the server goes on. Tool state lives until end of
+ * input, then the tools are closed.
+ *
+ * Without `--parallel` the lines run one after another and are answered in input order, as a
+ * script expects (a `create` before the `view` of that file). With `--parallel` each line starts
+ * as soon as it is read and is answered when it finishes (a batch's calls together, in the
+ * batch's order): one slow or stuck call then never holds back the answers to the others, which
+ * the client matches by `id`.
  */
 import { type ToolCall, type ToolCallResult, ToolExecutor } from "../tools/executor.ts";
 import { registeredToolNames } from "../tools/catalog.ts";
@@ -38,6 +44,16 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
     await executor.closeTools().catch(() => {});
     Deno.exit(code);
   });
+  // Replies go out a whole line group at a time, never interleaved.
+  let written = Promise.resolve();
+  const write = (replies: Reply[]): Promise<void> => {
+    written = written.then(() =>
+      writeStdout(replies.map((r) => JSON.stringify(r) + "\n").join(""))
+    );
+    return written;
+  };
+  const parallel = opts.parallel ?? false;
+  const running = new Set<Promise<void>>();
   try {
     let lineNumber = 0;
     for await (const event of readLines(Deno.stdin.readable, maxLineBytes)) {
@@ -50,14 +66,21 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
             `(--max-line-bytes); it was skipped. Send smaller calls, e.g. write big content ` +
             `to a file in pieces.`,
         );
-        await writeStdout(JSON.stringify(reply) + "\n");
+        await write([reply]);
         continue;
       }
       const line = event.line;
       if (line.trim() === "") continue;
-      const replies = await answer(executor, line, lineNumber, opts.parallel ?? false);
-      await writeStdout(replies.map((r) => JSON.stringify(r) + "\n").join(""));
+      const answered = answer(executor, line, lineNumber, parallel).then(write);
+      if (!parallel) {
+        await answered;
+        continue;
+      }
+      const tracked: Promise<void> = answered.finally(() => running.delete(tracked));
+      running.add(tracked);
     }
+    // End of input: every call still running is answered before the tools close.
+    await Promise.all(running);
   } finally {
     removeSignals();
     if (!stopping) await executor.closeTools();

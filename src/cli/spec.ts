@@ -113,7 +113,11 @@ export const PIPELINE_COMMANDS = {
     arguments: [],
     options: [
       WORKING_DIR,
-      { long: "parallel", description: "run the calls of a batch (a JSON array line) at once" },
+      {
+        long: "parallel",
+        description:
+          "run calls at once: each line, and the calls of a batch; answer as they finish",
+      },
       SANDBOX,
       DEADLINE,
       MAX_LINE_BYTES,

@@ -243,14 +243,24 @@ export interface ToolHostPlaces {
   argv: readonly string[];
   /** Deft's code and Deno, read-only inside. */
   readOnly: readonly string[];
-  /** Deft's private temp folder and the code graph's folder, writable inside. */
+  /**
+   * Deft's own folders the host writes, writable inside: the editors' host its private temp
+   * folder; the code graph's host that and the graph's folder in Deft's cache.
+   */
   writable: readonly string[];
+  /** The workspace read-only inside, whatever the mode (a host that only reads it). */
+  readOnlyWorkspace?: boolean;
 }
 
 /** Deft itself as the sandboxed tool host, confined like the shell. */
 export function toolHostLaunch(policy: ProcessPolicy, places: ToolHostPlaces): Launch {
+  const mode = places.readOnlyWorkspace
+    ? "read-only"
+    : policy.sandbox === "none"
+    ? "workspace-write"
+    : policy.sandbox;
   const { program, args } = sandboxCommand(places.argv, {
-    mode: policy.sandbox === "none" ? "workspace-write" : policy.sandbox,
+    mode,
     workspace: policy.workspace,
     cwd: policy.workspace,
     bwrapPath: policy.bwrapPath,

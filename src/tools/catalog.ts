@@ -22,6 +22,9 @@ import { TASK_DONE } from "./task_done.ts";
 
 export type { ApprovalClass, CatalogEntry, ToolPlacement } from "./catalog_types.ts";
 
+/** The file editors' default deadline: they open and read files, nothing that takes long. */
+export const FILE_TOOL_DEADLINE_SECONDS = 30;
+
 /** Every built-in tool, in registration order. */
 export const CATALOG: readonly CatalogEntry[] = [
   {
@@ -34,12 +37,14 @@ export const CATALOG: readonly CatalogEntry[] = [
     definition: EDIT,
     runs: "tool-host",
     approval: "edits-files",
+    deadline: FILE_TOOL_DEADLINE_SECONDS,
     load: async () => (await import("./edit/tool.ts")).EditTool,
   },
   {
     definition: JSON_EDIT,
     runs: "tool-host",
     approval: "edits-files",
+    deadline: FILE_TOOL_DEADLINE_SECONDS,
     load: async () => (await import("./json_edit/tool.ts")).JsonEditTool,
   },
   {
@@ -56,7 +61,8 @@ export const CATALOG: readonly CatalogEntry[] = [
   },
   {
     definition: CKG,
-    runs: "tool-host",
+    // The one tool that writes Deft's cache: away from the editors (see ToolPlacement).
+    runs: "cache-host",
     approval: "read-only",
     load: async () => (await import("./ckg/tool.ts")).CkgTool,
   },

@@ -16,11 +16,17 @@ export interface ToolDefinitionSource {
  * - `in-process`: in Deft's own process. Only for pure tools, which touch no file and start no
  *   process.
  * - `tool-host`: in the tool host, a worker fenced by Deno's permissions; with a sandbox, that
- *   worker runs inside bubblewrap too (the sandboxed host).
+ *   worker runs inside bubblewrap too (the sandboxed host), where the workspace and a private
+ *   temp folder are the only writable places.
+ * - `cache-host`: like `tool-host`, but with a sandbox in a sandboxed host of its own, the only
+ *   one that may write Deft's cache (the code graph's databases, other workspaces' among them).
+ *   It writes there through Deft's own fixed paths, never through a path the model names, and
+ *   its workspace is read-only; so the model's paths, raced or not, never lead a write into the
+ *   cache from the editors' host, which cannot write it at all.
  * - `confines-itself`: in the permission-fenced worker even with a sandbox, because the tool
  *   starts its own sandbox for what it runs (bash starts each shell in bubblewrap).
  */
-export type ToolPlacement = "in-process" | "tool-host" | "confines-itself";
+export type ToolPlacement = "in-process" | "tool-host" | "cache-host" | "confines-itself";
 
 /**
  * What a call of the tool can do, which is what the approval gate asks about.
@@ -38,6 +44,12 @@ export interface CatalogEntry {
   readonly definition: ToolDefinitionSource;
   readonly runs: ToolPlacement;
   readonly approval: ApprovalClass;
+  /**
+   * Seconds a call may take unless configured otherwise (else the host's default, 300 s). The
+   * file editors answer in well under a second, so theirs is short: a call stuck on a slow file
+   * ends soon, with an error saying so, instead of holding the host for minutes.
+   */
+  readonly deadline?: number;
   /** Imports the implementation's module; called on the tool's first call only. */
   readonly load: () => Promise<ToolClass>;
 }

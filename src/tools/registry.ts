@@ -20,23 +20,35 @@ export {
 
 /**
  * Where a tool's calls are answered: this process, the permission-fenced worker, or the worker
- * inside bubblewrap (the sandboxed host).
+ * inside bubblewrap: `sandboxed` (the editors' host: writes the workspace and its private temp
+ * folder only) or `sandboxed-cache` (the code graph's host: writes its folder in Deft's cache,
+ * reads the workspace).
  */
-export type Place = "process" | "worker" | "sandboxed";
+export type Place = "process" | "worker" | "sandboxed" | "sandboxed-cache";
+
+/** The places that are a bubblewrap'd `deft __tool-host`. */
+export type SandboxedPlace = Extract<Place, "sandboxed" | "sandboxed-cache">;
 
 /** Makes the host for the tools placed in the worker or in the sandboxed host. */
 export type HostMaker = (place: Exclude<Place, "process">, names: string[]) => Host;
 
 /**
- * Where the registered tool `name` runs under `settings`. With a sandbox, the tools that do not
- * confine themselves move into the sandboxed host; bash goes on starting its own bubblewrap from
- * the worker.
+ * Where the registered tool `name` runs under `settings`: the one decision of placement. With a
+ * sandbox, the tools that do not confine themselves move into a sandboxed host, the code graph
+ * (which writes Deft's cache) into one of its own; bash goes on starting its own bubblewrap from
+ * the worker. Without one, they share the worker: there the model's shell can write anywhere
+ * the user can, so separate hosts would guard nothing (docs/sandbox.md says what `none` leaves).
  */
 export function placeOf(name: string, settings: ToolSettings): Place {
   const { runs } = entryOf(name);
   if (runs === "in-process") return "process";
   if (runs === "confines-itself" || (settings.sandbox ?? "none") === "none") return "worker";
-  return "sandboxed";
+  return runs === "cache-host" ? "sandboxed-cache" : "sandboxed";
+}
+
+/** True for the places that are a sandboxed host. */
+export function isSandboxed(place: Place): place is SandboxedPlace {
+  return place === "sandboxed" || place === "sandboxed-cache";
 }
 
 /**

@@ -65,7 +65,7 @@ Deno.test("placement: pure tools in process, the rest in the worker; a sandbox m
     json_edit_tool: "sandboxed",
     sequentialthinking: "process",
     task_done: "process",
-    ckg: "sandboxed",
+    ckg: "sandboxed-cache",
   });
 });
 
@@ -86,12 +86,13 @@ Deno.test("the factory makes one host per place and hands each stand-in's calls 
   });
   assert.deepEqual(made, [
     ["worker", ["bash"]],
-    ["sandboxed", ["str_replace_based_edit_tool", "json_edit_tool", "ckg"]],
+    ["sandboxed", ["str_replace_based_edit_tool", "json_edit_tool"]],
+    ["sandboxed-cache", ["ckg"]],
   ]);
   assert.ok(tools.every((t) => t instanceof StandInTool));
   const byName = new Map(tools.map((t) => [t.name, t as StandInTool]));
   assert.ok(byName.get("task_done")!.host instanceof InProcessHost);
   assert.equal((await byName.get("ckg")!.execute({})).output, "hosted");
   assert.equal((await byName.get("task_done")!.execute({})).output, "Task done.");
-  assert.deepEqual(calls, ["sandboxed:ckg"]);
+  assert.deepEqual(calls, ["sandboxed-cache:ckg"]);
 });

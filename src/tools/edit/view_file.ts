@@ -4,7 +4,7 @@
  * lines are decoded.
  */
 import { FileToolError } from "../fs/errors.ts";
-import { confirmPinned, openPinned, readPinned } from "../fs/pinned.ts";
+import { confirmPinned, openPinned, type PinnedHandle, readPinned } from "../fs/pinned.ts";
 import { formatSize } from "../fs/size.ts";
 import { BINARY_SAMPLE_BYTES, binaryReason } from "./binary.ts";
 import {
@@ -189,7 +189,7 @@ async function scanLines(
   return scan;
 }
 
-async function scanFile(file: Deno.FsFile, from: number, to: number): Promise<LineScan> {
+async function scanFile(file: PinnedHandle, from: number, to: number): Promise<LineScan> {
   const buffer = new Uint8Array(CHUNK_BYTES);
   const kept: Uint8Array[] = [];
   let keptBytes = 0;

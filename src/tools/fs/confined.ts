@@ -9,7 +9,7 @@ import { confine, OutsideWorkspaceError, UnresolvablePathError } from "../../pol
 import { fail, type ToolContext, type ToolExecResult } from "../base.ts";
 import { FileToolError } from "./errors.ts";
 import { withFileLock } from "./lock.ts";
-import { type PinnedRead, readPinned } from "./pinned.ts";
+import { type PinnedRead, readPinned, swappedError } from "./pinned.ts";
 import { formatSize } from "./size.ts";
 
 /**
@@ -35,7 +35,9 @@ export function withConfinedFile(
   // the order they were made; the lock on the real path then also serialises other spellings.
   return withFileLock(`path:${normalize(path)}`, async () => {
     try {
-      const real = await confine(context.workspace, path);
+      const real = await confine(context.workspace, path).catch((e) => {
+        throw changedWhileResolving(e) ? swappedError(path) : e;
+      });
       return await withFileLock(real, () => fn(real));
     } catch (e) {
       if (
@@ -47,6 +49,15 @@ export function withConfinedFile(
       throw e;
     }
   });
+}
+
+/**
+ * True for what resolving a path meets only when the path changes under it: a name seen as a
+ * symlink that is no longer one (readlink's EINVAL), or gone, when its target is read.
+ */
+function changedWhileResolving(e: unknown): boolean {
+  return e instanceof Deno.errors.NotFound ||
+    (e instanceof Error && (e as { code?: string }).code === "EINVAL");
 }
 
 /** How a tool words its refusals to read a file; each editor keeps its own for the model. */

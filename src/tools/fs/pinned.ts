@@ -8,6 +8,7 @@
  * operation runs synchronously, so no other code of this thread sees the changed directory, and
  * the previous working directory is restored at once.
  */
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { basename, dirname } from "node:path";
 import { FileToolError } from "./errors.ts";
 
@@ -51,7 +52,8 @@ export interface PinnedRead {
 /**
  * Reads the regular file at real path `real` without following a symlink or a swapped directory
  * out of it. A path that is not a regular file (a FIFO, a device) is refused before it is opened,
- * so the read cannot block.
+ * and one swapped in after that check is opened without waiting and refused, so the read cannot
+ * block.
  */
 export function readPinned(real: string, shown: string): PinnedRead {
   const { file, info } = openPinned(real, shown);
@@ -72,9 +74,16 @@ export function readPinned(real: string, shown: string): PinnedRead {
   return { bytes, info };
 }
 
+/** An open regular file, read in steps; `null` at its end. */
+export interface PinnedHandle {
+  readSync(buffer: Uint8Array): number | null;
+  read(buffer: Uint8Array): Promise<number | null>;
+  close(): void;
+}
+
 /** A file opened by `openPinned`, and its metadata as the opened file sees it. */
 export interface PinnedFile {
-  file: Deno.FsFile;
+  file: PinnedHandle;
   info: Deno.FileInfo;
 }
 
@@ -97,19 +106,78 @@ export function openPinned(real: string, shown: string): PinnedFile {
     }
     if (before.isSymlink) throw swappedError(shown);
     if (!before.isFile) throw notRegular(shown);
-    const file = Deno.openSync(name, { read: true });
+    const fd = openNonBlocking(name, shown);
     try {
-      const info = file.statSync();
+      const info = fileInfo(fstatSync(fd));
       if (!info.isFile || info.ino !== before.ino || info.dev !== before.dev) {
         throw swappedError(shown);
       }
       assertStillThere(dirname(real), name, info.ino, shown);
-      return { file, info };
+      return { file: handleOf(fd), info };
     } catch (e) {
-      file.close();
+      closeSync(fd);
       throw e;
     }
   });
+}
+
+/**
+ * Opens `name` for reading without ever waiting. A FIFO (or a device) swapped in between the
+ * check and the open would make a plain open wait for a writer, holding the tool host's thread,
+ * and every call behind it, until the call's deadline; with `O_NONBLOCK` it opens at once and
+ * the caller refuses it by its type. On a regular file the flag changes nothing. `O_NOFOLLOW`
+ * refuses a symlink swapped in as the last part (where Deno does not resolve the path first).
+ */
+function openNonBlocking(name: string, shown: string): number {
+  try {
+    return openSync(name, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP" || code === "ENXIO") {
+      throw swappedError(shown);
+    }
+    throw e;
+  }
+}
+
+function handleOf(fd: number): PinnedHandle {
+  const readSyncAt = (buffer: Uint8Array): number | null => {
+    if (buffer.length === 0) return 0;
+    const n = readSync(fd, buffer, 0, buffer.length, null);
+    return n === 0 ? null : n;
+  };
+  return {
+    readSync: readSyncAt,
+    read: (buffer) => Promise.resolve(readSyncAt(buffer)),
+    close: () => closeSync(fd),
+  };
+}
+
+/** Node's `Stats` of an open file as the `Deno.FileInfo` the editors use. */
+function fileInfo(s: Stats): Deno.FileInfo {
+  return {
+    isFile: s.isFile(),
+    isDirectory: s.isDirectory(),
+    isSymlink: s.isSymbolicLink(),
+    isBlockDevice: s.isBlockDevice(),
+    isCharDevice: s.isCharacterDevice(),
+    isFifo: s.isFIFO(),
+    isSocket: s.isSocket(),
+    size: s.size,
+    mtime: s.mtime,
+    atime: s.atime,
+    birthtime: s.birthtime,
+    ctime: s.ctime,
+    dev: s.dev,
+    ino: s.ino,
+    mode: s.mode,
+    nlink: s.nlink,
+    uid: s.uid,
+    gid: s.gid,
+    rdev: s.rdev,
+    blksize: s.blksize,
+    blocks: s.blocks,
+  };
 }
 
 /**

@@ -1,20 +1,31 @@
 /** The write-permission check both editors make before replacing a file. */
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
 import { FileToolError } from "./errors.ts";
 
 /**
  * Refuses a file its owner made read-only. An atomic rename would replace it regardless of its
- * permissions, so the editors ask the kernel first (this honours root, ACLs and group bits).
+ * permissions, so the editors ask the kernel first (this honours root, ACLs and group bits). The
+ * open never waits: a FIFO swapped in for the file (no reader) fails at once with ENXIO instead
+ * of holding the call until a reader comes.
  */
 export async function assertWritable(real: string, shown: string): Promise<void> {
   try {
-    (await Deno.open(real, { write: true })).close();
+    await (await open(real, constants.O_WRONLY | constants.O_NONBLOCK)).close();
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+    const code = (e as { code?: string }).code;
+    if (code === "ENOENT" || code === "ENOTDIR" || e instanceof Deno.errors.NotFound) {
       throw new FileToolError(`The path ${shown} does not exist. Please provide a valid path.`);
     }
-    if (e instanceof Deno.errors.PermissionDenied) {
+    if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
       throw new FileToolError(
         `The file ${shown} is not writable (permission denied); it was not changed.`,
+      );
+    }
+    if (code === "ENXIO") {
+      throw new FileToolError(
+        `The path ${shown} is not a regular file (a device, socket or pipe); the editor only ` +
+          `works on regular files.`,
       );
     }
     throw e;

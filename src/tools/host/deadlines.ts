@@ -4,6 +4,7 @@
  * open, an evaluation that never returns) cannot stall the calls after it.
  */
 import { normalizeToolName } from "../base.ts";
+import { entryOf, resolveToolName } from "../catalog.ts";
 
 /** Seconds a call may take when nothing else is configured. */
 export const DEFAULT_DEADLINE_SECONDS = 300;
@@ -21,8 +22,10 @@ export const CLOSE_DEADLINE_SECONDS = 30;
 export type Deadlines = Readonly<Record<string, number>>;
 
 /**
- * The deadline in seconds of one call to `tool`. Bash answers by its own `timeout` (argument,
- * else `bashTimeout`, else 120 s), so its deadline is never shorter than that plus a margin.
+ * The deadline in seconds of one call to `tool`: the configured one for the tool, else the
+ * configured `default`, else the tool's own in the catalog (the file editors' is short), else
+ * `DEFAULT_DEADLINE_SECONDS`. Bash answers by its own `timeout` (argument, else `bashTimeout`,
+ * else 120 s), so its deadline is never shorter than that plus a margin.
  */
 export function deadlineSeconds(
   deadlines: Deadlines | undefined,
@@ -35,7 +38,9 @@ export function deadlineSeconds(
   for (const [name, value] of Object.entries(deadlines ?? {})) {
     if (normalizeToolName(name) === wanted) seconds = value;
   }
-  seconds ??= deadlines?.default ?? DEFAULT_DEADLINE_SECONDS;
+  const known = resolveToolName(tool);
+  seconds ??= deadlines?.default ?? (known ? entryOf(known).deadline : undefined) ??
+    DEFAULT_DEADLINE_SECONDS;
   if (wanted === "bash") {
     const timeout = typeof args.timeout === "number" && args.timeout > 0
       ? args.timeout

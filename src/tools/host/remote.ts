@@ -9,7 +9,7 @@ import { drawBoundary, sessionTemp } from "../../policy/boundary.ts";
 import type { SessionTemp } from "../../policy/session_temp.ts";
 import type { Tool, ToolContext, ToolExecResult } from "../base.ts";
 import { DEFAULT_TOOL_NAMES, resolveToolNames } from "../catalog.ts";
-import { createTools, placeOf } from "../registry.ts";
+import { createTools, isSandboxed, placeOf } from "../registry.ts";
 import type { Host } from "../stand_in.ts";
 import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 import { workerEntry } from "./entry.ts";
@@ -142,7 +142,8 @@ export class ToolHost implements Host {
   #send(request: Outgoing, seconds: number, what: string): Promise<HostReply> {
     const id = this.#nextId++;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const expire = () => {
         if (!this.#pending.has(id)) return;
         this.#pending.delete(id);
         resolve({
@@ -159,7 +160,7 @@ export class ToolHost implements Host {
           `the tool host was restarted because ${what} ran past its ${seconds} s deadline; ` +
           `tool state was lost and the next call starts fresh`,
         ]);
-      }, Math.min(seconds * 1000, MAX_TIMER_MS));
+      };
       // Registered at once, so a crash during start-up answers this request too.
       this.#pending.set(id, (reply) => {
         clearTimeout(timer);
@@ -167,6 +168,9 @@ export class ToolHost implements Host {
       });
       this.#start().then((link) => {
         if (!this.#pending.has(id)) return;
+        // The deadline counts the call's own run: starting the host has its limit of its own
+        // (START_TIMEOUT_MS), so a short deadline is not eaten by a slow start under load.
+        timer = setTimeout(expire, Math.min(seconds * 1000, MAX_TIMER_MS));
         try {
           link.post({ ...request, id } as HostRequest);
         } catch (e) {
@@ -248,10 +252,9 @@ export async function createHostedTools(
 ): Promise<Tool[]> {
   if (readEnv("DEFT_TOOLS_IN_PROCESS") === "1") return createTools(context, names);
   // The sandboxed host's code loads only when a tool goes there, off every other start-up path.
-  const sandboxedStarter =
-    resolveToolNames(names).some((n) => placeOf(n, context.settings) === "sandboxed")
-      ? (await import("./sandboxed.ts")).sandboxedLinkStarter(context.settings)
-      : startWorkerLink;
+  const sandboxed = resolveToolNames(names).some((n) => isSandboxed(placeOf(n, context.settings)))
+    ? (await import("./sandboxed.ts")).sandboxedLinkStarter
+    : undefined;
   return createTools(
     context,
     names,
@@ -260,7 +263,7 @@ export async function createHostedTools(
         context,
         group,
         dirs,
-        place === "sandboxed" ? sandboxedStarter : startWorkerLink,
+        isSandboxed(place) && sandboxed ? sandboxed(context.settings, place) : startWorkerLink,
       ),
   );
 }

@@ -1,12 +1,19 @@
 /**
- * The tool host inside the sandbox. With `sandbox` other than `none`, the tools that touch files
- * (the editor, the JSON editor, the code graph and the git it runs) do not run in Deft's own
- * process: Deft starts itself again as `deft __tool-host` inside bubblewrap, with the same
- * confinement as the shell (the workspace the only writable place besides Deft's private temp
- * folder and the code graph's cache, no network, no host sockets, its own PID namespace, dying
- * with Deft). That process runs the usual permission-fenced worker (relay.ts), so Deno's
- * permissions stay a second fence. A symlink swapped in mid-call or a hostile `.git/config` can then reach nothing the
- * shell could not. Messages are the worker's, one JSON object a line over stdin and stdout.
+ * The tool hosts inside the sandbox. With `sandbox` other than `none`, the tools that touch files
+ * do not run in Deft's own process: Deft starts itself again as `deft __tool-host` inside
+ * bubblewrap, with the same confinement as the shell (no network, no host sockets, its own PID
+ * namespace, dying with Deft). That process runs the usual permission-fenced worker (relay.ts),
+ * so Deno's permissions stay a second fence. Messages are the worker's, one JSON object a line
+ * over stdin and stdout.
+ *
+ * There are two such hosts, by what they may write (`placeOf` decides which tool goes where):
+ * - the editors' (`sandboxed`): the workspace and the host's private temp folder, nothing else.
+ *   Every path the model names leads here, and a folder the model's shell swaps for a symlink
+ *   mid-call can lead a write nowhere the shell could not write itself.
+ * - the code graph's (`sandboxed-cache`): the graph's folder in Deft's cache (which holds other
+ *   workspaces' databases too) and its private temp folder, the workspace read-only. It writes
+ *   the cache only at paths Deft makes from the workspace's own real path, never at one the model
+ *   names, and no path of the model's can lead it to write anything else.
  */
 import { isAbsolute } from "node:path";
 import { deftArgv } from "../../policy/self.ts";
@@ -16,6 +23,7 @@ import { permissionFlags } from "../../policy/grants.ts";
 import { isInside } from "../../policy/workspace.ts";
 import { readLines } from "../../line_reader.ts";
 import type { ToolSettings } from "../base.ts";
+import type { SandboxedPlace } from "../registry.ts";
 import type { HostReply } from "./protocol.ts";
 import type { LinkStarter } from "./link.ts";
 
@@ -31,13 +39,19 @@ export interface BootMessage {
 /** Keeps the end of what the process says on stderr, for the message when it dies. */
 const STDERR_TAIL_BYTES = 4096;
 
-/** A starter for the sandboxed host under `settings` (sandbox mode, bwrap). */
-export function sandboxedLinkStarter(settings: ToolSettings): LinkStarter {
+/** A starter for the sandboxed host at `place` under `settings` (sandbox mode, bwrap). */
+export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPlace): LinkStarter {
   return (boundary, entry, events) => {
+    const cache = place === "sandboxed-cache";
+    const ckgDir = boundary.context.settings.ckgDir;
+    // A workspace that holds the graph's folder (Deft run on $HOME) stays writable for the graph:
+    // binding a folder inside it that the model's shell can swap would be worse.
+    const graphInWorkspace = !!ckgDir && isInside(boundary.dirs.workspace, ckgDir);
     const launch = toolHostLaunch(processPolicy(boundary.dirs.workspace, settings), {
       argv: [...deftArgv(permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
       readOnly: codePaths(boundary, entry),
-      writable: ownFolders(boundary),
+      writable: ownFolders(boundary, cache),
+      readOnlyWorkspace: cache && !graphInWorkspace,
     });
     const child = spawnChild(launch, { stdin: "piped" });
     const writer = child.stdin.getWriter();
@@ -112,12 +126,19 @@ function codePaths(boundary: Boundary, entry: string): string[] {
 }
 
 /**
- * Deft's private temp folder and the code graph's folder in its cache, writable inside (created
- * first: bwrap binds folders). The rest of the cache stays read-only.
+ * The host's private temp folder and, for the code graph's host (`cache`), the graph's folder in
+ * Deft's cache: writable inside (created first: bwrap binds folders). Everything else of Deft's
+ * stays read-only; the editors' host cannot write the cache at all.
+ *
+ * The private temp folder is the editors' host's own: made fresh for this host (0700), used by
+ * none of Deft's code (bash's saved output lives in the worker's own temp folder, not this one),
+ * invisible to the model's shell, removed when the host closes. A raced path that leads a write
+ * there only puts the model's own bytes where nothing reads them, for one session.
  */
-function ownFolders(boundary: Boundary): string[] {
+function ownFolders(boundary: Boundary, cache: boolean): string[] {
   const folders: string[] = [];
-  for (const dir of [boundary.dirs.temp, boundary.context.settings.ckgDir]) {
+  const own = cache ? [boundary.dirs.temp, boundary.context.settings.ckgDir] : [boundary.dirs.temp];
+  for (const dir of own) {
     if (!dir || isInside(boundary.dirs.workspace, dir)) continue;
     try {
       Deno.mkdirSync(dir, { recursive: true });

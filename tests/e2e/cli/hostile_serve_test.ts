@@ -7,6 +7,19 @@ import { join } from "node:path";
 import { runDeft } from "../../helpers/deft.ts";
 import { ServerProcess } from "../../helpers/server_process.ts";
 import { eventually, pidsByCmdline } from "../../tools/bash/helpers.ts";
+import { tempDir } from "../../helpers/temp.ts";
+
+// Swaps `target.txt` for a FIFO and back, as fast as it can, until killed.
+const FIFO_SWAPPER = `
+import os, sys
+os.chdir(sys.argv[1])
+while True:
+    os.mkfifo("p.tmp")
+    os.rename("p.tmp", "target.txt")
+    with open("f.tmp", "w") as f:
+        f.write("hi\\n")
+    os.rename("f.tmp", "target.txt")
+`;
 
 async function bashAnswers(server: ServerProcess, id: string): Promise<void> {
   const started = Date.now();
@@ -160,9 +173,9 @@ while True:
     }
     swapper.kill("SIGKILL");
     await swapper.status;
-    // The editor refuses a FIFO before opening it, so only a swap between that check and the open
-    // reaches a blocking open; it is rare. When it happened, the deadline stopped the call, and
-    // the restart killed the old shell's process group, background job included.
+    // The editor refuses a FIFO before opening it, and opens without waiting, so a swap between
+    // that check and the open no longer blocks at all. Should a call still run past its
+    // deadline, the restart must have killed the old shell's process group, job included.
     if (stopped >= 1) {
       assert.ok(
         await eventually(async () => (await pidsByCmdline(job)).length === 0),
@@ -195,4 +208,115 @@ Deno.test("serve refuses object and array ids with an error line", async () => {
   const out = run.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
   assert.deepEqual(out.map((o) => [o.id, o.success]), [[null, false], [null, false], [3, true]]);
   assert.match(out[0].error, /object or array "id"/);
+});
+
+/** Reads replies until every id in `ids` has one; returns them by id, with when each came. */
+async function repliesFor(
+  server: ServerProcess,
+  ids: string[],
+  sent: number,
+  limitMs: number,
+): Promise<Map<string, { reply: Record<string, unknown>; ms: number }>> {
+  const got = new Map<string, { reply: Record<string, unknown>; ms: number }>();
+  while (got.size < ids.length) {
+    const reply = await server.next(limitMs);
+    got.set(String(reply.id), { reply, ms: Date.now() - sent });
+  }
+  assert.deepEqual([...got.keys()].sort(), [...ids].sort());
+  return got;
+}
+
+Deno.test("serve --parallel: a slow call and a file swapped for a FIFO never hold back the other calls", async () => {
+  await using dir = await tempDir("deft-fifo-parallel-");
+  const target = join(dir.path, "target.txt");
+  const other = join(dir.path, "other.txt");
+  await Deno.writeTextFile(target, "hello\n");
+  await Deno.writeTextFile(other, "other file\n");
+  const swapper = new Deno.Command("/usr/bin/python3", {
+    args: ["-c", FIFO_SWAPPER, dir.path],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  // Without a sandbox the editors and the shell share one worker: a call that held the worker's
+  // thread (an open waiting on a FIFO) would hold the shell's answers too.
+  const server = new ServerProcess(["serve", "--parallel", "-w", dir.path, "--sandbox", "none"]);
+  try {
+    // A call that takes a while: the calls sent after it are answered before it.
+    let sent = Date.now();
+    await server.sendJson({
+      id: "slow",
+      name: "bash",
+      arguments: { command: "sleep 6; echo slept" },
+    });
+    await server.sendJson({ id: "done", name: "task_done", arguments: {} });
+    await server.sendJson({
+      id: "view",
+      name: "str_replace_based_edit_tool",
+      arguments: { command: "view", path: other },
+    });
+    const first = await repliesFor(server, ["slow", "done", "view"], sent, 30_000);
+    assert.ok(first.get("done")!.ms < 4_000, `task_done waited ${first.get("done")!.ms} ms`);
+    // The view needs the worker, which the bash call may still be starting: it must come before
+    // the slow call's answer, whatever the load.
+    assert.ok(
+      first.get("view")!.ms < first.get("slow")!.ms,
+      `the view (${first.get("view")!.ms} ms) waited for the slow call (${
+        first.get("slow")!.ms
+      } ms)`,
+    );
+    assert.match(String(first.get("view")!.reply.output), /other file/);
+    assert.equal(first.get("slow")!.reply.output, "slept\n");
+    // Views of the raced file beside a task_done, a bash echo and a view of another file, round
+    // after round: every one is answered within seconds (never the 30 s deadline), the raced
+    // view with its content or an error naming the problem.
+    let refused = 0;
+    for (let round = 0; round < 300; round++) {
+      sent = Date.now();
+      await server.sendJson({
+        id: `t${round}`,
+        name: "str_replace_based_edit_tool",
+        arguments: { command: "view", path: target },
+      });
+      await server.sendJson({ id: `d${round}`, name: "task_done", arguments: {} });
+      await server.sendJson({
+        id: `b${round}`,
+        name: "bash",
+        arguments: { command: "echo alive" },
+      });
+      await server.sendJson({
+        id: `o${round}`,
+        name: "str_replace_based_edit_tool",
+        arguments: { command: "view", path: other },
+      });
+      const got = await repliesFor(
+        server,
+        ["t", "d", "b", "o"].map((p) => p + round),
+        sent,
+        20_000,
+      );
+      for (const [id, { reply, ms }] of got) {
+        assert.ok(ms < 10_000, `round ${round}: ${id} took ${ms} ms: ${JSON.stringify(reply)}`);
+        if (id.startsWith("t") && !reply.success) {
+          refused++;
+          assert.match(
+            String(reply.error),
+            /changed while the editor was using it|not a regular file|does not exist/,
+          );
+        } else {
+          assert.equal(reply.success, true, `${id}: ${reply.error}`);
+        }
+      }
+      assert.match(String(got.get(`b${round}`)!.reply.output), /alive/);
+      assert.match(String(got.get(`o${round}`)!.reply.output), /other file/);
+    }
+    swapper.kill("SIGKILL");
+    await swapper.status;
+    assert.ok(refused > 0, "the race reached the editor at least once");
+    assert.equal(await server.end(20_000), 0);
+  } finally {
+    try {
+      swapper.kill("SIGKILL");
+    } catch { /* already ended */ }
+    await swapper.status;
+  }
 });

@@ -163,3 +163,75 @@ for (const where of ["$TMPDIR", "$HOME"]) {
     });
   });
 }
+
+/**
+ * What the editors promise without a sandbox, and only that (docs/sandbox.md, "What remains"):
+ * a path whose real location is outside the workspace is refused, always; under a process that
+ * swaps a folder for a symlink while they work, each call still ends (with its result or a
+ * refusal saying the path changed), but a read or write can land outside, rarely. That is not
+ * asserted against here because it is not promised: with `sandbox: none` the model's shell,
+ * which runs the swapper, can read and write outside directly anyway.
+ */
+Deno.test("editor without a sandbox (none): outside paths are refused; under the swap race every call ends", async () => {
+  await withOutside(undefined, async (outside) => {
+    await writeFiles(outside, OUTSIDE_FILES);
+    const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-race-none-" }));
+    const temp = await Deno.makeTempDir({ prefix: "deft-race-temp-" });
+    const tools = await createHostedTools(
+      { provider: "anthropic", workspace: ws, settings: { sandbox: "none" } },
+      ["str_replace_based_edit_tool", "json_edit_tool", "bash"],
+      { temp },
+    );
+    const executor = new ToolExecutor(tools);
+    let n = 0;
+    const call = (name: string, args: Record<string, unknown>) =>
+      executor.executeToolCall({ name, call_id: `c${n++}`, arguments: args });
+    // Held still, a symlink out is refused for reading and for writing, and nothing appears.
+    const refusedStill = async () => {
+      const view = await call("str_replace_based_edit_tool", {
+        command: "view",
+        path: `${ws}/link/f.txt`,
+      });
+      assert.equal(view.success, false);
+      assert.match(String(view.error), /outside|leaves the workspace/);
+      assert.ok(!String(view.output).includes(OUTSIDE_MARKER));
+      const made = await call("str_replace_based_edit_tool", {
+        command: "create",
+        path: `${ws}/link/still.txt`,
+        file_text: "x\n",
+      });
+      assert.equal(made.success, false);
+      await assert.rejects(Deno.stat(`${outside}/still.txt`), Deno.errors.NotFound);
+    };
+    try {
+      await prepareRace(ws, outside);
+      await refusedStill();
+      const started = await call("bash", { command: START_SWAPPER });
+      assert.equal(started.output, "swapping\n", String(started.error));
+      const results = await race(ws, call);
+      const swaps = await call("bash", { command: "wait; cat swaps" });
+      assert.ok(Number(swaps.output) > 100, `the race really ran (${swaps.output} swaps)`);
+      for (const r of results) {
+        if (r.success) continue;
+        assert.match(
+          String(r.error),
+          /changed while the editor was using it|leaves the workspace|is outside the workspace|does not exist|not a regular file|No replacement was performed|the file was not changed/,
+          `a refusal that names its cause: ${r.error}`,
+        );
+      }
+      // Whichever name holds the real folder once the swapper stops, a symlink out is refused.
+      const [d, link] = [await Deno.lstat(`${ws}/d`), await Deno.lstat(`${ws}/link`)];
+      if (d.isSymlink) await Deno.rename(`${ws}/d`, `${ws}/tmp-swap`);
+      if (d.isSymlink) await Deno.rename(`${ws}/link`, `${ws}/d`);
+      if (d.isSymlink) await Deno.rename(`${ws}/tmp-swap`, `${ws}/link`);
+      assert.ok(d.isSymlink !== link.isSymlink, "one name is the folder, one the link");
+      await refusedStill();
+      await assertEditorsWork(ws, call);
+    } finally {
+      await Deno.writeTextFile(`${ws}/stop`, "").catch(() => {});
+      await executor.closeTools();
+      await Deno.remove(ws, { recursive: true });
+      await Deno.remove(temp, { recursive: true });
+    }
+  });
+});

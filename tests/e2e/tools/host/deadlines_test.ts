@@ -4,6 +4,7 @@ import {
   DEFAULT_DEADLINE_SECONDS,
   parseDeadlines,
 } from "../../../../src/tools/host/deadlines.ts";
+import { FILE_TOOL_DEADLINE_SECONDS } from "../../../../src/tools/catalog.ts";
 import { runDeft } from "../../../helpers/deft.ts";
 
 Deno.test("--deadline takes SECONDS or TOOL=SECONDS pairs", () => {
@@ -19,7 +20,10 @@ Deno.test("--deadline takes SECONDS or TOOL=SECONDS pairs", () => {
 });
 
 Deno.test("a tool's deadline: its own, else default, else 300 s; bash never below its timeout", () => {
-  assert.equal(deadlineSeconds(undefined, "json_edit_tool", {}), DEFAULT_DEADLINE_SECONDS);
+  // The file editors have a short one of their own (issue 28, finding 9); other tools 300 s.
+  assert.equal(deadlineSeconds(undefined, "json_edit_tool", {}), FILE_TOOL_DEADLINE_SECONDS);
+  assert.equal(deadlineSeconds(undefined, "str_replace_based_edit_tool", {}), 30);
+  assert.equal(deadlineSeconds(undefined, "ckg", {}), DEFAULT_DEADLINE_SECONDS);
   assert.equal(deadlineSeconds({ default: 9 }, "json_edit_tool", {}), 9);
   assert.equal(deadlineSeconds({ default: 9, JSON_EDIT_TOOL: 2 }, "json_edit_tool", {}), 2);
   assert.equal(deadlineSeconds({ bash: 5 }, "bash", {}), 180);
