@@ -134,7 +134,12 @@ export async function refusal(target: string): Promise<string | undefined> {
   }
   if (info.isSymlink) return `${target} is a symbolic link (to ${await Deno.readLink(target)})`;
   if (!info.isFile) return `${target} is not a regular file`;
-  const file = await Deno.open(target);
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(target);
+  } catch (e) {
+    return `${target} exists and cannot be read (${(e as Error).message})`;
+  }
   try {
     const bytes = new Uint8Array(SNIFF_BYTES);
     const n = await file.read(bytes) ?? 0;
