@@ -1,20 +1,30 @@
 /**
- * Deft's entry point. Pipeline commands with a plain command line (`deft tool`, `deft tools`,
- * `deft serve`) take a fast path that never loads commander; everything else, including help and
- * usage errors, goes through the full commander program in src/cli/program.ts. Tools that touch
- * the system run in a worker started from this same module with narrowed permissions.
+ * Deft's entry point. `deft --version` and pipeline commands with a plain command line
+ * (`deft tool`, `deft tools`, `deft serve`) take a fast path that never loads commander;
+ * everything else, including help and usage errors, goes through the full commander program in
+ * src/cli/program.ts. Tools that touch the system run in a worker started from this same module
+ * with narrowed permissions.
  *
  * Nothing is imported statically: a static import would load in the tool worker too, which needs
  * none of the CLI (and every module it loads delays its first tool call).
  */
 
 async function main(args: string[]): Promise<number> {
-  const [{ runPipelineCommand }, { fastParse }, { UsageError, writeStderr }] = await Promise.all([
+  const [
+    { runPipelineCommand },
+    { fastAnswer, fastParse },
+    { UsageError, writeStderr, writeStdout },
+  ] = await Promise.all([
     import("./src/cli/dispatch.ts"),
     import("./src/cli/fast.ts"),
     import("./src/cli/io.ts"),
   ]);
   try {
+    const answer = fastAnswer(args);
+    if (answer !== undefined) {
+      await writeStdout(answer);
+      return 0;
+    }
     const fast = fastParse(args);
     if (fast) return await runPipelineCommand(fast);
     const { runProgram } = await import("./src/cli/program.ts");

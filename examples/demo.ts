@@ -28,6 +28,8 @@ try {
   const flags = deftFlags();
   const code = await run(Deno.execPath(), [
     "run",
+    // The npm packages' download progress (a fresh machine's first run) would bury the demo.
+    "--quiet",
     ...flags,
     `${root}main.ts`,
     "run",

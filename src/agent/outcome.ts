@@ -49,7 +49,10 @@ export interface RunOutcome {
 
 /** What to compute besides the patch stats. */
 export interface OutcomeOptions {
-  /** Write the patch here (`--patch-path`); then a patch is made even outside a git repository. */
+  /**
+   * Write the patch here (`--patch-path`). Outside a git repository (the command checks before the
+   * run, but the model may remove `.git`) nothing is written and the console says why.
+   */
   patchPath?: string;
   /** The recording a replayed run is compared with. */
   recording?: Trajectory;
@@ -71,16 +74,26 @@ export async function runOutcome(
   let patchPath: string | null = null;
   let files: FileChange[] = [];
   const sandbox = gitSandbox(workspace, config.toolSettings);
-  if (opts.patchPath || await isGitRepo(workspace, sandbox).catch(() => true)) {
+  if (await isGitRepo(workspace, sandbox).catch(() => true)) {
+    let failed = false;
     const patch = await workspacePatch(workspace, { sandbox }).catch((e) => {
       console.note(`warning: could not compute the patch: ${(e as Error).message}`);
+      failed = true;
       return "";
     });
     files = await patchStats(patch);
-    if (opts.patchPath) {
+    if (opts.patchPath && !failed) {
       patchPath = resolve(opts.patchPath);
       await Deno.writeTextFile(patchPath, patch);
+    } else if (opts.patchPath) {
+      console.note(`warning: no patch written to ${resolve(opts.patchPath)}`);
     }
+  } else if (opts.patchPath) {
+    // An empty file would read as "the run changed nothing", which nobody can know here.
+    console.note(
+      `warning: ${workspace} is not a git repository (any more), so there is no patch: ` +
+        `nothing written to ${resolve(opts.patchPath)}`,
+    );
   }
   const usage = recorder.data.total_usage;
   const costUsd = costOf(

@@ -4,6 +4,7 @@ import { loadConfig } from "../config/load.ts";
 import { type ConfigOverrides, resolveRunConfig } from "../config/resolve.ts";
 import { writeStderr, writeStdout } from "./io.ts";
 import { maskForDisplay } from "../policy/secrets.ts";
+import type { ToolSettings } from "../tools/base.ts";
 
 /** Options of `deft config`. */
 export interface ConfigOptions extends ConfigOverrides {
@@ -38,18 +39,17 @@ export async function configCommand(opts: ConfigOptions): Promise<number> {
     },
     settings: m.settings,
   });
+  const tools = toolSettingsAsInFile(run.toolSettings);
+  const shell = tools.shell_environment as ToolSettings["shellEnvironment"];
   const shown = {
     config_file: run.configPath ?? "(none found; defaults)",
     model: model(run.model),
     lakeview: run.lakeview ? model(run.lakeview) : null,
     agent: run.agent,
-    tool_settings: {
-      ...run.toolSettings,
-      shellEnvironment: run.toolSettings.shellEnvironment && {
-        ...run.toolSettings.shellEnvironment,
-        set: maskRecord(run.toolSettings.shellEnvironment.set),
-      },
-    },
+    sandbox: tools.sandbox,
+    allow_network: tools.allow_network,
+    ...(shell ? { shell_environment: { ...shell, set: maskRecord(shell.set) } } : {}),
+    tool_settings: tools.tool_settings,
     mcp_servers: Object.fromEntries(
       Object.entries(run.mcpServers).map(([name, s]) => [name, {
         ...s,
@@ -61,4 +61,42 @@ export async function configCommand(opts: ConfigOptions): Promise<number> {
   };
   await writeStdout(stringify(shown, { aliasDuplicateObjects: false }));
   return 0;
+}
+
+/**
+ * Each resolved tool setting under the key the config file gives it (`allowNetwork` is
+ * `allow_network`, `bashTimeoutSeconds` is `tool_settings.bash_timeout`), or null for the ones
+ * Deft sets itself at run time. A Record over every key, so a new setting cannot reach the
+ * output under its code name: the compiler asks where it goes.
+ */
+const FILE_KEYS: Record<keyof ToolSettings, string | null> = {
+  sandbox: "sandbox",
+  allowNetwork: "allow_network",
+  shellEnvironment: "shell_environment",
+  bashTimeoutSeconds: "tool_settings.bash_timeout",
+  outputLimit: "tool_settings.output_limit",
+  maxFileBytes: "tool_settings.max_file_bytes",
+  ckgDir: "tool_settings.ckg_dir",
+  deadlines: "tool_settings.deadlines",
+  bwrapPath: null,
+  unsharePath: null,
+  tempDir: null,
+  singleCall: null,
+};
+
+/** The tool settings laid out as in the config file: top-level keys and `tool_settings`. */
+export function toolSettingsAsInFile(
+  settings: ToolSettings,
+): Record<string, unknown> & { tool_settings: Record<string, unknown> } {
+  const out: Record<string, unknown> & { tool_settings: Record<string, unknown> } = {
+    tool_settings: {},
+  };
+  for (const [key, value] of Object.entries(settings)) {
+    const name = FILE_KEYS[key as keyof ToolSettings];
+    if (!name || value === undefined) continue;
+    if (name.startsWith("tool_settings.")) {
+      out.tool_settings[name.slice("tool_settings.".length)] = value;
+    } else out[name] = value;
+  }
+  return out;
 }

@@ -80,7 +80,11 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   }
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
   const workspace = await workspaceOf(opts.workingDir);
-  if (opts.mustPatch) await requireGitRepo(workspace);
+  if (opts.mustPatch) await requireGitRepo(workspace, "--must-patch", "drop --must-patch");
+  // A patch is `git diff`: outside a repository the file would always be empty, so say so first.
+  if (opts.patchPath !== undefined) {
+    await requireGitRepo(workspace, "--patch-path", "drop --patch-path");
+  }
   const session = await openSession(opts, {
     workspace,
     console: chooseConsole({ outputFormat: opts.outputFormat, color: opts.color, workspace }),
@@ -164,12 +168,13 @@ function report(session: Session, outcome: RunOutcome, trajectory: string): void
   }
 }
 
-// --must-patch judges the run by `git diff`; outside a repository no run could ever pass.
-async function requireGitRepo(workspace: string): Promise<void> {
+// --must-patch judges the run by `git diff` and --patch-path writes it; outside a repository no
+// run could ever pass, and the patch would be empty.
+async function requireGitRepo(workspace: string, flag: string, otherwise: string): Promise<void> {
   if (await isGitRepo(workspace)) return;
   throw new UsageError(
-    `--must-patch needs a git repository, and ${workspace} is not inside one: run ` +
-      "`git init && git add -A && git commit -m base` there first, or drop --must-patch.",
+    `${flag} needs a git repository, and ${workspace} is not inside one: run ` +
+      `\`git init && git add -A && git commit -m base\` there first, or ${otherwise}.`,
   );
 }
 

@@ -1,8 +1,13 @@
 /**
+ * Near misses the editors answer with a hint: a relative path (where the model probably meant the
+ * same path under the workspace) and an `old_str` that does not occur in the file.
+ *
  * When `old_str` does not occur in the file, find where the model probably meant, so it can copy
  * the exact text instead of guessing again. Most misses are whitespace (tabs vs spaces, trailing
  * blanks, indentation), so whitespace is made visible in the answer.
  */
+
+import { isAbsolute, relative, resolve, sep } from "node:path";
 
 // Candidates shown at most.
 const MAX_CANDIDATES = 3;
@@ -21,6 +26,21 @@ interface Candidate {
   /** 1 for "equal but for whitespace", else a similarity in 0..1. */
   score: number;
   whitespaceOnly: boolean;
+}
+
+/**
+ * The error for a relative `path`: it names the workspace path the model probably meant, but only
+ * when that path stays inside the workspace. A path that climbs out (`../etc/passwd`) gets no
+ * suggestion, since following it would only earn a refusal (or invite a retry outside).
+ */
+export function relativePathError(prefix: string, path: string, workspace: string): string {
+  const meant = resolve(workspace, path);
+  const inside = relative(workspace, meant);
+  if (inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+    return `${prefix} Paths must be absolute and inside the workspace ${workspace}; ` +
+      `${path} leads outside it.`;
+  }
+  return `${prefix} Maybe you meant ${meant}?`;
 }
 
 /**

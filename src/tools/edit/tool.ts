@@ -1,6 +1,6 @@
 /** `str_replace_based_edit_tool`: view, create and edit files, byte-exact and confined. */
 import { EDIT } from "./definition.ts";
-import { dirname, isAbsolute, join } from "node:path";
+import { dirname, isAbsolute } from "node:path";
 import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
 import { preserving, writeFileAtomic } from "../fs/atomic.ts";
 import { isMissing, statRegular, withConfinedFile } from "../fs/confined.ts";
@@ -12,6 +12,7 @@ import { checkName, DecodeError, encode, isUtf16, UnencodableError } from "./enc
 import { type CreateRecord, EditHistory, type SpliceRecord } from "./history.ts";
 import { planInsert } from "./insert.ts";
 import { foldInput } from "./line_breaks.ts";
+import { relativePathError } from "./near_miss.ts";
 import { planUnderEveryReading, uncertainEditNote } from "./readings.ts";
 import { planReplace } from "./replace.ts";
 import { editSnippet } from "./snippet.ts";
@@ -38,10 +39,11 @@ export class EditTool extends Tool {
     const command = args.command as string;
     const path = args.path as string;
     if (!isAbsolute(path)) {
-      return Promise.resolve(fail(
-        `The path ${path} is not an absolute path, it should start with \`/\`. Maybe you meant ` +
-          `${join(this.context.workspace, path)}?`,
-      ));
+      return Promise.resolve(fail(relativePathError(
+        `The path ${path} is not an absolute path, it should start with \`/\`.`,
+        path,
+        this.context.workspace,
+      )));
     }
     return withConfinedFile(
       this.context,

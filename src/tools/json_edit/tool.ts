@@ -1,6 +1,7 @@
 /** `json_edit_tool`: view and change JSON files by JSONPath, keeping their formatting. */
 import { JSON_EDIT } from "./definition.ts";
-import { isAbsolute, join } from "node:path";
+import { relativePathError } from "../edit/near_miss.ts";
+import { isAbsolute } from "node:path";
 import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
 import { preserving, writeFileAtomic } from "../fs/atomic.ts";
 import { readConfinedFile, type ReadRefusals, withConfinedFile } from "../fs/confined.ts";
@@ -21,9 +22,7 @@ export class JsonEditTool extends Tool {
     const path = args.file_path as string;
     if (!isAbsolute(path)) {
       return Promise.resolve(fail(
-        `File path must be absolute: ${path}. Maybe you meant ${
-          join(this.context.workspace, path)
-        }?`,
+        relativePathError(`File path must be absolute: ${path}.`, path, this.context.workspace),
       ));
     }
     const jsonPath = args.json_path as string | undefined;
