@@ -38,7 +38,7 @@ Deno.test("catalog: where each tool runs", () => {
     json_edit_tool: "tool-host",
     sequentialthinking: "in-process",
     task_done: "in-process",
-    ckg: "tool-host",
+    ckg: "cache-host",
   });
 });
 
