@@ -74,7 +74,17 @@ export function formatEdgeText(result: EdgeResult, printBody: boolean): string {
       : `${m.file}:${m.line}`;
     const via = m.depth > 1 ? `, via ${m.base}` : "";
     const defined = m.symbol ? "" : " (definition not indexed)";
-    output += `${i + 1}. ${where} ${m.symbol?.subkind ?? "class"} ${m.name}${via}${defined}\n`;
+    const notes: string[] = [];
+    if (m.impl && m.symbol) notes.push(`impl at ${m.impl.path}:${m.impl.line}`);
+    if (m.ambiguous) {
+      notes.push(
+        `ambiguous: ${m.ambiguous} definitions are named ${m.name} and the impl's file names none of them`,
+      );
+    }
+    const note = notes.length > 0 ? ` (${notes.join("; ")})` : "";
+    output += `${i + 1}. ${where} ${
+      m.symbol?.subkind ?? "class"
+    } ${m.name}${via}${defined}${note}\n`;
     if (printBody && m.body !== undefined) output += `${m.body}\n\n`;
     const clipped = clip(output, i + 1, matches.length);
     if (clipped) return clipped;
@@ -135,6 +145,8 @@ export function edgeJson(result: EdgeResult): Record<string, unknown> {
       base: m.base,
       depth: m.depth,
       definition: symbol(m.symbol),
+      ...(m.impl ? { impl: m.impl } : {}),
+      ...(m.ambiguous ? { ambiguous: m.ambiguous } : {}),
       ...(m.body !== undefined ? { body: m.body } : {}),
     })),
   };

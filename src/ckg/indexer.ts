@@ -226,7 +226,7 @@ export async function refreshScope(
   let done = 0;
   const progress = () => options.onProgress?.(++done, total);
   const writes: (() => void)[] = [];
-  // C and C++ files with syntax errors and preprocessor conditionals, to parse again (`recover`).
+  // C and C++ files with syntax errors, to parse again (`recover`).
   const recoveries: { item: Pending; outcome: CaptureOutcome & { ok: true } }[] = [];
   const flush = () => {
     if (writes.length === 0) return;
@@ -335,31 +335,56 @@ export async function refreshScope(
     flush();
   }
 
-  // C and C++ files with syntax errors and preprocessor conditionals, parsed again keeping one
-  // branch of each conditional; the parse that yields more definitions is kept.
+  // C and C++ files with syntax errors, parsed again: keeping one branch of each preprocessor
+  // conditional, then, if errors remain, one top-level definition at a time, so a bad region
+  // costs only the definition it is in. The parse that yields the most definitions is kept.
   async function recover(item: Pending, outcome: CaptureOutcome & { ok: true }): Promise<void> {
-    const text = kit.oneBranchOnly(item.text)!;
-    const again = await kit.captureInProcess(
-      item.lang,
-      text,
-      options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS,
-    ).catch(() => undefined);
-    const before = kit.extractSymbols(item.lang, item.text, outcome.result);
-    if (again?.ok) {
-      const after = kit.extractSymbols(item.lang, text, again.result);
-      if (!again.result.hasError || after.length > before.length) {
-        // Definitions only the other branches hold (`#else` variants with other names) stay too.
-        const names = new Set(after.map((symbol) => symbol.name));
-        const parents = new Set(before.map((symbol) => symbol.parent));
-        const extra = before.filter((symbol, index) =>
-          symbol.parent < 0 && !parents.has(index) && !names.has(symbol.name)
-        );
-        const symbols = [...after, ...extra];
-        keep(item, again.result.hasError, symbols, kit.extractRefs(text, again.result, after));
-        return;
+    const timeout = options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const whole = kit.extractSymbols(item.lang, item.text, outcome.result);
+    let best = { text: item.text, result: outcome.result, symbols: whole };
+    const branch = kit.oneBranchOnly(item.text);
+    if (branch !== undefined) {
+      const again = await kit.captureInProcess(item.lang, branch, timeout).catch(() => undefined);
+      if (again?.ok) {
+        const after = kit.extractSymbols(item.lang, branch, again.result);
+        if (!again.result.hasError || after.length > whole.length) {
+          best = { text: branch, result: again.result, symbols: after };
+        }
       }
     }
-    keep(item, true, before, kit.extractRefs(item.text, outcome.result, before));
+    if (best.result.hasError) {
+      const cuts = kit.definitionCuts(best.text);
+      const pieces = cuts.length > 1
+        ? await kit.captureByDefinition(item.lang, best.text, cuts, timeout).catch(() => undefined)
+        : undefined;
+      if (pieces?.ok) {
+        const after = kit.extractSymbols(item.lang, best.text, pieces.result);
+        if (after.length >= best.symbols.length) {
+          best = { text: best.text, result: pieces.result, symbols: after };
+        }
+      }
+    }
+    if (best.text === item.text) {
+      keep(
+        item,
+        best.result.hasError,
+        best.symbols,
+        kit.extractRefs(item.text, best.result, best.symbols),
+      );
+      return;
+    }
+    // Definitions only the other branches hold (`#else` variants with other names) stay too.
+    const names = new Set(best.symbols.map((symbol) => symbol.name));
+    const parents = new Set(whole.map((symbol) => symbol.parent));
+    const extra = whole.filter((symbol, index) =>
+      symbol.parent < 0 && !parents.has(index) && !names.has(symbol.name)
+    );
+    keep(
+      item,
+      best.result.hasError,
+      [...best.symbols, ...extra],
+      kit.extractRefs(best.text, best.result, best.symbols),
+    );
   }
 
   function keep(
@@ -376,8 +401,7 @@ export async function refreshScope(
 
   function recordParsed(item: Pending, outcome: CaptureOutcome): void {
     if (
-      outcome.ok && outcome.result.hasError && (item.lang === "c" || item.lang === "cpp") &&
-      kit.oneBranchOnly(item.text) !== undefined
+      outcome.ok && outcome.result.hasError && (item.lang === "c" || item.lang === "cpp")
     ) {
       recoveries.push({ item, outcome });
       return;

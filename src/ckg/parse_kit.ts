@@ -6,5 +6,5 @@
 export { extractSymbols } from "./extract.ts";
 export { extractRefs } from "./edges.ts";
 export { InProcessParsing, WorkerPool } from "./worker_pool.ts";
-export { oneBranchOnly } from "./preproc.ts";
-export { captureInProcess } from "./runtime.ts";
+export { definitionCuts, oneBranchOnly } from "./preproc.ts";
+export { captureByDefinition, captureInProcess } from "./runtime.ts";

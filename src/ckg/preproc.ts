@@ -56,3 +56,54 @@ export function oneBranchOnly(text: string): string | undefined {
 function blank(line: string): string {
   return line.replace(/[^\r]/g, " ");
 }
+
+/**
+ * Where `text` can be cut into top-level definitions, for parsing each on its own when one bad
+ * region (an initializer holding `#define` rows, a macro tree-sitter misreads, an unbalanced
+ * brace) would otherwise swallow or misplace the definitions after it: the offsets of lines that
+ * start at column 0 with a name (not a label) right after a line that ends a declaration or
+ * definition (`}`, `;`), a preprocessor directive or a comment. Code inside a function is
+ * indented in practice, as ctags also assumes. The first cut is 0.
+ */
+export function definitionCuts(text: string): number[] {
+  const cuts = [0];
+  let ended = true;
+  let inComment = false;
+  let continued = false;
+  let offset = 0;
+  for (const line of text.split("\n")) {
+    const start = offset;
+    offset += line.length + 1;
+    const trimmed = line.trim();
+    if (continued) {
+      continued = trimmed.endsWith("\\");
+      ended = true;
+      continue;
+    }
+    if (inComment) {
+      if (trimmed.includes("*/")) {
+        inComment = false;
+        ended = ended || /\*\/\s*$/.test(trimmed);
+      }
+      continue;
+    }
+    if (trimmed === "") continue;
+    if (trimmed.startsWith("#")) {
+      continued = trimmed.endsWith("\\");
+      ended = true;
+      continue;
+    }
+    if (trimmed.startsWith("//")) continue;
+    if (trimmed.startsWith("/*")) {
+      if (!trimmed.includes("*/")) inComment = true;
+      continue;
+    }
+    if (ended && start > 0 && /^[A-Za-z_]/.test(line) && !/^[A-Za-z_]\w*\s*:(?!:)/.test(line)) {
+      cuts.push(start);
+    }
+    const code = trimmed.replace(/\/\/.*$/, "").replace(/\/\*.*?\*\//g, "").trimEnd();
+    if (/\/\*/.test(code) && !/\*\//.test(code.slice(code.lastIndexOf("/*")))) inComment = true;
+    ended = /[;}]$/.test(code);
+  }
+  return cuts;
+}
