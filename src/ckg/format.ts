@@ -61,8 +61,20 @@ function bullets(items: readonly string[]): string {
   return items.map((item) => `- ${item}`).join("\n");
 }
 
+/** What a name no file holds can still be. */
+export const MISS_MEANING = "It may still exist as a name the C preprocessor builds (`##` " +
+  "pasting, a macro that expands to a definition), one spelled with escapes (`\\u0061`), or one " +
+  "in a file type the graph does not parse; a text search (grep) finds the spelled forms.";
+
 function formatMiss(result: SearchResult, noun: string): string {
   const lines = [`No ${noun} named ${result.identifier} found.`];
+  if (result.absent) {
+    lines.push(
+      `No file under this path holds the name ${result.absent.name}: the index has no symbol or ` +
+        `use of it, and none of the ${result.absent.scanned} files not yet indexed contains it, ` +
+        `so a complete index would not find it either. ${MISS_MEANING}`,
+    );
+  }
   if (result.suggestions.length > 0) {
     const names = result.suggestions.map((s) => {
       const command = COMMAND_FOR[s.kind];
@@ -104,6 +116,7 @@ export function searchJson(result: SearchResult, root: string): Record<string, u
       ...(body !== undefined ? { body } : {}),
     })),
     suggestions: result.suggestions,
+    ...(result.absent ? { absent: { ...result.absent, note: MISS_MEANING } } : {}),
     not_indexed: result.unindexed.map((f) => ({
       file: `${root}/${f.path}`,
       status: f.status,

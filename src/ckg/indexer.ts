@@ -89,6 +89,12 @@ export interface RefreshReport {
   parser: string;
   /** New or changed files the prefilter left unparsed (not recorded: a later refresh parses them). */
   deferred: number;
+  /**
+   * With a prefilter: new or changed files read in this refresh whose bytes hold the name
+   * (parsed ones, and deferred ones a narrower needle turned away). Zero means no file the index
+   * does not already cover mentions the name at all.
+   */
+  holding: number;
   /** Changed files not looked at because the byte budget ran out. */
   remaining: number;
   /** With `keepParsing`: the parsers this refresh started, still open (the caller closes them). */
@@ -168,6 +174,7 @@ export async function refreshScope(
     skippedDirs: discovery.skippedDirs,
     parser: "none",
     deferred: 0,
+    holding: 0,
     remaining: 0,
     elapsedMs: 0,
   };
@@ -290,6 +297,7 @@ export async function refreshScope(
       const outcome = await readCandidate(fs, candidate, needle);
       if (outcome.kind === "deferred") {
         report.deferred++;
+        if (outcome.held) report.holding++;
         if (candidate.row) {
           const id = candidate.row.id;
           write(() => store.removeFiles([id]));
@@ -297,6 +305,7 @@ export async function refreshScope(
         continue;
       }
       if (outcome.kind === "parse") {
+        if (needle) report.holding++;
         slice.push(outcome.pending);
         sliceBytes += outcome.pending.text.length;
         if (sliceBytes >= (options.sliceBytes ?? SLICE_BYTES)) await dispatch();
@@ -480,7 +489,7 @@ function isRacy(mtimeMs: number): boolean {
 
 type ReadOutcome =
   | { kind: "gone" }
-  | { kind: "deferred" }
+  | { kind: "deferred"; held: boolean }
   | { kind: "same" }
   | { kind: "record"; record: FileRecord }
   | { kind: "parse"; pending: Pending };
@@ -523,7 +532,9 @@ async function readCandidate(
     };
   }
   // A new file without the name waits; it needs no hash for that.
-  if (needle && !row && !needle.test(bytes, path)) return { kind: "deferred" };
+  if (needle && !row && !needle.test(bytes, path)) {
+    return { kind: "deferred", held: needle.holds?.(bytes) ?? false };
+  }
   // Kept past this file (hashed, parsed): its own copy, since the next read reuses the buffer.
   if (shared) bytes = bytes.slice();
   // The size may differ from the stat when the file changed in between; the bytes are the truth.
@@ -533,7 +544,9 @@ async function readCandidate(
   if (row && row.hash === hash && row.status !== "failed") {
     return { kind: "same" };
   }
-  if (needle && !needle.test(bytes, path)) return { kind: "deferred" };
+  if (needle && !needle.test(bytes, path)) {
+    return { kind: "deferred", held: needle.holds?.(bytes) ?? false };
+  }
   const base = { path, size, mtimeMs: candidate.mtimeMs, hash, hasErrors: false, racy };
   const reason = skipReason(bytes);
   if (reason) {

@@ -44,6 +44,12 @@ export interface SearchResult {
   suggestions: Suggestion[];
   /** When nothing matched: files under the scope that were not indexed, and why. */
   unindexed: FileRow[];
+  /**
+   * Set on a miss answered before the index was complete, because no file holds the name: the
+   * name looked for (the member of `Cls.method`) and how many not yet indexed files were read
+   * for it.
+   */
+  absent?: { name: string; scanned: number };
 }
 
 /** How to search. */

@@ -457,6 +457,20 @@ export class GraphStore {
     ).all(name, ...kinds, ...filter.params) as unknown as SymbolRow[];
   }
 
+  /** Whether any symbol or reference under `scope` is named exactly `name`. */
+  mentions(name: string, scope: string): boolean {
+    const filter = scopeFilter(scope, "f");
+    const symbol = this.#prepare(
+      `SELECT 1 FROM symbols s JOIN files f ON f.id = s.file_id
+       WHERE s.name = ? AND ${filter.sql} LIMIT 1`,
+    ).get(name, ...filter.params);
+    if (symbol) return true;
+    return this.#prepare(
+      `SELECT 1 FROM refs r JOIN files f ON f.id = r.file_id
+       WHERE r.name = ? AND ${filter.sql} LIMIT 1`,
+    ).get(name, ...filter.params) !== undefined;
+  }
+
   /** Members (fields, methods, prototypes) declared inside the class symbol `classId`. */
   membersOf(classId: number): SymbolRow[] {
     return this.#prepare(
