@@ -23,6 +23,8 @@ export interface EdgeOptions {
   body: boolean;
   /** Stop reading bodies past this many characters (output is clipped there anyway). */
   bodyBudget?: number;
+  /** Read texts and bodies from this match on (0-based): the first one a page shows. */
+  bodyFrom?: number;
   /** Subclasses: also classes deriving from subclasses, at any depth. */
   indirect?: boolean;
 }
@@ -113,7 +115,7 @@ export async function searchEdges(
       result.references.push({ ref, file: `${root}/${ref.path}`, enclosing });
     }
     let used = 0;
-    for (const match of result.references) {
+    for (const match of result.references.slice(options.bodyFrom ?? 0)) {
       if (used > (options.bodyBudget ?? Infinity)) break;
       const text = await texts.get(match.ref.path);
       match.text = text === undefined ? undefined : lineAt(text, match.ref.startOffset).trim();
@@ -139,7 +141,9 @@ export async function searchEdges(
       if (!match.lines.includes(ref.line)) match.lines.push(ref.line);
     }
     result.callers = [...byFunction.values()];
-    if (options.body) await readBodies(texts, result.callers, options.bodyBudget);
+    if (options.body) {
+      await readBodies(texts, result.callers.slice(options.bodyFrom ?? 0), options.bodyBudget);
+    }
     return result;
   }
   // Subclasses: breadth first from the identifier, each class listed once.
@@ -168,7 +172,8 @@ export async function searchEdges(
   }
   result.follow = result.indirect ? [...seen].filter((name) => name !== identifier) : [];
   if (options.body) {
-    await readBodies(texts, result.subclasses.filter((m) => m.symbol), options.bodyBudget);
+    const shown = result.subclasses.slice(options.bodyFrom ?? 0);
+    await readBodies(texts, shown.filter((m) => m.symbol), options.bodyBudget);
   }
   return result;
 }
