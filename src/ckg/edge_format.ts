@@ -4,7 +4,7 @@
  */
 import type { EdgeResult } from "./edge_search.ts";
 import type { SymbolRow } from "./store.ts";
-import { type Page, pagedEntries } from "./format.ts";
+import { absentNote, MISS_MEANING, type Page, pagedEntries } from "./format.ts";
 
 const KIND_WORD: Readonly<Record<string, string>> = {
   call: "call",
@@ -21,12 +21,18 @@ function within(symbol: SymbolRow | undefined): string {
   return ` within ${symbol.kind} ${symbol.name}`;
 }
 
+/** The line a miss no file holds adds (see `format.ts`). */
+function absent(result: EdgeResult): string {
+  if (!result.absent) return "";
+  return `\n${absentNote(result.absent)}`;
+}
+
 /** Trae-style text for an edge search; bodies only when `printBody`. A `page` shows part of it. */
 export function formatEdgeText(result: EdgeResult, printBody: boolean, page?: Page): string {
   const { identifier } = result;
   if (result.command === "search_references") {
     const matches = result.references;
-    if (matches.length === 0) return `No references to ${identifier} found.`;
+    if (matches.length === 0) return `No references to ${identifier} found.${absent(result)}`;
     return pagedEntries(
       `Found ${matches.length} references to ${identifier}:\n`,
       matches.length,
@@ -41,7 +47,7 @@ export function formatEdgeText(result: EdgeResult, printBody: boolean, page?: Pa
   }
   if (result.command === "search_callers") {
     const matches = result.callers;
-    if (matches.length === 0) return `No functions calling ${identifier} found.`;
+    if (matches.length === 0) return `No functions calling ${identifier} found.${absent(result)}`;
     return pagedEntries(
       `Found ${matches.length} functions calling ${identifier}:\n`,
       matches.length,
@@ -62,7 +68,9 @@ export function formatEdgeText(result: EdgeResult, printBody: boolean, page?: Pa
   }
   const matches = result.subclasses;
   const how = result.indirect ? " (directly or indirectly)" : "";
-  if (matches.length === 0) return `No classes deriving from ${identifier}${how} found.`;
+  if (matches.length === 0) {
+    return `No classes deriving from ${identifier}${how} found.${absent(result)}`;
+  }
   return pagedEntries(
     `Found ${matches.length} classes deriving from ${identifier}${how}:\n`,
     matches.length,
@@ -104,7 +112,11 @@ export function edgeJson(result: EdgeResult): Record<string, unknown> {
         end_line: s.endLine,
       }
       : null;
-  const base = { command: result.command, identifier: result.identifier };
+  const base = {
+    command: result.command,
+    identifier: result.identifier,
+    ...(result.absent ? { absent: { ...result.absent, note: MISS_MEANING } } : {}),
+  };
   if (result.command === "search_references") {
     return {
       ...base,

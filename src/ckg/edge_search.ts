@@ -85,6 +85,8 @@ export interface EdgeResult {
   subclasses: SubclassMatch[];
   /** Names whose files the answer depends on besides the identifier (indirect subclasses). */
   follow: string[];
+  /** Set on a miss no file holds (see `SearchResult.absent`). */
+  absent?: { name: string; scanned: number };
 }
 
 const REFERENCE_KINDS: readonly RefKind[] = ["call", "attr", "import", "base"];

@@ -106,15 +106,16 @@ export const MISS_MEANING = "It may still exist as a name the C preprocessor bui
   "pasting, a macro that expands to a definition), one spelled with escapes (`\\u0061`), or one " +
   "in a file type the graph does not parse; a text search (grep) finds the spelled forms.";
 
+/** The line that explains a miss answered at once because nothing holds the name. */
+export function absentNote(absent: { name: string; scanned: number }): string {
+  return `Nothing under this path defines or uses ${absent.name}: the index has no symbol or ` +
+    `use of it, and none of the ${absent.scanned} files not yet indexed holds its bytes, so a ` +
+    `complete index would not find it either. ${MISS_MEANING}`;
+}
+
 function formatMiss(result: SearchResult, noun: string): string {
   const lines = [`No ${noun} named ${result.identifier} found.`];
-  if (result.absent) {
-    lines.push(
-      `No file under this path holds the name ${result.absent.name}: the index has no symbol or ` +
-        `use of it, and none of the ${result.absent.scanned} files not yet indexed contains it, ` +
-        `so a complete index would not find it either. ${MISS_MEANING}`,
-    );
-  }
+  if (result.absent) lines.push(absentNote(result.absent));
   if (result.suggestions.length > 0) {
     const names = result.suggestions.map((s) => {
       const command = COMMAND_FOR[s.kind];

@@ -170,7 +170,7 @@ export class CodeGraph {
       // or use of it: the whole index could not find it either, so say so at once. Close names
       // come from what is indexed so far.
       const name = searchNeedle(identifier).text;
-      if (prepared.holding === 0 && !this.#store.mentions(name, scope)) {
+      if (prepared.holding === 0 && !this.#mentions(identifier, scope)) {
         this.#finishLater(scope);
         return { ...result, absent: { name, scanned: prepared.deferred } };
       }
@@ -195,7 +195,8 @@ export class CodeGraph {
     return this.#serially(async () => {
       const freshness = await this.#settle();
       const names = [identifier];
-      let complete = (await this.#prepare(scope, freshness, names)).complete;
+      const prepared = await this.#prepare(scope, freshness, names);
+      let complete = prepared.complete;
       let result = await searchEdges(
         this.#store,
         this.workspace,
@@ -220,6 +221,14 @@ export class CodeGraph {
         );
       }
       if (!complete) this.#finishLater(scope);
+      const name = searchNeedle(identifier).text;
+      if (
+        !prepared.complete && prepared.holding === 0 && names.length === 1 &&
+        !this.#mentions(identifier, scope)
+      ) {
+        // As for a definition search: no file holds the name, so say so.
+        result.absent = { name, scanned: prepared.deferred };
+      }
       return result;
     });
   }
@@ -243,6 +252,16 @@ export class CodeGraph {
       : anyNeedle(names.map(needleOf));
     const report = await this.#refreshScope(scope, freshness, { prefilter });
     return { complete: report.deferred === 0, holding: report.holding, deferred: report.deferred };
+  }
+
+  /**
+   * Whether the index has a symbol or reference named `identifier` or its member (`Cls.method`
+   * is stored as `method`, `[Symbol.iterator]` as itself).
+   */
+  #mentions(identifier: string, scope: string): boolean {
+    const member = searchNeedle(identifier).text;
+    return this.#store.mentions(identifier, scope) ||
+      (member !== identifier && this.#store.mentions(member, scope));
   }
 
   /** Whether a background index is still under way. */

@@ -9,6 +9,7 @@ import { definitionNeedle, needleFor, searchNeedle } from "../../src/ckg/prefilt
 import { isSourcePath } from "../../src/ckg/languages.ts";
 import type { SearchCommand } from "../../src/ckg/search.ts";
 import { formatSearchText } from "../../src/ckg/format.ts";
+import { formatEdgeText } from "../../src/ckg/edge_format.ts";
 import type { EdgeCommand } from "../../src/ckg/edge_search.ts";
 import { DatabaseSync } from "node:sqlite";
 import { LANGS_DIR, tempDir } from "./helpers.ts";
@@ -265,7 +266,9 @@ function strip(value: unknown): unknown {
     JSON.stringify(
       value,
       (key, v) =>
-        key === "id" || key === "fileId" || key === "parentId" || key === "symbolId"
+        // `absent` says how a miss was answered (at once, from the bytes), not what it is.
+        key === "id" || key === "fileId" || key === "parentId" || key === "symbolId" ||
+          key === "absent"
           ? undefined
           : v,
     ),
@@ -327,9 +330,18 @@ Deno.test("prefilter: a miss no file holds is answered at once, without indexing
     assert.deepEqual(miss.absent, { name: "made_one", scanned: 31 });
     assert.equal(graph.totals().indexed, 0, "nothing was parsed for a name no file holds");
     const text = formatSearchText(miss, false);
-    assert.match(text, /^No functions named made_one found\.\nNo file under this path holds/);
-    assert.match(text, /none of the 31 files not yet indexed contains it/);
+    assert.match(text, /^No functions named made_one found\.\nNothing under this path defines/);
+    assert.match(text, /none of the 31 files not yet indexed holds its bytes/);
     assert.match(text, /preprocessor builds/);
+    const callers = await graph.searchEdges("search_callers", "made_one", undefined, {
+      body: false,
+    });
+    assert.deepEqual(callers.absent, { name: "made_one", scanned: 31 });
+    assert.match(
+      formatEdgeText(callers, false),
+      /^No functions calling made_one found\.\nNothing under this path defines or uses made_one/,
+    );
+    assert.equal(graph.totals().indexed, 0);
     // A hit costs the same scan and parses only its file.
     const hit = await graph.search("search_function", "f7");
     assert.deepEqual(hit.matches.map((m) => m.symbol.path), ["m7.py"]);
