@@ -334,7 +334,8 @@ export async function refreshScope(
     await dispatch();
     await Promise.all(running);
     if (failure) throw failure.error;
-    for (const { item, outcome } of recoveries) await recover(item, outcome);
+    // Each recovery's parses go to the parsers as one batch; the files recover side by side.
+    await Promise.all(recoveries.map(({ item, outcome }) => recover(item, outcome)));
   } finally {
     // On an error, let runs already handed over finish before their parser goes away.
     await Promise.allSettled(running);
@@ -348,12 +349,20 @@ export async function refreshScope(
   // conditional, then, if errors remain, one top-level definition at a time, so a bad region
   // costs only the definition it is in. The parse that yields the most definitions is kept.
   async function recover(item: Pending, outcome: CaptureOutcome & { ok: true }): Promise<void> {
-    const timeout = options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const parse = async (texts: string[]): Promise<CaptureOutcome[]> => {
+      const ready = parsing ?? await parsingReady;
+      const outcomes: CaptureOutcome[] = texts.map(() => ({ ok: false, error: "not parsed" }));
+      await ready.run(
+        texts.map((text, id) => ({ id, lang: item.lang, text })),
+        (id, parsed) => outcomes[id] = parsed,
+      );
+      return outcomes;
+    };
     const whole = kit.extractSymbols(item.lang, item.text, outcome.result);
     let best = { text: item.text, result: outcome.result, symbols: whole };
     const branch = kit.oneBranchOnly(item.text);
     if (branch !== undefined) {
-      const again = await kit.captureInProcess(item.lang, branch, timeout).catch(() => undefined);
+      const [again] = await parse([branch]).catch(() => [undefined]);
       if (again?.ok) {
         const after = kit.extractSymbols(item.lang, branch, again.result);
         if (!again.result.hasError || after.length > whole.length) {
@@ -363,8 +372,8 @@ export async function refreshScope(
     }
     if (best.result.hasError) {
       const cuts = kit.definitionCuts(best.text);
-      const pieces = cuts.length > 1
-        ? await kit.captureByDefinition(item.lang, best.text, cuts, timeout).catch(() => undefined)
+      const pieces = kit.needsDefinitionRecovery(best.result, best.symbols, cuts)
+        ? await kit.captureByDefinition(best.text, cuts, parse).catch(() => undefined)
         : undefined;
       if (pieces?.ok) {
         const after = kit.extractSymbols(item.lang, best.text, pieces.result);

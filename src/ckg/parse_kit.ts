@@ -6,5 +6,10 @@
 export { extractSymbols } from "./extract.ts";
 export { extractRefs } from "./edges.ts";
 export { InProcessParsing, WorkerPool } from "./worker_pool.ts";
-export { definitionCuts, oneBranchOnly } from "./preproc.ts";
-export { captureByDefinition, captureInProcess } from "./runtime.ts";
+export {
+  captureByDefinition,
+  definitionCuts,
+  needsDefinitionRecovery,
+  oneBranchOnly,
+} from "./preproc.ts";
+export { captureInProcess } from "./runtime.ts";

@@ -69,6 +69,9 @@ const C_REFS_COMMON = `
 (call_expression function: (identifier) @ref.call)
 (call_expression function: (field_expression field: (field_identifier) @ref.call))
 (field_expression field: (field_identifier) @ref.attr)
+; Not an edge: where the parse failed, so the indexer can tell whether an error region crosses
+; into the next top-level definition (see \`needsDefinitionRecovery\` in preproc.ts).
+(ERROR) @error
 `;
 
 export const C_REFS = C_REFS_COMMON;
