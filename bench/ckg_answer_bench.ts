@@ -6,7 +6,11 @@
  * the complete, unchanged index; and, as baselines, `deft tool task_done` (in-process) and a
  * `deft tool str_replace_based_edit_tool view` (hosted in the confined tool worker, like ckg).
  *
- * Targets: first search <= 1x ctags -R; one-shot warm search <= 1.5x `deft tool task_done`.
+ * Then a miss (a name no file holds) and a hit, cold (fresh cache) and warm (complete index), as
+ * `deft ckg search-function` and as `deft tool ckg`, next to `grep -rlw` for the same names.
+ *
+ * Targets: first search <= 1x ctags -R; one-shot warm search <= 1.5x `deft tool task_done`; a
+ * cold miss (`deft ckg search-function`) <= 1.5x `grep -rlw` for the same name.
  * Beside them, the floors (ckg_floor_probe.ts): the least any search hosted in a permission-fenced
  * worker with SQLite must cost, and a first answer that must also read the tree and start
  * tree-sitter; they say how much of each figure is Deft's own.
@@ -19,6 +23,9 @@ import { FULL_PERMISSION_FLAGS } from "../src/policy/self.ts";
 const DEFAULT_TREE = "/usr/lib/python3.11";
 const TARGET_FIRST_RATIO = 1;
 const TARGET_WARM_RATIO = 1.5;
+const TARGET_MISS_GREP_RATIO = 1.5;
+/** A name no file of the tree holds. */
+const MISSING = "deft_bench_absent_name";
 const RUNS = 3;
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const FLOOR_PROBE = new URL("./ckg_floor_probe.ts", import.meta.url).pathname;
@@ -101,7 +108,7 @@ export default async function ckgAnswerBench(args: string[]): Promise<void> {
       const first = await deft(search("urlparse"), lastCache);
       firsts.push(first.ms);
       found = first.stdout;
-      // A hit: a miss completes the index first (close names need all of it).
+      // A hit: a miss on a name some file holds completes the index first (for close names).
       seconds.push((await deft(search("HTTPException", "search_class"), lastCache)).ms);
     }
     const firstMs = median(firsts);
@@ -181,8 +188,98 @@ export default async function ckgAnswerBench(args: string[]): Promise<void> {
           `; Deft's first search is ${ms(firstMs - coldFloorMs)} above it`,
       );
     }
+    await missAndHit(root, freshCache, ctagsMs);
   } finally {
     for (const dir of caches) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** Wall time of `grep -rlw name root` (exit status 1, nothing found, is an answer too). */
+async function grepMs(name: string, root: string): Promise<number> {
+  const start = performance.now();
+  const out = await new Deno.Command("grep", {
+    args: ["-rlw", name, root],
+    stdout: "null",
+    stderr: "null",
+  }).output();
+  const elapsed = performance.now() - start;
+  if (out.code > 1) throw new Error(`grep -rlw ${name} failed (status ${out.code})`);
+  return elapsed;
+}
+
+/**
+ * A miss and a hit, cold and warm, both ways a search is run in one process (the CLI, in-process;
+ * the tool, hosted in the confined tool worker), next to `grep -rlw` for the same names.
+ */
+async function missAndHit(
+  root: string,
+  freshCache: () => Promise<string>,
+  ctagsMs: number | undefined,
+): Promise<void> {
+  const hit = "urlparse";
+  const cli = (name: string) => ["ckg", "search-function", name, "-w", root, "--no-body"];
+  const tool = (name: string) => [
+    "tool",
+    "ckg",
+    JSON.stringify({ command: "search_function", path: root, identifier: name, print_body: false }),
+    "-w",
+    root,
+  ];
+  // The CLI exits with status 1 when nothing is found: an answer too, timed as such.
+  const cliRun = async (args: string[], cache: string) => {
+    const start = performance.now();
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [...DENO_FLAGS, MAIN, ...args],
+      env: { DEFT_CACHE_DIR: cache },
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    const elapsed = performance.now() - start;
+    if (out.code > 1) {
+      throw new Error(`deft ${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr)}`);
+    }
+    return { ms: elapsed };
+  };
+  const times: Record<string, number[]> = {};
+  const add = (key: string, value: number) => (times[key] ??= []).push(value);
+  for (let i = 0; i < RUNS; i++) {
+    add("grep miss", await grepMs(MISSING, root));
+    add("grep hit", await grepMs(hit, root));
+    add("cli cold miss", (await cliRun(cli(MISSING), await freshCache())).ms);
+    add("cli cold hit", (await cliRun(cli(hit), await freshCache())).ms);
+    add("tool cold miss", (await deft(tool(MISSING), await freshCache())).ms);
+    add("tool cold hit", (await deft(tool(hit), await freshCache())).ms);
+  }
+  const warm = await freshCache();
+  await deft(["ckg", "index", root, "-w", root], warm);
+  for (let i = 0; i < RUNS; i++) {
+    add("cli warm miss", (await cliRun(cli(MISSING), warm)).ms);
+    add("cli warm hit", (await cliRun(cli(hit), warm)).ms);
+    add("tool warm miss", (await deft(tool(MISSING), warm)).ms);
+    add("tool warm hit", (await deft(tool(hit), warm)).ms);
+  }
+  const m = (key: string) => median(times[key]);
+  const grepMiss = m("grep miss");
+  console.log(
+    `ckg-answer: miss (${MISSING}, in no file) and hit (${hit}), one process each, medians of ` +
+      `${RUNS}: grep -rlw: miss ${ms(grepMiss)}, hit ${ms(m("grep hit"))}` +
+      (ctagsMs !== undefined ? `; ctags -R ${ms(ctagsMs)}` : ""),
+  );
+  for (const [label, how] of [["cli", "deft ckg search-function"], ["tool", "deft tool ckg"]]) {
+    const coldMiss = m(`${label} cold miss`);
+    const target = label === "cli"
+      ? ` (target <= ${TARGET_MISS_GREP_RATIO}x)${
+        coldMiss / grepMiss <= TARGET_MISS_GREP_RATIO ? "" : " MISSED"
+      }`
+      : "";
+    console.log(
+      `ckg-answer: ${how}: cold miss ${ms(coldMiss)} = ${(coldMiss / grepMiss).toFixed(2)}x ` +
+        `grep -rlw${target}, cold hit ${ms(m(`${label} cold hit`))}; warm (complete index): ` +
+        `miss ${ms(m(`${label} warm miss`))} = ${
+          (m(`${label} warm miss`) / grepMiss).toFixed(2)
+        }x ` +
+        `grep -rlw, hit ${ms(m(`${label} warm hit`))}`,
+    );
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import type { EdgeResult } from "./edge_search.ts";
 import type { SymbolRow } from "./store.ts";
-import { OUTPUT_LIMIT } from "./format.ts";
+import { absentNote, MISS_MEANING, type Page, pagedEntries } from "./format.ts";
 
 const KIND_WORD: Readonly<Record<string, string>> = {
   call: "call",
@@ -21,65 +21,82 @@ function within(symbol: SymbolRow | undefined): string {
   return ` within ${symbol.kind} ${symbol.name}`;
 }
 
-function clip(output: string, shown: number, total: number): string | undefined {
-  if (output.length <= OUTPUT_LIMIT) return undefined;
-  return `${output.slice(0, OUTPUT_LIMIT)}\n<response clipped> ${
-    total - shown
-  } more entries not shown`;
+/** The line a miss no file holds adds (see `format.ts`). */
+function absent(result: EdgeResult): string {
+  if (!result.absent) return "";
+  return `\n${absentNote(result.absent)}`;
 }
 
-/** Trae-style text for an edge search; bodies only when `printBody`. */
-export function formatEdgeText(result: EdgeResult, printBody: boolean): string {
+/** Trae-style text for an edge search; bodies only when `printBody`. A `page` shows part of it. */
+export function formatEdgeText(result: EdgeResult, printBody: boolean, page?: Page): string {
   const { identifier } = result;
   if (result.command === "search_references") {
     const matches = result.references;
-    if (matches.length === 0) return `No references to ${identifier} found.`;
-    let output = `Found ${matches.length} references to ${identifier}:\n`;
-    for (let i = 0; i < matches.length; i++) {
-      const { ref, file, enclosing, text } = matches[i];
-      output += `${i + 1}. ${file}:${ref.line} ${KIND_WORD[ref.kind]}${within(enclosing)}\n`;
-      if (text !== undefined) output += `   ${text}\n`;
-      const clipped = clip(output, i + 1, matches.length);
-      if (clipped) return clipped;
-    }
-    return output;
+    if (matches.length === 0) return `No references to ${identifier} found.${absent(result)}`;
+    return pagedEntries(
+      `Found ${matches.length} references to ${identifier}:\n`,
+      matches.length,
+      (i) => {
+        const { ref, file, enclosing, text } = matches[i];
+        let output = `${i + 1}. ${file}:${ref.line} ${KIND_WORD[ref.kind]}${within(enclosing)}\n`;
+        if (text !== undefined) output += `   ${text}\n`;
+        return output;
+      },
+      page,
+    );
   }
   if (result.command === "search_callers") {
     const matches = result.callers;
-    if (matches.length === 0) return `No functions calling ${identifier} found.`;
-    let output = `Found ${matches.length} functions calling ${identifier}:\n`;
-    for (let i = 0; i < matches.length; i++) {
-      const { symbol, file, lines, body } = matches[i];
-      const what = symbol.kind === "method" && symbol.className
-        ? `method ${symbol.name} of class ${symbol.className}`
-        : `function ${symbol.name}`;
-      const at = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.join(", ")}`;
-      output += `${
-        i + 1
-      }. ${file}:${symbol.startLine}-${symbol.endLine} ${what} (calls at ${at})\n`;
-      if (printBody && body !== undefined) output += `${body}\n\n`;
-      const clipped = clip(output, i + 1, matches.length);
-      if (clipped) return clipped;
-    }
-    return output;
+    if (matches.length === 0) return `No functions calling ${identifier} found.${absent(result)}`;
+    return pagedEntries(
+      `Found ${matches.length} functions calling ${identifier}:\n`,
+      matches.length,
+      (i) => {
+        const { symbol, file, lines, body } = matches[i];
+        const what = symbol.kind === "method" && symbol.className
+          ? `method ${symbol.name} of class ${symbol.className}`
+          : `function ${symbol.name}`;
+        const at = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.join(", ")}`;
+        let output = `${
+          i + 1
+        }. ${file}:${symbol.startLine}-${symbol.endLine} ${what} (calls at ${at})\n`;
+        if (printBody && body !== undefined) output += `${body}\n\n`;
+        return output;
+      },
+      page,
+    );
   }
   const matches = result.subclasses;
   const how = result.indirect ? " (directly or indirectly)" : "";
-  if (matches.length === 0) return `No classes deriving from ${identifier}${how} found.`;
-  let output = `Found ${matches.length} classes deriving from ${identifier}${how}:\n`;
-  for (let i = 0; i < matches.length; i++) {
-    const m = matches[i];
-    const where = m.symbol
-      ? `${m.file}:${m.symbol.startLine}-${m.symbol.endLine}`
-      : `${m.file}:${m.line}`;
-    const via = m.depth > 1 ? `, via ${m.base}` : "";
-    const defined = m.symbol ? "" : " (definition not indexed)";
-    output += `${i + 1}. ${where} ${m.symbol?.subkind ?? "class"} ${m.name}${via}${defined}\n`;
-    if (printBody && m.body !== undefined) output += `${m.body}\n\n`;
-    const clipped = clip(output, i + 1, matches.length);
-    if (clipped) return clipped;
+  if (matches.length === 0) {
+    return `No classes deriving from ${identifier}${how} found.${absent(result)}`;
   }
-  return output;
+  return pagedEntries(
+    `Found ${matches.length} classes deriving from ${identifier}${how}:\n`,
+    matches.length,
+    (i) => {
+      const m = matches[i];
+      const where = m.symbol
+        ? `${m.file}:${m.symbol.startLine}-${m.symbol.endLine}`
+        : `${m.file}:${m.line}`;
+      const via = m.depth > 1 ? `, via ${m.base}` : "";
+      const defined = m.symbol ? "" : " (definition not indexed)";
+      const notes: string[] = [];
+      if (m.impl && m.symbol) notes.push(`impl at ${m.impl.path}:${m.impl.line}`);
+      if (m.ambiguous) {
+        notes.push(
+          `ambiguous: ${m.ambiguous} definitions are named ${m.name} and the impl's file names none of them`,
+        );
+      }
+      const note = notes.length > 0 ? ` (${notes.join("; ")})` : "";
+      let output = `${i + 1}. ${where} ${
+        m.symbol?.subkind ?? "class"
+      } ${m.name}${via}${defined}${note}\n`;
+      if (printBody && m.body !== undefined) output += `${m.body}\n\n`;
+      return output;
+    },
+    page,
+  );
 }
 
 /** The JSON form of an edge search (for `deft ckg search-* --json`). */
@@ -95,7 +112,11 @@ export function edgeJson(result: EdgeResult): Record<string, unknown> {
         end_line: s.endLine,
       }
       : null;
-  const base = { command: result.command, identifier: result.identifier };
+  const base = {
+    command: result.command,
+    identifier: result.identifier,
+    ...(result.absent ? { absent: { ...result.absent, note: MISS_MEANING } } : {}),
+  };
   if (result.command === "search_references") {
     return {
       ...base,
@@ -135,6 +156,8 @@ export function edgeJson(result: EdgeResult): Record<string, unknown> {
       base: m.base,
       depth: m.depth,
       definition: symbol(m.symbol),
+      ...(m.impl ? { impl: m.impl } : {}),
+      ...(m.ambiguous ? { ambiguous: m.ambiguous } : {}),
       ...(m.body !== undefined ? { body: m.body } : {}),
     })),
   };

@@ -23,6 +23,8 @@ export interface EdgeOptions {
   body: boolean;
   /** Stop reading bodies past this many characters (output is clipped there anyway). */
   bodyBudget?: number;
+  /** Read texts and bodies from this match on (0-based): the first one a page shows. */
+  bodyFrom?: number;
   /** Subclasses: also classes deriving from subclasses, at any depth. */
   indirect?: boolean;
 }
@@ -52,10 +54,20 @@ export interface SubclassMatch {
   symbol?: SymbolRow;
   /** Its name. */
   name: string;
-  /** Where the base is named: the class's file, or the `impl` block. */
+  /**
+   * The deriving class's file (for an `impl` whose type is not indexed: the impl's) and the line
+   * where it is defined or the base is named.
+   */
   file: string;
   path: string;
   line: number;
+  /** For Rust's `impl Trait for Type`: where the impl is. */
+  impl?: { path: string; line: number };
+  /**
+   * Set when the impl's type has several definitions none of which its file clearly sees: how
+   * many there are (each is listed with its own file).
+   */
+  ambiguous?: number;
   /** The class it names as a base. */
   base: string;
   /** 1 for a direct subclass, 2 for a subclass of one, … */
@@ -73,6 +85,8 @@ export interface EdgeResult {
   subclasses: SubclassMatch[];
   /** Names whose files the answer depends on besides the identifier (indirect subclasses). */
   follow: string[];
+  /** Set on a miss no file holds (see `SearchResult.absent`). */
+  absent?: { name: string; scanned: number };
 }
 
 const REFERENCE_KINDS: readonly RefKind[] = ["call", "attr", "import", "base"];
@@ -103,7 +117,7 @@ export async function searchEdges(
       result.references.push({ ref, file: `${root}/${ref.path}`, enclosing });
     }
     let used = 0;
-    for (const match of result.references) {
+    for (const match of result.references.slice(options.bodyFrom ?? 0)) {
       if (used > (options.bodyBudget ?? Infinity)) break;
       const text = await texts.get(match.ref.path);
       match.text = text === undefined ? undefined : lineAt(text, match.ref.startOffset).trim();
@@ -112,20 +126,26 @@ export async function searchEdges(
     return result;
   }
   if (command === "search_callers") {
-    const byFunction = new Map<number, CallerMatch>();
+    const byFunction = new Map<string, CallerMatch>();
     for (const ref of store.refsNamed(identifier, ["call"], scope)) {
-      if (ref.symbolId === null) continue;
-      const symbol = symbolOf(ref.symbolId);
-      if (!symbol || (symbol.kind !== "function" && symbol.kind !== "method")) continue;
-      let match = byFunction.get(symbol.id);
+      const named = ref.symbolId === null ? undefined : symbolOf(ref.symbolId);
+      const symbol = named && (named.kind === "function" || named.kind === "method")
+        ? named
+        : anonymousCaller(ref, named);
+      // A call at the top level of a file (or in a class body) has no caller.
+      if (!symbol) continue;
+      const key = symbol.id >= 0 ? `s${symbol.id}` : `${symbol.path}:${symbol.startOffset}`;
+      let match = byFunction.get(key);
       if (!match) {
         match = { symbol, file: `${root}/${symbol.path}`, lines: [] };
-        byFunction.set(symbol.id, match);
+        byFunction.set(key, match);
       }
       if (!match.lines.includes(ref.line)) match.lines.push(ref.line);
     }
     result.callers = [...byFunction.values()];
-    if (options.body) await readBodies(texts, result.callers, options.bodyBudget);
+    if (options.body) {
+      await readBodies(texts, result.callers.slice(options.bodyFrom ?? 0), options.bodyBudget);
+    }
     return result;
   }
   // Subclasses: breadth first from the identifier, each class listed once.
@@ -136,7 +156,8 @@ export async function searchEdges(
     const next: string[] = [];
     for (const base of frontier) {
       for (const ref of store.refsNamed(base, ["base"], scope)) {
-        for (const match of derivedFrom(store, root, scope, ref, base, depth, symbolOf)) {
+        const matches = await derivedFrom(store, texts, root, scope, ref, base, depth, symbolOf);
+        for (const match of matches) {
           const key = match.symbol ? `s${match.symbol.id}` : `${match.path}:${match.line}`;
           if (listed.has(key)) continue;
           listed.add(key);
@@ -153,35 +174,124 @@ export async function searchEdges(
   }
   result.follow = result.indirect ? [...seen].filter((name) => name !== identifier) : [];
   if (options.body) {
-    await readBodies(texts, result.subclasses.filter((m) => m.symbol), options.bodyBudget);
+    const shown = result.subclasses.slice(options.bodyFrom ?? 0);
+    await readBodies(texts, shown.filter((m) => m.symbol), options.bodyBudget);
   }
   return result;
 }
 
 /** The classes one base reference makes subclasses. */
-function derivedFrom(
+async function derivedFrom(
   store: GraphStore,
+  texts: TextCache,
   root: string,
   scope: string,
   ref: RefRow,
   base: string,
   depth: number,
   symbolOf: (id: number) => SymbolRow | undefined,
-): SubclassMatch[] {
+): Promise<SubclassMatch[]> {
   const at = { file: `${root}/${ref.path}`, path: ref.path, line: ref.line, base, depth };
   if (ref.derived !== null) {
-    // `impl Trait for Type`: the type's definitions, in the same language family.
+    // `impl Trait for Type`: the type's definitions the impl's file can see. Each is reported at
+    // its own file, with the impl's place beside it.
     const family = familyOf(ref.language);
     const classes = store.symbolsNamed(ref.derived, ["class"], scope).filter((c) =>
       familyOf(c.language) === family
     );
-    if (classes.length === 0) return [{ ...at, name: ref.derived }];
-    return classes.map((symbol) => ({ ...at, symbol, name: symbol.name }));
+    const impl = { path: ref.path, line: ref.line };
+    if (classes.length === 0) return [{ ...at, name: ref.derived, impl }];
+    const seen = await visibleFrom(store, texts, scope, ref, classes);
+    const ambiguous = seen.length > 1 ? seen.length : undefined;
+    return seen.map((symbol) => ({
+      file: `${root}/${symbol.path}`,
+      path: symbol.path,
+      line: symbol.startLine,
+      base,
+      depth,
+      symbol,
+      name: symbol.name,
+      impl,
+      ambiguous,
+    }));
   }
   if (ref.symbolId === null) return [];
   const symbol = symbolOf(ref.symbolId);
   if (!symbol || symbol.kind !== "class") return [];
   return [{ ...at, symbol, name: symbol.name }];
+}
+
+/**
+ * Of the definitions named like an impl's type, the ones its file can see: one in the same file;
+ * else the ones its `use` lines name by module (`use crate::shapes::Circle` → shapes.rs or
+ * shapes/mod.rs); else the ones in its own folder (the same module tree); else all of them,
+ * which the answer then marks as ambiguous.
+ */
+async function visibleFrom(
+  store: GraphStore,
+  texts: TextCache,
+  scope: string,
+  ref: RefRow,
+  classes: SymbolRow[],
+): Promise<SymbolRow[]> {
+  const sameFile = classes.filter((c) => c.path === ref.path);
+  if (sameFile.length > 0 || classes.length === 1) return sameFile.length > 0 ? sameFile : classes;
+  const imports = store.refsNamed(ref.derived!, ["import"], scope).filter((r) =>
+    r.path === ref.path
+  );
+  if (imports.length > 0) {
+    const text = await texts.get(ref.path);
+    const modules = new Set<string>();
+    for (const use of imports) {
+      if (text === undefined) break;
+      // The module is the path segment before the name: `a::b::{C, D}` or `a::b::C`.
+      const before = text.slice(Math.max(0, use.startOffset - 400), use.startOffset);
+      const m = /(\w+)\s*::\s*(?:\{[^}]*)?$/.exec(before);
+      if (m) modules.add(m[1]);
+    }
+    const named = classes.filter((c) => modules.has(moduleOf(c.path)));
+    if (named.length > 0) return named;
+  }
+  const folder = (path: string) => path.slice(0, path.lastIndexOf("/") + 1);
+  const sameFolder = classes.filter((c) => folder(c.path) === folder(ref.path));
+  return sameFolder.length === 1 ? sameFolder : classes;
+}
+
+/** The Rust module a file defines: its stem, or its folder's name for mod.rs, lib.rs, main.rs. */
+function moduleOf(path: string): string {
+  const parts = path.replace(/\.rs$/, "").split("/");
+  const stem = parts[parts.length - 1];
+  if (stem === "mod") return parts[parts.length - 2] ?? "crate";
+  if (stem === "lib" || stem === "main") return "crate";
+  return stem;
+}
+
+/** The name an anonymous caller is reported under. */
+export const ANONYMOUS = "<anonymous>";
+
+/**
+ * The anonymous function a call sits in when no named function encloses it, as a symbol of its
+ * own (id below zero: it is not stored), in the class around it if any.
+ */
+function anonymousCaller(ref: RefRow, around: SymbolRow | undefined): SymbolRow | undefined {
+  if (ref.anonStart === null || ref.anonEnd === null) return undefined;
+  return {
+    id: -1,
+    fileId: -1,
+    path: ref.path,
+    language: ref.language,
+    kind: around ? "method" : "function",
+    subkind: null,
+    name: ANONYMOUS,
+    className: around?.name ?? null,
+    parentFunction: null,
+    parentId: null,
+    startLine: ref.anonStartLine ?? ref.line,
+    endLine: ref.anonEndLine ?? ref.line,
+    startOffset: ref.anonStart,
+    endOffset: ref.anonEnd,
+    signature: "",
+  };
 }
 
 function familyOf(language: string): string {

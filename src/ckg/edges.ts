@@ -22,6 +22,20 @@ export interface ExtractedRef {
   endOffset: number;
   /** Index (in the file's symbols) of the innermost enclosing function, method or class, or -1. */
   enclosing: number;
+  /**
+   * The anonymous function around the reference when no named function or method encloses it
+   * (`module.exports = function () { … }`, a callback at the top level): its range and lines.
+   */
+  anonymous: AnonymousRange | null;
+}
+
+/** Where an anonymous function sits in its file. */
+export interface AnonymousRange {
+  startOffset: number;
+  endOffset: number;
+  /** 1-based lines. */
+  startLine: number;
+  endLine: number;
 }
 
 const PLAIN = /^[A-Za-z_$][\w$]*$/;
@@ -36,6 +50,7 @@ export function extractRefs(
 ): ExtractedRef[] {
   const { names, data } = capture;
   const byNode = new Map<string, ExtractedRef>();
+  const anonymous: AnonymousRange[] = [];
   let at = 0;
   while (at < data.length) {
     const count = data[at++];
@@ -43,9 +58,18 @@ export function extractRefs(
     let derived: string | null = null;
     for (let i = 0; i < count; i++, at += CAPTURE_STRIDE) {
       const captureName = names[data[at]] ?? "";
-      if (!captureName.startsWith("ref.")) continue;
       const start = data[at + 1];
       const end = data[at + 2];
+      if (captureName === "anon") {
+        anonymous.push({
+          startOffset: start,
+          endOffset: end,
+          startLine: data[at + 3] + 1,
+          endLine: data[at + 5] + 1,
+        });
+        continue;
+      }
+      if (!captureName.startsWith("ref.")) continue;
       const kind = captureName.slice(4);
       if (kind === "derived") {
         derived = baseTypeName(text.slice(start, end)) || null;
@@ -66,6 +90,7 @@ export function extractRefs(
         startOffset: start,
         endOffset: end,
         enclosing: -1,
+        anonymous: null,
       };
     }
     if (!ref) continue;
@@ -76,7 +101,32 @@ export function extractRefs(
   }
   const refs = [...byNode.values()].sort((a, b) => a.startOffset - b.startOffset);
   assignEnclosing(refs, symbols);
+  assignAnonymous(refs, symbols, anonymous);
   return refs;
+}
+
+/**
+ * Gives each reference that no named function or method encloses the innermost anonymous
+ * function around it (inside its enclosing class, if any), so a call made there still has a
+ * caller to report. One inside a named function keeps that function as its caller.
+ */
+function assignAnonymous(
+  refs: ExtractedRef[],
+  symbols: readonly ExtractedSymbol[],
+  anonymous: AnonymousRange[],
+): void {
+  if (anonymous.length === 0) return;
+  for (const ref of refs) {
+    const outer = ref.enclosing >= 0 ? symbols[ref.enclosing] : undefined;
+    if (outer && outer.kind !== "class") continue;
+    let best: AnonymousRange | null = null;
+    for (const range of anonymous) {
+      if (range.startOffset > ref.startOffset || range.endOffset < ref.endOffset) continue;
+      if (outer && range.startOffset < outer.startOffset) continue;
+      if (!best || range.startOffset >= best.startOffset) best = range;
+    }
+    ref.anonymous = best;
+  }
 }
 
 /** Sets each reference's innermost enclosing function, method or class (one sweep). */

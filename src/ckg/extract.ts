@@ -211,6 +211,22 @@ function collectDefs(capture: CaptureResult): Def[] {
   return defs;
 }
 
+const C_STATEMENT_KEYWORDS = new Set([
+  "if",
+  "else",
+  "switch",
+  "case",
+  "default",
+  "while",
+  "do",
+  "for",
+  "return",
+  "goto",
+  "sizeof",
+  "break",
+  "continue",
+]);
+
 function resolveName(lang: GrammarId, text: string, def: Def): Resolved | undefined {
   const role = def.role!;
   const raw = def.name
@@ -230,6 +246,10 @@ function resolveName(lang: GrammarId, text: string, def: Def): Resolved | undefi
       }
     }
     if (role === "class" || role === "scope") name = stripTemplateArgs(name);
+    // A statement macro on the line before `switch (k) {` (`QUIET` with no semicolon) makes
+    // tree-sitter read a definition of a function called `switch`: a keyword never names one,
+    // so the block stays part of the function around it.
+    if (C_STATEMENT_KEYWORDS.has(name)) return undefined;
   } else if (role === "scope" || role === "class") {
     name = baseTypeName(name);
   } else if (/^["'`]/.test(name)) {

@@ -29,40 +29,93 @@ const COMMAND_FOR: Partial<Record<SymbolKind, SearchCommand>> = {
   method: "search_class_method",
 };
 
-/** Trae-compatible text for `result`; bodies only when `printBody`. */
-export function formatSearchText(result: SearchResult, printBody: boolean): string {
+/** Which entries of a long answer to show: from `offset` (0-based), at most `limit` of them. */
+export interface Page {
+  offset: number;
+  limit?: number;
+}
+
+/**
+ * The numbered entries of an answer after its `header`, clipped at `OUTPUT_LIMIT` characters. With
+ * a `page` (the tool's `offset`/`limit`), only those entries, and the last line says how to get
+ * the rest; without one, Trae Agent's text.
+ */
+export function pagedEntries(
+  header: string,
+  total: number,
+  entry: (index: number) => string,
+  page?: Page,
+): string {
+  const offset = page?.offset ?? 0;
+  if (offset >= total && total > 0) {
+    return `${header}No entries from offset=${offset}: there are ${total} (offset counts from 0).`;
+  }
+  const end = Math.min(total, offset + (page?.limit ?? Infinity));
+  let output = header;
+  for (let i = offset; i < end; i++) {
+    output += entry(i);
+    if (output.length > OUTPUT_LIMIT) {
+      const line = `\n<response clipped> ${total - (i + 1)} more entries not shown`;
+      // Entry i is cut: the next page starts with it.
+      const how = page ? `; to see them call again with offset=${i}${MORE}` : "";
+      return `${output.slice(0, OUTPUT_LIMIT)}${line}${how}`;
+    }
+  }
+  if (page && end < total) {
+    output += `<entries ${offset + 1}-${end} of ${total} shown; call again with offset=${end} ` +
+      `for the next ones${MORE}>\n`;
+  }
+  return output;
+}
+
+/** How else to shorten an answer. */
+const MORE = " (print_body=false shortens each entry; a narrower path shortens the list)";
+
+/** Trae-compatible text for `result`; bodies only when `printBody`. A `page` shows part of it. */
+export function formatSearchText(result: SearchResult, printBody: boolean, page?: Page): string {
   const noun = NOUN[result.command];
   const { matches, identifier } = result;
   if (matches.length === 0) return formatMiss(result, noun);
-  let output = `Found ${matches.length} ${noun} named ${identifier}:\n`;
-  for (let i = 0; i < matches.length; i++) {
-    const { symbol, file, body, fields, methods } = matches[i];
-    output += `${i + 1}. ${file}:${symbol.startLine}-${symbol.endLine}`;
-    if (symbol.kind === "method" && symbol.className) {
-      output += ` within class ${symbol.className}`;
-    } else if (symbol.kind === "function" && symbol.parentFunction) {
-      output += ` within function ${symbol.parentFunction}`;
-    }
-    output += "\n";
-    if (fields && fields.length > 0) output += `Fields:\n${bullets(fields)}\n`;
-    if (methods && methods.length > 0) output += `Methods:\n${bullets(methods)}\n`;
-    if (printBody && body !== undefined) output += `${body}\n\n`;
-    if (output.length > OUTPUT_LIMIT) {
-      const hidden = matches.length - (i + 1);
-      return `${
-        output.slice(0, OUTPUT_LIMIT)
-      }\n<response clipped> ${hidden} more entries not shown`;
-    }
-  }
-  return output;
+  return pagedEntries(
+    `Found ${matches.length} ${noun} named ${identifier}:\n`,
+    matches.length,
+    (i) => {
+      const { symbol, file, body, fields, methods } = matches[i];
+      let output = `${i + 1}. ${file}:${symbol.startLine}-${symbol.endLine}`;
+      if (symbol.kind === "method" && symbol.className) {
+        output += ` within class ${symbol.className}`;
+      } else if (symbol.kind === "function" && symbol.parentFunction) {
+        output += ` within function ${symbol.parentFunction}`;
+      }
+      output += "\n";
+      if (fields && fields.length > 0) output += `Fields:\n${bullets(fields)}\n`;
+      if (methods && methods.length > 0) output += `Methods:\n${bullets(methods)}\n`;
+      if (printBody && body !== undefined) output += `${body}\n\n`;
+      return output;
+    },
+    page,
+  );
 }
 
 function bullets(items: readonly string[]): string {
   return items.map((item) => `- ${item}`).join("\n");
 }
 
+/** What a name no file holds can still be. */
+export const MISS_MEANING = "It may still exist as a name the C preprocessor builds (`##` " +
+  "pasting, a macro that expands to a definition), one spelled with escapes (`\\u0061`), or one " +
+  "in a file type the graph does not parse; a text search (grep) finds the spelled forms.";
+
+/** The line that explains a miss answered at once because nothing holds the name. */
+export function absentNote(absent: { name: string; scanned: number }): string {
+  return `Nothing under this path defines or uses ${absent.name}: the index has no symbol or ` +
+    `use of it, and none of the ${absent.scanned} files not yet indexed holds its bytes, so a ` +
+    `complete index would not find it either. ${MISS_MEANING}`;
+}
+
 function formatMiss(result: SearchResult, noun: string): string {
   const lines = [`No ${noun} named ${result.identifier} found.`];
+  if (result.absent) lines.push(absentNote(result.absent));
   if (result.suggestions.length > 0) {
     const names = result.suggestions.map((s) => {
       const command = COMMAND_FOR[s.kind];
@@ -104,6 +157,7 @@ export function searchJson(result: SearchResult, root: string): Record<string, u
       ...(body !== undefined ? { body } : {}),
     })),
     suggestions: result.suggestions,
+    ...(result.absent ? { absent: { ...result.absent, note: MISS_MEANING } } : {}),
     not_indexed: result.unindexed.map((f) => ({
       file: `${root}/${f.path}`,
       status: f.status,

@@ -151,7 +151,8 @@ export class CodeGraph {
     const scope = this.scopeOf(dir);
     return this.#serially(async () => {
       const freshness = await this.#settle();
-      const complete = await this.#prepare(scope, freshness, [identifier], definitionNeedle);
+      const prepared = await this.#prepare(scope, freshness, [identifier], definitionNeedle);
+      const complete = prepared.complete;
       const result = await searchGraph(
         this.#store,
         this.workspace,
@@ -165,7 +166,16 @@ export class CodeGraph {
         this.#finishLater(scope);
         return result;
       }
-      // A miss is answered with close names and unindexed files: those need the whole index.
+      // No file the index does not cover holds the name's bytes, and the index knows no symbol
+      // or use of it: the whole index could not find it either, so say so at once. Close names
+      // come from what is indexed so far.
+      const name = searchNeedle(identifier).text;
+      if (prepared.holding === 0 && !this.#mentions(identifier, scope)) {
+        this.#finishLater(scope);
+        return { ...result, absent: { name, scanned: prepared.deferred } };
+      }
+      // A miss where some file holds the name is answered with close names and unindexed files:
+      // those need the whole index.
       await this.#refreshScope(scope, freshness);
       return await searchGraph(this.#store, this.workspace, scope, command, identifier, options);
     });
@@ -185,7 +195,8 @@ export class CodeGraph {
     return this.#serially(async () => {
       const freshness = await this.#settle();
       const names = [identifier];
-      let complete = await this.#prepare(scope, freshness, names);
+      const prepared = await this.#prepare(scope, freshness, names);
+      let complete = prepared.complete;
       let result = await searchEdges(
         this.#store,
         this.workspace,
@@ -199,7 +210,7 @@ export class CodeGraph {
         const more = result.follow.filter((name) => !names.includes(name));
         if (more.length === 0) break;
         names.push(...more);
-        complete = await this.#prepare(scope, freshness, more);
+        complete = (await this.#prepare(scope, freshness, more)).complete;
         result = await searchEdges(
           this.#store,
           this.workspace,
@@ -210,26 +221,47 @@ export class CodeGraph {
         );
       }
       if (!complete) this.#finishLater(scope);
+      const name = searchNeedle(identifier).text;
+      if (
+        !prepared.complete && prepared.holding === 0 && names.length === 1 &&
+        !this.#mentions(identifier, scope)
+      ) {
+        // As for a definition search: no file holds the name, so say so.
+        result.absent = { name, scanned: prepared.deferred };
+      }
       return result;
     });
   }
 
   /**
    * Makes the index of `scope` answer for `names`: fully refreshed, or (answer first) with the
-   * files holding those names parsed. Returns whether the whole scope is now indexed.
+   * files holding those names parsed. Says whether the whole scope is now indexed, and how many
+   * files it read hold the names' bytes and how many it left for later.
    */
   async #prepare(
     scope: string,
     freshness: Freshness | undefined,
     names: readonly string[],
     needleOf: (name: string) => Needle = searchNeedle,
-  ): Promise<boolean> {
-    if (freshness && this.#isFresh(scope, freshness)) return true;
+  ): Promise<{ complete: boolean; holding: number; deferred: number }> {
+    if (freshness && this.#isFresh(scope, freshness)) {
+      return { complete: true, holding: 0, deferred: 0 };
+    }
     const prefilter = this.#options.answerFirst === false
       ? undefined
       : anyNeedle(names.map(needleOf));
     const report = await this.#refreshScope(scope, freshness, { prefilter });
-    return report.deferred === 0;
+    return { complete: report.deferred === 0, holding: report.holding, deferred: report.deferred };
+  }
+
+  /**
+   * Whether the index has a symbol or reference named `identifier` or its member (`Cls.method`
+   * is stored as `method`, `[Symbol.iterator]` as itself).
+   */
+  #mentions(identifier: string, scope: string): boolean {
+    const member = searchNeedle(identifier).text;
+    return this.#store.mentions(identifier, scope) ||
+      (member !== identifier && this.#store.mentions(member, scope));
   }
 
   /** Whether a background index is still under way. */

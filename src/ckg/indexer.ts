@@ -89,6 +89,12 @@ export interface RefreshReport {
   parser: string;
   /** New or changed files the prefilter left unparsed (not recorded: a later refresh parses them). */
   deferred: number;
+  /**
+   * With a prefilter: new or changed files read in this refresh whose bytes hold the name
+   * (parsed ones, and deferred ones a narrower needle turned away). Zero means no file the index
+   * does not already cover mentions the name at all.
+   */
+  holding: number;
   /** Changed files not looked at because the byte budget ran out. */
   remaining: number;
   /** With `keepParsing`: the parsers this refresh started, still open (the caller closes them). */
@@ -168,6 +174,7 @@ export async function refreshScope(
     skippedDirs: discovery.skippedDirs,
     parser: "none",
     deferred: 0,
+    holding: 0,
     remaining: 0,
     elapsedMs: 0,
   };
@@ -226,7 +233,7 @@ export async function refreshScope(
   let done = 0;
   const progress = () => options.onProgress?.(++done, total);
   const writes: (() => void)[] = [];
-  // C and C++ files with syntax errors and preprocessor conditionals, to parse again (`recover`).
+  // C and C++ files with syntax errors, to parse again (`recover`).
   const recoveries: { item: Pending; outcome: CaptureOutcome & { ok: true } }[] = [];
   const flush = () => {
     if (writes.length === 0) return;
@@ -290,6 +297,7 @@ export async function refreshScope(
       const outcome = await readCandidate(fs, candidate, needle);
       if (outcome.kind === "deferred") {
         report.deferred++;
+        if (outcome.held) report.holding++;
         if (candidate.row) {
           const id = candidate.row.id;
           write(() => store.removeFiles([id]));
@@ -297,6 +305,7 @@ export async function refreshScope(
         continue;
       }
       if (outcome.kind === "parse") {
+        if (needle) report.holding++;
         slice.push(outcome.pending);
         sliceBytes += outcome.pending.text.length;
         if (sliceBytes >= (options.sliceBytes ?? SLICE_BYTES)) await dispatch();
@@ -325,7 +334,8 @@ export async function refreshScope(
     await dispatch();
     await Promise.all(running);
     if (failure) throw failure.error;
-    for (const { item, outcome } of recoveries) await recover(item, outcome);
+    // Each recovery's parses go to the parsers as one batch; the files recover side by side.
+    await Promise.all(recoveries.map(({ item, outcome }) => recover(item, outcome)));
   } finally {
     // On an error, let runs already handed over finish before their parser goes away.
     await Promise.allSettled(running);
@@ -335,31 +345,64 @@ export async function refreshScope(
     flush();
   }
 
-  // C and C++ files with syntax errors and preprocessor conditionals, parsed again keeping one
-  // branch of each conditional; the parse that yields more definitions is kept.
+  // C and C++ files with syntax errors, parsed again: keeping one branch of each preprocessor
+  // conditional, then, if errors remain, one top-level definition at a time, so a bad region
+  // costs only the definition it is in. The parse that yields the most definitions is kept.
   async function recover(item: Pending, outcome: CaptureOutcome & { ok: true }): Promise<void> {
-    const text = kit.oneBranchOnly(item.text)!;
-    const again = await kit.captureInProcess(
-      item.lang,
-      text,
-      options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS,
-    ).catch(() => undefined);
-    const before = kit.extractSymbols(item.lang, item.text, outcome.result);
-    if (again?.ok) {
-      const after = kit.extractSymbols(item.lang, text, again.result);
-      if (!again.result.hasError || after.length > before.length) {
-        // Definitions only the other branches hold (`#else` variants with other names) stay too.
-        const names = new Set(after.map((symbol) => symbol.name));
-        const parents = new Set(before.map((symbol) => symbol.parent));
-        const extra = before.filter((symbol, index) =>
-          symbol.parent < 0 && !parents.has(index) && !names.has(symbol.name)
-        );
-        const symbols = [...after, ...extra];
-        keep(item, again.result.hasError, symbols, kit.extractRefs(text, again.result, after));
-        return;
+    const parse = async (texts: string[]): Promise<CaptureOutcome[]> => {
+      const ready = parsing ?? await parsingReady;
+      const outcomes: CaptureOutcome[] = texts.map(() => ({ ok: false, error: "not parsed" }));
+      await ready.run(
+        texts.map((text, id) => ({ id, lang: item.lang, text })),
+        (id, parsed) => outcomes[id] = parsed,
+      );
+      return outcomes;
+    };
+    const whole = kit.extractSymbols(item.lang, item.text, outcome.result);
+    let best = { text: item.text, result: outcome.result, symbols: whole };
+    const branch = kit.oneBranchOnly(item.text);
+    if (branch !== undefined) {
+      const [again] = await parse([branch]).catch(() => [undefined]);
+      if (again?.ok) {
+        const after = kit.extractSymbols(item.lang, branch, again.result);
+        if (!again.result.hasError || after.length > whole.length) {
+          best = { text: branch, result: again.result, symbols: after };
+        }
       }
     }
-    keep(item, true, before, kit.extractRefs(item.text, outcome.result, before));
+    if (best.result.hasError) {
+      const cuts = kit.definitionCuts(best.text);
+      const pieces = kit.needsDefinitionRecovery(best.result, best.symbols, cuts)
+        ? await kit.captureByDefinition(best.text, cuts, parse).catch(() => undefined)
+        : undefined;
+      if (pieces?.ok) {
+        const after = kit.extractSymbols(item.lang, best.text, pieces.result);
+        if (after.length >= best.symbols.length) {
+          best = { text: best.text, result: pieces.result, symbols: after };
+        }
+      }
+    }
+    if (best.text === item.text) {
+      keep(
+        item,
+        best.result.hasError,
+        best.symbols,
+        kit.extractRefs(item.text, best.result, best.symbols),
+      );
+      return;
+    }
+    // Definitions only the other branches hold (`#else` variants with other names) stay too.
+    const names = new Set(best.symbols.map((symbol) => symbol.name));
+    const parents = new Set(whole.map((symbol) => symbol.parent));
+    const extra = whole.filter((symbol, index) =>
+      symbol.parent < 0 && !parents.has(index) && !names.has(symbol.name)
+    );
+    keep(
+      item,
+      best.result.hasError,
+      [...best.symbols, ...extra],
+      kit.extractRefs(best.text, best.result, best.symbols),
+    );
   }
 
   function keep(
@@ -376,8 +419,7 @@ export async function refreshScope(
 
   function recordParsed(item: Pending, outcome: CaptureOutcome): void {
     if (
-      outcome.ok && outcome.result.hasError && (item.lang === "c" || item.lang === "cpp") &&
-      kit.oneBranchOnly(item.text) !== undefined
+      outcome.ok && outcome.result.hasError && (item.lang === "c" || item.lang === "cpp")
     ) {
       recoveries.push({ item, outcome });
       return;
@@ -456,7 +498,7 @@ function isRacy(mtimeMs: number): boolean {
 
 type ReadOutcome =
   | { kind: "gone" }
-  | { kind: "deferred" }
+  | { kind: "deferred"; held: boolean }
   | { kind: "same" }
   | { kind: "record"; record: FileRecord }
   | { kind: "parse"; pending: Pending };
@@ -499,7 +541,9 @@ async function readCandidate(
     };
   }
   // A new file without the name waits; it needs no hash for that.
-  if (needle && !row && !needle.test(bytes, path)) return { kind: "deferred" };
+  if (needle && !row && !needle.test(bytes, path)) {
+    return { kind: "deferred", held: needle.holds?.(bytes) ?? false };
+  }
   // Kept past this file (hashed, parsed): its own copy, since the next read reuses the buffer.
   if (shared) bytes = bytes.slice();
   // The size may differ from the stat when the file changed in between; the bytes are the truth.
@@ -509,7 +553,9 @@ async function readCandidate(
   if (row && row.hash === hash && row.status !== "failed") {
     return { kind: "same" };
   }
-  if (needle && !needle.test(bytes, path)) return { kind: "deferred" };
+  if (needle && !needle.test(bytes, path)) {
+    return { kind: "deferred", held: needle.holds?.(bytes) ?? false };
+  }
   const base = { path, size, mtimeMs: candidate.mtimeMs, hash, hasErrors: false, racy };
   const reason = skipReason(bytes);
   if (reason) {

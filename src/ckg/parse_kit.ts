@@ -6,5 +6,10 @@
 export { extractSymbols } from "./extract.ts";
 export { extractRefs } from "./edges.ts";
 export { InProcessParsing, WorkerPool } from "./worker_pool.ts";
-export { oneBranchOnly } from "./preproc.ts";
+export {
+  captureByDefinition,
+  definitionCuts,
+  needsDefinitionRecovery,
+  oneBranchOnly,
+} from "./preproc.ts";
 export { captureInProcess } from "./runtime.ts";

@@ -26,6 +26,11 @@ export interface Needle {
    * as its ends are word bytes), and for a definition search in Python, in a defining position.
    */
   test(bytes: Uint8Array, path?: string): boolean;
+  /**
+   * For a needle narrower than the name's bytes (a Python definition search): whether `bytes`
+   * hold the name at all, so a file turned away can still be counted as holding it.
+   */
+  holds?(bytes: Uint8Array): boolean;
 }
 
 const encoder = new TextEncoder();
@@ -68,6 +73,7 @@ export function anyNeedle(needles: readonly Needle[]): Needle {
   return {
     text: needles.map((n) => n.text).join(" | "),
     test: (bytes, path) => needles.some((n) => n.test(bytes, path)),
+    holds: (bytes) => needles.some((n) => n.holds ? n.holds(bytes) : n.test(bytes)),
   };
 }
 
@@ -98,6 +104,7 @@ export function definitionNeedle(identifier: string): Needle {
       // Latin-1 keeps one character per byte: the pattern sees the bytes as they are.
       return defining.test(latin1.decode(bytes));
     },
+    holds: (bytes) => word.test(bytes),
   };
 }
 

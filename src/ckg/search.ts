@@ -44,6 +44,12 @@ export interface SearchResult {
   suggestions: Suggestion[];
   /** When nothing matched: files under the scope that were not indexed, and why. */
   unindexed: FileRow[];
+  /**
+   * Set on a miss answered before the index was complete, because no file holds the name: the
+   * name looked for (the member of `Cls.method`) and how many not yet indexed files were read
+   * for it.
+   */
+  absent?: { name: string; scanned: number };
 }
 
 /** How to search. */
@@ -55,6 +61,8 @@ export interface SearchOptions {
    * anyway): the match that crosses it still gets its body, later ones get none.
    */
   bodyBudget?: number;
+  /** Read bodies from this match on (0-based): the first one a page shows. */
+  bodyFrom?: number;
 }
 
 /**
@@ -118,13 +126,14 @@ async function describe(
   if (!options.body) return matches;
   const budget = options.bodyBudget ?? Infinity;
   let used = 0;
-  let wanted = 0;
+  const from = options.bodyFrom ?? 0;
+  let wanted = from;
   while (wanted < matches.length && used <= budget) {
     const { startOffset, endOffset } = matches[wanted++].symbol;
     used += endOffset - startOffset;
   }
   await Promise.all(
-    matches.slice(0, wanted).map(async (match) => {
+    matches.slice(from, wanted).map(async (match) => {
       const text = await textOf(match.symbol.path);
       match.body = text === undefined
         ? "(the file can no longer be read)"

@@ -12,9 +12,11 @@ import type { ExtractedRef, RefKind } from "./edges.ts";
  * Bumped whenever the schema or the extraction changes, so an old database is rebuilt instead of
  * answering from symbols an older Deft extracted. Version 2 added references (the `refs` table):
  * a version 1 database is migrated by rebuilding it, since every file must be parsed again to
- * find its references.
+ * find its references. Version 3 records the anonymous function around a reference no named
+ * function encloses, and extracts more edges (calls in Rust macro arguments, re-exports) and
+ * fewer false C definitions.
  */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /** Whether a tracked file contributed symbols. */
 export type FileStatus = "indexed" | "skipped" | "failed";
@@ -101,7 +103,11 @@ CREATE TABLE refs (
   col INTEGER NOT NULL,
   start_offset INTEGER NOT NULL,
   end_offset INTEGER NOT NULL,
-  symbol_id INTEGER
+  symbol_id INTEGER,
+  anon_start INTEGER,
+  anon_end INTEGER,
+  anon_start_line INTEGER,
+  anon_end_line INTEGER
 );
 CREATE INDEX refs_by_name ON refs(name, kind);
 CREATE INDEX refs_by_file ON refs(file_id);
@@ -119,6 +125,11 @@ export interface RefRow {
   startOffset: number;
   endOffset: number;
   symbolId: number | null;
+  /** The anonymous function around it when no named function or method encloses it. */
+  anonStart: number | null;
+  anonEnd: number | null;
+  anonStartLine: number | null;
+  anonEndLine: number | null;
 }
 
 const SYMBOL_COLUMNS = `s.id AS id, s.file_id AS fileId, f.path AS path, f.language AS language,
@@ -364,7 +375,8 @@ export class GraphStore {
       }
       const insertRef = this.#prepare(
         `INSERT INTO refs (file_id, kind, name, derived, line, col, start_offset, end_offset,
-         symbol_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         symbol_id, anon_start, anon_end, anon_start_line, anon_end_line)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       for (const r of refs) {
         insertRef.run(
@@ -377,6 +389,10 @@ export class GraphStore {
           r.startOffset,
           r.endOffset,
           r.enclosing >= 0 ? ids[r.enclosing] ?? null : null,
+          r.anonymous?.startOffset ?? null,
+          r.anonymous?.endOffset ?? null,
+          r.anonymous?.startLine ?? null,
+          r.anonymous?.endLine ?? null,
         );
       }
     });
@@ -389,7 +405,8 @@ export class GraphStore {
     return this.#prepare(
       `SELECT f.path AS path, f.language AS language, r.kind AS kind, r.name AS name,
        r.derived AS derived, r.line AS line, r.col AS "column", r.start_offset AS startOffset,
-       r.end_offset AS endOffset, r.symbol_id AS symbolId
+       r.end_offset AS endOffset, r.symbol_id AS symbolId, r.anon_start AS anonStart,
+       r.anon_end AS anonEnd, r.anon_start_line AS anonStartLine, r.anon_end_line AS anonEndLine
        FROM refs r JOIN files f ON f.id = r.file_id
        WHERE r.name = ? AND r.kind IN (${marks}) AND ${filter.sql}
        ORDER BY f.path, r.start_offset`,
@@ -438,6 +455,20 @@ export class GraphStore {
        WHERE s.name = ? AND s.kind IN (${marks}) AND ${filter.sql}
        ORDER BY f.path, s.start_line, s.start_offset`,
     ).all(name, ...kinds, ...filter.params) as unknown as SymbolRow[];
+  }
+
+  /** Whether any symbol or reference under `scope` is named exactly `name`. */
+  mentions(name: string, scope: string): boolean {
+    const filter = scopeFilter(scope, "f");
+    const symbol = this.#prepare(
+      `SELECT 1 FROM symbols s JOIN files f ON f.id = s.file_id
+       WHERE s.name = ? AND ${filter.sql} LIMIT 1`,
+    ).get(name, ...filter.params);
+    if (symbol) return true;
+    return this.#prepare(
+      `SELECT 1 FROM refs r JOIN files f ON f.id = r.file_id
+       WHERE r.name = ? AND ${filter.sql} LIMIT 1`,
+    ).get(name, ...filter.params) !== undefined;
   }
 
   /** Members (fields, methods, prototypes) declared inside the class symbol `classId`. */

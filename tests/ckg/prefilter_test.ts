@@ -8,6 +8,8 @@ import { CodeGraph } from "../../src/ckg/graph.ts";
 import { definitionNeedle, needleFor, searchNeedle } from "../../src/ckg/prefilter.ts";
 import { isSourcePath } from "../../src/ckg/languages.ts";
 import type { SearchCommand } from "../../src/ckg/search.ts";
+import { formatSearchText } from "../../src/ckg/format.ts";
+import { formatEdgeText } from "../../src/ckg/edge_format.ts";
 import type { EdgeCommand } from "../../src/ckg/edge_search.ts";
 import { DatabaseSync } from "node:sqlite";
 import { LANGS_DIR, tempDir } from "./helpers.ts";
@@ -224,6 +226,25 @@ for (const tree of TREES) {
           }
           i++;
         }
+        // A miss answered at once (no file holds the name) is a miss of the complete index too:
+        // no definition and no use of it there either.
+        for (const [j, name] of sample(symbolNames, 20).entries()) {
+          const absent = `${name}_${j}zq`;
+          const definition = DEFINITIONS[j % DEFINITIONS.length];
+          const got = await partial.search(definition, absent);
+          assert.deepEqual(got.matches, [], absent);
+          if (got.absent) {
+            assert.deepEqual((await full.lookup(definition, absent)).matches, [], absent);
+            for (const edge of EDGES) {
+              const want = await full.searchEdges(edge, absent, undefined, { body: false });
+              assert.deepEqual(
+                [...want.references, ...want.callers, ...want.subclasses],
+                [],
+                `${edge} ${absent}`,
+              );
+            }
+          }
+        }
         const totals = partial.totals();
         console.log(
           `${files} files, ${names.size} names; after ${picked.length} searches the partial ` +
@@ -245,7 +266,9 @@ function strip(value: unknown): unknown {
     JSON.stringify(
       value,
       (key, v) =>
-        key === "id" || key === "fileId" || key === "parentId" || key === "symbolId"
+        // `absent` says how a miss was answered (at once, from the bytes), not what it is.
+        key === "id" || key === "fileId" || key === "parentId" || key === "symbolId" ||
+          key === "absent"
           ? undefined
           : v,
     ),
@@ -290,6 +313,44 @@ Deno.test("prefilter: the rest of the index is built in the background, and sear
   }
 });
 
+Deno.test("prefilter: a miss no file holds is answered at once, without indexing, and says so", async () => {
+  await using ws = await tempDir();
+  await using cache = await tempDir("deft-ckg-cache-");
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 30; i++) files[`m${i}.py`] = `def f${i}():\n    return g${i}()\n`;
+  files["n.c"] = "#define MAKE(x) void made_##x(void) {}\nMAKE(one)\n";
+  for (const [path, text] of Object.entries(files)) {
+    await Deno.writeTextFile(`${ws.path}/${path}`, text);
+  }
+  const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0, prefilterMinBytes: 0 });
+  try {
+    // `made_one` exists only as the preprocessor builds it: no file holds those bytes.
+    const miss = await graph.search("search_function", "made_one");
+    assert.deepEqual(miss.matches, []);
+    assert.deepEqual(miss.absent, { name: "made_one", scanned: 31 });
+    assert.equal(graph.totals().indexed, 0, "nothing was parsed for a name no file holds");
+    const text = formatSearchText(miss, false);
+    assert.match(text, /^No functions named made_one found\.\nNothing under this path defines/);
+    assert.match(text, /none of the 31 files not yet indexed holds its bytes/);
+    assert.match(text, /preprocessor builds/);
+    const callers = await graph.searchEdges("search_callers", "made_one", undefined, {
+      body: false,
+    });
+    assert.deepEqual(callers.absent, { name: "made_one", scanned: 31 });
+    assert.match(
+      formatEdgeText(callers, false),
+      /^No functions calling made_one found\.\nNothing under this path defines or uses made_one/,
+    );
+    assert.equal(graph.totals().indexed, 0);
+    // A hit costs the same scan and parses only its file.
+    const hit = await graph.search("search_function", "f7");
+    assert.deepEqual(hit.matches.map((m) => m.symbol.path), ["m7.py"]);
+    assert.equal(graph.totals().indexed, 1);
+  } finally {
+    graph.close();
+  }
+});
+
 Deno.test("prefilter: a changed file without the name loses its old symbols instead of answering stale", async () => {
   const ws = await tempDir();
   const cache = await tempDir("deft-ckg-cache-");
@@ -305,9 +366,15 @@ Deno.test("prefilter: a changed file without the name loses its old symbols inst
         body: false,
       });
       assert.deepEqual(refs.references, []);
-      // The miss of a definition search completes the index, so close names are offered.
+      // No file holds `target` any more: the miss is answered at once and says so (issue 32).
       const miss = await graph.search("search_function", "target");
       assert.deepEqual(miss.matches, []);
+      assert.deepEqual(miss.absent, { name: "target", scanned: 2 });
+      // The miss of a definition search some file holds (here in a comment) completes the index,
+      // so close names are offered.
+      const held = await graph.search("search_function", "longer");
+      assert.deepEqual(held.matches, []);
+      assert.equal(held.absent, undefined);
       assert.equal(graph.totals().indexed, 2);
     } finally {
       graph.close();

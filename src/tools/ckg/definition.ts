@@ -13,6 +13,8 @@ export const CKG: ToolDefinitionSource = {
     "classes), with the enclosing function or class; `search_callers`: functions whose bodies " +
     "call it; `search_subclasses`: classes deriving from it (`indirect` for all depths).",
     "* Results give file, line range and, unless `print_body` is false, the body.",
+    "* Long answers are cut at about 16,000 characters; `offset` and `limit` page through them " +
+    "(the last line says which `offset` comes next), `print_body: false` shortens each entry.",
     "* The graph follows edits automatically; when nothing matches, close names are suggested.",
   ].join("\n"),
   parameters: [
@@ -51,6 +53,17 @@ export const CKG: ToolDefinitionSource = {
       name: "indirect",
       type: "boolean",
       description: "search_subclasses: also classes deriving from subclasses (default false).",
+    },
+    {
+      name: "offset",
+      type: "integer",
+      description:
+        "How many entries of the answer to skip (default 0), to see the rest of a long one.",
+    },
+    {
+      name: "limit",
+      type: "integer",
+      description: "At most this many entries (default: as many as fit).",
     },
   ],
 };

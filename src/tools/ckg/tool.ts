@@ -11,6 +11,7 @@ import { confine } from "../../policy/workspace.ts";
 import type { CodeGraph } from "../../ckg/graph.ts";
 import type { SearchCommand } from "../../ckg/search.ts";
 import type { EdgeCommand } from "../../ckg/edge_search.ts";
+import type { Page } from "../../ckg/format.ts";
 
 const COMMANDS: readonly string[] = ["search_function", "search_class", "search_class_method"];
 const EDGE_COMMANDS: readonly string[] = [
@@ -18,6 +19,26 @@ const EDGE_COMMANDS: readonly string[] = [
   "search_callers",
   "search_subclasses",
 ];
+
+/** The page `offset`/`limit` ask for, or what is wrong with them. */
+function pageOf(args: Record<string, unknown>): Page | string {
+  const count = (key: string, least: number): number | undefined | string => {
+    const value = args[key];
+    if (value === undefined || value === null) return undefined;
+    const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < least) {
+      return `\`${key}\` must be a whole number of at least ${least} (got ${
+        JSON.stringify(value)
+      }): ${key === "offset" ? "the number of entries to skip" : "the most entries to show"}.`;
+    }
+    return n;
+  };
+  const offset = count("offset", 0);
+  if (typeof offset === "string") return offset;
+  const limit = count("limit", 1);
+  if (typeof limit === "string") return limit;
+  return { offset: offset ?? 0, limit };
+}
 
 /** The code knowledge graph tool (opt-in). */
 export class CkgTool extends Tool {
@@ -36,6 +57,8 @@ export class CkgTool extends Tool {
     const path = String(args.path ?? "");
     if (path.trim() === "") return fail(`No path provided for the ${this.name} tool`);
     const printBody = args.print_body !== false;
+    const page = pageOf(args);
+    if (typeof page === "string") return fail(page);
 
     // The graph's code loads while the path is checked.
     void this.#loadGraphModule();
@@ -58,7 +81,7 @@ export class CkgTool extends Tool {
     }
     if (!info.isDirectory) return fail(`Codebase path ${path} is not a directory`);
 
-    if (isEdge) return await this.#edges(command as EdgeCommand, identifier, dir, args);
+    if (isEdge) return await this.#edges(command as EdgeCommand, identifier, dir, args, page);
     const [graph, { formatSearchText, OUTPUT_LIMIT }] = await Promise.all([
       this.#openGraph(),
       import("../../ckg/format.ts"),
@@ -66,8 +89,9 @@ export class CkgTool extends Tool {
     const result = await graph.search(command as SearchCommand, identifier, dir, {
       body: printBody,
       bodyBudget: OUTPUT_LIMIT,
+      bodyFrom: page.offset,
     });
-    return ok(formatSearchText(result, printBody));
+    return ok(formatSearchText(result, printBody, page));
   }
 
   async #edges(
@@ -75,6 +99,7 @@ export class CkgTool extends Tool {
     identifier: string,
     dir: string,
     args: Record<string, unknown>,
+    page: Page,
   ): Promise<ToolExecResult> {
     const printBody = args.print_body !== false;
     const [graph, { formatEdgeText }, { OUTPUT_LIMIT }] = await Promise.all([
@@ -85,9 +110,10 @@ export class CkgTool extends Tool {
     const result = await graph.searchEdges(command, identifier, dir, {
       body: printBody,
       bodyBudget: OUTPUT_LIMIT,
+      bodyFrom: page.offset,
       indirect: args.indirect === true,
     });
-    return ok(formatEdgeText(result, printBody));
+    return ok(formatEdgeText(result, printBody, page));
   }
 
   #loadGraphModule(): Promise<typeof import("../../ckg/graph.ts")> {
