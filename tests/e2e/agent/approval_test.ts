@@ -158,7 +158,6 @@ Deno.test("the question spells out C1 controls (a one-byte CSI), so a command ca
     const refused = await gate.check(tools[0], { command: `rm -rf ~ ${c1}2K${c1}1Als` });
     assert.match(refused!, /denied/);
     assert.equal(shown.length, 1);
-    // deno-lint-ignore no-control-regex
     assert.doesNotMatch(shown[0], /[\x80-\x9f]/, `raw ${JSON.stringify(c1)} reached the terminal`);
     assert.match(shown[0], /rm -rf ~/);
     const code = c1.charCodeAt(0).toString(16);
