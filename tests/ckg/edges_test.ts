@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { CodeGraph } from "../../src/ckg/graph.ts";
 import type { EdgeResult } from "../../src/ckg/edge_search.ts";
 import { tempDir, writeTree } from "./helpers.ts";
+import { pythonStdlib } from "../helpers/inputs.ts";
 
 const SOURCES: Record<string, string> = {
   "py/shapes.py": `import math
@@ -233,8 +234,6 @@ Deno.test("edges: references list calls, attributes, imports and bases with what
   });
 });
 
-const STDLIB = "/usr/lib/python3.11";
-
 Deno.test("edges: over 512 KB, the first indirect subclass search follows the chain into a third file", async () => {
   await using dir = await tempDir();
   const cache = await tempDir("deft-ckg-cache-");
@@ -268,12 +267,7 @@ Deno.test("edges: over 512 KB, the first indirect subclass search follows the ch
 });
 
 Deno.test("edges: on the Python standard library, answered first from the files holding the name", async () => {
-  try {
-    await Deno.stat(`${STDLIB}/http/client.py`);
-  } catch {
-    console.log(`skipped: ${STDLIB} is not here`);
-    return;
-  }
+  const STDLIB = pythonStdlib();
   const cache = await tempDir("deft-ckg-cache-");
   const graph = CodeGraph.open(STDLIB, { ckgDir: cache.path });
   try {
