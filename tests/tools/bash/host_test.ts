@@ -111,3 +111,53 @@ Deno.test("host: without bwrap, unshare holds the shell under the tool host's pe
     `${sleeper} survived the close`,
   );
 });
+
+const RESTARTS: [string, ToolSettings][] = [
+  ["sandbox none", { sandbox: "none" }],
+  ["sandbox workspace-write", { sandbox: "workspace-write" }],
+  // No namespace, and `env -i` hides the sleep from the marker scan: only the group kill ends it.
+  ["neither bwrap nor unshare", {
+    sandbox: "none",
+    bwrapPath: "/nonexistent/bwrap",
+    unsharePath: "/nonexistent/unshare",
+  }],
+];
+
+for (const [label, settings] of RESTARTS) {
+  Deno.test(`host: a deadline restart kills the running shell's processes (${label})`, async () => {
+    const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-host-test-" }));
+    await Deno.writeTextFile(`${workspace}/a.txt`, "a\n");
+    const host = new ToolHost(
+      {
+        provider: "openai",
+        workspace,
+        settings: { ...settings, deadlines: { str_replace_based_edit_tool: 0.000001 } },
+      },
+      ["bash", "str_replace_based_edit_tool"],
+      { temp: "/tmp" },
+    );
+    const needle = uniqueNeedle();
+    try {
+      assert.equal((await host.call("bash", { command: "echo up" })).output, "up\n");
+      // The shell is busy in the foreground, so it cannot end by itself when its stdin closes:
+      // only the kill of its process group (and the namespace with it) ends the sleep.
+      const busy = host.call("bash", { command: `env -i sleep ${needle}`, timeout: 3000 });
+      assert.ok(await eventually(async () => (await pidsByCmdline(needle)).length === 1));
+      const late = await host.call("str_replace_based_edit_tool", {
+        command: "view",
+        path: `${workspace}/a.txt`,
+      });
+      assert.match(String(late.error), /deadline/);
+      assert.match(String((await busy).error), /tool host was restarted/);
+      assert.ok(
+        await eventually(async () => (await pidsByCmdline(needle)).length === 0),
+        `sleep ${needle} survived the tool host's restart`,
+      );
+    } finally {
+      await host.close("bash").catch(() => {});
+      await host.close("str_replace_based_edit_tool").catch(() => {});
+      for (const pid of await pidsByCmdline(needle)) Deno.kill(pid, "SIGKILL");
+      await Deno.remove(workspace, { recursive: true });
+    }
+  });
+}
