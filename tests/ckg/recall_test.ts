@@ -9,6 +9,7 @@ import { DatabaseSync } from "node:sqlite";
 import { CodeGraph } from "../../src/ckg/graph.ts";
 import { tempDir } from "./helpers.ts";
 import { definitionNeedle } from "../../src/ckg/prefilter.ts";
+import { pythonStdlib, requireCtags, requireDirs } from "../helpers/inputs.ts";
 
 const SDK = "node_modules/.deno";
 
@@ -22,10 +23,13 @@ interface Corpus {
   ctags: string[];
 }
 
+// Asked of python3 when the test runs; a missing one fails it.
+const PYTHON_STDLIB = "<python3's standard library>";
+
 const CORPORA: Corpus[] = [
   {
     name: "Python standard library",
-    dir: "/usr/lib/python3.11",
+    dir: PYTHON_STDLIB,
     ext: /\.py$/,
     ctags: ["--languages=Python", "--kinds-Python=cfm"],
   },
@@ -94,27 +98,11 @@ async function copySources(corpus: Corpus, to: string): Promise<number> {
   return files.length;
 }
 
-function hasCtags(): boolean {
-  try {
-    const out = new Deno.Command("ctags", { args: ["--version"], stdout: "piped" }).outputSync();
-    return out.success && new TextDecoder().decode(out.stdout).includes("Universal Ctags");
-  } catch {
-    return false;
-  }
-}
-
-for (const corpus of CORPORA) {
-  Deno.test(`recall: ${corpus.name} against Universal Ctags`, async () => {
-    if (!hasCtags()) {
-      console.log("skipped: Universal Ctags is not installed (.ci/run installs it)");
-      return;
-    }
-    try {
-      await Deno.stat(corpus.dir);
-    } catch {
-      console.log(`skipped: ${corpus.dir} is not on this machine`);
-      return;
-    }
+for (const listed of CORPORA) {
+  Deno.test(`recall: ${listed.name} against Universal Ctags`, async () => {
+    requireCtags();
+    const corpus = listed.dir === PYTHON_STDLIB ? { ...listed, dir: pythonStdlib() } : listed;
+    requireDirs([corpus.dir], "run `deno install` for the SDK packages under node_modules");
     await using ws = await tempDir();
     await using cache = await tempDir("deft-ckg-cache-");
     // Copied so the folder holds nothing but the sources compared (and no name is skipped).

@@ -74,3 +74,25 @@ Deno.test("backoff grows exponentially with jitter and stays under the cap", asy
   assert.equal(delays.length, 6);
   delays.forEach((d, i) => assert.ok(d >= Math.min(20, 2 ** i) / 2 && d <= 20, `${i}: ${d}`));
 });
+
+Deno.test("a server's Retry-After is capped: one header cannot stall a run for a day", async () => {
+  const day = httpError(429, { "retry-after": "86400" });
+  // The wait is read from onRetry and cut short there, so a missing cap fails instead of hanging.
+  async function firstDelay(maxDelayMs?: number): Promise<number> {
+    const abort = new AbortController();
+    const delays: number[] = [];
+    await assert.rejects(withRetry(() => Promise.reject(day), {
+      maxRetries: 3,
+      maxDelayMs,
+      signal: abort.signal,
+      onRetry: (i) => {
+        delays.push(i.delayMs);
+        abort.abort(new Error("stop"));
+      },
+    }));
+    assert.equal(delays.length, 1);
+    return delays[0];
+  }
+  assert.equal(await firstDelay(20), 20);
+  assert.equal(await firstDelay(), 60_000, "without a configured cap, a minute at most");
+});

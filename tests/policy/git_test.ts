@@ -10,6 +10,7 @@ import { withHarness } from "../tools/bash/helpers.ts";
 import type { ToolSettings } from "../../src/tools/base.ts";
 import { markersIn, plantHostileConfig } from "../helpers/hostile_git.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { git } from "../helpers/repo.ts";
 
 // The shell plants programs for git (see tests/helpers/hostile_git.ts) in a fresh repository.
 function plant(markers: string): string {
@@ -60,4 +61,22 @@ Deno.test("git: runGit ignores GIT_CONFIG_* smuggled in through its env option",
     env: { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "x.y", GIT_CONFIG_VALUE_0: "z" },
   });
   assert.equal(r.out.trim(), "false");
+});
+
+Deno.test("git: a git-lfs repository (a required clean filter) still gives a patch, its driver off", async () => {
+  await using tmp = await tempDir("deft-git-lfs-");
+  const dir = await Deno.realPath(tmp.path);
+  await git(dir, "init", "-q");
+  await Deno.writeTextFile(`${dir}/model.bin`, "old weights\n");
+  await git(dir, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".");
+  await git(dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init");
+  // As `git lfs install` leaves it: a clean filter that must succeed, for every *.bin file.
+  await Deno.writeTextFile(`${dir}/.gitattributes`, "*.bin filter=lfs diff=lfs merge=lfs -text\n");
+  await git(dir, "config", "filter.lfs.clean", "git-lfs clean -- %f");
+  await git(dir, "config", "filter.lfs.smudge", "git-lfs smudge -- %f");
+  await git(dir, "config", "filter.lfs.process", "git-lfs filter-process");
+  await git(dir, "config", "filter.lfs.required", "true");
+  await Deno.writeTextFile(`${dir}/model.bin`, "new weights\n");
+  const patch = await workspacePatch(dir);
+  assert.match(patch, /-old weights\n\+new weights/, `no patch: ${JSON.stringify(patch)}`);
 });

@@ -55,3 +55,38 @@ for (const dir of ["/var/tmp", "/run"]) {
     },
   });
 }
+
+Deno.test("sandbox: a socket under $XDG_RUNTIME_DIR outside /run cannot be connected to", async () => {
+  // Outside /run and /tmp (both are hidden anyway), as on a machine whose runtime dir is elsewhere.
+  const home = Deno.env.get("HOME");
+  const parent = home && !home.startsWith("/tmp") && await canWrite(home) ? home : Deno.cwd();
+  const runtime = await Deno.makeTempDir({ dir: parent, prefix: ".deft-xdg-runtime-" });
+  const path = `${runtime}/bus`;
+  const listener = Deno.listen({ transport: "unix", path });
+  const accepted: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) accepted.push(conn);
+  })();
+  const before = Deno.env.get("XDG_RUNTIME_DIR");
+  Deno.env.set("XDG_RUNTIME_DIR", runtime);
+  try {
+    await withHarness({ sandbox: "workspace-write" }, async (h) => {
+      const r = await h.run(CONNECT + path);
+      assert.notEqual(r.error_code, 0, "the sandboxed shell reached the runtime dir's socket");
+      assert.equal((await h.run(`ls -A ${runtime}`)).output, "", "the folder is an empty one");
+    });
+    assert.equal(accepted.length, 0);
+    await withHarness({}, async (h) => {
+      const r = await h.run(CONNECT + path);
+      assert.equal(r.output, "connected\n", "the attack is real without a sandbox");
+    });
+    assert.equal(accepted.length, 1);
+  } finally {
+    if (before === undefined) Deno.env.delete("XDG_RUNTIME_DIR");
+    else Deno.env.set("XDG_RUNTIME_DIR", before);
+    listener.close();
+    await accepting.catch(() => {});
+    for (const conn of accepted) conn.close();
+    await Deno.remove(runtime, { recursive: true });
+  }
+});

@@ -10,7 +10,7 @@
  * only.
  */
 
-import { helperLaunch, runChild } from "../../policy/process.ts";
+import { helperLaunch, runChild, spawnChild } from "../../policy/process.ts";
 
 /** Which of a session's processes to signal. */
 export interface SignalRequest {
@@ -76,4 +76,75 @@ export async function signalSession(request: SignalRequest): Promise<void> {
   } catch {
     // Without bash there is no session to signal either.
   }
+}
+
+// $1 the shell's pid, $2 session NAME=value. Waits until the shell is gone (or a zombie) or our
+// end of stdin closes (the worker that started us was terminated), then runs SCRIPT: SIGKILL to
+// every process carrying the session's marker, three rounds (the groups are the main thread's). stdin is a
+// pipe nobody writes to, so `read -t` is a sleep without starting a process.
+const REAPER = `
+shell=$1 tag=$2
+while :; do
+  read -r -t 0.5 _ && continue
+  (($? > 128)) || break
+  [[ -r /proc/$shell/stat ]] || break
+  read -r stat < "/proc/$shell/stat" 2>/dev/null || break
+  rest=\${stat##*) }
+  [[ \${rest%% *} == [ZX] ]] && break
+done
+set -- KILL "$tag" "" "*" "" "" 3
+${SCRIPT}
+`;
+
+/** A watchdog that ends a session's processes once its shell is gone; see `startReaper`. */
+export interface Reaper {
+  /** Ends the watchdog without a scan (the caller scanned already). Never throws. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a watchdog for a shell that no PID namespace holds (neither bwrap nor unshare). When
+ * the tool host is terminated (a call past its deadline), no code of the session runs to end
+ * the jobs that left the shell's process group (`setsid`); the main thread kills only the groups
+ * it was told of. The watchdog is a separate process nobody kills then: it notices the shell's
+ * death or the closing of its stdin and ends what carries the session's marker. Undefined when
+ * it cannot be started (then only the session's own stop cleans up).
+ */
+export function startReaper(
+  shellPid: number,
+  session: { name: string; value: string },
+): Reaper | undefined {
+  let child: Deno.ChildProcess;
+  try {
+    child = spawnChild(
+      helperLaunch("bash", [
+        "--noprofile",
+        "--norc",
+        "-c",
+        REAPER,
+        "deft-reaper",
+        String(shellPid),
+        `${session.name}=${session.value}`,
+      ]),
+      { stdin: "piped", stdout: "null", stderr: "null", detached: true },
+    );
+  } catch {
+    return undefined;
+  }
+  // Neither it nor its pipe keeps the worker alive; it ends on its own with the shell.
+  child.unref();
+  const status = child.status.catch(() => {});
+  return {
+    async stop() {
+      // Waited for now, so the wait itself must keep the event loop alive.
+      child.ref();
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Already gone.
+      }
+      await status;
+      await child.stdin.close().catch(() => {});
+    },
+  };
 }

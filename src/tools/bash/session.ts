@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { bwrapNotFound } from "../../policy/sandbox.ts";
 import { type ProcessPolicy, shellLaunch, spawnChild } from "../../policy/process.ts";
 import { type CapturedOutput, OutputCapture } from "./output_capture.ts";
-import { signalSession } from "./processes.ts";
+import { type Reaper, signalSession, startReaper } from "./processes.ts";
 import {
   CALL_TAG,
   commandBytes,
@@ -95,6 +95,8 @@ export class BashSession {
   #calls = 0;
   #busy = false;
   #stopping: Promise<void> | null = null;
+  /** Ends the session's processes should this code never get to (an unwrapped shell only). */
+  readonly #reaper?: Reaper;
 
   private constructor(
     options: SessionOptions,
@@ -105,6 +107,8 @@ export class BashSession {
     wrapped: boolean,
   ) {
     this.#wrapped = wrapped;
+    // Inside bwrap or unshare, the namespace ends everything with the shell.
+    if (!wrapped) this.#reaper = startReaper(child.pid, { name: SESSION_TAG, value: id });
     this.#options = options;
     this.#child = child;
     this.#tag = { name: SESSION_TAG, value: id };
@@ -248,6 +252,7 @@ export class BashSession {
       // Already gone.
     }
     await this.#status;
+    await this.#reaper?.stop();
     // Abort rather than close: a write still queued for the dead shell must not hold us up.
     await this.#stdin.abort().catch(() => {});
     const drained = Promise.all([this.#stdout.ended, this.#stderr.ended]);

@@ -124,6 +124,83 @@ Deno.test("the gate: always covers the prefix only, never a chained command; one
   }
 });
 
+Deno.test("a prompt closed mid-question (Ctrl-D at approve>) is a no: the command does not run", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const tools = createTools({ provider: "openai", workspace: dir, settings: {} }, ["bash"]);
+  const gate = new ApprovalGate("commands", () => Promise.resolve(null), () => {});
+  const executor = new ToolExecutor(tools, gate);
+  try {
+    const result = await executor.executeToolCall({
+      name: "bash",
+      call_id: "1",
+      arguments: { command: "touch pwned" },
+    });
+    assert.equal(result.success, false);
+    assert.match(result.error!, /denied this command: no answer/);
+    await assert.rejects(Deno.stat(`${dir}/pwned`), Deno.errors.NotFound);
+  } finally {
+    await executor.closeTools();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the question spells out C1 controls (a one-byte CSI), so a command cannot redraw the line", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const tools = createTools({ provider: "openai", workspace: dir, settings: {} }, ["bash"]);
+  const shown: string[] = [];
+  const gate = new ApprovalGate("commands", () => Promise.resolve("n"), (t) => shown.push(t));
+  // 0x9b is CSI on a terminal that takes 8-bit controls: `CSI 2K` erases the line, `CSI 1A` moves up.
+  for (const c1 of ["\x9b", "\x85", "\x90", "\x9d", "\x9f"]) {
+    shown.length = 0;
+    const refused = await gate.check(tools[0], { command: `rm -rf ~ ${c1}2K${c1}1Als` });
+    assert.match(refused!, /denied/);
+    assert.equal(shown.length, 1);
+    assert.doesNotMatch(shown[0], /[\x80-\x9f]/, `raw ${JSON.stringify(c1)} reached the terminal`);
+    assert.match(shown[0], /rm -rf ~/);
+    const code = c1.charCodeAt(0).toString(16);
+    assert.match(shown[0], new RegExp(`0*${code}`, "i"), "the control is spelled out");
+  }
+  await Deno.remove(dir, { recursive: true });
+});
+
+for (
+  const [key, value, attributes] of [
+    ["diff.evil.textconv", "touch pwned-diff", "* diff=evil"],
+    ["diff.evil.command", "touch pwned-diff", "* diff=evil"],
+    ["merge.evil.driver", "touch pwned-merge", "* merge=evil"],
+    ["filter.evil.clean", "touch pwned-filter", "* filter=evil"],
+  ]
+) {
+  Deno.test(`git's read-only commands are asked about when the repository sets ${key}`, async () => {
+    const repo = await makeBuggyRepo();
+    try {
+      const tools = createTools({ provider: "openai", workspace: repo, settings: {} }, ["bash"]);
+      const shown: string[] = [];
+      const gate = new ApprovalGate(
+        "commands",
+        () => Promise.resolve("n"),
+        (t) => shown.push(t),
+        repo,
+      );
+      assert.equal(await gate.check(tools[0], { command: "git diff" }), null, "plain repository");
+      await Deno.writeTextFile(`${repo}/.gitattributes`, `${attributes}\n`);
+      const set = await new Deno.Command("git", { args: ["config", key, value], cwd: repo })
+        .output();
+      assert.ok(set.success);
+      for (const command of ["git diff", "git status", "git log -p"]) {
+        assert.match(
+          String(await gate.check(tools[0], { command })),
+          /denied this command/,
+          `${command} with ${key} set ran unasked`,
+        );
+      }
+      assert.equal(shown.length, 3);
+    } finally {
+      await Deno.remove(repo, { recursive: true });
+    }
+  });
+}
+
 Deno.test("run --approval all (pty): an edit is shown as a diff and runs only when approved", async () => {
   const repo = await makeBuggyRepo();
   const h = await Deno.makeTempDir();

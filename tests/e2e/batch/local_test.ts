@@ -171,7 +171,12 @@ Deno.test({
       assert.equal(after.counts.running, undefined, JSON.stringify(after.counts));
       assert.ok(after.counts.interrupted >= 2, JSON.stringify(after.counts));
       const recorded = readResults(out);
-      const finishedIds = recorded.filter((r) => r.status !== "interrupted").map((r) => r.id);
+      assert.deepEqual(
+        recorded.filter((r) => r.status === "interrupted"),
+        [],
+        "results.jsonl lists finished tasks only",
+      );
+      const finishedIds = recorded.map((r) => r.id);
 
       // The rerun runs exactly the tasks that had not finished.
       const rerun = await runDeft([...args, "--timeout", "25"]);

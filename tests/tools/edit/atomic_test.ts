@@ -49,17 +49,31 @@ Deno.test("atomic: readers never see a half-written file", async () => {
     const b = new Uint8Array(2_000_000).fill(0x62);
     await Deno.writeFile(path, a);
     let writing = true;
+    // The reader's failure is kept and rethrown once the writer stopped: an assertion inside a
+    // promise awaited only at the end would otherwise surface late, or as an unhandled rejection.
+    let failure: unknown;
+    let reads = 0;
     const reader = (async () => {
-      let reads = 0;
-      while (writing || reads < 5) {
-        const bytes = await Deno.readFile(path);
-        assert.equal(bytes.length, 2_000_000);
-        assert.ok(bytes.every((x) => x === bytes[0]), "mixed content seen");
-        reads++;
+      try {
+        while (writing || reads < 5) {
+          const bytes = await Deno.readFile(path);
+          assert.equal(bytes.length, 2_000_000);
+          assert.ok(bytes.every((x) => x === bytes[0]), "mixed content seen");
+          reads++;
+        }
+      } catch (e) {
+        failure = e;
       }
     })();
-    for (let i = 0; i < 10; i++) await writeFileAtomic(path, [i % 2 ? a : b]);
-    writing = false;
-    await reader;
+    try {
+      for (let i = 0; i < 10 && failure === undefined; i++) {
+        await writeFileAtomic(path, [i % 2 ? a : b]);
+      }
+    } finally {
+      writing = false;
+      await reader;
+    }
+    if (failure !== undefined) throw failure;
+    assert.ok(reads >= 5, `the reader read ${reads} times`);
   });
 });

@@ -1,6 +1,7 @@
 /** The editor's commands and their Trae-compatible messages. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { assertPassesAsNobody } from "../../helpers/as_nobody.ts";
 import { withEditor } from "./helpers.ts";
 
 Deno.test("paths: relative paths are refused with a workspace-based hint", async () => {
@@ -309,8 +310,15 @@ Deno.test("edits leave no temporary files behind", async () => {
 
 Deno.test({
   name: "a read-only file is not edited",
-  ignore: Deno.uid() === 0, // root may write anything, so there is nothing to refuse
   fn: async () => {
+    // Root may write anything, so there is nothing to refuse: root runs this test as nobody.
+    if (Deno.uid() === 0) {
+      await assertPassesAsNobody(
+        "tests/tools/edit/commands_test.ts",
+        "a read-only file is not edited",
+      );
+      return;
+    }
     await withEditor(async ({ ws, call }) => {
       const path = join(ws, "ro.txt");
       await Deno.writeTextFile(path, "a\n");

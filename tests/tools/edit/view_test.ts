@@ -199,7 +199,7 @@ Deno.test("view: non-regular files are refused without blocking", async () => {
   await withEditor(async ({ ws, call }) => {
     const fifo = join(ws, "pipe");
     const mk = await new Deno.Command("mkfifo", { args: [fifo] }).output();
-    if (!mk.success) return;
+    assert.ok(mk.success, `mkfifo failed: ${new TextDecoder().decode(mk.stderr)}`);
     const r = await call({ command: "view", path: fifo });
     assert.match(r.error!, /is not a regular file/);
   });
