@@ -153,7 +153,7 @@ Deno.test("the question spells out C1 controls (a one-byte CSI), so a command ca
   for (const c1 of ["\x9b", "\x85", "\x90", "\x9d", "\x9f"]) {
     shown.length = 0;
     const refused = await gate.check(tools[0], { command: `rm -rf ~ ${c1}2K${c1}1Als` });
-    assert.match(refused!, /denied/);
+    assert.match(String(refused), /denied/);
     assert.equal(shown.length, 1);
     assert.doesNotMatch(shown[0], /[\x80-\x9f]/, `raw ${JSON.stringify(c1)} reached the terminal`);
     assert.match(shown[0], /rm -rf ~/);
@@ -163,39 +163,39 @@ Deno.test("the question spells out C1 controls (a one-byte CSI), so a command ca
   await Deno.remove(dir, { recursive: true });
 });
 
+// (A merge driver runs only in a merge, which no reader does: it has no case here.)
 for (
   const [key, value, attributes] of [
     ["diff.evil.textconv", "touch pwned-diff", "* diff=evil"],
     ["diff.evil.command", "touch pwned-diff", "* diff=evil"],
-    ["merge.evil.driver", "touch pwned-merge", "* merge=evil"],
     ["filter.evil.clean", "touch pwned-filter", "* filter=evil"],
   ]
 ) {
-  Deno.test(`git's read-only commands are asked about when the repository sets ${key}`, async () => {
+  Deno.test(`git readers run unasked where ${key} the repository sets cannot act`, async () => {
     const repo = await makeBuggyRepo();
+    const tools = createTools({ provider: "openai", workspace: repo, settings: {} }, ["bash"]);
+    const shown: string[] = [];
+    const gate = new ApprovalGate(
+      "commands",
+      () => Promise.resolve("n"),
+      (t) => shown.push(t),
+      repo,
+    );
+    const executor = new ToolExecutor(tools, gate);
     try {
-      const tools = createTools({ provider: "openai", workspace: repo, settings: {} }, ["bash"]);
-      const shown: string[] = [];
-      const gate = new ApprovalGate(
-        "commands",
-        () => Promise.resolve("n"),
-        (t) => shown.push(t),
-        repo,
-      );
-      assert.equal(await gate.check(tools[0], { command: "git diff" }), null, "plain repository");
+      await Deno.writeTextFile(`${repo}/calc.py`, "# changed\n", { append: true });
       await Deno.writeTextFile(`${repo}/.gitattributes`, `${attributes}\n`);
       const set = await new Deno.Command("git", { args: ["config", key, value], cwd: repo })
         .output();
       assert.ok(set.success);
       for (const command of ["git diff", "git status", "git log -p"]) {
-        assert.match(
-          String(await gate.check(tools[0], { command })),
-          /denied this command/,
-          `${command} with ${key} set ran unasked`,
-        );
+        await executor.executeToolCall({ name: "bash", call_id: "c", arguments: { command } });
       }
-      assert.equal(shown.length, 3);
+      assert.equal(shown.length, 0, "readers are not asked");
+      const planted = [...Deno.readDirSync(repo)].filter((e) => e.name.startsWith("pwned"));
+      assert.deepEqual(planted, [], `${key}'s program ran where it could act`);
     } finally {
+      await executor.closeTools();
       await Deno.remove(repo, { recursive: true });
     }
   });
