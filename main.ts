@@ -9,11 +9,17 @@
  */
 
 async function main(args: string[]): Promise<number> {
-  const [{ runPipelineCommand }, { fastParse }, { UsageError, writeStderr }] = await Promise.all([
+  const [{ runPipelineCommand }, { fastParse }, { UsageError, writeStderr }, { maskOutput }, {
+    terminalText,
+  }] = await Promise.all([
     import("./src/cli/dispatch.ts"),
     import("./src/cli/fast.ts"),
     import("./src/cli/io.ts"),
+    import("./src/policy/secrets.ts"),
+    import("./src/policy/terminal_text.ts"),
   ]);
+  // An error can echo model or repository text (a path, a model id, a key): masked and inert.
+  const shown = (message: string) => terminalText(maskOutput(message));
   try {
     const fast = fastParse(args);
     if (fast) return await runPipelineCommand(fast);
@@ -21,11 +27,11 @@ async function main(args: string[]): Promise<number> {
     return await runProgram(args);
   } catch (e) {
     if (e instanceof UsageError) {
-      writeStderr(`deft: ${e.message}`);
+      writeStderr(`deft: ${shown(e.message)}`);
       return 2;
     }
     if (e instanceof Deno.errors.BrokenPipe) return 0;
-    writeStderr(`deft: ${e instanceof Error ? e.message : String(e)}`);
+    writeStderr(`deft: ${shown(e instanceof Error ? e.message : String(e))}`);
     return 1;
   }
 }

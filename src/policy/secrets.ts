@@ -1,9 +1,12 @@
+import { envObject } from "../env.ts";
+
 /**
  * What counts as a secret, and how it is hidden. A variable whose name contains KEY, SECRET,
  * TOKEN, PASSWORD or CREDENTIAL holds one; so do the provider keys Deft was given, and any text
  * shaped like a well-known token (OpenAI/Anthropic `sk-…`, GitHub `ghp_…`, AWS `AKIA…`, Slack
  * `xox…`, Google `AIza…`, JWTs, PEM private keys). The shell never sees such variables (see
- * shell_env.ts) and trajectories mask every such value, forwards and reversed.
+ * shell_env.ts) and every output (trajectories, stream-json events, the console, errors) masks
+ * every such value, forwards and reversed, through the one `outputMasker`.
  */
 
 /** Variable names that hold secrets (any case). */
@@ -75,6 +78,62 @@ export class SecretMasker {
     for (const shape of TOKEN_SHAPES) out = out.replace(shape, MASK);
     return out;
   }
+
+  /**
+   * A copy of a JSON-like value with every string masked, object keys included (a secret used as
+   * a key, e.g. in an edit's JSON value or MCP arguments, is hidden like any other). Two keys that
+   * mask to the same text are kept apart with a `#n` suffix.
+   */
+  maskDeep<T>(value: T): T {
+    return this.#deep(value) as T;
+  }
+
+  #deep(value: unknown): unknown {
+    if (typeof value === "string") return this.mask(value);
+    if (Array.isArray(value)) return value.map((v) => this.#deep(v));
+    if (value === null || typeof value !== "object") return value;
+    if (typeof (value as { toJSON?: unknown }).toJSON === "function") return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      let name = this.mask(key);
+      for (let n = 2; name !== key && Object.hasOwn(out, name); n++) {
+        name = `${this.mask(key)}#${n}`;
+      }
+      out[name] = this.#deep(v);
+    }
+    return out;
+  }
+}
+
+const given = new Set<string>();
+let shared: SecretMasker | undefined;
+
+/**
+ * Adds keys Deft was given (from the command line or a config file) to what every output hides.
+ * Whoever loads such a key calls this before anything derived from the run is printed.
+ */
+export function addOutputSecrets(values: readonly (string | undefined)[]): void {
+  for (const value of values) {
+    if (value && value.length >= MIN_SECRET_LENGTH && !given.has(value)) {
+      given.add(value);
+      shared = undefined;
+    }
+  }
+}
+
+/**
+ * The masker every output uses (trajectories, stream-json, the console, error messages): the
+ * secret-looking variables of Deft's environment, the keys added with `addOutputSecrets`, and the
+ * well-known token shapes. One set of secrets, so no output hides less than another.
+ */
+export function outputMasker(): SecretMasker {
+  shared ??= new SecretMasker(secretValues(envObject(), [...given]));
+  return shared;
+}
+
+/** `text` masked by the shared output masker. */
+export function maskOutput(text: string): string {
+  return outputMasker().mask(text);
 }
 
 /** How `deft config` shows a secret: `****` and at most its last 4 characters. */
