@@ -80,6 +80,48 @@ export class SecretMasker {
   }
 
   /**
+   * Where streamed `text` may be cut so that no secret is split: the text before the cut can be
+   * masked and shown now, the rest must wait for more. Held back: a trailing run of token
+   * characters (a token shape still being written), the start of a known secret, an unfinished
+   * PEM key, and any secret the cut would split.
+   */
+  safeCut(text: string): number {
+    let cut = /[A-Za-z0-9_.+\/=-]*$/.exec(text)!.index;
+    const pem = text.lastIndexOf("-----BEGIN");
+    if (pem >= 0 && !/-----END [A-Z0-9 ]*PRIVATE KEY-----/.test(text.slice(pem))) {
+      cut = Math.min(cut, pem);
+    }
+    for (const value of this.#values) {
+      for (let k = Math.min(value.length - 1, text.length); k > 0; k--) {
+        if (text.endsWith(value.slice(0, k))) {
+          cut = Math.min(cut, text.length - k);
+          break;
+        }
+      }
+    }
+    // Repeated until stable: moving the cut back can make it split another secret.
+    for (let moved = true; moved;) {
+      moved = false;
+      const spans: [number, number][] = [];
+      for (const value of this.#values) {
+        for (let i = text.indexOf(value); i >= 0; i = text.indexOf(value, i + 1)) {
+          spans.push([i, i + value.length]);
+        }
+      }
+      for (const shape of TOKEN_SHAPES) {
+        for (const m of text.matchAll(shape)) spans.push([m.index, m.index + m[0].length]);
+      }
+      for (const [start, end] of spans) {
+        if (start < cut && end > cut) {
+          cut = start;
+          moved = true;
+        }
+      }
+    }
+    return cut;
+  }
+
+  /**
    * A copy of a JSON-like value with every string masked, object keys included (a secret used as
    * a key, e.g. in an edit's JSON value or MCP arguments, is hidden like any other). Two keys that
    * mask to the same text are kept apart with a `#n` suffix.
@@ -129,6 +171,32 @@ export function addOutputSecrets(values: readonly (string | undefined)[]): void 
 export function outputMasker(): SecretMasker {
   shared ??= new SecretMasker(secretValues(envObject(), [...given]));
   return shared;
+}
+
+/**
+ * Masks text that arrives in pieces (the model's streamed answer): `push` returns what can be
+ * shown now, masked, holding back whatever might be the start of a secret; `flush` returns the
+ * rest. A key split across two pieces is masked whole.
+ */
+export class StreamMasker {
+  #pending = "";
+
+  /** The masked text that is safe to show after `delta`. */
+  push(delta: string): string {
+    this.#pending += delta;
+    const masker = outputMasker();
+    const cut = masker.safeCut(this.#pending);
+    const ready = this.#pending.slice(0, cut);
+    this.#pending = this.#pending.slice(cut);
+    return ready ? masker.mask(ready) : "";
+  }
+
+  /** Everything held back, masked. */
+  flush(): string {
+    const rest = this.#pending;
+    this.#pending = "";
+    return rest ? maskOutput(rest) : "";
+  }
 }
 
 /** `text` masked by the shared output masker. */

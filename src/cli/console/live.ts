@@ -9,7 +9,7 @@ import type { AgentConsole, RunReport, RunStart, TaskSummary } from "../../agent
 import type { LLMToolCall } from "../../llm/types.ts";
 import type { ToolCallResult } from "../../tools/executor.ts";
 import { diffSince, type Snapshot, snapshot } from "./edit_diff.ts";
-import { maskOutput } from "../../policy/secrets.ts";
+import { maskOutput, StreamMasker } from "../../policy/secrets.ts";
 import { printable } from "./printable.ts";
 import { Spinner } from "./spinner.ts";
 import { Style } from "./style.ts";
@@ -36,8 +36,8 @@ export class LiveConsole implements AgentConsole {
   readonly #write: (bytes: Uint8Array) => void;
   readonly #workspace: string;
   #streamed = "";
-  // Streamed text waits for its line end, so a key split across two deltas is masked whole.
-  #pending = "";
+  // A key split across two deltas is masked whole: its start waits for the rest.
+  #stream = new StreamMasker();
   #snapshots = new Map<string, Snapshot>();
 
   constructor(options: LiveOptions) {
@@ -85,20 +85,16 @@ export class LiveConsole implements AgentConsole {
   text(delta: string): void {
     if (!delta) return;
     this.#spinner?.stop();
-    this.#pending += delta;
-    const end = this.#pending.lastIndexOf("\n");
-    if (end < 0) return;
-    const whole = this.#pending.slice(0, end + 1);
-    this.#pending = this.#pending.slice(end + 1);
-    const shown = printable(whole);
-    this.#out(shown);
-    this.#streamed += shown;
+    this.#show(this.#stream.push(delta));
   }
 
   #flushText(): void {
-    if (!this.#pending) return;
-    const shown = printable(this.#pending);
-    this.#pending = "";
+    this.#show(this.#stream.flush());
+  }
+
+  #show(text: string): void {
+    if (!text) return;
+    const shown = printable(text);
     this.#out(shown);
     this.#streamed += shown;
   }

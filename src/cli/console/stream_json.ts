@@ -9,7 +9,7 @@ import type { AgentConsole, RunStart, TaskSummary } from "../../agent/console.ts
 import type { LLMToolCall } from "../../llm/types.ts";
 import type { ToolCallResult } from "../../tools/executor.ts";
 import { terminalText } from "../../policy/terminal_text.ts";
-import { maskOutput, outputMasker } from "../../policy/secrets.ts";
+import { maskOutput, outputMasker, StreamMasker } from "../../policy/secrets.ts";
 
 const encoder = new TextEncoder();
 
@@ -28,8 +28,8 @@ export function writeEvent(event: Record<string, unknown> & { type: string }): v
 /** Emits the run as NDJSON events. */
 export class StreamJsonConsole implements AgentConsole {
   #step = 0;
-  // Streamed text waits for its line end: a key split across two deltas is masked whole.
-  #pending = "";
+  // A key split across two deltas is masked whole: its start waits for the rest.
+  #stream = new StreamMasker();
 
   start(info: RunStart): void {
     writeEvent({
@@ -50,17 +50,13 @@ export class StreamJsonConsole implements AgentConsole {
 
   text(delta: string): void {
     if (!delta) return;
-    this.#pending += delta;
-    const end = this.#pending.lastIndexOf("\n");
-    if (end < 0) return;
-    const whole = this.#pending.slice(0, end + 1);
-    this.#pending = this.#pending.slice(end + 1);
-    writeEvent({ type: "text", step: this.#step, delta: whole });
+    const ready = this.#stream.push(delta);
+    if (ready) writeEvent({ type: "text", step: this.#step, delta: ready });
   }
 
   #flushText(): void {
-    if (this.#pending) writeEvent({ type: "text", step: this.#step, delta: this.#pending });
-    this.#pending = "";
+    const rest = this.#stream.flush();
+    if (rest) writeEvent({ type: "text", step: this.#step, delta: rest });
   }
 
   calling(step: number, calls: LLMToolCall[]): void {
