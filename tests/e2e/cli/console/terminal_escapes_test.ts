@@ -98,6 +98,7 @@ Deno.test("live console in a real terminal: hostile names, text, results and con
     assert.match(r.output, /completed/, r.output);
     assert.match(r.output, /m␛\[2J/, "the model id was shown, neutralised");
     // The console's own colour and spinner codes are ESC sequences too: only those may remain.
+    // deno-lint-ignore no-control-regex
     const own = r.output.replace(/\x1b\[[0-9;]*[mK]|\r/g, "");
     assertInert(own, "the terminal");
   } finally {
