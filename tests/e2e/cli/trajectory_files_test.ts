@@ -116,3 +116,19 @@ Deno.test("--resume and --continue refuse a trajectory of the wrong shape: exit 
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("an error that echoes a planted name shows it inert", async () => {
+  const { home, repo, env } = await setup();
+  try {
+    const r = await runDeft(["run", "--resume", "x\x1b]0;pwned\x07\u202e", "-w", repo, "-k", "k"], {
+      cwd: home,
+      env,
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /x␛\]0;pwned/);
+    // deno-lint-ignore no-control-regex
+    assert.doesNotMatch(r.stderr, /[\x1b\x07\u202e]/);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
