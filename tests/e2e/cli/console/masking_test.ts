@@ -6,7 +6,8 @@
  * plain console, the trajectory.
  */
 import assert from "node:assert/strict";
-import { runMocked, trustedHome } from "../../../helpers/deft.ts";
+import { mockRunArgs, runMocked, trustedHome } from "../../../helpers/deft.ts";
+import { runDeftInPty } from "../../../helpers/pty.ts";
 import { chatStream, chatToolCalls, MockLLM } from "../../../helpers/mock_llm.ts";
 
 // Shaped like no well-known token, so only the config-file key list can hide it.
@@ -34,7 +35,7 @@ async function setup(stream: boolean) {
       }]],
       `The key is ${KEY} and reversed ${[...KEY].reverse().join("")}.`,
     )),
-    as(chatToolCalls([["task_done", {}]], "Done.")),
+    as(chatToolCalls([["task_done", {}]], `Done; the key was ${KEY}.`)),
   ]);
   return { home, repo, mock };
 }
@@ -75,3 +76,22 @@ for (const format of ["stream-json", "text"]) {
     }
   });
 }
+
+Deno.test("a config-file key printed by the model never reaches the live console in a terminal", async () => {
+  const { home, repo, mock } = await setup(true);
+  try {
+    const args = mockRunArgs(mock, "look", repo, {
+      apiKey: null,
+      extra: ["-t", `${home}/t.json`, "--sandbox", "none"],
+    });
+    const r = await runDeftInPty(args, [], { cwd: home, env: { HOME: home } });
+    assert.match(r.output, /completed/, r.output);
+    assert.ok(JSON.stringify(mock.requests[1].body.messages).includes(KEY), "cat printed it");
+    assert.match(r.output, /The key is \*\*\*/);
+    assert.ok(!r.output.includes(KEY), r.output);
+    assert.ok(!r.output.includes([...KEY].reverse().join("")), r.output);
+  } finally {
+    await mock.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});
