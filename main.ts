@@ -14,11 +14,17 @@ async function main(args: string[]): Promise<number> {
     { runPipelineCommand },
     { fastAnswer, fastParse },
     { UsageError, writeStderr, writeStdout },
+    { maskOutput },
+    { terminalText },
   ] = await Promise.all([
     import("./src/cli/dispatch.ts"),
     import("./src/cli/fast.ts"),
     import("./src/cli/io.ts"),
+    import("./src/policy/secrets.ts"),
+    import("./src/policy/terminal_text.ts"),
   ]);
+  // An error can echo model or repository text (a path, a model id, a key): masked and inert.
+  const shown = (message: string) => terminalText(maskOutput(message));
   try {
     const answer = fastAnswer(args);
     if (answer !== undefined) {
@@ -31,11 +37,11 @@ async function main(args: string[]): Promise<number> {
     return await runProgram(args);
   } catch (e) {
     if (e instanceof UsageError) {
-      writeStderr(`deft: ${e.message}`);
+      writeStderr(`deft: ${shown(e.message)}`);
       return 2;
     }
     if (e instanceof Deno.errors.BrokenPipe) return 0;
-    writeStderr(`deft: ${e instanceof Error ? e.message : String(e)}`);
+    writeStderr(`deft: ${shown(e instanceof Error ? e.message : String(e))}`);
     return 1;
   }
 }

@@ -7,6 +7,7 @@
  */
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { defaultSandbox } from "../policy/sandbox.ts";
+import { terminalText } from "../policy/terminal_text.ts";
 import type { Tool } from "../tools/base.ts";
 import { approvalClassOf } from "../tools/catalog.ts";
 import {
@@ -248,13 +249,7 @@ export class ApprovalGate implements CallGate {
  * disguise itself on the terminal (a carriage return or an escape sequence that redraws the line).
  */
 export function visible(text: string): string {
-  // deno-lint-ignore no-control-regex
-  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const code = c.charCodeAt(0);
-    return code < 0x100
-      ? `\\x${code.toString(16).padStart(2, "0")}`
-      : `\\u${code.toString(16).padStart(4, "0")}`;
-  });
+  return terminalText(text, { style: "escape" });
 }
 
 function refusal(request: Request, reason: string): string {

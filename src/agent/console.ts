@@ -2,6 +2,8 @@
 import type { ToolCallResult } from "../tools/executor.ts";
 import type { LLMToolCall, LLMUsage } from "../llm/types.ts";
 import type { FileChange } from "./patch_stats.ts";
+import { maskOutput } from "../policy/secrets.ts";
+import { terminalText } from "../policy/terminal_text.ts";
 
 /** What a run is about to do. */
 export interface RunStart {
@@ -63,7 +65,11 @@ export class StderrConsole implements AgentConsole {
   constructor(private readonly quiet = false) {}
 
   #write(line: string): void {
-    if (!this.quiet) Deno.stderr.writeSync(this.#encoder.encode(`${line}\n`));
+    // The model's text, tool names and results pass here: secrets masked, escapes made inert.
+    if (this.quiet) return;
+    const bytes = this.#encoder.encode(`${terminalText(maskOutput(line))}\n`);
+    let written = 0;
+    while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
   }
 
   step(step: number, calls: LLMToolCall[], results: ToolCallResult[], text: string): void {

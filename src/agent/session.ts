@@ -19,6 +19,7 @@ import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
 import type { LLMClient, LLMMessage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
+import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
@@ -84,7 +85,7 @@ export async function openSession(
 ): Promise<Session> {
   const { workspace, console, asking } = io;
   const loaded = await loadConfig(opts.configFile);
-  for (const warning of loaded.warnings) io.write(`warning: ${warning}`);
+  for (const warning of loaded.warnings) io.write(`warning: ${terminalText(warning)}`);
   const approvalMode = opts.approval ?? loaded.config.approval ?? asking.defaultMode;
   if (!isApprovalMode(approvalMode)) {
     throw new UsageError(`--approval must be never, commands or all, not '${approvalMode}'.`);

@@ -5,6 +5,7 @@ import { type ConfigOverrides, resolveRunConfig } from "../config/resolve.ts";
 import { writeStderr, writeStdout } from "./io.ts";
 import { maskForDisplay } from "../policy/secrets.ts";
 import type { ToolSettings } from "../tools/base.ts";
+import { terminalText } from "../policy/terminal_text.ts";
 
 /** Options of `deft config`. */
 export interface ConfigOptions extends ConfigOverrides {
@@ -27,7 +28,7 @@ function maskRecord(record?: Record<string, string>): Record<string, string> | u
 /** Prints the resolved configuration as YAML; returns the exit code. */
 export async function configCommand(opts: ConfigOptions): Promise<number> {
   const loaded = await loadConfig(opts.configFile);
-  for (const warning of loaded.warnings) writeStderr(`warning: ${warning}`);
+  for (const warning of loaded.warnings) writeStderr(`warning: ${terminalText(warning)}`);
   const run = resolveRunConfig(loaded, opts, undefined, false);
   const model = (m: typeof run.model) => ({
     name: m.name,

@@ -8,6 +8,13 @@ import { StderrConsole, type TaskSummary } from "../agent/console.ts";
 import { openSession, runTask, type SessionOptions } from "../agent/session.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
 import { writeStderr, writeStdout } from "./io.ts";
+import { maskOutput } from "../policy/secrets.ts";
+import { terminalText } from "../policy/terminal_text.ts";
+
+// What interactive prints itself (the model id, /diff, the answer) is model or repository text:
+// masked like the trajectory, and inert on the terminal.
+const shown = (text: string) => terminalText(maskOutput(text));
+const say = (text: string) => writeStderr(shown(text));
 import { type CommandContext, isSlashCommand, runSlashCommand } from "./interactive/commands.ts";
 import { LineReader } from "./interactive/line_reader.ts";
 import { type ResumeOptions, resumeTarget } from "./resume.ts";
@@ -47,7 +54,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         terminal,
         switchable: true,
       },
-      write: writeStderr,
+      write: say,
     });
   } catch (e) {
     reader.close();
@@ -68,7 +75,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       state.recorder = undefined;
       link = from?.link;
     },
-    write: writeStderr,
+    write: say,
   };
   let link = resumed?.link;
 
@@ -88,7 +95,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   };
   reader.onInterrupt = interrupt;
   Deno.addSignalListener("SIGINT", interrupt);
-  writeStderr(
+  say(
     `deft interactive: ${config.model.provider.provider}/${config.model.settings.model} in ` +
       `${session.workspace}, approval: ${session.approval?.mode ?? "never"}. ` +
       `Type /help for commands.` +
@@ -122,8 +129,9 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         state.recorder = recorder;
         state.tokens += usedTokens(recorder) - before;
         // The answer goes to stdout; why a turn stopped short is progress, on stderr.
-        if (result.success && result.finalResult) await writeStdout(`${result.finalResult}\n`);
-        else if (!result.interrupted && result.finalResult) writeStderr(result.finalResult);
+        if (result.success && result.finalResult) {
+          await writeStdout(`${shown(result.finalResult)}\n`);
+        } else if (!result.interrupted && result.finalResult) say(result.finalResult);
       } catch (e) {
         session.console.note(`turn failed: ${e instanceof Error ? e.message : String(e)}`);
       } finally {

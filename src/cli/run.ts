@@ -25,6 +25,7 @@ import { chooseConsole, type OutputFormat } from "./console/choose.ts";
 import type { ColorMode } from "./console/style.ts";
 import { workspaceOf } from "./context.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
+import { eventLine } from "./console/stream_json.ts";
 import { CONTINUE_MESSAGE, type ResumeOptions, resumeTarget } from "./resume.ts";
 import { onStopSignals } from "./signals.ts";
 
@@ -112,7 +113,7 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   if (opts.outputFormat === "json" || opts.outputFormat === "stream-json") {
     const event = opts.outputFormat === "stream-json" ? { type: "run_done" } : {};
     const summary = runSummary(session, result, recorder, outcome, exitCode);
-    await writeStdout(JSON.stringify({ ...event, ...summary }) + "\n");
+    await writeStdout(eventLine({ ...event, ...summary }));
   }
   return exitCode;
 }

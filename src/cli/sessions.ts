@@ -2,6 +2,8 @@
 import { listSessions } from "../trajectory/conversation.ts";
 import { workspaceOf } from "./context.ts";
 import { writeStderr, writeStdout } from "./io.ts";
+import { maskOutput } from "../policy/secrets.ts";
+import { terminalLine } from "../policy/terminal_text.ts";
 
 /** Options of `deft sessions`. */
 export interface SessionsOptions {
@@ -23,7 +25,7 @@ export async function sessionsCommand(opts: SessionsOptions): Promise<number> {
     return 0;
   }
   const rows = sessions.map((s) => [
-    s.id,
+    terminalLine(s.id),
     s.started.replace("T", " ").slice(0, 16),
     String(s.steps),
     s.outcome,
@@ -38,7 +40,8 @@ export async function sessionsCommand(opts: SessionsOptions): Promise<number> {
   return 0;
 }
 
+// Task text is the user's or a planted file's: masked, and made inert for the terminal.
 function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  const flat = terminalLine(maskOutput(text.replace(/\s+/g, " ").trim()));
   return flat.length > 60 ? `${flat.slice(0, 59)}…` : flat;
 }

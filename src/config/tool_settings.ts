@@ -8,6 +8,7 @@ import type { ToolSettings } from "../tools/base.ts";
 import type { DeftConfig } from "./schema.ts";
 import { configCandidates } from "./locate.ts";
 import { UsageError } from "../errors.ts";
+import { terminalText } from "../policy/terminal_text.ts";
 import { readEnv } from "../env.ts";
 import { defaultSandbox, SANDBOX_MODES, type SandboxMode } from "../policy/sandbox.ts";
 
@@ -80,7 +81,7 @@ export async function loadToolConfig(): Promise<Partial<ToolConfig>> {
   if (!present) return {};
   const { loadConfig } = await import("./load.ts");
   const loaded = await loadConfig();
-  for (const warning of loaded.warnings) console.error(`deft: warning: ${warning}`);
+  for (const warning of loaded.warnings) console.error(`deft: warning: ${terminalText(warning)}`);
   return loaded.config;
 }
 

@@ -1,9 +1,12 @@
+import { envObject } from "../env.ts";
+
 /**
  * What counts as a secret, and how it is hidden. A variable whose name contains KEY, SECRET,
  * TOKEN, PASSWORD or CREDENTIAL holds one; so do the provider keys Deft was given, and any text
  * shaped like a well-known token (OpenAI/Anthropic `sk-…`, GitHub `ghp_…`, AWS `AKIA…`, Slack
  * `xox…`, Google `AIza…`, JWTs, PEM private keys). The shell never sees such variables (see
- * shell_env.ts) and trajectories mask every such value, forwards and reversed.
+ * shell_env.ts) and every output (trajectories, stream-json events, the console, errors) masks
+ * every such value, forwards and reversed, through the one `outputMasker`.
  */
 
 /** Variable names that hold secrets (any case). */
@@ -75,6 +78,130 @@ export class SecretMasker {
     for (const shape of TOKEN_SHAPES) out = out.replace(shape, MASK);
     return out;
   }
+
+  /**
+   * Where streamed `text` may be cut so that no secret is split: the text before the cut can be
+   * masked and shown now, the rest must wait for more. Held back: a trailing run of token
+   * characters (a token shape still being written), the start of a known secret, an unfinished
+   * PEM key, and any secret the cut would split.
+   */
+  safeCut(text: string): number {
+    let cut = /[A-Za-z0-9_.+\/=-]*$/.exec(text)!.index;
+    const pem = text.lastIndexOf("-----BEGIN");
+    if (pem >= 0 && !/-----END [A-Z0-9 ]*PRIVATE KEY-----/.test(text.slice(pem))) {
+      cut = Math.min(cut, pem);
+    }
+    for (const value of this.#values) {
+      for (let k = Math.min(value.length - 1, text.length); k > 0; k--) {
+        if (text.endsWith(value.slice(0, k))) {
+          cut = Math.min(cut, text.length - k);
+          break;
+        }
+      }
+    }
+    // Repeated until stable: moving the cut back can make it split another secret.
+    for (let moved = true; moved;) {
+      moved = false;
+      const spans: [number, number][] = [];
+      for (const value of this.#values) {
+        for (let i = text.indexOf(value); i >= 0; i = text.indexOf(value, i + 1)) {
+          spans.push([i, i + value.length]);
+        }
+      }
+      for (const shape of TOKEN_SHAPES) {
+        for (const m of text.matchAll(shape)) spans.push([m.index, m.index + m[0].length]);
+      }
+      for (const [start, end] of spans) {
+        if (start < cut && end > cut) {
+          cut = start;
+          moved = true;
+        }
+      }
+    }
+    return cut;
+  }
+
+  /**
+   * A copy of a JSON-like value with every string masked, object keys included (a secret used as
+   * a key, e.g. in an edit's JSON value or MCP arguments, is hidden like any other). Two keys that
+   * mask to the same text are kept apart with a `#n` suffix.
+   */
+  maskDeep<T>(value: T): T {
+    return this.#deep(value) as T;
+  }
+
+  #deep(value: unknown): unknown {
+    if (typeof value === "string") return this.mask(value);
+    if (Array.isArray(value)) return value.map((v) => this.#deep(v));
+    if (value === null || typeof value !== "object") return value;
+    if (typeof (value as { toJSON?: unknown }).toJSON === "function") return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      let name = this.mask(key);
+      for (let n = 2; name !== key && Object.hasOwn(out, name); n++) {
+        name = `${this.mask(key)}#${n}`;
+      }
+      out[name] = this.#deep(v);
+    }
+    return out;
+  }
+}
+
+const given = new Set<string>();
+let shared: SecretMasker | undefined;
+
+/**
+ * Adds keys Deft was given (from the command line or a config file) to what every output hides.
+ * Whoever loads such a key calls this before anything derived from the run is printed.
+ */
+export function addOutputSecrets(values: readonly (string | undefined)[]): void {
+  for (const value of values) {
+    if (value && value.length >= MIN_SECRET_LENGTH && !given.has(value)) {
+      given.add(value);
+      shared = undefined;
+    }
+  }
+}
+
+/**
+ * The masker every output uses (trajectories, stream-json, the console, error messages): the
+ * secret-looking variables of Deft's environment, the keys added with `addOutputSecrets`, and the
+ * well-known token shapes. One set of secrets, so no output hides less than another.
+ */
+export function outputMasker(): SecretMasker {
+  shared ??= new SecretMasker(secretValues(envObject(), [...given]));
+  return shared;
+}
+
+/**
+ * Masks text that arrives in pieces (the model's streamed answer): `push` returns what can be
+ * shown now, masked, holding back whatever might be the start of a secret; `flush` returns the
+ * rest. A key split across two pieces is masked whole.
+ */
+export class StreamMasker {
+  #pending = "";
+
+  /** The masked text that is safe to show after `delta`. */
+  push(delta: string): string {
+    this.#pending += delta;
+    const masker = outputMasker();
+    const cut = masker.safeCut(this.#pending);
+    const ready = this.#pending.slice(0, cut);
+    this.#pending = this.#pending.slice(cut);
+    return ready ? masker.mask(ready) : "";
+  }
+
+  /** Everything held back, masked. */
+  flush(): string {
+    const rest = this.#pending;
+    this.#pending = "";
+    return rest ? maskOutput(rest) : "";
+  }
+}
+
+/** `text` masked by the shared output masker. */
+export function maskOutput(text: string): string {
+  return outputMasker().mask(text);
 }
 
 /** How `deft config` shows a secret: `****` and at most its last 4 characters. */

@@ -5,6 +5,7 @@
 import { basename } from "node:path";
 import type { LLMMessage } from "../llm/types.ts";
 import {
+  checkTrajectory,
   readTrajectory,
   trajectoriesDir,
   type Trajectory,
@@ -18,7 +19,7 @@ export interface SessionSummary {
   started: string;
   task: string;
   steps: number;
-  outcome: "completed" | "failed" | "unfinished";
+  outcome: "completed" | "failed" | "interrupted" | "unfinished";
   working_dir?: string;
 }
 
@@ -30,13 +31,16 @@ export class ResumeError extends Error {
 /** Files read when listing, newest first; older ones are not looked at. */
 const SCANNED_FILES = 500;
 
-/** The sessions recorded for `workspace`, newest first. Unreadable files are skipped. */
+/**
+ * The sessions recorded for `workspace`, newest first. Unreadable files, and files without the
+ * fields a listing needs (checked by shape), are skipped: one bad file never hides the others.
+ */
 export async function listSessions(workspace: string, limit = 20): Promise<SessionSummary[]> {
   const found: SessionSummary[] = [];
   for (const path of await trajectoryFiles()) {
     let data: Trajectory;
     try {
-      data = await readTrajectory(path);
+      data = checkTrajectory(await readTrajectory(path), path, "list");
     } catch {
       continue;
     }
@@ -78,6 +82,11 @@ export async function loadResumable(
       `cannot resume ${path}: it has format_version ${trajectory.format_version}, newer than ` +
         `this Deft understands (${TRAJECTORY_FORMAT_VERSION}). Update Deft.`,
     );
+  }
+  try {
+    checkTrajectory(trajectory, path, "resume");
+  } catch (e) {
+    throw new ResumeError(`cannot resume: ${(e as Error).message}. Start a new run instead.`);
   }
   if (trajectory.working_dir !== workspace) {
     throw new ResumeError(
@@ -139,9 +148,16 @@ function summarize(path: string, data: Trajectory): SessionSummary {
     started: data.start_time,
     task: data.task,
     steps: data.agent_steps.length,
-    outcome: data.end_time === null ? "unfinished" : data.success ? "completed" : "failed",
+    outcome: outcome(data),
     working_dir: data.working_dir,
   };
+}
+
+// A run stopped by Ctrl-C or a signal records a last "interrupted" step: it did not fail.
+function outcome(data: Trajectory): SessionSummary["outcome"] {
+  if (data.success) return "completed";
+  if (data.agent_steps.at(-1)?.state === "interrupted") return "interrupted";
+  return data.end_time === null ? "unfinished" : "failed";
 }
 
 async function trajectoryFiles(): Promise<string[]> {

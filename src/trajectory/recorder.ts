@@ -3,9 +3,10 @@
  * file, then rename) after every interaction and step, so a crash leaves the last completed step on
  * disk. Secrets (API keys) are replaced before anything is written.
  */
-import { envObject, readEnv } from "../env.ts";
-import { SecretMasker, secretValues } from "../policy/secrets.ts";
+import { readEnv } from "../env.ts";
+import { addOutputSecrets, outputMasker } from "../policy/secrets.ts";
 import { dirname } from "node:path";
+import { z } from "zod";
 import type { LLMMessage, LLMResponse, LLMUsage } from "../llm/types.ts";
 import { addUsage, emptyUsage } from "../llm/types.ts";
 
@@ -76,7 +77,6 @@ export const TRAJECTORY_FORMAT_VERSION = 1;
 /** Writes a trajectory file as the run goes. */
 export class TrajectoryRecorder {
   readonly data: Trajectory;
-  readonly #masker: SecretMasker;
   readonly #started = performance.now();
   #lastRecorded: LLMMessage | undefined;
   /** Added to step numbers, so the turns of one conversation number their steps on. */
@@ -95,8 +95,9 @@ export class TrajectoryRecorder {
     },
     secrets: readonly (string | undefined)[] = [],
   ) {
-    // Keys Deft was given, every secret-looking variable of its environment, and token shapes.
-    this.#masker = new SecretMasker(secretValues(envObject(), secrets));
+    // Keys Deft was given join the shared output masker, so the console, stream-json events and
+    // errors hide exactly what this file hides.
+    addOutputSecrets(secrets);
     this.data = {
       format_version: TRAJECTORY_FORMAT_VERSION,
       ...init,
@@ -164,12 +165,8 @@ export class TrajectoryRecorder {
 
   /** Writes the current state atomically. */
   flush(): void {
-    const masker = this.#masker;
-    const text = JSON.stringify(
-      this.data,
-      (_key, value) => typeof value === "string" ? masker.mask(value) : value,
-      2,
-    );
+    // Keys as well as values: a secret can be an object key in a tool's arguments.
+    const text = JSON.stringify(outputMasker().maskDeep(this.data), null, 2);
     Deno.mkdirSync(dirname(this.path), { recursive: true });
     const temp = `${this.path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
     Deno.writeTextFileSync(temp, text + "\n");
@@ -206,4 +203,80 @@ export function newSessionId(now = new Date()): string {
 /** Where a session's trajectory goes by default. */
 export function defaultTrajectoryPath(sessionId = newSessionId()): string {
   return `${trajectoriesDir()}/trajectory_${sessionId}.json`;
+}
+
+// The shapes Deft relies on when it lists or resumes a session. A trajectory file is data from
+// disk (a crash, a hand edit, a file someone planted): it is checked before anything uses it.
+const toolCallShape = z.looseObject({
+  call_id: z.string(),
+  name: z.string(),
+  arguments: z.unknown(),
+});
+const messageShape = z.discriminatedUnion("role", [
+  z.looseObject({ role: z.literal("system"), content: z.string() }),
+  z.looseObject({ role: z.literal("user"), content: z.string() }),
+  z.looseObject({
+    role: z.literal("assistant"),
+    content: z.string(),
+    tool_calls: z.array(toolCallShape).optional(),
+  }),
+  z.looseObject({
+    role: z.literal("tool"),
+    call_id: z.string(),
+    name: z.string(),
+    content: z.string(),
+    is_error: z.boolean(),
+  }),
+]);
+const listedShape = z.looseObject({
+  task: z.string(),
+  working_dir: z.string().optional(),
+  start_time: z.string(),
+  end_time: z.string().nullable(),
+  success: z.boolean(),
+  session_id: z.string().optional(),
+  format_version: z.number().int().optional(),
+  llm_interactions: z.array(z.unknown()),
+  agent_steps: z.array(z.looseObject({ state: z.string() })),
+});
+const resumableShape = listedShape.extend({
+  llm_interactions: z.array(z.looseObject({
+    input_messages: z.array(messageShape),
+    response: z.looseObject({ content: z.string(), tool_calls: z.array(toolCallShape) }),
+  })),
+  agent_steps: z.array(z.looseObject({
+    state: z.string(),
+    tool_calls: z.array(toolCallShape),
+    tool_results: z.array(z.looseObject({
+      call_id: z.string(),
+      name: z.string(),
+      success: z.boolean(),
+      result: z.string().nullable(),
+      error: z.string().nullable(),
+    })),
+  })),
+});
+
+/** A trajectory file whose shape is not what Deft needs; the message names the file and field. */
+export class TrajectoryShapeError extends Error {
+  override name = "TrajectoryShapeError";
+}
+
+/**
+ * Checks `data` (read from `path`) has the shape `use` needs: `list` for `deft sessions`, `resume`
+ * for `--resume`/`--continue` (every message and result the conversation is rebuilt from).
+ * Throws a TrajectoryShapeError naming the file and the first wrong field.
+ */
+export function checkTrajectory(data: unknown, path: string, use: "list" | "resume"): Trajectory {
+  const parsed = (use === "list" ? listedShape : resumableShape).safeParse(data);
+  if (parsed.success) return data as Trajectory;
+  const issue = parsed.error.issues[0];
+  const field = issue.path.reduce<string>(
+    (at, part) =>
+      typeof part === "number" ? `${at}[${part}]` : at ? `${at}.${String(part)}` : String(part),
+    "",
+  );
+  throw new TrajectoryShapeError(
+    `${path} is not a valid trajectory: field ${field || "(top level)"}: ${issue.message}`,
+  );
 }

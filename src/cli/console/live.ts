@@ -9,6 +9,7 @@ import type { AgentConsole, RunReport, RunStart, TaskSummary } from "../../agent
 import type { LLMToolCall } from "../../llm/types.ts";
 import type { ToolCallResult } from "../../tools/executor.ts";
 import { diffSince, type Snapshot, snapshot } from "./edit_diff.ts";
+import { maskOutput, StreamMasker } from "../../policy/secrets.ts";
 import { printable } from "./printable.ts";
 import { Spinner } from "./spinner.ts";
 import { Style } from "./style.ts";
@@ -35,6 +36,8 @@ export class LiveConsole implements AgentConsole {
   readonly #write: (bytes: Uint8Array) => void;
   readonly #workspace: string;
   #streamed = "";
+  // A key split across two deltas is masked whole: its start waits for the rest.
+  #stream = new StreamMasker();
   #snapshots = new Map<string, Snapshot>();
 
   constructor(options: LiveOptions) {
@@ -44,12 +47,15 @@ export class LiveConsole implements AgentConsole {
     if (options.live) this.#spinner = new Spinner(this.#write);
   }
 
+  // Every byte the console writes passes here: secrets masked (the trajectory's set), and the
+  // pieces are already sanitised (printable) before colour is added.
   #out(text: string): void {
-    this.#write(encoder.encode(text));
+    this.#write(encoder.encode(maskOutput(text)));
   }
 
   #line(text: string): void {
     this.#spinner?.clear();
+    this.#flushText();
     this.#endText();
     this.#out(`${text}\n`);
   }
@@ -64,12 +70,14 @@ export class LiveConsole implements AgentConsole {
     const s = this.#style;
     const verb = info.replay ? "replaying" : "running";
     this.#line(
-      `${s.bold("deft")} ${verb} ${s.cyan(`${info.provider}/${info.model}`)} in ${info.workspace}`,
+      `${s.bold("deft")} ${verb} ${s.cyan(printable(`${info.provider}/${info.model}`))} in ` +
+        printable(info.workspace),
     );
-    this.#line(s.dim(`trajectory: ${info.trajectory}`));
+    this.#line(s.dim(`trajectory: ${printable(info.trajectory)}`));
   }
 
   waiting(step: number): void {
+    this.#flushText();
     this.#streamed = "";
     this.#spinner?.start(`step ${step} · waiting for the model`);
   }
@@ -77,7 +85,16 @@ export class LiveConsole implements AgentConsole {
   text(delta: string): void {
     if (!delta) return;
     this.#spinner?.stop();
-    const shown = printable(delta);
+    this.#show(this.#stream.push(delta));
+  }
+
+  #flushText(): void {
+    this.#show(this.#stream.flush());
+  }
+
+  #show(text: string): void {
+    if (!text) return;
+    const shown = printable(text);
     this.#out(shown);
     this.#streamed += shown;
   }
@@ -90,11 +107,12 @@ export class LiveConsole implements AgentConsole {
       if (shot) this.#snapshots.set(call.call_id, shot);
     }
     const names = [...new Set(calls.map((c) => c.name))].join(", ");
-    this.#spinner?.start(`step ${step} · running ${names}`);
+    this.#spinner?.start(`step ${step} · running ${printable(maskOutput(names))}`);
   }
 
   step(_step: number, calls: LLMToolCall[], results: ToolCallResult[], text: string): void {
     this.#spinner?.stop();
+    this.#flushText();
     const s = this.#style;
     // A client that does not stream (a replay) hands over the whole text at the end.
     if (!this.#streamed && text.trim()) this.#out(`${printable(text.trimEnd())}\n`);
@@ -159,10 +177,10 @@ export class LiveConsole implements AgentConsole {
         const counts = f.binary
           ? s.dim("binary")
           : `${s.green(`+${f.added}`)} ${s.red(`−${f.removed}`)}`;
-        this.#line(`  ${f.path}  ${counts}`);
+        this.#line(`  ${printable(f.path)}  ${counts}`);
       }
     }
-    if (report.patchPath) this.#line(`patch written to ${report.patchPath}`);
+    if (report.patchPath) this.#line(`patch written to ${printable(report.patchPath)}`);
     const u = report.usage;
     const cached = u.cache_read_input_tokens ? `, ${u.cache_read_input_tokens} cached` : "";
     const cost = report.costUsd === null ? "" : ` · cost $${report.costUsd.toFixed(4)}`;

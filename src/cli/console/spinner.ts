@@ -3,6 +3,8 @@
  * on a terminal. `stop` erases it, so whatever is written next starts on a clean line.
  */
 
+import { terminalLine } from "../../policy/terminal_text.ts";
+
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const encoder = new TextEncoder();
 
@@ -26,7 +28,8 @@ export class Spinner {
   /** Shows `label` with a turning wheel and the seconds since now. */
   start(label: string): void {
     this.stop();
-    this.#label = label;
+    // The label carries tool names the model chose: made inert here, whoever builds it.
+    this.#label = terminalLine(label);
     this.#started = performance.now();
     this.#frame = 0;
     this.#draw();

@@ -8,12 +8,19 @@
 import type { AgentConsole, RunStart, TaskSummary } from "../../agent/console.ts";
 import type { LLMToolCall } from "../../llm/types.ts";
 import type { ToolCallResult } from "../../tools/executor.ts";
+import { terminalText } from "../../policy/terminal_text.ts";
+import { maskOutput, outputMasker, StreamMasker } from "../../policy/secrets.ts";
 
 const encoder = new TextEncoder();
 
+/** One event as its NDJSON line, secrets masked in keys and values as in the trajectory. */
+export function eventLine(event: Record<string, unknown>): string {
+  return `${JSON.stringify(outputMasker().maskDeep(event))}\n`;
+}
+
 /** Writes one event line to stdout, whole. */
 export function writeEvent(event: Record<string, unknown> & { type: string }): void {
-  const bytes = encoder.encode(`${JSON.stringify(event)}\n`);
+  const bytes = encoder.encode(eventLine(event));
   let written = 0;
   while (written < bytes.length) written += Deno.stdout.writeSync(bytes.subarray(written));
 }
@@ -21,6 +28,8 @@ export function writeEvent(event: Record<string, unknown> & { type: string }): v
 /** Emits the run as NDJSON events. */
 export class StreamJsonConsole implements AgentConsole {
   #step = 0;
+  // A key split across two deltas is masked whole: its start waits for the rest.
+  #stream = new StreamMasker();
 
   start(info: RunStart): void {
     writeEvent({
@@ -35,14 +44,23 @@ export class StreamJsonConsole implements AgentConsole {
   }
 
   waiting(step: number): void {
+    this.#flushText();
     this.#step = step;
   }
 
   text(delta: string): void {
-    if (delta) writeEvent({ type: "text", step: this.#step, delta });
+    if (!delta) return;
+    const ready = this.#stream.push(delta);
+    if (ready) writeEvent({ type: "text", step: this.#step, delta: ready });
+  }
+
+  #flushText(): void {
+    const rest = this.#stream.flush();
+    if (rest) writeEvent({ type: "text", step: this.#step, delta: rest });
   }
 
   calling(step: number, calls: LLMToolCall[]): void {
+    this.#flushText();
     for (const call of calls) {
       writeEvent({
         type: "tool_call",
@@ -55,6 +73,7 @@ export class StreamJsonConsole implements AgentConsole {
   }
 
   step(step: number, calls: LLMToolCall[], results: ToolCallResult[], text: string): void {
+    this.#flushText();
     const recorded = results.map((r) => ({
       call_id: r.call_id,
       name: r.name,
@@ -74,12 +93,14 @@ export class StreamJsonConsole implements AgentConsole {
   }
 
   note(message: string): void {
-    const bytes = encoder.encode(`${message}\n`);
+    this.#flushText();
+    const bytes = encoder.encode(`${terminalText(maskOutput(message))}\n`);
     let written = 0;
     while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
   }
 
   summary(_info: TaskSummary): void {
+    this.#flushText();
     // The `run_done` event carries the summary; run.ts writes it once the patch is known.
   }
 }
