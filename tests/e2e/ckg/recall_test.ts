@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { CodeGraph } from "../../src/ckg/graph.ts";
-import { tempDir } from "./helpers.ts";
-import { definitionNeedle } from "../../src/ckg/prefilter.ts";
-import { pythonStdlib, requireCtags, requireDirs } from "../helpers/inputs.ts";
+import { CodeGraph } from "../../../src/ckg/graph.ts";
+import { tempDir } from "../../ckg/helpers.ts";
+import { definitionNeedle } from "../../../src/ckg/prefilter.ts";
+import { pythonStdlib, requireCtags, requireDirs } from "../../helpers/inputs.ts";
 
 const SDK = "node_modules/.deno";
 
