@@ -17,6 +17,7 @@ export async function assertPassesAsNobody(file: string, name: string): Promise<
   try {
     await Deno.chown(home, Number(NOBODY), Number(NOBODY));
     const deno = await denoFor(home);
+    const code = await codeFor(home);
     const out = await new Deno.Command("setpriv", {
       args: ["--reuid", NOBODY, "--regid", NOBODY, "--clear-groups", "--", deno, "test", "-A"]
         .concat(["--no-check", "--filter", name, file]),
@@ -25,7 +26,7 @@ export async function assertPassesAsNobody(file: string, name: string): Promise<
         HOME: home,
         DENO_DIR: join(home, "deno"),
       },
-      cwd: REPO_ROOT,
+      cwd: code,
       stdout: "piped",
       stderr: "piped",
     }).output();
@@ -36,6 +37,24 @@ export async function assertPassesAsNobody(file: string, name: string): Promise<
   } finally {
     await Deno.remove(home, { recursive: true });
   }
+}
+
+/**
+ * A copy of Deft's code and tests that `nobody` owns: the checkout may sit where only root can
+ * read (a clone in a 0700 temp folder, as CI makes it).
+ */
+async function codeFor(home: string): Promise<string> {
+  const code = join(home, "deft");
+  await Deno.mkdir(code);
+  for (const part of ["src", "tests", "scripts", "deno.json", "deno.lock"]) {
+    const copied = await new Deno.Command("cp", { args: ["-r", join(REPO_ROOT, part), code] })
+      .output();
+    assert.ok(copied.success, `copying ${part} for nobody`);
+  }
+  const owned = await new Deno.Command("chown", { args: ["-R", `${NOBODY}:${NOBODY}`, code] })
+    .output();
+  assert.ok(owned.success, "the copy is given to nobody");
+  return code;
 }
 
 /** A Deno `nobody` may start: this one, else a copy in `home` (npx keeps Deno under /root). */
