@@ -4,6 +4,7 @@
  * the most specific words come last). The repository is untrusted: only regular files whose real
  * path stays inside the repository are read, each up to a size limit.
  */
+import { readAtMost } from "../config/read.ts";
 import { dirname, join, relative, sep } from "node:path";
 
 /** The file name Deft looks for in each folder. */
@@ -91,17 +92,11 @@ async function readInstructionFile(
   const limit = Math.min(MAX_FILE_BYTES, budget);
   const file = await Deno.open(real, { read: true });
   try {
-    const buffer = new Uint8Array(limit + 1);
-    let filled = 0;
-    while (filled < buffer.length) {
-      const n = await file.read(buffer.subarray(filled));
-      if (n === null) break;
-      filled += n;
-    }
-    const truncated = filled > limit;
-    const bytes = Math.min(filled, limit);
+    const read = await readAtMost(file, limit + 1);
+    const truncated = read.length > limit;
+    const bytes = Math.min(read.length, limit);
     // A cut may split a UTF-8 sequence; the decoder replaces the broken tail.
-    const text = new TextDecoder().decode(buffer.subarray(0, bytes));
+    const text = new TextDecoder().decode(read.subarray(0, bytes));
     return { path, bytes, truncated, text };
   } finally {
     file.close();

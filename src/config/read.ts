@@ -22,18 +22,24 @@ export async function readConfigFile(path: string, limit = MAX_CONFIG_BYTES): Pr
   try {
     // Again on the opened file: the path may have been swapped since the first look.
     checkKind(path, await file.stat(), limit);
-    const buffer = new Uint8Array(limit + 1);
-    let size = 0;
-    while (size < buffer.length) {
-      const n = await file.read(buffer.subarray(size));
-      if (n === null) break;
-      size += n;
-    }
-    if (size > limit) throw tooLarge(path, limit);
-    return new TextDecoder().decode(buffer.subarray(0, size));
+    const bytes = await readAtMost(file, limit + 1);
+    if (bytes.length > limit) throw tooLarge(path, limit);
+    return new TextDecoder().decode(bytes);
   } finally {
     file.close();
   }
+}
+
+/** The first `count` bytes of `file` (fewer at its end): never more is read. */
+export async function readAtMost(file: Deno.FsFile, count: number): Promise<Uint8Array> {
+  const buffer = new Uint8Array(count);
+  let size = 0;
+  while (size < buffer.length) {
+    const n = await file.read(buffer.subarray(size));
+    if (n === null) break;
+    size += n;
+  }
+  return buffer.subarray(0, size);
 }
 
 function checkKind(path: string, info: Deno.FileInfo, limit: number): void {
