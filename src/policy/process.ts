@@ -20,7 +20,7 @@
  *
  * The modules beside this one do the detailed work: sandbox.ts builds bwrap argv, git.ts the git
  * hardening, shell_env.ts filters variables. Nothing outside src/policy builds an argv for bwrap,
- * an environment for a child, or calls `Deno.Command` (tests/policy/boundary_test.ts checks).
+ * an environment for a child, or calls `Deno.Command` (tests/policy/process_test.ts checks).
  */
 import { envObject } from "../env.ts";
 import { dieWithDeftPrefix, sandboxCommand, type SandboxMode } from "./sandbox.ts";
@@ -277,7 +277,7 @@ export function toolHostLaunch(policy: ProcessPolicy, places: ToolHostPlaces): L
   };
 }
 
-/** An MCP server the user configured: their program, core variables plus its own `env`. */
+/** An MCP server the user configured: their program, a few basic variables plus its own `env`. */
 export function mcpServerLaunch(server: {
   command: string;
   args?: readonly string[];
