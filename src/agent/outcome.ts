@@ -71,7 +71,10 @@ export async function runOutcome(
   let patchPath: string | null = null;
   let files: FileChange[] = [];
   const sandbox = gitSandbox(workspace, config.toolSettings);
-  if (opts.patchPath || await isGitRepo(workspace, sandbox).catch(() => true)) {
+  // A container's workspace is not a host folder (its patch is not computed on the host).
+  if (
+    !session.container && (opts.patchPath || await isGitRepo(workspace, sandbox).catch(() => true))
+  ) {
     const patch = await workspacePatch(workspace, { sandbox }).catch((e) => {
       console.note(`warning: could not compute the patch: ${(e as Error).message}`);
       return "";

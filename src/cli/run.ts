@@ -14,6 +14,7 @@ import {
   type Session,
   type SessionOptions,
   type TaskOptions,
+  wantsContainer,
 } from "../agent/session.ts";
 import {
   readTrajectory,
@@ -79,7 +80,15 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
     );
   }
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
-  const workspace = await workspaceOf(opts.workingDir);
+  const inContainer = wantsContainer(opts);
+  if (inContainer && (opts.mustPatch || opts.patchPath)) {
+    throw new UsageError(
+      "--must-patch and --patch-path do not work with a container yet: run `git diff` inside " +
+        "(with --docker-keep), or leave the container out.",
+    );
+  }
+  // With a container, -w names a folder inside it; the session resolves it there.
+  const workspace = inContainer ? opts.workingDir ?? "" : await workspaceOf(opts.workingDir);
   if (opts.mustPatch) await requireGitRepo(workspace);
   const session = await openSession(opts, {
     workspace,
@@ -90,13 +99,19 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   if (resumed) {
     session.console.note(`resuming session ${resumed.link.session_id} (${resumed.path})`);
   }
-  const { result, recorder, stopCode } = await runInterruptible(session, task, {
-    trajectoryFile: opts.trajectoryFile,
-    mustPatch: opts.mustPatch,
-    conversation: resumed?.conversation,
-    resumedFrom: resumed?.link,
-    recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
-  });
+  let ran;
+  try {
+    ran = await runInterruptible(session, task, {
+      trajectoryFile: opts.trajectoryFile,
+      mustPatch: opts.mustPatch,
+      conversation: resumed?.conversation,
+      resumedFrom: resumed?.link,
+      recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
+    });
+  } finally {
+    await closeContainer(session);
+  }
+  const { result, recorder, stopCode } = ran;
   const outcome = await runOutcome(session, recorder, {
     patchPath: opts.patchPath,
     recording,
@@ -161,6 +176,15 @@ function report(session: Session, outcome: RunOutcome, trajectory: string): void
   }
   if (outcome.divergences) {
     for (const line of divergenceLines(outcome.divergences)) console.note(line);
+  }
+}
+
+/** Removes the session's container (unless kept), saying so when that fails. */
+async function closeContainer(session: Session): Promise<void> {
+  try {
+    await session.container?.close();
+  } catch (e) {
+    session.console.note(`warning: ${(e as Error).message}`);
   }
 }
 
