@@ -271,6 +271,29 @@ async function imageWorkdir(cli: ContainerCli, image: string): Promise<string | 
   }
 }
 
+/** Host folders `-w` never binds: the system's own (a project lives below them). */
+const SYSTEM_FOLDERS = new Set([
+  "/",
+  "/bin",
+  "/boot",
+  "/dev",
+  "/etc",
+  "/home",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/opt",
+  "/proc",
+  "/root",
+  "/run",
+  "/sbin",
+  "/srv",
+  "/sys",
+  "/tmp",
+  "/usr",
+  "/var",
+]);
+
 /** A fresh name for a container Deft starts. */
 function containerName(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(6));
@@ -294,6 +317,13 @@ function workspacePlan(
     host = undefined;
   }
   if (host !== undefined && !attached) {
+    if (SYSTEM_FOLDERS.has(host)) {
+      throw new ContainerError(
+        `-w ${workingDir} is the host's ${host}, which Deft does not bind into a container ` +
+          "(it would hand the container a system folder). Name the folder inside the image " +
+          "that holds the repository, or a project folder on the host.",
+      );
+    }
     return { workspace: host, bind: { host, container: host, readOnly: false } };
   }
   if (!workingDir.startsWith("/")) {
@@ -370,6 +400,16 @@ async function prepareInside(
 ): Promise<void> {
   const where = image ? `the image '${image}'` : `the container ${id}`;
   const probe = await execIn(cli, id, inside.probe);
+  if (probe.code !== 0 && !image) {
+    // A running container cannot be given binds: Deft's runtime is there only when Deft
+    // started the container (with --docker-keep) from this same Deft.
+    throw new ContainerError(
+      `Deft's runtime is not in the container ${id} (${inside.probe[0]} did not start: ` +
+        `${probe.output.split("\n").at(-1) || `exit code ${probe.code}`}). A running ` +
+        "container cannot be given Deft's code: use one a Deft started with --docker-keep, " +
+        "or start a new one with --docker-image.",
+    );
+  }
   if (probe.code !== 0) {
     throw new ContainerError(
       `Deft's runtime (Deno, linked against glibc) cannot start in ${where}: ` +

@@ -9,7 +9,7 @@ import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { mockRunArgs, REPO_ROOT, runMocked } from "../../helpers/deft.ts";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { type TestRuntime, testRuntime } from "./setup.ts";
+import { noGlibcImage, type TestRuntime, testRuntime } from "./setup.ts";
 
 /** Fails unless `text` holds `part`, showing the text. */
 function includes(text: string, part: string): void {
@@ -121,14 +121,14 @@ for (const runtime of ["docker", "podman"] as const) {
             [["bash", { command: "python3 test_calc.py && git -C /testbed diff --stat" }]],
           ],
           [],
-          { DEFT_TEST_HOST_SECRET: "host-secret-value" },
+          { DEFT_TEST_HOST_CANARY: "host-canary-value" },
         );
         assert.deepEqual(run.code, 0, run.stderr);
         const [pwd, state, edit, test] = run.results;
         assert.deepEqual(pwd.result, "/testbed\n");
         includes(state.result ?? "", "state=kept-42\n");
         // Neither the model's key (-k k) nor any variable of Deft's reaches the container.
-        assert.ok(!/host-secret-value|DOCKER_HOST|OPENAI/.test(state.result ?? ""), state.result!);
+        assert.ok(!/host-canary-value|DOCKER_HOST|OPENAI/.test(state.result ?? ""), state.result!);
         assert.ok(edit.success, edit.error ?? "");
         assert.match(test.result ?? "", /^ok\n.*calc\.py \| 2 \+-/s);
         // The image itself is untouched: a new container has the bug again.
@@ -241,7 +241,40 @@ for (const runtime of ["docker", "podman"] as const) {
       const next = await runInContainer(rt, [[["bash", { command: "true" }]]]);
       assert.deepEqual(next.code, 0, next.stderr);
       assert.deepEqual(await rt.deftContainers(), ids);
-      await rt.cli("rm", "-f", ids[0]);
+      // --docker-container-id attaches to it (Deft's runtime is bound in), never removes it.
+      const mock = MockLLM.start([
+        chatToolCalls([["bash", { command: "ls /testbed/kept-mark && pwd" }]]),
+        chatToolCalls([["task_done", {}]]),
+      ]);
+      const attached = await runMocked(mock, "t", "/testbed", {
+        extra: ["--docker-container-id", ids[0], "--container-runtime", rt.name, "--json"],
+        env: rt.env,
+      }).finally(() => mock.close());
+      assert.equal(attached.code, 0, attached.stderr);
+      includes(attached.stderr, `using container ${ids[0]}`);
+      assert.deepEqual(await rt.deftContainers(), ids);
+      await rt.cli("rm", "-f", ...(rt.name === "podman" ? ["-t", "0"] : []), ids[0]);
+      // A container without Deft's runtime in it is refused, named.
+      const plain = await rt.cli(
+        "run",
+        "-d",
+        "--network",
+        "none",
+        "--entrypoint",
+        "sleep",
+        rt.image,
+        "600",
+      );
+      try {
+        const refused = await runMocked({ url: "http://127.0.0.1:9" }, "t", "/testbed", {
+          extra: ["--docker-container-id", plain, "--container-runtime", rt.name],
+          env: rt.env,
+        });
+        assert.equal(refused.code, 2, refused.stderr);
+        includes(refused.stderr, "Deft's runtime is not in the container");
+      } finally {
+        await rt.cli("rm", "-f", ...(rt.name === "podman" ? ["-t", "0"] : []), plain);
+      }
     });
 
     await t.step("after Ctrl-C no container remains", async () => {
@@ -288,6 +321,61 @@ for (const runtime of ["docker", "podman"] as const) {
       });
       assert.deepEqual(noDir.code, 2, noDir.stderr);
       includes(noDir.stderr, "the workspace /no/such/dir is not a folder in the image");
+      assert.deepEqual(await rt.deftContainers(), []);
+    });
+
+    await t.step(
+      "-w naming a host folder binds it at its path; no other host path shows",
+      async () => {
+        await using ws = await tempDir();
+        await Deno.writeTextFile(`${ws.path}/f.txt`, "one\n");
+        const mock = MockLLM.start([
+          chatToolCalls([["str_replace_based_edit_tool", {
+            command: "str_replace",
+            path: `${ws.path}/f.txt`,
+            old_str: "one",
+            new_str: "two",
+          }]]),
+          chatToolCalls([["bash", {
+            command: `pwd; ls ${REPO_ROOT} 2>&1 | head -1; ls /opt/deft; ls /testbed | head -1`,
+          }]]),
+          chatToolCalls([["task_done", {}]]),
+        ]);
+        try {
+          const run = await runMocked(mock, "t", ws.path, {
+            extra: ["--docker-image", rt.image, "--container-runtime", rt.name, "--json"],
+            env: rt.env,
+          });
+          assert.equal(run.code, 0, run.stderr);
+          assert.equal(await Deno.readTextFile(`${ws.path}/f.txt`), "two\n");
+          const said = JSON.stringify(mock.requests.at(-1)?.body);
+          includes(said, `${ws.path}\\n`);
+          includes(said, "No such file or directory");
+          includes(said, "code");
+        } finally {
+          await mock.close();
+        }
+        const root = await runMocked({ url: "http://127.0.0.1:9" }, "t", "/", {
+          extra: ["--docker-image", rt.image, "--container-runtime", rt.name],
+          env: rt.env,
+        });
+        assert.equal(root.code, 2, root.stderr);
+        includes(root.stderr, "does not bind into a container");
+        assert.deepEqual(await rt.deftContainers(), []);
+      },
+    );
+
+    await t.step("an image without glibc is named: Deft's runtime cannot start there", async () => {
+      const image = await noGlibcImage(rt);
+      // A folder not on the host, so nothing is bound: the runtime check comes before the
+      // workspace's.
+      const run = await runMocked({ url: "http://127.0.0.1:9" }, "t", "/no-such-workspace", {
+        extra: ["--docker-image", image, "--container-runtime", rt.name],
+        env: rt.env,
+      });
+      assert.equal(run.code, 2, run.stderr);
+      includes(run.stderr, `cannot start in the image '${image}'`);
+      includes(run.stderr, "use a glibc-based image");
       assert.deepEqual(await rt.deftContainers(), []);
     });
   });

@@ -74,3 +74,27 @@ export async function testRuntime(name: "docker" | "podman"): Promise<TestRuntim
     [Symbol.asyncDispose]: stop,
   };
 }
+
+/**
+ * An image with no C library at all: a static busybox (from Debian's busybox-static) as cat,
+ * test, mkdir and sh. Deft's Deno cannot start there.
+ */
+export async function noGlibcImage(rt: TestRuntime): Promise<string> {
+  const name = "deft-test-noglibc:1";
+  if (await rt.cli("image", "inspect", name).then(() => true, () => false)) return name;
+  const dir = await Deno.makeTempDir({ prefix: "noglibc-" });
+  try {
+    await Deno.mkdir(`${dir}/root/bin`, { recursive: true });
+    await Deno.mkdir(`${dir}/root/tmp`, { mode: 0o1777 });
+    await Deno.copyFile("/bin/busybox", `${dir}/root/bin/busybox`);
+    await Deno.chmod(`${dir}/root/bin/busybox`, 0o755);
+    for (const tool of ["cat", "test", "mkdir", "sh"]) {
+      await Deno.symlink("busybox", `${dir}/root/bin/${tool}`);
+    }
+    await run("tar", ["-C", `${dir}/root`, "-cf", `${dir}/root.tar`, "."]);
+    await rt.cli("import", "-c", "ENV PATH=/bin", `${dir}/root.tar`, name);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+  return name;
+}
