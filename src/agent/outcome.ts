@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import type { AgentResult } from "./agent.ts";
+import { isDropping } from "./droppings.ts";
 import { isGitRepo, workspacePatch } from "./patch.ts";
 import { type FileChange, patchStats } from "./patch_stats.ts";
 import { compareRuns, type Divergence } from "./replay.ts";
@@ -71,10 +72,19 @@ export async function runOutcome(
   let patchPath: string | null = null;
   let files: FileChange[] = [];
   const sandbox = gitSandbox(workspace, config.toolSettings);
-  // A container's workspace is not a host folder (its patch is not computed on the host).
-  if (
-    !session.container && (opts.patchPath || await isGitRepo(workspace, sandbox).catch(() => true))
-  ) {
+  if (session.container) {
+    // The workspace is inside the container: its patch is computed there.
+    const { containerPatch } = await import("../container/patch.ts");
+    const patch = await containerPatch(session.container, isDropping).catch((e) => {
+      console.note(`warning: could not compute the patch: ${(e as Error).message}`);
+      return "";
+    });
+    files = await patchStats(patch);
+    if (opts.patchPath) {
+      patchPath = resolve(opts.patchPath);
+      await Deno.writeTextFile(patchPath, patch);
+    }
+  } else if (opts.patchPath || await isGitRepo(workspace, sandbox).catch(() => true)) {
     const patch = await workspacePatch(workspace, { sandbox }).catch((e) => {
       console.note(`warning: could not compute the patch: ${(e as Error).message}`);
       return "";

@@ -81,10 +81,10 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   }
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
   const inContainer = wantsContainer(opts);
-  if (inContainer && (opts.mustPatch || opts.patchPath)) {
+  if (inContainer && opts.mustPatch) {
     throw new UsageError(
-      "--must-patch and --patch-path do not work with a container yet: run `git diff` inside " +
-        "(with --docker-keep), or leave the container out.",
+      "--must-patch does not work with a container yet (--patch-path does): drop it, or " +
+        "leave the container out.",
     );
   }
   // With a container, -w names a folder inside it; the session resolves it there.
@@ -100,6 +100,7 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
     session.console.note(`resuming session ${resumed.link.session_id} (${resumed.path})`);
   }
   let ran;
+  let outcome;
   try {
     ran = await runInterruptible(session, task, {
       trajectoryFile: opts.trajectoryFile,
@@ -108,15 +109,16 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
       resumedFrom: resumed?.link,
       recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
     });
+    // With a container, the patch is computed inside it, so before it goes.
+    outcome = await runOutcome(session, ran.recorder, {
+      patchPath: opts.patchPath,
+      recording,
+      replayExact: opts.replayExact,
+    });
   } finally {
     await closeContainer(session);
   }
   const { result, recorder, stopCode } = ran;
-  const outcome = await runOutcome(session, recorder, {
-    patchPath: opts.patchPath,
-    recording,
-    replayExact: opts.replayExact,
-  });
   report(session, outcome, recorder.path);
   const divergences = outcome.divergences;
   const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;

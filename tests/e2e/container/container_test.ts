@@ -107,6 +107,7 @@ for (const runtime of ["docker", "podman"] as const) {
     await t.step(
       "a run fixes the bug in /testbed, shell state persists, no host secret inside",
       async () => {
+        await using patchDir = await tempDir();
         const run = await runInContainer(
           rt,
           [
@@ -119,8 +120,13 @@ for (const runtime of ["docker", "podman"] as const) {
               new_str: "return a + b",
             }]],
             [["bash", { command: "python3 test_calc.py && git -C /testbed diff --stat" }]],
+            [["str_replace_based_edit_tool", {
+              command: "create",
+              path: "/testbed/notes.txt",
+              file_text: "fixed\n",
+            }]],
           ],
-          [],
+          ["--patch-path", `${patchDir.path}/fix.patch`],
           { DEFT_TEST_HOST_CANARY: "host-canary-value" },
         );
         assert.deepEqual(run.code, 0, run.stderr);
@@ -131,6 +137,46 @@ for (const runtime of ["docker", "podman"] as const) {
         assert.ok(!/host-canary-value|DOCKER_HOST|OPENAI/.test(state.result ?? ""), state.result!);
         assert.ok(edit.success, edit.error ?? "");
         assert.match(test.result ?? "", /^ok\n.*calc\.py \| 2 \+-/s);
+        // The patch, computed inside (new file included, the bytecode the test left out), applies
+        // to a clean copy of the image's repository on the host.
+        const patch = await Deno.readTextFile(`${patchDir.path}/fix.patch`);
+        includes(patch, "-    return a - b\n+    return a + b\n");
+        includes(patch, "+++ b/notes.txt");
+        assert.ok(!patch.includes("__pycache__"), patch);
+        const clone = `${patchDir.path}/clone`;
+        await Deno.mkdir(clone);
+        const copy = await new Deno.Command("bash", {
+          args: [
+            "-c",
+            '"${@:2}" | tar -x -C "$1"',
+            "bash",
+            clone,
+            rt.name,
+            ...(rt.name === "podman" ? ["--runtime", "runc"] : []),
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            ...(rt.name === "podman"
+              ? ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1000:1000"]
+              : []),
+            "--entrypoint",
+            "tar",
+            rt.image,
+            "-C",
+            "/testbed",
+            "-c",
+            ".",
+          ],
+          env: rt.env,
+        }).output();
+        assert.ok(copy.success, new TextDecoder().decode(copy.stderr));
+        const apply = await new Deno.Command("git", {
+          args: ["-C", clone, "apply", `${patchDir.path}/fix.patch`],
+        }).output();
+        assert.ok(apply.success, new TextDecoder().decode(apply.stderr));
+        assert.equal(await Deno.readTextFile(`${clone}/notes.txt`), "fixed\n");
+        includes(await Deno.readTextFile(`${clone}/calc.py`), "return a + b");
         // The image itself is untouched: a new container has the bug again.
         includes(
           await rt.cli(
