@@ -172,6 +172,13 @@ async function assemble(
   if (!isApprovalMode(approvalMode)) {
     throw new UsageError(`--approval must be never, commands or all, not '${approvalMode}'.`);
   }
+  if (approvalMode !== "never" && container) {
+    // The gate shows an edit's diff from, and judges a command by, host paths.
+    throw new UsageError(
+      `approval mode '${approvalMode}' does not work with a container yet: use --approval never ` +
+        "(the container is the run's boundary).",
+    );
+  }
   if (approvalMode !== "never" && !recording && !asking.terminal) {
     throw new UsageError(
       `approval mode '${approvalMode}' asks before tool calls, but standard input is not a ` +
