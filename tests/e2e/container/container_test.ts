@@ -353,6 +353,48 @@ for (const runtime of ["docker", "podman"] as const) {
       }
     });
 
+    await t.step("a container that dies mid-run fails the step with that reason", async () => {
+      await using dir = await tempDir();
+      const mock = MockLLM.start([
+        chatToolCalls([["bash", { command: "sleep 600" }]]),
+        chatToolCalls([["bash", { command: "echo again" }]]),
+        chatToolCalls([["task_done", {}]]),
+      ]);
+      try {
+        const args = mockRunArgs(mock, "t", "/testbed", {
+          extra: [
+            "--docker-image",
+            rt.image,
+            "--container-runtime",
+            rt.name,
+            "-t",
+            `${dir.path}/t.json`,
+          ],
+        });
+        const child = new Deno.Command(Deno.execPath(), {
+          args: ["run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...args],
+          env: { NO_COLOR: "1", ...rt.env },
+          stdin: "null",
+          stdout: "null",
+          stderr: "piped",
+        }).spawn();
+        assert.ok(await eventually(async () => (await rt.deftContainers()).length === 1));
+        await eventually(() => Promise.resolve(mock.requests.length >= 1));
+        await new Promise((r) => setTimeout(r, 1500));
+        const [id] = await rt.deftContainers();
+        await rt.cli("rm", "-f", ...(rt.name === "podman" ? ["-t", "0"] : []), id);
+        const out = await child.output();
+        const stderr = new TextDecoder().decode(out.stderr);
+        const results = await toolResults(`${dir.path}/t.json`);
+        assert.equal(results[0].success, false, stderr);
+        includes(results[0].error ?? "", "the container may have stopped");
+        assert.equal(results[1].success, false, stderr);
+        assert.deepEqual(await rt.deftContainers(), []);
+      } finally {
+        await mock.close();
+      }
+    });
+
     await t.step("a missing image, a missing workspace: clear errors, nothing left", async () => {
       const missing = await runMocked({ url: "http://127.0.0.1:9" }, "t", "/testbed", {
         extra: ["--docker-image", "deft-test:no-such-tag", "--container-runtime", rt.name],
