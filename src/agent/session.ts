@@ -331,6 +331,7 @@ export async function runTask(
     maxSteps: config.agent.max_steps,
     parallelToolCalls: config.model.settings.parallel_tool_calls,
     mustPatch: opts.mustPatch,
+    patch: session.container && containerPatchOf(session.container),
     gitSandbox: gitSandbox(session.workspace, config.toolSettings),
     signal: opts.signal,
     context: contextManager(config),
@@ -373,6 +374,17 @@ function newRecorder(session: Session, task: string, opts: TaskOptions): Traject
     truncated: f.truncated,
   }));
   return recorder;
+}
+
+/** The patch of the container's workspace, computed inside it. */
+function containerPatchOf(container: Container): () => Promise<string> {
+  return async () => {
+    const [{ containerPatch }, { isDropping }] = await Promise.all([
+      import("../container/patch.ts"),
+      import("./droppings.ts"),
+    ]);
+    return containerPatch(container, isDropping);
+  };
 }
 
 function isContainerRuntime(name: string): name is ContainerRuntime {

@@ -81,21 +81,17 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   }
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
   const inContainer = wantsContainer(opts);
-  if (inContainer && opts.mustPatch) {
-    throw new UsageError(
-      "--must-patch does not work with a container yet (--patch-path does): drop it, or " +
-        "leave the container out.",
-    );
-  }
   // With a container, -w names a folder inside it; the session resolves it there.
   const workspace = inContainer ? opts.workingDir ?? "" : await workspaceOf(opts.workingDir);
-  if (opts.mustPatch) await requireGitRepo(workspace);
+  // A container's repository is checked inside it (its patch is "" when there is none).
+  if (opts.mustPatch && !inContainer) await requireGitRepo(workspace);
   const session = await openSession(opts, {
     workspace,
     console: chooseConsole({ outputFormat: opts.outputFormat, color: opts.color, workspace }),
     asking: { defaultMode: "never", ask: askOnTerminal, terminal: Deno.stdin.isTerminal() },
     write: writeStderr,
   }, recording);
+  if (opts.mustPatch && session.container) await requireContainerRepo(session);
   if (resumed) {
     session.console.note(`resuming session ${resumed.link.session_id} (${resumed.path})`);
   }
@@ -179,6 +175,18 @@ function report(session: Session, outcome: RunOutcome, trajectory: string): void
   if (outcome.divergences) {
     for (const line of divergenceLines(outcome.divergences)) console.note(line);
   }
+}
+
+/** --must-patch in a container: its workspace must be in a repository there. */
+async function requireContainerRepo(session: Session): Promise<void> {
+  const container = session.container!;
+  const { isContainerRepo } = await import("../container/patch.ts");
+  if (await isContainerRepo(container)) return;
+  await closeContainer(session);
+  throw new UsageError(
+    `--must-patch needs a git repository, and ${container.workspace} in the container is not ` +
+      "inside one: name the repository's folder with -w, or drop --must-patch.",
+  );
 }
 
 /** Removes the session's container (unless kept), saying so when that fails. */

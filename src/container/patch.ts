@@ -80,3 +80,9 @@ export async function containerPatch(
       .catch(() => {});
   }
 }
+
+/** True when the container's workspace is inside a git repository. */
+export async function isContainerRepo(container: Container): Promise<boolean> {
+  const { cli, id, workspace } = container;
+  return (await runGitInContainer(cli, id, workspace, ["rev-parse", "--show-toplevel"])).ok;
+}

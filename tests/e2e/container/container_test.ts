@@ -195,6 +195,35 @@ for (const runtime of ["docker", "podman"] as const) {
       },
     );
 
+    await t.step(
+      "--must-patch judges the diff inside: an empty one refuses task_done",
+      async () => {
+        const run = await runInContainer(rt, [
+          [["task_done", {}]],
+          [["bash", { command: "echo more >> /testbed/calc.py" }]],
+        ], ["--must-patch"]);
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(run.results[0].name, "task_done");
+        assert.equal(run.results[0].success, false, JSON.stringify(run.results[0]));
+        assert.ok(run.results.at(-1)?.success);
+        const outside = await runMocked({ url: "http://127.0.0.1:9" }, "t", "/tmp/deft-no-repo", {
+          extra: ["--docker-image", rt.image, "--container-runtime", rt.name, "--must-patch"],
+          env: rt.env,
+        });
+        assert.equal(outside.code, 2, outside.stderr);
+        assert.ok(outside.stderr.includes("is not a folder in the image"), outside.stderr);
+        // A host folder that is no repository, bound in: refused, named.
+        await using plain = await tempDir();
+        const noRepo = await runMocked({ url: "http://127.0.0.1:9" }, "t", plain.path, {
+          extra: ["--docker-image", rt.image, "--container-runtime", rt.name, "--must-patch"],
+          env: rt.env,
+        });
+        assert.equal(noRepo.code, 2, noRepo.stderr);
+        assert.ok(noRepo.stderr.includes("in the container is not inside one"), noRepo.stderr);
+        assert.deepEqual(await rt.deftContainers(), []);
+      },
+    );
+
     await t.step("a tab-indented CRLF file is edited byte-exactly inside", async () => {
       const run = await runInContainer(rt, [
         [["str_replace_based_edit_tool", {
