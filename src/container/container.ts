@@ -25,7 +25,7 @@ import {
   runChild,
   spawnChild,
 } from "../policy/process.ts";
-import { type DeftInside, deftInside, INSIDE_TEMP } from "./inside.ts";
+import { type DeftInside, deftInside, INSIDE_TEMP, prepareDeftInside } from "./inside.ts";
 
 /** The runtimes Deft drives. */
 export const CONTAINER_RUNTIMES = ["docker", "podman"] as const;
@@ -489,6 +489,7 @@ export async function openContainer(
     throw new ContainerError("a container needs --docker-image or --docker-container-id.");
   }
   await sweepLeftovers(cli);
+  await prepareDeftInside(inside);
   const image = opts.image;
   const workdir = await imageWorkdir(cli, image);
   const plan = workspacePlan(opts.workingDir, workdir, false);

@@ -8,7 +8,7 @@
 import { basename, join } from "node:path";
 import { readEnv } from "../env.ts";
 import { codeLocation } from "../policy/permissions.ts";
-import type { ContainerBind } from "../policy/process.ts";
+import { type ContainerBind, denoCacheLaunch, runChild } from "../policy/process.ts";
 
 /** Where Deft's files appear inside. */
 export const INSIDE_ROOT = "/opt/deft";
@@ -26,10 +26,8 @@ const INSIDE_FLAGS = [
   "--allow-run",
   "--allow-env",
   "--allow-sys",
-  // Nothing can be downloaded in there; the packages come from the bound cache.
+  // Nothing can be downloaded in there.
   "--cached-only",
-  // The code is read-only: Deno must not try to make a node_modules folder beside it.
-  "--node-modules-dir=none",
 ];
 
 /** The binds that show Deft inside, and the argv and variables that start its tool host. */
@@ -41,6 +39,11 @@ export interface DeftInside {
   env: Record<string, string>;
   /** The program whose start proves the image can run Deft (it needs glibc). */
   probe: string[];
+  /**
+   * From source: the host Deno and the entry whose npm packages must be in the bound cache
+   * before the container starts (`prepareDeftInside`).
+   */
+  source?: { deno: string; main: string; config: string };
 }
 
 /** Deft as this process runs it (`entry`: the module the worker runs), shown inside. */
@@ -62,22 +65,51 @@ export function deftInside(entry: string, hostCommand: string): DeftInside {
   const main = entry.startsWith("file:") ? decodeURIComponent(new URL(entry).pathname) : entry;
   const code = codeLocation(entry);
   let inner: string;
+  let modules = "none";
   if (code && code !== main) {
     // The source tree: bound whole, the entry at its place in it.
     binds.push({ host: code, container: `${INSIDE_ROOT}/code`, readOnly: true });
     inner = `${INSIDE_ROOT}/code${main.slice(code.length)}`;
-    const npm = npmCache();
-    if (npm) binds.push({ host: npm, container: `${INSIDE_ROOT}/deno-dir/npm`, readOnly: true });
+    // A tree whose node_modules Deno made (nodeModulesDir "auto") holds every package: use it as
+    // it is (read-only: `manual` never writes there). Else the packages come from Deno's cache.
+    modules = isDirectory(`${code}/node_modules`) ? "manual" : "none";
   } else {
     binds.push({ host: main, container: `${INSIDE_ROOT}/${basename(main)}`, readOnly: true });
     inner = `${INSIDE_ROOT}/${basename(main)}`;
   }
   return {
     binds,
-    argv: [deno, "run", ...INSIDE_FLAGS, inner, hostCommand],
+    argv: [deno, "run", ...INSIDE_FLAGS, `--node-modules-dir=${modules}`, inner, hostCommand],
     env,
     probe: [deno, "--version"],
   };
+}
+
+/**
+ * From source, fetches every npm package Deft's code may load (the tools load theirs lazily, the
+ * host may never have needed them) into the host's Deno cache, and adds the cache's npm folder to
+ * the binds. Quick once they are there. A host that cannot fetch goes on with what the cache has:
+ * a tool that then needs a missing package says which.
+ */
+export async function prepareDeftInside(inside: DeftInside): Promise<void> {
+  if (!inside.source) return;
+  const { deno, main, config } = inside.source;
+  await runChild(denoCacheLaunch(deno, main, config), {
+    signal: AbortSignal.timeout(300_000),
+  }).catch(() => undefined);
+  const npm = npmCache();
+  const target = `${INSIDE_ROOT}/deno-dir/npm`;
+  if (npm && !inside.binds.some((b) => b.container === target)) {
+    inside.binds.push({ host: npm, container: target, readOnly: true });
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 /** The host Deno cache's npm folder, when there is one. */

@@ -565,3 +565,18 @@ export function containerExecLaunch(cli: ContainerCli, id: string, exec: Contain
   args.push("--", id, ...exec.argv);
   return containerCli(cli, args);
 }
+
+/**
+ * Deno fetching the npm packages of Deft's source tree into its cache (`deno cache`), before that
+ * cache is bound read-only into a container that has no network to fetch them. Deft's own Deno,
+ * with the environment of Deft's own processes (core variables and Deno's). No `--` before the
+ * entry: Deno would take it for the script's own arguments and cache nothing; it is an absolute
+ * path of Deft's own code, never an option.
+ */
+export function denoCacheLaunch(deno: string, main: string, config: string): Launch {
+  return {
+    program: deno,
+    args: ["cache", "--quiet", "--node-modules-dir=none", "--config", config, main],
+    env: childEnvironment("tool-host"),
+  };
+}

@@ -224,24 +224,38 @@ for (const runtime of ["docker", "podman"] as const) {
       },
     );
 
-    await t.step("a tab-indented CRLF file is edited byte-exactly inside", async () => {
-      const run = await runInContainer(rt, [
-        [["str_replace_based_edit_tool", {
-          command: "str_replace",
-          path: "/testbed/crlf_tabs.py",
-          old_str: '\treturn "hello " + name',
-          new_str: '\treturn "hi " + name',
-        }]],
-        [["bash", { command: "od -An -c crlf_tabs.py | tr -s ' '" }]],
-      ]);
-      assert.deepEqual(run.code, 0, run.stderr);
-      assert.ok(run.results[0].success, run.results[0].error ?? "");
-      const bytes = (run.results[1].result ?? "").replace(/\s+/g, " ").trim();
-      assert.deepEqual(
-        bytes,
-        'd e f g r e e t ( n a m e ) : \\r \\n \\t r e t u r n " h i " + n a m e \\r \\n',
-      );
-    });
+    await t.step(
+      "a tab-indented CRLF file and a Latin-1 one are edited byte-exactly inside",
+      async () => {
+        const run = await runInContainer(rt, [
+          [["str_replace_based_edit_tool", {
+            command: "str_replace",
+            path: "/testbed/crlf_tabs.py",
+            old_str: '\treturn "hello " + name',
+            new_str: '\treturn "hi " + name',
+          }]],
+          [["bash", { command: "od -An -c crlf_tabs.py | tr -s ' '" }]],
+          // A legacy encoding (Latin-1) keeps its bytes too.
+          [["bash", { command: "printf 'caf\\351 = 1\\n' > latin.py" }]],
+          [["str_replace_based_edit_tool", {
+            command: "str_replace",
+            path: "/testbed/latin.py",
+            old_str: "café = 1",
+            new_str: "café = 2",
+          }]],
+          [["bash", { command: "od -An -b latin.py | tr -s ' '" }]],
+        ]);
+        assert.deepEqual(run.code, 0, run.stderr);
+        assert.ok(run.results[0].success, run.results[0].error ?? "");
+        const bytes = (run.results[1].result ?? "").replace(/\s+/g, " ").trim();
+        assert.deepEqual(
+          bytes,
+          'd e f g r e e t ( n a m e ) : \\r \\n \\t r e t u r n " h i " + n a m e \\r \\n',
+        );
+        assert.ok(run.results[3].success, run.results[3].error ?? "");
+        assert.equal(run.results[4].result?.trim(), "143 141 146 351 040 075 040 062 012");
+      },
+    );
 
     await t.step("a TCP connect to a host listener on 127.0.0.1 fails", async () => {
       const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
