@@ -22,6 +22,7 @@ import {
   containerListLaunch,
   containerProbeLaunch,
   containerRemoveLaunch,
+  helperLaunch,
   runChild,
   spawnChild,
 } from "../policy/process.ts";
@@ -194,37 +195,43 @@ export async function chooseRuntime(
   );
 }
 
-/** This process, as its containers' owner label names it: host, boot, pid and start time. */
-function ownerTag(pid = Deno.pid): string | undefined {
-  const start = processStart(pid);
-  return start === undefined ? undefined : `${Deno.hostname()}/${bootId()}/${pid}/${start}`;
+/**
+ * This process, as its containers' owner label names it: host, pid and start time. The start
+ * time comes from `ps` (Deno lets only a process with every permission read /proc/PID/stat); a
+ * pid reused later, or after a reboot, has another.
+ */
+async function ownerTag(): Promise<string | undefined> {
+  const start = await processStart(Deno.pid);
+  const host = hostName();
+  return start === undefined || host === undefined ? undefined : `${host}/${Deno.pid}/${start}`;
 }
 
-function bootId(): string {
+function hostName(): string | undefined {
   try {
-    return Deno.readTextFileSync("/proc/sys/kernel/random/boot_id").trim();
+    return Deno.hostname();
   } catch {
-    return "unknown";
+    return undefined;
   }
 }
 
-/** The start time of `pid` in clock ticks since boot (field 22 of /proc/PID/stat). */
-function processStart(pid: number): string | undefined {
+/** When `pid` started, as `ps` tells it; undefined when there is no such process (or no ps). */
+async function processStart(pid: number): Promise<string | undefined> {
   try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    // The command name (field 2) may hold spaces; count from after its closing parenthesis.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    const out = await runChild(helperLaunch("ps", ["-o", "lstart=", "-p", String(pid)]), {
+      signal: AbortSignal.timeout(QUERY_TIMEOUT_MS),
+    });
+    const said = new TextDecoder().decode(out.stdout).trim();
+    return out.success && said ? said : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** True when the Deft that `owner` names has ended (a tag of another machine: false). */
-function ownerGone(owner: string): boolean {
-  const [host, boot, pid, start] = owner.split("/");
-  if (host !== Deno.hostname() || !pid || !start) return false;
-  if (boot !== bootId()) return true;
-  return processStart(Number(pid)) !== start;
+async function ownerGone(owner: string): Promise<boolean> {
+  const [host, pid, start] = owner.split("/");
+  if (host !== hostName() || !/^[0-9]+$/.test(pid ?? "") || !start) return false;
+  return await processStart(Number(pid)) !== start;
 }
 
 /**
@@ -243,11 +250,12 @@ export async function sweepLeftovers(cli: ContainerCli): Promise<string[]> {
   } catch {
     return [];
   }
-  const gone = details.filter((c) => {
+  const gone: string[] = [];
+  for (const c of details) {
     const labels = c.Config?.Labels ?? {};
-    return labels[KEEP_LABEL] !== "1" && labels[OWNER_LABEL] !== undefined &&
-      ownerGone(labels[OWNER_LABEL]);
-  }).map((c) => c.Id);
+    if (labels[KEEP_LABEL] === "1" || labels[OWNER_LABEL] === undefined) continue;
+    if (await ownerGone(labels[OWNER_LABEL])) gone.push(c.Id);
+  }
   if (gone.length > 0) await query(containerRemoveLaunch(cli, gone));
   return gone;
 }
@@ -493,7 +501,7 @@ export async function openContainer(
   const image = opts.image;
   const workdir = await imageWorkdir(cli, image);
   const plan = workspacePlan(opts.workingDir, workdir, false);
-  const owner = ownerTag();
+  const owner = await ownerTag();
   const labels: Record<string, string> = { [DEFT_LABEL]: "1" };
   if (owner) labels[OWNER_LABEL] = owner;
   if (opts.keep) labels[KEEP_LABEL] = "1";

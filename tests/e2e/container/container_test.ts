@@ -366,6 +366,41 @@ for (const runtime of ["docker", "podman"] as const) {
       }
     });
 
+    await t.step(
+      "the next start sweeps a dead Deft's leftover, not another machine's",
+      async () => {
+        const start = (owner: string) =>
+          rt.cli(
+            "run",
+            "-d",
+            "--network",
+            "none",
+            "--label",
+            "deft.container=1",
+            "--label",
+            `deft.owner=${owner}`,
+            "--entrypoint",
+            "sleep",
+            rt.image,
+            "600",
+          );
+        // A pid no process has (above the kernel's pid_max), and this test's own pid with another
+        // start time (the pid reused by a later process).
+        const old = "Thu Jan  1 00:00:00 1970";
+        const dead = await start(`${Deno.hostname()}/99999999/${old}`);
+        const reused = await start(`${Deno.hostname()}/${Deno.pid}/${old}`);
+        const foreign = await start(`another-host/99999999/${old}`);
+        const run = await runInContainer(rt, [[["bash", { command: "true" }]]]);
+        assert.equal(run.code, 0, run.stderr);
+        const left = await rt.deftContainers();
+        assert.ok(!left.includes(dead), `the dead Deft's container is still there: ${left}`);
+        assert.ok(!left.includes(reused), `the reused pid's container is still there: ${left}`);
+        assert.ok(!left.includes(reused), `the reused pid's container is still there: ${left}`);
+        assert.deepEqual(left, [foreign]);
+        await rt.cli("rm", "-f", ...(rt.name === "podman" ? ["-t", "0"] : []), foreign);
+      },
+    );
+
     await t.step("after Ctrl-C no container remains", async () => {
       await using dir = await tempDir();
       const { child, mock } = await startSleepingRun(rt, dir.path);
