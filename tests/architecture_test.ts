@@ -38,6 +38,8 @@ const LAYERS: { name: string; rank: number; has: (path: string) => boolean }[] =
     rank: i + 6,
     has: (p: string) => p.startsWith(`src/${dir}/`),
   })),
+  // Between the tools (whose container host uses it) and the code graph; it uses the policy.
+  { name: "src/container", rank: 7.5, has: (p) => p.startsWith("src/container/") },
   {
     name: "base files",
     rank: 10,
@@ -46,7 +48,7 @@ const LAYERS: { name: string; rank: number; has: (path: string) => boolean }[] =
 ];
 
 /** The folders that never print. */
-const SILENT = ["src/tools/", "src/ckg/", "src/policy/"];
+const SILENT = ["src/tools/", "src/ckg/", "src/policy/", "src/container/"];
 
 /**
  * Modules in a silent folder that may write to the standard streams. `deft __tool-host`'s relay

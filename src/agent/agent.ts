@@ -25,6 +25,8 @@ export interface AgentOptions {
   parallelToolCalls: boolean;
   mustPatch?: boolean;
   baseCommit?: string;
+  /** How `mustPatch` gets the workspace's patch when not on the host (a container's). */
+  patch?: () => Promise<string>;
   /** The sandbox the patch's git commands run in (the tools' `sandbox`); default: none. */
   gitSandbox?: GitSandbox;
   signal?: AbortSignal;
@@ -112,10 +114,10 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
     const doneIndex = calls.findIndex((c) => normalizeToolName(c.name) === TASK_DONE);
     if (doneIndex >= 0 && results[doneIndex].success) {
       const patch = options.mustPatch
-        ? await workspacePatch(options.workspace, {
+        ? await (options.patch?.() ?? workspacePatch(options.workspace, {
           base: options.baseCommit,
           sandbox: options.gitSandbox,
-        }).catch(() => "")
+        })).catch(() => "")
         : "x";
       if (patch.trim() === "") {
         results[doneIndex] = {

@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import type { AgentResult } from "./agent.ts";
+import { isDropping } from "./droppings.ts";
 import { isGitRepo, workspacePatch } from "./patch.ts";
 import { type FileChange, patchStats } from "./patch_stats.ts";
 import { compareRuns, type Divergence } from "./replay.ts";
@@ -74,7 +75,19 @@ export async function runOutcome(
   let patchPath: string | null = null;
   let files: FileChange[] = [];
   const sandbox = gitSandbox(workspace, config.toolSettings);
-  if (await isGitRepo(workspace, sandbox).catch(() => true)) {
+  if (session.container) {
+    // The workspace is inside the container: its patch is computed there.
+    const { containerPatch } = await import("../container/patch.ts");
+    const patch = await containerPatch(session.container, isDropping).catch((e) => {
+      console.note(`warning: could not compute the patch: ${(e as Error).message}`);
+      return "";
+    });
+    files = await patchStats(patch);
+    if (opts.patchPath) {
+      patchPath = resolve(opts.patchPath);
+      await Deno.writeTextFile(patchPath, patch);
+    }
+  } else if (await isGitRepo(workspace, sandbox).catch(() => true)) {
     let failed = false;
     const patch = await workspacePatch(workspace, { sandbox }).catch((e) => {
       console.note(`warning: could not compute the patch: ${(e as Error).message}`);

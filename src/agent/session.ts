@@ -31,15 +31,33 @@ import {
   TrajectoryRecorder,
 } from "../trajectory/recorder.ts";
 import { readEnv } from "../env.ts";
+import type { Container, ContainerRuntime } from "../container/container.ts";
+import type { DeftConfig } from "../config/load.ts";
+import { workerEntry } from "../tools/host/entry.ts";
 import { UsageError } from "../errors.ts";
 
 /** The settings a session takes from the command line, over the config file. */
-export interface SessionOptions extends ConfigOverrides {
+export interface SessionOptions extends ConfigOverrides, SessionContainerOptions {
   configFile?: string;
   /** `--approval`; unset: the config's `approval`, else the command's default. */
   approval?: string;
   /** False with `--no-project-instructions`. */
   projectInstructions?: boolean;
+}
+
+/** The container flags (src/container): the tools run inside when an image or id is given. */
+export interface SessionContainerOptions {
+  dockerImage?: string;
+  dockerContainerId?: string;
+  dockerKeep?: boolean;
+  containerRuntime?: string;
+  /** `-w` as given: with a container, a folder inside (or a host folder bound there). */
+  workingDir?: string;
+}
+
+/** True when the flags ask for a container; the workspace is then the container's. */
+export function wantsContainer(opts: SessionContainerOptions): boolean {
+  return opts.dockerImage !== undefined || opts.dockerContainerId !== undefined;
 }
 
 /** How a command asks its user: its default approval mode and the question it puts. */
@@ -75,6 +93,8 @@ export interface Session {
   approval?: ApprovalGate;
   /** The AGENTS.md files for the system prompt. */
   instructions: ProjectInstructions;
+  /** The container the tools run in; `close()` it when the session ends. */
+  container?: Container;
 }
 
 /** Loads the configuration and builds the client and tools; replays `recording` when given. */
@@ -83,12 +103,82 @@ export async function openSession(
   io: SessionIO,
   recording?: Trajectory,
 ): Promise<Session> {
-  const { workspace, console, asking } = io;
+  const { console } = io;
   const loaded = await loadConfig(opts.configFile);
   for (const warning of loaded.warnings) io.write(`warning: ${terminalText(warning)}`);
+  const container = wantsContainer(opts)
+    ? await startContainer(opts, loaded.config.container, console)
+    : undefined;
+  try {
+    return await assemble(opts, io, loaded, container, recording);
+  } catch (e) {
+    await container?.close().catch(() => {});
+    throw e;
+  }
+}
+
+/** Starts (or attaches to) the session's container and says so. */
+async function startContainer(
+  opts: SessionContainerOptions,
+  config: DeftConfig["container"],
+  console: AgentConsole,
+): Promise<Container> {
+  if (opts.containerRuntime !== undefined && !isContainerRuntime(opts.containerRuntime)) {
+    throw new UsageError(
+      `--container-runtime must be docker or podman, not '${opts.containerRuntime}'.`,
+    );
+  }
+  const [{ openContainer }, { TOOL_HOST_COMMAND }] = await Promise.all([
+    import("../container/container.ts"),
+    import("../tools/host/sandboxed.ts"),
+  ]);
+  const container = await openContainer(
+    {
+      runtime: (opts.containerRuntime as ContainerRuntime | undefined) ?? config.runtime,
+      image: opts.dockerImage,
+      containerId: opts.dockerContainerId,
+      keep: opts.dockerKeep || config.keep,
+      workingDir: opts.workingDir,
+      network: config.allow_network,
+      memory: config.memory,
+      pidsLimit: config.pids_limit,
+      podmanRuntime: config.podman_runtime,
+    },
+    workerEntry(),
+    TOOL_HOST_COMMAND,
+  );
+  const what = container.started
+    ? `started container ${container.id.slice(0, 12)} from ${container.image}`
+    : `using container ${container.id}`;
+  console.note(`${what} (${container.cli.program}); workspace ${container.workspace}`);
+  if (container.started && container.kept) {
+    console.note(
+      `container kept: ${container.id} (remove it with ${container.cli.program} rm -f ` +
+        `${container.id.slice(0, 12)})`,
+    );
+  }
+  return container;
+}
+
+async function assemble(
+  opts: SessionOptions,
+  io: SessionIO,
+  loaded: Awaited<ReturnType<typeof loadConfig>>,
+  container: Container | undefined,
+  recording: Trajectory | undefined,
+): Promise<Session> {
+  const { console, asking } = io;
+  const workspace = container?.workspace ?? io.workspace;
   const approvalMode = opts.approval ?? loaded.config.approval ?? asking.defaultMode;
   if (!isApprovalMode(approvalMode)) {
     throw new UsageError(`--approval must be never, commands or all, not '${approvalMode}'.`);
+  }
+  if (approvalMode !== "never" && container) {
+    // The gate shows an edit's diff from, and judges a command by, host paths.
+    throw new UsageError(
+      `approval mode '${approvalMode}' does not work with a container yet: use --approval never ` +
+        "(the container is the run's boundary).",
+    );
   }
   if (approvalMode !== "never" && !recording && !asking.terminal) {
     throw new UsageError(
@@ -97,7 +187,8 @@ export async function openSession(
         `for unattended use, or start Deft from a terminal.`,
     );
   }
-  const instructions = opts.projectInstructions === false
+  // In a container the workspace is not a host folder: reading it here would read the host's.
+  const instructions = opts.projectInstructions === false || container
     ? { files: [], prompt: "" }
     : await loadProjectInstructions(workspace);
   const overrides: ConfigOverrides = { ...opts };
@@ -118,7 +209,11 @@ export async function openSession(
   const lakeviewClient = config.lakeview && !recording
     ? createClient(config.lakeview, undefined, 500)
     : undefined;
-  const tools = await sessionTools(config, workspace, console);
+  if (container) {
+    // The container is the sandbox: no bubblewrap on the host or inside.
+    config.toolSettings = { ...config.toolSettings, sandbox: "none" };
+  }
+  const tools = await sessionTools(config, workspace, console, container);
   const canSwitch = asking.switchable && asking.terminal;
   const gate = (approvalMode === "never" && !canSwitch) || recording
     ? undefined
@@ -136,6 +231,7 @@ export async function openSession(
     recording,
     approval: gate,
     instructions,
+    container,
   };
 }
 
@@ -144,8 +240,9 @@ async function sessionTools(
   config: RunConfig,
   workspace: string,
   console: AgentConsole,
+  container?: Container,
 ): Promise<Tool[]> {
-  checkSandbox(config.toolSettings, config.agent.tools);
+  if (!container) checkSandbox(config.toolSettings, config.agent.tools);
   const context = {
     provider: config.model.provider.provider,
     workspace,
@@ -153,12 +250,25 @@ async function sessionTools(
   };
   let tools: Tool[];
   try {
-    tools = await createHostedTools(context, config.agent.tools, hostDirs(config.toolSettings));
+    const only = container
+      ? (await import("../tools/host/container.ts")).containerLinkStarter(container)
+      : undefined;
+    tools = await createHostedTools(
+      context,
+      config.agent.tools,
+      hostDirs(config.toolSettings),
+      only,
+    );
   } catch (e) {
     if (e instanceof UnknownToolError) throw new ConfigError(`agents.*.tools: ${e.message}`);
     throw e;
   }
   if (config.allowMcpServers.length === 0) return tools;
+  if (container) {
+    // MCP servers run on the host, where the container's paths mean nothing.
+    console.note("warning: MCP servers are not started when the tools run in a container");
+    return tools;
+  }
   const { discoverMcpTools } = await import("../mcp/discover.ts");
   console.note(`starting MCP servers: ${config.allowMcpServers.join(", ")}`);
   const mcp = await discoverMcpTools(
@@ -222,6 +332,7 @@ export async function runTask(
     maxSteps: config.agent.max_steps,
     parallelToolCalls: config.model.settings.parallel_tool_calls,
     mustPatch: opts.mustPatch,
+    patch: session.container && containerPatchOf(session.container),
     gitSandbox: gitSandbox(session.workspace, config.toolSettings),
     signal: opts.signal,
     context: contextManager(config),
@@ -264,6 +375,21 @@ function newRecorder(session: Session, task: string, opts: TaskOptions): Traject
     truncated: f.truncated,
   }));
   return recorder;
+}
+
+/** The patch of the container's workspace, computed inside it. */
+function containerPatchOf(container: Container): () => Promise<string> {
+  return async () => {
+    const [{ containerPatch }, { isDropping }] = await Promise.all([
+      import("../container/patch.ts"),
+      import("./droppings.ts"),
+    ]);
+    return containerPatch(container, isDropping);
+  };
+}
+
+function isContainerRuntime(name: string): name is ContainerRuntime {
+  return name === "docker" || name === "podman";
 }
 
 function contextManager(config: RunConfig): ContextManager | undefined {

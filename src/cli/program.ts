@@ -16,6 +16,7 @@ import {
   SANDBOX,
   WORKING_DIR,
 } from "./spec.ts";
+import { CONTAINER_OPTIONS } from "./spec.ts";
 import { OUTPUT_FORMATS } from "./console/choose.ts";
 import { COLOR_MODES } from "./console/style.ts";
 import { APPROVAL_MODES } from "../agent/approval.ts";
@@ -136,6 +137,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       CONTINUE,
       option("--resume <id>", "go on with the session ID (or a trajectory FILE)"),
       NO_INSTRUCTIONS,
+      ...CONTAINER_OPTIONS,
     ],
   ).action(async (task, opts) => {
     const { runCommand } = await import("./run.ts");

@@ -14,6 +14,7 @@ import {
   type Session,
   type SessionOptions,
   type TaskOptions,
+  wantsContainer,
 } from "../agent/session.ts";
 import {
   readTrajectory,
@@ -80,11 +81,16 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
     );
   }
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
-  const workspace = await workspaceOf(opts.workingDir);
-  if (opts.mustPatch) await requireGitRepo(workspace, "--must-patch", "drop --must-patch");
-  // A patch is `git diff`: outside a repository the file would always be empty, so say so first.
-  if (opts.patchPath !== undefined) {
-    await requireGitRepo(workspace, "--patch-path", "drop --patch-path");
+  const inContainer = wantsContainer(opts);
+  // With a container, -w names a folder inside it; the session resolves it there.
+  const workspace = inContainer ? opts.workingDir ?? "" : await workspaceOf(opts.workingDir);
+  // A container's repository is checked inside it, once the session has started it.
+  if (!inContainer) {
+    if (opts.mustPatch) await requireGitRepo(workspace, "--must-patch", "drop --must-patch");
+    // A patch is `git diff`: outside a repository the file would always be empty, so say so first.
+    if (opts.patchPath !== undefined) {
+      await requireGitRepo(workspace, "--patch-path", "drop --patch-path");
+    }
   }
   const session = await openSession(opts, {
     workspace,
@@ -92,21 +98,30 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
     asking: { defaultMode: "never", ask: askOnTerminal, terminal: Deno.stdin.isTerminal() },
     write: writeStderr,
   }, recording);
+  if (opts.mustPatch && session.container) await requireContainerRepo(session);
   if (resumed) {
     session.console.note(`resuming session ${resumed.link.session_id} (${resumed.path})`);
   }
-  const { result, recorder, stopCode } = await runInterruptible(session, task, {
-    trajectoryFile: opts.trajectoryFile,
-    mustPatch: opts.mustPatch,
-    conversation: resumed?.conversation,
-    resumedFrom: resumed?.link,
-    recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
-  });
-  const outcome = await runOutcome(session, recorder, {
-    patchPath: opts.patchPath,
-    recording,
-    replayExact: opts.replayExact,
-  });
+  let ran;
+  let outcome;
+  try {
+    ran = await runInterruptible(session, task, {
+      trajectoryFile: opts.trajectoryFile,
+      mustPatch: opts.mustPatch,
+      conversation: resumed?.conversation,
+      resumedFrom: resumed?.link,
+      recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
+    });
+    // With a container, the patch is computed inside it, so before it goes.
+    outcome = await runOutcome(session, ran.recorder, {
+      patchPath: opts.patchPath,
+      recording,
+      replayExact: opts.replayExact,
+    });
+  } finally {
+    await closeContainer(session);
+  }
+  const { result, recorder, stopCode } = ran;
   report(session, outcome, recorder.path);
   const divergences = outcome.divergences;
   const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
@@ -166,6 +181,27 @@ function report(session: Session, outcome: RunOutcome, trajectory: string): void
   }
   if (outcome.divergences) {
     for (const line of divergenceLines(outcome.divergences)) console.note(line);
+  }
+}
+
+/** --must-patch in a container: its workspace must be in a repository there. */
+async function requireContainerRepo(session: Session): Promise<void> {
+  const container = session.container!;
+  const { isContainerRepo } = await import("../container/patch.ts");
+  if (await isContainerRepo(container)) return;
+  await closeContainer(session);
+  throw new UsageError(
+    `--must-patch needs a git repository, and ${container.workspace} in the container is not ` +
+      "inside one: name the repository's folder with -w, or drop --must-patch.",
+  );
+}
+
+/** Removes the session's container (unless kept), saying so when that fails. */
+async function closeContainer(session: Session): Promise<void> {
+  try {
+    await session.container?.close();
+  } catch (e) {
+    session.console.note(`warning: ${(e as Error).message}`);
   }
 }
 

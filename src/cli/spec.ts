@@ -129,3 +129,22 @@ export const PIPELINE_COMMANDS = {
 export function optionKey(long: string): string {
   return long.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
+
+/** `deft run` / `deft interactive`: Deft's tools inside a container (src/container). */
+export const CONTAINER_OPTIONS: readonly OptionSpec[] = [
+  option(
+    "--docker-image <image>",
+    "run the tools in a new container of this image (never pulled); -w is a folder inside " +
+      "(default: the image's WORKDIR)",
+  ),
+  option(
+    "--docker-container-id <id>",
+    "run the tools in this running container (never removed); Deft's runtime must be inside",
+  ),
+  option("--docker-keep", "keep the container Deft started, and print its id"),
+  option(
+    "--container-runtime <runtime>",
+    "docker or podman (default: docker when its daemon answers, else podman)",
+    { choices: ["docker", "podman"] },
+  ),
+];

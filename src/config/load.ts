@@ -118,6 +118,25 @@ const configSchema = z.strictObject({
       cache_write: z.number().min(0).optional(),
     }),
   ).default({}),
+  /**
+   * How Deft runs its tools in a container, once `--docker-image` or `--docker-container-id`
+   * asks for one (those name a run's container, so they are flags only; the flags win). Only the
+   * user's config sets these: an untrusted repository's file cannot (config/trust.ts).
+   */
+  container: z.strictObject({
+    /** `docker` or `podman`; unset: docker when its daemon answers, else podman. */
+    runtime: z.enum(["docker", "podman"]).optional(),
+    /** Keep the container Deft started (`--docker-keep`). */
+    keep: z.boolean().default(false),
+    /** The container's memory limit, in the runtime's syntax (`4g`, `512m`). */
+    memory: z.string().regex(/^[0-9]+[bkmg]?$/i, "a size like 4g or 512m").default("4g"),
+    /** The most processes the container may hold. */
+    pids_limit: positiveInt.default(4096),
+    /** Give the container the host's network (default: none at all). */
+    allow_network: z.boolean().default(false),
+    /** Podman's OCI runtime (default runc when installed: crun fails on cgroups-v1 hosts). */
+    podman_runtime: z.string().regex(/^[A-Za-z0-9._/-]+$/).optional(),
+  }).default({ keep: false, memory: "4g", pids_limit: 4096, allow_network: false }),
   /** Tool settings (all optional; defaults live with the tools). */
   tool_settings: z.strictObject({
     bash_timeout: z.number().positive().optional(),

@@ -6,7 +6,14 @@
  * by passing overrides through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, which
  * git ranks above every config file, so a hostile repository can configure nothing that runs.
  */
-import { childEnvironment, type Launch, runChildSync, spawnChild } from "./process.ts";
+import {
+  childEnvironment,
+  type ContainerCli,
+  containerExecLaunch,
+  type Launch,
+  runChildSync,
+  spawnChild,
+} from "./process.ts";
 import { dirname } from "node:path";
 import {
   bwrapNotFound,
@@ -254,4 +261,72 @@ export function diffFilesSync(before: string, after: string, context = 2): strin
   } catch {
     return "";
   }
+}
+
+/** The variables `gitInvocation` sets itself; only these (and the caller's) go into a container. */
+const HARDENING_VARIABLES = new Set([
+  "GIT_CONFIG_COUNT",
+  "GIT_CONFIG_NOSYSTEM",
+  "GIT_TERMINAL_PROMPT",
+  "GIT_OPTIONAL_LOCKS",
+  "GIT_PAGER",
+  "GIT_EDITOR",
+]);
+
+/**
+ * `runGit` inside a container (process.ts `containerExecLaunch`): the same hardening — the fixed
+ * settings and every driver the repository defines blanked — passed as the git variables only
+ * (nothing else of Deft's environment goes in). `stdin` is fed to git.
+ */
+export async function runGitInContainer(
+  cli: ContainerCli,
+  id: string,
+  cwd: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+  stdin?: Uint8Array,
+): Promise<GitResult> {
+  const inside = async (invocation: GitInvocation, input?: Uint8Array): Promise<GitResult> => {
+    const gitEnv = Object.fromEntries(
+      Object.entries(invocation.env).filter(([k]) =>
+        k in env || HARDENING_VARIABLES.has(k) || /^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(k)
+      ),
+    );
+    const child = spawnChild(
+      containerExecLaunch(cli, id, {
+        argv: [invocation.program, ...invocation.args],
+        env: gitEnv,
+        workdir: cwd,
+        interactive: input !== undefined,
+      }),
+      { stdin: input ? "piped" : "null" },
+    );
+    if (input) {
+      const writer = child.stdin.getWriter();
+      await writer.write(input).catch(() => {});
+      await writer.close().catch(() => {});
+    }
+    const result = await child.output();
+    const decoder = new TextDecoder();
+    return {
+      ok: result.success,
+      code: result.code,
+      out: decoder.decode(result.stdout),
+      err: decoder.decode(result.stderr),
+    };
+  };
+  const listed = await inside(gitInvocation(["config", "--list", "-z"]));
+  const drivers: [string, string][] = [];
+  if (listed.ok) {
+    for (const entry of listed.out.split("\0")) {
+      const key = entry.split("\n", 1)[0];
+      const match = DRIVER_KEY.exec(key);
+      if (!match) continue;
+      drivers.push([key, ""]);
+      if (match[1].toLowerCase() === "filter") {
+        drivers.push([`filter.${match[2]}.required`, "false"]);
+      }
+    }
+  }
+  return inside(gitInvocation(args, env, drivers), stdin);
 }

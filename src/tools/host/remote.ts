@@ -243,13 +243,17 @@ export class ToolHost implements Host {
  * with the tool hosts every command uses: a permission-fenced worker and, with a sandbox, the
  * sandboxed host, each started on its first call. Only definitions load here, so start-up stays
  * fast. Throws `UnknownToolError`. `DEFT_TOOLS_IN_PROCESS=1` keeps every tool in this process
- * (for debugging).
+ * (for debugging). With `only` (a container's host), every hosted tool goes there.
  */
 export async function createHostedTools(
   context: ToolContext,
   names: readonly string[] = DEFAULT_TOOL_NAMES,
   dirs: HostDirs = {},
+  only?: LinkStarter,
 ): Promise<Tool[]> {
+  if (only) {
+    return createTools(context, names, (_, group) => new ToolHost(context, group, dirs, only));
+  }
   if (readEnv("DEFT_TOOLS_IN_PROCESS") === "1") return createTools(context, names);
   // The sandboxed host's code loads only when a tool goes there, off every other start-up path.
   const sandboxed = resolveToolNames(names).some((n) => isSandboxed(placeOf(n, context.settings)))

@@ -1,0 +1,157 @@
+/**
+ * The tool host inside a container (`--docker-image`, `--docker-container-id`). Deft's own code,
+ * bound read-only into the container (src/container/inside.ts), runs `deft __tool-host` there
+ * over `docker exec -i` / `podman exec -i`: the same relay and the same JSON lines as the
+ * sandboxed host (sandboxed.ts), so every tool behaves as on the host. The container is the
+ * boundary: the worker inside may use the whole container but no network, and the model sees
+ * container paths only — the workspace and Deft's folders are named as they are inside, and
+ * nothing is translated on the way in or out.
+ */
+import type { Container } from "../../container/container.ts";
+import { INSIDE_ROOT, INSIDE_TEMP } from "../../container/inside.ts";
+import { containerExecLaunch, spawnChild } from "../../policy/process.ts";
+import type { ToolDirs } from "../../policy/permissions.ts";
+import { readLines } from "../../line_reader.ts";
+import type { HostReply, HostRequest } from "./protocol.ts";
+import type { LinkStarter } from "./link.ts";
+import type { BootMessage } from "./sandboxed.ts";
+
+const STDERR_TAIL_BYTES = 4096;
+/** How long the exec client may take to end after its input closed. */
+const CLIENT_GRACE_MS = 3000;
+
+/**
+ * The worker's permissions inside: everything in the container but the network (Deno's fence
+ * stays a second one; the runtime's `--network none` is the first).
+ */
+const INSIDE_PERMISSIONS: Deno.PermissionOptionsObject = {
+  read: true,
+  write: true,
+  run: true,
+  env: true,
+  sys: true,
+  net: false,
+  ffi: false,
+  import: false,
+};
+
+/** The places the tools inside use, as they are named inside. */
+function insideDirs(container: Container, readOnly: boolean): ToolDirs {
+  return {
+    workspace: container.workspace,
+    cache: INSIDE_TEMP,
+    temp: INSIDE_TEMP,
+    code: `${INSIDE_ROOT}`,
+    readOnly,
+  };
+}
+
+/** A starter that runs the tool host inside `container`. */
+export function containerLinkStarter(container: Container): LinkStarter {
+  return (boundary, _entry, events) => {
+    const launch = containerExecLaunch(container.cli, container.id, {
+      argv: container.inside.argv,
+      env: container.inside.env,
+      workdir: container.workspace,
+      interactive: true,
+    });
+    const child = spawnChild(launch, { stdin: "piped", detached: true });
+    const writer = child.stdin.getWriter();
+    const encoder = new TextEncoder();
+    const write = (message: unknown) => {
+      writer.write(encoder.encode(`${JSON.stringify(message)}\n`)).catch(() => {
+        // The process is gone; its exit is reported below.
+      });
+    };
+    let ended = false;
+    const end = (message: string) => {
+      if (ended) return;
+      ended = true;
+      events.failed(message);
+    };
+    const stderr = collectTail(child.stderr);
+    void (async () => {
+      for await (const event of readLines(child.stdout)) {
+        if (!("line" in event)) {
+          end(`the container's tool host sent a reply of ${event.tooLong} bytes, over the limit`);
+          return;
+        }
+        let reply: HostReply;
+        try {
+          reply = JSON.parse(event.line);
+        } catch {
+          end(
+            `the container's tool host sent a line that is not a message: ${
+              event.line.slice(0, 200)
+            }`,
+          );
+          return;
+        }
+        events.reply(reply);
+      }
+    })().catch((e) => end(`reading the container's tool host failed: ${(e as Error).message}`));
+    child.status.then(async (status) => {
+      const said = (await stderr).trim().split("\n").filter((l) => !/^\W*(Warning|│|╭|╰)/.test(l))
+        .slice(-5).join(" ");
+      end(
+        `the tool host in container ${container.id.slice(0, 12)} exited (${
+          status.signal ? `signal ${status.signal}` : `code ${status.code}`
+        })${said ? `: ${said}` : ""}; the container may have stopped`,
+      );
+    });
+    write({ type: "boot", permissions: INSIDE_PERMISSIONS } satisfies BootMessage);
+    const readOnly = boundary.dirs.readOnly ?? false;
+    return {
+      post: (message: HostRequest) => {
+        if (message.type === "init") {
+          // The tools inside are built on the container's paths, and the container is their
+          // sandbox: no bubblewrap in there.
+          const settings = {
+            ...message.context.settings,
+            sandbox: "none" as const,
+            tempDir: INSIDE_TEMP,
+            ckgDir: `${INSIDE_TEMP}/ckg`,
+            bwrapPath: undefined,
+          };
+          write({
+            ...message,
+            context: { ...message.context, workspace: container.workspace, settings },
+            dirs: insideDirs(container, readOnly),
+          });
+          return;
+        }
+        write(message);
+      },
+      terminate: () => {
+        ended = true;
+        // Closing its input ends the relay inside (and its worker), and then the client; a
+        // client that does not follow soon is killed (the container's end removes the rest).
+        writer.close().catch(() => {});
+        const timer = setTimeout(() => {
+          try {
+            child.kill("SIGKILL");
+          } catch {
+            // Already gone.
+          }
+        }, CLIENT_GRACE_MS);
+        Deno.unrefTimer(timer);
+        child.status.then(() => clearTimeout(timer));
+      },
+      reportsHostPids: false,
+    };
+  };
+}
+
+/** The last `STDERR_TAIL_BYTES` characters `stream` carries, once it ends. */
+async function collectTail(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  let tail = "";
+  try {
+    for await (const chunk of stream) {
+      tail = (tail + decoder.decode(chunk, { stream: true })).slice(-STDERR_TAIL_BYTES);
+    }
+  } catch {
+    // The stream ended with the process.
+  }
+  return tail;
+}
