@@ -57,6 +57,12 @@ async function hostile() {
       `thinking${CLEAR}${C1_CSI}`,
     ),
     chatToolCalls([["bash", { command: `echo ok ${BIDI}${C1_CSI}# ${OSC_TITLE}` }]], "next"),
+    // The live console shows each edit's diff: the file's new lines are the model's text too.
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "create",
+      path: `${repo}/evil.txt`,
+      file_text: `line ${CLEAR}${OSC_TITLE}${C1_CSI}\n`,
+    }]], "edit"),
     // task_done's result is the model's text beside the call.
     chatToolCalls([["task_done", {}]], `done${CLEAR}${OSC_CLIPBOARD}${BIDI}`),
   ]);
@@ -97,6 +103,7 @@ Deno.test("live console in a real terminal: hostile names, text, results and con
     });
     assert.match(r.output, /completed/, r.output);
     assert.match(r.output, /m␛\[2J/, "the model id was shown, neutralised");
+    assert.match(r.output, /\+line ␛\[2J/, "the edit's diff was shown, neutralised");
     // The console's own colour and spinner codes are ESC sequences too: only those may remain.
     // deno-lint-ignore no-control-regex
     const own = r.output.replace(/\x1b\[[0-9;]*[mK]|\r/g, "");
