@@ -4,8 +4,8 @@ import { terminalLine, terminalText } from "../../src/policy/terminal_text.ts";
 import { visible } from "../../src/agent/approval.ts";
 import { printable } from "../../src/cli/console/printable.ts";
 
-// deno-lint-ignore no-control-regex
 const RAW =
+  // deno-lint-ignore no-control-regex
   /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 
 const ATTACKS = [
