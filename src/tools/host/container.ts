@@ -11,12 +11,11 @@ import type { Container } from "../../container/container.ts";
 import { INSIDE_ROOT, INSIDE_TEMP } from "../../container/inside.ts";
 import { containerExecLaunch, spawnChild } from "../../policy/process.ts";
 import type { ToolDirs } from "../../policy/permissions.ts";
-import { readLines } from "../../line_reader.ts";
-import type { HostReply, HostRequest } from "./protocol.ts";
+import type { HostRequest } from "./protocol.ts";
 import type { LinkStarter } from "./link.ts";
+import { describeStatus, linkProcess } from "./process_link.ts";
 import type { BootMessage } from "./sandboxed.ts";
 
-const STDERR_TAIL_BYTES = 4096;
 /** How long the exec client may take to end after its input closed. */
 const CLIENT_GRACE_MS = 3000;
 
@@ -56,49 +55,15 @@ export function containerLinkStarter(container: Container): LinkStarter {
       interactive: true,
     });
     const child = spawnChild(launch, { stdin: "piped", detached: true });
-    const writer = child.stdin.getWriter();
-    const encoder = new TextEncoder();
-    const write = (message: unknown) => {
-      writer.write(encoder.encode(`${JSON.stringify(message)}\n`)).catch(() => {
-        // The process is gone; its exit is reported below.
-      });
-    };
-    let ended = false;
-    const end = (message: string) => {
-      if (ended) return;
-      ended = true;
-      events.failed(message);
-    };
-    const stderr = collectTail(child.stderr);
-    void (async () => {
-      for await (const event of readLines(child.stdout)) {
-        if (!("line" in event)) {
-          end(`the container's tool host sent a reply of ${event.tooLong} bytes, over the limit`);
-          return;
-        }
-        let reply: HostReply;
-        try {
-          reply = JSON.parse(event.line);
-        } catch {
-          end(
-            `the container's tool host sent a line that is not a message: ${
-              event.line.slice(0, 200)
-            }`,
-          );
-          return;
-        }
-        events.reply(reply);
-      }
-    })().catch((e) => end(`reading the container's tool host failed: ${(e as Error).message}`));
-    child.status.then(async (status) => {
-      const said = (await stderr).trim().split("\n").filter((l) => !/^\W*(Warning|│|╭|╰)/.test(l))
-        .slice(-5).join(" ");
-      end(
-        `the tool host in container ${container.id.slice(0, 12)} exited (${
-          status.signal ? `signal ${status.signal}` : `code ${status.code}`
-        })${said ? `: ${said}` : ""}; the container may have stopped`,
-      );
+    const link = linkProcess(child, events, "the container's tool host", (status, stderr) => {
+      // The runtime's own banners and warnings are not why it ended.
+      const said = stderr.split("\n").filter((l) => !/^\W*(Warning|│|╭|╰)/.test(l)).slice(-5)
+        .join(" ");
+      return `the tool host in container ${container.id.slice(0, 12)} exited (${
+        describeStatus(status)
+      })${said ? `: ${said}` : ""}; the container may have stopped`;
     });
+    const write = link.send;
     write({ type: "boot", permissions: INSIDE_PERMISSIONS } satisfies BootMessage);
     const readOnly = boundary.dirs.readOnly ?? false;
     return {
@@ -123,10 +88,10 @@ export function containerLinkStarter(container: Container): LinkStarter {
         write(message);
       },
       terminate: () => {
-        ended = true;
+        link.quiet();
         // Closing its input ends the relay inside (and its worker), and then the client; a
         // client that does not follow soon is killed (the container's end removes the rest).
-        writer.close().catch(() => {});
+        link.closeInput();
         const timer = setTimeout(() => {
           try {
             child.kill("SIGKILL");
@@ -140,18 +105,4 @@ export function containerLinkStarter(container: Container): LinkStarter {
       reportsHostPids: false,
     };
   };
-}
-
-/** The last `STDERR_TAIL_BYTES` characters `stream` carries, once it ends. */
-async function collectTail(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const decoder = new TextDecoder();
-  let tail = "";
-  try {
-    for await (const chunk of stream) {
-      tail = (tail + decoder.decode(chunk, { stream: true })).slice(-STDERR_TAIL_BYTES);
-    }
-  } catch {
-    // The stream ended with the process.
-  }
-  return tail;
 }

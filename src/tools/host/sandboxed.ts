@@ -21,11 +21,10 @@ import type { Boundary } from "../../policy/boundary.ts";
 import { processPolicy, spawnChild, toolHostLaunch } from "../../policy/process.ts";
 import { permissionFlags } from "../../policy/grants.ts";
 import { isInside } from "../../policy/workspace.ts";
-import { readLines } from "../../line_reader.ts";
 import type { ToolSettings } from "../base.ts";
 import type { SandboxedPlace } from "../registry.ts";
-import type { HostReply } from "./protocol.ts";
 import type { LinkStarter } from "./link.ts";
+import { describeStatus, linkProcess } from "./process_link.ts";
 
 /** The argument that makes Deft serve as the sandboxed tool host. */
 export const TOOL_HOST_COMMAND = "__tool-host";
@@ -35,9 +34,6 @@ export interface BootMessage {
   type: "boot";
   permissions: Deno.PermissionOptionsObject;
 }
-
-/** Keeps the end of what the process says on stderr, for the message when it dies. */
-const STDERR_TAIL_BYTES = 4096;
 
 /** A starter for the sandboxed host at `place` under `settings` (sandbox mode, bwrap). */
 export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPlace): LinkStarter {
@@ -54,59 +50,24 @@ export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPla
       readOnlyWorkspace: cache && !graphInWorkspace,
     });
     const child = spawnChild(launch, { stdin: "piped" });
-    const writer = child.stdin.getWriter();
-    const encoder = new TextEncoder();
-    const send = (message: unknown) => {
-      writer.write(encoder.encode(`${JSON.stringify(message)}\n`)).catch(() => {
-        // The process is gone; its exit is reported below.
-      });
-    };
-    let ended = false;
-    const end = (message: string) => {
-      if (ended) return;
-      ended = true;
-      events.failed(message);
-    };
-    const stderr = collectTail(child.stderr);
-    void (async () => {
-      for await (const event of readLines(child.stdout)) {
-        if (!("line" in event)) {
-          end(`the sandboxed tool host sent a reply of ${event.tooLong} bytes, over the limit`);
-          return;
-        }
-        let reply: HostReply;
-        try {
-          reply = JSON.parse(event.line);
-        } catch {
-          end(
-            `the sandboxed tool host sent a line that is not a message: ${
-              event.line.slice(0, 200)
-            }`,
-          );
-          return;
-        }
-        events.reply(reply);
-      }
-    })().catch((e) => end(`reading the sandboxed tool host failed: ${(e as Error).message}`));
-    child.status.then(async (status) => {
-      const said = (await stderr).trim();
-      end(
-        `the sandboxed tool host exited (${
-          status.signal ? `signal ${status.signal}` : `code ${status.code}`
-        })${said ? `: ${said}` : ""}`,
-      );
-    });
-    send({ type: "boot", permissions: boundary.permissions } satisfies BootMessage);
+    const link = linkProcess(
+      child,
+      events,
+      "the sandboxed tool host",
+      (status, said) =>
+        `the sandboxed tool host exited (${describeStatus(status)})${said ? `: ${said}` : ""}`,
+    );
+    link.send({ type: "boot", permissions: boundary.permissions } satisfies BootMessage);
     return {
-      post: send,
+      post: link.send,
       terminate: () => {
-        ended = true;
+        link.quiet();
         try {
           child.kill("SIGKILL");
         } catch {
           // Already gone.
         }
-        writer.close().catch(() => {});
+        link.closeInput();
       },
       reportsHostPids: false,
     };
@@ -148,18 +109,4 @@ function ownFolders(boundary: Boundary, cache: boolean): string[] {
     }
   }
   return folders;
-}
-
-/** The last `STDERR_TAIL_BYTES` characters `stream` carries, once it ends. */
-async function collectTail(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const decoder = new TextDecoder();
-  let tail = "";
-  try {
-    for await (const chunk of stream) {
-      tail = (tail + decoder.decode(chunk, { stream: true })).slice(-STDERR_TAIL_BYTES);
-    }
-  } catch {
-    // The stream ended with the process.
-  }
-  return tail;
 }
