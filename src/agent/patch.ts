@@ -11,7 +11,7 @@
  * temp files, and binary files above a small size.
  */
 import { dirname, join, resolve } from "node:path";
-import { type GitResult, type GitSandbox, runGit } from "../policy/git.ts";
+import { type GitResult, type GitSandbox, INDEX_PATCH_ARGS, runGit } from "../policy/git.ts";
 import { hiddenSocketDirs, SandboxUnavailableError } from "../policy/sandbox.ts";
 import { isInside } from "../policy/workspace.ts";
 import { isDropping } from "./droppings.ts";
@@ -77,17 +77,7 @@ export async function workspacePatch(dir: string, options: PatchOptions = {}): P
       if (!added.ok) throw new Error(`git add failed: ${added.err.trim()}`);
     }
     const against = options.base ?? (hasHead ? "HEAD" : undefined);
-    const args = [
-      "-c",
-      "core.quotepath=false",
-      "diff",
-      "--cached",
-      "--binary",
-      "--no-color",
-      "--no-ext-diff",
-      "--no-textconv",
-      ...(against ? [against] : []),
-    ];
+    const args = [...INDEX_PATCH_ARGS, ...(against ? [against] : [])];
     const diff = await git(args, env);
     if (!diff.ok) throw new Error(`git diff failed: ${diff.err.trim()}`);
     return diff.out;

@@ -5,7 +5,7 @@
  * --binary` — with git hardened the same way (policy/git.ts), run through `exec`. The repository's
  * own index and objects are never written.
  */
-import { runGitInContainer } from "../policy/git.ts";
+import { INDEX_PATCH_ARGS, runGitInContainer } from "../policy/git.ts";
 import { containerExecLaunch, runChild } from "../policy/process.ts";
 import type { Container } from "./container.ts";
 import { INSIDE_TEMP } from "./inside.ts";
@@ -62,17 +62,7 @@ export async function containerPatch(
       );
       if (!added.ok) throw new Error(`git add failed: ${added.err.trim()}`);
     }
-    const diff = await git([
-      "-c",
-      "core.quotepath=false",
-      "diff",
-      "--cached",
-      "--binary",
-      "--no-color",
-      "--no-ext-diff",
-      "--no-textconv",
-      ...(hasHead ? ["HEAD"] : []),
-    ], env);
+    const diff = await git([...INDEX_PATCH_ARGS, ...(hasHead ? ["HEAD"] : [])], env);
     if (!diff.ok) throw new Error(`git diff failed: ${diff.err.trim()}`);
     return diff.out;
   } finally {

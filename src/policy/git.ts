@@ -45,6 +45,21 @@ export const HARDENED_GIT_CONFIG: readonly (readonly [string, string])[] = [
 // so they are found by listing the configuration and each one is blanked.
 const DRIVER_KEY = /^(filter|diff|merge)\.(.+)\.(clean|smudge|process|textconv|command|driver)$/i;
 
+/**
+ * `git diff` of the index as a patch: binary-safe, no colour, paths as they are, and no external
+ * diff or textconv program (the repository's attributes name those).
+ */
+export const INDEX_PATCH_ARGS: readonly string[] = [
+  "-c",
+  "core.quotepath=false",
+  "diff",
+  "--cached",
+  "--binary",
+  "--no-color",
+  "--no-ext-diff",
+  "--no-textconv",
+];
+
 /** A git command ready to start: program, arguments and the whole environment. */
 export type GitInvocation = Launch;
 
