@@ -48,6 +48,8 @@ export interface AgentResult {
   interrupted: boolean;
   finalResult: string | null;
   steps: number;
+  /** The run ended on a reply in words (`textEndsTurn`), which is the answer. */
+  answered?: boolean;
 }
 
 const TASK_DONE = normalizeToolName("task_done");
@@ -99,7 +101,13 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
     if (calls.length === 0 && options.textEndsTurn) {
       recorder.recordStep({ ...emptyStep(step, "completed"), llm_response: response });
       recorder.finalize(true, response.content);
-      return { success: true, interrupted: false, finalResult: response.content, steps: step };
+      return {
+        success: true,
+        interrupted: false,
+        finalResult: response.content,
+        steps: step,
+        answered: true,
+      };
     }
     if (calls.length === 0) {
       messages.push({ role: "user", content: NO_TOOL_CALL_NUDGE });
