@@ -48,8 +48,6 @@ export interface AgentResult {
   interrupted: boolean;
   finalResult: string | null;
   steps: number;
-  /** The run ended on a reply in words (`textEndsTurn`), which is the answer. */
-  answered?: boolean;
 }
 
 const TASK_DONE = normalizeToolName("task_done");
@@ -101,13 +99,7 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
     if (calls.length === 0 && options.textEndsTurn) {
       recorder.recordStep({ ...emptyStep(step, "completed"), llm_response: response });
       recorder.finalize(true, response.content);
-      return {
-        success: true,
-        interrupted: false,
-        finalResult: response.content,
-        steps: step,
-        answered: true,
-      };
+      return { success: true, interrupted: false, finalResult: response.content, steps: step };
     }
     if (calls.length === 0) {
       messages.push({ role: "user", content: NO_TOOL_CALL_NUDGE });

@@ -129,7 +129,7 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   report(session, outcome, recorder.path);
   const divergences = outcome.divergences;
   const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
-  if (opts.outputFormat === "text" && result.answered && result.finalResult) {
+  if (opts.outputFormat === "text" && endedOnAnswer(result, recorder) && result.finalResult) {
     // The answer is what a headless run is for: last, on stdout, where a pipe picks it up.
     await writeStdout(`${terminalText(maskOutput(result.finalResult.trimEnd()))}\n`);
   }
@@ -139,6 +139,12 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
     await writeStdout(eventLine({ ...event, ...summary }));
   }
   return exitCode;
+}
+
+/** The run succeeded on a reply in words (no tool call), so its final result is the answer. */
+function endedOnAnswer(result: AgentResult, recorder: TrajectoryRecorder): boolean {
+  const last = recorder.data.agent_steps.at(-1);
+  return result.success && last !== undefined && last.tool_calls.length === 0;
 }
 
 /**
