@@ -114,14 +114,17 @@ function buildProgram(setExit: (code: number) => void): Command {
 
   addOptions(
     program.command("run")
-      .description("run the agent on a task until it calls task_done")
-      .argument("[task]", "the task, in words"),
+      .description("run the agent on a task until it calls task_done or answers in words")
+      .argument("[task]", "the task, in words (none: read from stdin when something is piped in)"),
     [
-      option("-f, --file <file>", "read the task from a file"),
+      option("-f, --file <file>", "read the task from a file (`-f -`: from stdin)"),
       ...MODEL_OPTIONS,
       MAX_STEPS,
       REPOSITORY,
-      option("--must-patch", "refuse to finish while git diff is empty"),
+      option(
+        "--must-patch",
+        "refuse to finish while git diff is empty (a reply without a tool call is nudged on)",
+      ),
       option("--patch-path <file>", "write the final patch (git diff, new files included) here"),
       TRAJECTORY_FILE,
       JSON_OUTPUT,

@@ -25,7 +25,9 @@ import { askOnTerminal } from "./approval.ts";
 import { chooseConsole, type OutputFormat } from "./console/choose.ts";
 import type { ColorMode } from "./console/style.ts";
 import { workspaceOf } from "./context.ts";
-import { UsageError, writeStderr, writeStdout } from "./io.ts";
+import { maskOutput } from "../policy/secrets.ts";
+import { terminalText } from "../policy/terminal_text.ts";
+import { readStdin, UsageError, writeStderr, writeStdout } from "./io.ts";
 import { eventLine } from "./console/stream_json.ts";
 import { CONTINUE_MESSAGE, type ResumeOptions, resumeTarget } from "./resume.ts";
 import { onStopSignals } from "./signals.ts";
@@ -108,6 +110,8 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
     ran = await runInterruptible(session, task, {
       trajectoryFile: opts.trajectoryFile,
       mustPatch: opts.mustPatch,
+      // Headless peers end when the model answers; --must-patch asks for an edit, so it nudges on.
+      textEndsTurn: !opts.mustPatch,
       conversation: resumed?.conversation,
       resumedFrom: resumed?.link,
       recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
@@ -125,12 +129,22 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   report(session, outcome, recorder.path);
   const divergences = outcome.divergences;
   const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
+  if (opts.outputFormat === "text" && endedOnAnswer(result, recorder) && result.finalResult) {
+    // The answer is what a headless run is for: last, on stdout, where a pipe picks it up.
+    await writeStdout(`${terminalText(maskOutput(result.finalResult.trimEnd()))}\n`);
+  }
   if (opts.outputFormat === "json" || opts.outputFormat === "stream-json") {
     const event = opts.outputFormat === "stream-json" ? { type: "run_done" } : {};
     const summary = runSummary(session, result, recorder, outcome, exitCode);
     await writeStdout(eventLine({ ...event, ...summary }));
   }
   return exitCode;
+}
+
+/** The run succeeded on a reply in words (no tool call), so its final result is the answer. */
+function endedOnAnswer(result: AgentResult, recorder: TrajectoryRecorder): boolean {
+  const last = recorder.data.agent_steps.at(-1);
+  return result.success && last !== undefined && last.tool_calls.length === 0;
 }
 
 /**
@@ -223,6 +237,11 @@ async function readRecording(path: string): Promise<Trajectory> {
   }
 }
 
+/**
+ * The task: the argument, else the file given with -f (`-f -` is stdin), else the recording's, else
+ * stdin when something is piped in (`echo task | deft run`). On a terminal nothing is read: a user
+ * who typed `deft run` alone gets the usage message, not a silent wait.
+ */
 async function resolveTask(
   task: string | undefined,
   file: string | undefined,
@@ -231,17 +250,35 @@ async function resolveTask(
   if (task !== undefined && file !== undefined) {
     throw new UsageError("give the task either as an argument or with --file, not both.");
   }
+  if (file === "-") return nonEmpty(await readTaskFromStdin(), "-f - read an empty stdin");
   if (file !== undefined) {
     try {
       task = await Deno.readTextFile(file);
     } catch (e) {
       throw new UsageError(`cannot read the task file ${file}: ${(e as Error).message}`);
     }
+    return nonEmpty(task, `the task file ${file} is empty`);
   }
   task ??= recording?.task;
+  if (task === undefined && !Deno.stdin.isTerminal()) {
+    return nonEmpty(await readTaskFromStdin(), "no task argument, and stdin was empty");
+  }
+  return nonEmpty(task, "no task");
+}
+
+async function readTaskFromStdin(): Promise<string> {
+  try {
+    return await readStdin();
+  } catch (e) {
+    throw new UsageError(`cannot read the task from stdin: ${(e as Error).message}`);
+  }
+}
+
+function nonEmpty(task: string | undefined, what: string): string {
   if (task === undefined || task.trim() === "") {
     throw new UsageError(
-      'no task: pass it as an argument (deft run "fix the bug") or with -f FILE.',
+      `${what}: pass the task as an argument (deft run "fix the bug"), with -f FILE, ` +
+        'or on stdin (echo "fix the bug" | deft run, or deft run -f - < task.md).',
     );
   }
   return task;
