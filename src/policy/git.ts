@@ -165,9 +165,13 @@ export async function repositoryDrivers(
   sandbox?: GitSandbox,
 ): Promise<[string, string][]> {
   const listed = await spawn(cwd, gitInvocation(["config", "--list", "-z"]), undefined, sandbox);
-  if (!listed.ok) return [];
+  return listed.ok ? driverOverrides(listed.out) : [];
+}
+
+/** The overrides that blank each driver key in `git config --list -z` output `listing`. */
+function driverOverrides(listing: string): [string, string][] {
   const overrides: [string, string][] = [];
-  for (const entry of listed.out.split("\0")) {
+  for (const entry of listing.split("\0")) {
     const key = entry.split("\n", 1)[0];
     const match = DRIVER_KEY.exec(key);
     if (!match) continue;
@@ -177,6 +181,23 @@ export async function repositoryDrivers(
     }
   }
   return overrides;
+}
+
+/** Feeds `stdin` (if any) to `child`, then collects what it printed and how it ended. */
+async function finish(child: Deno.ChildProcess, stdin?: Uint8Array): Promise<GitResult> {
+  if (stdin) {
+    const writer = child.stdin.getWriter();
+    await writer.write(stdin).catch(() => {});
+    await writer.close().catch(() => {});
+  }
+  const result = await child.output();
+  const decoder = new TextDecoder();
+  return {
+    ok: result.success,
+    code: result.code,
+    out: decoder.decode(result.stdout),
+    err: decoder.decode(result.stderr),
+  };
 }
 
 /**
@@ -229,22 +250,13 @@ async function spawn(
     if (sandboxed && e instanceof Deno.errors.NotFound && there) throw bwrapNotFound(program);
     throw e;
   }
-  if (stdin) {
-    const writer = child.stdin.getWriter();
-    await writer.write(stdin).catch(() => {});
-    await writer.close().catch(() => {});
-  }
-  const result = await child.output();
-  const decoder = new TextDecoder();
-  const err = decoder.decode(result.stderr);
+  const result = await finish(child, stdin);
   // bwrap reports its own failures (no user namespaces, a bind that cannot be made) this way;
   // git never does. Say so rather than pass it off as git's answer.
-  if (sandboxed && !result.success && err.startsWith("bwrap: ")) {
-    throw new SandboxUnavailableError(
-      `The sandbox could not start git: ${err.trim()}`,
-    );
+  if (sandboxed && !result.ok && result.err.startsWith("bwrap: ")) {
+    throw new SandboxUnavailableError(`The sandbox could not start git: ${result.err.trim()}`);
   }
-  return { ok: result.success, code: result.code, out: decoder.decode(result.stdout), err };
+  return result;
 }
 
 /**
@@ -316,32 +328,9 @@ export async function runGitInContainer(
       }),
       { stdin: input ? "piped" : "null" },
     );
-    if (input) {
-      const writer = child.stdin.getWriter();
-      await writer.write(input).catch(() => {});
-      await writer.close().catch(() => {});
-    }
-    const result = await child.output();
-    const decoder = new TextDecoder();
-    return {
-      ok: result.success,
-      code: result.code,
-      out: decoder.decode(result.stdout),
-      err: decoder.decode(result.stderr),
-    };
+    return await finish(child, input);
   };
   const listed = await inside(gitInvocation(["config", "--list", "-z"]));
-  const drivers: [string, string][] = [];
-  if (listed.ok) {
-    for (const entry of listed.out.split("\0")) {
-      const key = entry.split("\n", 1)[0];
-      const match = DRIVER_KEY.exec(key);
-      if (!match) continue;
-      drivers.push([key, ""]);
-      if (match[1].toLowerCase() === "filter") {
-        drivers.push([`filter.${match[2]}.required`, "false"]);
-      }
-    }
-  }
+  const drivers = listed.ok ? driverOverrides(listed.out) : [];
   return inside(gitInvocation(args, env, drivers), stdin);
 }
