@@ -4,6 +4,8 @@
  */
 
 import { readLines } from "../line_reader.ts";
+import { maskOutput } from "../policy/secrets.ts";
+import { terminalText } from "../policy/terminal_text.ts";
 
 export { UsageError } from "../errors.ts";
 
@@ -23,6 +25,14 @@ export function writeStderr(text: string): void {
   const bytes = encoder.encode(text.endsWith("\n") ? text : `${text}\n`);
   let written = 0;
   while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+}
+
+/**
+ * Writes a line of text that may come from a repository, a config file or a server (a warning, an
+ * error) to stderr: secrets masked and control characters made inert on the user's terminal.
+ */
+export function warnStderr(text: string): void {
+  writeStderr(terminalText(maskOutput(text)));
 }
 
 /** Reads stdin to its end as UTF-8 text. */

@@ -4,6 +4,7 @@
  * a pipeline reading stdout sees an error object instead of nothing.
  */
 import { writeStdout } from "./io.ts";
+import { maskOutput } from "../policy/secrets.ts";
 
 /** The JSON format `args` asked `deft run` for, if any. */
 export function requestedJsonFormat(args: readonly string[]): "json" | "stream-json" | undefined {
@@ -24,7 +25,8 @@ export async function reportUsageErrorAsJson(
 ): Promise<void> {
   const format = requestedJsonFormat(args);
   if (!format) return;
-  const error = { success: false, exit_code: 2, error: message };
+  // The message may quote the command line, which can hold a key.
+  const error = { success: false, exit_code: 2, error: maskOutput(message) };
   await writeStdout(
     JSON.stringify(format === "stream-json" ? { type: "error", ...error } : error) + "\n",
   );

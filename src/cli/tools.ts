@@ -4,7 +4,7 @@ import { createTools, DEFAULT_TOOL_NAMES, registeredToolNames } from "../tools/r
 import { toolContext } from "./context.ts";
 import { configCandidates } from "../config/locate.ts";
 import { readConfigFile } from "../config/read.ts";
-import { UsageError, writeStderr, writeStdout } from "./io.ts";
+import { UsageError, warnStderr, writeStdout } from "./io.ts";
 import type { Tool, ToolContext } from "../tools/base.ts";
 
 /** Options of `deft tools`. */
@@ -77,10 +77,10 @@ async function mcpTools(context: ToolContext, configFile?: string) {
   const { loadConfig } = await import("../config/load.ts");
   // The same search as `deft run`: a repository's own file stays untrusted (not loaded by name).
   const { config, warnings } = await loadConfig(configFile);
-  for (const warning of warnings) writeStderr(`warning: ${warning}`);
+  for (const warning of warnings) warnStderr(`warning: ${warning}`);
   if (config.allow_mcp_servers.length === 0) return none;
   const { discoverMcpTools } = await import("../mcp/discover.ts");
   const mcp = await discoverMcpTools(config, context);
-  for (const error of mcp.errors) writeStderr(`warning: ${error}`);
+  for (const error of mcp.errors) warnStderr(`warning: ${error}`);
   return mcp;
 }
