@@ -182,13 +182,6 @@ async function assemble(
   if (!isApprovalMode(approvalMode)) {
     throw new UsageError(`--approval must be never, commands or all, not '${approvalMode}'.`);
   }
-  if (approvalMode !== "never" && container) {
-    // The gate shows an edit's diff from, and judges a command by, host paths.
-    throw new UsageError(
-      `approval mode '${approvalMode}' does not work with a container yet: use --approval never ` +
-        "(the container is the run's boundary).",
-    );
-  }
   if (approvalMode !== "never" && !recording && !asking.terminal) {
     throw new UsageError(
       `approval mode '${approvalMode}' asks before tool calls, but standard input is not a ` +
@@ -226,7 +219,7 @@ async function assemble(
   const canSwitch = asking.switchable && asking.terminal;
   const gate = (approvalMode === "never" && !canSwitch) || recording
     ? undefined
-    : new ApprovalGate(approvalMode, asking.ask, io.write, workspace);
+    : new ApprovalGate(approvalMode, asking.ask, io.write, workspace, container !== undefined);
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }
