@@ -614,7 +614,14 @@ async function prepareInside(
   workspace: string,
 ): Promise<void> {
   const where = image ? `the image '${image}'` : `the container ${id}`;
-  const probe = await execIn(cli, id, inside.probe);
+  // At once (each exec costs the runtime's round trip); the answers are judged in order. Deft's
+  // folder is made at once only in a container Deft started.
+  const mkdir = () => execIn(cli, id, ["mkdir", "-p", "-m", "700", INSIDE_TEMP]);
+  const [probe, ws, early] = await Promise.all([
+    execIn(cli, id, inside.probe),
+    execIn(cli, id, ["test", "-d", workspace]),
+    image ? mkdir() : undefined,
+  ]);
   if (probe.code !== 0 && !image) {
     // A running container cannot be given binds: Deft's runtime is there only when Deft
     // started the container (with --docker-keep) from this same Deft.
@@ -633,14 +640,13 @@ async function prepareInside(
         "host Deft's tools; use a glibc-based image (Debian, Ubuntu, Fedora …).",
     );
   }
-  const ws = await execIn(cli, id, ["test", "-d", workspace]);
   if (ws.code !== 0) {
     throw new ContainerError(
       `the workspace ${workspace} is not a folder in ${where}. Name one that is with -w ` +
         "(an absolute path inside), or leave -w out to use the image's WORKDIR.",
     );
   }
-  const made = await execIn(cli, id, ["mkdir", "-p", "-m", "700", INSIDE_TEMP]);
+  const made = early ?? await mkdir();
   if (made.code !== 0) {
     throw new ContainerError(`Deft could not make ${INSIDE_TEMP} inside ${where}: ${made.output}`);
   }
