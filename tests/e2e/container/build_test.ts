@@ -25,6 +25,29 @@ async function builtImages(rt: TestRuntime): Promise<string[]> {
     .split("\n").filter(Boolean).sort();
 }
 
+/**
+ * The images Deft built that are not in `before` and whose Deft has ended: what a finished run
+ * left behind. A Deft still running (another test's, on the shared Podman) owns its own.
+ */
+async function leftImages(rt: TestRuntime, before: string[]): Promise<string[]> {
+  const left: string[] = [];
+  for (const id of await builtImages(rt)) {
+    if (before.includes(id)) continue;
+    const owner = await rt.cli(
+      "image",
+      "inspect",
+      "--format",
+      '{{index .Config.Labels "deft.image.owner"}}',
+      id,
+    ).catch(() => "");
+    const pid = owner.split("/")[1];
+    const alive = pid !== undefined &&
+      await Deno.stat(`/proc/${pid}`).then(() => true, () => false);
+    if (!alive) left.push(id);
+  }
+  return left;
+}
+
 /** `deft run` with `flags` instead of --docker-image; the model reads /testbed/hello.txt. */
 async function runWith(rt: TestRuntime, flags: string[], command = "cat /testbed/hello.txt") {
   const mock = MockLLM.start([
@@ -78,7 +101,7 @@ for (const runtime of ["docker", "podman"] as const) {
         assert.match(run.image ?? "", /^deft-built-/);
         assert.equal(await exists(rt, "image", run.image!), false, "the built image stayed");
         assert.equal(await exists(rt, "container", run.container!), false);
-        assert.deepEqual(await builtImages(rt), before);
+        assert.deepEqual(await leftImages(rt, before), []);
       },
     );
 
@@ -93,7 +116,7 @@ for (const runtime of ["docker", "podman"] as const) {
         includes(run.stderr, "starts FROM 'deft-no-such/base:1', which is not in");
         includes(run.stderr, `Deft never pulls`);
         includes(run.stderr, `${rt.name} images`);
-        assert.deepEqual(await builtImages(rt), before);
+        assert.deepEqual(await leftImages(rt, before), []);
         // A step that fails is the build's own error, with the runtime's words.
         const failing = await buildContext(ctx.path, [
           `FROM ${rt.image}`,
@@ -102,7 +125,7 @@ for (const runtime of ["docker", "podman"] as const) {
         const broken = await runWith(rt, ["--dockerfile-path", failing]);
         assert.equal(broken.code, 2, broken.stderr);
         includes(broken.stderr, `${rt.name} could not build ${failing}`);
-        assert.deepEqual(await builtImages(rt), before);
+        assert.deepEqual(await leftImages(rt, before), []);
         const missing = await runWith(rt, ["--dockerfile-path", `${ctx.path}/Nope`]);
         assert.equal(missing.code, 2, missing.stderr);
         includes(missing.stderr, `--dockerfile-path ${ctx.path}/Nope: no such file`);
@@ -174,6 +197,41 @@ for (const runtime of ["docker", "podman"] as const) {
           assert.equal(next.code, 0, next.stderr);
           assert.ok(await exists(rt, "image", kept!), "the sweep removed a kept image");
           await rt.cli("image", "rm", kept!);
+        },
+      );
+
+      await t.step(
+        "the next start removes a dead Deft's built image, not another machine's",
+        async () => {
+          await using ctx = await tempDir();
+          const dockerfile = await buildContext(ctx.path, [`FROM ${rt.image}`]);
+          const build = (tag: string, owner: string) =>
+            rt.cli(
+              "build",
+              "-q",
+              "--network",
+              "none",
+              "-t",
+              tag,
+              "--label",
+              "deft.image=1",
+              "--label",
+              `deft.image.owner=${owner}`,
+              "-f",
+              dockerfile,
+              ctx.path,
+            );
+          // A pid no process has here, and a tag of a machine that is not this one.
+          await build(
+            "deft-built-dead:latest",
+            `${Deno.hostname()}/999999999/Thu Jan  1 00:00:00 1970`,
+          );
+          await build("deft-built-elsewhere:latest", "another-host/1/Thu Jan  1 00:00:00 1970");
+          const run = await runWith(rt, ["--docker-image", rt.image], "true");
+          assert.equal(run.code, 0, run.stderr);
+          assert.equal(await exists(rt, "image", "deft-built-dead:latest"), false);
+          assert.equal(await exists(rt, "image", "deft-built-elsewhere:latest"), true);
+          await rt.cli("image", "rm", "deft-built-elsewhere:latest");
         },
       );
     }
