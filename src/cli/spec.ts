@@ -143,8 +143,8 @@ export const CONTAINER_OPTIONS: readonly OptionSpec[] = [
   ),
   option(
     "--dockerfile-path <file>",
-    "build an image from this Dockerfile (its folder is the build context; never pulls), then " +
-      "run the tools in a new container of it; the image is removed at the end",
+    "build an image from this Dockerfile (its folder is the build context), then run the " +
+      "tools in a new container of it; the image is removed at the end",
   ),
   option(
     "--docker-image-file <tar>",
