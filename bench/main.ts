@@ -1,7 +1,8 @@
 /**
  * Runs every `bench/*_bench.ts` in name order, each printing its own figures and ratios against a
  * baseline measured in the same run. `deno task bench [--only a,b] [ARGS...]` runs a subset; the
- * remaining ARGS go to each benchmark (the ckg benchmark takes a directory).
+ * remaining ARGS go to each benchmark (the ckg benchmark takes a directory). The container
+ * benchmark (`--only container`) starts a private dockerd and needs root and docker.io.
  */
 import { parseArgs } from "node:util";
 

@@ -136,12 +136,17 @@ export class ApprovalGate implements CallGate {
   readonly #always = new Set<string>();
   #queue: Promise<unknown> = Promise.resolve();
 
-  /** `workspace` resolves the relative paths of edits (to tell whether they land in `.git`). */
+  /**
+   * `workspace` resolves the relative paths of edits (to tell whether they land in `.git`).
+   * `inContainer`: the tools run in a container, so paths are the container's (never looked up
+   * on the host) and every command is asked (see #request).
+   */
   constructor(
     public mode: ApprovalMode,
     private readonly ask: AskUser,
     private readonly show: (text: string) => void,
     private readonly workspace?: string,
+    private readonly inContainer = false,
   ) {}
 
   /**
@@ -173,7 +178,9 @@ export class ApprovalGate implements CallGate {
       const command = args.command;
       // A reader runs unasked only where it cannot act, whatever git or a planted shell
       // function would make of it; without a sandbox to run it in, it is asked like the rest.
-      if (isReadOnlyCommand(command) && canRunUnasked()) return RUN_UNASKED;
+      // In a container there is no read-only sandbox to run it in (the container is the
+      // boundary, and the workspace is writable there): every command is asked.
+      if (isReadOnlyCommand(command) && !this.inContainer && canRunUnasked()) return RUN_UNASKED;
       if ([...this.#always].some((p) => p.startsWith("$ ") && matchesPrefix(command, p.slice(2)))) {
         return undefined;
       }
@@ -213,7 +220,9 @@ export class ApprovalGate implements CallGate {
   #touchesGit(args: Record<string, unknown>): boolean {
     const path = String(args.path ?? args.file_path ?? "");
     const full = isAbsolute(path) ? path : resolve(this.workspace ?? Deno.cwd(), path);
-    return [path, resolvedPath(full)].some((p) =>
+    // A container path means nothing on the host: judged as written (no command runs unasked
+    // there, so a symlink to .git cannot make a reader run git's programs).
+    return [path, this.inContainer ? full : resolvedPath(full)].some((p) =>
       p.split("/").some((part) => part === ".git" || /^\.git(attributes|modules)$/.test(part))
     );
   }

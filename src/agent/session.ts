@@ -49,6 +49,10 @@ export interface SessionOptions extends ConfigOverrides, SessionContainerOptions
 export interface SessionContainerOptions {
   dockerImage?: string;
   dockerContainerId?: string;
+  /** `--dockerfile-path`: build the image, then start it. */
+  dockerfilePath?: string;
+  /** `--docker-image-file`: load the image (`docker save`'s archive), then start it. */
+  dockerImageFile?: string;
   dockerKeep?: boolean;
   containerRuntime?: string;
   /** `-w` as given: with a container, a folder inside (or a host folder bound there). */
@@ -57,7 +61,8 @@ export interface SessionContainerOptions {
 
 /** True when the flags ask for a container; the workspace is then the container's. */
 export function wantsContainer(opts: SessionContainerOptions): boolean {
-  return opts.dockerImage !== undefined || opts.dockerContainerId !== undefined;
+  return opts.dockerImage !== undefined || opts.dockerContainerId !== undefined ||
+    opts.dockerfilePath !== undefined || opts.dockerImageFile !== undefined;
 }
 
 /** How a command asks its user: its default approval mode and the question it puts. */
@@ -137,12 +142,15 @@ async function startContainer(
       runtime: (opts.containerRuntime as ContainerRuntime | undefined) ?? config.runtime,
       image: opts.dockerImage,
       containerId: opts.dockerContainerId,
+      dockerfile: opts.dockerfilePath,
+      imageFile: opts.dockerImageFile,
       keep: opts.dockerKeep || config.keep,
       workingDir: opts.workingDir,
       network: config.allow_network,
       memory: config.memory,
       pidsLimit: config.pids_limit,
       podmanRuntime: config.podman_runtime,
+      note: (text) => console.note(terminalText(text)),
     },
     workerEntry(),
     TOOL_HOST_COMMAND,
@@ -156,6 +164,7 @@ async function startContainer(
       `container kept: ${container.id} (remove it with ${container.cli.program} rm -f ` +
         `${container.id.slice(0, 12)})`,
     );
+    if (container.madeImage) console.note(`image kept: ${container.madeImage.ref}`);
   }
   return container;
 }
@@ -172,13 +181,6 @@ async function assemble(
   const approvalMode = opts.approval ?? loaded.config.approval ?? asking.defaultMode;
   if (!isApprovalMode(approvalMode)) {
     throw new UsageError(`--approval must be never, commands or all, not '${approvalMode}'.`);
-  }
-  if (approvalMode !== "never" && container) {
-    // The gate shows an edit's diff from, and judges a command by, host paths.
-    throw new UsageError(
-      `approval mode '${approvalMode}' does not work with a container yet: use --approval never ` +
-        "(the container is the run's boundary).",
-    );
   }
   if (approvalMode !== "never" && !recording && !asking.terminal) {
     throw new UsageError(
@@ -217,7 +219,7 @@ async function assemble(
   const canSwitch = asking.switchable && asking.terminal;
   const gate = (approvalMode === "never" && !canSwitch) || recording
     ? undefined
-    : new ApprovalGate(approvalMode, asking.ask, io.write, workspace);
+    : new ApprovalGate(approvalMode, asking.ask, io.write, workspace, container !== undefined);
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }

@@ -20,7 +20,7 @@ import { LineReader } from "./interactive/line_reader.ts";
 import { type ResumeOptions, resumeTarget } from "./resume.ts";
 import { chooseConsole } from "./console/choose.ts";
 import type { ColorMode } from "./console/style.ts";
-import { workspaceOf } from "./context.ts";
+import { closeContainer, closeContainerOnSignals, sessionWorkspace } from "./container_session.ts";
 
 /** Options of `deft interactive`. */
 export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, "continue"> {
@@ -43,7 +43,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   const reader = await LineReader.open(terminal, `${stateDir()}/history`);
   let session;
   try {
-    const workspace = await workspaceOf(opts.workingDir);
+    const workspace = await sessionWorkspace(opts);
     session = await openSession(opts, {
       workspace,
       // Until the first turn: notes while the session starts (MCP servers, instructions, retries).
@@ -61,6 +61,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     throw e;
   }
   session.console = new TurnConsole();
+  const keepSignals = closeContainerOnSignals(session);
   const { executor, config } = session;
   let current: AbortController | undefined;
   let conversations = 0;
@@ -143,6 +144,8 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     Deno.removeSignalListener("SIGINT", interrupt);
     reader.close();
     for (const e of await executor.closeTools()) session.console.note(`warning: ${e.message}`);
+    keepSignals();
+    await closeContainer(session);
   }
   writeStderr("bye");
   return 0;

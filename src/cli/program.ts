@@ -161,6 +161,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       approval("commands"),
       CONTINUE,
       NO_INSTRUCTIONS,
+      ...CONTAINER_OPTIONS,
     ],
   ).action(async (opts) => {
     const { interactiveCommand } = await import("./interactive.ts");

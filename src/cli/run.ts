@@ -24,7 +24,7 @@ import {
 import { askOnTerminal } from "./approval.ts";
 import { chooseConsole, type OutputFormat } from "./console/choose.ts";
 import type { ColorMode } from "./console/style.ts";
-import { workspaceOf } from "./context.ts";
+import { closeContainer, sessionWorkspace } from "./container_session.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { readStdin, UsageError, writeStderr, writeStdout } from "./io.ts";
@@ -85,7 +85,7 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
   const inContainer = wantsContainer(opts);
   // With a container, -w names a folder inside it; the session resolves it there.
-  const workspace = inContainer ? opts.workingDir ?? "" : await workspaceOf(opts.workingDir);
+  const workspace = await sessionWorkspace(opts);
   // A container's repository is checked inside it, once the session has started it.
   if (!inContainer) {
     if (opts.mustPatch) await requireGitRepo(workspace, "--must-patch", "drop --must-patch");
@@ -208,15 +208,6 @@ async function requireContainerRepo(session: Session): Promise<void> {
     `--must-patch needs a git repository, and ${container.workspace} in the container is not ` +
       "inside one: name the repository's folder with -w, or drop --must-patch.",
   );
-}
-
-/** Removes the session's container (unless kept), saying so when that fails. */
-async function closeContainer(session: Session): Promise<void> {
-  try {
-    await session.container?.close();
-  } catch (e) {
-    session.console.note(`warning: ${(e as Error).message}`);
-  }
 }
 
 // --must-patch judges the run by `git diff` and --patch-path writes it; outside a repository no

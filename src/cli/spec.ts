@@ -141,7 +141,20 @@ export const CONTAINER_OPTIONS: readonly OptionSpec[] = [
     "--docker-container-id <id>",
     "run the tools in this running container (never removed); Deft's runtime must be inside",
   ),
-  option("--docker-keep", "keep the container Deft started, and print its id"),
+  option(
+    "--dockerfile-path <file>",
+    "build an image from this Dockerfile (its folder is the build context), then run the " +
+      "tools in a new container of it; the image is removed at the end",
+  ),
+  option(
+    "--docker-image-file <tar>",
+    "load the image from this archive (docker save / podman save), then run the tools in a " +
+      "new container of it",
+  ),
+  option(
+    "--docker-keep",
+    "keep the container Deft started (and an image it built), and print its id",
+  ),
   option(
     "--container-runtime <runtime>",
     "docker or podman (default: docker when its daemon answers, else podman)",

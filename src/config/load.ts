@@ -119,8 +119,9 @@ const configSchema = z.strictObject({
     }),
   ).default({}),
   /**
-   * How Deft runs its tools in a container, once `--docker-image` or `--docker-container-id`
-   * asks for one (those name a run's container, so they are flags only; the flags win). Only the
+   * How Deft runs its tools in a container, once `--docker-image`, `--dockerfile-path`,
+   * `--docker-image-file` or `--docker-container-id` asks for one (those name a run's container,
+   * so they are flags only; the flags win). Only the
    * user's config sets these: an untrusted repository's file cannot (config/trust.ts).
    */
   container: z.strictObject({

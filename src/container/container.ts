@@ -10,16 +10,21 @@
  * leftover whose Deft is gone (a daemon that was down when Deft died). `--docker-keep` keeps the
  * container; one named by `--docker-container-id` is never removed.
  */
+import { dirname, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 import {
   checkContainerWord,
   type ContainerBind,
+  containerBuildLaunch,
   type ContainerCli,
   containerExecLaunch,
   containerImageLaunch,
+  containerImageRemoveLaunch,
+  containerImagesLaunch,
   containerInspectLaunch,
   containerLaunch,
   containerListLaunch,
+  containerLoadLaunch,
   containerProbeLaunch,
   containerRemoveLaunch,
   helperLaunch,
@@ -36,11 +41,20 @@ export type ContainerRuntime = (typeof CONTAINER_RUNTIMES)[number];
 export const DEFT_LABEL = "deft.container";
 const OWNER_LABEL = "deft.owner";
 const KEEP_LABEL = "deft.keep";
+/**
+ * The labels of an image Deft builds. Not the containers' own: a container inherits its image's
+ * labels, and one started from a kept image must not count as kept, or as another Deft's.
+ */
+const IMAGE_LABEL = "deft.image";
+const IMAGE_OWNER_LABEL = "deft.image.owner";
+const IMAGE_KEEP_LABEL = "deft.image.keep";
 
 /** How long a runtime client may take to answer a question. */
 const QUERY_TIMEOUT_MS = 30_000;
 /** How long a new container may take to be running. */
 const START_TIMEOUT_MS = 60_000;
+/** How long `--dockerfile-path`'s build and `--docker-image-file`'s load may take. */
+const BUILD_TIMEOUT_MS = 30 * 60_000;
 
 /** A container problem the user can fix: printed as it is, exit code 2. */
 export class ContainerError extends UsageError {
@@ -66,6 +80,10 @@ export interface ContainerOptions {
   image?: string;
   /** `--docker-container-id`: use this running container; it is never removed. */
   containerId?: string;
+  /** `--dockerfile-path`: build an image from this Dockerfile (its folder is the context). */
+  dockerfile?: string;
+  /** `--docker-image-file`: load the image from this archive (`docker save`). */
+  imageFile?: string;
   /** `--docker-keep`: leave the started container behind. */
   keep?: boolean;
   /** `-w` as given: a folder inside, or a host folder bound at the same path. */
@@ -76,6 +94,8 @@ export interface ContainerOptions {
   pidsLimit?: number;
   /** Podman's OCI runtime (default runc when installed). */
   podmanRuntime?: string;
+  /** Told what takes a while (a build, a load) before it starts. */
+  note?: (text: string) => void;
 }
 
 /** A container Deft's tools run in. */
@@ -84,6 +104,8 @@ export interface Container {
   /** The container's name or id, as the runtime takes it. */
   id: string;
   image?: string;
+  /** The image Deft built or loaded for it, removed with it unless kept. */
+  madeImage?: { ref: string; removed: boolean };
   /** The workspace inside, an absolute path. */
   workspace: string;
   /** Deft started it (else it was named with --docker-container-id). */
@@ -97,11 +119,27 @@ export interface Container {
 
 /** Throws a ContainerError unless `opts` name exactly one way to get a container. */
 export function checkContainerOptions(opts: ContainerOptions): void {
-  if (opts.image && opts.containerId) {
+  const sources = [
+    ["--docker-image", opts.image],
+    ["--docker-container-id", opts.containerId],
+    ["--dockerfile-path", opts.dockerfile],
+    ["--docker-image-file", opts.imageFile],
+  ].filter(([, given]) => given !== undefined).map(([flag]) => flag);
+  if (sources.length > 1) {
     throw new ContainerError(
-      "--docker-image and --docker-container-id cannot go together: start a new container " +
-        "from an image, or use a running one.",
+      `${sources.join(" and ")} cannot go together: give one of --docker-image (start a new ` +
+        "container from an image), --dockerfile-path (build one, then start it), " +
+        "--docker-image-file (load one, then start it) or --docker-container-id (use a running " +
+        "container).",
     );
+  }
+  for (
+    const [flag, given] of [["--dockerfile-path", opts.dockerfile], [
+      "--docker-image-file",
+      opts.imageFile,
+    ]] as const
+  ) {
+    if (given === "") throw new ContainerError(`${flag} needs a file name.`);
   }
   if (opts.keep && opts.containerId) {
     throw new ContainerError(
@@ -132,9 +170,10 @@ export function checkContainerOptions(opts: ContainerOptions): void {
 /** Runs one runtime client command to its end (bounded), with its output as text. */
 async function query(
   launch: ReturnType<typeof containerProbeLaunch>,
+  timeoutMs = QUERY_TIMEOUT_MS,
 ): Promise<{ ok: boolean; stdout: string; stderr: string; missing?: boolean }> {
   try {
-    const out = await runChild(launch, { signal: AbortSignal.timeout(QUERY_TIMEOUT_MS) });
+    const out = await runChild(launch, { signal: AbortSignal.timeout(timeoutMs) });
     const decoder = new TextDecoder();
     return {
       ok: out.success,
@@ -258,6 +297,174 @@ export async function sweepLeftovers(cli: ContainerCli): Promise<string[]> {
   }
   if (gone.length > 0) await query(containerRemoveLaunch(cli, gone));
   return gone;
+}
+
+/**
+ * Removes the images a Deft on this machine built and did not live to remove: labelled, not
+ * kept, their owner gone. Returns their ids. An image a container still uses stays.
+ */
+export async function sweepImages(cli: ContainerCli): Promise<string[]> {
+  const listed = await query(containerImagesLaunch(cli, `${IMAGE_LABEL}=1`));
+  if (!listed.ok) return [];
+  const ids = [...new Set(listed.stdout.split("\n").map((s) => s.trim()).filter(Boolean))];
+  const gone: string[] = [];
+  for (const id of ids) {
+    const inspected = await query(containerImageLaunch(cli, id));
+    let labels: Record<string, string> = {};
+    try {
+      const [info] = JSON.parse(inspected.stdout) as {
+        Labels?: Record<string, string> | null;
+        Config?: { Labels?: Record<string, string> | null };
+      }[];
+      labels = info?.Config?.Labels ?? info?.Labels ?? {};
+    } catch {
+      continue;
+    }
+    const owner = labels[IMAGE_OWNER_LABEL];
+    if (labels[IMAGE_KEEP_LABEL] === "1" || owner === undefined) continue;
+    if (await ownerGone(owner)) gone.push(id);
+  }
+  // One at a time: one in use must not keep the others.
+  for (const id of gone) await query(containerImageRemoveLaunch(cli, [id]));
+  return gone;
+}
+
+/** The runtime's words on a failure, minus the banners it prints every time. */
+function saidBy(stderr: string, lines = 4): string {
+  return stderr.split("\n").map((l) => l.trim())
+    .filter((l) =>
+      l &&
+      !/DEPRECATED|buildx|BuildKit|docs\.docker\.com\/go|^Sending build context|^Step \d/.test(l)
+    )
+    .slice(-lines).join(" ");
+}
+
+/** An existing regular file named by `flag`, as an absolute path; a ContainerError if not. */
+function givenFile(flag: string, path: string, what: string): string {
+  const absolute = resolve(path);
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(absolute);
+  } catch (e) {
+    throw new ContainerError(
+      `${flag} ${path}: ${
+        e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message
+      }. Name ${what}.`,
+    );
+  }
+  if (!info.isFile) throw new ContainerError(`${flag} ${path} is not a file. Name ${what}.`);
+  return absolute;
+}
+
+/**
+ * `--dockerfile-path`: builds the Dockerfile (its folder is the build context) into an image
+ * named and labelled for this Deft, so that it can be removed when the run ends. Deft never pulls:
+ * a base image (FROM) that is not in the runtime's images is named.
+ */
+async function buildImage(
+  cli: ContainerCli,
+  opts: ContainerOptions,
+  owner: string | undefined,
+): Promise<string> {
+  const dockerfile = givenFile(
+    "--dockerfile-path",
+    opts.dockerfile!,
+    "the Dockerfile to build (its folder is the build context)",
+  );
+  const context = dirname(dockerfile);
+  const tag = `${containerName().replace(/^deft-/, "deft-built-")}:latest`;
+  const labels: Record<string, string> = { [IMAGE_LABEL]: "1" };
+  if (owner) labels[IMAGE_OWNER_LABEL] = owner;
+  if (opts.keep) labels[IMAGE_KEEP_LABEL] = "1";
+  opts.note?.(`building an image from ${dockerfile} (context ${context}) with ${cli.program}`);
+  const built = await query(
+    containerBuildLaunch(cli, {
+      dockerfile,
+      context,
+      tag,
+      labels,
+      network: opts.network ? "host" : "none",
+    }),
+    BUILD_TIMEOUT_MS,
+  );
+  if (built.ok) return tag;
+  // A half-made image (podman can leave one) goes too.
+  await query(containerImageRemoveLaunch(cli, [tag]));
+  const said = saidBy(built.stderr);
+  const base = /Step \d+\/\d+ : FROM\s+(\S+)/i.exec(built.stderr)?.[1] ??
+    /(?:creating build container:|failed to resolve source metadata for|pull access denied for) ([^\s:,]+(?::[^\s:,]+)?)/
+      .exec(built.stderr)?.[1];
+  if (
+    /image not known|pull access denied|failed to resolve source metadata|registry|no such host|dial tcp|manifest unknown|repository does not exist/i
+      .test(built.stderr)
+  ) {
+    throw new ContainerError(
+      `the Dockerfile ${dockerfile} starts FROM ${
+        base ? `'${base}', which` : "an image that"
+      } is not in ${cli.program}'s images, and Deft never pulls (${said}). ` +
+        `List them with \`${cli.program} images\`; pull, load or build that image first.`,
+    );
+  }
+  throw new ContainerError(
+    `${cli.program} could not build ${dockerfile}${
+      said ? `: ${said}` : built.missing ? ": not installed" : ""
+    }. ` +
+      (opts.network
+        ? ""
+        : "The build's RUN steps have no network (container.allow_network: false). ")
+        .concat("Fix the Dockerfile, or build the image yourself and use --docker-image."),
+  );
+}
+
+/** The ids of every image the runtime holds, without the `sha256:` prefix. */
+async function imageIds(cli: ContainerCli): Promise<Set<string>> {
+  const listed = await query(containerImagesLaunch(cli));
+  return new Set(listed.stdout.split("\n").map((s) => s.trim().replace(/^sha256:/, "")));
+}
+
+/** An image's id, without the `sha256:` prefix. */
+async function imageId(cli: ContainerCli, ref: string): Promise<string | undefined> {
+  const answer = await query(containerImageLaunch(cli, ref));
+  try {
+    const [info] = JSON.parse(answer.stdout) as { Id?: string }[];
+    return info?.Id?.replace(/^sha256:/, "");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `--docker-image-file`: loads the archive's images and returns the first one's name, with
+ * whether it is new to the runtime (then it goes when the run ends; one the runtime held before
+ * stays).
+ */
+async function loadImage(
+  cli: ContainerCli,
+  opts: ContainerOptions,
+): Promise<{ ref: string; isNew: boolean }> {
+  const what = "an image archive written by `docker save` or `podman save`";
+  const tar = givenFile("--docker-image-file", opts.imageFile!, what);
+  const before = await imageIds(cli);
+  opts.note?.(`loading the image in ${tar} with ${cli.program}`);
+  const loaded = await query(containerLoadLaunch(cli, tar), BUILD_TIMEOUT_MS);
+  const refs = [...loaded.stdout.matchAll(/^Loaded image(?:\(s\))?(?: ID)?: *(.+)$/gm)]
+    .flatMap((m) => m[1].split(",")).map((r) => r.trim()).filter(Boolean);
+  if (!loaded.ok || refs.length === 0) {
+    const said = saidBy(loaded.stderr || loaded.stdout, 2);
+    throw new ContainerError(
+      `${cli.program} could not load an image from ${tar}${said ? ` (${said})` : ""}: it must be ` +
+        `${what} (a tar, plain or gzip-compressed).`,
+    );
+  }
+  const ref = refs[0];
+  try {
+    checkContainerWord("image", ref);
+  } catch (e) {
+    throw new ContainerError(`${tar} holds an image named oddly: ${(e as Error).message}`);
+  }
+  if (refs.length > 1) opts.note?.(`${tar} holds ${refs.length} images; using ${ref}`);
+  const id = await imageId(cli, ref);
+  return { ref, isNew: id !== undefined && !before.has(id) };
 }
 
 /** The image's WORKDIR, or a ContainerError saying the image is not there and how to look. */
@@ -407,7 +614,14 @@ async function prepareInside(
   workspace: string,
 ): Promise<void> {
   const where = image ? `the image '${image}'` : `the container ${id}`;
-  const probe = await execIn(cli, id, inside.probe);
+  // At once (each exec costs the runtime's round trip); the answers are judged in order. Deft's
+  // folder is made at once only in a container Deft started.
+  const mkdir = () => execIn(cli, id, ["mkdir", "-p", "-m", "700", INSIDE_TEMP]);
+  const [probe, ws, early] = await Promise.all([
+    execIn(cli, id, inside.probe),
+    execIn(cli, id, ["test", "-d", workspace]),
+    image ? mkdir() : undefined,
+  ]);
   if (probe.code !== 0 && !image) {
     // A running container cannot be given binds: Deft's runtime is there only when Deft
     // started the container (with --docker-keep) from this same Deft.
@@ -426,14 +640,13 @@ async function prepareInside(
         "host Deft's tools; use a glibc-based image (Debian, Ubuntu, Fedora …).",
     );
   }
-  const ws = await execIn(cli, id, ["test", "-d", workspace]);
   if (ws.code !== 0) {
     throw new ContainerError(
       `the workspace ${workspace} is not a folder in ${where}. Name one that is with -w ` +
         "(an absolute path inside), or leave -w out to use the image's WORKDIR.",
     );
   }
-  const made = await execIn(cli, id, ["mkdir", "-p", "-m", "700", INSIDE_TEMP]);
+  const made = early ?? await mkdir();
   if (made.code !== 0) {
     throw new ContainerError(`Deft could not make ${INSIDE_TEMP} inside ${where}: ${made.output}`);
   }
@@ -493,15 +706,37 @@ export async function openContainer(
       close: () => Promise.resolve(),
     };
   }
-  if (!opts.image) {
-    throw new ContainerError("a container needs --docker-image or --docker-container-id.");
+  if (!opts.image && !opts.dockerfile && !opts.imageFile) {
+    throw new ContainerError(
+      "a container needs --docker-image, --dockerfile-path, --docker-image-file or " +
+        "--docker-container-id.",
+    );
   }
-  await sweepLeftovers(cli);
+  await Promise.all([sweepLeftovers(cli), sweepImages(cli)]);
   await prepareDeftInside(inside);
-  const image = opts.image;
-  const workdir = await imageWorkdir(cli, image);
-  const plan = workspacePlan(opts.workingDir, workdir, false);
   const owner = await ownerTag();
+  // An image Deft builds or loads new goes with the container, unless kept.
+  let made: { ref: string; isNew: boolean } | undefined;
+  if (opts.dockerfile) made = { ref: await buildImage(cli, opts, owner), isNew: true };
+  else if (opts.imageFile) made = await loadImage(cli, opts);
+  const image = made?.ref ?? opts.image!;
+  const dropImage = async (): Promise<string | undefined> => {
+    if (!made?.isNew) return undefined;
+    const answer = await query(containerImageRemoveLaunch(cli, [made.ref]));
+    made = undefined;
+    return answer.ok
+      ? undefined
+      : `the image ${image} could not be removed: ${saidBy(answer.stderr)}`;
+  };
+  let workdir: string | undefined;
+  let plan: ReturnType<typeof workspacePlan>;
+  try {
+    workdir = await imageWorkdir(cli, image);
+    plan = workspacePlan(opts.workingDir, workdir, false);
+  } catch (e) {
+    await dropImage();
+    throw e;
+  }
   const labels: Record<string, string> = { [DEFT_LABEL]: "1" };
   if (owner) labels[OWNER_LABEL] = owner;
   if (opts.keep) labels[KEEP_LABEL] = "1";
@@ -519,6 +754,7 @@ export async function openContainer(
       keep: opts.keep ?? false,
     });
   } catch (e) {
+    await dropImage();
     throw new ContainerError((e as Error).message);
   }
   // Its own session: a Ctrl-C at the terminal must not reach the client (it would end the
@@ -548,7 +784,11 @@ export async function openContainer(
     const error = await remove(cli, name);
     await lifeline.close().catch(() => {});
     await child.status.catch(() => {});
-    if (error) throw new ContainerError(error);
+    // The container is gone, so its image can go.
+    const imageError = await dropImage();
+    if (error || imageError) {
+      throw new ContainerError([error, imageError].filter(Boolean).join("; "));
+    }
   };
   let id: string;
   try {
@@ -556,7 +796,11 @@ export async function openContainer(
     await prepareInside(cli, name, image, inside, plan.workspace);
   } catch (e) {
     await close().catch(() => {});
-    if (opts.keep) await remove(cli, name);
+    if (opts.keep) {
+      await remove(cli, name);
+      // A failed start keeps nothing, not even an image built or loaded for it.
+      await dropImage();
+    }
     throw e;
   }
   // Deft's exit must not wait for the client: it ends with the container, or (kept) at once.
@@ -565,6 +809,7 @@ export async function openContainer(
     cli,
     id,
     image,
+    madeImage: made && { ref: made.ref, removed: made.isNew && !opts.keep },
     workspace: plan.workspace,
     started: true,
     kept: opts.keep ?? false,

@@ -558,6 +558,71 @@ export function containerLaunch(cli: ContainerCli, spec: ContainerSpec): Launch 
   return containerCli(cli, args);
 }
 
+/** A file or folder the runtime client reads: absolute (never read as an option), one line. */
+function checkClientPath(what: string, path: string): void {
+  if (!path.startsWith("/") || /[\n\r\0]/.test(path)) {
+    throw new Error(`the ${what} ${JSON.stringify(path)} must be an absolute path on one line`);
+  }
+}
+
+/** What `--dockerfile-path` builds. */
+export interface ContainerBuild {
+  /** The Dockerfile, an absolute path. */
+  dockerfile: string;
+  /** The build context, an absolute folder. */
+  context: string;
+  /** The name the built image gets (Deft chooses it, so it can remove the image later). */
+  tag: string;
+  labels: Record<string, string>;
+  /** The network of the build's RUN steps; `none` unless the config allows the network. */
+  network: "none" | "host";
+}
+
+/**
+ * Builds an image: `-q` (the output is the image's id), no pull (podman's `--pull=never`; docker's
+ * builder fetches a missing base only when its daemon reaches a registry), the build's RUN steps
+ * on the given network, podman with the same rlimits as `run`.
+ */
+export function containerBuildLaunch(cli: ContainerCli, build: ContainerBuild): Launch {
+  checkContainerWord("image", build.tag);
+  checkClientPath("Dockerfile", build.dockerfile);
+  checkClientPath("build context", build.context);
+  const args = ["build", "-q", "--network", build.network, "-t", build.tag];
+  for (const [key, value] of Object.entries(build.labels)) {
+    if (!/^[a-z0-9.-]+$/.test(key) || /[\n\r]/.test(value)) {
+      throw new Error(`image label ${key} is not a plain label`);
+    }
+    args.push("--label", `${key}=${value}`);
+  }
+  if (cli.program === "podman") {
+    args.push("--pull=never", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096");
+  }
+  args.push("-f", build.dockerfile, "--", build.context);
+  return containerCli(cli, args);
+}
+
+/** `load -i TAR`: the images of a `docker save` / `podman save` archive; prints their names. */
+export function containerLoadLaunch(cli: ContainerCli, tar: string): Launch {
+  checkClientPath("image file", tar);
+  return containerCli(cli, ["load", "-q", "-i", tar]);
+}
+
+/** The ids of every image (`label`: only those carrying it, a `KEY=VALUE`). */
+export function containerImagesLaunch(cli: ContainerCli, label?: string): Launch {
+  return containerCli(cli, [
+    "images",
+    "-q",
+    "--no-trunc",
+    ...(label ? ["--filter", `label=${label}`] : []),
+  ]);
+}
+
+/** Removes images (a name removes that tag; an id the image), never one a container uses. */
+export function containerImageRemoveLaunch(cli: ContainerCli, refs: readonly string[]): Launch {
+  for (const ref of refs) checkContainerWord("image", ref);
+  return containerCli(cli, ["image", "rm", "--", ...refs]);
+}
+
 /**
  * Runs `exec.argv` inside container `id`: argv as it is (the runtime passes it to execve, no
  * shell), the variables `exec.env` names with their values (a bare name would copy the client's

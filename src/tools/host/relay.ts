@@ -1,9 +1,11 @@
 /**
  * `deft __tool-host`: the process side of the sandboxed tool host (sandboxed.ts), run inside
- * bubblewrap. It reads the worker's permissions from its first line, starts the same worker the
- * in-process host uses with them, and passes messages both ways, one JSON object a line. Reports
- * of process groups stay here: their pids mean nothing outside this PID namespace, and the whole
- * namespace ends with this process. It exits when Deft closes its input.
+ * bubblewrap or a container. It reads the worker's permissions from its first line, starts the
+ * same worker the in-process host uses with them, and passes messages both ways, one JSON object a
+ * line. Reports of process groups stay here: their pids mean nothing outside this PID namespace.
+ * It exits when Deft closes its input (a call past its deadline, the session's end), and kills
+ * those groups first: bubblewrap's namespace would end with it, but in a container (`exec`) the
+ * processes the tools started would live on until the container ends.
  *
  * This is a process entry, not a tool, so it owns its standard streams: the messages go over
  * stdin and stdout, and a fatal problem is told on stderr.
@@ -19,13 +21,27 @@ export async function relayToolHost(): Promise<number> {
   const write = (message: HostReply) =>
     writeAll(Deno.stdout, encoder.encode(`${JSON.stringify(message)}\n`));
   let worker: Worker | undefined;
+  const groups = new Set<number>();
+  const end = (code: number) => {
+    worker?.terminate();
+    for (const group of groups) {
+      try {
+        Deno.kill(-group, "SIGKILL");
+      } catch {
+        // Gone already.
+      }
+    }
+    return code;
+  };
   for await (const event of readLines(Deno.stdin.readable)) {
-    if (!("line" in event)) return fatal(`a request of ${event.tooLong} bytes is over the limit`);
+    if (!("line" in event)) {
+      return end(fatal(`a request of ${event.tooLong} bytes is over the limit`));
+    }
     let message: unknown;
     try {
       message = JSON.parse(event.line);
     } catch {
-      return fatal("a request was not JSON");
+      return end(fatal("a request was not JSON"));
     }
     if (worker) {
       try {
@@ -40,22 +56,23 @@ export async function relayToolHost(): Promise<number> {
     }
     const boot = message as Partial<BootMessage>;
     if (boot.type !== "boot" || typeof boot.permissions !== "object") {
-      return fatal("the first request must be the boot message");
+      return end(fatal("the first request must be the boot message"));
     }
     worker = new Worker(workerEntry(), {
       type: "module",
       deno: { permissions: boot.permissions },
     } as WorkerOptions);
     worker.onmessage = (e: MessageEvent<HostReply>) => {
-      if (e.data.type !== "child") write(e.data);
+      if (e.data.type !== "child") return write(e.data);
+      if (e.data.running) groups.add(e.data.pid);
+      else groups.delete(e.data.pid);
     };
     worker.onerror = (e) => {
       e.preventDefault();
-      Deno.exit(fatal(`the tool worker failed: ${e.message}`));
+      Deno.exit(end(fatal(`the tool worker failed: ${e.message}`)));
     };
   }
-  worker?.terminate();
-  return 0;
+  return end(0);
 }
 
 function fatal(message: string): number {

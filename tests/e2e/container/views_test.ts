@@ -5,8 +5,11 @@
  */
 import assert from "node:assert/strict";
 import {
+  containerBuildLaunch,
   containerExecLaunch,
+  containerImageRemoveLaunch,
   containerLaunch,
+  containerLoadLaunch,
   containerRemoveLaunch,
   type ContainerSpec,
 } from "../../../src/policy/process.ts";
@@ -123,4 +126,52 @@ Deno.test("containerExecLaunch: argv as given, every variable with its value", (
     () => containerExecLaunch({ program: "docker" }, "abc", { argv: [], env: { "A B": "1" } }),
     /bad variable name/,
   );
+});
+
+Deno.test("containerBuildLaunch: no pull, no network, labelled, the paths after their flags", () => {
+  const build = {
+    dockerfile: "/p/-x/Dockerfile",
+    context: "/p/-x",
+    tag: "deft-built-1-ab:latest",
+    labels: { "deft.image": "1", "deft.image.owner": "h/1/t" },
+    network: "none" as const,
+  };
+  assert.deepEqual(containerBuildLaunch({ program: "docker" }, build).args, [
+    "build",
+    "-q",
+    "--network",
+    "none",
+    "-t",
+    "deft-built-1-ab:latest",
+    "--label",
+    "deft.image=1",
+    "--label",
+    "deft.image.owner=h/1/t",
+    "-f",
+    "/p/-x/Dockerfile",
+    "--",
+    "/p/-x",
+  ]);
+  const podman = containerBuildLaunch({ program: "podman", ociRuntime: "runc" }, build).args;
+  assert.deepEqual(podman.slice(0, 2), ["--runtime", "runc"]);
+  assert.ok(podman.includes("--pull=never"), podman.join(" "));
+  assert.ok(podman.includes("nofile=1024:1024"), podman.join(" "));
+  for (const dockerfile of ["Dockerfile", "-f", "/a\nb"]) {
+    assert.throws(
+      () => containerBuildLaunch({ program: "docker" }, { ...build, dockerfile }),
+      /absolute path on one line/,
+    );
+  }
+  assert.throws(
+    () => containerBuildLaunch({ program: "docker" }, { ...build, tag: "--squash" }),
+    /plain name/,
+  );
+  assert.deepEqual(containerLoadLaunch({ program: "docker" }, "/t/i.tar").args, [
+    "load",
+    "-q",
+    "-i",
+    "/t/i.tar",
+  ]);
+  assert.throws(() => containerLoadLaunch({ program: "docker" }, "-i.tar"), /absolute/);
+  assert.throws(() => containerImageRemoveLaunch({ program: "docker" }, ["-f"]), /plain name/);
 });

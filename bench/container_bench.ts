@@ -1,0 +1,125 @@
+/**
+ * What running the tools in a container costs, against the runtime's own floor, measured in the
+ * same run on a private Docker daemon (scripts/containers/dockerd.sh, via the container tests'
+ * setup) and the cached test image (scripts/containers/build-test-image.sh):
+ *
+ * - start to first answer: Deft starting a container (`openContainer`: the runtime's checks, the
+ *   container, the glibc and workspace probes) and answering a first bash call through its tool
+ *   host inside, vs `docker run --rm IMAGE true`;
+ * - per call: a trivial bash call (`true`) through the tool host already running inside, vs a
+ *   fresh `docker exec CONTAINER true` (the target is at most a tenth).
+ *
+ * Needs root and dockerd (apt-get install docker.io); the image is built once per machine.
+ */
+import { openContainer } from "../src/container/container.ts";
+import { workerEntry } from "../src/tools/host/entry.ts";
+import { TOOL_HOST_COMMAND } from "../src/tools/host/sandboxed.ts";
+import { containerLinkStarter } from "../src/tools/host/container.ts";
+import { createHostedTools } from "../src/tools/host/remote.ts";
+import { ToolExecutor } from "../src/tools/executor.ts";
+import { testRuntime } from "../tests/e2e/container/setup.ts";
+import { median, ms } from "./timing.ts";
+
+const STARTS = 5;
+const CALLS = 30;
+const EXECS = 15;
+
+export default async function containerBench(): Promise<void> {
+  await using rt = await testRuntime("docker");
+  // Deft's runtime client finds the private daemon the way a user's would.
+  const saved = Deno.env.get("DOCKER_HOST");
+  Deno.env.set("DOCKER_HOST", rt.env.DOCKER_HOST);
+  try {
+    await measure(rt.image, rt.cli);
+  } finally {
+    if (saved === undefined) Deno.env.delete("DOCKER_HOST");
+    else Deno.env.set("DOCKER_HOST", saved);
+  }
+}
+
+async function measure(image: string, cli: (...args: string[]) => Promise<string>) {
+  const time = async (f: () => Promise<unknown>) => {
+    const start = performance.now();
+    await f();
+    return performance.now() - start;
+  };
+  const dockerRun = () => cli("run", "--rm", "--network", "none", image, "true");
+  /** A session's container and its bash, as `deft run --docker-image IMAGE -w /testbed` has. */
+  const open = async () => {
+    const container = await openContainer(
+      { runtime: "docker", image, workingDir: "/testbed" },
+      workerEntry(),
+      TOOL_HOST_COMMAND,
+    );
+    const tools = await createHostedTools(
+      { provider: "openai", workspace: container.workspace, settings: { sandbox: "none" } },
+      ["bash"],
+      {},
+      containerLinkStarter(container),
+    );
+    const executor = new ToolExecutor(tools);
+    const call = async (command: string) => {
+      const result = await executor.executeToolCall({
+        name: "bash",
+        call_id: "c",
+        arguments: { command },
+      });
+      if (!result.success) throw new Error(`bash ${command} failed: ${result.error}`);
+      return result;
+    };
+    const close = async () => {
+      await executor.closeTools();
+      await container.close();
+    };
+    return { container, call, close };
+  };
+
+  // Warm the runtime's and Deno's caches.
+  await dockerRun();
+  const warm = await open();
+  await warm.call("true");
+  await warm.close();
+
+  const runs: number[] = [];
+  const starts: number[] = [];
+  for (let i = 0; i < STARTS; i++) {
+    runs.push(await time(dockerRun));
+    let session: Awaited<ReturnType<typeof open>> | undefined;
+    starts.push(
+      await time(async () => {
+        session = await open();
+        await session.call("true");
+      }),
+    );
+    await session!.close();
+  }
+  const run = median(runs);
+  const start = median(starts);
+  console.log(`container: docker run --rm IMAGE true ${ms(run)} (median of ${STARTS})`);
+  console.log(
+    `container: Deft's container start to first tool answer ${ms(start)}; ratio to docker run ` +
+      `${(start / run).toFixed(2)}`,
+  );
+
+  const session = await open();
+  try {
+    await session.call("true");
+    const calls: number[] = [];
+    for (let i = 0; i < CALLS; i++) calls.push(await time(() => session.call("true")));
+    const execs: number[] = [];
+    for (let i = 0; i < EXECS; i++) {
+      execs.push(await time(() => cli("exec", session.container.id, "true")));
+    }
+    const call = median(calls);
+    const exec = median(execs);
+    console.log(
+      `container: bash call through the tool host inside ${ms(call)} (median of ${CALLS}); ` +
+        `fresh docker exec CONTAINER true ${ms(exec)} (median of ${EXECS}); ratio ` +
+        `${(call / exec).toFixed(3)} (target ≤ 0.1)`,
+    );
+  } finally {
+    await session.close();
+  }
+}
+
+if (import.meta.main) await containerBench();
