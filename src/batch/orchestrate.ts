@@ -37,6 +37,12 @@ export interface BatchSettings {
   sandbox?: SandboxMode;
   /** Extra sbatch options. */
   slurmArg?: string[];
+  /** `docker` or `podman` for the tasks with an image (unset: the config's, else detected). */
+  containerRuntime?: "docker" | "podman";
+  /** Turns a SWE-bench line's instance id into its image (tasks.ts `checkImageTemplate`). */
+  imageTemplate?: string;
+  /** `model_name_or_path` in predictions.jsonl (default: the model each run names). */
+  modelNameOrPath?: string;
 }
 
 const DEFAULT_TIMEOUT = 1800;
@@ -47,6 +53,12 @@ function passThrough(settings: BatchSettings): string[] {
   const args = runFlags(settings);
   if (settings.timeout !== undefined) args.push("--timeout", String(settings.timeout));
   if (settings.retryFailed) args.push("--retry-failed");
+  // Each array task (pod) starts its tasks' containers where it runs, as this batch would.
+  if (settings.containerRuntime) args.push("--container-runtime", settings.containerRuntime);
+  if (settings.imageTemplate !== undefined) args.push("--image-template", settings.imageTemplate);
+  if (settings.modelNameOrPath !== undefined) {
+    args.push("--model-name-or-path", settings.modelNameOrPath);
+  }
   return args;
 }
 
@@ -84,6 +96,14 @@ async function context(
     graceMs: GRACE_MS,
     sandbox: tools.sandbox,
     allowNetwork: tools.allowNetwork,
+    container: {
+      runtime: settings.containerRuntime ?? config.container.runtime,
+      network: config.container.allow_network,
+      memory: config.container.memory,
+      pidsLimit: config.container.pids_limit,
+      podmanRuntime: config.container.podman_runtime,
+    },
+    modelName: settings.modelNameOrPath ?? settings.model,
   };
 }
 

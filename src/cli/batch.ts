@@ -55,7 +55,7 @@ export async function batchCommand(
   }
   const tasksFile = resolve(tasksArg);
   const out = resolve(opts.out);
-  const tasks = await readTasks(tasksFile);
+  const tasks = await readTasks(tasksFile, { imageTemplate: opts.imageTemplate });
 
   if (opts.emit === "k8s") {
     await writeStdout(k8sManifest(tasksFile, out, tasks.length, opts));

@@ -76,6 +76,8 @@ export interface ContainerOptions {
   pidsLimit?: number;
   /** Podman's OCI runtime (default runc when installed). */
   podmanRuntime?: string;
+  /** More labels for a container Deft starts (a batch's own); Deft's labels win. */
+  labels?: Record<string, string>;
 }
 
 /** A container Deft's tools run in. */
@@ -502,7 +504,7 @@ export async function openContainer(
   const workdir = await imageWorkdir(cli, image);
   const plan = workspacePlan(opts.workingDir, workdir, false);
   const owner = await ownerTag();
-  const labels: Record<string, string> = { [DEFT_LABEL]: "1" };
+  const labels: Record<string, string> = { ...opts.labels, [DEFT_LABEL]: "1" };
   if (owner) labels[OWNER_LABEL] = owner;
   if (opts.keep) labels[KEEP_LABEL] = "1";
   const name = containerName();
