@@ -16,7 +16,8 @@ import { queuedTasks, submitArray } from "./slurm.ts";
 import { countState } from "./summary.ts";
 import type { BatchTask } from "./tasks.ts";
 import { readEnv } from "../env.ts";
-import { loadConfig } from "../config/load.ts";
+import { loadConfig, type LoadedConfig } from "../config/load.ts";
+import { resolveRunConfig } from "../config/resolve.ts";
 import { resolveToolSettings } from "../config/tool_settings.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
 import { deftArgv } from "../policy/self.ts";
@@ -84,7 +85,8 @@ async function context(
   settings: BatchSettings,
   runner: string,
 ): Promise<TaskContext> {
-  const { config } = await loadConfig(settings.configFile);
+  const loaded = await loadConfig(settings.configFile);
+  const { config } = loaded;
   const tools = resolveToolSettings(config, { sandbox: settings.sandbox });
   const resolved = { ...settings, sandbox: tools.sandbox };
   return {
@@ -103,8 +105,23 @@ async function context(
       pidsLimit: config.container.pids_limit,
       podmanRuntime: config.container.podman_runtime,
     },
-    modelName: settings.modelNameOrPath ?? settings.model,
+    modelName: settings.modelNameOrPath,
+    configuredModel: configuredModel(loaded, settings),
   };
+}
+
+/** The model id the tasks' runs are configured with; undefined when none resolves. */
+function configuredModel(loaded: LoadedConfig, settings: BatchSettings): string | undefined {
+  try {
+    const overrides = {
+      provider: settings.provider,
+      model: settings.model,
+      modelBaseUrl: settings.modelBaseUrl,
+    };
+    return resolveRunConfig(loaded, overrides, readEnv, false).model.settings.model;
+  } catch {
+    return settings.model;
+  }
 }
 
 /** An AbortController that Ctrl-C, SIGTERM (scancel, kill) and SIGHUP abort. */

@@ -59,8 +59,10 @@ export interface TaskContext {
   allowNetwork?: boolean;
   /** How the containers of tasks with an image are started. */
   container: TaskContainerSettings;
-  /** `model_name_or_path` of the predictions; unset: the model each run names. */
+  /** `--model-name-or-path`: `model_name_or_path` of every prediction. */
   modelName?: string;
+  /** The model id the runs are configured with (for a task whose run never reported one). */
+  configuredModel?: string;
 }
 
 /** Runs one task and records its result; never throws for a task's own failure. */
@@ -217,7 +219,7 @@ export async function runBatchTask(
   if (status !== "interrupted") {
     await recordPrediction(ctx.out, {
       instance_id: task.instance_id ?? task.id,
-      model_name_or_path: ctx.modelName ?? summary?.model ?? "deft",
+      model_name_or_path: ctx.modelName ?? summary?.model ?? ctx.configuredModel ?? "deft",
       model_patch: await Deno.readTextFile(paths.patch).catch(() => ""),
     });
   }
