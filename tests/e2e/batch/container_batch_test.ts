@@ -268,6 +268,39 @@ for (const runtime of ["docker", "podman"] as const) {
           assert.deepEqual(processesWith("sleep 7311"), []);
         },
       );
+
+      await t.step(
+        "a task past its time limit: its container goes, its prediction stays",
+        async () => {
+          const out = join(dir.path, "out-timeout");
+          const hangFile = join(dir.path, "timeout.jsonl");
+          await Deno.writeTextFile(
+            hangFile,
+            JSON.stringify(datasetLine(ids[0], { replay: "hang.json", test: "true", timeout: 4 })) +
+              "\n",
+          );
+          const run = await runDeft([
+            "batch",
+            hangFile,
+            "--out",
+            out,
+            "--image-template",
+            template,
+            "--container-runtime",
+            runtime,
+          ], { env });
+          assert.equal(run.code, 1, run.stderr);
+          const result = JSON.parse(await Deno.readTextFile(join(out, ids[0], "result.json")));
+          assert.equal(result.status, "timeout");
+          assert.equal(result.test_exit_code, null);
+          // A timed-out task is finished: SWE-bench gets its (empty) patch.
+          const [prediction] = jsonLines(join(out, "predictions.jsonl"));
+          assert.equal(prediction.instance_id, ids[0]);
+          assert.equal(prediction.model_patch, "");
+          assert.deepEqual(await batchContainers(rt, out), []);
+          assert.deepEqual(processesWith("sleep 7311"), []);
+        },
+      );
     } finally {
       for (const tag of tags) await rt.cli("rmi", tag).catch(() => {});
     }
