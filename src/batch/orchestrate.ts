@@ -16,7 +16,8 @@ import { queuedTasks, submitArray } from "./slurm.ts";
 import { countState } from "./summary.ts";
 import type { BatchTask } from "./tasks.ts";
 import { readEnv } from "../env.ts";
-import { loadConfig } from "../config/load.ts";
+import { loadConfig, type LoadedConfig } from "../config/load.ts";
+import { resolveRunConfig } from "../config/resolve.ts";
 import { resolveToolSettings } from "../config/tool_settings.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
 import { deftArgv } from "../policy/self.ts";
@@ -37,6 +38,12 @@ export interface BatchSettings {
   sandbox?: SandboxMode;
   /** Extra sbatch options. */
   slurmArg?: string[];
+  /** `docker` or `podman` for the tasks with an image (unset: the config's, else detected). */
+  containerRuntime?: "docker" | "podman";
+  /** Turns a SWE-bench line's instance id into its image (tasks.ts `checkImageTemplate`). */
+  imageTemplate?: string;
+  /** `model_name_or_path` in predictions.jsonl (default: the model each run names). */
+  modelNameOrPath?: string;
 }
 
 const DEFAULT_TIMEOUT = 1800;
@@ -47,6 +54,12 @@ function passThrough(settings: BatchSettings): string[] {
   const args = runFlags(settings);
   if (settings.timeout !== undefined) args.push("--timeout", String(settings.timeout));
   if (settings.retryFailed) args.push("--retry-failed");
+  // Each array task (pod) starts its tasks' containers where it runs, as this batch would.
+  if (settings.containerRuntime) args.push("--container-runtime", settings.containerRuntime);
+  if (settings.imageTemplate !== undefined) args.push("--image-template", settings.imageTemplate);
+  if (settings.modelNameOrPath !== undefined) {
+    args.push("--model-name-or-path", settings.modelNameOrPath);
+  }
   return args;
 }
 
@@ -72,7 +85,8 @@ async function context(
   settings: BatchSettings,
   runner: string,
 ): Promise<TaskContext> {
-  const { config } = await loadConfig(settings.configFile);
+  const loaded = await loadConfig(settings.configFile);
+  const { config } = loaded;
   const tools = resolveToolSettings(config, { sandbox: settings.sandbox });
   const resolved = { ...settings, sandbox: tools.sandbox };
   return {
@@ -84,7 +98,30 @@ async function context(
     graceMs: GRACE_MS,
     sandbox: tools.sandbox,
     allowNetwork: tools.allowNetwork,
+    container: {
+      runtime: settings.containerRuntime ?? config.container.runtime,
+      network: config.container.allow_network,
+      memory: config.container.memory,
+      pidsLimit: config.container.pids_limit,
+      podmanRuntime: config.container.podman_runtime,
+    },
+    modelName: settings.modelNameOrPath,
+    configuredModel: configuredModel(loaded, settings),
   };
+}
+
+/** The model id the tasks' runs are configured with; undefined when none resolves. */
+function configuredModel(loaded: LoadedConfig, settings: BatchSettings): string | undefined {
+  try {
+    const overrides = {
+      provider: settings.provider,
+      model: settings.model,
+      modelBaseUrl: settings.modelBaseUrl,
+    };
+    return resolveRunConfig(loaded, overrides, readEnv, false).model.settings.model;
+  } catch {
+    return settings.model;
+  }
 }
 
 /** An AbortController that Ctrl-C, SIGTERM (scancel, kill) and SIGHUP abort. */

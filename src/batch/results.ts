@@ -32,6 +32,11 @@ export interface TaskResult {
   finished_at: string;
   /** Where the task ran: `local` or `slurm:JOB_TASK`. */
   runner: string;
+  /** The repository and commit the task line names (with an image: recorded, not cloned). */
+  repo?: string | null;
+  commit?: string | null;
+  /** The image the task ran in; null when it ran in a checkout. */
+  image?: string | null;
 }
 
 /** Paths of one task's files. */
@@ -52,6 +57,30 @@ export function taskPaths(out: string, id: string) {
 /** The shared results file of a batch. */
 export function resultsFile(out: string): string {
   return join(out, "results.jsonl");
+}
+
+/** The batch's predictions, in the format SWE-bench's evaluation harness reads. */
+export function predictionsFile(out: string): string {
+  return join(out, "predictions.jsonl");
+}
+
+/**
+ * One line of `predictions.jsonl`, exactly SWE-bench's prediction format: the instance, the model
+ * (a name the harness groups its reports by) and the patch ("" when the run changed nothing).
+ */
+export interface Prediction {
+  instance_id: string;
+  model_name_or_path: string;
+  model_patch: string;
+}
+
+/** Appends a finished task's prediction (a task run again adds a later line; the last wins). */
+export async function recordPrediction(out: string, prediction: Prediction): Promise<void> {
+  const { instance_id, model_name_or_path, model_patch } = prediction;
+  await appendLine(
+    predictionsFile(out),
+    JSON.stringify({ instance_id, model_name_or_path, model_patch }),
+  );
 }
 
 /** Reads a task's result.json; undefined when absent or unreadable (the task is then rerun). */

@@ -1,15 +1,26 @@
 /**
- * One task of a batch, start to finish: a fresh checkout, `deft run` in its own process group
- * (trajectory, patch and a JSON summary), the task's test command, and result.json. A task that
+ * One task of a batch, start to finish: a fresh checkout (or, for a task with an image, a
+ * container of it: see task_container.ts), `deft run` in its own process group (trajectory, patch
+ * and a JSON summary), the task's test command, result.json and its line of predictions.jsonl.
+ * A task that
  * passes its time limit or is interrupted gets SIGINT, so `deft run` can record where it stopped,
  * then SIGKILL after a grace period; whatever it started is swept up before the result is written.
  */
 import type { RunSummary as FullSummary } from "../agent/outcome.ts";
 import { workspacePatch } from "../agent/patch.ts";
 import { checkout } from "./checkout.ts";
+import type { Container } from "../container/container.ts";
+import {
+  attachArgs,
+  containerFallbackPatch,
+  containerTestLaunch,
+  openTaskContainer,
+  type TaskContainerSettings,
+} from "./task_container.ts";
 import { killTagged, signalGroup, spawnGroup, TASK_TAG } from "./process_group.ts";
 import {
   markRunning,
+  recordPrediction,
   recordResult,
   taskPaths,
   type TaskResult,
@@ -46,6 +57,12 @@ export interface TaskContext {
    */
   sandbox?: SandboxMode;
   allowNetwork?: boolean;
+  /** How the containers of tasks with an image are started. */
+  container: TaskContainerSettings;
+  /** `--model-name-or-path`: `model_name_or_path` of every prediction. */
+  modelName?: string;
+  /** The model id the runs are configured with (for a task whose run never reported one). */
+  configuredModel?: string;
 }
 
 /** Runs one task and records its result; never throws for a task's own failure. */
@@ -70,20 +87,30 @@ export async function runBatchTask(
   let testExit: number | null = null;
   let summary: RunSummary | undefined;
   let error: string | null = null;
+  let container: Container | undefined;
   try {
     await Deno.remove(paths.dir, { recursive: true }).catch(() => {});
     await Deno.mkdir(paths.dir, { recursive: true });
     await markRunning(ctx.out, task.id);
     // The clone is the task's code, not the user's: a trusted --out folder must not trust it.
     await markNotTrusted(paths.dir);
-    await checkout(task.repo, task.commit, paths.workspace, limit.signal);
+    if (task.image !== undefined) {
+      // The repository is the one inside the image: nothing is cloned.
+      container = await openTaskContainer({ ...task, image: task.image }, ctx.container, ctx.out);
+    } else {
+      await checkout(task.repo!, task.commit, paths.workspace, limit.signal);
+    }
     if (task.task !== undefined) await Deno.writeTextFile(paths.taskText, task.task);
 
     const log = await Deno.open(paths.log, { write: true, create: true, truncate: true });
     try {
       const env = { [TASK_TAG]: tag, NO_COLOR: "1" };
       const run = await runInGroup(
-        deftTaskLaunch([...deftArgv(), "run", ...runArgs(task, ctx, paths)], paths.workspace, env),
+        deftTaskLaunch(
+          [...deftArgv(), "run", ...runArgs(task, ctx, paths, container)],
+          container ? paths.dir : paths.workspace,
+          env,
+        ),
         tag,
         log,
         limit.signal,
@@ -96,14 +123,13 @@ export async function runBatchTask(
       }
       if (task.test !== undefined && summary && !limit.signal.aborted) {
         await log.write(new TextEncoder().encode(`\n--- test: ${task.test}\n`));
-        // The test is the model's code now: it runs confined like the model's shell.
-        const policy = processPolicy(await Deno.realPath(paths.workspace), {
-          sandbox: ctx.sandbox ?? defaultSandbox().mode,
-          allowNetwork: ctx.allowNetwork,
-        });
-        const confined = taskTestLaunch(policy, task.test, env);
         const test = await runInGroup(
-          groupLeader([confined.program, ...confined.args], confined.cwd, confined.env),
+          container ? containerTestLaunch(container, task.test) : await hostTestLaunch(
+            task.test,
+            paths.workspace,
+            ctx,
+            env,
+          ),
           tag,
           log,
           limit.signal,
@@ -125,10 +151,20 @@ export async function runBatchTask(
       await new Promise((r) => setTimeout(r, 300));
       await killTagged(tag);
     }
+    if (container) {
+      // A run that was killed or crashed never wrote its patch: take it from inside, then the
+      // container goes, whatever happened.
+      if (!await exists(paths.patch) && await exists(paths.dir)) {
+        await Deno.writeTextFile(paths.patch, await containerFallbackPatch(container));
+      }
+      await container.close().catch((e) => {
+        error ??= (e as Error).message;
+      });
+    }
   }
 
   // A run that was killed or crashed never wrote its patch: take it from the checkout.
-  if (!await exists(paths.patch) && await exists(paths.workspace)) {
+  if (!container && !await exists(paths.patch) && await exists(paths.workspace)) {
     await Deno.writeTextFile(paths.patch, await workspacePatch(paths.workspace).catch(() => ""));
   }
 
@@ -174,20 +210,50 @@ export async function runBatchTask(
     started_at: started.toISOString(),
     finished_at: finished.toISOString(),
     runner: ctx.runner,
+    repo: task.repo ?? null,
+    commit: task.commit ?? null,
+    image: task.image ?? null,
   };
   await Deno.mkdir(paths.dir, { recursive: true });
+  // The prediction first: a task with a result is finished, and so is its prediction.
+  if (status !== "interrupted") {
+    await recordPrediction(ctx.out, {
+      instance_id: task.instance_id ?? task.id,
+      model_name_or_path: ctx.modelName ?? summary?.model ?? ctx.configuredModel ?? "deft",
+      model_patch: await Deno.readTextFile(paths.patch).catch(() => ""),
+    });
+  }
   await recordResult(ctx.out, result);
   return result;
+}
+
+/** The task's `test` on the host: the model's code now, so it runs confined like its shell. */
+async function hostTestLaunch(
+  command: string,
+  workspace: string,
+  ctx: TaskContext,
+  env: Record<string, string>,
+): Promise<Launch> {
+  const policy = processPolicy(await Deno.realPath(workspace), {
+    sandbox: ctx.sandbox ?? defaultSandbox().mode,
+    allowNetwork: ctx.allowNetwork,
+  });
+  const confined = taskTestLaunch(policy, command, env);
+  return groupLeader([confined.program, ...confined.args], confined.cwd, confined.env);
 }
 
 /** The part of `deft run --json`'s summary a batch reads (an older Deft may leave some out). */
 type RunSummary = Pick<FullSummary, "success"> & Partial<FullSummary>;
 
-function runArgs(task: BatchTask, ctx: TaskContext, paths: ReturnType<typeof taskPaths>) {
+function runArgs(
+  task: BatchTask,
+  ctx: TaskContext,
+  paths: ReturnType<typeof taskPaths>,
+  container: Container | undefined,
+) {
   const args = [
     "--json",
-    "-w",
-    paths.workspace,
+    ...(container ? attachArgs(container) : ["-w", paths.workspace]),
     "-t",
     paths.trajectory,
     "--patch-path",

@@ -2,9 +2,16 @@
  * The task file of `deft batch`: JSON Lines, one task per line. Every line is checked before any
  * task starts, and every bad line is reported with its line number, so a typo on line 900 does not
  * surface hours into a run.
+ *
+ * Two kinds of line: Deft's own (`id`, `repo`, `task`, …; an unknown field is a typo and an error)
+ * and SWE-bench dataset lines as they are (`instance_id`, `repo`, `base_commit`,
+ * `problem_statement`, …; fields Deft does not use are tolerated). A line with an image (its own
+ * `image`, or `--image-template` applied to its instance id) runs in a container of it, on the
+ * repository inside; its `repo` and commit are recorded, not cloned.
  */
 import { dirname, isAbsolute, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
+import { checkContainerWord } from "../policy/process.ts";
 
 /** One task of a batch, as validated. */
 export interface BatchTask {
@@ -12,9 +19,19 @@ export interface BatchTask {
   index: number;
   /** Unique name; also the folder under the output directory. */
   id: string;
-  /** A local path (absolute after validation) or a URL git can clone. */
-  repo: string;
+  /**
+   * A local path (absolute after validation) or a URL git can clone; with an image, the
+   * repository as the line names it (recorded, not cloned).
+   */
+  repo?: string;
+  /** The commit to check out; with an image, recorded only (SWE-bench's `base_commit`). */
   commit?: string;
+  /** The image the task runs in; its repository is the one inside (see `workdir`). */
+  image?: string;
+  /** The workspace inside the image, absolute; unset: the image's WORKDIR. */
+  workdir?: string;
+  /** The SWE-bench instance id the line came with (it is also the task's `id`). */
+  instance_id?: string;
   /** The problem statement; absent only when `replay` gives the recording's own task. */
   task?: string;
   /** A shell command run in the checkout afterwards; its exit code says whether the patch works. */
@@ -26,7 +43,28 @@ export interface BatchTask {
   replay?: string;
 }
 
-const KEYS = ["id", "repo", "commit", "task", "test", "max_steps", "timeout", "replay"];
+const KEYS = [
+  "id",
+  "repo",
+  "commit",
+  "task",
+  "test",
+  "max_steps",
+  "timeout",
+  "replay",
+  "image",
+  "workdir",
+];
+
+/** `--image-template swebench`: SWE-bench's own images on Docker Hub (x86_64). */
+export const SWE_BENCH_TEMPLATE = "swebench/sweb.eval.x86_64.{swebench_id}:latest";
+const PLACEHOLDERS = ["id", "id_lower", "swebench_id"];
+
+/** What reading a task file may be told. */
+export interface TaskFileOptions {
+  /** Turns a SWE-bench line's instance id into its image (see `imageFor`). */
+  imageTemplate?: string;
+}
 
 // Ids become folder names: no separators, no dot-only names, nothing an option parser would take.
 const ID_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
@@ -34,18 +72,66 @@ const ID_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 const COMMIT_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._\/^~@{}-]{0,199}$/;
 
 /** Reads and validates a task file; throws a UsageError listing every bad line. */
-export async function readTasks(path: string): Promise<BatchTask[]> {
+export async function readTasks(
+  path: string,
+  options: TaskFileOptions = {},
+): Promise<BatchTask[]> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
   } catch (e) {
     throw new UsageError(`cannot read the task file ${path}: ${(e as Error).message}`);
   }
-  return parseTasks(text, path);
+  return parseTasks(text, path, options);
+}
+
+/**
+ * Checks an `--image-template`: `swebench` (SWE-bench's images), or a name holding at least one
+ * of `{id}` (the instance id as written), `{id_lower}` (lower-cased, as SWE-bench's locally
+ * built images are named) and `{swebench_id}` (lower-cased, every `__` as `_1776_`, as
+ * SWE-bench's images on Docker Hub are named). Returns the template to use.
+ */
+export function checkImageTemplate(template: string): string {
+  const full = template === "swebench" ? SWE_BENCH_TEMPLATE : template;
+  const used = [...full.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1]);
+  const unknown = used.filter((p) => !PLACEHOLDERS.includes(p));
+  if (unknown.length || used.length === 0) {
+    throw new UsageError(
+      `--image-template ${JSON.stringify(template)} ` +
+        (unknown.length
+          ? `has unknown placeholder(s) {${unknown.join("}, {")}}`
+          : "names no instance") +
+        ": use {id}, {id_lower} or {swebench_id} (SWE-bench's Docker Hub naming), or " +
+        `\`swebench\` for ${SWE_BENCH_TEMPLATE}.`,
+    );
+  }
+  try {
+    checkContainerWord("--image-template", imageFor(full, "a__b-1"));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  return full;
+}
+
+/** The image `template` names for `instanceId` (see `checkImageTemplate`). */
+export function imageFor(template: string, instanceId: string): string {
+  const values: Record<string, string> = {
+    id: instanceId,
+    id_lower: instanceId.toLowerCase(),
+    swebench_id: instanceId.toLowerCase().replaceAll("__", "_1776_"),
+  };
+  return template.replace(/\{([a-z_]+)\}/g, (_, p: string) => values[p]);
 }
 
 /** Validates task-file text; relative paths are taken from the folder of `path`. */
-export function parseTasks(text: string, path: string): BatchTask[] {
+export function parseTasks(
+  text: string,
+  path: string,
+  options: TaskFileOptions = {},
+): BatchTask[] {
+  const template = options.imageTemplate === undefined
+    ? undefined
+    : checkImageTemplate(options.imageTemplate);
   const base = dirname(resolve(path));
   const tasks: BatchTask[] = [];
   const errors: string[] = [];
@@ -69,9 +155,20 @@ export function parseTasks(text: string, path: string): BatchTask[] {
       return;
     }
     const record = value as Record<string, unknown>;
-    const unknown = Object.keys(record).filter((k) => !KEYS.includes(k));
-    if (unknown.length) {
-      problems.push(`unknown field(s) ${unknown.join(", ")} (known: ${KEYS.join(", ")})`);
+    // A SWE-bench line: the dataset's fields as they are, any others tolerated.
+    const sweBench = "instance_id" in record;
+    if (!sweBench) {
+      const unknown = Object.keys(record).filter((k) => !KEYS.includes(k));
+      if (unknown.includes("dockerfile")) {
+        problems.push(
+          `"dockerfile" is not supported in a batch: build the image first ` +
+            `(docker build -t NAME -f FILE DIR) and name it with "image"`,
+        );
+      }
+      const others = unknown.filter((k) => k !== "dockerfile");
+      if (others.length) {
+        problems.push(`unknown field(s) ${others.join(", ")} (known: ${KEYS.join(", ")})`);
+      }
     }
     const str = (key: string, required: boolean): string | undefined => {
       const v = record[key];
@@ -97,25 +194,70 @@ export function parseTasks(text: string, path: string): BatchTask[] {
       }
       return v;
     };
-    const id = str("id", true);
+    if (sweBench && record.id !== undefined) {
+      problems.push(`"id" and "instance_id" cannot go together: the instance id names the task`);
+    }
+    const idKey = sweBench ? "instance_id" : "id";
+    const id = str(idKey, true);
     if (id !== undefined && !ID_PATTERN.test(id)) {
       problems.push(
-        `"id" ${JSON.stringify(id)} must be 1-128 letters, digits, ".", "_" or "-", ` +
+        `"${idKey}" ${JSON.stringify(id)} must be 1-128 letters, digits, ".", "_" or "-", ` +
           `not starting with "." or "-" (it names the task's folder)`,
       );
     } else if (id !== undefined && seen.has(id)) {
       problems.push(`"id" ${JSON.stringify(id)} is used again (first on line ${seen.get(id)})`);
     } else if (id !== undefined) seen.set(id, i + 1);
-    const repo = str("repo", true);
-    const commit = str("commit", false);
-    if (commit !== undefined && !COMMIT_PATTERN.test(commit)) {
-      problems.push(`"commit" ${JSON.stringify(commit)} is not a commit, branch or tag name`);
+    let image = str("image", false);
+    if (image === undefined && sweBench && id !== undefined) {
+      if (template === undefined) {
+        problems.push(
+          `no image for instance ${JSON.stringify(id)}: give --image-template (\`swebench\` for ` +
+            `SWE-bench's own images) or an "image" field`,
+        );
+      } else image = imageFor(template, id);
     }
-    const task = str("task", false);
+    if (image !== undefined) {
+      try {
+        checkContainerWord(`"image"`, image);
+      } catch (e) {
+        problems.push((e as Error).message);
+        image = undefined;
+      }
+    }
+    const contained = image !== undefined || record.image !== undefined || sweBench;
+    const repo = str("repo", false);
+    if (!contained && record.repo === undefined) {
+      problems.push(
+        `"repo" is missing (the repository to clone; or name an "image" whose WORKDIR holds it)`,
+      );
+    }
+    const commitKey = sweBench && record.commit === undefined ? "base_commit" : "commit";
+    const commit = str(commitKey, false);
+    if (commit !== undefined && !COMMIT_PATTERN.test(commit)) {
+      problems.push(`"${commitKey}" ${JSON.stringify(commit)} is not a commit, branch or tag name`);
+    }
+    const workdir = str("workdir", false);
+    if (workdir !== undefined && (!workdir.startsWith("/") || /[\0\n\r]/.test(workdir))) {
+      problems.push(
+        `"workdir" ${JSON.stringify(workdir)} must be an absolute folder inside the image`,
+      );
+    }
+    if (workdir !== undefined && !contained) {
+      problems.push(`"workdir" names a folder inside an image: give "image" too`);
+    }
+    const task = str("task", false) ??
+      (sweBench && record.task === undefined ? str("problem_statement", false) : undefined);
     const test = str("test", false);
     const replay = str("replay", false);
-    if (task === undefined && replay === undefined && record.task === undefined) {
-      problems.push(`"task" is missing (the problem statement; optional only with "replay")`);
+    if (
+      task === undefined && replay === undefined && record.task === undefined &&
+      record.problem_statement === undefined
+    ) {
+      problems.push(
+        sweBench
+          ? `"problem_statement" is missing (optional only with "replay")`
+          : `"task" is missing (the problem statement; optional only with "replay")`,
+      );
     }
     const maxSteps = num("max_steps", true);
     const timeout = num("timeout", false);
@@ -126,8 +268,13 @@ export function parseTasks(text: string, path: string): BatchTask[] {
     tasks.push({
       index: tasks.length,
       id: id!,
-      repo: isRemote(repo!) ? repo! : resolve(base, repo!),
+      ...(repo === undefined
+        ? {}
+        : { repo: image !== undefined || isRemote(repo) ? repo : resolve(base, repo) }),
       ...(commit !== undefined ? { commit } : {}),
+      ...(image !== undefined ? { image } : {}),
+      ...(workdir !== undefined ? { workdir: workdir.replace(/(.)\/+$/, "$1") } : {}),
+      ...(sweBench ? { instance_id: id! } : {}),
       ...(task !== undefined ? { task } : {}),
       ...(test !== undefined ? { test } : {}),
       ...(maxSteps !== undefined ? { max_steps: maxSteps } : {}),

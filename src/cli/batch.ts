@@ -50,12 +50,15 @@ export async function batchCommand(
   if (opts.slurmArg?.length && !opts.slurm) {
     throw new UsageError("--slurm-arg only applies with --slurm.");
   }
+  if (opts.modelNameOrPath !== undefined && opts.modelNameOrPath.trim() === "") {
+    throw new UsageError("--model-name-or-path must name the model (it labels every prediction).");
+  }
   if (opts.emit !== undefined && opts.emit !== "k8s") {
     throw new UsageError(`--emit ${opts.emit}: the only format is k8s.`);
   }
   const tasksFile = resolve(tasksArg);
   const out = resolve(opts.out);
-  const tasks = await readTasks(tasksFile);
+  const tasks = await readTasks(tasksFile, { imageTemplate: opts.imageTemplate });
 
   if (opts.emit === "k8s") {
     await writeStdout(k8sManifest(tasksFile, out, tasks.length, opts));

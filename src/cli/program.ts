@@ -16,7 +16,7 @@ import {
   SANDBOX,
   WORKING_DIR,
 } from "./spec.ts";
-import { CONTAINER_OPTIONS } from "./spec.ts";
+import { BATCH_CONTAINER_OPTIONS, CONTAINER_OPTIONS } from "./spec.ts";
 import { OUTPUT_FORMATS } from "./console/choose.ts";
 import { COLOR_MODES } from "./console/style.ts";
 import { APPROVAL_MODES } from "../agent/approval.ts";
@@ -284,6 +284,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     described(CONFIG_FILE, "config file for every task"),
     described(MAX_STEPS, "step limit per task (a task's own wins)"),
     SANDBOX,
+    ...BATCH_CONTAINER_OPTIONS,
   ]).action(async (tasks, dir, opts) => {
     const { batchCommand } = await import("./batch.ts");
     setExit(await batchCommand(tasks, dir, opts));

@@ -161,3 +161,23 @@ export const CONTAINER_OPTIONS: readonly OptionSpec[] = [
     { choices: ["docker", "podman"] },
   ),
 ];
+
+/** `deft batch`: tasks with an image, SWE-bench dataset lines and their predictions. */
+export const BATCH_CONTAINER_OPTIONS: readonly OptionSpec[] = [
+  option(
+    "--image-template <template>",
+    "the image of a SWE-bench line: {id}, {id_lower} or {swebench_id} filled in from its " +
+      "instance_id (`swebench`: swebench/sweb.eval.x86_64.{swebench_id}:latest); a line's " +
+      "image wins",
+  ),
+  option(
+    "--model-name-or-path <name>",
+    "model_name_or_path in predictions.jsonl (default: the model id)",
+  ),
+  option(
+    "--container-runtime <runtime>",
+    "docker or podman for the tasks with an image (default: docker when its daemon answers, " +
+      "else podman)",
+    { choices: ["docker", "podman"] },
+  ),
+];

@@ -96,6 +96,8 @@ export interface ContainerOptions {
   podmanRuntime?: string;
   /** Told what takes a while (a build, a load) before it starts. */
   note?: (text: string) => void;
+  /** More labels for a container Deft starts (a batch's own); Deft's labels win. */
+  labels?: Record<string, string>;
 }
 
 /** A container Deft's tools run in. */
@@ -737,7 +739,7 @@ export async function openContainer(
     await dropImage();
     throw e;
   }
-  const labels: Record<string, string> = { [DEFT_LABEL]: "1" };
+  const labels: Record<string, string> = { ...opts.labels, [DEFT_LABEL]: "1" };
   if (owner) labels[OWNER_LABEL] = owner;
   if (opts.keep) labels[KEEP_LABEL] = "1";
   const name = containerName();

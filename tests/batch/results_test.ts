@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   isFinished,
+  predictionsFile,
+  recordPrediction,
   recordResult,
   resultsFile,
   taskPaths,
@@ -55,4 +57,32 @@ Deno.test("results: an interrupted task is recorded in result.json but not liste
     ["t1", "failed"],
     ["t0", "passed"],
   ]);
+});
+
+Deno.test("predictions.jsonl: SWE-bench's three fields, one whole line per finished task", async () => {
+  await using tmp = await tempDir("deft-predictions-");
+  const extra = { instance_id: "a__b-1", model_name_or_path: "m", model_patch: "", status: "x" };
+  await recordPrediction(tmp.path, extra);
+  const patch = 'diff --git a/x b/x\n+\u00e9 "quoted"\n';
+  await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      recordPrediction(tmp.path, {
+        instance_id: `a__b-${i + 2}`,
+        model_name_or_path: "org/model",
+        model_patch: patch.repeat(500),
+      })),
+  );
+  const lines = (await Deno.readTextFile(predictionsFile(tmp.path))).trimEnd().split("\n");
+  assert.equal(lines.length, 21);
+  // Only the harness's fields: anything else a caller holds stays out.
+  assert.deepEqual(JSON.parse(lines[0]), {
+    instance_id: "a__b-1",
+    model_name_or_path: "m",
+    model_patch: "",
+  });
+  for (const line of lines.slice(1)) {
+    const p = JSON.parse(line);
+    assert.deepEqual(Object.keys(p), ["instance_id", "model_name_or_path", "model_patch"]);
+    assert.equal(p.model_patch, patch.repeat(500));
+  }
 });

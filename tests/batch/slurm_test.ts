@@ -6,7 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { submitArray } from "../../src/batch/slurm.ts";
+import { shellQuote, submitArray } from "../../src/batch/slurm.ts";
+import { submitSlurm } from "../../src/batch/orchestrate.ts";
+import { parseTasks } from "../../src/batch/tasks.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 async function submitted(
@@ -61,4 +63,51 @@ Deno.test("slurm: the job's time limit leaves room beyond a task's own limit", a
   // The user's own --time wins.
   const own = await submitted({ concurrency: 2, maxTaskSeconds: 600, slurmArgs: ["--time=5"] });
   assert.deepEqual(own.filter((a) => a.startsWith("--time")), ["--time=5"]);
+});
+
+Deno.test("slurm: each array task gets the batch's container and prediction flags", async () => {
+  await using tmp = await tempDir("deft-fake-sbatch-");
+  const bin = join(tmp.path, "bin");
+  await Deno.mkdir(bin);
+  await Deno.writeTextFile(join(bin, "sbatch"), "#!/bin/bash\necho 77\n", { mode: 0o755 });
+  const out = join(tmp.path, "out");
+  const tasksFile = join(tmp.path, "swe.jsonl");
+  await Deno.writeTextFile(
+    tasksFile,
+    JSON.stringify({ instance_id: "a__b-1", problem_statement: "p", repo: "a/b" }) + "\n",
+  );
+  const template = "reg/sweb.eval.x86_64.{swebench_id}:latest";
+  const tasks = parseTasks(await Deno.readTextFile(tasksFile), tasksFile, {
+    imageTemplate: template,
+  });
+  const path = Deno.env.get("PATH") ?? "";
+  Deno.env.set("PATH", `${bin}:${path}`);
+  try {
+    const submitted = await submitSlurm(tasks, tasksFile, out, {
+      containerRuntime: "podman",
+      imageTemplate: template,
+      modelNameOrPath: "my model",
+      model: "m-1",
+    });
+    assert.equal(submitted.jobId, "77");
+  } finally {
+    Deno.env.set("PATH", path);
+  }
+  const script = await Deno.readTextFile(join(out, "slurm", "array.sh"));
+  const exec = script.split("\n").find((l) => l.startsWith("exec "))!;
+  // The node's `deft batch --index` starts the task's container itself, with the same runtime,
+  // images and prediction name as this batch.
+  assert.ok(exec.includes(" --container-runtime podman "), exec);
+  assert.ok(exec.includes(` --image-template ${shellQuote(template)} `), exec);
+  assert.ok(exec.includes(" --model-name-or-path 'my model' "), exec);
+  assert.ok(exec.includes(" -m m-1 "), exec);
+  assert.ok(exec.endsWith(` --index "$SLURM_ARRAY_TASK_ID"`), exec);
+  // The words bash reads back are the flags themselves.
+  const words = new Deno.Command("bash", {
+    args: ["-c", `printf '%s\\n' ${exec.slice("exec ".length).replace(/ --index.*$/, "")}`],
+  }).outputSync();
+  const argv = new TextDecoder().decode(words.stdout).trimEnd().split("\n");
+  const at = argv.indexOf("--image-template");
+  assert.equal(argv[at + 1], template);
+  assert.equal(argv[argv.indexOf("--model-name-or-path") + 1], "my model");
 });

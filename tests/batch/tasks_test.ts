@@ -69,3 +69,136 @@ Deno.test("array ranges and shell quoting for the job script", () => {
   assert.equal(shellQuote("/a/b.jsonl"), "/a/b.jsonl");
   assert.equal(shellQuote("it's $HOME"), "'it'\\''s $HOME'");
 });
+
+/** A SWE-bench dataset line with its usual fields. */
+function sweLine(extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    repo: "astropy/astropy",
+    instance_id: "astropy__astropy-12907",
+    base_commit: "d16bfe05a744909de4b27f5875fe0d4ed41ce607",
+    patch: "diff --git a/x b/x\n",
+    test_patch: "diff --git a/y b/y\n",
+    problem_statement: "Modeling's separability_matrix is wrong for nested models",
+    hints_text: "",
+    created_at: "2022-03-03T15:14:54Z",
+    version: "4.3",
+    FAIL_TO_PASS: '["astropy/modeling/tests/test_separable.py::test_separable[compound_model6]"]',
+    PASS_TO_PASS: "[]",
+    environment_setup_commit: "298ccb478e6bf092953bca67a3d29dc6c35f6752",
+    ...extra,
+  });
+}
+
+function usageMessage(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    assert.ok(e instanceof UsageError, String(e));
+    return e.message;
+  }
+  assert.fail("no UsageError");
+}
+
+Deno.test("a SWE-bench line as it is: its id, statement and image; repo and commit recorded", () => {
+  const [task] = parseTasks(
+    sweLine({ replay: "r.json", test: "pytest -x", timeout: 60 }),
+    "/d/swe.jsonl",
+    {
+      imageTemplate: "swebench",
+    },
+  );
+  assert.deepEqual(task, {
+    index: 0,
+    id: "astropy__astropy-12907",
+    instance_id: "astropy__astropy-12907",
+    // Recorded as the dataset names it, not resolved as a path: nothing is cloned.
+    repo: "astropy/astropy",
+    commit: "d16bfe05a744909de4b27f5875fe0d4ed41ce607",
+    image: "swebench/sweb.eval.x86_64.astropy_1776_astropy-12907:latest",
+    task: "Modeling's separability_matrix is wrong for nested models",
+    test: "pytest -x",
+    timeout: 60,
+    replay: "/d/r.json",
+  });
+});
+
+Deno.test("--image-template: SWE-bench's naming, the other placeholders, and a line's image wins", () => {
+  const text = [
+    sweLine(),
+    sweLine({ instance_id: "Django__django-11099", image: "my/own:img", workdir: "/src/" }),
+  ].join("\n");
+  const [a, b] = parseTasks(text, "t.jsonl", {
+    imageTemplate: "sweb.eval.x86_64.{id_lower}:v1-{swebench_id}",
+  });
+  assert.equal(a.image, "sweb.eval.x86_64.astropy__astropy-12907:v1-astropy_1776_astropy-12907");
+  assert.equal(b.image, "my/own:img");
+  assert.equal(b.workdir, "/src");
+  const [c] = parseTasks(sweLine({ instance_id: "Org__Repo-1" }), "t.jsonl", {
+    imageTemplate: "reg/{id}",
+  });
+  assert.equal(c.image, "reg/Org__Repo-1");
+});
+
+Deno.test("a bad --image-template is refused, naming what is wrong", () => {
+  assert.match(
+    usageMessage(() => parseTasks(sweLine(), "t", { imageTemplate: "img:{instance}" })),
+    /--image-template "img:\{instance\}" has unknown placeholder\(s\) \{instance\}: use \{id\}/,
+  );
+  assert.match(
+    usageMessage(() => parseTasks(sweLine(), "t", { imageTemplate: "fixed:latest" })),
+    /names no instance/,
+  );
+  assert.match(
+    usageMessage(() => parseTasks(sweLine(), "t", { imageTemplate: "--privileged {id}" })),
+    /is not a plain name/,
+  );
+});
+
+Deno.test("image lines: clear errors for a missing image, repo or statement, and bad fields", () => {
+  const text = [
+    // A SWE-bench line without an image and no template.
+    sweLine(),
+    // A Deft line with neither a repo nor an image.
+    '{"id": "a", "task": "t"}',
+    // A hostile image name.
+    '{"id": "b", "image": "-v/:/host", "task": "t"}',
+    // A workdir that is not absolute; another without an image.
+    '{"id": "c", "image": "img", "workdir": "src", "task": "t"}',
+    '{"id": "d", "repo": "r", "workdir": "/src", "task": "t"}',
+    // A SWE-bench line without its statement, and one with an id beside its instance_id.
+    JSON.stringify({ instance_id: "x__y-1", image: "img" }),
+    JSON.stringify({ instance_id: "x__y-2", id: "z", image: "img", problem_statement: "p" }),
+    '{"id": "e", "dockerfile": "Dockerfile", "task": "t"}',
+  ].join("\n");
+  const message = usageMessage(() => parseTasks(text, "T"));
+  assert.match(message, /8 bad line\(s\)/);
+  assert.match(
+    message,
+    /T:1: no image for instance "astropy__astropy-12907": give --image-template/,
+  );
+  assert.match(message, /T:2: "repo" is missing \(the repository to clone; or name an "image"/);
+  assert.match(message, /T:3: "image" '-v\/:\/host' is not a plain name/);
+  assert.match(message, /T:4: "workdir" "src" must be an absolute folder inside the image/);
+  assert.match(message, /T:5: "workdir" names a folder inside an image: give "image" too/);
+  assert.match(message, /T:6: "problem_statement" is missing/);
+  assert.match(message, /T:7: "id" and "instance_id" cannot go together/);
+  assert.match(message, /T:8: "dockerfile" is not supported in a batch: build the image first/);
+});
+
+Deno.test("a Deft line with an image needs no repo; its repo is recorded as written", () => {
+  const [a, b] = parseTasks(
+    [
+      '{"id": "a", "image": "img:1", "task": "t"}',
+      '{"id": "b", "image": "img:1", "repo": "repos/b", "commit": "v1", "task": "t"}',
+    ].join("\n"),
+    "/d/t.jsonl",
+  );
+  assert.deepEqual(a, { index: 0, id: "a", image: "img:1", task: "t" });
+  assert.equal(b.repo, "repos/b");
+  assert.equal(b.commit, "v1");
+  // Unknown fields stay typos on Deft's own lines.
+  assert.match(
+    usageMessage(() => parseTasks('{"id": "a", "image": "i", "task": "t", "hints_text": ""}', "T")),
+    /unknown field\(s\) hints_text/,
+  );
+});

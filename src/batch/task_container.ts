@@ -1,0 +1,115 @@
+/**
+ * A batch task in a container: the batch starts the container of the task's image (its tools'
+ * runtime bound read-only, its lifeline held by this process), the task's `deft run` attaches to
+ * it (`--docker-container-id`), the task's `test` runs in it with `exec`, and the batch removes
+ * it at the end, whatever the end was. A batch that is SIGKILLed closes the lifeline, and the
+ * container goes with it.
+ */
+import {
+  type Container,
+  ContainerError,
+  type ContainerRuntime,
+  openContainer,
+} from "../container/container.ts";
+import { containerPatch } from "../container/patch.ts";
+import { isDropping } from "../agent/droppings.ts";
+import { TOOL_HOST_COMMAND } from "../tools/host/sandboxed.ts";
+import { workerEntry } from "../tools/host/entry.ts";
+import { containerExecLaunch, groupLeader, type Launch, runChild } from "../policy/process.ts";
+import type { BatchTask } from "./tasks.ts";
+
+/** How a batch's containers are started (the config's `container` keys, the batch's flags). */
+export interface TaskContainerSettings {
+  /** `--container-runtime`; unset: docker when its daemon answers, else podman. */
+  runtime?: ContainerRuntime;
+  /** The container may use the host's network. */
+  network: boolean;
+  memory?: string;
+  pidsLimit?: number;
+  podmanRuntime?: string;
+}
+
+/** The label naming the batch (its output directory) on every container it starts. */
+export const BATCH_LABEL = "deft.batch";
+/** The label naming the task. */
+export const TASK_LABEL = "deft.task";
+
+/** How long the patch of a container whose run was cut short may take to compute. */
+const PATCH_TIMEOUT_MS = 60_000;
+
+/**
+ * Starts the container of `task.image` for a task of the batch in `out`; its workspace is the
+ * task's `workdir` (checked to be a folder inside), else the image's WORKDIR.
+ */
+export async function openTaskContainer(
+  task: BatchTask & { image: string },
+  settings: TaskContainerSettings,
+  out: string,
+): Promise<Container> {
+  const container = await openContainer(
+    {
+      runtime: settings.runtime,
+      image: task.image,
+      network: settings.network,
+      memory: settings.memory,
+      pidsLimit: settings.pidsLimit,
+      podmanRuntime: settings.podmanRuntime,
+      labels: { [BATCH_LABEL]: out, [TASK_LABEL]: task.id },
+    },
+    workerEntry(),
+    TOOL_HOST_COMMAND,
+  );
+  if (task.workdir === undefined) return container;
+  // Not `-w` as `deft run` reads it: a task's workdir is inside the image, never a host folder.
+  const found = await runChild(
+    containerExecLaunch(container.cli, container.id, { argv: ["test", "-d", task.workdir] }),
+    { signal: AbortSignal.timeout(30_000) },
+  ).catch(() => undefined);
+  if (!found?.success) {
+    await container.close().catch(() => {});
+    throw new ContainerError(
+      `the task's workdir ${task.workdir} is not a folder in the image '${task.image}': name ` +
+        "the folder that holds the repository there, or leave workdir out to use the image's " +
+        "WORKDIR.",
+    );
+  }
+  return { ...container, workspace: task.workdir };
+}
+
+/** The flags that make a task's `deft run` use `container`. */
+export function attachArgs(container: Container): string[] {
+  return [
+    "-w",
+    container.workspace,
+    "--docker-container-id",
+    container.id,
+    "--container-runtime",
+    container.cli.program,
+  ];
+}
+
+/**
+ * The task's `test` inside `container`, in its workspace: bash runs it there (the command is one
+ * argument of `exec`, never read by a shell on the host), with the image's environment and none
+ * of Deft's. The leader of its own process group, so a time limit can end it.
+ */
+export function containerTestLaunch(container: Container, command: string): Launch {
+  const exec = containerExecLaunch(container.cli, container.id, {
+    argv: ["bash", "--noprofile", "--norc", "-c", command],
+    workdir: container.workspace,
+  });
+  return groupLeader([exec.program, ...exec.args], undefined, exec.env);
+}
+
+/** The workspace's patch, computed inside (for a run that ended before writing its own). */
+export async function containerFallbackPatch(container: Container): Promise<string> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<string>((resolve) =>
+    timer = setTimeout(() => resolve(""), PATCH_TIMEOUT_MS)
+  );
+  try {
+    return await Promise.race([containerPatch(container, isDropping).catch(() => ""), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
