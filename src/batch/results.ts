@@ -37,6 +37,8 @@ export interface TaskResult {
   commit?: string | null;
   /** The image the task ran in; null when it ran in a checkout. */
   image?: string | null;
+  /** The Dockerfile the task's image was built from, when the line named one. */
+  dockerfile?: string;
 }
 
 /** Paths of one task's files. */

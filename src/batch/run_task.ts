@@ -94,9 +94,9 @@ export async function runBatchTask(
     await markRunning(ctx.out, task.id);
     // The clone is the task's code, not the user's: a trusted --out folder must not trust it.
     await markNotTrusted(paths.dir);
-    if (task.image !== undefined) {
+    if (task.image !== undefined || task.dockerfile !== undefined) {
       // The repository is the one inside the image: nothing is cloned.
-      container = await openTaskContainer({ ...task, image: task.image }, ctx.container, ctx.out);
+      container = await openTaskContainer(task, ctx.container, ctx.out);
     } else {
       await checkout(task.repo!, task.commit, paths.workspace, limit.signal);
     }
@@ -213,6 +213,7 @@ export async function runBatchTask(
     repo: task.repo ?? null,
     commit: task.commit ?? null,
     image: task.image ?? null,
+    ...(task.dockerfile !== undefined ? { dockerfile: task.dockerfile } : {}),
   };
   await Deno.mkdir(paths.dir, { recursive: true });
   // The prediction first: a task with a result is finished, and so is its prediction.

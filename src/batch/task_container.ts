@@ -38,11 +38,11 @@ export const TASK_LABEL = "deft.task";
 const PATCH_TIMEOUT_MS = 60_000;
 
 /**
- * Starts the container of `task.image` for a task of the batch in `out`; its workspace is the
+ * Starts the container of `task.image` (or of the image built from `task.dockerfile`) for a task of the batch in `out`; its workspace is the
  * task's `workdir` (checked to be a folder inside), else the image's WORKDIR.
  */
 export async function openTaskContainer(
-  task: BatchTask & { image: string },
+  task: BatchTask,
   settings: TaskContainerSettings,
   out: string,
 ): Promise<Container> {
@@ -50,6 +50,7 @@ export async function openTaskContainer(
     {
       runtime: settings.runtime,
       image: task.image,
+      dockerfile: task.dockerfile,
       network: settings.network,
       memory: settings.memory,
       pidsLimit: settings.pidsLimit,
@@ -68,7 +69,9 @@ export async function openTaskContainer(
   if (!found?.success) {
     await container.close().catch(() => {});
     throw new ContainerError(
-      `the task's workdir ${task.workdir} is not a folder in the image '${task.image}': name ` +
+      `the task's workdir ${task.workdir} is not a folder in the image '${
+        task.image ?? `built from ${task.dockerfile}`
+      }': name ` +
         "the folder that holds the repository there, or leave workdir out to use the image's " +
         "WORKDIR.",
     );

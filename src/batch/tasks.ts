@@ -28,6 +28,11 @@ export interface BatchTask {
   commit?: string;
   /** The image the task runs in; its repository is the one inside (see `workdir`). */
   image?: string;
+  /**
+   * A Dockerfile (absolute after validation; relative to the task file's folder) built into the
+   * image the task runs in, its folder the build context; the image goes with the task.
+   */
+  dockerfile?: string;
   /** The workspace inside the image, absolute; unset: the image's WORKDIR. */
   workdir?: string;
   /** The SWE-bench instance id the line came with (it is also the task's `id`). */
@@ -53,6 +58,7 @@ const KEYS = [
   "timeout",
   "replay",
   "image",
+  "dockerfile",
   "workdir",
 ];
 
@@ -159,15 +165,8 @@ export function parseTasks(
     const sweBench = "instance_id" in record;
     if (!sweBench) {
       const unknown = Object.keys(record).filter((k) => !KEYS.includes(k));
-      if (unknown.includes("dockerfile")) {
-        problems.push(
-          `"dockerfile" is not supported in a batch: build the image first ` +
-            `(docker build -t NAME -f FILE DIR) and name it with "image"`,
-        );
-      }
-      const others = unknown.filter((k) => k !== "dockerfile");
-      if (others.length) {
-        problems.push(`unknown field(s) ${others.join(", ")} (known: ${KEYS.join(", ")})`);
+      if (unknown.length) {
+        problems.push(`unknown field(s) ${unknown.join(", ")} (known: ${KEYS.join(", ")})`);
       }
     }
     const str = (key: string, required: boolean): string | undefined => {
@@ -208,7 +207,14 @@ export function parseTasks(
       problems.push(`"id" ${JSON.stringify(id)} is used again (first on line ${seen.get(id)})`);
     } else if (id !== undefined) seen.set(id, i + 1);
     let image = str("image", false);
-    if (image === undefined && sweBench && id !== undefined) {
+    const dockerfile = str("dockerfile", false);
+    if (dockerfile !== undefined && record.image !== undefined) {
+      problems.push(`"image" and "dockerfile" cannot go together: name one image or one build`);
+    }
+    if (dockerfile !== undefined && /[\0\n\r]/.test(dockerfile)) {
+      problems.push(`"dockerfile" ${JSON.stringify(dockerfile)} is not a file name`);
+    }
+    if (image === undefined && dockerfile === undefined && sweBench && id !== undefined) {
       if (template === undefined) {
         problems.push(
           `no image for instance ${JSON.stringify(id)}: give --image-template (\`swebench\` for ` +
@@ -224,7 +230,8 @@ export function parseTasks(
         image = undefined;
       }
     }
-    const contained = image !== undefined || record.image !== undefined || sweBench;
+    const contained = image !== undefined || record.image !== undefined ||
+      record.dockerfile !== undefined || sweBench;
     const repo = str("repo", false);
     if (!contained && record.repo === undefined) {
       problems.push(
@@ -273,6 +280,9 @@ export function parseTasks(
         : { repo: image !== undefined || isRemote(repo) ? repo : resolve(base, repo) }),
       ...(commit !== undefined ? { commit } : {}),
       ...(image !== undefined ? { image } : {}),
+      ...(dockerfile !== undefined
+        ? { dockerfile: isAbsolute(dockerfile) ? dockerfile : resolve(base, dockerfile) }
+        : {}),
       ...(workdir !== undefined ? { workdir: workdir.replace(/(.)\/+$/, "$1") } : {}),
       ...(sweBench ? { instance_id: id! } : {}),
       ...(task !== undefined ? { task } : {}),

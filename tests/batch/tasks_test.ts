@@ -168,7 +168,7 @@ Deno.test("image lines: clear errors for a missing image, repo or statement, and
     // A SWE-bench line without its statement, and one with an id beside its instance_id.
     JSON.stringify({ instance_id: "x__y-1", image: "img" }),
     JSON.stringify({ instance_id: "x__y-2", id: "z", image: "img", problem_statement: "p" }),
-    '{"id": "e", "dockerfile": "Dockerfile", "task": "t"}',
+    '{"id": "e", "dockerfile": "Dockerfile", "image": "img", "task": "t"}',
   ].join("\n");
   const message = usageMessage(() => parseTasks(text, "T"));
   assert.match(message, /8 bad line\(s\)/);
@@ -182,7 +182,25 @@ Deno.test("image lines: clear errors for a missing image, repo or statement, and
   assert.match(message, /T:5: "workdir" names a folder inside an image: give "image" too/);
   assert.match(message, /T:6: "problem_statement" is missing/);
   assert.match(message, /T:7: "id" and "instance_id" cannot go together/);
-  assert.match(message, /T:8: "dockerfile" is not supported in a batch: build the image first/);
+  assert.match(message, /T:8: "image" and "dockerfile" cannot go together/);
+});
+
+Deno.test("a line may name a Dockerfile: relative to the task file, no repo, no template", () => {
+  const [a, b] = parseTasks(
+    [
+      '{"id": "a", "dockerfile": "images/Dockerfile", "task": "t"}',
+      JSON.stringify({
+        instance_id: "o__r-1",
+        dockerfile: "/abs/Dockerfile",
+        problem_statement: "p",
+      }),
+    ].join("\n"),
+    "/d/t.jsonl",
+  );
+  assert.deepEqual(a, { index: 0, id: "a", dockerfile: "/d/images/Dockerfile", task: "t" });
+  // A SWE-bench line with its own Dockerfile needs no --image-template.
+  assert.equal(b.dockerfile, "/abs/Dockerfile");
+  assert.equal(b.image, undefined);
 });
 
 Deno.test("a Deft line with an image needs no repo; its repo is recorded as written", () => {

@@ -301,6 +301,48 @@ for (const runtime of ["docker", "podman"] as const) {
           assert.deepEqual(processesWith("sleep 7311"), []);
         },
       );
+
+      await t.step(
+        "a line naming a Dockerfile: the task runs in the image built from it, which then goes",
+        async () => {
+          const out = join(dir.path, "out-build");
+          await Deno.mkdir(join(dir.path, "image"));
+          // The base is the cached test image (nothing is pulled); the build marks its result.
+          await Deno.writeTextFile(
+            join(dir.path, "image", "Dockerfile"),
+            `FROM ${rt.image}\nENV DEFT_BUILT_FOR_BATCH=yes\n`,
+          );
+          const built = () => rt.cli("images", "-q", "--filter", "label=deft.image=1");
+          const before = await built();
+          const buildFile = join(dir.path, "build.jsonl");
+          await Deno.writeTextFile(
+            buildFile,
+            JSON.stringify({
+              id: "built",
+              dockerfile: "image/Dockerfile",
+              replay: "fix.json",
+              // Passes only in the built image, with the model's fix.
+              test: 'test "$DEFT_BUILT_FOR_BATCH" = yes && python3 test_calc.py',
+            }) + "\n",
+          );
+          const run = await runDeft([
+            "batch",
+            buildFile,
+            "--out",
+            out,
+            "--container-runtime",
+            runtime,
+            "--output-format",
+            "json",
+          ], { env });
+          assert.equal(run.code, 0, run.stderr);
+          const result = JSON.parse(await Deno.readTextFile(join(out, "built", "result.json")));
+          assert.equal(result.status, "passed", JSON.stringify(result));
+          assert.equal(result.dockerfile, join(dir.path, "image", "Dockerfile"));
+          assert.deepEqual(await batchContainers(rt, out), []);
+          assert.equal(await built(), before, "the image built for the task was removed");
+        },
+      );
     } finally {
       for (const tag of tags) await rt.cli("rmi", tag).catch(() => {});
     }
