@@ -6,10 +6,10 @@
 import { resolve } from "node:path";
 import type { AgentResult } from "./agent.ts";
 import { isDropping } from "./droppings.ts";
-import { isGitRepo, workspacePatch } from "./patch.ts";
+import { isGitRepo } from "./patch.ts";
 import { type FileChange, patchStats } from "./patch_stats.ts";
 import { compareRuns, type Divergence } from "./replay.ts";
-import type { Session } from "./session.ts";
+import { type Session, sessionPatch } from "./session.ts";
 import { costOf } from "../llm/prices.ts";
 import type { LLMUsage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
@@ -89,7 +89,7 @@ export async function runOutcome(
     }
   } else if (await isGitRepo(workspace, sandbox).catch(() => true)) {
     let failed = false;
-    const patch = await workspacePatch(workspace, { sandbox }).catch((e) => {
+    const patch = await sessionPatch(session).catch((e) => {
       console.note(`warning: could not compute the patch: ${(e as Error).message}`);
       failed = true;
       return "";

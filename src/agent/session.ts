@@ -19,6 +19,8 @@ import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
 import type { LLMClient, LLMMessage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
+import { SandboxUnavailableError } from "../policy/sandbox.ts";
+import { recordBaseline, type WorkspaceBaseline, workspacePatch } from "./patch.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
@@ -95,6 +97,11 @@ export interface Session {
   instructions: ProjectInstructions;
   /** The container the tools run in; `close()` it when the session ends. */
   container?: Container;
+  /**
+   * The workspace as it was when the session opened (host workspaces in a git repository): the
+   * patch, "files changed" and `/diff` are relative to it.
+   */
+  baseline?: WorkspaceBaseline;
 }
 
 /** Loads the configuration and builds the client and tools; replays `recording` when given. */
@@ -213,7 +220,14 @@ async function assemble(
     // The container is the sandbox: no bubblewrap on the host or inside.
     config.toolSettings = { ...config.toolSettings, sandbox: "none" };
   }
-  const tools = await sessionTools(config, workspace, console, container);
+  const baseline = container ? undefined : await recordStart(workspace, config, console);
+  let tools: Tool[];
+  try {
+    tools = await sessionTools(config, workspace, console, container);
+  } catch (e) {
+    baseline?.dispose();
+    throw e;
+  }
   const canSwitch = asking.switchable && asking.terminal;
   const gate = (approvalMode === "never" && !canSwitch) || recording
     ? undefined
@@ -232,7 +246,39 @@ async function assemble(
     approval: gate,
     instructions,
     container,
+    baseline,
   };
+}
+
+/** Records the workspace's state before any tool runs; a failure is a warning (patch vs HEAD). */
+async function recordStart(
+  workspace: string,
+  config: RunConfig,
+  console: AgentConsole,
+): Promise<WorkspaceBaseline | undefined> {
+  try {
+    return await recordBaseline(workspace, { sandbox: gitSandbox(workspace, config.toolSettings) });
+  } catch (e) {
+    if (e instanceof SandboxUnavailableError) throw e;
+    console.note(
+      `warning: could not record the workspace's state (${(e as Error).message}); the patch ` +
+        "and files changed will be measured against HEAD",
+    );
+    return undefined;
+  }
+}
+
+/**
+ * The session's patch: what changed in its workspace since the session opened (in the container
+ * when it has one), "" outside a git repository.
+ */
+export async function sessionPatch(session: Session): Promise<string> {
+  if (session.container) return await containerPatchOf(session.container)();
+  const { workspace, config, baseline } = session;
+  return await workspacePatch(workspace, {
+    baseline,
+    sandbox: gitSandbox(workspace, config.toolSettings),
+  });
 }
 
 // The configured tools, hosted the way `deft tool` hosts them, then the allowed MCP servers' tools.
@@ -332,7 +378,7 @@ export async function runTask(
     maxSteps: config.agent.max_steps,
     parallelToolCalls: config.model.settings.parallel_tool_calls,
     mustPatch: opts.mustPatch,
-    patch: session.container && containerPatchOf(session.container),
+    patch: () => sessionPatch(session),
     gitSandbox: gitSandbox(session.workspace, config.toolSettings),
     signal: opts.signal,
     context: contextManager(config),

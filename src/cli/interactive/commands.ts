@@ -2,13 +2,11 @@
  * The slash commands of `deft interactive`. They act on the session and never reach the model; an
  * unknown one is an error, not a task.
  */
-import { workspacePatch } from "../../agent/patch.ts";
-import { gitSandbox } from "../../policy/git.ts";
 import { APPROVAL_MODES, isApprovalMode } from "../../agent/approval.ts";
 import { createClient } from "../../llm/client.ts";
 import type { LLMMessage } from "../../llm/types.ts";
 import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
-import type { Session } from "../../agent/session.ts";
+import { type Session, sessionPatch } from "../../agent/session.ts";
 import { resumeTarget } from "../resume.ts";
 
 /** What a command may read and change. */
@@ -75,13 +73,10 @@ const COMMANDS: SlashCommand[] = [
   {
     name: "diff",
     usage: "/diff",
-    help: "the workspace's changes so far (git diff, new files included)",
+    help: "the changes made since the session started (git diff, new files included)",
     run: async (ctx) => {
       try {
-        const { workspace, config } = ctx.session;
-        const patch = await workspacePatch(workspace, {
-          sandbox: gitSandbox(workspace, config.toolSettings),
-        });
+        const patch = await sessionPatch(ctx.session);
         ctx.write(patch.trim() === "" ? "(no changes, or not a git repository)" : patch);
       } catch (e) {
         ctx.write(`cannot compute the diff: ${(e as Error).message}`);
