@@ -17,7 +17,7 @@ import { ConfigError, loadConfig } from "../config/load.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
-import type { LLMClient, LLMMessage } from "../llm/types.ts";
+import type { LLMClient, LLMMessage, LLMUsage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
 import { SandboxUnavailableError } from "../policy/sandbox.ts";
 import { recordBaseline, type WorkspaceBaseline, workspacePatch } from "./patch.ts";
@@ -102,6 +102,22 @@ export interface Session {
    * patch, "files changed" and `/diff` are relative to it.
    */
   baseline?: WorkspaceBaseline;
+  /** What each task or turn run in this session did, oldest first (for /undo and /cost). */
+  turns?: TurnRecord[];
+}
+
+/** What one `runTask` did: its model, usage and the tool calls that ran. */
+export interface TurnRecord {
+  provider: string;
+  model: string;
+  /** Tokens of this turn alone. */
+  usage: LLMUsage;
+  /** The calls the turn's steps made, in order, with whether each succeeded. */
+  calls: { name: string; arguments: unknown; success: boolean }[];
+  /** Set once /undo has taken its edits back. */
+  undone?: boolean;
+  /** What it was: a turn of the conversation, or the model call of a command (/compact). */
+  kind?: "turn" | "compact";
 }
 
 /** Loads the configuration and builds the client and tools; replays `recording` when given. */
@@ -369,24 +385,30 @@ export async function runTask(
     );
   }
   const lakeview = session.lakeviewClient ? new Lakeview(session.lakeviewClient, task) : undefined;
-  const result = await runAgent(task, {
-    client: session.client,
-    executor: session.executor,
-    recorder,
-    console,
-    workspace: session.workspace,
-    maxSteps: config.agent.max_steps,
-    parallelToolCalls: config.model.settings.parallel_tool_calls,
-    mustPatch: opts.mustPatch,
-    patch: () => sessionPatch(session),
-    gitSandbox: gitSandbox(session.workspace, config.toolSettings),
-    signal: opts.signal,
-    context: contextManager(config),
-    lakeview,
-    conversation: opts.conversation,
-    textEndsTurn: opts.textEndsTurn,
-    instructions: session.instructions.prompt,
-  });
+  const usageBefore = { ...recorder.data.total_usage };
+  let result: AgentResult;
+  try {
+    result = await runAgent(task, {
+      client: session.client,
+      executor: session.executor,
+      recorder,
+      console,
+      workspace: session.workspace,
+      maxSteps: config.agent.max_steps,
+      parallelToolCalls: config.model.settings.parallel_tool_calls,
+      mustPatch: opts.mustPatch,
+      patch: () => sessionPatch(session),
+      gitSandbox: gitSandbox(session.workspace, config.toolSettings),
+      signal: opts.signal,
+      context: contextManager(config),
+      lakeview,
+      conversation: opts.conversation,
+      textEndsTurn: opts.textEndsTurn,
+      instructions: session.instructions.prompt,
+    });
+  } finally {
+    (session.turns ??= []).push(turnRecord(session, recorder, usageBefore));
+  }
   await lakeview?.drain();
   console.summary({
     success: result.success,
@@ -397,6 +419,24 @@ export async function runTask(
   });
   console.note(`trajectory saved to ${trajectoryPath}`);
   return { result, recorder };
+}
+
+/** The turn that just ran in `recorder`: its steps after `recorder.stepOffset`. */
+function turnRecord(session: Session, recorder: TrajectoryRecorder, before: LLMUsage): TurnRecord {
+  const after = recorder.data.total_usage;
+  const usage = Object.fromEntries(
+    Object.entries(after).map(([key, value]) => [key, value - before[key as keyof LLMUsage]]),
+  ) as unknown as LLMUsage;
+  const steps = recorder.data.agent_steps.filter((s) => s.step_number > recorder.stepOffset);
+  const calls = steps.flatMap((step) =>
+    step.tool_calls.map((call) => ({
+      name: call.name,
+      arguments: call.arguments,
+      success: step.tool_results.some((r) => r.call_id === call.call_id && r.success),
+    }))
+  );
+  const { provider, settings } = session.config.model;
+  return { provider: provider.provider, model: settings.model, usage, calls, kind: "turn" };
 }
 
 function newRecorder(session: Session, task: string, opts: TaskOptions): TrajectoryRecorder {

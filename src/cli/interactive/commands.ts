@@ -8,6 +8,7 @@ import type { LLMMessage } from "../../llm/types.ts";
 import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 import { type Session, sessionPatch } from "../../agent/session.ts";
 import { resumeTarget } from "../resume.ts";
+import { compactConversation, costReport, initAgentsFile, undoLastTurn } from "./turn_commands.ts";
 
 /** What a command may read and change. */
 export interface CommandContext {
@@ -82,6 +83,44 @@ const COMMANDS: SlashCommand[] = [
         ctx.write(`cannot compute the diff: ${(e as Error).message}`);
       }
     },
+  },
+  {
+    name: "undo",
+    usage: "/undo",
+    help: "take back the file edits of the last turn (files it created are removed)",
+    run: (ctx) => undoLastTurn(ctx),
+  },
+  {
+    name: "compact",
+    usage: "/compact",
+    help: "replace the conversation by the model's summary of it (frees context)",
+    run: async (ctx) => {
+      try {
+        await compactConversation(ctx, (conversation) => {
+          ctx.conversation = conversation;
+        });
+      } catch (e) {
+        ctx.write(`cannot compact: ${(e as Error).message} (the conversation is unchanged)`);
+      }
+    },
+  },
+  {
+    name: "init",
+    usage: "/init",
+    help: "draft an AGENTS.md for this repository (beside it if there is one) to review",
+    run: async (ctx) => {
+      try {
+        await initAgentsFile(ctx);
+      } catch (e) {
+        ctx.write(`/init failed: ${(e as Error).message}`);
+      }
+    },
+  },
+  {
+    name: "cost",
+    usage: "/cost",
+    help: "tokens and cost of this session, per turn and in total",
+    run: (ctx) => ctx.write(costReport(ctx.session)),
   },
   {
     name: "model",
