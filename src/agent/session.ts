@@ -14,6 +14,7 @@ import { checkSandbox, hostDirs } from "../tools/host/hosting.ts";
 import { ApprovalGate, type ApprovalMode, type AskUser, isApprovalMode } from "./approval.ts";
 import { loadProjectInstructions, type ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
+import { askToTrust } from "../config/trust.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
@@ -29,6 +30,7 @@ import { createHostedTools } from "../tools/host/remote.ts";
 import {
   defaultTrajectoryPath,
   newSessionId,
+  stateDir,
   type Trajectory,
   TrajectoryRecorder,
 } from "../trajectory/recorder.ts";
@@ -127,7 +129,16 @@ export async function openSession(
   recording?: Trajectory,
 ): Promise<Session> {
   const { console } = io;
-  const loaded = await loadConfig(opts.configFile);
+  const loaded = await loadConfig(opts.configFile, {
+    // A repository's deft.yaml that sets what only a trusted folder may: asked once on a
+    // terminal, one line without one.
+    onUntrusted: askToTrust({
+      terminal: io.asking.terminal,
+      ask: io.asking.ask,
+      write: io.write,
+      declinedFile: `${stateDir()}/declined_trust`,
+    }),
+  });
   for (const warning of loaded.warnings) io.write(`warning: ${terminalText(warning)}`);
   const container = wantsContainer(opts)
     ? await startContainer(opts, loaded.config.container, console)
