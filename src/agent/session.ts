@@ -36,6 +36,7 @@ import {
 } from "../trajectory/recorder.ts";
 import { readEnv } from "../env.ts";
 import type { Container, ContainerRuntime } from "../container/container.ts";
+import type { ContainerBaseline } from "../container/patch.ts";
 import type { DeftConfig } from "../config/load.ts";
 import { workerEntry } from "../tools/host/entry.ts";
 import { UsageError } from "../errors.ts";
@@ -104,6 +105,8 @@ export interface Session {
    * patch, "files changed" and `/diff` are relative to it.
    */
   baseline?: WorkspaceBaseline;
+  /** The same for a container's workspace, recorded inside it. */
+  containerBaseline?: ContainerBaseline;
   /** What each task or turn run in this session did, oldest first (for /undo and /cost). */
   turns?: TurnRecord[];
 }
@@ -248,6 +251,7 @@ async function assemble(
     config.toolSettings = { ...config.toolSettings, sandbox: "none" };
   }
   const baseline = container ? undefined : await recordStart(workspace, config, console);
+  const containerStart = container && await recordContainerStart(container, console);
   let tools: Tool[];
   try {
     tools = await sessionTools(config, workspace, console, container);
@@ -274,6 +278,7 @@ async function assemble(
     instructions,
     container,
     baseline,
+    containerBaseline: containerStart,
   };
 }
 
@@ -295,12 +300,34 @@ async function recordStart(
   }
 }
 
+/** `recordStart` for a container's workspace, inside it. */
+async function recordContainerStart(
+  container: Container,
+  console: AgentConsole,
+): Promise<ContainerBaseline | undefined> {
+  try {
+    const [{ containerBaseline }, { isDropping }] = await Promise.all([
+      import("../container/patch.ts"),
+      import("./droppings.ts"),
+    ]);
+    return await containerBaseline(container, isDropping);
+  } catch (e) {
+    console.note(
+      `warning: could not record the workspace's state in the container ` +
+        `(${(e as Error).message}); the patch and files changed will be measured against HEAD`,
+    );
+    return undefined;
+  }
+}
+
 /**
  * The session's patch: what changed in its workspace since the session opened (in the container
  * when it has one), "" outside a git repository.
  */
 export async function sessionPatch(session: Session): Promise<string> {
-  if (session.container) return await containerPatchOf(session.container)();
+  if (session.container) {
+    return await containerPatchOf(session.container, session.containerBaseline)();
+  }
   const { workspace, config, baseline } = session;
   return await workspacePatch(workspace, {
     baseline,
@@ -475,13 +502,16 @@ function newRecorder(session: Session, task: string, opts: TaskOptions): Traject
 }
 
 /** The patch of the container's workspace, computed inside it. */
-function containerPatchOf(container: Container): () => Promise<string> {
+function containerPatchOf(
+  container: Container,
+  baseline?: ContainerBaseline,
+): () => Promise<string> {
   return async () => {
     const [{ containerPatch }, { isDropping }] = await Promise.all([
       import("../container/patch.ts"),
       import("./droppings.ts"),
     ]);
-    return containerPatch(container, isDropping);
+    return containerPatch(container, isDropping, baseline);
   };
 }
 
