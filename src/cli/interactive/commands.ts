@@ -97,7 +97,14 @@ const COMMANDS: SlashCommand[] = [
     run: async (ctx) => {
       try {
         await compactConversation(ctx, (conversation) => {
-          ctx.conversation = conversation;
+          // The next turn records a new trajectory that goes on from this one, so a resume
+          // rebuilds the compacted conversation, not the old one with the summary after it.
+          const recorder = ctx.recorder;
+          if (!recorder) ctx.conversation = conversation;
+          else {
+            const link = { session_id: recorder.data.session_id ?? null, path: recorder.path };
+            ctx.reset({ conversation, link });
+          }
         });
       } catch (e) {
         ctx.write(`cannot compact: ${(e as Error).message} (the conversation is unchanged)`);

@@ -14,10 +14,11 @@ function modelArgs(mock: MockLLM, model = "mock"): string[] {
 /** `deft interactive` in `repo` with `input` typed, against `mock`. */
 async function interactive(mock: MockLLM, repo: string, input: string, model?: string) {
   const home = await trustedHome();
-  return await runDeft(
+  const ran = await runDeft(
     ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock, model)],
     { cwd: home, env: { HOME: home }, stdin: input },
   );
+  return { ...ran, home };
 }
 
 // CRLF line ends, tabs, a trailing space and no final newline: undo must give back these bytes.
@@ -144,6 +145,23 @@ Deno.test("/compact replaces the conversation with the model's summary", async (
     assert.doesNotMatch(JSON.stringify(next), /echo step/);
     assert.match(r.stderr, /^\/compact\s+50 in, 10 out/m);
     assert.match(r.stdout, /second answer/);
+    // The turn after /compact is a new trajectory going on from the first: resuming it rebuilds
+    // the compacted conversation.
+    const dir = `${r.home}/.local/state/deft/trajectories`;
+    const files = [...Deno.readDirSync(dir)].map((e) =>
+      JSON.parse(Deno.readTextFileSync(`${dir}/${e.name}`))
+    );
+    assert.equal(files.length, 2);
+    const [older, newer] = files[0].resumed_from ? [files[1], files[0]] : files;
+    assert.equal(newer.resumed_from.session_id, older.session_id);
+    const input = newer.llm_interactions[0].input_messages;
+    assert.deepEqual(input.map((m: { role: string }) => m.role), [
+      "system",
+      "user",
+      "assistant",
+      "user",
+    ]);
+    assert.match(input[1].content, /compacted by \/compact/);
   } finally {
     await mock.close();
   }
