@@ -250,6 +250,8 @@ async function assemble(
     // The container is the sandbox: no bubblewrap on the host or inside.
     config.toolSettings = { ...config.toolSettings, sandbox: "none" };
   }
+  // A missing bubblewrap is told as the tools tell it, before git is run in the sandbox.
+  if (!container) checkSandbox(config.toolSettings, config.agent.tools);
   const baseline = container ? undefined : await recordStart(workspace, config, console);
   const containerStart = container && await recordContainerStart(container, console);
   let tools: Tool[];

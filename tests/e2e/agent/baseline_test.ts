@@ -9,6 +9,7 @@ import { runMocked } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { git, makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { outsideTmp } from "../../helpers/places.ts";
 import { markersIn, plantHostileConfig } from "../../helpers/hostile_git.ts";
 
 const UTIL = "def twice(x):\n    return x * 3\n";
@@ -22,8 +23,8 @@ async function repoWithUtil(): Promise<string> {
   return repo;
 }
 
-/** Everything a run must not touch in the user's repository. */
-async function repoState(repo: string) {
+/** The user's object store and index as files (no git run: the repository may be hostile). */
+async function gitFiles(repo: string) {
   const objects: string[] = [];
   const walk = async (dir: string) => {
     for await (const e of Deno.readDir(dir)) {
@@ -32,13 +33,17 @@ async function repoState(repo: string) {
     }
   };
   await walk(`${repo}/.git/objects`);
+  return { objects: objects.sort(), index: await Deno.readFile(`${repo}/.git/index`) };
+}
+
+/** Everything a run must not touch in the user's repository. */
+async function repoState(repo: string) {
   return {
+    ...await gitFiles(repo),
     cached: await git(repo, "diff", "--cached", "--binary"),
     status: (await git(repo, "status", "--porcelain=v2", "-uall")).split("\n").sort(),
     refs: await git(repo, "for-each-ref", "--format=%(refname) %(objectname)"),
     head: await git(repo, "rev-parse", "HEAD"),
-    objects: objects.sort(),
-    index: await Deno.readFile(`${repo}/.git/index`),
   };
 }
 
@@ -179,27 +184,33 @@ Deno.test("baseline: new, deleted and changed untracked files, large files and s
   assert.equal(await Deno.stat(baseline.store).then(() => true, () => false), false);
 });
 
-Deno.test("baseline: a hostile .git/config runs nothing while the state is recorded and diffed", async () => {
-  const repo = await repoWithUtil();
-  await using markers = await tempDir("deft-markers-");
-  const planted = await new Deno.Command("sh", {
-    args: ["-c", plantHostileConfig(markers.path)],
-    cwd: repo,
-  }).output();
-  assert.ok(planted.success);
-  await Deno.writeTextFile(`${repo}/calc.py`, "dirty\n");
-  await Deno.writeTextFile(`${repo}/untracked.py`, "x = 1\n");
-  const baseline = await recordBaseline(repo);
-  assert.ok(baseline);
-  try {
-    await Deno.writeTextFile(`${repo}/util.py`, "changed\n");
-    const patch = await workspacePatch(repo, { baseline });
-    assert.deepEqual(patchFiles(patch), ["util.py"]);
-  } finally {
-    baseline.dispose();
-  }
-  assert.deepEqual(await markersIn(markers.path), []);
-});
+for (const mode of ["none", "workspace-write"] as const) {
+  Deno.test(`baseline: a hostile .git/config runs nothing while the state is recorded and diffed (sandbox ${mode})`, async () => {
+    const repo = await repoWithUtil();
+    // Outside /tmp: the sandbox's /tmp is private, so a marker there would go unseen.
+    await using markers = await tempDir("deft-markers-", { dir: outsideTmp() });
+    const planted = await new Deno.Command("sh", {
+      args: ["-c", plantHostileConfig(markers.path)],
+      cwd: repo,
+    }).output();
+    assert.ok(planted.success);
+    await Deno.writeTextFile(`${repo}/calc.py`, "dirty\n");
+    await Deno.writeTextFile(`${repo}/untracked.py`, "x = 1\n");
+    const before = await gitFiles(repo);
+    const sandbox = { mode, workspace: repo };
+    const baseline = await recordBaseline(repo, { sandbox });
+    assert.ok(baseline);
+    try {
+      await Deno.writeTextFile(`${repo}/util.py`, "changed\n");
+      const patch = await workspacePatch(repo, { baseline, sandbox });
+      assert.deepEqual(patchFiles(patch), ["util.py"]);
+    } finally {
+      baseline.dispose();
+    }
+    assert.deepEqual(await markersIn(markers.path), []);
+    assert.deepEqual(await gitFiles(repo), before);
+  });
+}
 
 Deno.test("recordBaseline outside a git repository is undefined", async () => {
   await using dir = await tempDir("deft-nogit-");
