@@ -178,3 +178,29 @@ Deno.test("an error in the user's own config beside an untrusted repository's na
     r.stderr,
   );
 });
+
+Deno.test("deft interactive on a terminal asks at its own prompt, before the session starts", async () => {
+  const mock = MockLLM.start([]);
+  await using home = await tempDir("deft-home-");
+  try {
+    const repo = await makeBuggyRepo();
+    await Deno.writeTextFile(`${repo}/deft.yaml`, serverConfig(`${home.path}/ran`));
+    const args = mockRunArgs(mock, "unused", repo).slice(2); // -w and the model flags
+    const r = await runDeftInPty(
+      ["interactive", "--approval", "never", ...args],
+      [
+        { expect: "sets mcp_servers, allow_mcp_servers, sandbox[\\s\\S]*\\[y/N\\] ", send: "y\r" },
+        { expect: "deft> ", send: "/exit\r" },
+      ],
+      { cwd: repo, env: { HOME: home.path } },
+    );
+    assert.equal(r.failed, null, plain(r.output));
+    assert.equal(r.code, 0, plain(r.output));
+    const user = await Deno.readTextFile(`${home.path}/.config/deft/config.yaml`);
+    assert.match(user, new RegExp(`trusted_folders:\\n  - ${repo}`));
+    // Trusted, the file's MCP server was started.
+    assert.ok(await Deno.stat(`${home.path}/ran`).then(() => true, () => false), plain(r.output));
+  } finally {
+    await mock.close();
+  }
+});
