@@ -261,7 +261,10 @@ export function askToTrust(asking: TrustAsking): TrustDecision {
       `Trust ${shownFolder}, so its config sets every key (as \`deft trust\` does)? [y/N] `,
     );
     if (answer !== null && /^\s*y(es)?\s*$/i.test(answer)) return true;
-    if (asking.declinedFile) await remember(asking.declinedFile, folder).catch(() => {});
+    // Only a "no" is remembered: no answer at all (end of input) asks again next time.
+    if (answer !== null && asking.declinedFile) {
+      await remember(asking.declinedFile, folder).catch(() => {});
+    }
     asking.write(
       `not trusted: going on without ${keys}. \`deft trust ${shownFolder}\` changes that later.`,
     );
