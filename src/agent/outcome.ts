@@ -5,11 +5,10 @@
  */
 import { resolve } from "node:path";
 import type { AgentResult } from "./agent.ts";
-import { isDropping } from "./droppings.ts";
-import { isGitRepo, workspacePatch } from "./patch.ts";
+import { isGitRepo } from "./patch.ts";
 import { type FileChange, patchStats } from "./patch_stats.ts";
 import { compareRuns, type Divergence } from "./replay.ts";
-import type { Session } from "./session.ts";
+import { type Session, sessionPatch } from "./session.ts";
 import { costOf } from "../llm/prices.ts";
 import type { LLMUsage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
@@ -77,8 +76,7 @@ export async function runOutcome(
   const sandbox = gitSandbox(workspace, config.toolSettings);
   if (session.container) {
     // The workspace is inside the container: its patch is computed there.
-    const { containerPatch } = await import("../container/patch.ts");
-    const patch = await containerPatch(session.container, isDropping).catch((e) => {
+    const patch = await sessionPatch(session).catch((e) => {
       console.note(`warning: could not compute the patch: ${(e as Error).message}`);
       return "";
     });
@@ -89,7 +87,7 @@ export async function runOutcome(
     }
   } else if (await isGitRepo(workspace, sandbox).catch(() => true)) {
     let failed = false;
-    const patch = await workspacePatch(workspace, { sandbox }).catch((e) => {
+    const patch = await sessionPatch(session).catch((e) => {
       console.note(`warning: could not compute the patch: ${(e as Error).message}`);
       failed = true;
       return "";

@@ -14,11 +14,14 @@ import { checkSandbox, hostDirs } from "../tools/host/hosting.ts";
 import { ApprovalGate, type ApprovalMode, type AskUser, isApprovalMode } from "./approval.ts";
 import { loadProjectInstructions, type ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
+import { askToTrust } from "../config/trust.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
-import type { LLMClient, LLMMessage } from "../llm/types.ts";
+import type { LLMClient, LLMMessage, LLMUsage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
+import { SandboxUnavailableError } from "../policy/sandbox.ts";
+import { recordBaseline, type WorkspaceBaseline, workspacePatch } from "./patch.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
@@ -27,11 +30,13 @@ import { createHostedTools } from "../tools/host/remote.ts";
 import {
   defaultTrajectoryPath,
   newSessionId,
+  stateDir,
   type Trajectory,
   TrajectoryRecorder,
 } from "../trajectory/recorder.ts";
 import { readEnv } from "../env.ts";
 import type { Container, ContainerRuntime } from "../container/container.ts";
+import type { ContainerBaseline } from "../container/patch.ts";
 import type { DeftConfig } from "../config/load.ts";
 import { workerEntry } from "../tools/host/entry.ts";
 import { UsageError } from "../errors.ts";
@@ -100,6 +105,29 @@ export interface Session {
   instructions: ProjectInstructions;
   /** The container the tools run in; `close()` it when the session ends. */
   container?: Container;
+  /**
+   * The workspace as it was when the session opened (host workspaces in a git repository): the
+   * patch, "files changed" and `/diff` are relative to it.
+   */
+  baseline?: WorkspaceBaseline;
+  /** The same for a container's workspace, recorded inside it. */
+  containerBaseline?: ContainerBaseline;
+  /** What each task or turn run in this session did, oldest first (for /undo and /cost). */
+  turns?: TurnRecord[];
+}
+
+/** What one `runTask` did: its model, usage and the tool calls that ran. */
+export interface TurnRecord {
+  provider: string;
+  model: string;
+  /** Tokens of this turn alone. */
+  usage: LLMUsage;
+  /** The calls the turn's steps made, in order, with whether each succeeded. */
+  calls: { name: string; arguments: unknown; success: boolean }[];
+  /** Set once /undo has taken its edits back. */
+  undone?: boolean;
+  /** What it was: a turn of the conversation, or the model call of a command (/compact). */
+  kind?: "turn" | "compact";
 }
 
 /** Loads the configuration and builds the client and tools; replays `recording` when given. */
@@ -109,7 +137,16 @@ export async function openSession(
   recording?: Trajectory,
 ): Promise<Session> {
   const { console } = io;
-  const loaded = await loadConfig(opts.configFile);
+  const loaded = await loadConfig(opts.configFile, {
+    // A repository's deft.yaml that sets what only a trusted folder may: asked once on a
+    // terminal, one line without one.
+    onUntrusted: askToTrust({
+      terminal: io.asking.terminal,
+      ask: io.asking.ask,
+      write: io.write,
+      declinedFile: `${stateDir()}/declined_trust`,
+    }),
+  });
   for (const warning of loaded.warnings) io.write(`warning: ${terminalText(warning)}`);
   const container = wantsContainer(opts)
     ? await startContainer(opts, loaded.config.container, console)
@@ -215,7 +252,17 @@ async function assemble(
     // The container is the sandbox: no bubblewrap on the host or inside.
     config.toolSettings = { ...config.toolSettings, sandbox: "none" };
   }
-  const tools = await sessionTools(config, workspace, console, container);
+  // A missing bubblewrap is told as the tools tell it, before git is run in the sandbox.
+  if (!container) checkSandbox(config.toolSettings, config.agent.tools);
+  const baseline = container ? undefined : await recordStart(workspace, config, console);
+  const containerStart = container && await recordContainerStart(container, console);
+  let tools: Tool[];
+  try {
+    tools = await sessionTools(config, workspace, console, container);
+  } catch (e) {
+    baseline?.dispose();
+    throw e;
+  }
   const canSwitch = asking.switchable && asking.terminal;
   const gate = (approvalMode === "never" && !canSwitch) || recording
     ? undefined
@@ -234,7 +281,62 @@ async function assemble(
     approval: gate,
     instructions,
     container,
+    baseline,
+    containerBaseline: containerStart,
   };
+}
+
+/** Records the workspace's state before any tool runs; a failure is a warning (patch vs HEAD). */
+async function recordStart(
+  workspace: string,
+  config: RunConfig,
+  console: AgentConsole,
+): Promise<WorkspaceBaseline | undefined> {
+  try {
+    return await recordBaseline(workspace, { sandbox: gitSandbox(workspace, config.toolSettings) });
+  } catch (e) {
+    if (e instanceof SandboxUnavailableError) throw e;
+    console.note(
+      `warning: could not record the workspace's state (${(e as Error).message}); the patch ` +
+        "and files changed will be measured against HEAD",
+    );
+    return undefined;
+  }
+}
+
+/** `recordStart` for a container's workspace, inside it. */
+async function recordContainerStart(
+  container: Container,
+  console: AgentConsole,
+): Promise<ContainerBaseline | undefined> {
+  try {
+    const [{ containerBaseline }, { isDropping }] = await Promise.all([
+      import("../container/patch.ts"),
+      import("./droppings.ts"),
+    ]);
+    return await containerBaseline(container, isDropping);
+  } catch (e) {
+    console.note(
+      `warning: could not record the workspace's state in the container ` +
+        `(${(e as Error).message}); the patch and files changed will be measured against HEAD`,
+    );
+    return undefined;
+  }
+}
+
+/**
+ * The session's patch: what changed in its workspace since the session opened (in the container
+ * when it has one), "" outside a git repository.
+ */
+export async function sessionPatch(session: Session): Promise<string> {
+  if (session.container) {
+    return await containerPatchOf(session.container, session.containerBaseline)();
+  }
+  const { workspace, config, baseline } = session;
+  return await workspacePatch(workspace, {
+    baseline,
+    sandbox: gitSandbox(workspace, config.toolSettings),
+  });
 }
 
 // The configured tools, hosted the way `deft tool` hosts them, then the allowed MCP servers' tools.
@@ -325,24 +427,30 @@ export async function runTask(
     );
   }
   const lakeview = session.lakeviewClient ? new Lakeview(session.lakeviewClient, task) : undefined;
-  const result = await runAgent(task, {
-    client: session.client,
-    executor: session.executor,
-    recorder,
-    console,
-    workspace: session.workspace,
-    maxSteps: config.agent.max_steps,
-    parallelToolCalls: config.model.settings.parallel_tool_calls,
-    mustPatch: opts.mustPatch,
-    patch: session.container && containerPatchOf(session.container),
-    gitSandbox: gitSandbox(session.workspace, config.toolSettings),
-    signal: opts.signal,
-    context: contextManager(config),
-    lakeview,
-    conversation: opts.conversation,
-    textEndsTurn: opts.textEndsTurn,
-    instructions: session.instructions.prompt,
-  });
+  const usageBefore = { ...recorder.data.total_usage };
+  let result: AgentResult;
+  try {
+    result = await runAgent(task, {
+      client: session.client,
+      executor: session.executor,
+      recorder,
+      console,
+      workspace: session.workspace,
+      maxSteps: config.agent.max_steps,
+      parallelToolCalls: config.model.settings.parallel_tool_calls,
+      mustPatch: opts.mustPatch,
+      patch: () => sessionPatch(session),
+      gitSandbox: gitSandbox(session.workspace, config.toolSettings),
+      signal: opts.signal,
+      context: contextManager(config),
+      lakeview,
+      conversation: opts.conversation,
+      textEndsTurn: opts.textEndsTurn,
+      instructions: session.instructions.prompt,
+    });
+  } finally {
+    (session.turns ??= []).push(turnRecord(session, recorder, usageBefore));
+  }
   await lakeview?.drain();
   console.summary({
     success: result.success,
@@ -353,6 +461,24 @@ export async function runTask(
   });
   console.note(`trajectory saved to ${trajectoryPath}`);
   return { result, recorder };
+}
+
+/** The turn that just ran in `recorder`: its steps after `recorder.stepOffset`. */
+function turnRecord(session: Session, recorder: TrajectoryRecorder, before: LLMUsage): TurnRecord {
+  const after = recorder.data.total_usage;
+  const usage = Object.fromEntries(
+    Object.entries(after).map(([key, value]) => [key, value - before[key as keyof LLMUsage]]),
+  ) as unknown as LLMUsage;
+  const steps = recorder.data.agent_steps.filter((s) => s.step_number > recorder.stepOffset);
+  const calls = steps.flatMap((step) =>
+    step.tool_calls.map((call) => ({
+      name: call.name,
+      arguments: call.arguments,
+      success: step.tool_results.some((r) => r.call_id === call.call_id && r.success),
+    }))
+  );
+  const { provider, settings } = session.config.model;
+  return { provider: provider.provider, model: settings.model, usage, calls, kind: "turn" };
 }
 
 function newRecorder(session: Session, task: string, opts: TaskOptions): TrajectoryRecorder {
@@ -380,13 +506,16 @@ function newRecorder(session: Session, task: string, opts: TaskOptions): Traject
 }
 
 /** The patch of the container's workspace, computed inside it. */
-function containerPatchOf(container: Container): () => Promise<string> {
+function containerPatchOf(
+  container: Container,
+  baseline?: ContainerBaseline,
+): () => Promise<string> {
   return async () => {
     const [{ containerPatch }, { isDropping }] = await Promise.all([
       import("../container/patch.ts"),
       import("./droppings.ts"),
     ]);
-    return containerPatch(container, isDropping);
+    return containerPatch(container, isDropping, baseline);
   };
 }
 

@@ -7,7 +7,14 @@ import { type Document, isMap, isScalar, LineCounter, parseDocument, visit } fro
 import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
 import { configCandidates } from "./locate.ts";
-import { isTrustedBy, layerUntrusted, readUserConfig } from "./trust.ts";
+import {
+  isTrustedBy,
+  layerUntrusted,
+  readUserConfig,
+  setByRepository,
+  setTrust,
+  type TrustDecision,
+} from "./trust.ts";
 import { ConfigError } from "./errors.ts";
 import { MAX_CONFIG_BYTES, readConfigFile } from "./read.ts";
 import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
@@ -160,8 +167,21 @@ export function defaultConfig(): DeftConfig {
   return configSchema.parse({});
 }
 
+/** How `loadConfig` treats a repository's config file in a folder that is not trusted. */
+export interface LoadOptions {
+  /**
+   * Asked when the file sets keys the folder may not set: true trusts the folder (recorded in the
+   * user config like `deft trust`) and reads the file whole. It says so to the user itself; the
+   * long warning is then left out of `warnings`.
+   */
+  onUntrusted?: TrustDecision;
+}
+
 /** Finds and loads the configuration; no file at all gives the defaults. */
-export async function loadConfig(explicit?: string): Promise<LoadedConfig> {
+export async function loadConfig(
+  explicit?: string,
+  options: LoadOptions = {},
+): Promise<LoadedConfig> {
   for (const candidate of configCandidates(explicit)) {
     let text: string;
     try {
@@ -179,7 +199,7 @@ export async function loadConfig(explicit?: string): Promise<LoadedConfig> {
       }
       throw new ConfigError(`Cannot read config file ${candidate.path}: ${(e as Error).message}`);
     }
-    if (candidate.local) return await loadLocalConfig(text, candidate.path);
+    if (candidate.local) return await loadLocalConfig(text, candidate.path, options);
     return parseConfig(text, candidate.path);
   }
   return { config: defaultConfig(), warnings: [] };
@@ -190,15 +210,42 @@ export async function loadConfig(explicit?: string): Promise<LoadedConfig> {
  * the user's config. The user's config is checked in full first: a mistake in it is an error
  * naming it, never a reason to read the repository's file some other way.
  */
-async function loadLocalConfig(text: string, path: string): Promise<LoadedConfig> {
+async function loadLocalConfig(
+  text: string,
+  path: string,
+  options: LoadOptions,
+): Promise<LoadedConfig> {
   const user = await loadUserConfig();
   const folders = user?.config.trusted_folders ?? [];
-  if (await isTrustedBy(await Deno.realPath("."), folders)) return parseConfig(text, path);
+  const folder = await Deno.realPath(".");
+  if (await isTrustedBy(folder, folders)) return parseConfig(text, path);
   // The repository's YAML is checked on its own, so its mistakes are reported at their position.
   parseYaml(text, path);
   const layer = layerUntrusted(text, path, user?.text);
-  const loaded = parseConfig(layer.text, path);
-  if (layer.warning) loaded.warnings.unshift(layer.warning);
+  let told = false;
+  if (layer.ignored.length > 0 && options.onUntrusted) {
+    if (await options.onUntrusted({ path, folder, ignored: layer.ignored })) {
+      await setTrust(user && { path: user.path, text: user.text }, folder);
+      return parseConfig(text, path);
+    }
+    told = true;
+  }
+  let loaded: LoadedConfig;
+  try {
+    // Positions in messages point into the file each key came from, not into the layered text.
+    loaded = parseConfig(layer.text, path, [
+      { text, path, owns: setByRepository },
+      ...(user ? [{ text: user.text, path: user.path, owns: () => true }] : []),
+    ]);
+  } catch (e) {
+    if (!(e instanceof ConfigError) || layer.ignored.length === 0) throw e;
+    throw new ConfigError(
+      `${e.message}\n(${path} is in a folder you have not trusted, so its ` +
+        `${layer.ignored.join(", ")} ${layer.ignored.length === 1 ? "was" : "were"} ignored; ` +
+        `run \`deft trust ${folder}\` if you trust this repository.)`,
+    );
+  }
+  if (layer.warning && !told) loaded.warnings.unshift(layer.warning);
   return loaded;
 }
 
@@ -214,10 +261,37 @@ export async function loadUserConfig(): Promise<
   return { ...parseConfig(user.text, user.path), path: user.path, text: user.text };
 }
 
-/** Parses and checks config text; `path` names the file in messages. */
-export function parseConfig(text: string, path = "<config>"): LoadedConfig {
+/**
+ * A file a layered config text was made from: positions of the keys it `owns` are looked up in
+ * it (a message names the file when it is not the one being loaded).
+ */
+export interface ConfigSource {
+  text: string;
+  path: string;
+  owns: (keyPath: readonly PropertyKey[]) => boolean;
+}
+
+/**
+ * Parses and checks config text; `path` names the file in messages. For a text layered from
+ * other files (an untrusted repository's over the user's), `sources` says where each key's
+ * position is to be found.
+ */
+export function parseConfig(
+  text: string,
+  path = "<config>",
+  sources?: readonly ConfigSource[],
+): LoadedConfig {
   const { doc, lineCounter, data } = parseYaml(text, path);
-  const where = (keyPath: PropertyKey[]) => position(doc, lineCounter, keyPath);
+  const located = sources?.map((s) => {
+    const lines = new LineCounter();
+    return { ...s, doc: parseDocument(s.text, { lineCounter: lines, uniqueKeys: false }), lines };
+  });
+  const where = (keyPath: PropertyKey[]) => {
+    const source = located?.find((s) => s.owns(keyPath) && s.doc.hasIn(keyPath.slice(0, 2)));
+    if (!source) return position(doc, lineCounter, keyPath);
+    const at = position(source.doc, source.lines, keyPath);
+    return source.path === path || at === "" ? at : at.replace(" (", ` (${source.path}, `);
+  };
   const warnings: string[] = [];
   let result = configSchema.safeParse(data);
   if (!result.success) {

@@ -11,6 +11,7 @@ import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { Document, isMap, isScalar, parseDocument } from "yaml";
 import { ConfigError } from "./errors.ts";
 import { readConfigFile } from "./read.ts";
+import { terminalText } from "../policy/terminal_text.ts";
 
 /** Top-level keys an untrusted repository's config may set. */
 const UNTRUSTED_KEYS: ReadonlySet<string> = new Set(["models", "agents", "lakeview"]);
@@ -142,6 +143,18 @@ export interface UntrustedLayer {
   text: string;
   /** A warning naming the keys that were ignored, when there were any. */
   warning?: string;
+  /** The keys (`mcp_servers`, `tool_settings.sandbox` …) that were ignored, in file order. */
+  ignored: string[];
+}
+
+/**
+ * Whether the value at `keyPath` of a layered config came from the repository's file (the keys
+ * an untrusted file may set) rather than from the user's.
+ */
+export function setByRepository(keyPath: readonly PropertyKey[]): boolean {
+  const [top, inner] = keyPath.map(String);
+  if (top === "tool_settings") return inner !== undefined && UNTRUSTED_TOOL_SETTINGS.has(inner);
+  return UNTRUSTED_KEYS.has(top);
 }
 
 /**
@@ -160,7 +173,7 @@ export function layerUntrusted(repoText: string, repoPath: string, userText = ""
       throw new ConfigError(`${path}: not a YAML mapping of config keys; fix it first.`);
     }
   }
-  if (!isMap(repo.contents)) return { text: userText };
+  if (!isMap(repo.contents)) return { text: userText, ignored: [] };
   const merged: Document = isMap(user.contents) ? user : new Document({});
   const ignored: string[] = [];
   for (const pair of repo.contents.items) {
@@ -188,5 +201,86 @@ export function layerUntrusted(repoText: string, repoPath: string, userText = ""
     `endpoints, carry credentials or relax the sandbox). Put them in your own config ` +
     `(${userConfigPath() ?? "~/.config/deft/config.yaml"}), or run \`deft trust ${folder}\` if ` +
     `you trust this repository.`;
-  return { text: merged.toString(), warning };
+  return { text: merged.toString(), warning, ignored };
+}
+
+/** A repository's config file that sets keys its untrusted folder may not set. */
+export interface UntrustedConfig {
+  /** The config file, as found (`deft.yaml`). */
+  path: string;
+  /** The folder to trust: the real path of the one that holds it. */
+  folder: string;
+  /** The keys that are ignored unless the folder is trusted. */
+  ignored: string[];
+}
+
+/**
+ * Decides about an untrusted repository config: true trusts the folder now (the loader records
+ * it as `deft trust` does and reads the file whole), false goes on without the ignored keys.
+ */
+export type TrustDecision = (untrusted: UntrustedConfig) => Promise<boolean>;
+
+/** The user's side of `askToTrust`. */
+export interface TrustAsking {
+  /** Someone can answer (standard input is a terminal). */
+  terminal: boolean;
+  /** Puts a question and returns the answer line, null at end of input. */
+  ask(question: string): Promise<string | null>;
+  /** Writes a line to the user (stderr). */
+  write(text: string): void;
+  /** A file listing the folders the user declined to trust (asked once, never again). */
+  declinedFile?: string;
+}
+
+/**
+ * The decision a command makes on a terminal: asks once whether to trust the folder, naming the
+ * ignored keys (control characters made visible); a "no" is remembered in `declinedFile`, so the
+ * next start prints the notice instead of asking. Without a terminal, or after a "no": one line
+ * naming the ignored keys and `deft trust`.
+ */
+export function askToTrust(asking: TrustAsking): TrustDecision {
+  return async ({ path, folder, ignored }) => {
+    const keys = ignored.map((k) => terminalText(k, { style: "escape" })).join(", ");
+    const shownFolder = terminalText(folder, { style: "escape" });
+    const notice = () =>
+      asking.write(
+        `note: ${terminalText(path, { style: "escape" })} is in a folder you have not ` +
+          `trusted, so its ${keys} ${ignored.length === 1 ? "is" : "are"} ignored; run ` +
+          `\`deft trust ${shownFolder}\` to let it set ${ignored.length === 1 ? "it" : "them"}.`,
+      );
+    if (!asking.terminal || await declined(asking.declinedFile, folder)) {
+      notice();
+      return false;
+    }
+    asking.write(
+      `${terminalText(path, { style: "escape" })} sets ${keys}, which only a trusted folder's ` +
+        "config may set (they can start programs, choose where your API key goes, carry " +
+        "credentials or relax the sandbox).",
+    );
+    const answer = await asking.ask(
+      `Trust ${shownFolder}, so its config sets every key (as \`deft trust\` does)? [y/N] `,
+    );
+    if (answer !== null && /^\s*y(es)?\s*$/i.test(answer)) return true;
+    // Only a "no" is remembered: no answer at all (end of input) asks again next time.
+    if (answer !== null && asking.declinedFile) {
+      await remember(asking.declinedFile, folder).catch(() => {});
+    }
+    asking.write(
+      `not trusted: going on without ${keys}. \`deft trust ${shownFolder}\` changes that later.`,
+    );
+    return false;
+  };
+}
+
+async function declined(file: string | undefined, folder: string): Promise<boolean> {
+  if (!file) return false;
+  const text = await Deno.readTextFile(file).catch(() => "");
+  return text.split("\n").includes(folder);
+}
+
+async function remember(file: string, folder: string): Promise<void> {
+  // A folder name with a line break cannot be recorded one per line: it is then asked again.
+  if (folder.includes("\n")) return;
+  await Deno.mkdir(dirname(file), { recursive: true });
+  await Deno.writeTextFile(file, `${folder}\n`, { append: true });
 }

@@ -60,6 +60,34 @@ export const INDEX_PATCH_ARGS: readonly string[] = [
   "--no-textconv",
 ];
 
+/**
+ * The environment that points git at a private index and object store: `index` and `objects`
+ * are Deft's own (a temp folder), `alternates` the object stores git may read from besides (the
+ * repository's, an earlier private store). Objects git writes go only into `objects`, the staging
+ * area only into `index`: the repository's own index, objects and refs are never written. The one
+ * place these variables are made; `gitInvocation` passes them through like any `env` entry.
+ */
+export function privateStoreEnv(
+  index: string,
+  objects: string,
+  alternates: readonly string[],
+): Record<string, string> {
+  return {
+    GIT_INDEX_FILE: index,
+    GIT_OBJECT_DIRECTORY: objects,
+    GIT_ALTERNATE_OBJECT_DIRECTORIES: alternates.map(alternatePath).join(":"),
+  };
+}
+
+/**
+ * `path` as one entry of `GIT_ALTERNATE_OBJECT_DIRECTORIES`, a colon-separated list: a path with
+ * a colon (or starting with a quote) is written C-quoted, which git reads back as one entry.
+ */
+function alternatePath(path: string): string {
+  if (!/[:"\\]/.test(path)) return path;
+  return `"${path.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+}
+
 /** A git command ready to start: program, arguments and the whole environment. */
 export type GitInvocation = Launch;
 

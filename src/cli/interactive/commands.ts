@@ -2,14 +2,13 @@
  * The slash commands of `deft interactive`. They act on the session and never reach the model; an
  * unknown one is an error, not a task.
  */
-import { workspacePatch } from "../../agent/patch.ts";
-import { gitSandbox } from "../../policy/git.ts";
 import { APPROVAL_MODES, isApprovalMode } from "../../agent/approval.ts";
 import { createClient } from "../../llm/client.ts";
 import type { LLMMessage } from "../../llm/types.ts";
 import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
-import type { Session } from "../../agent/session.ts";
+import { type Session, sessionPatch } from "../../agent/session.ts";
 import { resumeTarget } from "../resume.ts";
+import { compactConversation, costReport, initAgentsFile, undoLastTurn } from "./turn_commands.ts";
 
 /** What a command may read and change. */
 export interface CommandContext {
@@ -75,18 +74,60 @@ const COMMANDS: SlashCommand[] = [
   {
     name: "diff",
     usage: "/diff",
-    help: "the workspace's changes so far (git diff, new files included)",
+    help: "the changes made since the session started (git diff, new files included)",
     run: async (ctx) => {
       try {
-        const { workspace, config } = ctx.session;
-        const patch = await workspacePatch(workspace, {
-          sandbox: gitSandbox(workspace, config.toolSettings),
-        });
+        const patch = await sessionPatch(ctx.session);
         ctx.write(patch.trim() === "" ? "(no changes, or not a git repository)" : patch);
       } catch (e) {
         ctx.write(`cannot compute the diff: ${(e as Error).message}`);
       }
     },
+  },
+  {
+    name: "undo",
+    usage: "/undo",
+    help: "take back the file edits of the last turn (files it created are removed)",
+    run: (ctx) => undoLastTurn(ctx),
+  },
+  {
+    name: "compact",
+    usage: "/compact",
+    help: "replace the conversation by the model's summary of it (frees context)",
+    run: async (ctx) => {
+      try {
+        await compactConversation(ctx, (conversation) => {
+          // The next turn records a new trajectory that goes on from this one, so a resume
+          // rebuilds the compacted conversation, not the old one with the summary after it.
+          const recorder = ctx.recorder;
+          if (!recorder) ctx.conversation = conversation;
+          else {
+            const link = { session_id: recorder.data.session_id ?? null, path: recorder.path };
+            ctx.reset({ conversation, link });
+          }
+        });
+      } catch (e) {
+        ctx.write(`cannot compact: ${(e as Error).message} (the conversation is unchanged)`);
+      }
+    },
+  },
+  {
+    name: "init",
+    usage: "/init",
+    help: "draft an AGENTS.md for this repository (beside it if there is one) to review",
+    run: async (ctx) => {
+      try {
+        await initAgentsFile(ctx);
+      } catch (e) {
+        ctx.write(`/init failed: ${(e as Error).message}`);
+      }
+    },
+  },
+  {
+    name: "cost",
+    usage: "/cost",
+    help: "tokens and cost of this session, per turn and in total",
+    run: (ctx) => ctx.write(costReport(ctx.session)),
   },
   {
     name: "model",

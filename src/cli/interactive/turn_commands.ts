@@ -1,0 +1,319 @@
+/**
+ * The slash commands that act on what the session's turns did: `/undo` takes back the last turn's
+ * edits through the editor's own history, `/compact` replaces the conversation by the model's
+ * summary of it, `/init` drafts an AGENTS.md in one agent turn, `/cost` adds up the tokens.
+ */
+import { join } from "node:path";
+import { ContextManager } from "../../agent/context.ts";
+import { runTask, type Session, type TurnRecord } from "../../agent/session.ts";
+import { costOf } from "../../llm/prices.ts";
+import { addUsage, emptyUsage, type LLMMessage, type LLMUsage } from "../../llm/types.ts";
+import { normalizeToolName } from "../../tools/executor.ts";
+
+/** The editor whose history `/undo` uses, and the commands of it that change a file. */
+const EDITOR = "str_replace_based_edit_tool";
+const EDITING = new Set(["create", "str_replace", "insert"]);
+/** Tools that change files but keep no history to undo with. */
+const NO_HISTORY = ["json_edit_tool", "bash"];
+
+/** What the commands here need from the interactive loop. */
+export interface TurnCommandContext {
+  session: Session;
+  conversation: LLMMessage[];
+  write(text: string): void;
+}
+
+/**
+ * The paths whose editor records `turn` left on the history stacks, most recent last: each
+ * successful create/str_replace/insert pushed one, each successful undo_edit (the model's own)
+ * took the latest of its path back.
+ */
+export function undoStack(turn: TurnRecord): string[] {
+  const stack: string[] = [];
+  for (const call of turn.calls) {
+    if (!call.success || normalizeToolName(call.name) !== normalizeToolName(EDITOR)) continue;
+    const args = call.arguments as Record<string, unknown> | null;
+    const path = args?.path;
+    if (typeof path !== "string") continue;
+    if (EDITING.has(String(args?.command))) stack.push(path);
+    else if (args?.command === "undo_edit") {
+      const at = stack.lastIndexOf(path);
+      if (at >= 0) stack.splice(at, 1);
+    }
+  }
+  return stack;
+}
+
+/** `/undo`: reverts the edits the last turn's editor calls made, newest first. */
+export async function undoLastTurn(ctx: TurnCommandContext): Promise<void> {
+  const turn = ctx.session.turns?.findLast((t) => t.kind !== "compact");
+  if (!turn || turn.undone) {
+    ctx.write(
+      turn ? "nothing to undo: the last turn's edits were already undone." : "nothing to undo.",
+    );
+    return;
+  }
+  const others = NO_HISTORY.flatMap((name) => {
+    const n = turn.calls.filter((c) =>
+      c.success && normalizeToolName(c.name) === normalizeToolName(name)
+    ).length;
+    return n > 0 ? [`${n} ${name} call(s)`] : [];
+  });
+  const untouched = others.length > 0
+    ? `\nnot undone (no edit history): ${others.join(", ")}; check them with /diff.`
+    : "";
+  const stack = undoStack(turn);
+  const editor = ctx.session.executor.find(EDITOR);
+  if (stack.length === 0 || !editor) {
+    ctx.write(`nothing to undo: the last turn made no edits with ${EDITOR}.${untouched}`);
+    return;
+  }
+  turn.undone = true;
+  const failed = new Set<string>();
+  const lines: string[] = [];
+  for (const path of stack.reverse()) {
+    if (failed.has(path)) continue;
+    let result;
+    try {
+      result = await editor.execute({ command: "undo_edit", path });
+    } catch (e) {
+      result = { output: null, error: (e as Error).message, error_code: 1 };
+    }
+    if (result.error_code !== 0) {
+      // Older edits of this file sit under the one that failed: they stay too.
+      failed.add(path);
+      lines.push(`✗ ${path}: ${result.error ?? "undo failed"}`);
+    } else if (/has been removed|no longer exists/.test(result.output ?? "")) {
+      lines.push(`removed ${path} (created in that turn)`);
+    } else lines.push(`reverted an edit of ${path}`);
+  }
+  ctx.write(`${lines.join("\n")}${untouched}`);
+}
+
+const COMPACT_PROMPT =
+  `You summarise a conversation between a user and a coding agent so the agent can go on from the
+summary alone. Keep: the user's goals and requests, decisions and constraints, what has been done
+(files changed, commands run and their results), what failed and why, open questions and the next
+steps. Name files, functions and commands exactly. Leave out greetings and tool output that no
+longer matters. Answer with the summary only, in plain text.`;
+
+/** The first words of the message that holds a compacted conversation. */
+export const COMPACTED_HEADER = "[Summary of the conversation so far, compacted by /compact]";
+
+/** Characters of one message the summary's transcript keeps (tool output is cut first). */
+const TRANSCRIPT_MESSAGE_CHARS = 8000;
+
+/** `/compact`: the model summarises the conversation, which is replaced by the summary. */
+export async function compactConversation(
+  ctx: TurnCommandContext & { conversation: LLMMessage[] },
+  replace: (conversation: LLMMessage[]) => void,
+): Promise<void> {
+  const body = ctx.conversation.filter((m) => m.role !== "system");
+  if (body.length === 0) {
+    ctx.write("nothing to compact: the conversation is empty.");
+    return;
+  }
+  const { session } = ctx;
+  const estimate = (messages: readonly LLMMessage[]) =>
+    new ContextManager({ window: 1 }).estimate(messages);
+  const before = estimate(ctx.conversation);
+  const count = ctx.conversation.length;
+  const response = await interruptible((signal) =>
+    session.client.chat(
+      [{ role: "system", content: COMPACT_PROMPT }, { role: "user", content: transcript(body) }],
+      [],
+      signal,
+    )
+  );
+  if (response === undefined) {
+    ctx.write("interrupted: the conversation is unchanged.");
+    return;
+  }
+  recordUsage(session, response.usage, "compact");
+  const summary = response.content.trim();
+  if (summary === "") {
+    ctx.write("the model's summary was empty: the conversation is unchanged.");
+    return;
+  }
+  const system = ctx.conversation.find((m) => m.role === "system");
+  const compacted: LLMMessage[] = [
+    ...(system ? [system] : []),
+    { role: "user", content: `${COMPACTED_HEADER}\n\n${summary}` },
+    {
+      role: "assistant",
+      content: "Understood: I will go on from this summary of our conversation.",
+    },
+  ];
+  replace(compacted);
+  ctx.write(
+    `compacted the conversation: ${count} → ${compacted.length} message(s), ` +
+      `about ${before} → ${estimate(compacted)} tokens.`,
+  );
+}
+
+/** The conversation as text for the summariser, each long message cut in the middle. */
+function transcript(messages: readonly LLMMessage[]): string {
+  const cut = (text: string) =>
+    text.length <= TRANSCRIPT_MESSAGE_CHARS
+      ? text
+      : `${text.slice(0, TRANSCRIPT_MESSAGE_CHARS / 2)}\n[… ${
+        text.length - TRANSCRIPT_MESSAGE_CHARS
+      } characters left out …]\n${text.slice(-TRANSCRIPT_MESSAGE_CHARS / 2)}`;
+  return messages.map((m) => {
+    if (m.role === "tool") {
+      return `[tool result: ${m.name}${m.is_error ? ", failed" : ""}]\n${cut(m.content)}`;
+    }
+    const calls = m.role === "assistant" && m.tool_calls?.length
+      ? `\n${
+        m.tool_calls.map((c) => `[tool call: ${c.name} ${cut(JSON.stringify(c.arguments))}]`)
+          .join("\n")
+      }`
+      : "";
+    return `[${m.role}]\n${cut(m.content)}${calls}`;
+  }).join("\n\n");
+}
+
+/** Runs `work` with Ctrl-C aborting it; undefined when it was interrupted. */
+async function interruptible<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
+  const controller = new AbortController();
+  const stop = () => controller.abort(new Error("interrupted"));
+  Deno.addSignalListener("SIGINT", stop);
+  try {
+    return await work(controller.signal);
+  } catch (e) {
+    if (controller.signal.aborted) return undefined;
+    throw e;
+  } finally {
+    Deno.removeSignalListener("SIGINT", stop);
+  }
+}
+
+function recordUsage(session: Session, usage: LLMUsage, kind: TurnRecord["kind"]): void {
+  const { provider, settings } = session.config.model;
+  (session.turns ??= []).push({
+    provider: provider.provider,
+    model: settings.model,
+    usage,
+    calls: [],
+    kind,
+  });
+}
+
+/** Where `/init` drafts: AGENTS.md when there is none, else the first free AGENTS.draft[-N].md. */
+export async function initTarget(workspace: string): Promise<{ path: string; draft: boolean }> {
+  const agents = join(workspace, "AGENTS.md");
+  if (!await exists(agents)) return { path: agents, draft: false };
+  for (let n = 1;; n++) {
+    const path = join(workspace, n === 1 ? "AGENTS.draft.md" : `AGENTS.draft-${n}.md`);
+    if (!await exists(path)) return { path, draft: true };
+  }
+}
+
+/** The task `/init` gives the model. */
+export function initPrompt(target: string, draft: boolean): string {
+  return [
+    `Write a draft AGENTS.md for this repository to the file ${target} (create it with ` +
+    "str_replace_based_edit_tool's `create`). It is read by coding agents before they work here.",
+    "First look around: the README, the build and package files, the test setup, CI, the layout " +
+    "of the source folders and any contributor docs.",
+    "Then write, in short Markdown sections: what the project is; how to build, run, lint and " +
+    "test it (exact commands); the code layout; the conventions a change must follow; anything " +
+    "surprising. Only what you verified in the repository; no guesses, no filler.",
+    draft
+      ? "AGENTS.md already exists: read it, but do not change it; write your draft only to " +
+        `${target}.`
+      : "",
+    "Change no other file. When the file is written, answer with one line saying so.",
+  ].filter((l) => l !== "").join("\n");
+}
+
+/** `/init`: one agent turn that drafts AGENTS.md (or a draft beside it), then says where. */
+export async function initAgentsFile(ctx: TurnCommandContext): Promise<void> {
+  const { session } = ctx;
+  if (session.container) {
+    ctx.write("/init works on a host workspace; this session's tools run in a container.");
+    return;
+  }
+  const { path, draft } = await initTarget(session.workspace);
+  const agents = join(session.workspace, "AGENTS.md");
+  const original = draft ? await Deno.readFile(agents) : undefined;
+  ctx.write(`drafting ${path} (one agent turn; Ctrl-C stops it)…`);
+  const ran = await interruptible((signal) =>
+    runTask(session, initPrompt(path, draft), {
+      signal,
+      conversation: [],
+      textEndsTurn: true,
+      recordedTask: "/init",
+    })
+  );
+  if (original) {
+    const now = await Deno.readFile(agents).catch(() => undefined);
+    if (!now || !sameBytes(now, original)) {
+      await Deno.writeFile(agents, original);
+      ctx.write(`the model changed ${agents}: it is put back as it was.`);
+    }
+  }
+  if (ran === undefined || ran.result.interrupted) {
+    ctx.write(
+      (await exists(path))
+        ? `interrupted: ${path} may be unfinished.`
+        : "interrupted: nothing written.",
+    );
+    return;
+  }
+  if (!await exists(path)) {
+    ctx.write(`the model did not write ${path}; try /init again or write it yourself.`);
+    return;
+  }
+  ctx.write(
+    draft
+      ? `drafted ${path}: compare it with AGENTS.md and merge what you want.`
+      : `drafted ${path}: review it; new sessions read it as project instructions.`,
+  );
+}
+
+/** `/cost`: tokens and cost per turn and in total. */
+export function costReport(session: Session): string {
+  const turns = session.turns ?? [];
+  if (turns.length === 0) return "no model calls yet in this session.";
+  const total = emptyUsage();
+  let totalCost: number | null = 0;
+  const unpriced = new Set<string>();
+  let n = 0;
+  const lines = turns.map((turn) => {
+    addUsage(total, turn.usage);
+    const cost = costOf(turn.usage, turn.provider, turn.model, session.config.prices);
+    if (cost === null) unpriced.add(turn.model);
+    else if (totalCost !== null) totalCost += cost;
+    const label = turn.kind === "compact" ? "/compact" : `turn ${++n}`;
+    return `${label.padEnd(10)}${tokens(turn.usage)}  ${money(cost)}  ${turn.model}`;
+  });
+  if (unpriced.size > 0) totalCost = null;
+  lines.push(`${"total".padEnd(10)}${tokens(total)}  ${money(totalCost)}`);
+  if (unpriced.size > 0) {
+    lines.push(
+      `no price known for ${[...unpriced].join(", ")}: set one with the \`prices\` key ` +
+        "in deft.yaml (USD per million tokens).",
+    );
+  }
+  return lines.join("\n");
+}
+
+function tokens(usage: LLMUsage): string {
+  const cached = usage.cache_read_input_tokens > 0
+    ? ` (${usage.cache_read_input_tokens} cached)`
+    : "";
+  return `${usage.input_tokens} in${cached}, ${usage.output_tokens} out`;
+}
+
+function money(cost: number | null): string {
+  return cost === null ? "$?" : `$${cost.toFixed(4)}`;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}

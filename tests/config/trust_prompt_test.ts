@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { askToTrust } from "../../src/config/trust.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+const UNTRUSTED = { path: "deft.yaml", folder: "/w/repo", ignored: ["mcp_servers", "sandbox"] };
+
+function asking(answers: (string | null)[], terminal: boolean, declinedFile?: string) {
+  const said: string[] = [];
+  const asked: string[] = [];
+  return {
+    said,
+    asked,
+    decide: askToTrust({
+      terminal,
+      ask: (q) => {
+        asked.push(q);
+        return Promise.resolve(answers.shift() ?? null);
+      },
+      write: (t) => said.push(t),
+      declinedFile,
+    }),
+  };
+}
+
+Deno.test("askToTrust without a terminal: one line naming the keys and deft trust, no question", async () => {
+  const a = asking([], false);
+  assert.equal(await a.decide(UNTRUSTED), false);
+  assert.deepEqual(a.asked, []);
+  assert.equal(a.said.length, 1);
+  assert.match(a.said[0], /its mcp_servers, sandbox are ignored; run `deft trust \/w\/repo`/);
+});
+
+Deno.test("askToTrust on a terminal: yes trusts; no is remembered; no answer is not", async () => {
+  await using dir = await tempDir();
+  const declined = `${dir.path}/state/declined_trust`;
+  for (const yes of ["y", "YES", " y "]) {
+    assert.equal(await asking([yes], true, declined).decide(UNTRUSTED), true, yes);
+  }
+  const silent = asking([null], true, declined);
+  assert.equal(await silent.decide(UNTRUSTED), false);
+  assert.equal(silent.asked.length, 1);
+  await assert.rejects(Deno.stat(declined), "end of input is no answer to remember");
+  const no = asking(["", "y"], true, declined);
+  assert.equal(await no.decide(UNTRUSTED), false);
+  assert.match(no.asked[0], /Trust \/w\/repo, .*\[y\/N\] $/);
+  assert.equal(await Deno.readTextFile(declined), "/w/repo\n");
+  // Asked once: the next start only says it, and another folder is still asked.
+  assert.equal(await no.decide(UNTRUSTED), false);
+  assert.equal(no.asked.length, 1);
+  assert.match(no.said.at(-1)!, /^note: deft\.yaml is in a folder you have not trusted/);
+  assert.equal(await no.decide({ ...UNTRUSTED, folder: "/w/other" }), true);
+});
+
+Deno.test("askToTrust shows hostile key names and folders inert", async () => {
+  const a = asking(["n"], true);
+  await a.decide({ path: "deft.yaml", folder: "/w/\x1b[2Jx", ignored: ["evil\x1b]0;t\x07"] });
+  for (const text of [...a.said, ...a.asked]) {
+    assert.ok(!/[\x00-\x1f]/.test(text.replace(/\n/g, "")), text);
+  }
+  assert.match(a.said[0], /evil\\x1b\]0;t\\x07/);
+});

@@ -1,0 +1,220 @@
+/**
+ * `/undo`, `/compact`, `/init` and `/cost` in `deft interactive`, driven through piped standard
+ * input against the mock model, as a user would type them.
+ */
+import assert from "node:assert/strict";
+import { runDeft, trustedHome } from "../../helpers/deft.ts";
+import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
+import { makeBuggyRepo } from "../../helpers/repo.ts";
+
+function modelArgs(mock: MockLLM, model = "mock"): string[] {
+  return ["-p", "openai_compatible", "-m", model, "--model-base-url", `${mock.url}/v1`, "-k", "k"];
+}
+
+/** `deft interactive` in `repo` with `input` typed, against `mock`. */
+async function interactive(mock: MockLLM, repo: string, input: string, model?: string) {
+  const home = await trustedHome();
+  const ran = await runDeft(
+    ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock, model)],
+    { cwd: home, env: { HOME: home }, stdin: input },
+  );
+  return { ...ran, home };
+}
+
+// CRLF line ends, tabs, a trailing space and no final newline: undo must give back these bytes.
+const ORIGINAL = "def add(a, b):\r\n\treturn a - b \r\n\r\n# end\t";
+
+Deno.test("/undo restores the last turn's edits byte for byte and removes the files it created", async () => {
+  const repo = await makeBuggyRepo();
+  await Deno.writeTextFile(`${repo}/calc.py`, ORIGINAL);
+  const mock = MockLLM.start([
+    // Turn 1: one edit that /undo must leave alone (it is not the last turn).
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "create",
+      path: `${repo}/first.txt`,
+      file_text: "from turn one\n",
+    }]]),
+    chatText("made first.txt"),
+    // Turn 2: two edits of calc.py, a new file in a new folder, a bash call.
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: `${repo}/calc.py`,
+      old_str: "return a - b ",
+      new_str: "return a + b",
+    }]]),
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "insert",
+      path: `${repo}/calc.py`,
+      insert_line: 0,
+      new_str: "# fixed\r",
+    }]]),
+    chatToolCalls([
+      ["str_replace_based_edit_tool", {
+        command: "create",
+        path: `${repo}/pkg/deep/new.py`,
+        file_text: "x = 1\n",
+      }],
+      ["bash", { command: "true" }],
+    ]),
+    chatText("fixed add"),
+  ]);
+  try {
+    const r = await interactive(
+      mock,
+      repo,
+      "make first\nfix add\n/undo\n/undo\n/cost\nexit\n",
+      "gpt-4o",
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const restored = await Deno.readFile(`${repo}/calc.py`);
+    assert.deepEqual(restored, new TextEncoder().encode(ORIGINAL));
+    assert.equal(await exists(`${repo}/pkg`), false, "the created file and its folders are gone");
+    assert.equal(await Deno.readTextFile(`${repo}/first.txt`), "from turn one\n");
+    assert.match(r.stderr, /removed .*pkg\/deep\/new\.py \(created in that turn\)/);
+    assert.equal(r.stderr.match(/reverted an edit of .*calc\.py/g)?.length, 2, r.stderr);
+    assert.match(r.stderr, /not undone \(no edit history\): 1 bash call\(s\)/);
+    assert.match(r.stderr, /nothing to undo: the last turn's edits were already undone/);
+    // /cost: a line per turn, and a total that is their sum.
+    const turnCosts = [...r.stderr.matchAll(/^turn \d+\s+\d+ in.*\$(\d+\.\d{4})\s+gpt-4o$/gm)]
+      .map((m) => Number(m[1]));
+    assert.equal(turnCosts.length, 2, r.stderr);
+    const total = /^total\s+(\d+) in.*, (\d+) out\s+\$(\d+\.\d{4})$/m.exec(r.stderr);
+    assert.ok(total, r.stderr);
+    assert.ok(Math.abs(Number(total[3]) - (turnCosts[0] + turnCosts[1])) < 0.00015);
+    assert.ok(Number(total[3]) > 0);
+    // No model call for the commands.
+    assert.equal(mock.requests.length, 6);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("/undo refuses to overwrite a file changed since the turn, and says so", async () => {
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: `${repo}/calc.py`,
+      old_str: "return a - b",
+      new_str: "return a + b",
+    }]]),
+    chatToolCalls([["bash", { command: `printf '# later\\n' >> ${repo}/calc.py` }]]),
+    chatText("done"),
+  ]);
+  try {
+    const r = await interactive(mock, repo, "/undo\nfix\n/undo\nexit\n");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^nothing to undo\.$/m);
+    assert.match(r.stderr, /✗ .*calc\.py: Cannot undo the last edit .* has changed since/);
+    assert.equal(
+      await Deno.readTextFile(`${repo}/calc.py`),
+      "def add(a, b):\n    return a + b\n# later\n",
+    );
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("/compact replaces the conversation with the model's summary", async () => {
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: "echo step" }]]),
+    chatText("first answer"),
+    chatText("SUMMARY: the user asked for a first thing; it was answered."),
+    chatText("second answer"),
+  ]);
+  try {
+    const r = await interactive(mock, repo, "/compact\nfirst\n/compact\nsecond\n/cost\nexit\n");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /nothing to compact: the conversation is empty/);
+    assert.match(
+      r.stderr,
+      /compacted the conversation: 5 → 3 message\(s\), about \d+ → \d+ tokens/,
+    );
+    // The summariser saw the conversation as a transcript, with no tools offered.
+    const asked = mock.requests[2].body;
+    assert.equal(asked.tools, undefined);
+    assert.match(asked.messages[1].content, /\[tool call: bash \{"command":"echo step"\}\]/);
+    assert.match(asked.messages[1].content, /first answer/);
+    // The next turn goes on from the summary alone.
+    const next = mock.requests[3].body.messages;
+    assert.equal(next.length, 4, JSON.stringify(next));
+    assert.equal(next[0].role, "system");
+    assert.match(next[1].content, /compacted by \/compact[\s\S]*SUMMARY: the user asked/);
+    assert.equal(next[3].content, "second");
+    assert.doesNotMatch(JSON.stringify(next), /echo step/);
+    assert.match(r.stderr, /^\/compact\s+50 in, 10 out/m);
+    assert.match(r.stdout, /second answer/);
+    // The turn after /compact is a new trajectory going on from the first: resuming it rebuilds
+    // the compacted conversation.
+    const dir = `${r.home}/.local/state/deft/trajectories`;
+    const files = [...Deno.readDirSync(dir)].map((e) =>
+      JSON.parse(Deno.readTextFileSync(`${dir}/${e.name}`))
+    );
+    assert.equal(files.length, 2);
+    const [older, newer] = files[0].resumed_from ? [files[1], files[0]] : files;
+    assert.equal(newer.resumed_from.session_id, older.session_id);
+    const input = newer.llm_interactions[0].input_messages;
+    assert.deepEqual(input.map((m: { role: string }) => m.role), [
+      "system",
+      "user",
+      "assistant",
+      "user",
+    ]);
+    assert.match(input[1].content, /compacted by \/compact/);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("/init drafts AGENTS.md, or a draft beside an existing one it never changes", async () => {
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "create",
+      path: `${repo}/AGENTS.md`,
+      file_text: "# calc\nRun `python3 check.py`.\n",
+    }]]),
+    chatText("wrote AGENTS.md"),
+    // A disobedient model: it edits AGENTS.md as well as writing the draft.
+    chatToolCalls([
+      ["str_replace_based_edit_tool", {
+        command: "str_replace",
+        path: `${repo}/AGENTS.md`,
+        old_str: "# calc",
+        new_str: "# hijacked",
+      }],
+      ["str_replace_based_edit_tool", {
+        command: "create",
+        path: `${repo}/AGENTS.draft.md`,
+        file_text: "# calc (draft)\n",
+      }],
+    ]),
+    chatText("wrote the draft"),
+  ]);
+  try {
+    const r = await interactive(mock, repo, "/init\n/init\nexit\n");
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      await Deno.readTextFile(`${repo}/AGENTS.md`),
+      "# calc\nRun `python3 check.py`.\n",
+      "AGENTS.md is put back after the second /init",
+    );
+    assert.equal(await Deno.readTextFile(`${repo}/AGENTS.draft.md`), "# calc (draft)\n");
+    assert.match(r.stderr, /drafted .*\/AGENTS\.md: review it/);
+    assert.match(r.stderr, /the model changed .*AGENTS\.md: it is put back as it was/);
+    assert.match(r.stderr, /drafted .*\/AGENTS\.draft\.md: compare it with AGENTS\.md/);
+    const first = String(mock.requests[0].body.messages[1].content);
+    assert.ok(first.includes(`to the file ${repo}/AGENTS.md `), first);
+    assert.doesNotMatch(first, /already exists/);
+    const second = String(mock.requests[2].body.messages[1].content);
+    assert.ok(second.includes(`to the file ${repo}/AGENTS.draft.md `), second);
+    assert.match(second, /AGENTS\.md already exists: read it, but do not change it/);
+  } finally {
+    await mock.close();
+  }
+});
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}
