@@ -4,7 +4,6 @@
  * call or calls task_done. The tools (the bash session, edit history) persist for the session.
  * Ctrl-C stops the running turn, not the session; /exit, `exit` or Ctrl-D on an empty line leaves.
  */
-import { StderrConsole, type TaskSummary } from "../agent/console.ts";
 import { openSession, runTask, type SessionOptions } from "../agent/session.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
 import { writeStderr, writeStdout } from "./io.ts";
@@ -15,10 +14,17 @@ import { terminalText } from "../policy/terminal_text.ts";
 // masked like the trajectory, and inert on the terminal.
 const shown = (text: string) => terminalText(maskOutput(text));
 const say = (text: string) => writeStderr(shown(text));
-import { type CommandContext, isSlashCommand, runSlashCommand } from "./interactive/commands.ts";
+import {
+  type CommandContext,
+  isCommandName,
+  isSlashCommand,
+  runSlashCommand,
+} from "./interactive/commands.ts";
 import { LineReader } from "./interactive/line_reader.ts";
 import { type ResumeOptions, resumeTarget } from "./resume.ts";
 import { chooseConsole } from "./console/choose.ts";
+import { holdScreen } from "./console/spinner.ts";
+import { TurnConsole } from "./interactive/turn_console.ts";
 import type { ColorMode } from "./console/style.ts";
 import { workspaceOf } from "./context.ts";
 
@@ -29,28 +35,27 @@ export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, 
   color?: ColorMode;
 }
 
-/** The progress console, minus the summary's copy of the answer (the answer is printed whole). */
-class TurnConsole extends StderrConsole {
-  override summary(info: TaskSummary): void {
-    super.summary({ ...info, result: null });
-  }
-}
-
 /** Runs the session; returns the exit code. */
 export async function interactiveCommand(opts: InteractiveOptions): Promise<number> {
   const terminal = Deno.stdin.isTerminal();
   const resumed = await resumeTarget({ continue: opts.continue, workingDir: opts.workingDir });
   const reader = await LineReader.open(terminal, `${stateDir()}/history`);
   let session;
+  let console: TurnConsole;
   try {
     const workspace = await workspaceOf(opts.workingDir);
+    // The console of `deft run`: live on a terminal, plain lines otherwise.
+    console = new TurnConsole(chooseConsole({ color: opts.color, workspace }));
     session = await openSession(opts, {
       workspace,
-      // Until the first turn: notes while the session starts (MCP servers, instructions, retries).
-      console: chooseConsole({ color: opts.color, workspace }),
+      console,
       asking: {
         defaultMode: "commands",
-        ask: (question) => reader.ask(question),
+        // The question owns the screen: the spinner stops until it is answered.
+        ask: Object.assign((question: string) => reader.ask(question), {
+          hold: holdScreen,
+          tell: say,
+        }),
         terminal,
         switchable: true,
       },
@@ -60,7 +65,6 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     reader.close();
     throw e;
   }
-  session.console = new TurnConsole();
   const { executor, config } = session;
   let current: AbortController | undefined;
   let conversations = 0;
@@ -87,13 +91,19 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       } else writeStderr("\n(type /exit to leave)");
       return;
     }
-    session.console.note("interrupted: stopping the turn");
+    const dropped = reader.dropQueued();
+    session.console.note(
+      "interrupted: stopping the turn" +
+        (dropped > 0 ? ` (${dropped} queued prompt(s) dropped)` : ""),
+    );
     current.abort(new Error("interrupted"));
     reader.cancelPending();
     // Killing the shell ends a running command now; the next command gets a fresh shell.
     void executor.find("bash")?.close();
   };
   reader.onInterrupt = interrupt;
+  reader.onQueued = (line) =>
+    session.console.note(`queued: ${line.trim() || "(empty line)"} (sent when this turn ends)`);
   Deno.addSignalListener("SIGINT", interrupt);
   say(
     `deft interactive: ${config.model.provider.provider}/${config.model.settings.model} in ` +
@@ -112,8 +122,18 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         if (await runSlashCommand(input, state) === "exit") break;
         continue;
       }
+      // A command's name alone is most likely the command with its slash forgotten.
+      if (isCommandName(input)) {
+        say(
+          `did you mean /${input.toLowerCase()}? Nothing was sent to the model; to ask the ` +
+            `model, write more than the one word.`,
+        );
+        continue;
+      }
       current = new AbortController();
       const before = usedTokens(state.recorder);
+      console.beginTurn(state.recorder?.data.total_usage);
+      reader.busy = true;
       try {
         if (!state.recorder) conversations++;
         const { result, recorder } = await runTask(session, line, {
@@ -128,13 +148,17 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         });
         state.recorder = recorder;
         state.tokens += usedTokens(recorder) - before;
-        // The answer goes to stdout; why a turn stopped short is progress, on stderr.
+        // The answer goes to stdout, unless the live console already showed it there as it
+        // streamed in; why a turn stopped short is progress, on stderr.
         if (result.success && result.finalResult) {
-          await writeStdout(`${shown(result.finalResult)}\n`);
+          if (!(Deno.stdout.isTerminal() && console.showed(result.finalResult))) {
+            await writeStdout(`${shown(result.finalResult.trimEnd())}\n`);
+          }
         } else if (!result.interrupted && result.finalResult) say(result.finalResult);
       } catch (e) {
         session.console.note(`turn failed: ${e instanceof Error ? e.message : String(e)}`);
       } finally {
+        reader.busy = false;
         current = undefined;
         state.turns++;
       }

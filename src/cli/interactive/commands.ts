@@ -196,3 +196,9 @@ export async function runSlashCommand(
   }
   return (await command.run(ctx, arg.trim())) ?? "continue";
 }
+
+/** Whether `word` is a command's name without its slash (`clear` for /clear). */
+export function isCommandName(word: string): boolean {
+  const name = word.trim().toLowerCase();
+  return COMMANDS.some((c) => c.name === name);
+}
