@@ -6,7 +6,7 @@
  */
 import { openSession, runTask, type SessionOptions } from "../agent/session.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
-import { writeStderr, writeStdout } from "./io.ts";
+import { UsageError, writeStderr, writeStdout } from "./io.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 
@@ -25,6 +25,7 @@ import { type ResumeOptions, resumeTarget } from "./resume.ts";
 import { chooseConsole } from "./console/choose.ts";
 import { holdScreen } from "./console/spinner.ts";
 import { TurnConsole } from "./interactive/turn_console.ts";
+import { pickSession } from "./interactive/picker.ts";
 import type { ColorMode } from "./console/style.ts";
 import { workspaceOf } from "./context.ts";
 
@@ -33,13 +34,43 @@ export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, 
   workingDir?: string;
   trajectoryFile?: string;
   color?: ColorMode;
+  /** `--resume ID`, or `--resume` alone (true): pick one of the workspace's sessions. */
+  resume?: string | boolean;
+  /** The first prompt (`deft "task"`, `deft interactive "task"`), sent at once. */
+  prompt?: string;
 }
 
 /** Runs the session; returns the exit code. */
 export async function interactiveCommand(opts: InteractiveOptions): Promise<number> {
   const terminal = Deno.stdin.isTerminal();
-  const resumed = await resumeTarget({ continue: opts.continue, workingDir: opts.workingDir });
+  if (opts.resume === true && !terminal) {
+    throw new UsageError(
+      "--resume without an id picks a session on the terminal, and standard input is not " +
+        "one: give the id (deft sessions lists them), or use --continue for the latest.",
+    );
+  }
+  if (opts.prompt !== undefined && opts.prompt.trim() === "") {
+    throw new UsageError(
+      'the first prompt is empty: give a task in words, e.g. deft "fix the bug".',
+    );
+  }
   const reader = await LineReader.open(terminal, `${stateDir()}/history`);
+  let resumed;
+  try {
+    let pick = typeof opts.resume === "string" ? opts.resume : undefined;
+    if (opts.resume === true) {
+      pick = await pickSession(await workspaceOf(opts.workingDir), reader, say);
+      if (pick === undefined) say("starting a new session.");
+    }
+    resumed = await resumeTarget({
+      continue: opts.continue,
+      resume: pick,
+      workingDir: opts.workingDir,
+    });
+  } catch (e) {
+    reader.close();
+    throw e;
+  }
   let session;
   let console: TurnConsole;
   try {
@@ -80,6 +111,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       link = from?.link;
     },
     write: say,
+    pick: () => pickSession(session.workspace, reader, say),
   };
   let link = resumed?.link;
 
@@ -111,9 +143,12 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       `Type /help for commands.` +
       (resumed ? `\nresumed session ${resumed.link.session_id} (${resumed.path})` : ""),
   );
+  let first = opts.prompt;
+  if (first !== undefined && terminal) writeStderr(`deft> ${shown(first)}`);
   try {
     for (;;) {
-      const line = await reader.read("deft> ");
+      const line = first ?? await reader.read("deft> ");
+      first = undefined;
       if (line === null) break;
       const input = line.trim();
       if (input === "") continue;

@@ -148,9 +148,12 @@ function buildProgram(setExit: (code: number) => void): Command {
   });
 
   addOptions(
-    program.command("interactive").description(
-      "a conversation at a prompt: history, slash commands, approvals; tools persist",
-    ),
+    program.command("interactive")
+      .description(
+        "a conversation at a prompt: history, slash commands, approvals; tools persist " +
+          '(also bare `deft` on a terminal, and `deft "PROMPT"`)',
+      )
+      .argument("[prompt]", "the first prompt, sent at once"),
     [
       ...MODEL_OPTIONS,
       described(MAX_STEPS, "step limit per turn"),
@@ -162,10 +165,12 @@ function buildProgram(setExit: (code: number) => void): Command {
       CONTINUE,
       NO_INSTRUCTIONS,
     ],
-  ).action(async (opts) => {
-    const { interactiveCommand } = await import("./interactive.ts");
-    setExit(await interactiveCommand(opts));
-  });
+  )
+    .option("--resume [id]", "go on with session ID (no ID: pick one from a list)")
+    .action(async (prompt, opts) => {
+      const { interactiveCommand } = await import("./interactive.ts");
+      setExit(await interactiveCommand({ ...opts, prompt }));
+    });
 
   addOptions(
     program.command("sessions")
@@ -323,14 +328,45 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/**
+ * Whether `deft WORD …` gives a first prompt rather than a command: WORD is no command's name and
+ * no option, and it is words (it has a space), or one word no closer than two edits to a command
+ * (`deft rnu` stays an unknown command, with commander's suggestion).
+ */
+function isPrompt(program: Command, first: string): boolean {
+  if (first.startsWith("-")) return false;
+  const names = program.commands.flatMap((c) => [c.name(), ...c.aliases()]).concat("help");
+  if (names.includes(first)) return false;
+  if (/\s/.test(first.trim())) return true;
+  return !names.some((name) => editDistance(first.toLowerCase(), name) <= 2);
+}
+
+/** Levenshtein distance, for telling a mistyped command from a one-word prompt. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
+}
+
 /** Parses `args` with commander and runs the command; returns the exit code. */
-export async function runProgram(args: readonly string[]): Promise<number> {
+export async function runProgram(given: readonly string[]): Promise<number> {
+  let args = given;
   let code = 0;
   const program = buildProgram((c) => code = c);
   if (args.length === 0) {
-    program.outputHelp({ error: true });
-    return 2;
-  }
+    // On a terminal, bare `deft` is the conversation; in a script it is a usage error.
+    if (Deno.stdin.isTerminal() && Deno.stderr.isTerminal()) args = ["interactive"];
+    else {
+      program.outputHelp({ error: true });
+      return 2;
+    }
+  } else if (isPrompt(program, args[0])) args = ["interactive", ...args];
   try {
     await program.parseAsync(args, { from: "user" });
     return code;

@@ -151,6 +151,28 @@ export class LineReader {
     return line;
   }
 
+  /**
+   * Like `ask`, with the arrow keys walking `options` (the first is one press of ↑ away) instead
+   * of the history; the answer is the typed text or the option brought up.
+   */
+  async choose(question: string, options: string[]): Promise<string | null> {
+    // deno-lint-ignore no-explicit-any
+    const rl = this.#rl as any;
+    const history = rl.history;
+    if (this.terminal) {
+      rl.history = [...options];
+      rl.historyIndex = -1;
+    }
+    try {
+      return await this.#wait(question);
+    } finally {
+      if (this.terminal) {
+        rl.history = history;
+        rl.historyIndex = -1;
+      }
+    }
+  }
+
   /** Wakes a pending read or ask with null (as at end of input). */
   cancelPending(): void {
     this.#deliver(null);
