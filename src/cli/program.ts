@@ -329,29 +329,14 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 /**
- * Whether `deft WORD …` gives a first prompt rather than a command: WORD is no command's name and
- * no option, and it is words (it has a space), or one word no closer than two edits to a command
- * (`deft rnu` stays an unknown command, with commander's suggestion).
+ * Whether `deft TEXT …` gives a first prompt rather than a command: TEXT is no command's name and
+ * no option, and it is words (it has a space). One word stays a command, so a mistyped one is an
+ * unknown command with commander's suggestion; a one-word prompt goes through `deft interactive`.
  */
 function isPrompt(program: Command, first: string): boolean {
   if (first.startsWith("-")) return false;
   const names = program.commands.flatMap((c) => [c.name(), ...c.aliases()]).concat("help");
-  if (names.includes(first)) return false;
-  if (/\s/.test(first.trim())) return true;
-  return !names.some((name) => editDistance(first.toLowerCase(), name) <= 2);
-}
-
-/** Levenshtein distance, for telling a mistyped command from a one-word prompt. */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    row = next;
-  }
-  return row[b.length];
+  return !names.includes(first) && /\S\s+\S/.test(first);
 }
 
 /** Parses `args` with commander and runs the command; returns the exit code. */
