@@ -9,7 +9,7 @@ import { terminalLine } from "../../policy/terminal_text.ts";
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const encoder = new TextEncoder();
 
-// The spinner on screen, if any: one terminal, one spinner.
+// The spinner last drawn, if any: one terminal, one spinner.
 let shown: Spinner | undefined;
 
 /**
@@ -30,6 +30,8 @@ export class Spinner {
   #frame = 0;
   // Bumped by every start and stop: a held spinner comes back only if nothing else happened.
   #generation = 0;
+  // A held spinner about to come back (see `hold`).
+  #resume?: { timer: ReturnType<typeof setTimeout>; label: string; started: number };
 
   constructor(
     private readonly write: (bytes: Uint8Array) => void,
@@ -54,28 +56,49 @@ export class Spinner {
     if (this.#timer !== undefined) this.write(encoder.encode("\r\x1b[2K"));
   }
 
-  /** Erases the spinner's line. */
+  /** Erases the spinner's line (and forgets a held one). */
   stop(): void {
     this.#generation++;
+    this.#cancelResume();
+    this.#erase();
+  }
+
+  /**
+   * Stops the spinner; the returned function resumes it (see `holdScreen`). A hold right after
+   * another's release (the next question in a row) takes the spinner over before it comes back.
+   */
+  hold(): () => void {
+    let saved: { label: string; started: number };
+    if (this.#resume) {
+      saved = { label: this.#resume.label, started: this.#resume.started };
+      this.#cancelResume();
+    } else if (this.active) {
+      saved = { label: this.#label, started: this.#started };
+      this.#erase();
+    } else {
+      return () => {};
+    }
+    const generation = this.#generation;
+    return () => {
+      if (generation !== this.#generation) return;
+      const timer = setTimeout(() => {
+        this.#resume = undefined;
+        if (generation === this.#generation && !this.active) this.#run(saved.label, saved.started);
+      }, 0);
+      this.#resume = { timer, ...saved };
+    };
+  }
+
+  #cancelResume(): void {
+    if (this.#resume) clearTimeout(this.#resume.timer);
+    this.#resume = undefined;
+  }
+
+  #erase(): void {
     if (this.#timer === undefined) return;
     clearInterval(this.#timer);
     this.#timer = undefined;
-    if (shown === this) shown = undefined;
     this.write(encoder.encode("\r\x1b[2K"));
-  }
-
-  /** Stops the spinner; the returned function resumes it (see `holdScreen`). */
-  hold(): () => void {
-    if (!this.active) return () => {};
-    const label = this.#label;
-    const started = this.#started;
-    this.stop();
-    const generation = this.#generation;
-    return () => {
-      setTimeout(() => {
-        if (generation === this.#generation && !this.active) this.#run(label, started);
-      }, 0);
-    };
   }
 
   #run(label: string, started: number): void {
