@@ -2,7 +2,10 @@
  * `deft interactive`: a conversation at a prompt. Each prompt is a turn of one conversation (the
  * model sees the earlier turns until /clear); a turn ends when the model answers without a tool
  * call or calls task_done. The tools (the bash session, edit history) persist for the session.
- * Ctrl-C stops the running turn, not the session; /exit, `exit` or Ctrl-D on an empty line leaves.
+ * Turns are shown by `deft run`'s console (live on a terminal); lines typed during a turn are
+ * queued and sent after it. Ctrl-C stops the running turn, not the session; /exit, `exit` or
+ * Ctrl-D on an empty line leaves. A first prompt (`deft "task"`) is sent at once; `--resume`
+ * without an id picks the session to go on with.
  */
 import { openSession, runTask, type SessionOptions } from "../agent/session.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
@@ -43,6 +46,9 @@ export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, 
 /** Runs the session; returns the exit code. */
 export async function interactiveCommand(opts: InteractiveOptions): Promise<number> {
   const terminal = Deno.stdin.isTerminal();
+  if (opts.continue && opts.resume !== undefined) {
+    throw new UsageError("give either --continue or --resume, not both.");
+  }
   if (opts.resume === true && !terminal) {
     throw new UsageError(
       "--resume without an id picks a session on the terminal, and standard input is not " +
