@@ -9,6 +9,7 @@
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { diffFilesSync } from "../policy/git.ts";
 import { defaultSandbox } from "../policy/sandbox.ts";
+import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import type { Tool } from "../tools/base.ts";
 import { approvalClassOf } from "../tools/catalog.ts";
@@ -250,7 +251,8 @@ export class ApprovalGate implements CallGate {
       "[s]ession: ask nothing more in this session",
     ].join(" · ");
     const tell = (text: string) => this.ask.tell?.(text);
-    this.show(`\nApprove this ${request.kind}?\n${visible(request.show)}\n${choices}`);
+    // The file's lines around an edit can hold a key: masked as the trajectory masks it.
+    this.show(`\nApprove this ${request.kind}?\n${maskOutput(visible(request.show))}\n${choices}`);
     for (;;) {
       const line = await this.ask("approve> ");
       if (line === null) {

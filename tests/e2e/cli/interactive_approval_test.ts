@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { ApprovalGate } from "../../../src/agent/approval.ts";
+import { createTools } from "../../../src/tools/registry.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
@@ -101,5 +103,42 @@ Deno.test("interactive (pty): a prompt typed during a turn is queued and sent af
     );
   } finally {
     await mock.close();
+  }
+});
+
+Deno.test("an edit's question: the diff in context, a key in the context masked, escapes spelled out; no diff when the edit would not apply", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  await Deno.writeTextFile(
+    `${dir}/settings.py`,
+    'API_KEY = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"\nDEBUG = False\nNAME = "x"\n',
+  );
+  const [editor] = createTools({ provider: "openai", workspace: dir, settings: {} }, [
+    "str_replace_based_edit_tool",
+  ]);
+  const shown: string[] = [];
+  const gate = new ApprovalGate("all", () => Promise.resolve("n"), (t) => shown.push(t), dir);
+  try {
+    await gate.check(editor, {
+      command: "str_replace",
+      path: "settings.py",
+      old_str: "DEBUG = False",
+      new_str: "DEBUG = True\x1b[2K",
+    });
+    assert.match(
+      shown[0],
+      /--- settings\.py\n\+\+\+ settings\.py\n@@ -1,3 \+1,3 @@\n API_KEY = "\*\*\*"\n-DEBUG = False\n\+DEBUG = True\\x1b\[2K\n NAME = "x"/,
+    );
+    assert.doesNotMatch(shown[0], /sk-ant-api03/);
+    // old_str not in the file: the request as written (the editor will refuse it).
+    await gate.check(editor, {
+      command: "str_replace",
+      path: "settings.py",
+      old_str: "NOT THERE",
+      new_str: "y",
+    });
+    assert.match(shown[1], /--- settings\.py\n\+\+\+ settings\.py\n-NOT THERE\n\+y/);
+  } finally {
+    await editor.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
