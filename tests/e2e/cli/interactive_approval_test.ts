@@ -142,3 +142,40 @@ Deno.test("an edit's question: the diff in context, a key in the context masked,
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("interactive (pty): a line typed ahead never answers an approval; Ctrl-C drops the queue", async () => {
+  const repo = await makeBuggyRepo();
+  const { home: h, env } = await home();
+  const mock = MockLLM.start([
+    { ...chatToolCalls([["bash", { command: "touch asked" }]]), delayMs: 1500 },
+    { ...chatText("never sent"), delayMs: 6000 },
+    chatText("After."),
+  ]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "go" + ENTER },
+      // Typed while the model thinks: queued, and the question that follows must not take it.
+      { expect: "waiting for the model", send: "y" + ENTER },
+      { expect: "queued: y" },
+      { expect: "\\$ touch asked[\\s\\S]*approve> ", send: "n" + ENTER, delay: 0.5 },
+      { expect: "→ no" },
+      { expect: "waiting for the model", send: "\x03" },
+      { expect: "interrupted: stopping the turn \\(1 queued prompt\\(s\\) dropped\\)" },
+      { expect: "deft> ", send: "next" + ENTER },
+      { expect: "After\\.[\\s\\S]*deft> ", send: CTRL_D },
+      { expect: "bye" },
+    ], { cwd: h, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    await assert.rejects(Deno.stat(`${repo}/asked`), Deno.errors.NotFound);
+    // The queued "y" was dropped with the turn, never sent as a prompt.
+    assert.equal(mock.requests.at(-1)!.body.messages.at(-1).content, "next");
+    assert.ok(
+      !mock.requests.some((q) => q.body.messages.at(-1).content === "y"),
+      "the queued line was never sent",
+    );
+  } finally {
+    await mock.close();
+  }
+});
