@@ -1,12 +1,15 @@
 /**
  * Approvals: before a tool call runs, the user may have to say yes. `never` runs everything;
  * `commands` asks before each bash command except a short list of read-only ones; `all` also asks
- * before every edit (showing the diff) and every call of a tool Deft does not know (MCP). A "no"
- * goes back to the model as the tool's error, with the user's reason; "always" stops asking for
- * that command prefix (or that file) for the rest of the session.
+ * before every edit (showing the diff with context) and every call of a tool Deft does not know
+ * (MCP). A "no" goes back to the model as the tool's error, with the user's reason; "always" stops
+ * asking for that command prefix (or that file) for the rest of the session, "session" stops
+ * asking at all. While a question is open it owns the screen (the asker's `hold`).
  */
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { diffFilesSync } from "../policy/git.ts";
 import { defaultSandbox } from "../policy/sandbox.ts";
+import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import type { Tool } from "../tools/base.ts";
 import { approvalClassOf } from "../tools/catalog.ts";
@@ -23,8 +26,16 @@ export const APPROVAL_MODES = ["never", "commands", "all"] as const;
 /** When Deft asks before a tool call. */
 export type ApprovalMode = typeof APPROVAL_MODES[number];
 
-/** Asks the user one question; resolves to the answer line, or null when nobody answers. */
-export type AskUser = (question: string) => Promise<string | null>;
+/**
+ * Asks the user one question; resolves to the answer line, or null when nobody answers. `hold`,
+ * when given, takes the screen for the whole exchange (the question, the answers, the decision
+ * shown): it stops what else draws there and returns the function that gives the screen back.
+ * `tell`, when given, shows the decision taken from the answer (`→ yes`).
+ */
+export type AskUser = ((question: string) => Promise<string | null>) & {
+  hold?: () => () => void;
+  tell?: (text: string) => void;
+};
 
 /** Whether `value` is an approval mode. */
 export function isApprovalMode(value: unknown): value is ApprovalMode {
@@ -79,7 +90,9 @@ const SUBCOMMAND_TOOLS = new Set([
 ]);
 const EDIT_TOOL = normalizeToolName("str_replace_based_edit_tool");
 const JSON_TOOL = normalizeToolName("json_edit_tool");
-const SHOWN_LINES = 60;
+const SHOWN_LINES = 200;
+/** Files larger than this are not read to preview an edit. */
+const PREVIEW_BYTES = 1024 * 1024;
 /** True where a reader can be run in a read-only sandbox (bubblewrap works here). */
 function canRunUnasked(): boolean {
   return defaultSandbox().mode !== "none";
@@ -197,7 +210,7 @@ export class ApprovalGate implements CallGate {
     const gitEdit = isEdit && this.mode === "commands" && this.#touchesGit(args);
     if ((this.mode !== "all" && !gitEdit) || kind === "read-only") return undefined;
     if (isEdit) {
-      const edit = describeEdit(name, args);
+      const edit = describeEdit(name, args, this.workspace);
       if (edit === null) return undefined;
       const key = `edit ${edit.path}`;
       if (this.#always.has(key)) return undefined;
@@ -228,27 +241,58 @@ export class ApprovalGate implements CallGate {
   }
 
   async #decide(request: Request): Promise<string | null> {
-    // An earlier answer ("always") may cover this one by now.
+    // An earlier answer ("always", "session") may cover this one by now.
+    if (this.mode === "never") return null;
     if (request.always && this.#always.has(request.always)) return null;
-    const choices = request.always
-      ? `[y]es / [n]o (add a reason: "n use the test script") / [a]lways for ${request.alwaysLabel}`
-      : `[y]es / [n]o (add a reason: "n use the test script")`;
-    this.show(`\nApprove this ${request.kind}?\n${visible(request.show)}\n${choices}`);
+    const release = this.ask.hold?.() ?? (() => {});
+    try {
+      return await this.#question(request);
+    } finally {
+      release();
+    }
+  }
+
+  async #question(request: Request): Promise<string | null> {
+    const choices = [
+      "[y]es",
+      `[n]o, with a reason for the model ("n use the test script")`,
+      ...(request.always ? [`[a]lways for ${visible(request.alwaysLabel ?? "")}`] : []),
+      "[s]ession: ask nothing more in this session",
+    ].join(" · ");
+    const tell = (text: string) => this.ask.tell?.(text);
+    // The file's lines around an edit can hold a key: masked as the trajectory masks it.
+    this.show(`\nApprove this ${request.kind}?\n${maskOutput(visible(request.show))}\n${choices}`);
     for (;;) {
       const line = await this.ask("approve> ");
       if (line === null) {
+        tell("→ no answer: not run");
         return refusal(request, "no answer (the prompt was closed or interrupted)");
       }
       const answer = line.trim();
       const word = /^([a-z]+)\b[\s:,.-]*(.*)$/is.exec(answer);
       const head = word?.[1].toLowerCase() ?? "";
-      if (head === "y" || head === "yes") return null;
-      if ((head === "a" || head === "always") && request.always) {
-        this.#always.add(request.always);
+      if (head === "y" || head === "yes") {
+        tell("→ yes");
         return null;
       }
-      if (head === "n" || head === "no") return refusal(request, word?.[2].trim() ?? "");
-      this.show(`Please answer y, n (with an optional reason)${request.always ? " or a" : ""}.`);
+      if ((head === "a" || head === "always") && request.always) {
+        this.#always.add(request.always);
+        tell(`→ yes, and to ${visible(request.alwaysLabel ?? "")} for the rest of the session`);
+        return null;
+      }
+      if (head === "s" || head === "session") {
+        this.mode = "never";
+        tell("→ yes, and to every call for the rest of the session (approval: never)");
+        return null;
+      }
+      if (head === "n" || head === "no") {
+        const reason = word?.[2].trim() ?? "";
+        tell(`→ no${reason ? `; the model is told: ${visible(reason)}` : ""}`);
+        return refusal(request, reason);
+      }
+      this.show(
+        `Please answer y, n (with an optional reason)${request.always ? ", a" : ""} or s.`,
+      );
     }
   }
 }
@@ -273,6 +317,7 @@ function refusal(request: Request, reason: string): string {
 function describeEdit(
   name: string,
   args: Record<string, unknown>,
+  workspace: string | undefined,
 ): { path: string; diff: string } | null {
   const text = (v: unknown) => typeof v === "string" ? v : "";
   if (name !== EDIT_TOOL && name !== JSON_TOOL) {
@@ -286,6 +331,8 @@ function describeEdit(
     return { path, diff: `${path}: ${args.operation} ${text(args.json_path)}${value}` };
   }
   const path = text(args.path);
+  const preview = editPreview(args, workspace);
+  if (preview) return { path, diff: preview };
   const lines = (prefix: string, body: string) =>
     limitLines(body.split("\n")).map((l) => `${prefix}${l}`);
   switch (args.command) {
@@ -314,6 +361,77 @@ function describeEdit(
       return { path, diff: `undo the last edit of ${path}` };
     default:
       return null;
+  }
+}
+
+/**
+ * The edit as it would change the file: a unified diff with three lines of context around each
+ * change, headed by the path. Undefined when the file cannot be read or the edit would not apply
+ * as given (the editor refuses it then; the request is shown as written).
+ */
+function editPreview(
+  args: Record<string, unknown>,
+  workspace: string | undefined,
+): string | undefined {
+  const path = typeof args.path === "string" ? args.path : "";
+  if (path === "") return undefined;
+  const full = isAbsolute(path) ? path : resolve(workspace ?? Deno.cwd(), path);
+  let before = "";
+  let exists = true;
+  try {
+    const info = Deno.statSync(full);
+    if (!info.isFile || info.size > PREVIEW_BYTES) return undefined;
+    before = new TextDecoder("utf-8", { fatal: true }).decode(Deno.readFileSync(full));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) return undefined;
+    exists = false;
+  }
+  const after = editedText(args, before, exists);
+  if (after === undefined) return undefined;
+  const dir = Deno.makeTempDirSync({ prefix: "deft-approve-" });
+  try {
+    Deno.writeTextFileSync(join(dir, "before"), before);
+    Deno.writeTextFileSync(join(dir, "after"), after);
+    const diff = diffFilesSync(join(dir, "before"), join(dir, "after"), 3);
+    const lines = diff.split("\n");
+    const hunk = lines.findIndex((l) => l.startsWith("@@"));
+    if (hunk < 0) return `${path}: no change`;
+    const head = exists ? [`--- ${path}`, `+++ ${path}`] : [`+++ ${path} (new file)`];
+    return [...head, ...limitLines(lines.slice(hunk))].join("\n").trimEnd();
+  } catch {
+    return undefined;
+  } finally {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* a leftover temp folder is harmless */ }
+  }
+}
+
+/** The file's text after the editor's `create`, `str_replace` or `insert`, if it would apply. */
+function editedText(
+  args: Record<string, unknown>,
+  before: string,
+  exists: boolean,
+): string | undefined {
+  const text = (v: unknown) => typeof v === "string" ? v : undefined;
+  switch (args.command) {
+    case "create":
+      return text(args.file_text);
+    case "str_replace": {
+      const old = text(args.old_str);
+      if (!exists || !old || before.split(old).length !== 2) return undefined;
+      return before.replace(old, () => text(args.new_str) ?? "");
+    }
+    case "insert": {
+      const at = args.insert_line;
+      const added = text(args.new_str);
+      if (!exists || added === undefined || typeof at !== "number") return undefined;
+      const lines = before.split("\n");
+      if (!Number.isInteger(at) || at < 0 || at > lines.length) return undefined;
+      return [...lines.slice(0, at), ...added.split("\n"), ...lines.slice(at)].join("\n");
+    }
+    default:
+      return undefined;
   }
 }
 

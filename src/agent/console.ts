@@ -32,6 +32,8 @@ export interface TaskSummary {
   seconds: number;
   /** The model's final answer, if any. */
   result: string | null;
+  /** Tokens to show on the closing line (a turn's own); the live console leaves them out unset. */
+  tokens?: number;
 }
 
 /** Where the agent reports progress. The optional hooks let a live console show work as it
@@ -56,6 +58,11 @@ export interface AgentConsole {
 function shorten(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+// A failure's explanation is at its end (a traceback's last line), not its start.
+function lastLine(text: string): string {
+  return text.split("\n").findLast((l) => l.trim() !== "") ?? text;
 }
 
 /** Writes progress lines to stderr. */
@@ -87,7 +94,7 @@ export class StderrConsole implements AgentConsole {
         : result.success
         ? "ok"
         : result.error
-        ? `failed: ${shorten(result.error, 80)}`
+        ? `failed: ${shorten(lastLine(result.error), 120)}`
         : `failed (exit ${result.error_code})`;
       this.#write(`[${step}] ${call.name} ${shorten(args, 80)} → ${status}`);
     });

@@ -2,12 +2,14 @@
  * `deft interactive`: a conversation at a prompt. Each prompt is a turn of one conversation (the
  * model sees the earlier turns until /clear); a turn ends when the model answers without a tool
  * call or calls task_done. The tools (the bash session, edit history) persist for the session.
- * Ctrl-C stops the running turn, not the session; /exit, `exit` or Ctrl-D on an empty line leaves.
+ * Turns are shown by `deft run`'s console (live on a terminal); lines typed during a turn are
+ * queued and sent after it. Ctrl-C stops the running turn, not the session; /exit, `exit` or
+ * Ctrl-D on an empty line leaves. A first prompt (`deft "task"`) is sent at once; `--resume`
+ * without an id picks the session to go on with.
  */
-import { StderrConsole, type TaskSummary } from "../agent/console.ts";
 import { openSession, runTask, type SessionOptions } from "../agent/session.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
-import { writeStderr, writeStdout } from "./io.ts";
+import { UsageError, writeStderr, writeStdout } from "./io.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 
@@ -15,42 +17,83 @@ import { terminalText } from "../policy/terminal_text.ts";
 // masked like the trajectory, and inert on the terminal.
 const shown = (text: string) => terminalText(maskOutput(text));
 const say = (text: string) => writeStderr(shown(text));
-import { type CommandContext, isSlashCommand, runSlashCommand } from "./interactive/commands.ts";
+import {
+  type CommandContext,
+  isCommandName,
+  isSlashCommand,
+  runSlashCommand,
+} from "./interactive/commands.ts";
 import { LineReader } from "./interactive/line_reader.ts";
 import { type ResumeOptions, resumeTarget } from "./resume.ts";
 import { chooseConsole } from "./console/choose.ts";
+import { holdScreen } from "./console/spinner.ts";
+import { TurnConsole } from "./interactive/turn_console.ts";
+import { pickSession } from "./interactive/picker.ts";
 import type { ColorMode } from "./console/style.ts";
 import { closeContainer, closeContainerOnSignals, sessionWorkspace } from "./container_session.ts";
+import { workspaceOf } from "./context.ts";
 
 /** Options of `deft interactive`. */
 export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, "continue"> {
   workingDir?: string;
   trajectoryFile?: string;
   color?: ColorMode;
-}
-
-/** The progress console, minus the summary's copy of the answer (the answer is printed whole). */
-class TurnConsole extends StderrConsole {
-  override summary(info: TaskSummary): void {
-    super.summary({ ...info, result: null });
-  }
+  /** `--resume ID`, or `--resume` alone (true): pick one of the workspace's sessions. */
+  resume?: string | boolean;
+  /** The first prompt (`deft "task"`, `deft interactive "task"`), sent at once. */
+  prompt?: string;
 }
 
 /** Runs the session; returns the exit code. */
 export async function interactiveCommand(opts: InteractiveOptions): Promise<number> {
   const terminal = Deno.stdin.isTerminal();
-  const resumed = await resumeTarget({ continue: opts.continue, workingDir: opts.workingDir });
+  if (opts.continue && opts.resume !== undefined) {
+    throw new UsageError("give either --continue or --resume, not both.");
+  }
+  if (opts.resume === true && !terminal) {
+    throw new UsageError(
+      "--resume without an id picks a session on the terminal, and standard input is not " +
+        "one: give the id (deft sessions lists them), or use --continue for the latest.",
+    );
+  }
+  if (opts.prompt !== undefined && opts.prompt.trim() === "") {
+    throw new UsageError(
+      'the first prompt is empty: give a task in words, e.g. deft "fix the bug".',
+    );
+  }
   const reader = await LineReader.open(terminal, `${stateDir()}/history`);
+  let resumed;
+  try {
+    let pick = typeof opts.resume === "string" ? opts.resume : undefined;
+    if (opts.resume === true) {
+      pick = await pickSession(await workspaceOf(opts.workingDir), reader, say);
+      if (pick === undefined) say("starting a new session.");
+    }
+    resumed = await resumeTarget({
+      continue: opts.continue,
+      resume: pick,
+      workingDir: opts.workingDir,
+    });
+  } catch (e) {
+    reader.close();
+    throw e;
+  }
   let session;
+  let console: TurnConsole;
   try {
     const workspace = await sessionWorkspace(opts);
+    // The console of `deft run`: live on a terminal, plain lines otherwise.
+    console = new TurnConsole(chooseConsole({ color: opts.color, workspace }));
     session = await openSession(opts, {
       workspace,
-      // Until the first turn: notes while the session starts (MCP servers, instructions, retries).
-      console: chooseConsole({ color: opts.color, workspace }),
+      console,
       asking: {
         defaultMode: "commands",
-        ask: (question) => reader.ask(question),
+        // The question owns the screen: the spinner stops until it is answered.
+        ask: Object.assign((question: string) => reader.ask(question), {
+          hold: holdScreen,
+          tell: say,
+        }),
         terminal,
         switchable: true,
       },
@@ -60,7 +103,6 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     reader.close();
     throw e;
   }
-  session.console = new TurnConsole();
   const keepSignals = closeContainerOnSignals(session);
   const { executor, config } = session;
   let current: AbortController | undefined;
@@ -77,6 +119,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       link = from?.link;
     },
     write: say,
+    pick: () => pickSession(session.workspace, reader, say),
   };
   let link = resumed?.link;
 
@@ -88,13 +131,19 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       } else writeStderr("\n(type /exit to leave)");
       return;
     }
-    session.console.note("interrupted: stopping the turn");
+    const dropped = reader.dropQueued();
+    session.console.note(
+      "interrupted: stopping the turn" +
+        (dropped > 0 ? ` (${dropped} queued prompt(s) dropped)` : ""),
+    );
     current.abort(new Error("interrupted"));
     reader.cancelPending();
     // Killing the shell ends a running command now; the next command gets a fresh shell.
     void executor.find("bash")?.close();
   };
   reader.onInterrupt = interrupt;
+  reader.onQueued = (line) =>
+    session.console.note(`queued: ${line.trim() || "(empty line)"} (sent when this turn ends)`);
   Deno.addSignalListener("SIGINT", interrupt);
   say(
     `deft interactive: ${config.model.provider.provider}/${config.model.settings.model} in ` +
@@ -102,9 +151,12 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       `Type /help for commands.` +
       (resumed ? `\nresumed session ${resumed.link.session_id} (${resumed.path})` : ""),
   );
+  let first = opts.prompt;
+  if (first !== undefined && terminal) writeStderr(`deft> ${shown(first)}`);
   try {
     for (;;) {
-      const line = await reader.read("deft> ");
+      const line = first ?? await reader.read("deft> ");
+      first = undefined;
       if (line === null) break;
       const input = line.trim();
       if (input === "") continue;
@@ -113,8 +165,18 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         if (await runSlashCommand(input, state) === "exit") break;
         continue;
       }
+      // A command's name alone is most likely the command with its slash forgotten.
+      if (isCommandName(input)) {
+        say(
+          `did you mean /${input.toLowerCase()}? Nothing was sent to the model; to ask the ` +
+            `model, write more than the one word.`,
+        );
+        continue;
+      }
       current = new AbortController();
       const before = usedTokens(state.recorder);
+      console.beginTurn(state.recorder?.data.total_usage);
+      reader.busy = true;
       try {
         if (!state.recorder) conversations++;
         const { result, recorder } = await runTask(session, line, {
@@ -129,13 +191,17 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         });
         state.recorder = recorder;
         state.tokens += usedTokens(recorder) - before;
-        // The answer goes to stdout; why a turn stopped short is progress, on stderr.
+        // The answer goes to stdout, unless the live console already showed it there as it
+        // streamed in; why a turn stopped short is progress, on stderr.
         if (result.success && result.finalResult) {
-          await writeStdout(`${shown(result.finalResult)}\n`);
+          if (!(Deno.stdout.isTerminal() && console.showed(result.finalResult))) {
+            await writeStdout(`${shown(result.finalResult.trimEnd())}\n`);
+          }
         } else if (!result.interrupted && result.finalResult) say(result.finalResult);
       } catch (e) {
         session.console.note(`turn failed: ${e instanceof Error ? e.message : String(e)}`);
       } finally {
+        reader.busy = false;
         current = undefined;
         state.turns++;
       }

@@ -148,9 +148,12 @@ function buildProgram(setExit: (code: number) => void): Command {
   });
 
   addOptions(
-    program.command("interactive").description(
-      "a conversation at a prompt: history, slash commands, approvals; tools persist",
-    ),
+    program.command("interactive")
+      .description(
+        "a conversation at a prompt: history, slash commands, approvals; tools persist " +
+          '(also bare `deft` on a terminal, and `deft "PROMPT"`)',
+      )
+      .argument("[prompt]", "the first prompt, sent at once"),
     [
       ...MODEL_OPTIONS,
       described(MAX_STEPS, "step limit per turn"),
@@ -163,10 +166,12 @@ function buildProgram(setExit: (code: number) => void): Command {
       NO_INSTRUCTIONS,
       ...CONTAINER_OPTIONS,
     ],
-  ).action(async (opts) => {
-    const { interactiveCommand } = await import("./interactive.ts");
-    setExit(await interactiveCommand(opts));
-  });
+  )
+    .option("--resume [id]", "go on with session ID (no ID: pick one from a list)")
+    .action(async (prompt, opts) => {
+      const { interactiveCommand } = await import("./interactive.ts");
+      setExit(await interactiveCommand({ ...opts, prompt }));
+    });
 
   addOptions(
     program.command("sessions")
@@ -325,14 +330,30 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/**
+ * Whether `deft TEXT …` gives a first prompt rather than a command: TEXT is no command's name and
+ * no option, and it is words (it has a space). One word stays a command, so a mistyped one is an
+ * unknown command with commander's suggestion; a one-word prompt goes through `deft interactive`.
+ */
+function isPrompt(program: Command, first: string): boolean {
+  if (first.startsWith("-")) return false;
+  const names = program.commands.flatMap((c) => [c.name(), ...c.aliases()]).concat("help");
+  return !names.includes(first) && /\S\s+\S/.test(first);
+}
+
 /** Parses `args` with commander and runs the command; returns the exit code. */
-export async function runProgram(args: readonly string[]): Promise<number> {
+export async function runProgram(given: readonly string[]): Promise<number> {
+  let args = given;
   let code = 0;
   const program = buildProgram((c) => code = c);
   if (args.length === 0) {
-    program.outputHelp({ error: true });
-    return 2;
-  }
+    // On a terminal, bare `deft` is the conversation; in a script it is a usage error.
+    if (Deno.stdin.isTerminal() && Deno.stderr.isTerminal()) args = ["interactive"];
+    else {
+      program.outputHelp({ error: true });
+      return 2;
+    }
+  } else if (isPrompt(program, args[0])) args = ["interactive", ...args];
   try {
     await program.parseAsync(args, { from: "user" });
     return code;

@@ -2,10 +2,12 @@
 import { deftFlags } from "../../scripts/deft_flags.ts";
 import { denoDir, REPO_ROOT } from "./deft.ts";
 
-/** One exchange: wait for `expect` (a regex) in the output, then type `send`. */
+/** One exchange: wait for `expect` (a regex) in the output, then `delay` seconds (default 0.05),
+ * then type `send`. */
 export interface PtyStep {
   expect?: string;
   send?: string;
+  delay?: number;
 }
 
 /** What the terminal showed, the exit code (null when killed) and the step that timed out. */

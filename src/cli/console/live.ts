@@ -1,8 +1,9 @@
 /**
  * The console of `deft run` and `deft interactive` on a terminal: a spinner with the elapsed time
  * while the model thinks, the model's words as they stream in, each tool call with its main
- * argument as it starts, then ok/failed in colour with the first lines of its output, a coloured
- * diff of every edit, and a closing report (files changed, patch, trajectory, tokens, cost).
+ * argument as it starts, then ok in colour with the first lines of its output (a failure with its
+ * last lines, where the error is), a coloured diff of every edit, and a closing report (files
+ * changed, patch, trajectory, tokens, cost).
  * Everything goes to stderr; stdout stays free for `--json` and pipelines.
  */
 import type { AgentConsole, RunReport, RunStart, TaskSummary } from "../../agent/console.ts";
@@ -15,6 +16,8 @@ import { Spinner } from "./spinner.ts";
 import { Style } from "./style.ts";
 
 const OUTPUT_LINES = 6;
+/** A failure shows this many of its last lines. */
+const FAILURE_LINES = 8;
 const DIFF_LINES = 40;
 const encoder = new TextEncoder();
 
@@ -127,20 +130,28 @@ export class LiveConsole implements AgentConsole {
         this.#line(`  ${s.red("✗ no result")}`);
         return;
       }
-      if (result.success) this.#line(`  ${s.green("✓ ok")}`);
-      else {
-        const why = result.error ? firstLine(result.error) : `exit ${result.error_code}`;
-        this.#line(`  ${s.red(`✗ failed: ${why}`)}`);
-      }
       const shot = this.#snapshots.get(call.call_id);
       this.#snapshots.delete(call.call_id);
-      const diff = shot && result.success ? diffSince(shot) : "";
+      if (!result.success) {
+        // Where a command failed is at the end of what it printed: its last lines, stderr last.
+        const exit = result.error_code > 0 ? ` (exit ${result.error_code})` : "";
+        this.#line(`  ${s.red(`✗ failed${exit}`)}`);
+        const text = [result.output ?? "", result.error ?? ""]
+          .map((t) => t.replace(/\n+$/, ""))
+          .filter((t) => t.trim() !== "")
+          .join("\n");
+        for (const line of tailLines(text, FAILURE_LINES)) {
+          this.#line(s.dim(`    │ ${printable(line)}`));
+        }
+        return;
+      }
+      this.#line(`  ${s.green("✓ ok")}`);
+      const diff = shot ? diffSince(shot) : "";
       if (diff) {
         this.#line(`  ${s.bold(printable(shot!.relative))}`);
         for (const line of clipLines(diff, DIFF_LINES)) this.#line(`    ${this.#diffLine(line)}`);
       } else {
-        const shown = result.success ? result.output : result.output ?? "";
-        for (const line of clipLines(shown ?? "", OUTPUT_LINES)) {
+        for (const line of clipLines(result.output ?? "", OUTPUT_LINES)) {
           this.#line(s.dim(`    │ ${printable(line)}`));
         }
       }
@@ -165,7 +176,8 @@ export class LiveConsole implements AgentConsole {
     this.#spinner?.stop();
     const s = this.#style;
     const head = info.success ? s.green("✓ completed") : s.red("✗ not completed");
-    this.#line(`${head} in ${info.steps} step(s), ${info.seconds.toFixed(1)} s`);
+    const tokens = info.tokens === undefined ? "" : `, ${info.tokens} tokens`;
+    this.#line(`${head} in ${info.steps} step(s), ${info.seconds.toFixed(1)} s${tokens}`);
     if (info.result && !info.success) this.#line(printable(info.result));
   }
 
@@ -218,8 +230,13 @@ function clip(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-function firstLine(text: string): string {
-  return printable(clip(text.split("\n").find((l) => l.trim()) ?? text, 120));
+/** The last `max` lines of `text`, after a line counting the ones left out above. */
+export function tailLines(text: string, max: number): string[] {
+  const lines = text.replace(/\n+$/, "").split("\n");
+  if (lines.length === 1 && lines[0] === "") return [];
+  const shown = lines.slice(-max).map((l) => l.slice(0, 200));
+  if (lines.length <= max) return shown;
+  return [`… ${lines.length - max} line(s) above`, ...shown];
 }
 
 function clipLines(text: string, max: number): string[] {

@@ -22,6 +22,8 @@ export interface CommandContext {
     from?: { conversation: LLMMessage[]; link: { session_id: string | null; path: string } },
   ): void;
   write(text: string): void;
+  /** Lets the user pick one of the workspace's sessions (on a terminal): its id, or undefined. */
+  pick?(): Promise<string | undefined>;
 }
 
 /** What the loop does after a command. */
@@ -172,13 +174,19 @@ const COMMANDS: SlashCommand[] = [
   {
     name: "resume",
     usage: "/resume [ID]",
-    help: "go on with session ID (default: the latest one of this workspace)",
+    help: "go on with session ID (none: pick one from a list)",
     run: async (ctx, arg) => {
       try {
-        const resumed = await resumeTarget({
-          workingDir: ctx.session.workspace,
-          ...(arg === "" ? { continue: true } : { resume: arg }),
-        });
+        let id: string | undefined = arg;
+        if (arg === "") {
+          if (!ctx.pick) {
+            ctx.write("give the session's id: /resume ID (deft sessions lists them).");
+            return;
+          }
+          id = await ctx.pick();
+          if (id === undefined) return;
+        }
+        const resumed = await resumeTarget({ workingDir: ctx.session.workspace, resume: id });
         if (!resumed) return;
         ctx.reset({ conversation: resumed.conversation, link: resumed.link });
         ctx.write(
@@ -236,4 +244,10 @@ export async function runSlashCommand(
     return "continue";
   }
   return (await command.run(ctx, arg.trim())) ?? "continue";
+}
+
+/** Whether `word` is a command's name without its slash (`clear` for /clear). */
+export function isCommandName(word: string): boolean {
+  const name = word.trim().toLowerCase();
+  return COMMANDS.some((c) => c.name === name);
 }

@@ -2,6 +2,11 @@
  * The interactive prompt's input: node:readline on a terminal (line editing, the arrow keys walk a
  * history kept across sessions in Deft's state folder), plain lines otherwise. One input may span
  * lines: a trailing backslash continues it, and lines pasted at once arrive as one input.
+ *
+ * While a turn runs (`busy`), what the user types is not echoed (the console owns the screen);
+ * each line completed with Enter is queued, reported through `onQueued`, and returned by the next
+ * `read`, one input per line. A question (`ask`) never takes a queued line: its answer must be
+ * typed after the question is shown.
  */
 import { createInterface, type Interface } from "node:readline";
 import process from "node:process";
@@ -19,7 +24,11 @@ export class LineReader {
   #waiting: ((line: string | null) => void) | undefined;
   #closed = false;
   #onInterrupt: () => void = () => {};
+  #onQueued: (line: string) => void = () => {};
   #history: string[];
+  #busy = false;
+  // A prompt is on screen (read or ask): what is typed is echoed even while busy.
+  #prompting = false;
 
   private constructor(
     readonly terminal: boolean,
@@ -41,6 +50,14 @@ export class LineReader {
       this.#deliver(null);
     });
     this.#rl.on("SIGINT", () => this.#onInterrupt());
+    if (terminal) {
+      // deno-lint-ignore no-explicit-any
+      const rl = this.#rl as any;
+      const write = rl._writeToOutput.bind(rl);
+      rl._writeToOutput = (text: string) => {
+        if (!this.#busy || this.#prompting) write(text);
+      };
+    }
   }
 
   /** Opens the reader; `historyFile` is read now and appended to as inputs arrive. */
@@ -57,6 +74,23 @@ export class LineReader {
   /** Called for Ctrl-C while the terminal is in raw mode (a signal otherwise). */
   set onInterrupt(handler: () => void) {
     this.#onInterrupt = handler;
+  }
+
+  /** Called with each line typed ahead while busy (on a terminal). */
+  set onQueued(handler: (line: string) => void) {
+    this.#onQueued = handler;
+  }
+
+  /** A turn runs: typed lines are queued, not echoed. */
+  set busy(value: boolean) {
+    this.#busy = value;
+  }
+
+  /** Drops the lines typed ahead; returns how many there were. */
+  dropQueued(): number {
+    const dropped = this.#queue.length;
+    this.#queue.length = 0;
+    return dropped;
   }
 
   /** Clears what is typed on the prompt line and shows the prompt again. */
@@ -78,6 +112,7 @@ export class LineReader {
     const lines: string[] = [];
     let current = prompt;
     for (;;) {
+      const typedAhead = this.terminal && this.#queue.length > 0;
       const line = await this.#next(current);
       if (line === null) return lines.length > 0 ? lines.join("\n") : null;
       if (this.terminal && line.endsWith("\\")) {
@@ -85,8 +120,11 @@ export class LineReader {
         current = "… ";
         continue;
       }
+      // A line typed ahead was not echoed: show it at its prompt now that it is sent.
+      if (typedAhead) process.stderr.write(`${current}${line}\n`);
       lines.push(line);
-      if (this.terminal) {
+      // Each line typed ahead is an input of its own (each was shown as queued).
+      if (this.terminal && !typedAhead) {
         // Lines pasted together arrive at once; take them as one input.
         await new Promise((r) => setTimeout(r, PASTE_MS));
         while (this.#queue.length > 0) lines.push(this.#queue.shift()!);
@@ -103,12 +141,36 @@ export class LineReader {
     return input;
   }
 
-  /** One answer line, not kept in the history; lines typed ahead are dropped first. */
+  /**
+   * One answer line, typed after the question is shown (lines typed ahead stay queued for the
+   * prompt), not kept in the history.
+   */
   async ask(question: string): Promise<string | null> {
-    this.#queue.length = 0;
-    const line = await this.#next(question);
+    const line = await this.#wait(question);
     if (this.terminal && line !== null) this.#forgetLast();
     return line;
+  }
+
+  /**
+   * Like `ask`, with the arrow keys walking `options` (the first is one press of ↑ away) instead
+   * of the history; the answer is the typed text or the option brought up.
+   */
+  async choose(question: string, options: string[]): Promise<string | null> {
+    // deno-lint-ignore no-explicit-any
+    const rl = this.#rl as any;
+    const history = rl.history;
+    if (this.terminal) {
+      rl.history = [...options];
+      rl.historyIndex = -1;
+    }
+    try {
+      return await this.#wait(question);
+    } finally {
+      if (this.terminal) {
+        rl.history = history;
+        rl.historyIndex = -1;
+      }
+    }
   }
 
   /** Wakes a pending read or ask with null (as at end of input). */
@@ -123,22 +185,32 @@ export class LineReader {
 
   #next(prompt: string): Promise<string | null> {
     if (this.#queue.length > 0) return Promise.resolve(this.#queue.shift()!);
+    return this.#wait(prompt);
+  }
+
+  #wait(prompt: string): Promise<string | null> {
     if (this.#closed) return Promise.resolve(null);
+    const answer = new Promise<string | null>((resolve) => this.#waiting = resolve);
     if (this.terminal) {
+      this.#prompting = true;
       this.#rl.setPrompt(prompt);
       this.#rl.prompt();
     }
-    return new Promise((resolve) => this.#waiting = resolve);
+    return answer;
   }
 
   #push(line: string): void {
     if (this.#waiting) this.#deliver(line);
-    else this.#queue.push(line);
+    else {
+      this.#queue.push(line);
+      if (this.terminal && this.#busy) this.#onQueued(line);
+    }
   }
 
   #deliver(line: string | null): void {
     const waiting = this.#waiting;
     this.#waiting = undefined;
+    this.#prompting = false;
     waiting?.(line);
   }
 

@@ -111,3 +111,44 @@ Deno.test("main arguments and colour choice", () => {
   assert.equal(useColor("never", true), false);
   assert.equal(useColor("auto", false), false);
 });
+
+Deno.test("a failed command shows its last lines, stderr last, under the count folded above", () => {
+  const { console, text } = captured(false);
+  const call = { call_id: "f1", name: "bash", arguments: { command: "make test" } };
+  console.calling(1, [call]);
+  const stdout = Array.from({ length: 20 }, (_, i) => `test ${i + 1} ok`).join("\n") + "\n";
+  console.step(1, [call], [{
+    name: "bash",
+    call_id: "f1",
+    success: false,
+    output: stdout,
+    error: "Traceback (most recent call last):\nValueError: the real reason\n",
+    error_code: 2,
+  }], "");
+  const out = text();
+  assert.match(out, /✗ failed \(exit 2\)\n {4}│ … 14 line\(s\) above\n {4}│ test 15 ok\n/);
+  assert.match(
+    out,
+    /│ test 20 ok\n {4}│ Traceback \(most recent call last\):\n {4}│ ValueError: the real reason\n$/,
+  );
+  assert.doesNotMatch(out, /test 1 ok/);
+});
+
+Deno.test("a tool's refusal (no output, no exit code) is shown whole", () => {
+  const { console, text } = captured(false);
+  const call = {
+    call_id: "f2",
+    name: "str_replace_based_edit_tool",
+    arguments: { command: "view" },
+  };
+  console.calling(1, [call]);
+  console.step(1, [call], [{
+    name: call.name,
+    call_id: "f2",
+    success: false,
+    output: null,
+    error: "The path /x does not exist.",
+    error_code: -1,
+  }], "");
+  assert.match(text(), /✗ failed\n {4}│ The path \/x does not exist\.\n$/);
+});

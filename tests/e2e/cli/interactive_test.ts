@@ -141,7 +141,7 @@ Deno.test("interactive (pty): Ctrl-C stops the turn, not the session", async () 
   try {
     const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
       { expect: "deft> ", send: "slow one" + ENTER },
-      { expect: "running with", send: "\x03" },
+      { expect: "waiting for the model", send: "\x03" },
       { expect: "interrupted[\\s\\S]*deft> ", send: "quick one" + ENTER },
       { expect: "Quick\\.[\\s\\S]*deft> ", send: CTRL_D },
       { expect: "bye" },
