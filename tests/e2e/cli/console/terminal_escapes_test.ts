@@ -97,16 +97,20 @@ Deno.test("plain console (stderr piped): hostile names, text, results and config
 Deno.test("live console in a real terminal: hostile names, text, results and config stay inert", async () => {
   const { home, repo, mock, args } = await hostile();
   try {
-    const r = await runDeftInPty(args, [], {
+    // On a terminal the untrusted keys are asked about first; the question shows them too.
+    const r = await runDeftInPty(args, [{ expect: "\\[y/N\\] ", send: "n\r" }], {
       cwd: repo,
       env: { HOME: home, DEFT_RETRY_BASE_MS: "5" },
     });
+    assert.equal(r.failed, null, r.output);
+    assert.match(r.output, /x\\x1b\]52;c;/, "the hostile key was asked about, spelled out");
     assert.match(r.output, /completed/, r.output);
     assert.match(r.output, /m␛\[2J/, "the model id was shown, neutralised");
     assert.match(r.output, /\+line ␛\[2J/, "the edit's diff was shown, neutralised");
-    // The console's own colour and spinner codes are ESC sequences too: only those may remain.
+    // The console's own colour, spinner and prompt codes (colour, erase, cursor column) are ESC
+    // sequences too: only those may remain.
     // deno-lint-ignore no-control-regex
-    const own = r.output.replace(/\x1b\[[0-9;]*[mK]|\r/g, "");
+    const own = r.output.replace(/\x1b\[[0-9;]*[mKGJ]|\r/g, "");
     assertInert(own, "the terminal");
   } finally {
     await mock.close();
