@@ -77,7 +77,12 @@ async function mcpTools(context: ToolContext, configFile?: string) {
   const { loadConfig } = await import("../config/load.ts");
   // The same search as `deft run`: a repository's own file stays untrusted (not loaded by name).
   const { config, warnings } = await loadConfig(configFile);
-  for (const warning of warnings) warnStderr(`warning: ${warning}`);
+  // Without --config this is the file toolContext has loaded, and warned about, already.
+  if (configFile !== undefined) {
+    for (const warning of warnings) {
+      warnStderr(`warning: ${warning}`);
+    }
+  }
   if (config.allow_mcp_servers.length === 0) return none;
   const { discoverMcpTools } = await import("../mcp/discover.ts");
   const mcp = await discoverMcpTools(config, context);
