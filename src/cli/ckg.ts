@@ -8,6 +8,7 @@ import { confine, OutsideWorkspaceError, realWorkspace } from "../policy/workspa
 import type { CodeGraph, GraphTotals } from "../ckg/graph.ts";
 import type { RefreshReport } from "../ckg/indexer.ts";
 import type { FileRow } from "../ckg/store.ts";
+import type { Page } from "../ckg/format.ts";
 
 const LISTED = 10;
 
@@ -149,20 +150,43 @@ function summary(
   return lines.join("\n");
 }
 
+/** The flags every search takes. */
+export interface SearchFlags {
+  workspace: string;
+  path?: string;
+  body: boolean;
+  json: boolean;
+  /** Entries of the answer to skip (`--offset`). */
+  offset?: number;
+  /** The most entries to show (`--limit`). */
+  limit?: number;
+}
+
+/** The page `--offset`/`--limit` ask for (commander has checked they are whole numbers). */
+function pageOf(opts: SearchFlags): Page {
+  return { offset: opts.offset ?? 0, limit: opts.limit, cli: true };
+}
+
 const COMMAND_OF = {
   function: "search_function",
   class: "search_class",
   "class-method": "search_class_method",
 } as const;
 
+/** Whether a page of an answer with `found` entries shows any: a loop over pages ends at 1. */
+function shows(found: number, page: Page): boolean {
+  return found > page.offset;
+}
+
 /**
  * Searches the graph for `name` (refreshing first) and prints Trae-style text, or JSON with
- * `json`. Returns 0 when something was found, 1 when nothing was or on error.
+ * `json`; `--offset`/`--limit` print part of a long answer. Returns 0 when the page shows
+ * something, 1 when nothing was found (or the offset is past the last entry) or on error.
  */
 export async function ckgSearch(
   kind: "function" | "class" | "class-method",
   name: string,
-  opts: { workspace: string; path?: string; body: boolean; json: boolean },
+  opts: SearchFlags,
 ): Promise<number> {
   let graph: CodeGraph | undefined;
   try {
@@ -172,13 +196,15 @@ export async function ckgSearch(
     graph = await openGraph(root);
     const { formatSearchText, searchJson, OUTPUT_LIMIT } = await import("../ckg/format.ts");
     // Text is clipped like the tool's; JSON carries every body.
+    const page = pageOf(opts);
     const result = await graph.search(COMMAND_OF[kind], identifier, target, {
       body: opts.body,
       bodyBudget: opts.json ? undefined : OUTPUT_LIMIT,
+      bodyFrom: page.offset,
     });
-    if (opts.json) console.log(JSON.stringify(searchJson(result, root), null, 2));
-    else console.log(formatSearchText(result, opts.body).trimEnd());
-    return result.matches.length > 0 ? 0 : 1;
+    if (opts.json) console.log(JSON.stringify(searchJson(result, root, page), null, 2));
+    else console.log(formatSearchText(result, opts.body, page).trimEnd());
+    return shows(result.matches.length, page) ? 0 : 1;
   } catch (e) {
     console.error(`deft ckg search-${kind}: ${errorMessage(e)}`);
     return 1;
@@ -189,12 +215,13 @@ export async function ckgSearch(
 
 /**
  * `deft ckg search-references|search-callers|search-subclasses NAME`: an edge search, printed as
- * the tool prints it, or JSON with `json`. Returns 0 when something was found, 1 otherwise.
+ * the tool prints it, or JSON with `json`, paged as `ckgSearch` pages. Returns 0 when the page
+ * shows something, 1 otherwise.
  */
 export async function ckgEdgeSearch(
   name: "search-references" | "search-callers" | "search-subclasses",
   identifier: string,
-  opts: { workspace: string; path?: string; body: boolean; json: boolean; indirect?: boolean },
+  opts: SearchFlags & { indirect?: boolean },
 ): Promise<number> {
   let graph: CodeGraph | undefined;
   try {
@@ -208,15 +235,17 @@ export async function ckgEdgeSearch(
       | "search_references"
       | "search_callers"
       | "search_subclasses";
+    const page = pageOf(opts);
     const result = await graph.searchEdges(command, wanted, target, {
       body: opts.body,
       bodyBudget: opts.json ? undefined : OUTPUT_LIMIT,
+      bodyFrom: page.offset,
       indirect: opts.indirect === true,
     });
-    if (opts.json) console.log(JSON.stringify(edgeJson(result), null, 2));
-    else console.log(formatEdgeText(result, opts.body).trimEnd());
+    if (opts.json) console.log(JSON.stringify(edgeJson(result, page), null, 2));
+    else console.log(formatEdgeText(result, opts.body, page).trimEnd());
     const found = result.references.length + result.callers.length + result.subclasses.length;
-    return found > 0 ? 0 : 1;
+    return shows(found, page) ? 0 : 1;
   } catch (e) {
     console.error(`deft ckg ${name}: ${errorMessage(e)}`);
     return 1;

@@ -213,6 +213,10 @@ function buildProgram(setExit: (code: number) => void): Command {
   const searchOptions = (body: string): OptionSpec[] => [
     option("--path <dir>", "the codebase to search (default: the workspace)"),
     option("--no-body", `leave out the source of each ${body}`),
+    option("--offset <n>", "skip the first N entries of the answer (default 0)", {
+      integer: "non-negative",
+    }),
+    option("--limit <n>", "show at most N entries", { integer: "positive" }),
     described(JSON_OUTPUT, "print matches as JSON"),
     WORKING_DIR,
   ];
