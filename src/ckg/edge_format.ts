@@ -2,7 +2,7 @@
  * How edge searches read, in the style of the definition searches (`format.ts`): a count line,
  * then numbered `file:line` entries, clipped at the same 16,000 characters; and a JSON shape.
  */
-import type { EdgeResult } from "./edge_search.ts";
+import { ANONYMOUS, type EdgeResult } from "./edge_search.ts";
 import type { SymbolRow } from "./store.ts";
 import { absentNote, MISS_MEANING, type Page, pagedEntries, pageOf } from "./format.ts";
 
@@ -15,10 +15,12 @@ const KIND_WORD: Readonly<Record<string, string>> = {
 
 function within(symbol: SymbolRow | undefined): string {
   if (!symbol) return "";
+  // An anonymous function is told by its lines (in the reference's own file).
+  const lines = symbol.name === ANONYMOUS ? ` (lines ${symbol.startLine}-${symbol.endLine})` : "";
   if (symbol.kind === "method" && symbol.className) {
-    return ` within method ${symbol.name} of class ${symbol.className}`;
+    return ` within method ${symbol.name}${lines} of class ${symbol.className}`;
   }
-  return ` within ${symbol.kind} ${symbol.name}`;
+  return ` within ${symbol.kind} ${symbol.name}${lines}`;
 }
 
 /** The line a miss no file holds adds (see `format.ts`). */

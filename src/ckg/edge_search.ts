@@ -33,7 +33,10 @@ export interface EdgeOptions {
 export interface ReferenceMatch {
   ref: RefRow;
   file: string;
-  /** The innermost function, method or class around it. */
+  /**
+   * The innermost function, method or class around it; in an anonymous function that no named
+   * function encloses, that function (named `<anonymous>`, id below zero, in its class if any).
+   */
   enclosing?: SymbolRow;
   /** The source line, trimmed. */
   text?: string;
@@ -113,7 +116,9 @@ export async function searchEdges(
   const symbolOf = memo((id: number) => store.symbolById(id));
   if (command === "search_references") {
     for (const ref of store.refsNamed(identifier, REFERENCE_KINDS, scope)) {
-      const enclosing = ref.symbolId === null ? undefined : symbolOf(ref.symbolId);
+      const named = ref.symbolId === null ? undefined : symbolOf(ref.symbolId);
+      // As for callers: in an anonymous function no named function encloses, that function.
+      const enclosing = isFunction(named) ? named : anonymousCaller(ref, named) ?? named;
       result.references.push({ ref, file: `${root}/${ref.path}`, enclosing });
     }
     let used = 0;
@@ -129,9 +134,7 @@ export async function searchEdges(
     const byFunction = new Map<string, CallerMatch>();
     for (const ref of store.refsNamed(identifier, ["call"], scope)) {
       const named = ref.symbolId === null ? undefined : symbolOf(ref.symbolId);
-      const symbol = named && (named.kind === "function" || named.kind === "method")
-        ? named
-        : anonymousCaller(ref, named);
+      const symbol = isFunction(named) ? named : anonymousCaller(ref, named);
       // A call at the top level of a file (or in a class body) has no caller.
       if (!symbol) continue;
       const key = symbol.id >= 0 ? `s${symbol.id}` : `${symbol.path}:${symbol.startOffset}`;
@@ -264,6 +267,10 @@ function moduleOf(path: string): string {
   if (stem === "mod") return parts[parts.length - 2] ?? "crate";
   if (stem === "lib" || stem === "main") return "crate";
   return stem;
+}
+
+function isFunction(symbol: SymbolRow | undefined): symbol is SymbolRow {
+  return symbol !== undefined && (symbol.kind === "function" || symbol.kind === "method");
 }
 
 /** The name an anonymous caller is reported under. */

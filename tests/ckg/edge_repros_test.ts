@@ -220,3 +220,79 @@ BINOPS
     "the whole-file parse nests them (the case the recovery is for)",
   );
 });
+
+/** `path:line kind [in name]`; an anonymous function as `[Class.]<anonymous> start-end`. */
+function referencesWithLines(r: EdgeResult): string[] {
+  return r.references.map(({ ref, enclosing: e }) => {
+    const name = e?.name === "<anonymous>"
+      ? `${e.className ? `${e.className}.` : ""}<anonymous> ${e.startLine}-${e.endLine}`
+      : e?.name;
+    return `${ref.path}:${ref.line} ${ref.kind}${name ? ` in ${name}` : ""}`;
+  });
+}
+
+Deno.test("anonymous functions in references: the one around the use, by its own lines, as in callers", async () => {
+  await withGraph({
+    "m.js": "function helper(x) { return x; }\n" +
+      "setTimeout(function () {\n  helper(1);\n}, 0);\n" +
+      "function named() {\n  return [1].map((z) => {\n    return helper(z);\n  });\n}\n" +
+      "helper(0);\n",
+    "m.ts":
+      "import { helper } from './h';\nexport default (x: number) => {\n  return util.helper;\n};\n",
+    "m.py": "def helper(x):\n    return x\n\nregistry = [\n    lambda y: helper(\n        y),\n]\n",
+    "App.java": "class App {\n  static int helper(int x) { return x; }\n  Runnable r = () -> {\n" +
+      "    helper(1);\n  };\n  void go() {\n    Runnable q = () -> {\n      helper(2);\n    };\n  }\n}\n",
+    "m.cpp":
+      "int helper(int x) { return x; }\nauto global = [](int y) {\n  return helper(y);\n};\n",
+    "m.go":
+      "package m\n\nfunc helper(x int) int { return x }\n\nvar table = []func(){\n\tfunc() {\n" +
+      "\t\thelper(1)\n\t},\n}\n",
+    "m.rs":
+      "fn helper(x: u32) -> u32 { x }\nstatic HOOK: fn(u32) -> u32 = |z| {\n    helper(z)\n};\n",
+  }, async (graph, root) => {
+    const refs = await graph.searchEdges("search_references", "helper", undefined, opts);
+    assert.deepEqual(referencesWithLines(refs), [
+      // Inside a named function the named one; at the top level, no function at all.
+      "App.java:4 call in App.<anonymous> 3-5",
+      "App.java:8 call in go",
+      "m.cpp:3 call in <anonymous> 2-4",
+      "m.go:7 call in <anonymous> 6-8",
+      "m.js:3 call in <anonymous> 2-4",
+      "m.js:7 call in named",
+      "m.js:10 call",
+      "m.py:5 call in <anonymous> 5-6",
+      "m.rs:3 call in <anonymous> 2-4",
+      "m.ts:1 import",
+      "m.ts:3 attr in <anonymous> 2-4",
+    ]);
+    // Callers name the same functions.
+    assert.deepEqual(
+      callers(await graph.searchEdges("search_callers", "helper", undefined, opts)),
+      [
+        "App.java:3-5 <anonymous>@4",
+        "App.java:6-10 go@8",
+        "m.cpp:2-4 <anonymous>@3",
+        "m.go:6-8 <anonymous>@7",
+        "m.js:2-4 <anonymous>@3",
+        "m.js:5-9 named@7",
+        "m.py:5-6 <anonymous>@5",
+        "m.rs:2-4 <anonymous>@3",
+      ],
+    );
+    const js = await graph.searchEdges("search_references", "helper", `${root}`, opts);
+    const text = formatEdgeText(js, false);
+    assert.match(
+      text,
+      new RegExp(
+        `\\n\\d+\\. ${root}/App\\.java:4 call within method <anonymous> \\(lines 3-5\\) of class App\\n {3}helper\\(1\\);\\n`,
+      ),
+    );
+    assert.match(
+      text,
+      new RegExp(
+        `\\n\\d+\\. ${root}/m\\.js:3 call within function <anonymous> \\(lines 2-4\\)\\n {3}helper\\(1\\);\\n`,
+      ),
+    );
+    assert.match(text, new RegExp(`\\n\\d+\\. ${root}/m\\.js:10 call\\n {3}helper\\(0\\);\\n`));
+  });
+});
