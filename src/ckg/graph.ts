@@ -205,7 +205,8 @@ export class CodeGraph {
         identifier,
         options,
       );
-      // Indirect subclasses name classes found on the way: their files must be parsed too.
+      // Indirect subclasses name classes found on the way, Rust impls name their types: the
+      // files holding those must be parsed too.
       while (!complete) {
         const more = result.follow.filter((name) => !names.includes(name));
         if (more.length === 0) break;

@@ -296,3 +296,47 @@ Deno.test("anonymous functions in references: the one around the use, by its own
     assert.match(text, new RegExp(`\\n\\d+\\. ${root}/m\\.js:10 call\\n {3}helper\\(0\\);\\n`));
   });
 });
+
+// Namesakes: `Circle`, `Square` and `Tri` are each defined in two modules of the crate, and
+// each impl's file says which one it means only through `super::`, a glob, or `self::`.
+const MODULES = {
+  "src/lib.rs": "pub mod shapes;\npub mod other;\npub trait Shape {}\n",
+  "src/shapes.rs": "pub mod round;\npub mod square;\npub mod tri;\n\n" +
+    "pub struct Circle;\npub struct Square;\npub struct Tri;\n",
+  "src/other.rs":
+    "pub struct Circle;\n\n\npub struct Square {\n    side: f64,\n}\npub struct Tri;\n",
+  // super:: is crate::shapes, so src/shapes.rs.
+  "src/shapes/round.rs": "use super::Circle;\nuse crate::Shape;\n\nimpl Shape for Circle {}\n",
+  // A glob from crate::other: src/other.rs's Square, not the one in the parent module.
+  "src/shapes/square.rs": "use crate::{other::*, Shape};\n\nimpl Shape for Square {}\n",
+  // A glob from the parent module (a `use` in a comment does not count), the trait by its path.
+  "src/shapes/tri.rs": "// use crate::other::Tri;\nuse super::*;\nimpl crate::Shape for Tri {}\n",
+  // The binary's root: self:: is its crate root, and `mod other;` makes crate::other src/other.rs.
+  "src/main.rs": "use self::other::Circle;\nmod other;\nimpl lib::Shape for Circle {}\n",
+};
+
+Deno.test("Rust impls: super::, self:: and glob imports pick the definition the impl's file sees", async () => {
+  const expected = (root: string) =>
+    `Found 4 classes deriving from Shape:
+1. ${root}/src/other.rs:1-1 struct Circle (impl at src/main.rs:3)
+2. ${root}/src/shapes.rs:5-5 struct Circle (impl at src/shapes/round.rs:4)
+3. ${root}/src/other.rs:4-6 struct Square (impl at src/shapes/square.rs:3)
+4. ${root}/src/shapes.rs:7-7 struct Tri (impl at src/shapes/tri.rs:3)
+`;
+  await withGraph(MODULES, async (graph, root) => {
+    const result = await graph.searchEdges("search_subclasses", "Shape", undefined, opts);
+    assert.equal(formatEdgeText(result, false), expected(root));
+  });
+  // Answer first: the impls' files hold `Shape`, the definitions only their own names, and the
+  // crate roots neither; the answer parses the definitions' files too.
+  await using dir = await tempDir();
+  await using cache = await tempDir("deft-ckg-cache-");
+  await writeTree(dir.path, MODULES);
+  const graph = CodeGraph.open(dir.path, { ckgDir: cache.path, workers: 0, prefilterMinBytes: 0 });
+  try {
+    const result = await graph.searchEdges("search_subclasses", "Shape", undefined, opts);
+    assert.equal(formatEdgeText(result, false), expected(dir.path));
+  } finally {
+    graph.close();
+  }
+});
