@@ -33,6 +33,11 @@ async function main(args: string[]): Promise<number> {
     }
     const fast = fastParse(args);
     if (fast) return await runPipelineCommand(fast);
+    if (args[0] === "ckg") {
+      // A plain `deft ckg search-*` line, also without commander (src/cli/ckg.ts).
+      const answered = await (await import("./src/cli/ckg.ts")).ckgFastPath(args.slice(1));
+      if (answered !== undefined) return answered;
+    }
     const { runProgram } = await import("./src/cli/program.ts");
     return await runProgram(args);
   } catch (e) {

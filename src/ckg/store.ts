@@ -513,8 +513,11 @@ export class GraphStore {
   }
 
   /**
-   * Distinct names (with their kind) under `scope` that could be a misspelling of `name` (length
-   * within `slack`) or contain it (ignoring case): one scan, for when a name is missing.
+   * Distinct names (with their kind) under `scope` that could be a misspelling of `name` (within
+   * `slack` edits, ignoring case) or contain it (ignoring case): one scan, for when a name is
+   * missing. A name within `slack` edits holds one of `slack + 1` disjoint pieces of `name`
+   * unchanged (each edit touches one piece), so only those are returned: a superset of the names
+   * within reach, far fewer than all names of about the same length.
    */
   namesNear(
     name: string,
@@ -523,9 +526,24 @@ export class GraphStore {
     slack: number,
     limit: number,
   ): { name: string; kind: SymbolKind }[] {
+    const lower = name.toLowerCase();
+    const pieces = slack + 1;
+    const size = Math.floor(lower.length / pieces);
+    // Too short to cut into pieces of a character or more: every name of about the length.
+    const cut = size >= 1
+      ? Array.from(
+        { length: pieces },
+        (_, i) => lower.slice(i * size, i === pieces - 1 ? lower.length : (i + 1) * size),
+      )
+      : [];
+    const holds = cut.length > 0
+      ? ` AND (${cut.map(() => "instr(lower(s.name), ?) > 0").join(" OR ")})`
+      : "";
+    // SQLite lowers ASCII letters only: a name with other characters is left to the caller.
+    const other = "s.name GLOB '*[^' || char(1) || '-' || char(127) || ']*'";
     return this.#distinctNames(
-      "(length(s.name) BETWEEN ? AND ? OR instr(lower(s.name), lower(?)) > 0)",
-      [Math.max(1, name.length - slack), name.length + slack, name],
+      `((length(s.name) BETWEEN ? AND ?${holds}) OR instr(lower(s.name), ?) > 0 OR ${other})`,
+      [Math.max(1, name.length - slack), name.length + slack, ...cut, lower],
       kinds,
       scope,
       limit,

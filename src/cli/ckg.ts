@@ -4,6 +4,8 @@
  * warnings and errors go to stderr.
  */
 import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { option, type OptionSpec, WORKING_DIR } from "./spec.ts";
 import { confine, OutsideWorkspaceError, realWorkspace } from "../policy/workspace.ts";
 import type { CodeGraph, GraphTotals } from "../ckg/graph.ts";
 import type { RefreshReport } from "../ckg/indexer.ts";
@@ -252,4 +254,96 @@ export async function ckgEdgeSearch(
   } finally {
     graph?.close();
   }
+}
+
+/** The flags of the search commands (`body` names what `--no-body` leaves out the source of). */
+export function searchOptionSpecs(body: string): OptionSpec[] {
+  return [
+    option("--path <dir>", "the codebase to search (default: the workspace)"),
+    option("--no-body", `leave out the source of each ${body}`),
+    option("--offset <n>", "skip the first N entries of the answer (default 0)", {
+      integer: "non-negative",
+    }),
+    option("--limit <n>", "show at most N entries", { integer: "positive" }),
+    option("--json", "print matches as JSON"),
+    WORKING_DIR,
+  ];
+}
+
+/** `--indirect`, which `search-subclasses` adds. */
+export const INDIRECT = option(
+  "--indirect",
+  "also classes deriving from subclasses, at any depth",
+);
+
+/** The definition searches: command → kind. */
+export const DEFINITION_SEARCHES = {
+  "search-function": "function",
+  "search-class": "class",
+  "search-class-method": "class-method",
+} as const;
+
+/** The edge searches: command → description. */
+export const EDGE_SEARCHES = {
+  "search-references": "where NAME is used: calls, attribute accesses, imports, base classes",
+  "search-callers": "the functions whose bodies call NAME",
+  "search-subclasses": "the classes deriving from NAME",
+} as const;
+
+/**
+ * `deft ckg search-* NAME [flags]` without commander, whose load costs more than a search that
+ * finds nothing (`main.ts` tries this first). The same flags as commander's (from
+ * `searchOptionSpecs`), parsed with node:util's parseArgs. Returns undefined for any command line
+ * it does not fully understand (help, an unknown or malformed flag, a bad number, a missing or
+ * extra argument), and commander takes over to print help or a proper usage error.
+ */
+export async function ckgFastPath(args: readonly string[]): Promise<number | undefined> {
+  const [command, ...rest] = args;
+  const kind = Object.hasOwn(DEFINITION_SEARCHES, command)
+    ? DEFINITION_SEARCHES[command as keyof typeof DEFINITION_SEARCHES]
+    : undefined;
+  const isEdge = Object.hasOwn(EDGE_SEARCHES, command);
+  if (kind === undefined && !isEdge) return undefined;
+  const specs = [
+    ...searchOptionSpecs(""),
+    ...(command === "search-subclasses" ? [INDIRECT] : []),
+  ];
+  const config: Record<string, { type: "string" | "boolean"; short?: string }> = {};
+  for (const spec of specs) {
+    config[spec.long] = { type: spec.value ? "string" : "boolean" };
+    if (spec.short) config[spec.long].short = spec.short;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...rest], options: config, allowPositionals: true, strict: true });
+  } catch (e) {
+    if (String((e as { code?: string }).code).startsWith("ERR_PARSE_ARGS")) return undefined;
+    throw e;
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) return undefined;
+  const number = (key: "offset" | "limit", least: number): number | undefined | null => {
+    const value = values[key];
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    return typeof value === "string" && Number.isInteger(n) && n >= least ? n : null;
+  };
+  const offset = number("offset", 0);
+  const limit = number("limit", 1);
+  // A bad number: commander says what is wrong with it.
+  if (offset === null || limit === null) return undefined;
+  const { workspaceOf } = await import("./context.ts");
+  const flags: SearchFlags & { indirect?: boolean } = {
+    workspace: await workspaceOf(values["working-dir"] as string | undefined),
+    path: values.path as string | undefined,
+    body: values["no-body"] !== true,
+    json: values.json === true,
+    offset,
+    limit,
+    indirect: values.indirect === true,
+  };
+  const name = positionals[0];
+  return kind !== undefined
+    ? await ckgSearch(kind, name, flags)
+    : await ckgEdgeSearch(command as keyof typeof EDGE_SEARCHES, name, flags);
 }

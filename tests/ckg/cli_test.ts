@@ -1,6 +1,6 @@
 /** `deft ckg index` and `deft ckg search-*`: what they print and the exit codes they return. */
 import assert from "node:assert/strict";
-import { ckgEdgeSearch, ckgIndex, ckgSearch } from "../../src/cli/ckg.ts";
+import { ckgEdgeSearch, ckgFastPath, ckgIndex, ckgSearch } from "../../src/cli/ckg.ts";
 import { OUTPUT_LIMIT } from "../../src/ckg/format.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 
@@ -224,4 +224,63 @@ Deno.test("cli: --offset and --limit page an answer, and a cut one names the fla
   );
   const last = JSON.parse(r.out);
   assert.deepEqual([last.offset, "next_offset" in last, last.matches.length], [299, false, 1]);
+});
+
+Deno.test("cli: the fast path answers plain search lines as commander would, and leaves the rest to it", async () => {
+  await using ws = await tempDir();
+  await using cache = await tempDir();
+  await writeTree(ws.path, {
+    "m.py": "class Base:\n    pass\n\nclass Mid(Base):\n    pass\n\nclass Leaf(Mid):\n    pass\n" +
+      "\ndef t():\n    pass\n\ndef a():\n    t()\n\ndef b():\n    t()\n",
+  });
+  const run = (args: string[]) => captured(cache.path, async () => await ckgFastPath(args) ?? -1);
+  let r = await run([
+    "search-callers",
+    "t",
+    "-w",
+    ws.path,
+    "--no-body",
+    "--offset=1",
+    "--limit",
+    "1",
+  ]);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(
+    r.out,
+    `Found 2 functions calling t:\n2. ${ws.path}/m.py:16-17 function b (calls at line 17)`,
+  );
+  r = await run(["search-subclasses", "Base", "--working-dir", ws.path, "--indirect", "--json"]);
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(
+    JSON.parse(r.out).matches.map((m: { name: string; depth: number }) => `${m.name}@${m.depth}`),
+    ["Mid@1", "Leaf@2"],
+  );
+  r = await run(["search-function", "t", "-w", ws.path, "--path", `${ws.path}/.`]);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.out, `Found 1 functions named t:\n1. ${ws.path}/m.py:10-11\ndef t():\n    pass`);
+  r = await run(["search-function", "nothing_here", "-w", ws.path]);
+  assert.equal(r.code, 1);
+  // Everything else is commander's: help, unknown flags, flags of other commands, bad numbers,
+  // a missing or extra name, other commands.
+  for (
+    const args of [
+      ["search-function", "t", "--help"],
+      ["search-function", "t", "-h"],
+      ["search-function", "t", "--indirect"],
+      ["search-function", "t", "--bogus"],
+      ["search-function", "t", "--offset", "-1"],
+      ["search-function", "t", "--offset", "1.5"],
+      ["search-function", "t", "--limit", "0"],
+      ["search-function", "t", "--limit"],
+      ["search-function"],
+      ["search-function", "t", "u"],
+      ["index"],
+      ["search-everything", "t"],
+      [],
+    ]
+  ) {
+    r = await run([...args, "-w", ws.path]);
+    assert.equal(r.code, -1, `${args.join(" ")}: ${r.out} ${r.err}`);
+    assert.equal(r.out, "");
+  }
 });
