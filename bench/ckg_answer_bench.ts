@@ -10,7 +10,8 @@
  * `deft ckg search-function` and as `deft tool ckg`, next to `grep -rlw` for the same names.
  *
  * Targets: first search <= 1x ctags -R; one-shot warm search <= 1.5x `deft tool task_done`; a
- * cold miss (`deft ckg search-function`) <= 1.5x `grep -rlw` for the same name.
+ * miss (`deft ckg search-function`), cold and warm, <= 1.5x `grep -rlw` for the same name, and a
+ * warm miss no slower than a cold one.
  * Beside them, the floors (ckg_floor_probe.ts): the least any search hosted in a permission-fenced
  * worker with SQLite must cost, and a first answer that must also read the tree and start
  * tree-sitter; they say how much of each figure is Deft's own.
@@ -133,6 +134,10 @@ export default async function ckgAnswerBench(args: string[]): Promise<void> {
     const taskDoneMs = median(taskDone);
     const viewMs = median(view);
     const hits = /Found (\d+) functions/.exec(found)?.[1] ?? "0";
+    if (hits === "0") {
+      // A first search that finds nothing is no measure of a first answer: say what it said.
+      console.log(`ckg-answer: warning: the first search found nothing: ${found.slice(0, 400)}`);
+    }
 
     // The floors: the same work hosted the same way, with none of Deft's code (ckg_floor_probe.ts).
     const probe = (args: string[]) => timed(Deno.execPath(), [...DENO_FLAGS, FLOOR_PROBE, ...args]);
@@ -267,18 +272,24 @@ async function missAndHit(
   );
   for (const [label, how] of [["cli", "deft ckg search-function"], ["tool", "deft tool ckg"]]) {
     const coldMiss = m(`${label} cold miss`);
-    const target = label === "cli"
-      ? ` (target <= ${TARGET_MISS_GREP_RATIO}x)${
-        coldMiss / grepMiss <= TARGET_MISS_GREP_RATIO ? "" : " MISSED"
+    const warmMiss = m(`${label} warm miss`);
+    // The targets are the CLI's: the tool adds its hosted worker's start (see the floor above).
+    const target = (value: number) =>
+      label === "cli"
+        ? ` (target <= ${TARGET_MISS_GREP_RATIO}x)${
+          value / grepMiss <= TARGET_MISS_GREP_RATIO ? "" : " MISSED"
+        }`
+        : "";
+    const warmVsCold = label === "cli"
+      ? `; warm miss / cold miss = ${(warmMiss / coldMiss).toFixed(2)}x (target <= 1x)${
+        warmMiss <= coldMiss ? "" : " MISSED"
       }`
       : "";
     console.log(
       `ckg-answer: ${how}: cold miss ${ms(coldMiss)} = ${(coldMiss / grepMiss).toFixed(2)}x ` +
-        `grep -rlw${target}, cold hit ${ms(m(`${label} cold hit`))}; warm (complete index): ` +
-        `miss ${ms(m(`${label} warm miss`))} = ${
-          (m(`${label} warm miss`) / grepMiss).toFixed(2)
-        }x ` +
-        `grep -rlw, hit ${ms(m(`${label} warm hit`))}`,
+        `grep -rlw${target(coldMiss)}, cold hit ${ms(m(`${label} cold hit`))}; warm (complete ` +
+        `index): miss ${ms(warmMiss)} = ${(warmMiss / grepMiss).toFixed(2)}x grep -rlw` +
+        `${target(warmMiss)}, hit ${ms(m(`${label} warm hit`))}${warmVsCold}`,
     );
   }
 }

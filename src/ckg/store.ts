@@ -215,6 +215,17 @@ export class GraphStore {
   #ensureSchema(workspace: string): void {
     const version = this.#schemaVersion();
     if (version === SCHEMA_VERSION) return;
+    // Building the empty schema need not wait for the disk: a crash that loses it leaves a file
+    // without the version row (or a corrupt one), which the next open rebuilds.
+    this.#db.exec("PRAGMA synchronous = OFF");
+    try {
+      this.#createSchema(workspace);
+    } finally {
+      this.#db.exec("PRAGMA synchronous = NORMAL");
+    }
+  }
+
+  #createSchema(workspace: string): void {
     this.transaction(() => {
       // Re-check under the write lock: another process may have just built it.
       if (this.#schemaVersion() === SCHEMA_VERSION) return;

@@ -332,6 +332,10 @@ export async function ckgFastPath(args: readonly string[]): Promise<number | und
   const limit = number("limit", 1);
   // A bad number: commander says what is wrong with it.
   if (offset === null || limit === null) return undefined;
+  // The graph's modules load while the workspace is checked (the search imports them again).
+  const loading: Promise<unknown>[] = [import("../ckg/graph.ts"), import("../ckg/format.ts")];
+  if (isEdge) loading.push(import("../ckg/edge_format.ts"));
+  for (const load of loading) load.catch(() => {});
   const { workspaceOf } = await import("./context.ts");
   const flags: SearchFlags & { indirect?: boolean } = {
     workspace: await workspaceOf(values["working-dir"] as string | undefined),
