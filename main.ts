@@ -1,8 +1,8 @@
 /**
- * Deft's entry point. `deft --version` and pipeline commands with a plain command line
- * (`deft tool`, `deft tools`, `deft serve`) take a fast path that never loads commander;
- * everything else, including help and usage errors, goes through the full commander program in
- * src/cli/program.ts. Tools that touch the system run in a worker started from this same module
+ * Deft's entry point. `deft --version`, pipeline commands with a plain command line
+ * (`deft tool`, `deft tools`, `deft serve`) and plain `deft ckg search-*` lines take a fast path
+ * that never loads commander; everything else, including help and usage errors, goes through the
+ * full commander program in src/cli/program.ts. Tools that touch the system run in a worker started from this same module
  * with narrowed permissions.
  *
  * Nothing is imported statically: a static import would load in the tool worker too, which needs
