@@ -550,11 +550,16 @@ export class GraphStore {
     const holds = cut.length > 0
       ? ` AND (${cut.map(() => "instr(lower(s.name), ?) > 0").join(" OR ")})`
       : "";
-    // SQLite lowers ASCII letters only: a name with other characters is left to the caller.
-    const other = "s.name GLOB '*[^' || char(1) || '-' || char(127) || ']*'";
+    // A name that holds `name` and is no longer than `name.length + slack` is within reach, so
+    // only longer ones are checked for it (shorter ones cannot hold it): most rows skip `lower`.
+    // SQLite lowers ASCII letters only: a name with other characters (more bytes than
+    // characters) is left to the caller.
+    const longest = name.length + slack;
     return this.#distinctNames(
-      `((length(s.name) BETWEEN ? AND ?${holds}) OR instr(lower(s.name), ?) > 0 OR ${other})`,
-      [Math.max(1, name.length - slack), name.length + slack, ...cut, lower],
+      `((length(s.name) BETWEEN ? AND ?${holds}) OR ` +
+        `(length(s.name) > ? AND instr(lower(s.name), ?) > 0) OR ` +
+        `length(CAST(s.name AS BLOB)) != length(s.name))`,
+      [Math.max(1, name.length - slack), longest, ...cut, longest, lower],
       kinds,
       scope,
       limit,
