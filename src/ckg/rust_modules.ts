@@ -53,11 +53,20 @@ export interface UsedName {
  * left out first, so a `use` in one is not read.
  */
 export function usedNames(text: string, here: ModulePath): UsedName[] {
-  const code = text.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, " ");
+  // An unclosed `/*` runs to the end, as the compiler reads it.
+  const code = text.replace(/\/\/[^\n]*|\/\*[\s\S]*?(?:\*\/|$)/g, " ");
   const names: UsedName[] = [];
-  // At the start of an item: after another one, a block's brace or an attribute.
-  const declaration =
-    /(?<=^|[;{}\]])\s*(?:pub(?:\s*\([^)]*\))?\s+)?use\s+([^;{]*(?:\{[^;]*\})?)\s*;/g;
+  // At the start of an item: after another one, a block's brace or an attribute. A path holds
+  // only name characters, `::`, `,`, `*` and spaces, and braces nest one level deep (which covers
+  // `a::{b::{C, D}}`): each part stops at the first character it cannot take, and no part can run
+  // past the character a later declaration starts after, so a hostile file costs time in
+  // proportion to its length.
+  const p = "[\\w\\s:,*#\\u0080-\\uffff]";
+  const declaration = new RegExp(
+    `(?<=^|[;{}\\]])\\s*(?:pub(?:\\s*\\([\\w\\s:]*\\))?\\s+)?use\\s+` +
+      `([\\w:*#\\u0080-\\uffff]${p}*(?:\\{(?:${p}|\\{${p}*\\})*\\}${p}*)?);`,
+    "g",
+  );
   for (const m of code.matchAll(declaration)) {
     // Spaces only where they separate words (`B as C`).
     const tree = m[1].replace(/\s*(::|[{},])\s*/g, "$1").replace(/\s+/g, " ").trim();

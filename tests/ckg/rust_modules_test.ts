@@ -34,3 +34,26 @@ Deno.test("rust modules: use declarations expand, resolve super/self/crate, and 
   // Above the crate root there is nothing to go up to.
   assert.deepEqual(usedNames("use super::super::X;\n", ["crate", "a"]), []);
 });
+
+Deno.test("rust modules: a hostile file (no semicolons, endless braces and spaces) is read in linear time", () => {
+  const hostile = [
+    "{use a".repeat(40_000),
+    `use ${" ".repeat(200_000)}`,
+    `use a::{${"b,".repeat(50_000)}`,
+    `;use a::{{{${"{c".repeat(50_000)}`,
+    "]use a".repeat(40_000),
+    "/* use a::B; ".repeat(40_000),
+  ];
+  for (const text of hostile) {
+    const started = performance.now();
+    assert.deepEqual(usedNames(text, ["crate"]), []);
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed < 1000, `${text.slice(0, 12)}…: ${elapsed.toFixed(0)} ms`);
+  }
+  // Nested one level, and a `use` after a long one, still read.
+  assert.deepEqual(
+    usedNames(`use a::{b::{C, D}, E};\n${"// x\n".repeat(1000)}use super::F;`, ["crate", "m"])
+      .map((u) => `${u.modules[0].join("::")} ${u.name}`),
+    ["crate::m::a::b C", "crate::m::a::b D", "crate::m::a E", "crate F"],
+  );
+});
