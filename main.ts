@@ -1,8 +1,8 @@
 /**
- * Deft's entry point. `deft --version` and pipeline commands with a plain command line
- * (`deft tool`, `deft tools`, `deft serve`) take a fast path that never loads commander;
- * everything else, including help and usage errors, goes through the full commander program in
- * src/cli/program.ts. Tools that touch the system run in a worker started from this same module
+ * Deft's entry point. `deft --version`, pipeline commands with a plain command line
+ * (`deft tool`, `deft tools`, `deft serve`) and plain `deft ckg search-*` lines take a fast path
+ * that never loads commander; everything else, including help and usage errors, goes through the
+ * full commander program in src/cli/program.ts. Tools that touch the system run in a worker started from this same module
  * with narrowed permissions.
  *
  * Nothing is imported statically: a static import would load in the tool worker too, which needs
@@ -33,6 +33,11 @@ async function main(args: string[]): Promise<number> {
     }
     const fast = fastParse(args);
     if (fast) return await runPipelineCommand(fast);
+    if (args[0] === "ckg") {
+      // A plain `deft ckg search-*` line, also without commander (src/cli/ckg.ts).
+      const answered = await (await import("./src/cli/ckg.ts")).ckgFastPath(args.slice(1));
+      if (answered !== undefined) return answered;
+    }
     const { runProgram } = await import("./src/cli/program.ts");
     return await runProgram(args);
   } catch (e) {

@@ -10,7 +10,8 @@
  * `deft ckg search-function` and as `deft tool ckg`, next to `grep -rlw` for the same names.
  *
  * Targets: first search <= 1x ctags -R; one-shot warm search <= 1.5x `deft tool task_done`; a
- * cold miss (`deft ckg search-function`) <= 1.5x `grep -rlw` for the same name.
+ * miss (`deft ckg search-function`), cold and warm, <= 1.5x `grep -rlw` for the same name, and a
+ * warm miss no slower than a cold one.
  * Beside them, the floors (ckg_floor_probe.ts): the least any search hosted in a permission-fenced
  * worker with SQLite must cost, and a first answer that must also read the tree and start
  * tree-sitter; they say how much of each figure is Deft's own.
@@ -27,6 +28,8 @@ const TARGET_MISS_GREP_RATIO = 1.5;
 /** A name no file of the tree holds. */
 const MISSING = "deft_bench_absent_name";
 const RUNS = 3;
+/** Runs of each miss and hit: they take tens of milliseconds, so more runs steady the medians. */
+const MISS_RUNS = 7;
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const FLOOR_PROBE = new URL("./ckg_floor_probe.ts", import.meta.url).pathname;
 const DENO_FLAGS = ["run", "--no-prompt", ...FULL_PERMISSION_FLAGS];
@@ -133,6 +136,10 @@ export default async function ckgAnswerBench(args: string[]): Promise<void> {
     const taskDoneMs = median(taskDone);
     const viewMs = median(view);
     const hits = /Found (\d+) functions/.exec(found)?.[1] ?? "0";
+    if (hits === "0") {
+      // A first search that finds nothing is no measure of a first answer: say what it said.
+      console.log(`ckg-answer: warning: the first search found nothing: ${found.slice(0, 400)}`);
+    }
 
     // The floors: the same work hosted the same way, with none of Deft's code (ckg_floor_probe.ts).
     const probe = (args: string[]) => timed(Deno.execPath(), [...DENO_FLAGS, FLOOR_PROBE, ...args]);
@@ -242,7 +249,7 @@ async function missAndHit(
   };
   const times: Record<string, number[]> = {};
   const add = (key: string, value: number) => (times[key] ??= []).push(value);
-  for (let i = 0; i < RUNS; i++) {
+  for (let i = 0; i < MISS_RUNS; i++) {
     add("grep miss", await grepMs(MISSING, root));
     add("grep hit", await grepMs(hit, root));
     add("cli cold miss", (await cliRun(cli(MISSING), await freshCache())).ms);
@@ -252,7 +259,7 @@ async function missAndHit(
   }
   const warm = await freshCache();
   await deft(["ckg", "index", root, "-w", root], warm);
-  for (let i = 0; i < RUNS; i++) {
+  for (let i = 0; i < MISS_RUNS; i++) {
     add("cli warm miss", (await cliRun(cli(MISSING), warm)).ms);
     add("cli warm hit", (await cliRun(cli(hit), warm)).ms);
     add("tool warm miss", (await deft(tool(MISSING), warm)).ms);
@@ -262,23 +269,29 @@ async function missAndHit(
   const grepMiss = m("grep miss");
   console.log(
     `ckg-answer: miss (${MISSING}, in no file) and hit (${hit}), one process each, medians of ` +
-      `${RUNS}: grep -rlw: miss ${ms(grepMiss)}, hit ${ms(m("grep hit"))}` +
+      `${MISS_RUNS}: grep -rlw: miss ${ms(grepMiss)}, hit ${ms(m("grep hit"))}` +
       (ctagsMs !== undefined ? `; ctags -R ${ms(ctagsMs)}` : ""),
   );
   for (const [label, how] of [["cli", "deft ckg search-function"], ["tool", "deft tool ckg"]]) {
     const coldMiss = m(`${label} cold miss`);
-    const target = label === "cli"
-      ? ` (target <= ${TARGET_MISS_GREP_RATIO}x)${
-        coldMiss / grepMiss <= TARGET_MISS_GREP_RATIO ? "" : " MISSED"
+    const warmMiss = m(`${label} warm miss`);
+    // The targets are the CLI's: the tool adds its hosted worker's start (see the floor above).
+    const target = (value: number) =>
+      label === "cli"
+        ? ` (target <= ${TARGET_MISS_GREP_RATIO}x)${
+          value / grepMiss <= TARGET_MISS_GREP_RATIO ? "" : " MISSED"
+        }`
+        : "";
+    const warmVsCold = label === "cli"
+      ? `; warm miss / cold miss = ${(warmMiss / coldMiss).toFixed(2)}x (target <= 1x)${
+        warmMiss <= coldMiss ? "" : " MISSED"
       }`
       : "";
     console.log(
       `ckg-answer: ${how}: cold miss ${ms(coldMiss)} = ${(coldMiss / grepMiss).toFixed(2)}x ` +
-        `grep -rlw${target}, cold hit ${ms(m(`${label} cold hit`))}; warm (complete index): ` +
-        `miss ${ms(m(`${label} warm miss`))} = ${
-          (m(`${label} warm miss`) / grepMiss).toFixed(2)
-        }x ` +
-        `grep -rlw, hit ${ms(m(`${label} warm hit`))}`,
+        `grep -rlw${target(coldMiss)}, cold hit ${ms(m(`${label} cold hit`))}; warm (complete ` +
+        `index): miss ${ms(warmMiss)} = ${(warmMiss / grepMiss).toFixed(2)}x grep -rlw` +
+        `${target(warmMiss)}, hit ${ms(m(`${label} warm hit`))}${warmVsCold}`,
     );
   }
 }

@@ -8,7 +8,7 @@
  */
 import { dirname, join } from "node:path";
 import { isSourcePath } from "./languages.ts";
-import { type GitResult, runGit } from "../policy/git.ts";
+import type { GitResult } from "../policy/git.ts";
 
 /** Folder names that hold dependencies or build output rather than a project's own code. */
 const SKIPPED_DIRS: ReadonlySet<string> = new Set([
@@ -110,6 +110,8 @@ function insideGitWorkTree(dir: string): boolean {
 async function gitListing(dir: string): Promise<string[] | { error: string }> {
   let output: GitResult;
   try {
+    // Loaded here, not up front: outside a work tree (and on a miss there) git is never run.
+    const { runGit } = await import("../policy/git.ts");
     output = await runGit(dir, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]);
   } catch (e) {
     return { error: e instanceof Error ? e.message : String(e) };

@@ -2,9 +2,9 @@
  * How edge searches read, in the style of the definition searches (`format.ts`): a count line,
  * then numbered `file:line` entries, clipped at the same 16,000 characters; and a JSON shape.
  */
-import type { EdgeResult } from "./edge_search.ts";
+import { ANONYMOUS, type EdgeResult } from "./edge_search.ts";
 import type { SymbolRow } from "./store.ts";
-import { absentNote, MISS_MEANING, type Page, pagedEntries } from "./format.ts";
+import { absentNote, MISS_MEANING, type Page, pagedEntries, pageOf } from "./format.ts";
 
 const KIND_WORD: Readonly<Record<string, string>> = {
   call: "call",
@@ -15,10 +15,12 @@ const KIND_WORD: Readonly<Record<string, string>> = {
 
 function within(symbol: SymbolRow | undefined): string {
   if (!symbol) return "";
+  // An anonymous function is told by its lines (in the reference's own file).
+  const lines = symbol.name === ANONYMOUS ? ` (lines ${symbol.startLine}-${symbol.endLine})` : "";
   if (symbol.kind === "method" && symbol.className) {
-    return ` within method ${symbol.name} of class ${symbol.className}`;
+    return ` within method ${symbol.name}${lines} of class ${symbol.className}`;
   }
-  return ` within ${symbol.kind} ${symbol.name}`;
+  return ` within ${symbol.kind} ${symbol.name}${lines}`;
 }
 
 /** The line a miss no file holds adds (see `format.ts`). */
@@ -99,8 +101,8 @@ export function formatEdgeText(result: EdgeResult, printBody: boolean, page?: Pa
   );
 }
 
-/** The JSON form of an edge search (for `deft ckg search-* --json`). */
-export function edgeJson(result: EdgeResult): Record<string, unknown> {
+/** The JSON form of an edge search (for `deft ckg search-* --json`); a `page` lists part of it. */
+export function edgeJson(result: EdgeResult, page?: Page): Record<string, unknown> {
   const symbol = (s: SymbolRow | undefined) =>
     s
       ? {
@@ -117,11 +119,15 @@ export function edgeJson(result: EdgeResult): Record<string, unknown> {
     identifier: result.identifier,
     ...(result.absent ? { absent: { ...result.absent, note: MISS_MEANING } } : {}),
   };
+  // `found` counts every entry; `matches` holds the page's.
+  const listed = <T>(items: readonly T[], entry: (item: T) => Record<string, unknown>) => {
+    const { items: shown, fields } = pageOf(items, page);
+    return { found: items.length, ...fields, matches: shown.map(entry) };
+  };
   if (result.command === "search_references") {
     return {
       ...base,
-      found: result.references.length,
-      matches: result.references.map((m) => ({
+      ...listed(result.references, (m) => ({
         kind: m.ref.kind,
         file: m.file,
         path: m.ref.path,
@@ -135,8 +141,7 @@ export function edgeJson(result: EdgeResult): Record<string, unknown> {
   if (result.command === "search_callers") {
     return {
       ...base,
-      found: result.callers.length,
-      matches: result.callers.map((m) => ({
+      ...listed(result.callers, (m) => ({
         ...symbol(m.symbol),
         file: m.file,
         call_lines: m.lines,
@@ -147,8 +152,7 @@ export function edgeJson(result: EdgeResult): Record<string, unknown> {
   return {
     ...base,
     indirect: result.indirect,
-    found: result.subclasses.length,
-    matches: result.subclasses.map((m) => ({
+    ...listed(result.subclasses, (m) => ({
       name: m.name,
       file: m.file,
       path: m.path,

@@ -6,6 +6,7 @@ import { decodeSource } from "./content.ts";
 import type { RefKind } from "./edges.ts";
 import { LANGUAGES } from "./languages.ts";
 import type { GraphStore, RefRow, SymbolRow } from "./store.ts";
+import { type ModulePath, rustModuleOf, sameModule, usedNames } from "./rust_modules.ts";
 
 /** The edge searches of the `ckg` tool. */
 export type EdgeCommand = "search_references" | "search_callers" | "search_subclasses";
@@ -33,7 +34,10 @@ export interface EdgeOptions {
 export interface ReferenceMatch {
   ref: RefRow;
   file: string;
-  /** The innermost function, method or class around it. */
+  /**
+   * The innermost function, method or class around it; in an anonymous function that no named
+   * function encloses, that function (named `<anonymous>`, id below zero, in its class if any).
+   */
   enclosing?: SymbolRow;
   /** The source line, trimmed. */
   text?: string;
@@ -83,7 +87,10 @@ export interface EdgeResult {
   references: ReferenceMatch[];
   callers: CallerMatch[];
   subclasses: SubclassMatch[];
-  /** Names whose files the answer depends on besides the identifier (indirect subclasses). */
+  /**
+   * Names whose files the answer depends on besides the identifier: indirect subclasses, and the
+   * types Rust impls name (their definitions say where each one is).
+   */
   follow: string[];
   /** Set on a miss no file holds (see `SearchResult.absent`). */
   absent?: { name: string; scanned: number };
@@ -113,7 +120,9 @@ export async function searchEdges(
   const symbolOf = memo((id: number) => store.symbolById(id));
   if (command === "search_references") {
     for (const ref of store.refsNamed(identifier, REFERENCE_KINDS, scope)) {
-      const enclosing = ref.symbolId === null ? undefined : symbolOf(ref.symbolId);
+      const named = ref.symbolId === null ? undefined : symbolOf(ref.symbolId);
+      // As for callers: in an anonymous function no named function encloses, that function.
+      const enclosing = isFunction(named) ? named : anonymousCaller(ref, named) ?? named;
       result.references.push({ ref, file: `${root}/${ref.path}`, enclosing });
     }
     let used = 0;
@@ -129,9 +138,7 @@ export async function searchEdges(
     const byFunction = new Map<string, CallerMatch>();
     for (const ref of store.refsNamed(identifier, ["call"], scope)) {
       const named = ref.symbolId === null ? undefined : symbolOf(ref.symbolId);
-      const symbol = named && (named.kind === "function" || named.kind === "method")
-        ? named
-        : anonymousCaller(ref, named);
+      const symbol = isFunction(named) ? named : anonymousCaller(ref, named);
       // A call at the top level of a file (or in a class body) has no caller.
       if (!symbol) continue;
       const key = symbol.id >= 0 ? `s${symbol.id}` : `${symbol.path}:${symbol.startOffset}`;
@@ -150,12 +157,15 @@ export async function searchEdges(
   }
   // Subclasses: breadth first from the identifier, each class listed once.
   const seen = new Set<string>([identifier]);
+  // The types Rust impls name: a partial index must hold their definitions too.
+  const implTypes = new Set<string>();
   const listed = new Set<string>();
   let frontier = [identifier];
   for (let depth = 1; frontier.length > 0; depth++) {
     const next: string[] = [];
     for (const base of frontier) {
       for (const ref of store.refsNamed(base, ["base"], scope)) {
+        if (ref.derived !== null) implTypes.add(ref.derived);
         const matches = await derivedFrom(store, texts, root, scope, ref, base, depth, symbolOf);
         for (const match of matches) {
           const key = match.symbol ? `s${match.symbol.id}` : `${match.path}:${match.line}`;
@@ -172,7 +182,10 @@ export async function searchEdges(
     if (!result.indirect) break;
     frontier = next;
   }
-  result.follow = result.indirect ? [...seen].filter((name) => name !== identifier) : [];
+  const follow = new Set(result.indirect ? seen : []);
+  for (const name of implTypes) follow.add(name);
+  follow.delete(identifier);
+  result.follow = [...follow];
   if (options.body) {
     const shown = result.subclasses.slice(options.bodyFrom ?? 0);
     await readBodies(texts, shown.filter((m) => m.symbol), options.bodyBudget);
@@ -223,9 +236,11 @@ async function derivedFrom(
 
 /**
  * Of the definitions named like an impl's type, the ones its file can see: one in the same file;
- * else the ones its `use` lines name by module (`use crate::shapes::Circle` → shapes.rs or
- * shapes/mod.rs); else the ones in its own folder (the same module tree); else all of them,
- * which the answer then marks as ambiguous.
+ * else the ones its `use` lines bring in by name (`use crate::shapes::Circle`, `use super::Circle`,
+ * `use self::a::{Circle}`), else by a glob (`use crate::shapes::*`, `use super::*`), resolved to
+ * files through the crate's module tree (see `rust_modules.ts`); without a crate root above the
+ * file, the ones whose module (file stem) its `use` lines name; else the only one in its own
+ * folder; else all of them, which the answer then marks as ambiguous.
  */
 async function visibleFrom(
   store: GraphStore,
@@ -236,25 +251,52 @@ async function visibleFrom(
 ): Promise<SymbolRow[]> {
   const sameFile = classes.filter((c) => c.path === ref.path);
   if (sameFile.length > 0 || classes.length === 1) return sameFile.length > 0 ? sameFile : classes;
-  const imports = store.refsNamed(ref.derived!, ["import"], scope).filter((r) =>
-    r.path === ref.path
-  );
-  if (imports.length > 0) {
+  const here = rustModuleOf(ref.path, texts.isFile);
+  if (here) {
     const text = await texts.get(ref.path);
-    const modules = new Set<string>();
-    for (const use of imports) {
-      if (text === undefined) break;
-      // The module is the path segment before the name: `a::b::{C, D}` or `a::b::C`.
-      const before = text.slice(Math.max(0, use.startOffset - 400), use.startOffset);
-      const m = /(\w+)\s*::\s*(?:\{[^}]*)?$/.exec(before);
-      if (m) modules.add(m[1]);
-    }
-    const named = classes.filter((c) => modules.has(moduleOf(c.path)));
+    const uses = text === undefined ? [] : usedNames(text, here);
+    const moduleOf = memo((c: SymbolRow) => rustModuleOf(c.path, texts.isFile));
+    const from = (modules: ModulePath[], c: SymbolRow) => {
+      const module = moduleOf(c);
+      return module !== undefined && modules.some((m) => sameModule(m, module));
+    };
+    const named = classes.filter((c) =>
+      uses.some((u) => u.name === ref.derived && u.local === u.name && from(u.modules, c))
+    );
+    if (named.length > 0) return named;
+    const globbed = classes.filter((c) => uses.some((u) => u.name === "*" && from(u.modules, c)));
+    if (globbed.length > 0) return globbed;
+  } else {
+    const named = await namedByStem(store, texts, scope, ref, classes);
     if (named.length > 0) return named;
   }
   const folder = (path: string) => path.slice(0, path.lastIndexOf("/") + 1);
   const sameFolder = classes.filter((c) => folder(c.path) === folder(ref.path));
   return sameFolder.length === 1 ? sameFolder : classes;
+}
+
+/** Without a crate root: the definitions whose file stem is the module a `use` names the type from. */
+async function namedByStem(
+  store: GraphStore,
+  texts: TextCache,
+  scope: string,
+  ref: RefRow,
+  classes: SymbolRow[],
+): Promise<SymbolRow[]> {
+  const imports = store.refsNamed(ref.derived!, ["import"], scope).filter((r) =>
+    r.path === ref.path
+  );
+  if (imports.length === 0) return [];
+  const text = await texts.get(ref.path);
+  const modules = new Set<string>();
+  for (const use of imports) {
+    if (text === undefined) break;
+    // The module is the path segment before the name: `a::b::{C, D}` or `a::b::C`.
+    const before = text.slice(Math.max(0, use.startOffset - 400), use.startOffset);
+    const m = /(\w+)\s*::\s*(?:\{[^}]*)?$/.exec(before);
+    if (m) modules.add(m[1]);
+  }
+  return classes.filter((c) => modules.has(moduleOf(c.path)));
 }
 
 /** The Rust module a file defines: its stem, or its folder's name for mod.rs, lib.rs, main.rs. */
@@ -264,6 +306,10 @@ function moduleOf(path: string): string {
   if (stem === "mod") return parts[parts.length - 2] ?? "crate";
   if (stem === "lib" || stem === "main") return "crate";
   return stem;
+}
+
+function isFunction(symbol: SymbolRow | undefined): symbol is SymbolRow {
+  return symbol !== undefined && (symbol.kind === "function" || symbol.kind === "method");
 }
 
 /** The name an anonymous caller is reported under. */
@@ -306,10 +352,25 @@ function memo<K, V>(fn: (key: K) => V): (key: K) => V {
   };
 }
 
-/** File texts read once per search. */
+/** File texts read once per search, and which paths are files. */
 class TextCache {
   readonly #texts = new Map<string, Promise<string | undefined>>();
+  readonly #files = new Map<string, boolean>();
   constructor(readonly root: string) {}
+
+  /** Whether the workspace-relative `path` is a file (a crate root, for `rust_modules.ts`). */
+  readonly isFile = (path: string): boolean => {
+    let known = this.#files.get(path);
+    if (known === undefined) {
+      try {
+        known = Deno.statSync(`${this.root}/${path}`).isFile;
+      } catch {
+        known = false;
+      }
+      this.#files.set(path, known);
+    }
+    return known;
+  };
 
   get(path: string): Promise<string | undefined> {
     let text = this.#texts.get(path);

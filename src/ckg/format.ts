@@ -33,6 +33,11 @@ const COMMAND_FOR: Partial<Record<SymbolKind, SearchCommand>> = {
 export interface Page {
   offset: number;
   limit?: number;
+  /**
+   * Whose words the hints use: the `ckg` tool's parameters (`offset=N`, `print_body=false`), or
+   * with `cli`, `deft ckg`'s flags (`--offset N`, `--no-body`).
+   */
+  cli?: boolean;
 }
 
 /**
@@ -48,7 +53,8 @@ export function pagedEntries(
 ): string {
   const offset = page?.offset ?? 0;
   if (offset >= total && total > 0) {
-    return `${header}No entries from offset=${offset}: there are ${total} (offset counts from 0).`;
+    const from = page?.cli ? `--offset ${offset}` : `offset=${offset}`;
+    return `${header}No entries from ${from}: there are ${total} (offset counts from 0).`;
   }
   const end = Math.min(total, offset + (page?.limit ?? Infinity));
   let output = header;
@@ -57,19 +63,28 @@ export function pagedEntries(
     if (output.length > OUTPUT_LIMIT) {
       const line = `\n<response clipped> ${total - (i + 1)} more entries not shown`;
       // Entry i is cut: the next page starts with it.
-      const how = page ? `; to see them call again with offset=${i}${MORE}` : "";
+      const how = page ? `; to see them ${again(page, i)}${more(page)}` : "";
       return `${output.slice(0, OUTPUT_LIMIT)}${line}${how}`;
     }
   }
   if (page && end < total) {
-    output += `<entries ${offset + 1}-${end} of ${total} shown; call again with offset=${end} ` +
-      `for the next ones${MORE}>\n`;
+    output += `<entries ${offset + 1}-${end} of ${total} shown; ${again(page, end)} ` +
+      `for the next ones${more(page)}>\n`;
   }
   return output;
 }
 
+/** How to ask for the entries from `offset` on. */
+function again(page: Page, offset: number): string {
+  return page.cli ? `run again with --offset ${offset}` : `call again with offset=${offset}`;
+}
+
 /** How else to shorten an answer. */
-const MORE = " (print_body=false shortens each entry; a narrower path shortens the list)";
+function more(page: Page): string {
+  return page.cli
+    ? " (--no-body shortens each entry; a narrower --path shortens the list)"
+    : " (print_body=false shortens each entry; a narrower path shortens the list)";
+}
 
 /** Trae-compatible text for `result`; bodies only when `printBody`. A `page` shows part of it. */
 export function formatSearchText(result: SearchResult, printBody: boolean, page?: Page): string {
@@ -134,13 +149,36 @@ function formatMiss(result: SearchResult, noun: string): string {
   return lines.join("\n");
 }
 
-/** The JSON form of `result` (for `deft ckg search --json`). */
-export function searchJson(result: SearchResult, root: string): Record<string, unknown> {
+/**
+ * The entries of a JSON answer a `page` asks for, and the fields that say which they are
+ * (`offset`, and `next_offset` while more follow); every entry without one.
+ */
+export function pageOf<T>(items: readonly T[], page?: Page): {
+  items: readonly T[];
+  fields: Record<string, number>;
+} {
+  if (!page) return { items, fields: {} };
+  const end = Math.min(items.length, page.offset + (page.limit ?? Infinity));
+  const shown = items.slice(page.offset, end);
+  return {
+    items: shown,
+    fields: { offset: page.offset, ...(end < items.length ? { next_offset: end } : {}) },
+  };
+}
+
+/** The JSON form of `result` (for `deft ckg search --json`); a `page` lists part of it. */
+export function searchJson(
+  result: SearchResult,
+  root: string,
+  page?: Page,
+): Record<string, unknown> {
+  const { items, fields } = pageOf(result.matches, page);
   return {
     command: result.command,
     identifier: result.identifier,
     found: result.matches.length,
-    matches: result.matches.map(({ symbol, file, body, fields, methods }) => ({
+    ...fields,
+    matches: items.map(({ symbol, file, body, fields, methods }) => ({
       kind: symbol.kind,
       subkind: symbol.subkind,
       name: symbol.name,

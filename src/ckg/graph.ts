@@ -16,9 +16,9 @@ import {
   type SearchResult,
 } from "./search.ts";
 import { type FileRow, GraphStore } from "./store.ts";
-import { ChangeWatcher } from "./watch.ts";
+import type { ChangeWatcher } from "./watch.ts";
 import { anyNeedle, definitionNeedle, type Needle, searchNeedle } from "./prefilter.ts";
-import { type EdgeCommand, type EdgeOptions, type EdgeResult, searchEdges } from "./edge_search.ts";
+import type { EdgeCommand, EdgeOptions, EdgeResult } from "./edge_search.ts";
 import type { Parsing } from "./worker_pool.ts";
 import { isInside } from "../policy/workspace.ts";
 
@@ -193,6 +193,8 @@ export class CodeGraph {
   ): Promise<EdgeResult> {
     const scope = this.scopeOf(dir);
     return this.#serially(async () => {
+      // Loaded on the first edge search: a definition search never needs it.
+      const { searchEdges } = await import("./edge_search.ts");
       const freshness = await this.#settle();
       const names = [identifier];
       const prepared = await this.#prepare(scope, freshness, names);
@@ -205,7 +207,8 @@ export class CodeGraph {
         identifier,
         options,
       );
-      // Indirect subclasses name classes found on the way: their files must be parsed too.
+      // Indirect subclasses name classes found on the way, Rust impls name their types: the
+      // files holding those must be parsed too.
       while (!complete) {
         const more = result.follow.filter((name) => !names.includes(name));
         if (more.length === 0) break;
@@ -359,7 +362,11 @@ export class CodeGraph {
   async #settle(): Promise<Freshness | undefined> {
     // Started before the refresh that follows, so no change can fall between it and the watch.
     if (++this.#settles === 2 && this.#options.watch && this.databasePath !== ":memory:") {
-      this.#watcher = ChangeWatcher.start(this.workspace, dirname(this.databasePath));
+      const { ChangeWatcher } = await import("./watch.ts");
+      // A graph closed while the module loaded starts no watcher (it would outlive the graph).
+      if (!this.#closed) {
+        this.#watcher = ChangeWatcher.start(this.workspace, dirname(this.databasePath));
+      }
     }
     if (!this.#watcher || !(await this.#watcher.settle())) return undefined;
     return {

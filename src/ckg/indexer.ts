@@ -222,7 +222,11 @@ export async function refreshScope(
     report.elapsedMs = performance.now() - started;
     return report;
   }
-  const kit = await import("./parse_kit.ts");
+  // Tree-sitter and the extractors load when a file is to be parsed: a miss that parses nothing
+  // (answer first, no file holding the name) never loads them. Set before any parse completes.
+  let kit!: typeof ParseKit;
+  let kitLoading: Promise<typeof ParseKit> | undefined;
+  const loadKit = () => kitLoading ??= import("./parse_kit.ts").then((loaded) => kit = loaded);
 
   const candidateBytes = candidates.reduce((sum, c) => sum + c.size, 0);
   const needle = options.prefilter &&
@@ -248,12 +252,17 @@ export async function refreshScope(
 
   // Workers start while the first files are read, and parse each slice of files as soon as it is
   // read; reading stops to wait when too much read text waits for a parser.
-  // With a prefilter only a few files are parsed: this thread, no worker start-up.
-  const parsingReady = options.parsing
-    ? Promise.resolve(options.parsing)
-    : needle
-    ? Promise.resolve(new kit.InProcessParsing(options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS))
-    : startParsing(kit, candidates, options);
+  // With a prefilter only a few files are parsed, if any: this thread, started on first need.
+  let parsingReady: Promise<Parsing> | undefined;
+  const startParsers = () =>
+    parsingReady ??= loadKit().then((loaded) =>
+      options.parsing ??
+        (needle
+          ? new loaded.InProcessParsing(options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS)
+          : startParsing(loaded, candidates, options))
+    );
+  // (A failure to start is met again, and reported, where a slice is handed over.)
+  if (!needle) startParsers().catch(() => {});
   let parsing: Parsing | undefined;
   const running = new Set<Promise<void>>();
   let waitingBytes = 0;
@@ -267,7 +276,7 @@ export async function refreshScope(
     sliceBytes = 0;
     if (items.length === 0) return;
     waitingBytes += bytes;
-    const run: Promise<void> = parsingReady.then((ready) => {
+    const run: Promise<void> = startParsers().then((ready) => {
       parsing = ready;
       report.parser = ready.description;
       return ready.run(
@@ -339,9 +348,10 @@ export async function refreshScope(
   } finally {
     // On an error, let runs already handed over finish before their parser goes away.
     await Promise.allSettled(running);
-    const used = parsing ?? await parsingReady;
-    if (options.keepParsing && !options.parsing && failure === undefined) report.parsing = used;
-    else if (!options.parsing) used.close();
+    const used = parsing ?? await parsingReady?.catch(() => undefined);
+    if (used && options.keepParsing && !options.parsing && failure === undefined) {
+      report.parsing = used;
+    } else if (used && !options.parsing) used.close();
     flush();
   }
 
@@ -350,7 +360,7 @@ export async function refreshScope(
   // costs only the definition it is in. The parse that yields the most definitions is kept.
   async function recover(item: Pending, outcome: CaptureOutcome & { ok: true }): Promise<void> {
     const parse = async (texts: string[]): Promise<CaptureOutcome[]> => {
-      const ready = parsing ?? await parsingReady;
+      const ready = parsing ?? await startParsers();
       const outcomes: CaptureOutcome[] = texts.map(() => ({ ok: false, error: "not parsed" }));
       await ready.run(
         texts.map((text, id) => ({ id, lang: item.lang, text })),

@@ -45,6 +45,11 @@ export function needleFor(name: string): Needle {
   const length = pattern.length;
   const checkLeft = length > 0 && isWordByte(first);
   const checkRight = length > 0 && isWordByte(pattern[length - 1]);
+  /** Whether the match at `at` stands alone (no identifier byte either side, where it matters). */
+  const whole = (bytes: Uint8Array, at: number) =>
+    !(checkLeft && at > 0 && isWordByte(bytes[at - 1])) &&
+    !(checkRight && at + length < bytes.length && isWordByte(bytes[at + length]));
+  if (length >= HORSPOOL_MIN) return { text: name, test: horspool(pattern, whole) };
   return {
     text: name,
     test(bytes: Uint8Array): boolean {
@@ -57,13 +62,44 @@ export function needleFor(name: string): Needle {
       ) {
         let i = 1;
         while (i < length && bytes[at + i] === pattern[i]) i++;
-        if (i < length) continue;
-        if (checkLeft && at > 0 && isWordByte(bytes[at - 1])) continue;
-        if (checkRight && at + length < bytes.length && isWordByte(bytes[at + length])) continue;
-        return true;
+        if (i === length && whole(bytes, at)) return true;
       }
       return false;
     },
+  };
+}
+
+/**
+ * From this many bytes on, Horspool's search: it compares the window's last byte and skips by up
+ * to the name's length, so a miss (the common case) looks at a fraction of the bytes. Shorter
+ * names skip too little to beat `indexOf` of their first byte, a native scan.
+ */
+const HORSPOOL_MIN = 4;
+
+/** Boyer-Moore-Horspool over `pattern`: true at the first match `whole` accepts. */
+function horspool(
+  pattern: Uint8Array,
+  whole: (bytes: Uint8Array, at: number) => boolean,
+): (bytes: Uint8Array) => boolean {
+  const length = pattern.length;
+  const lastIndex = length - 1;
+  const lastByte = pattern[lastIndex];
+  // How far the window may move when its last byte is b: to the next b in the pattern.
+  const shift = new Int32Array(256).fill(length);
+  for (let i = 0; i < lastIndex; i++) shift[pattern[i]] = lastIndex - i;
+  return (bytes) => {
+    const end = bytes.length - length;
+    let at = 0;
+    while (at <= end) {
+      const b = bytes[at + lastIndex];
+      if (b === lastByte) {
+        let i = lastIndex - 1;
+        while (i >= 0 && bytes[at + i] === pattern[i]) i--;
+        if (i < 0 && whole(bytes, at)) return true;
+      }
+      at += shift[b];
+    }
+    return false;
   };
 }
 

@@ -215,6 +215,17 @@ export class GraphStore {
   #ensureSchema(workspace: string): void {
     const version = this.#schemaVersion();
     if (version === SCHEMA_VERSION) return;
+    // Building the empty schema need not wait for the disk: a crash that loses it leaves a file
+    // without the version row (or a corrupt one), which the next open rebuilds.
+    this.#db.exec("PRAGMA synchronous = OFF");
+    try {
+      this.#createSchema(workspace);
+    } finally {
+      this.#db.exec("PRAGMA synchronous = NORMAL");
+    }
+  }
+
+  #createSchema(workspace: string): void {
     this.transaction(() => {
       // Re-check under the write lock: another process may have just built it.
       if (this.#schemaVersion() === SCHEMA_VERSION) return;
@@ -513,8 +524,11 @@ export class GraphStore {
   }
 
   /**
-   * Distinct names (with their kind) under `scope` that could be a misspelling of `name` (length
-   * within `slack`) or contain it (ignoring case): one scan, for when a name is missing.
+   * Distinct names (with their kind) under `scope` that could be a misspelling of `name` (within
+   * `slack` edits, ignoring case) or contain it (ignoring case): one scan, for when a name is
+   * missing. A name within `slack` edits holds one of `slack + 1` disjoint pieces of `name`
+   * unchanged (each edit touches one piece), so only those are returned: a superset of the names
+   * within reach, far fewer than all names of about the same length.
    */
   namesNear(
     name: string,
@@ -523,9 +537,29 @@ export class GraphStore {
     slack: number,
     limit: number,
   ): { name: string; kind: SymbolKind }[] {
+    const lower = name.toLowerCase();
+    const pieces = slack + 1;
+    const size = Math.floor(lower.length / pieces);
+    // Too short to cut into pieces of a character or more: every name of about the length.
+    const cut = size >= 1
+      ? Array.from(
+        { length: pieces },
+        (_, i) => lower.slice(i * size, i === pieces - 1 ? lower.length : (i + 1) * size),
+      )
+      : [];
+    const holds = cut.length > 0
+      ? ` AND (${cut.map(() => "instr(lower(s.name), ?) > 0").join(" OR ")})`
+      : "";
+    // A name that holds `name` and is no longer than `name.length + slack` is within reach, so
+    // only longer ones are checked for it (shorter ones cannot hold it): most rows skip `lower`.
+    // SQLite lowers ASCII letters only: a name with other characters (more bytes than
+    // characters) is left to the caller.
+    const longest = name.length + slack;
     return this.#distinctNames(
-      "(length(s.name) BETWEEN ? AND ? OR instr(lower(s.name), lower(?)) > 0)",
-      [Math.max(1, name.length - slack), name.length + slack, name],
+      `((length(s.name) BETWEEN ? AND ?${holds}) OR ` +
+        `(length(s.name) > ? AND instr(lower(s.name), ?) > 0) OR ` +
+        `length(CAST(s.name AS BLOB)) != length(s.name))`,
+      [Math.max(1, name.length - slack), longest, ...cut, longest, lower],
       kinds,
       scope,
       limit,

@@ -4,10 +4,13 @@
  * warnings and errors go to stderr.
  */
 import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { option, type OptionSpec, WORKING_DIR } from "./spec.ts";
 import { confine, OutsideWorkspaceError, realWorkspace } from "../policy/workspace.ts";
 import type { CodeGraph, GraphTotals } from "../ckg/graph.ts";
 import type { RefreshReport } from "../ckg/indexer.ts";
 import type { FileRow } from "../ckg/store.ts";
+import type { Page } from "../ckg/format.ts";
 
 const LISTED = 10;
 
@@ -149,20 +152,43 @@ function summary(
   return lines.join("\n");
 }
 
+/** The flags every search takes. */
+export interface SearchFlags {
+  workspace: string;
+  path?: string;
+  body: boolean;
+  json: boolean;
+  /** Entries of the answer to skip (`--offset`). */
+  offset?: number;
+  /** The most entries to show (`--limit`). */
+  limit?: number;
+}
+
+/** The page `--offset`/`--limit` ask for (commander has checked they are whole numbers). */
+function pageOf(opts: SearchFlags): Page {
+  return { offset: opts.offset ?? 0, limit: opts.limit, cli: true };
+}
+
 const COMMAND_OF = {
   function: "search_function",
   class: "search_class",
   "class-method": "search_class_method",
 } as const;
 
+/** Whether a page of an answer with `found` entries shows any: a loop over pages ends at 1. */
+function shows(found: number, page: Page): boolean {
+  return found > page.offset;
+}
+
 /**
  * Searches the graph for `name` (refreshing first) and prints Trae-style text, or JSON with
- * `json`. Returns 0 when something was found, 1 when nothing was or on error.
+ * `json`; `--offset`/`--limit` print part of a long answer. Returns 0 when the page shows
+ * something, 1 when nothing was found (or the offset is past the last entry) or on error.
  */
 export async function ckgSearch(
   kind: "function" | "class" | "class-method",
   name: string,
-  opts: { workspace: string; path?: string; body: boolean; json: boolean },
+  opts: SearchFlags,
 ): Promise<number> {
   let graph: CodeGraph | undefined;
   try {
@@ -172,13 +198,15 @@ export async function ckgSearch(
     graph = await openGraph(root);
     const { formatSearchText, searchJson, OUTPUT_LIMIT } = await import("../ckg/format.ts");
     // Text is clipped like the tool's; JSON carries every body.
+    const page = pageOf(opts);
     const result = await graph.search(COMMAND_OF[kind], identifier, target, {
       body: opts.body,
       bodyBudget: opts.json ? undefined : OUTPUT_LIMIT,
+      bodyFrom: page.offset,
     });
-    if (opts.json) console.log(JSON.stringify(searchJson(result, root), null, 2));
-    else console.log(formatSearchText(result, opts.body).trimEnd());
-    return result.matches.length > 0 ? 0 : 1;
+    if (opts.json) console.log(JSON.stringify(searchJson(result, root, page), null, 2));
+    else console.log(formatSearchText(result, opts.body, page).trimEnd());
+    return shows(result.matches.length, page) ? 0 : 1;
   } catch (e) {
     console.error(`deft ckg search-${kind}: ${errorMessage(e)}`);
     return 1;
@@ -189,12 +217,13 @@ export async function ckgSearch(
 
 /**
  * `deft ckg search-references|search-callers|search-subclasses NAME`: an edge search, printed as
- * the tool prints it, or JSON with `json`. Returns 0 when something was found, 1 otherwise.
+ * the tool prints it, or JSON with `json`, paged as `ckgSearch` pages. Returns 0 when the page
+ * shows something, 1 otherwise.
  */
 export async function ckgEdgeSearch(
   name: "search-references" | "search-callers" | "search-subclasses",
   identifier: string,
-  opts: { workspace: string; path?: string; body: boolean; json: boolean; indirect?: boolean },
+  opts: SearchFlags & { indirect?: boolean },
 ): Promise<number> {
   let graph: CodeGraph | undefined;
   try {
@@ -208,19 +237,117 @@ export async function ckgEdgeSearch(
       | "search_references"
       | "search_callers"
       | "search_subclasses";
+    const page = pageOf(opts);
     const result = await graph.searchEdges(command, wanted, target, {
       body: opts.body,
       bodyBudget: opts.json ? undefined : OUTPUT_LIMIT,
+      bodyFrom: page.offset,
       indirect: opts.indirect === true,
     });
-    if (opts.json) console.log(JSON.stringify(edgeJson(result), null, 2));
-    else console.log(formatEdgeText(result, opts.body).trimEnd());
+    if (opts.json) console.log(JSON.stringify(edgeJson(result, page), null, 2));
+    else console.log(formatEdgeText(result, opts.body, page).trimEnd());
     const found = result.references.length + result.callers.length + result.subclasses.length;
-    return found > 0 ? 0 : 1;
+    return shows(found, page) ? 0 : 1;
   } catch (e) {
     console.error(`deft ckg ${name}: ${errorMessage(e)}`);
     return 1;
   } finally {
     graph?.close();
   }
+}
+
+/** The flags of the search commands (`body` names what `--no-body` leaves out the source of). */
+export function searchOptionSpecs(body: string): OptionSpec[] {
+  return [
+    option("--path <dir>", "the codebase to search (default: the workspace)"),
+    option("--no-body", `leave out the source of each ${body}`),
+    option("--offset <n>", "skip the first N entries of the answer (default 0)", {
+      integer: "non-negative",
+    }),
+    option("--limit <n>", "show at most N entries", { integer: "positive" }),
+    option("--json", "print matches as JSON"),
+    WORKING_DIR,
+  ];
+}
+
+/** `--indirect`, which `search-subclasses` adds. */
+export const INDIRECT = option(
+  "--indirect",
+  "also classes deriving from subclasses, at any depth",
+);
+
+/** The definition searches: command → kind. */
+export const DEFINITION_SEARCHES = {
+  "search-function": "function",
+  "search-class": "class",
+  "search-class-method": "class-method",
+} as const;
+
+/** The edge searches: command → description. */
+export const EDGE_SEARCHES = {
+  "search-references": "where NAME is used: calls, attribute accesses, imports, base classes",
+  "search-callers": "the functions whose bodies call NAME",
+  "search-subclasses": "the classes deriving from NAME",
+} as const;
+
+/**
+ * `deft ckg search-* NAME [flags]` without commander, whose load costs more than a search that
+ * finds nothing (`main.ts` tries this first). The same flags as commander's (from
+ * `searchOptionSpecs`), parsed with node:util's parseArgs. Returns undefined for any command line
+ * it does not fully understand (help, an unknown or malformed flag, a bad number, a missing or
+ * extra argument), and commander takes over to print help or a proper usage error.
+ */
+export async function ckgFastPath(args: readonly string[]): Promise<number | undefined> {
+  const [command, ...rest] = args;
+  const kind = Object.hasOwn(DEFINITION_SEARCHES, command)
+    ? DEFINITION_SEARCHES[command as keyof typeof DEFINITION_SEARCHES]
+    : undefined;
+  const isEdge = Object.hasOwn(EDGE_SEARCHES, command);
+  if (kind === undefined && !isEdge) return undefined;
+  const specs = [
+    ...searchOptionSpecs(""),
+    ...(command === "search-subclasses" ? [INDIRECT] : []),
+  ];
+  const config: Record<string, { type: "string" | "boolean"; short?: string }> = {};
+  for (const spec of specs) {
+    config[spec.long] = { type: spec.value ? "string" : "boolean" };
+    if (spec.short) config[spec.long].short = spec.short;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...rest], options: config, allowPositionals: true, strict: true });
+  } catch (e) {
+    if (String((e as { code?: string }).code).startsWith("ERR_PARSE_ARGS")) return undefined;
+    throw e;
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) return undefined;
+  const number = (key: "offset" | "limit", least: number): number | undefined | null => {
+    const value = values[key];
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    return typeof value === "string" && Number.isInteger(n) && n >= least ? n : null;
+  };
+  const offset = number("offset", 0);
+  const limit = number("limit", 1);
+  // A bad number: commander says what is wrong with it.
+  if (offset === null || limit === null) return undefined;
+  // The graph's modules load while the workspace is checked (the search imports them again).
+  const loading: Promise<unknown>[] = [import("../ckg/graph.ts"), import("../ckg/format.ts")];
+  if (isEdge) loading.push(import("../ckg/edge_format.ts"));
+  for (const load of loading) load.catch(() => {});
+  const { workspaceOf } = await import("./context.ts");
+  const flags: SearchFlags & { indirect?: boolean } = {
+    workspace: await workspaceOf(values["working-dir"] as string | undefined),
+    path: values.path as string | undefined,
+    body: values["no-body"] !== true,
+    json: values.json === true,
+    offset,
+    limit,
+    indirect: values.indirect === true,
+  };
+  const name = positionals[0];
+  return kind !== undefined
+    ? await ckgSearch(kind, name, flags)
+    : await ckgEdgeSearch(command as keyof typeof EDGE_SEARCHES, name, flags);
 }

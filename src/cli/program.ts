@@ -20,6 +20,7 @@ import { BATCH_CONTAINER_OPTIONS, CONTAINER_OPTIONS } from "./spec.ts";
 import { OUTPUT_FORMATS } from "./console/choose.ts";
 import { COLOR_MODES } from "./console/style.ts";
 import { APPROVAL_MODES } from "../agent/approval.ts";
+import { DEFINITION_SEARCHES, EDGE_SEARCHES, INDIRECT, searchOptionSpecs } from "./ckg.ts";
 
 function addSpec(program: Command, name: string, spec: CommandSpec): Command {
   const command = program.command(name).description(spec.description);
@@ -216,46 +217,31 @@ function buildProgram(setExit: (code: number) => void): Command {
     const { ckgIndex } = await import("./ckg.ts");
     setExit(await ckgIndex(dir, { workspace: await workspaceOf(opts) }));
   });
-  const searchOptions = (body: string): OptionSpec[] => [
-    option("--path <dir>", "the codebase to search (default: the workspace)"),
-    option("--no-body", `leave out the source of each ${body}`),
-    described(JSON_OUTPUT, "print matches as JSON"),
-    WORKING_DIR,
-  ];
-  const searches = [
-    ["search-function", "function"],
-    ["search-class", "class"],
-    ["search-class-method", "class-method"],
-  ] as const;
-  for (const [name, kind] of searches) {
+  for (const [name, kind] of Object.entries(DEFINITION_SEARCHES)) {
     addOptions(
       ckg.command(name)
         .description(`find ${kind.replace("-", " ")}s named NAME (exact; close names on a miss)`)
         .argument("<name>", "the identifier; Cls.method also works for methods"),
-      searchOptions("match"),
+      searchOptionSpecs("match"),
     ).action(async (identifier, opts) => {
       const { ckgSearch } = await import("./ckg.ts");
       const workspace = await workspaceOf(opts);
       setExit(await ckgSearch(kind, identifier, { ...opts, workspace }));
     });
   }
-  const edgeSearches = [
-    ["search-references", "where NAME is used: calls, attribute accesses, imports, base classes"],
-    ["search-callers", "the functions whose bodies call NAME"],
-    ["search-subclasses", "the classes deriving from NAME"],
-  ] as const;
-  for (const [name, description] of edgeSearches) {
-    const command = addOptions(
+  for (const [name, description] of Object.entries(EDGE_SEARCHES)) {
+    addOptions(
       ckg.command(name).description(description).argument("<name>", "the identifier (exact)"),
-      searchOptions("function or class"),
-    );
-    if (name === "search-subclasses") {
-      command.option("--indirect", "also classes deriving from subclasses, at any depth");
-    }
-    command.action(async (identifier, opts) => {
+      [
+        ...searchOptionSpecs("function or class"),
+        ...(name === "search-subclasses" ? [INDIRECT] : []),
+      ],
+    ).action(async (identifier, opts) => {
       const { ckgEdgeSearch } = await import("./ckg.ts");
       const workspace = await workspaceOf(opts);
-      setExit(await ckgEdgeSearch(name, identifier, { ...opts, workspace }));
+      setExit(
+        await ckgEdgeSearch(name as keyof typeof EDGE_SEARCHES, identifier, { ...opts, workspace }),
+      );
     });
   }
 

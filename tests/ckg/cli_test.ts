@@ -1,6 +1,7 @@
 /** `deft ckg index` and `deft ckg search-*`: what they print and the exit codes they return. */
 import assert from "node:assert/strict";
-import { ckgIndex, ckgSearch } from "../../src/cli/ckg.ts";
+import { ckgEdgeSearch, ckgFastPath, ckgIndex, ckgSearch } from "../../src/cli/ckg.ts";
+import { OUTPUT_LIMIT } from "../../src/ckg/format.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 
 /** Runs `fn` with stdout and stderr captured and DEFT_CACHE_DIR pointing at a temp folder. */
@@ -149,5 +150,137 @@ Deno.test("cli: ckg search prints Trae's text or JSON and exits 0 only when foun
   } finally {
     await ws.remove();
     await cache.remove();
+  }
+});
+
+// 300 callers of `target`: caller i spans lines 4 + 4i to 6 + 4i and calls on its last line.
+const CALLERS = "def target():\n    pass\n\n" +
+  Array.from(
+    { length: 300 },
+    (_, i) => `def caller${i}():\n    # ${"x".repeat(60)}\n    return target()\n`,
+  ).join("\n");
+
+Deno.test("cli: --offset and --limit page an answer, and a cut one names the flag that brings the rest", async () => {
+  await using ws = await tempDir();
+  await using cache = await tempDir();
+  await writeTree(ws.path, { "calls.py": CALLERS });
+  const opts = { workspace: ws.path, body: false, json: false };
+  let r = await captured(
+    cache.path,
+    () => ckgEdgeSearch("search-callers", "target", { ...opts, offset: 10, limit: 2 }),
+  );
+  assert.equal(r.code, 0, r.err);
+  assert.equal(
+    r.out,
+    "Found 300 functions calling target:\n" +
+      `11. ${ws.path}/calls.py:44-46 function caller10 (calls at line 46)\n` +
+      `12. ${ws.path}/calls.py:48-50 function caller11 (calls at line 50)\n` +
+      "<entries 11-12 of 300 shown; run again with --offset 12 for the next ones (--no-body " +
+      "shortens each entry; a narrower --path shortens the list)>",
+  );
+  // With bodies the answer is cut at the output limit; the flag it names brings the next entry.
+  r = await captured(
+    cache.path,
+    () => ckgEdgeSearch("search-callers", "target", { ...opts, body: true }),
+  );
+  const m = / (\d+) more entries not shown; to see them run again with --offset (\d+) \(--no-body/
+    .exec(r.out.slice(OUTPUT_LIMIT));
+  assert.ok(m, r.out.slice(OUTPUT_LIMIT));
+  const next = Number(m[2]);
+  assert.equal(Number(m[1]), 300 - next - 1);
+  r = await captured(
+    cache.path,
+    () => ckgEdgeSearch("search-callers", "target", { ...opts, body: true, offset: next }),
+  );
+  assert.ok(
+    r.out.startsWith(
+      `Found 300 functions calling target:\n${next + 1}. ${ws.path}/calls.py:${4 + 4 * next}-`,
+    ),
+    r.out.slice(0, 120),
+  );
+  assert.match(r.out, new RegExp(`\\(calls at line \\d+\\)\\ndef caller${next}\\(\\):`));
+  // Past the end: said so, and exit 1, so a loop over pages stops.
+  r = await captured(cache.path, () => ckgSearch("function", "target", { ...opts, offset: 1 }));
+  assert.equal(r.code, 1);
+  assert.equal(
+    r.out,
+    "Found 1 functions named target:\nNo entries from --offset 1: there are 1 (offset counts from 0).",
+  );
+  // JSON lists the page's entries; `found` still counts them all, `next_offset` says what follows.
+  r = await captured(
+    cache.path,
+    () =>
+      ckgEdgeSearch("search-references", "target", { ...opts, json: true, offset: 297, limit: 2 }),
+  );
+  assert.equal(r.code, 0);
+  const json = JSON.parse(r.out);
+  assert.deepEqual(
+    [json.found, json.offset, json.next_offset, json.matches.map((x: { line: number }) => x.line)],
+    [300, 297, 299, [1194, 1198]],
+  );
+  r = await captured(
+    cache.path,
+    () => ckgEdgeSearch("search-references", "target", { ...opts, json: true, offset: 299 }),
+  );
+  const last = JSON.parse(r.out);
+  assert.deepEqual([last.offset, "next_offset" in last, last.matches.length], [299, false, 1]);
+});
+
+Deno.test("cli: the fast path answers plain search lines as commander would, and leaves the rest to it", async () => {
+  await using ws = await tempDir();
+  await using cache = await tempDir();
+  await writeTree(ws.path, {
+    "m.py": "class Base:\n    pass\n\nclass Mid(Base):\n    pass\n\nclass Leaf(Mid):\n    pass\n" +
+      "\ndef t():\n    pass\n\ndef a():\n    t()\n\ndef b():\n    t()\n",
+  });
+  const run = (args: string[]) => captured(cache.path, async () => await ckgFastPath(args) ?? -1);
+  let r = await run([
+    "search-callers",
+    "t",
+    "-w",
+    ws.path,
+    "--no-body",
+    "--offset=1",
+    "--limit",
+    "1",
+  ]);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(
+    r.out,
+    `Found 2 functions calling t:\n2. ${ws.path}/m.py:16-17 function b (calls at line 17)`,
+  );
+  r = await run(["search-subclasses", "Base", "--working-dir", ws.path, "--indirect", "--json"]);
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(
+    JSON.parse(r.out).matches.map((m: { name: string; depth: number }) => `${m.name}@${m.depth}`),
+    ["Mid@1", "Leaf@2"],
+  );
+  r = await run(["search-function", "t", "-w", ws.path, "--path", `${ws.path}/.`]);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.out, `Found 1 functions named t:\n1. ${ws.path}/m.py:10-11\ndef t():\n    pass`);
+  r = await run(["search-function", "nothing_here", "-w", ws.path]);
+  assert.equal(r.code, 1);
+  // Everything else is commander's: help, unknown flags, flags of other commands, bad numbers,
+  // a missing or extra name, other commands.
+  for (
+    const args of [
+      ["search-function", "t", "--help"],
+      ["search-function", "t", "-h"],
+      ["search-function", "t", "--indirect"],
+      ["search-function", "t", "--bogus"],
+      ["search-function", "t", "--offset", "-1"],
+      ["search-function", "t", "--offset", "1.5"],
+      ["search-function", "t", "--limit", "0"],
+      ["search-function", "t", "--limit"],
+      ["search-function"],
+      ["search-function", "t", "u"],
+      ["index"],
+      ["search-everything", "t"],
+      [],
+    ]
+  ) {
+    r = await run([...args, "-w", ws.path]);
+    assert.equal(r.code, -1, `${args.join(" ")}: ${r.out} ${r.err}`);
+    assert.equal(r.out, "");
   }
 });

@@ -220,3 +220,123 @@ BINOPS
     "the whole-file parse nests them (the case the recovery is for)",
   );
 });
+
+/** `path:line kind [in name]`; an anonymous function as `[Class.]<anonymous> start-end`. */
+function referencesWithLines(r: EdgeResult): string[] {
+  return r.references.map(({ ref, enclosing: e }) => {
+    const name = e?.name === "<anonymous>"
+      ? `${e.className ? `${e.className}.` : ""}<anonymous> ${e.startLine}-${e.endLine}`
+      : e?.name;
+    return `${ref.path}:${ref.line} ${ref.kind}${name ? ` in ${name}` : ""}`;
+  });
+}
+
+Deno.test("anonymous functions in references: the one around the use, by its own lines, as in callers", async () => {
+  await withGraph({
+    "m.js": "function helper(x) { return x; }\n" +
+      "setTimeout(function () {\n  helper(1);\n}, 0);\n" +
+      "function named() {\n  return [1].map((z) => {\n    return helper(z);\n  });\n}\n" +
+      "helper(0);\n",
+    "m.ts":
+      "import { helper } from './h';\nexport default (x: number) => {\n  return util.helper;\n};\n",
+    "m.py": "def helper(x):\n    return x\n\nregistry = [\n    lambda y: helper(\n        y),\n]\n",
+    "App.java": "class App {\n  static int helper(int x) { return x; }\n  Runnable r = () -> {\n" +
+      "    helper(1);\n  };\n  void go() {\n    Runnable q = () -> {\n      helper(2);\n    };\n  }\n}\n",
+    "m.cpp":
+      "int helper(int x) { return x; }\nauto global = [](int y) {\n  return helper(y);\n};\n",
+    "m.go":
+      "package m\n\nfunc helper(x int) int { return x }\n\nvar table = []func(){\n\tfunc() {\n" +
+      "\t\thelper(1)\n\t},\n}\n",
+    "m.rs":
+      "fn helper(x: u32) -> u32 { x }\nstatic HOOK: fn(u32) -> u32 = |z| {\n    helper(z)\n};\n",
+  }, async (graph, root) => {
+    const refs = await graph.searchEdges("search_references", "helper", undefined, opts);
+    assert.deepEqual(referencesWithLines(refs), [
+      // Inside a named function the named one; at the top level, no function at all.
+      "App.java:4 call in App.<anonymous> 3-5",
+      "App.java:8 call in go",
+      "m.cpp:3 call in <anonymous> 2-4",
+      "m.go:7 call in <anonymous> 6-8",
+      "m.js:3 call in <anonymous> 2-4",
+      "m.js:7 call in named",
+      "m.js:10 call",
+      "m.py:5 call in <anonymous> 5-6",
+      "m.rs:3 call in <anonymous> 2-4",
+      "m.ts:1 import",
+      "m.ts:3 attr in <anonymous> 2-4",
+    ]);
+    // Callers name the same functions.
+    assert.deepEqual(
+      callers(await graph.searchEdges("search_callers", "helper", undefined, opts)),
+      [
+        "App.java:3-5 <anonymous>@4",
+        "App.java:6-10 go@8",
+        "m.cpp:2-4 <anonymous>@3",
+        "m.go:6-8 <anonymous>@7",
+        "m.js:2-4 <anonymous>@3",
+        "m.js:5-9 named@7",
+        "m.py:5-6 <anonymous>@5",
+        "m.rs:2-4 <anonymous>@3",
+      ],
+    );
+    const js = await graph.searchEdges("search_references", "helper", `${root}`, opts);
+    const text = formatEdgeText(js, false);
+    assert.match(
+      text,
+      new RegExp(
+        `\\n\\d+\\. ${root}/App\\.java:4 call within method <anonymous> \\(lines 3-5\\) of class App\\n {3}helper\\(1\\);\\n`,
+      ),
+    );
+    assert.match(
+      text,
+      new RegExp(
+        `\\n\\d+\\. ${root}/m\\.js:3 call within function <anonymous> \\(lines 2-4\\)\\n {3}helper\\(1\\);\\n`,
+      ),
+    );
+    assert.match(text, new RegExp(`\\n\\d+\\. ${root}/m\\.js:10 call\\n {3}helper\\(0\\);\\n`));
+  });
+});
+
+// Namesakes: `Circle`, `Square` and `Tri` are each defined in two modules of the crate, and
+// each impl's file says which one it means only through `super::`, a glob, or `self::`.
+const MODULES = {
+  "src/lib.rs": "pub mod shapes;\npub mod other;\npub trait Shape {}\n",
+  "src/shapes.rs": "pub mod round;\npub mod square;\npub mod tri;\n\n" +
+    "pub struct Circle;\npub struct Square;\npub struct Tri;\n",
+  "src/other.rs":
+    "pub struct Circle;\n\n\npub struct Square {\n    side: f64,\n}\npub struct Tri;\n",
+  // super:: is crate::shapes, so src/shapes.rs.
+  "src/shapes/round.rs": "use super::Circle;\nuse crate::Shape;\n\nimpl Shape for Circle {}\n",
+  // A glob from crate::other: src/other.rs's Square, not the one in the parent module.
+  "src/shapes/square.rs": "use crate::{other::*, Shape};\n\nimpl Shape for Square {}\n",
+  // A glob from the parent module (a `use` in a comment does not count), the trait by its path.
+  "src/shapes/tri.rs": "// use crate::other::Tri;\nuse super::*;\nimpl crate::Shape for Tri {}\n",
+  // The binary's root: self:: is its crate root, and `mod other;` makes crate::other src/other.rs.
+  "src/main.rs": "use self::other::Circle;\nmod other;\nimpl lib::Shape for Circle {}\n",
+};
+
+Deno.test("Rust impls: super::, self:: and glob imports pick the definition the impl's file sees", async () => {
+  const expected = (root: string) =>
+    `Found 4 classes deriving from Shape:
+1. ${root}/src/other.rs:1-1 struct Circle (impl at src/main.rs:3)
+2. ${root}/src/shapes.rs:5-5 struct Circle (impl at src/shapes/round.rs:4)
+3. ${root}/src/other.rs:4-6 struct Square (impl at src/shapes/square.rs:3)
+4. ${root}/src/shapes.rs:7-7 struct Tri (impl at src/shapes/tri.rs:3)
+`;
+  await withGraph(MODULES, async (graph, root) => {
+    const result = await graph.searchEdges("search_subclasses", "Shape", undefined, opts);
+    assert.equal(formatEdgeText(result, false), expected(root));
+  });
+  // Answer first: the impls' files hold `Shape`, the definitions only their own names, and the
+  // crate roots neither; the answer parses the definitions' files too.
+  await using dir = await tempDir();
+  await using cache = await tempDir("deft-ckg-cache-");
+  await writeTree(dir.path, MODULES);
+  const graph = CodeGraph.open(dir.path, { ckgDir: cache.path, workers: 0, prefilterMinBytes: 0 });
+  try {
+    const result = await graph.searchEdges("search_subclasses", "Shape", undefined, opts);
+    assert.equal(formatEdgeText(result, false), expected(dir.path));
+  } finally {
+    graph.close();
+  }
+});

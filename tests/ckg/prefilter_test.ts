@@ -36,6 +36,38 @@ Deno.test("prefilter: a literal byte search at word boundaries", () => {
   assert.equal(needleFor("naïve").test(encode("x = naïve()")), true);
 });
 
+Deno.test("prefilter: the byte search agrees with a check of every position, for short and long names", () => {
+  // Bytes from a small alphabet, so names occur often, at edges, overlapping and next to word bytes.
+  const alphabet = encode("ab_ (.aab\u00e9");
+  let seed = 7;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const isWord = (b: number) => /[\w$]/.test(String.fromCharCode(b)) || b >= 0x80;
+  const reference = (name: Uint8Array, bytes: Uint8Array) => {
+    for (let at = 0; at + name.length <= bytes.length; at++) {
+      if (!name.every((b, i) => bytes[at + i] === b)) continue;
+      if (isWord(name[0]) && at > 0 && isWord(bytes[at - 1])) continue;
+      const after = at + name.length;
+      if (isWord(name[name.length - 1]) && after < bytes.length && isWord(bytes[after])) continue;
+      return true;
+    }
+    return false;
+  };
+  const names = ["a", "ab", "aab", "abab", "ab_a", "aabab", "a(a", "baab_ab", "abababab", "_a.b"];
+  let found = 0;
+  for (let round = 0; round < 3000; round++) {
+    const bytes = Uint8Array.from({ length: random(40) }, () => alphabet[random(alphabet.length)]);
+    for (const name of names) {
+      const want = reference(encode(name), bytes);
+      if (want) found++;
+      assert.equal(needleFor(name).test(bytes), want, `${name} in ${JSON.stringify(bytes)}`);
+    }
+  }
+  assert.ok(found > 1000, `the inputs hold the names often enough to test matches (${found})`);
+});
+
 Deno.test("prefilter: in Python, a definition search parses only files where the name is defined", () => {
   const n = definitionNeedle("urlparse");
   const py = (s: string) => n.test(encode(s), "m.py");
