@@ -8,7 +8,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { REPO_ROOT, runDeft } from "../../helpers/deft.ts";
-import { makeBatchFixture } from "../../batch/fixture.ts";
+import {
+  hangSeconds,
+  makeBatchFixture,
+  processesWith,
+  scriptedTrajectory,
+} from "../../batch/fixture.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { nobody, NOBODY_UID } from "../../helpers/as_nobody.ts";
 
@@ -290,6 +295,86 @@ Deno.test({
           assert.match(record, new RegExp(`\\bUserId=nobody\\(${NOBODY_UID}\\)`));
           assert.match(record, /\bJobState=COMPLETED\b/);
         }
+      }
+
+      // A running task they cancel: Slurm's SIGTERM reaches their Deft, which marks the task
+      // interrupted (to be run again, so not in results.jsonl) and ends what it started.
+      const tag = 100_000 + Math.floor(Math.random() * 800_000); // no other run's needle
+      const hang = join(work, "hang");
+      const { tasksFile: hangTasks } = await makeBatchFixture(hang, 1, () => "hang", () => ({
+        replay: "hang.json",
+      }));
+      await Deno.writeTextFile(
+        join(hang, "hang.json"),
+        JSON.stringify(scriptedTrajectory("hang", tag)),
+      );
+      await user.give(hang);
+      const hangOut = join(hang, "out");
+      const hangSubmit = await user.deft(
+        ["batch", hangTasks, "--out", hangOut, "--slurm", "--output-format", "json"],
+        { env },
+      );
+      assert.equal(hangSubmit.code, 0, hangSubmit.stderr);
+      const job3 = JSON.parse(hangSubmit.stdout).job_id as string;
+      const needle = `sleep ${hangSeconds(tag)}`;
+      let sleeper: number[] = [];
+      const hangDeadline = Date.now() + 120_000;
+      while ((sleeper = processesWith(needle)).length === 0) {
+        assert.ok(Date.now() < hangDeadline, `the task's ${needle} did not start within 120 s`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      // The model's shell command, started by Deft inside the job, runs as nobody too.
+      for (const pid of sleeper) {
+        const status = await Deno.readTextFile(`/proc/${pid}/status`).catch(() => "");
+        if (status) assert.match(status, new RegExp(`^Uid:\\s+${NOBODY_UID}\\s`, "m"), status);
+      }
+      const stopJob = await as("scancel", [job3]);
+      assert.equal(
+        stopJob.code,
+        0,
+        `nobody could not cancel their running task: ${stopJob.stderr}`,
+      );
+      while ((await queued(env, job3)).length > 0) {
+        assert.ok(Date.now() < hangDeadline, "the cancelled task is still queued");
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.deepEqual(processesWith(needle), [], `${needle} outlived the cancelled task`);
+      const interrupted = result(hangOut, "t00");
+      assert.equal(interrupted.status, "interrupted", JSON.stringify(interrupted));
+      assert.equal(interrupted.runner, `slurm:${job3}_0`);
+      const listed = await Deno.readTextFile(join(hangOut, "results.jsonl")).catch(() => "");
+      assert.equal(listed, "", "an interrupted task is not listed among the results");
+      assert.deepEqual(await notOwnedBy(hangOut, NOBODY_UID), []);
+
+      // Stopping the cluster ends its jobs, but not a process that merely has its SLURM_CONF
+      // (the shell that ran `eval "$(start-local-slurm.sh DIR)"`, a `deft batch --wait`).
+      const jobSleep = `sleep ${hangSeconds(tag + 1)}`;
+      const left = await as("sbatch", ["--chdir=/", "--output=/dev/null", "--wrap", jobSleep]);
+      assert.equal(left.code, 0, left.stderr);
+      const bystander = new Deno.Command("sleep", {
+        args: [String(hangSeconds(tag + 2))],
+        env,
+        stdout: "null",
+        stderr: "null",
+      }).spawn();
+      try {
+        while (processesWith(jobSleep).length === 0) {
+          assert.ok(Date.now() < hangDeadline, `the job's ${jobSleep} did not start`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        await stop();
+        assert.deepEqual(processesWith(jobSleep), [], "a job outlived the stopped cluster");
+        assert.ok(
+          processesWith(`sleep ${hangSeconds(tag + 2)}`).includes(bystander.pid),
+          "stopping the cluster killed a process that is not one of its jobs",
+        );
+      } finally {
+        try {
+          bystander.kill("SIGKILL");
+        } catch {
+          // Already gone: the assertion above says why.
+        }
+        await bystander.status;
       }
     } finally {
       await stop();
