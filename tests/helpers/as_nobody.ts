@@ -57,6 +57,7 @@ export async function nobody(options: { packages?: boolean } = {}): Promise<Nobo
     const code = await codeFor(home);
     await denoDirFor(home, options.packages ?? false);
     const base = {
+      ...networkEnv(),
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       HOME: home,
       DENO_DIR: join(home, "deno"),
@@ -104,6 +105,23 @@ export async function assertPassesAsNobody(file: string, name: string): Promise<
   assert.equal(out.code, 0, `as nobody, ${file} "${name}" failed:\n${text}`);
   // A filter that matches nothing passes too: the test must have run.
   assert.match(text, /\| [1-9]\d* passed/, `as nobody, no test named "${name}" ran:\n${text}`);
+}
+
+/**
+ * How this machine reaches package registries (proxies, the CA bundle a TLS-inspecting proxy needs):
+ * the only part of root's environment `nobody` gets, so their Deno can fetch what it lacks.
+ */
+function networkEnv(): Record<string, string> {
+  const names = ["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"]
+    .flatMap((n) => [n, n.toLowerCase()])
+    .concat(["SSL_CERT_FILE", "SSL_CERT_DIR", "DENO_CERT", "DENO_TLS_CA_STORE"])
+    .concat(["NODE_EXTRA_CA_CERTS", "NPM_CONFIG_REGISTRY", "npm_config_registry"]);
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
 }
 
 async function chownToNobody(path: string): Promise<void> {
