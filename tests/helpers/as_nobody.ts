@@ -12,6 +12,16 @@ import { deftFlags } from "../../scripts/deft_flags.ts";
 
 const NOBODY = "65534";
 
+/**
+ * `setpriv`'s argv that runs `argv` as nobody. setpriv still holds root's capabilities when it
+ * starts its program, so it may start one nobody could not (a Deno in a 0700 folder); a shell in
+ * between, already without them, starts it as nobody would.
+ */
+function asNobody(argv: string[]): string[] {
+  return ["--reuid", NOBODY, "--regid", NOBODY, "--clear-groups", "--", "/bin/sh", "-c"]
+    .concat(['exec "$@"', "sh", ...argv]);
+}
+
 /** `nobody`'s uid (and gid). */
 export const NOBODY_UID = Number(NOBODY);
 
@@ -64,7 +74,7 @@ export async function nobody(options: { packages?: boolean } = {}): Promise<Nobo
     };
     const run: Nobody["run"] = async (program, args, options = {}) => {
       const out = await new Deno.Command("setpriv", {
-        args: ["--reuid", NOBODY, "--regid", NOBODY, "--clear-groups", "--", program, ...args],
+        args: asNobody([program, ...args]),
         env: { ...base, ...options.env },
         clearEnv: true,
         cwd: options.cwd ?? code,
@@ -164,7 +174,7 @@ async function denoDirFor(home: string, packages: boolean): Promise<void> {
 /** A Deno `nobody` may start: this one, else a copy in `home` (npx keeps Deno under /root). */
 async function denoFor(home: string): Promise<string> {
   const probe = await new Deno.Command("setpriv", {
-    args: ["--reuid", NOBODY, "--regid", NOBODY, "--clear-groups", "--", Deno.execPath(), "-V"],
+    args: asNobody([Deno.execPath(), "-V"]),
     stdout: "null",
     stderr: "null",
   }).output().catch((e) => {
@@ -174,7 +184,10 @@ async function denoFor(home: string): Promise<string> {
     throw e;
   });
   if (probe.success) return Deno.execPath();
-  const copy = join(home, "deno-bin");
+  // Named `deno`, as Deft tells Deno from a compiled Deft by the name (src/policy/self.ts), in a
+  // folder of its own: HOME/deno is their DENO_DIR.
+  const copy = join(home, "bin", "deno");
+  await Deno.mkdir(join(home, "bin"));
   await Deno.copyFile(Deno.execPath(), copy);
   await Deno.chmod(copy, 0o755);
   return copy;

@@ -191,6 +191,17 @@ Deno.test({
   },
 });
 
+/** What the array tasks of the batch in `out` printed (Slurm's job output), for a failure. */
+function jobOutput(out: string): string {
+  try {
+    return [...Deno.readDirSync(join(out, "slurm"))].filter((e) => e.name.endsWith(".out"))
+      .map((e) => `--- ${e.name}\n${Deno.readTextFileSync(join(out, "slurm", e.name))}`)
+      .join("\n");
+  } catch (e) {
+    return `(no job output: ${(e as Error).message})`;
+  }
+}
+
 /** Every file and folder under `dir` (itself included) that `uid` does not own. */
 async function notOwnedBy(dir: string, uid: number): Promise<string[]> {
   const wrong: string[] = [];
@@ -255,14 +266,14 @@ Deno.test({
       // Exit code 1: not every task has passed yet.
       assert.equal(mid.code, 1, mid.stderr);
       const midStatus = JSON.parse(mid.stdout);
-      assert.deepEqual(midStatus.counts, { passed: 3, not_run: 3 });
+      assert.deepEqual(midStatus.counts, { passed: 3, not_run: 3 }, jobOutput(out));
       assert.equal(midStatus.scheduler_error, null);
 
       const resubmit = await user.deft(
         ["batch", tasksFile, "--out", out, "--slurm", "--wait", "--concurrency", "2"],
         { env },
       );
-      assert.equal(resubmit.code, 0, resubmit.stderr);
+      assert.equal(resubmit.code, 0, `${resubmit.stderr}\n${jobOutput(out)}`);
       const job2 = /submitted job array (\d+) \(3 task\(s\)/.exec(resubmit.stderr)?.[1];
       assert.ok(job2, resubmit.stderr);
       assert.match(resubmit.stderr, /6 tasks: 6 passed/);
@@ -340,7 +351,7 @@ Deno.test({
       }
       assert.deepEqual(processesWith(needle), [], `${needle} outlived the cancelled task`);
       const interrupted = result(hangOut, "t00");
-      assert.equal(interrupted.status, "interrupted", JSON.stringify(interrupted));
+      assert.equal(interrupted.status, "interrupted", jobOutput(hangOut));
       assert.equal(interrupted.runner, `slurm:${job3}_0`);
       const listed = await Deno.readTextFile(join(hangOut, "results.jsonl")).catch(() => "");
       assert.equal(listed, "", "an interrupted task is not listed among the results");
