@@ -29,7 +29,7 @@ export const NOBODY_UID = Number(NOBODY);
 export interface Nobody extends AsyncDisposable {
   /** Their HOME: a fresh folder under the temp dir, mode 0700, owned by them. */
   readonly home: string;
-  /** Their copy of Deft's checkout (code, tests, scripts, deno.json, deno.lock). */
+  /** Their copy of Deft's checkout (main.ts, src, tests, scripts, deno.json, deno.lock). */
   readonly code: string;
   /** A Deno binary they may start. */
   readonly deno: string;
