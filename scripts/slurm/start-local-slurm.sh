@@ -3,19 +3,27 @@
 # state, spool, logs), for tests and demos of `deft batch --slurm`. Needs root; installs
 # slurmctld, slurmd, slurm-client and munge with apt when they are missing. Prints the line to
 # eval (`export SLURM_CONF=DIR/slurm.conf`) on stdout; everything else goes to stderr.
+# Users who are not root may submit jobs too (their jobs run under their own uid): DIR, the
+# config and munge's socket are readable by all, and the start checks that `nobody` (uid 65534,
+# where it exists) can run a job.
 #
 #   eval "$(scripts/slurm/start-local-slurm.sh /tmp/slurm)"
 #   SLURM_LOCAL_CTLD_PORT / SLURM_LOCAL_SLURMD_PORT  ports (default 6817 / 6818)
 #   SLURM_LOCAL_CPUS                                 CPUs the node offers (default: the real count)
 set -euo pipefail
+# Whatever a user who is not root must read (DIR, slurm.conf, munge's socket folder) is created
+# readable by all, whatever umask the caller has.
+umask 022
 
 started=()
-# Whatever this run started is stopped again when it fails.
+# Whatever this run started is stopped again when it fails: by pid file, and (a daemon that
+# has not written its pid file yet) by the SLURM_CONF in its environment, as the stop script does.
 die() {
   echo "start-local-slurm: $*" >&2
   for pidfile in "${started[@]}"; do
     [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
   done
+  [ ${#started[@]} -eq 0 ] || "$HERE/stop-local-slurm.sh" "$DIR" >&2
   exit 1
 }
 [ $# -eq 1 ] || die "usage: $0 DIR"
@@ -119,33 +127,53 @@ MailProg=/bin/true
 NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS $LAYOUT RealMemory=$MEM State=UNKNOWN
 PartitionName=debug Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
 CONF
+chmod 644 "$SLURM_CONF"
 
-alive() { [ -f "$1" ] && [ -d "/proc/$(cat "$1")" ] && ! grep -q '^State:.*Z' "/proc/$(cat "$1")/status" 2>/dev/null; }
+# Why a daemon is gone: the end of its log and of what it printed before it had a log.
+why() { tail -n 5 "$DIR/log/$1.log" "$DIR/log/$1.out" 2>/dev/null; }
+# Whether the daemon of pid file $1 runs. A daemon writes its pid file a moment after it goes to
+# the background (a second or more on a busy machine): until SECONDS reaches $2, a missing or
+# empty file counts as alive.
+alive() {
+  local pid
+  pid=$(cat "$1" 2>/dev/null) || pid=
+  [ -n "$pid" ] || { [ $SECONDS -lt "$2" ]; return; }
+  [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null
+}
 
 slurmctld -f "$SLURM_CONF" </dev/null >"$DIR/log/slurmctld.out" 2>&1 ||
-  die "slurmctld did not start: $(tail -n 5 "$DIR/log/slurmctld.log" 2>/dev/null)"
+  die "slurmctld did not start: $(why slurmctld)"
 started+=("$DIR/run/slurmctld.pid")
-deadline=$((SECONDS + 30))
+deadline=$((SECONDS + 30)) pidfile_due=$((SECONDS + 10))
 until scontrol ping 2>/dev/null | grep -q UP; do
   [ $SECONDS -lt $deadline ] || die "slurmctld does not answer within 30 s"
-  alive "$DIR/run/slurmctld.pid" || die "slurmctld died: $(tail -n 5 "$DIR/log/slurmctld.log")"
+  alive "$DIR/run/slurmctld.pid" "$pidfile_due" || die "slurmctld died: $(why slurmctld)"
   sleep 0.1
 done
 
 slurmd -f "$SLURM_CONF" -N "$HOST" </dev/null >"$DIR/log/slurmd.out" 2>&1 ||
-  { die "slurmd did not start: $(tail -n 5 "$DIR/log/slurmd.log" 2>/dev/null)"; }
+  die "slurmd did not start: $(why slurmd)"
 started+=("$DIR/run/slurmd.pid")
-deadline=$((SECONDS + 60))
+deadline=$((SECONDS + 60)) pidfile_due=$((SECONDS + 10))
 while [ $SECONDS -lt $deadline ]; do
   state=$(sinfo -h -n "$HOST" -o %T 2>/dev/null || true)
   [ "$state" = idle ] && break
   case $state in inval* | drain*)
     die "the node is $state: $(sinfo -h -n "$HOST" -o %E 2>&1)" ;;
   esac
-  alive "$DIR/run/slurmd.pid" || die "slurmd died: $(tail -n 5 "$DIR/log/slurmd.log")"
+  alive "$DIR/run/slurmd.pid" "$pidfile_due" || die "slurmd died: $(why slurmd)"
   sleep 0.1
 done
 [ "$state" = idle ] || die "the node did not become idle within 60 s (state: $state)"
+
+# A job of root's, and one of a user who is not root, run under their own uid.
+ran=$(srun -Q -n1 -t 1 id -u 2>&1) && [ "$ran" = 0 ] ||
+  die "the cluster does not run root's jobs: $ran"
+if getent passwd 65534 >/dev/null && command -v setpriv >/dev/null; then
+  ran=$(setpriv --reuid 65534 --regid 65534 --clear-groups -- env -i PATH="$PATH" \
+    SLURM_CONF="$SLURM_CONF" srun -Q -n1 -t 1 --chdir=/ id -u 2>&1) && [ "$ran" = 65534 ] ||
+    die "the cluster does not run the jobs of users who are not root (tried nobody, uid 65534): $ran"
+fi
 
 echo "start-local-slurm: cluster up in $DIR (ports $CTLD_PORT/$SLURMD_PORT, $CPUS CPUs)" >&2
 echo "export SLURM_CONF=$SLURM_CONF"

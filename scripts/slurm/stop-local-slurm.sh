@@ -12,13 +12,20 @@ for name in slurmd slurmctld munged; do
   f="$DIR/run/$name.pid"
   [ -f "$f" ] && pid=$(cat "$f") && running "$pid" && pids+=("$pid")
 done
-# Job steps of this cluster carry its config path in their environment.
+# This cluster's daemons (one that has not written its pid file yet too) and its jobs carry its
+# config path in their environment; a job also has its SLURM_JOB_ID. Other processes with that
+# SLURM_CONF (the shell that ran `eval "$(start-local-slurm.sh DIR)"`, the start script that runs
+# this one, a `deft batch --wait` following an array) are the users', and are left alone.
 for env in /proc/[0-9]*/environ; do
   pid=${env#/proc/}; pid=${pid%/environ}
   [ "$pid" = $$ ] && continue
-  if { tr '\0' '\n' <"$env"; } 2>/dev/null | grep -qx "SLURM_CONF=$DIR/slurm.conf"; then
-    pids+=("$pid")
-  fi
+  vars=$({ tr '\0' '\n' <"$env"; } 2>/dev/null) || continue
+  grep -qx "SLURM_CONF=$DIR/slurm.conf" <<<"$vars" || continue
+  comm=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
+  case $comm in
+  slurmstepd | slurmd | slurmctld | munged) pids+=("$pid") ;;
+  *) grep -q '^SLURM_JOB_ID=' <<<"$vars" && pids+=("$pid") ;;
+  esac
 done
 [ ${#pids[@]} -eq 0 ] && exit 0
 kill "${pids[@]}" 2>/dev/null
