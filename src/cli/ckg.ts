@@ -336,9 +336,20 @@ export async function ckgFastPath(args: readonly string[]): Promise<number | und
   const loading: Promise<unknown>[] = [import("../ckg/graph.ts"), import("../ckg/format.ts")];
   if (isEdge) loading.push(import("../ckg/edge_format.ts"));
   for (const load of loading) load.catch(() => {});
-  const { workspaceOf } = await import("./context.ts");
+  let workspace: string;
+  try {
+    const { workspaceOf } = await import("./context.ts");
+    workspace = await workspaceOf(values["working-dir"] as string | undefined);
+  } catch (e) {
+    // Deft's own code failing to load (a bundle that cannot read itself) says more than a
+    // workspace it may not read: that error first.
+    await Promise.all(loading);
+    throw e;
+  }
+  // Loaded by now, or Deft's own code cannot load: that error before any about the search.
+  await Promise.all(loading);
   const flags: SearchFlags & { indirect?: boolean } = {
-    workspace: await workspaceOf(values["working-dir"] as string | undefined),
+    workspace,
     path: values.path as string | undefined,
     body: values["no-body"] !== true,
     json: values.json === true,
