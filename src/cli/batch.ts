@@ -213,6 +213,15 @@ async function slurmCommand(
   }
   if (!opts.wait) return 0;
   const { stopped } = await followSlurm(tasks, out);
+  if (opts.dockerKeep) {
+    const kept: string[] = [];
+    for (const t of submitted) {
+      const id = (await readResult(out, t.id))?.container_id;
+      if (id) kept.push(id);
+    }
+    // On the nodes that ran them.
+    reportKept(kept, opts);
+  }
   return await finish(tasks, out, opts, stopped);
 }
 
