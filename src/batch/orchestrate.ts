@@ -44,6 +44,16 @@ export interface BatchSettings {
   imageTemplate?: string;
   /** `model_name_or_path` in predictions.jsonl (default: the model each run names). */
   modelNameOrPath?: string;
+  /** `--docker-image`: the image of every line that names none. */
+  dockerImage?: string;
+  /** `--dockerfile-path`: built once at the batch's start into the default image. */
+  dockerfilePath?: string;
+  /** `--docker-image-file`: loaded once at the batch's start; the default image. */
+  dockerImageFile?: string;
+  /** `--docker-keep`: the tasks' containers (and a built or loaded image) stay. */
+  dockerKeep?: boolean;
+  /** `--docker-container-id`: refused (a batch starts one container per task). */
+  dockerContainerId?: string;
 }
 
 const DEFAULT_TIMEOUT = 1800;
@@ -60,6 +70,16 @@ function passThrough(settings: BatchSettings): string[] {
   if (settings.modelNameOrPath !== undefined) {
     args.push("--model-name-or-path", settings.modelNameOrPath);
   }
+  // The default image: named, or built/loaded by each array task on its node (an image made on
+  // the submitting host is not in the nodes' runtimes).
+  if (settings.dockerImage !== undefined) args.push("--docker-image", settings.dockerImage);
+  if (settings.dockerfilePath !== undefined) {
+    args.push("--dockerfile-path", resolve(settings.dockerfilePath));
+  }
+  if (settings.dockerImageFile !== undefined) {
+    args.push("--docker-image-file", resolve(settings.dockerImageFile));
+  }
+  if (settings.dockerKeep) args.push("--docker-keep");
   return args;
 }
 
@@ -104,6 +124,7 @@ async function context(
       memory: config.container.memory,
       pidsLimit: config.container.pids_limit,
       podmanRuntime: config.container.podman_runtime,
+      keep: settings.dockerKeep ?? false,
     },
     modelName: settings.modelNameOrPath,
     configuredModel: configuredModel(loaded, settings),
@@ -168,7 +189,7 @@ export async function runLocal(
   tasks: BatchTask[],
   out: string,
   settings: BatchSettings,
-): Promise<{ interrupted: boolean }> {
+): Promise<{ interrupted: boolean; kept: string[] }> {
   const concurrency = settings.concurrency ?? 1;
   const previous = new Map<string, TaskResult | undefined>();
   for (const t of tasks) previous.set(t.id, await readResult(out, t.id));
@@ -192,6 +213,7 @@ export async function runLocal(
     progress.note("interrupted: stopping the running tasks (their results are kept)")
   );
   const ctx = await context(out, settings, "local");
+  const kept: string[] = [];
   try {
     await runPool(todo, concurrency, ctx, signal, {
       started: () => {
@@ -203,6 +225,7 @@ export async function runLocal(
         if (result.status !== "interrupted") counts.done++;
         if (!result.success && result.status !== "interrupted") counts.failed++;
         counts.tokens += result.tokens?.total ?? 0;
+        if (result.container_id) kept.push(result.container_id);
         progress.finished(result, { ...counts });
       },
     });
@@ -212,7 +235,7 @@ export async function runLocal(
     // Last, whatever any task of this run may still have running (one spawned during a sweep).
     if (signal.aborted) await killTagged(`${ctx.runTag}/`, true);
   }
-  return { interrupted: signal.aborted };
+  return { interrupted: signal.aborted, kept };
 }
 
 /** How one task run by index ended: run now, or skipped as already finished. */

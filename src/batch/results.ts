@@ -39,6 +39,8 @@ export interface TaskResult {
   image?: string | null;
   /** The Dockerfile the task's image was built from, when the line named one. */
   dockerfile?: string;
+  /** `--docker-keep`: the id of the task's container, left for the user to inspect or remove. */
+  container_id?: string;
 }
 
 /** Paths of one task's files. */

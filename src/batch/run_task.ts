@@ -214,6 +214,7 @@ export async function runBatchTask(
     commit: task.commit ?? null,
     image: task.image ?? null,
     ...(task.dockerfile !== undefined ? { dockerfile: task.dockerfile } : {}),
+    ...(container?.kept ? { container_id: container.id } : {}),
   };
   await Deno.mkdir(paths.dir, { recursive: true });
   // The prediction first: a task with a result is finished, and so is its prediction.

@@ -15,7 +15,13 @@ import { containerPatch } from "../container/patch.ts";
 import { isDropping } from "../agent/droppings.ts";
 import { TOOL_HOST_COMMAND } from "../tools/host/sandboxed.ts";
 import { workerEntry } from "../tools/host/entry.ts";
-import { containerExecLaunch, groupLeader, type Launch, runChild } from "../policy/process.ts";
+import {
+  containerExecLaunch,
+  containerRemoveLaunch,
+  groupLeader,
+  type Launch,
+  runChild,
+} from "../policy/process.ts";
 import type { BatchTask } from "./tasks.ts";
 
 /** How a batch's containers are started (the config's `container` keys, the batch's flags). */
@@ -27,6 +33,8 @@ export interface TaskContainerSettings {
   memory?: string;
   pidsLimit?: number;
   podmanRuntime?: string;
+  /** `--docker-keep`: the tasks' containers stay after their tasks (their ids are recorded). */
+  keep?: boolean;
 }
 
 /** The label naming the batch (its output directory) on every container it starts. */
@@ -55,6 +63,7 @@ export async function openTaskContainer(
       memory: settings.memory,
       pidsLimit: settings.pidsLimit,
       podmanRuntime: settings.podmanRuntime,
+      keep: settings.keep,
       labels: { [BATCH_LABEL]: out, [TASK_LABEL]: task.id },
     },
     workerEntry(),
@@ -68,6 +77,8 @@ export async function openTaskContainer(
   ).catch(() => undefined);
   if (!found?.success) {
     await container.close().catch(() => {});
+    // A kept container is not the task's to keep when the task could not start in it.
+    if (container.kept) await removeKept(container);
     throw new ContainerError(
       `the task's workdir ${task.workdir} is not a folder in the image '${
         task.image ?? `built from ${task.dockerfile}`
@@ -77,6 +88,13 @@ export async function openTaskContainer(
     );
   }
   return { ...container, workspace: task.workdir };
+}
+
+/** Removes a kept container (one whose task could not use it). */
+async function removeKept(container: Container): Promise<void> {
+  await runChild(containerRemoveLaunch(container.cli, [container.id]), {
+    signal: AbortSignal.timeout(30_000),
+  }).catch(() => {});
 }
 
 /** The flags that make a task's `deft run` use `container`. */

@@ -8,6 +8,10 @@
  * `problem_statement`, …; fields Deft does not use are tolerated). A line with an image (its own
  * `image`, or `--image-template` applied to its instance id) runs in a container of it, on the
  * repository inside; its `repo` and commit are recorded, not cloned.
+ *
+ * Which image a line runs in: its own `image` (or `dockerfile`), else `--image-template` applied
+ * to a SWE-bench line's instance id, else the batch's default image (`--docker-image`, or the one
+ * `--dockerfile-path`/`--docker-image-file` made; see `applyDefaultImage`), else none: a checkout.
  */
 import { dirname, isAbsolute, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
@@ -70,6 +74,12 @@ const PLACEHOLDERS = ["id", "id_lower", "swebench_id"];
 export interface TaskFileOptions {
   /** Turns a SWE-bench line's instance id into its image (see `imageFor`). */
   imageTemplate?: string;
+  /**
+   * The batch names a default image (`--docker-image`, `--dockerfile-path` or
+   * `--docker-image-file`): every line runs in a container, so none needs a `repo`; the lines
+   * without an image of their own get it from `applyDefaultImage`.
+   */
+  defaultImage?: boolean;
 }
 
 // Ids become folder names: no separators, no dot-only names, nothing an option parser would take.
@@ -215,7 +225,9 @@ export function parseTasks(
       problems.push(`"dockerfile" ${JSON.stringify(dockerfile)} is not a file name`);
     }
     if (image === undefined && dockerfile === undefined && sweBench && id !== undefined) {
-      if (template === undefined) {
+      if (template === undefined && options.defaultImage) {
+        // The batch's default image, filled in by applyDefaultImage.
+      } else if (template === undefined) {
         problems.push(
           `no image for instance ${JSON.stringify(id)}: give --image-template (\`swebench\` for ` +
             `SWE-bench's own images) or an "image" field`,
@@ -231,7 +243,7 @@ export function parseTasks(
       }
     }
     const contained = image !== undefined || record.image !== undefined ||
-      record.dockerfile !== undefined || sweBench;
+      record.dockerfile !== undefined || sweBench || options.defaultImage === true;
     const repo = str("repo", false);
     if (!contained && record.repo === undefined) {
       problems.push(
@@ -275,9 +287,11 @@ export function parseTasks(
     tasks.push({
       index: tasks.length,
       id: id!,
-      ...(repo === undefined
-        ? {}
-        : { repo: image !== undefined || isRemote(repo) ? repo : resolve(base, repo) }),
+      ...(repo === undefined ? {} : {
+        repo: image !== undefined || options.defaultImage || isRemote(repo)
+          ? repo
+          : resolve(base, repo),
+      }),
       ...(commit !== undefined ? { commit } : {}),
       ...(image !== undefined ? { image } : {}),
       ...(dockerfile !== undefined
@@ -308,6 +322,16 @@ export function parseTasks(
     throw new UsageError(`the task file ${path} holds no tasks (one JSON object per line).`);
   }
   return tasks;
+}
+
+/**
+ * The tasks with `image` as the image of every line that names none (neither `image` nor
+ * `dockerfile`, nor one from `--image-template`).
+ */
+export function applyDefaultImage(tasks: BatchTask[], image: string): BatchTask[] {
+  return tasks.map((t) =>
+    t.image !== undefined || t.dockerfile !== undefined ? t : { ...t, image }
+  );
 }
 
 /** True for a repository git reaches over the network (`scheme://…` or scp-like `host:path`). */

@@ -16,10 +16,16 @@ import {
   submitSlurm,
 } from "../batch/orchestrate.ts";
 import { writeManifest } from "../batch/manifest.ts";
+import { isFinished, readResult } from "../batch/results.ts";
 import { summaryTable } from "../batch/progress.ts";
 import { allPassed, batchStatus, summaryJson, summaryRows } from "../batch/summary.ts";
-import { type BatchTask, readTasks } from "../batch/tasks.ts";
-import { UsageError, writeStderr, writeStdout } from "./io.ts";
+import { applyDefaultImage, type BatchTask, readTasks } from "../batch/tasks.ts";
+import {
+  checkBatchContainerFlags,
+  hasDefaultImage,
+  prepareDefaultImage,
+} from "../batch/default_image.ts";
+import { UsageError, warnStderr, writeStderr, writeStdout } from "./io.ts";
 
 /** Options of `deft batch`, as commander hands them over. */
 export interface BatchOptions extends BatchSettings {
@@ -56,9 +62,13 @@ export async function batchCommand(
   if (opts.emit !== undefined && opts.emit !== "k8s") {
     throw new UsageError(`--emit ${opts.emit}: the only format is k8s.`);
   }
+  checkBatchContainerFlags(opts);
   const tasksFile = resolve(tasksArg);
   const out = resolve(opts.out);
-  const tasks = await readTasks(tasksFile, { imageTemplate: opts.imageTemplate });
+  const tasks = await readTasks(tasksFile, {
+    imageTemplate: opts.imageTemplate,
+    defaultImage: hasDefaultImage(opts),
+  });
 
   if (opts.emit === "k8s") {
     await writeStdout(k8sManifest(tasksFile, out, tasks.length, opts));
@@ -71,11 +81,63 @@ export async function batchCommand(
     throw new UsageError(`cannot create the output directory ${out}: ${(e as Error).message}`);
   }
 
-  if (opts.index !== undefined) return await indexCommand(tasks, tasksFile, out, opts);
-  await writeManifest(out, tasksFile, tasks.map((t) => t.id));
-  if (opts.slurm) return await slurmCommand(tasks, tasksFile, out, opts);
-  const { interrupted } = await runLocal(tasks, out, opts);
-  return await finish(tasks, out, opts, interrupted);
+  if (opts.index === undefined) await writeManifest(out, tasksFile, tasks.map((t) => t.id));
+  // Each array task names, builds or loads the default image on its node (see passThrough).
+  if (opts.slurm && opts.index === undefined) {
+    return await slurmCommand(tasks, tasksFile, out, opts);
+  }
+  return await withDefaultImage(tasks, out, opts, async (tasks, settings) => {
+    if (opts.index !== undefined) return await indexCommand(tasks, tasksFile, out, settings);
+    const { interrupted, kept } = await runLocal(tasks, out, settings);
+    reportKept(kept, settings);
+    return await finish(tasks, out, opts, interrupted);
+  });
+}
+
+/**
+ * Runs `body` with the batch's default image ready and in every line that names none; what was
+ * built or loaded for it goes afterwards, whatever the end (a Ctrl-C or SIGTERM ends the tasks,
+ * then this), unless `--docker-keep`.
+ */
+async function withDefaultImage(
+  tasks: BatchTask[],
+  out: string,
+  opts: BatchOptions,
+  body: (tasks: BatchTask[], settings: BatchOptions) => Promise<number>,
+): Promise<number> {
+  if (!hasDefaultImage(opts)) return await body(tasks, opts);
+  // Only the tasks this process runs need it: a finished task, one --index does not name or one
+  // with an image of its own makes no build or load.
+  const mine = opts.index !== undefined ? tasks.slice(opts.index, opts.index + 1) : tasks;
+  let needed = false;
+  for (const t of mine) {
+    if (t.image !== undefined || t.dockerfile !== undefined) continue;
+    if (!isFinished(await readResult(out, t.id), opts.retryFailed ?? false)) needed = true;
+  }
+  if (!needed && opts.dockerImage === undefined) return await body(tasks, opts);
+  const made = await prepareDefaultImage(opts, warnStderr);
+  const settings = { ...opts, containerRuntime: made.runtime ?? opts.containerRuntime };
+  let code: number | undefined;
+  try {
+    code = await body(applyDefaultImage(tasks, made.image!), settings);
+  } finally {
+    await made.remove().catch((e) => {
+      warnStderr(`deft batch: ${(e as Error).message}`);
+      // Only when the body ended on its own: an error of its own goes first.
+      if (code === 0) code = 1;
+    });
+  }
+  return code;
+}
+
+/** `--docker-keep`: the ids of the containers the tasks left, on stderr. */
+function reportKept(kept: string[], opts: BatchOptions): void {
+  if (!opts.dockerKeep) return;
+  warnStderr(
+    kept.length
+      ? `deft batch: kept ${kept.length} container(s): ${kept.join(" ")}`
+      : "deft batch: no container was kept (no task started one)",
+  );
 }
 
 /** Prints the summary (table or JSON) and returns the exit code. */
@@ -115,6 +177,7 @@ async function indexCommand(
     return previous.success ? 0 : 1;
   }
   const result = outcome.ran;
+  reportKept(result.container_id ? [result.container_id] : [], opts);
   writeStderr(
     `deft batch: ${task.id} ${result.status} in ${result.duration.toFixed(1)}s` +
       (result.error ? ` — ${result.error}` : ""),
@@ -150,6 +213,15 @@ async function slurmCommand(
   }
   if (!opts.wait) return 0;
   const { stopped } = await followSlurm(tasks, out);
+  if (opts.dockerKeep) {
+    const kept: string[] = [];
+    for (const t of submitted) {
+      const id = (await readResult(out, t.id))?.container_id;
+      if (id) kept.push(id);
+    }
+    // On the nodes that ran them.
+    reportKept(kept, opts);
+  }
   return await finish(tasks, out, opts, stopped);
 }
 

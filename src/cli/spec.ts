@@ -162,8 +162,34 @@ export const CONTAINER_OPTIONS: readonly OptionSpec[] = [
   ),
 ];
 
-/** `deft batch`: tasks with an image, SWE-bench dataset lines and their predictions. */
+/**
+ * `deft batch`: tasks with an image, SWE-bench dataset lines and their predictions. A line's
+ * image is its own `image`/`dockerfile`, else `--image-template`'s, else the default image.
+ */
 export const BATCH_CONTAINER_OPTIONS: readonly OptionSpec[] = [
+  option(
+    "--docker-image <image>",
+    "the default image: every line that names none (no image, dockerfile or --image-template " +
+      "image) runs in a new container of it, on the repository inside (repo not needed)",
+  ),
+  option(
+    "--dockerfile-path <file>",
+    "build the default image once at the start (its folder is the build context); removed at " +
+      "the end unless --docker-keep (with --slurm: each array task builds on its node)",
+  ),
+  option(
+    "--docker-image-file <tar>",
+    "load the default image once at the start; removed at the end if it was new, unless " +
+      "--docker-keep (with --slurm: each array task loads on its node)",
+  ),
+  option(
+    "--docker-keep",
+    "keep each task's container (its id goes in result.json and is printed at the end)",
+  ),
+  option(
+    "--docker-container-id <id>",
+    "not for a batch (it starts one container per task): refused; name an image instead",
+  ),
   option(
     "--image-template <template>",
     "the image of a SWE-bench line: {id}, {id_lower} or {swebench_id} filled in from its " +

@@ -469,6 +469,51 @@ async function loadImage(
   return { ref, isNew: id !== undefined && !before.has(id) };
 }
 
+/** An image Deft built or loaded once for many containers (a batch's default image). */
+export interface MadeImage {
+  cli: ContainerCli;
+  /** The image's name, as the runtime takes it. */
+  ref: string;
+  /** `remove` takes it away: it was built, or loaded new, and is not kept. */
+  owned: boolean;
+  /** Removes the image when owned; errors are thrown; safe to call twice. */
+  remove(): Promise<void>;
+}
+
+/**
+ * `--dockerfile-path` or `--docker-image-file` once, for many containers: builds (labelled like
+ * `deft run`'s builds, so a killed Deft's image is swept by the next start) or loads the image.
+ * With `keep`, or for a loaded image the runtime held before, `remove` leaves it.
+ */
+export async function makeImage(opts: ContainerOptions): Promise<MadeImage> {
+  checkContainerOptions(opts);
+  if (!opts.dockerfile && !opts.imageFile) {
+    throw new ContainerError("an image is made from --dockerfile-path or --docker-image-file.");
+  }
+  const cli = await chooseRuntime(opts.runtime, opts.podmanRuntime);
+  await sweepImages(cli);
+  const made = opts.dockerfile
+    ? { ref: await buildImage(cli, opts, await ownerTag()), isNew: true }
+    : await loadImage(cli, opts);
+  const owned = made.isNew && !opts.keep;
+  let removed = false;
+  return {
+    cli,
+    ref: made.ref,
+    owned,
+    remove: async () => {
+      if (!owned || removed) return;
+      removed = true;
+      const answer = await query(containerImageRemoveLaunch(cli, [made.ref]));
+      if (!answer.ok) {
+        throw new ContainerError(
+          `the image ${made.ref} could not be removed: ${saidBy(answer.stderr)}`,
+        );
+      }
+    },
+  };
+}
+
 /** The image's WORKDIR, or a ContainerError saying the image is not there and how to look. */
 async function imageWorkdir(cli: ContainerCli, image: string): Promise<string | undefined> {
   const answer = await query(containerImageLaunch(cli, image));

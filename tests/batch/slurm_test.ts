@@ -111,3 +111,39 @@ Deno.test("slurm: each array task gets the batch's container and prediction flag
   assert.equal(argv[at + 1], template);
   assert.equal(argv[argv.indexOf("--model-name-or-path") + 1], "my model");
 });
+
+Deno.test("slurm: each array task gets the default image, or builds/loads it on its node", async () => {
+  await using tmp = await tempDir("deft-fake-sbatch-");
+  const bin = join(tmp.path, "bin");
+  await Deno.mkdir(bin);
+  await Deno.writeTextFile(join(bin, "sbatch"), "#!/bin/bash\necho 78\n", { mode: 0o755 });
+  const tasksFile = join(tmp.path, "t.jsonl");
+  await Deno.writeTextFile(tasksFile, JSON.stringify({ id: "t1", task: "fix" }) + "\n");
+  const tasks = parseTasks(await Deno.readTextFile(tasksFile), tasksFile, { defaultImage: true });
+  const path = Deno.env.get("PATH") ?? "";
+  Deno.env.set("PATH", `${bin}:${path}`);
+  const cwd = Deno.cwd();
+  const execLine = async (out: string, settings: Record<string, unknown>) => {
+    await submitSlurm(tasks, tasksFile, out, settings);
+    const script = await Deno.readTextFile(join(out, "slurm", "array.sh"));
+    return script.split("\n").find((l) => l.startsWith("exec "))!;
+  };
+  try {
+    const named = await execLine(join(tmp.path, "o1"), {
+      dockerImage: "reg/img:1",
+      dockerKeep: true,
+    });
+    assert.ok(named.includes(" --docker-image reg/img:1 "), named);
+    assert.ok(named.includes(" --docker-keep "), named);
+    // A relative Dockerfile or archive reaches the node as an absolute path.
+    Deno.chdir(tmp.path);
+    const built = await execLine(join(tmp.path, "o2"), { dockerfilePath: "img/Dockerfile" });
+    assert.ok(built.includes(` --dockerfile-path ${join(tmp.path, "img/Dockerfile")} `), built);
+    assert.ok(!built.includes("--docker-keep"), built);
+    const loaded = await execLine(join(tmp.path, "o3"), { dockerImageFile: "img.tar" });
+    assert.ok(loaded.includes(` --docker-image-file ${join(tmp.path, "img.tar")} `), loaded);
+  } finally {
+    Deno.chdir(cwd);
+    Deno.env.set("PATH", path);
+  }
+});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseTasks } from "../../src/batch/tasks.ts";
+import { applyDefaultImage, parseTasks } from "../../src/batch/tasks.ts";
 import { indexRanges, shellQuote } from "../../src/batch/slurm.ts";
 import { UsageError } from "../../src/errors.ts";
 
@@ -218,5 +218,42 @@ Deno.test("a Deft line with an image needs no repo; its repo is recorded as writ
   assert.match(
     usageMessage(() => parseTasks('{"id": "a", "image": "i", "task": "t", "hints_text": ""}', "T")),
     /unknown field\(s\) hints_text/,
+  );
+});
+
+Deno.test("the default image: a line's own image, then --image-template, then the default", () => {
+  const text = [
+    // A Deft line with no repo: fine with a default image.
+    '{"id": "plain", "task": "fix it"}',
+    // A Deft line with a repo: recorded as written, not cloned.
+    '{"id": "withrepo", "repo": "repos/x", "task": "fix it"}',
+    '{"id": "own", "image": "mine:1", "task": "fix it"}',
+    '{"id": "built", "dockerfile": "d/Dockerfile", "task": "fix it"}',
+    '{"instance_id": "a__b-1", "problem_statement": "p"}',
+  ].join("\n");
+  const withTemplate = applyDefaultImage(
+    parseTasks(text, "/data/t.jsonl", { imageTemplate: "t/{id}", defaultImage: true }),
+    "dflt:2",
+  );
+  assert.deepEqual(withTemplate.map((t) => [t.id, t.image ?? t.dockerfile]), [
+    ["plain", "dflt:2"],
+    ["withrepo", "dflt:2"],
+    ["own", "mine:1"],
+    ["built", "/data/d/Dockerfile"],
+    ["a__b-1", "t/a__b-1"],
+  ]);
+  assert.equal(withTemplate[1].repo, "repos/x");
+  // Without a template, the SWE-bench line takes the default too.
+  const noTemplate = applyDefaultImage(
+    parseTasks(text, "/data/t.jsonl", { defaultImage: true }),
+    "dflt:2",
+  );
+  assert.equal(noTemplate[4].image, "dflt:2");
+  // Without a default image, the same lines are refused: no repo, no image.
+  assert.throws(
+    () => parseTasks(text, "/data/t.jsonl"),
+    (e: Error) =>
+      e instanceof UsageError && /t\.jsonl:1: "repo" is missing/.test(e.message) &&
+      /t\.jsonl:5: no image for instance "a__b-1"/.test(e.message),
   );
 });
