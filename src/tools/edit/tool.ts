@@ -160,6 +160,13 @@ export class EditTool extends Tool {
       await writeFileAtomic(real, [content], { shown });
     } catch (e) {
       if (e instanceof Deno.errors.NotCapable || e instanceof FileToolError) throw e;
+      if (e instanceof Deno.errors.NotFound) {
+        // The folder went away (or was swapped) between its check and the write.
+        return fail(
+          `No file was created at ${shown}: its folder changed while the editor was using it ` +
+            `(${errorText(e)}). Check that the folder exists, then create the file again.`,
+        );
+      }
       return fail(`Ran into ${errorText(e)} while trying to write to ${shown}`);
     }
     const record: CreateRecord = { kind: "create", content, createdDirs };
