@@ -23,6 +23,7 @@ import {
 } from "../trajectory/recorder.ts";
 import { askOnTerminal } from "./approval.ts";
 import { chooseConsole, type OutputFormat } from "./console/choose.ts";
+import { LiveConsole } from "./console/live.ts";
 import type { ColorMode } from "./console/style.ts";
 import { closeContainer, sessionWorkspace } from "./container_session.ts";
 import { maskOutput } from "../policy/secrets.ts";
@@ -149,7 +150,10 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   report(session, outcome, recorder.path);
   const divergences = outcome.divergences;
   const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
-  if (opts.outputFormat === "text" && endedOnAnswer(result, recorder) && result.finalResult) {
+  if (
+    opts.outputFormat === "text" && endedOnAnswer(result, recorder) && result.finalResult &&
+    !shownOnTerminal(session, result.finalResult)
+  ) {
     // The answer is what a headless run is for: last, on stdout, where a pipe picks it up.
     await writeStdout(`${terminalText(maskOutput(result.finalResult.trimEnd()))}\n`);
   }
@@ -168,6 +172,18 @@ function refuseCompleted(resumed: Resumed, opts: RunOptions): void {
     `session ${resumed.link.session_id} completed its task; give the next one: ` +
       `deft run "TASK" ${opts.continue ? "--continue" : `--resume ${opts.resume}`}`,
   );
+}
+
+/**
+ * True when the live console streamed `answer` on stderr and stdout is a terminal too: then it
+ * is the same screen (Deno cannot compare the two descriptors, and both being terminals but
+ * different ones is rare), and a second copy would show the answer twice. A pipe or a file on
+ * stdout always gets it.
+ */
+function shownOnTerminal(session: Session, answer: string): boolean {
+  const { console } = session;
+  return Deno.stdout.isTerminal() && Deno.stderr.isTerminal() &&
+    console instanceof LiveConsole && console.showed(answer);
 }
 
 /** The run succeeded on a reply in words (no tool call), so its final result is the answer. */
