@@ -11,6 +11,7 @@ import {
   placeText,
   rebuildConversation,
   ResumeError,
+  sameContainer,
   type SessionPlace,
 } from "../trajectory/conversation.ts";
 import { containerMarker, type Trajectory } from "../trajectory/recorder.ts";
@@ -99,7 +100,7 @@ export function resumedContainerNote(
 ): string | undefined {
   const before = resumed.trajectory.container;
   const now = place.container;
-  if (!before || !now || before.id === now.id) return undefined;
+  if (!before || !now || sameContainer(before.id, now.id)) return undefined;
   const where = now.image === null ? `the container ${now.id}` : `container ${now.id.slice(0, 12)}`;
   return `note: the session goes on in ${where}, not in the one it was recorded in ` +
     `(${before.id.slice(0, 12)}): the files there are as this container has them, and the ` +

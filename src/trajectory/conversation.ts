@@ -43,9 +43,19 @@ export function recordedIn(data: Trajectory, place: SessionPlace): boolean {
   if (data.working_dir !== place.workspace) return false;
   const recorded = data.container;
   if (!place.container || !recorded) return !place.container && !recorded;
-  if (recorded.id === place.container.id) return true;
+  if (sameContainer(recorded.id, place.container.id)) return true;
   const [a, b] = [recorded.image, place.container.image];
   return a !== null && b !== null && imageKey(a) === imageKey(b);
+}
+
+/**
+ * True when two ids name one container: equal, or one a prefix (12 hex digits at least) of the
+ * other (`--docker-container-id` takes the short id Deft prints; the trajectory has the full one).
+ */
+export function sameContainer(a: string, b: string): boolean {
+  if (a === b) return true;
+  const [short, long] = a.length < b.length ? [a, b] : [b, a];
+  return /^[0-9a-f]{12,}$/.test(short) && long.startsWith(short);
 }
 
 /** Where a trajectory was recorded, for messages: `/testbed in a container of IMAGE`. */

@@ -63,6 +63,19 @@ Deno.test("a host place matches host sessions of the path only; a container plac
   };
   assert.equal(recordedIn(trajectory("/testbed", IMAGE_B), attached), true);
   assert.equal(recordedIn(trajectory("/testbed", IMAGE_A), attached), false);
+  // Attached by the short id Deft printed when it kept the container.
+  const short: SessionPlace = {
+    workspace: "/testbed",
+    container: { runtime: "docker", image: null, id: IMAGE_B.id.slice(0, 12) },
+  };
+  assert.equal(recordedIn(trajectory("/testbed", IMAGE_B), short), true);
+  assert.equal(recordedIn(trajectory("/testbed", IMAGE_A), short), false);
+  // A name is no prefix.
+  const named: SessionPlace = {
+    workspace: "/testbed",
+    container: { runtime: "docker", image: null, id: "bbb" },
+  };
+  assert.equal(recordedIn(trajectory("/testbed", IMAGE_B), named), false);
   // Podman's and Docker Hub's spellings of a name are that name.
   const podman: SessionPlace = {
     workspace: "/testbed",
@@ -118,6 +131,12 @@ Deno.test("--continue and the listing pick the latest session of the place; --re
     assert.match(note ?? "", /changes are not here/);
     assert.equal(
       resumedContainerNote(latest!, { workspace: "/testbed", container: IMAGE_A }),
+      undefined,
+    );
+    // The same container, attached again by its short id: nothing to say.
+    const again = { ...IMAGE_A, image: null, id: IMAGE_A.id.slice(0, 12) };
+    assert.equal(
+      resumedContainerNote(latest!, { workspace: "/testbed", container: again }),
       undefined,
     );
 
