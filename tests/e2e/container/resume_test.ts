@@ -132,6 +132,47 @@ for (const runtime of ["docker", "podman"] as const) {
       },
     );
 
+    await t.step(
+      "in a kept container, attached again by its short id, the files go on too",
+      async () => {
+        const mock = MockLLM.start([
+          chatToolCalls([["bash", { command: "echo kept-here > /testbed/kept.txt" }]]),
+        ]);
+        const kept = await run(mock, "keep a note", ["--docker-keep", "--max-steps", "1"])
+          .finally(() => mock.close());
+        assert.equal(kept.code, 1, kept.stderr);
+        const id = /container kept: ([0-9a-f]{64})/.exec(kept.stderr)?.[1];
+        assert.ok(id, kept.stderr);
+        try {
+          const next = MockLLM.start([
+            chatToolCalls([["bash", { command: "cat /testbed/kept.txt" }]]),
+            chatText("Still there."),
+          ]);
+          const args = mockRunArgs(next, "-", "/testbed", {
+            extra: [
+              "--docker-container-id",
+              id.slice(0, 12),
+              "--container-runtime",
+              rt.name,
+              "--continue",
+            ],
+          });
+          args.splice(1, 1);
+          const r = await runDeft(args, { env }).finally(() => next.close());
+          assert.equal(r.code, 0, r.stderr);
+          includes(r.stderr, "resuming session");
+          assert.ok(!r.stderr.includes("not in the one it was recorded in"), r.stderr);
+          includes(JSON.stringify(next.requests[0].body.messages), "keep a note");
+          includes(JSON.stringify(next.requests[1].body.messages), "kept-here");
+          const last = (await trajectories(state)).at(-1);
+          // The attached container's image, as the runtime names it (podman: localhost/…).
+          assert.match(last.container.image ?? "", /deft-test/);
+        } finally {
+          await rt.cli("rm", "-f", ...(rt.name === "podman" ? ["-t", "0"] : []), id);
+        }
+      },
+    );
+
     if (runtime === "docker") {
       await t.step("interactive --resume lists the container's sessions only", async () => {
         const mock = MockLLM.start([chatText("Resumed in the container.")]);
@@ -149,7 +190,8 @@ for (const runtime of ["docker", "podman"] as const) {
             ...flags,
             "--resume",
           ], [
-            { expect: "resume which\\? \\(1-2", send: "2\r" },
+            // first, second, the kept one and its sequel; the host session is not offered.
+            { expect: "resume which\\? \\(1-4\\D", send: "4\r" },
             { expect: "deft> ", send: "and now?\r" },
             { expect: "Resumed in the container\\.[\\s\\S]*deft> ", send: "\x04" },
             { expect: "bye" },
