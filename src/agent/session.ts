@@ -28,6 +28,7 @@ import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/remote.ts";
 import {
+  containerMarker,
   defaultTrajectoryPath,
   newSessionId,
   stateDir,
@@ -494,6 +495,7 @@ function newRecorder(session: Session, task: string, opts: TaskOptions): Traject
       model: config.model.settings.model,
       max_steps: config.agent.max_steps,
       resumed_from: opts.resumedFrom,
+      container: session.container && containerMarker(session.container),
     },
     [config.model.provider.api_key, config.lakeview?.provider.api_key],
   );

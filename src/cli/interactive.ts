@@ -7,7 +7,7 @@
  * Ctrl-D on an empty line leaves. A first prompt (`deft "task"`) is sent at once; `--resume`
  * without an id picks the session to go on with.
  */
-import { openSession, runTask, type SessionOptions } from "../agent/session.ts";
+import { openSession, runTask, type SessionOptions, wantsContainer } from "../agent/session.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 import { maskOutput } from "../policy/secrets.ts";
@@ -24,7 +24,8 @@ import {
   runSlashCommand,
 } from "./interactive/commands.ts";
 import { LineReader } from "./interactive/line_reader.ts";
-import { type ResumeOptions, resumeTarget } from "./resume.ts";
+import { resumedContainerNote, type ResumeOptions, resumeTarget, sessionPlace } from "./resume.ts";
+import type { SessionPlace } from "../trajectory/conversation.ts";
 import { chooseConsole } from "./console/choose.ts";
 import { holdScreen } from "./console/spinner.ts";
 import { TurnConsole } from "./interactive/turn_console.ts";
@@ -62,18 +63,24 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     );
   }
   const reader = await LineReader.open(terminal, `${stateDir()}/history`);
-  let resumed;
-  try {
+  // The session to go on with: asked for now on the host; in a container once it is open (its
+  // workspace and image say which sessions are its).
+  const inContainer = wantsContainer(opts);
+  const findResumed = async (place?: SessionPlace) => {
     let pick = typeof opts.resume === "string" ? opts.resume : undefined;
     if (opts.resume === true) {
-      pick = await pickSession(await workspaceOf(opts.workingDir), reader, say);
+      pick = await pickSession(place ?? await workspaceOf(opts.workingDir), reader, say);
       if (pick === undefined) say("starting a new session.");
     }
-    resumed = await resumeTarget({
+    return await resumeTarget({
       continue: opts.continue,
       resume: pick,
       workingDir: opts.workingDir,
-    });
+    }, place);
+  };
+  let resumed;
+  try {
+    if (!inContainer) resumed = await findResumed();
   } catch (e) {
     reader.close();
     throw e;
@@ -103,6 +110,19 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     reader.close();
     throw e;
   }
+  if (inContainer && (opts.continue || opts.resume !== undefined)) {
+    try {
+      const place = sessionPlace(session);
+      resumed = await findResumed(place);
+      const note = resumed && resumedContainerNote(resumed, place);
+      if (note) say(note);
+    } catch (e) {
+      reader.close();
+      await session.executor.closeTools().catch(() => []);
+      await closeContainer(session);
+      throw e;
+    }
+  }
   const keepSignals = closeContainerOnSignals(session);
   const { executor, config } = session;
   let current: AbortController | undefined;
@@ -119,7 +139,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       link = from?.link;
     },
     write: say,
-    pick: () => pickSession(session.workspace, reader, say),
+    pick: () => pickSession(sessionPlace(session), reader, say),
   };
   let link = resumed?.link;
 

@@ -1,15 +1,21 @@
 /**
  * `--continue` and `--resume ID|FILE`: which earlier session a command goes on with, and its
- * rebuilt conversation. Problems become usage errors that say what to do.
+ * rebuilt conversation. Problems become usage errors that say what to do. A session is found
+ * where it was recorded: a host folder's among the host's sessions, a container's among those of
+ * the same workspace in containers of the same image (src/trajectory/conversation.ts).
  */
 import type { LLMMessage } from "../llm/types.ts";
 import {
   latestSession,
   loadResumable,
+  placeText,
   rebuildConversation,
   ResumeError,
+  sameContainer,
+  type SessionPlace,
 } from "../trajectory/conversation.ts";
-import type { Trajectory } from "../trajectory/recorder.ts";
+import { containerMarker, type Trajectory } from "../trajectory/recorder.ts";
+import type { Session } from "../agent/session.ts";
 import { workspaceOf } from "./context.ts";
 import { UsageError } from "./io.ts";
 
@@ -33,26 +39,44 @@ export const CONTINUE_MESSAGE =
   "The session was resumed. Go on with the task where you stopped; when it is done and " +
   "verified, call task_done.";
 
-/** The session `opts` asks to resume, or undefined when it asks for none. */
-export async function resumeTarget(opts: ResumeOptions): Promise<Resumed | undefined> {
+/** Where an open session works: its workspace, and its container when the tools run in one. */
+export function sessionPlace(session: Pick<Session, "workspace" | "container">): SessionPlace {
+  const { workspace, container } = session;
+  return container ? { workspace, container: containerMarker(container) } : { workspace };
+}
+
+/** Refuses --continue with --resume. */
+export function checkResumeOptions(opts: ResumeOptions): void {
   if (opts.continue && opts.resume !== undefined) {
     throw new UsageError("give either --continue or --resume, not both.");
   }
+}
+
+/**
+ * The session `opts` asks to resume, or undefined when it asks for none. `place` is where the
+ * new session works; without it, the host folder `-w` names (default: the current one).
+ */
+export async function resumeTarget(
+  opts: ResumeOptions,
+  place?: SessionPlace,
+): Promise<Resumed | undefined> {
+  checkResumeOptions(opts);
   if (!opts.continue && opts.resume === undefined) return undefined;
-  const workspace = await workspaceOf(opts.workingDir);
+  const where = place ?? { workspace: await workspaceOf(opts.workingDir) };
   let ref = opts.resume;
   if (opts.continue) {
-    const latest = await latestSession(workspace);
+    const latest = await latestSession(where);
     if (!latest) {
       throw new UsageError(
-        `--continue: no earlier session in ${workspace}. Start one with deft run "TASK"; ` +
-          `deft sessions lists what there is.`,
+        `--continue: no earlier session in ${placeText(where)}. Start one with ` +
+          `deft run "TASK"; deft sessions lists a host folder's sessions, and --resume ID ` +
+          `takes any session of this workspace.`,
       );
     }
     ref = latest.path;
   }
   try {
-    const { path, trajectory } = await loadResumable(ref!, workspace);
+    const { path, trajectory } = await loadResumable(ref!, where);
     return {
       path,
       trajectory,
@@ -63,4 +87,23 @@ export async function resumeTarget(opts: ResumeOptions): Promise<Resumed | undef
     if (e instanceof ResumeError) throw new UsageError(e.message);
     throw e;
   }
+}
+
+/**
+ * The one line that says where a resumed container session's files come from, or undefined on
+ * the host and in the very container the session was recorded in: a new container of the image
+ * holds the image's files, not what the earlier container changed.
+ */
+export function resumedContainerNote(
+  resumed: Resumed,
+  place: SessionPlace,
+): string | undefined {
+  const before = resumed.trajectory.container;
+  const now = place.container;
+  if (!before || !now || sameContainer(before.id, now.id)) return undefined;
+  const where = now.image === null ? `the container ${now.id}` : `container ${now.id.slice(0, 12)}`;
+  return `note: the session goes on in ${where}, not in the one it was recorded in ` +
+    `(${before.id.slice(0, 12)}): the files there are as this container has them, and the ` +
+    `earlier container's changes are not here (only a container kept with --docker-keep and ` +
+    `attached with --docker-container-id keeps them).`;
 }

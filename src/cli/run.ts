@@ -23,13 +23,22 @@ import {
 } from "../trajectory/recorder.ts";
 import { askOnTerminal } from "./approval.ts";
 import { chooseConsole, type OutputFormat } from "./console/choose.ts";
+import { LiveConsole } from "./console/live.ts";
 import type { ColorMode } from "./console/style.ts";
 import { closeContainer, sessionWorkspace } from "./container_session.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { readStdin, UsageError, writeStderr, writeStdout } from "./io.ts";
 import { eventLine } from "./console/stream_json.ts";
-import { CONTINUE_MESSAGE, type ResumeOptions, resumeTarget } from "./resume.ts";
+import {
+  checkResumeOptions,
+  CONTINUE_MESSAGE,
+  type Resumed,
+  resumedContainerNote,
+  type ResumeOptions,
+  resumeTarget,
+  sessionPlace,
+} from "./resume.ts";
 import { onStopSignals } from "./signals.ts";
 
 /** Options of `deft run`, as commander hands them over. */
@@ -73,17 +82,16 @@ function outputFormat(opts: RunOptions): OutputFormat {
 
 async function runFormatted(taskArg: string | undefined, opts: RunOptions): Promise<number> {
   const recording = opts.replay ? await readRecording(opts.replay) : undefined;
-  const resumed = await resumeTarget(opts);
-  if (resumed && recording) throw new UsageError("--replay cannot be combined with a resume.");
-  const goOn = resumed && taskArg === undefined && opts.file === undefined;
-  if (goOn && resumed.trajectory.success) {
-    throw new UsageError(
-      `session ${resumed.link.session_id} completed its task; give the next one: ` +
-        `deft run "TASK" ${opts.continue ? "--continue" : `--resume ${opts.resume}`}`,
-    );
-  }
-  const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
+  checkResumeOptions(opts);
+  const wantsResume = opts.continue === true || opts.resume !== undefined;
+  if (wantsResume && recording) throw new UsageError("--replay cannot be combined with a resume.");
   const inContainer = wantsContainer(opts);
+  // A container's sessions are looked up once it is open: its workspace (the image's WORKDIR
+  // by default) and its image are known then.
+  let resumed = inContainer ? undefined : await resumeTarget(opts);
+  const goOn = wantsResume && taskArg === undefined && opts.file === undefined;
+  if (resumed && goOn) refuseCompleted(resumed, opts);
+  const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
   // With a container, -w names a folder inside it; the session resolves it there.
   const workspace = await sessionWorkspace(opts);
   // A container's repository is checked inside it, once the session has started it.
@@ -101,6 +109,19 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
     write: writeStderr,
   }, recording);
   if (opts.mustPatch && session.container) await requireContainerRepo(session);
+  if (inContainer && wantsResume) {
+    try {
+      const place = sessionPlace(session);
+      resumed = await resumeTarget(opts, place);
+      if (resumed && goOn) refuseCompleted(resumed, opts);
+      const note = resumed && resumedContainerNote(resumed, place);
+      if (note) session.console.note(note);
+    } catch (e) {
+      await session.executor.closeTools().catch(() => []);
+      await closeContainer(session);
+      throw e;
+    }
+  }
   if (resumed) {
     session.console.note(`resuming session ${resumed.link.session_id} (${resumed.path})`);
   }
@@ -129,7 +150,10 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   report(session, outcome, recorder.path);
   const divergences = outcome.divergences;
   const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
-  if (opts.outputFormat === "text" && endedOnAnswer(result, recorder) && result.finalResult) {
+  if (
+    opts.outputFormat === "text" && endedOnAnswer(result, recorder) && result.finalResult &&
+    !shownOnTerminal(session, result.finalResult)
+  ) {
     // The answer is what a headless run is for: last, on stdout, where a pipe picks it up.
     await writeStdout(`${terminalText(maskOutput(result.finalResult.trimEnd()))}\n`);
   }
@@ -139,6 +163,27 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
     await writeStdout(eventLine({ ...event, ...summary }));
   }
   return exitCode;
+}
+
+/** A completed session is not gone on with without a next task. */
+function refuseCompleted(resumed: Resumed, opts: RunOptions): void {
+  if (!resumed.trajectory.success) return;
+  throw new UsageError(
+    `session ${resumed.link.session_id} completed its task; give the next one: ` +
+      `deft run "TASK" ${opts.continue ? "--continue" : `--resume ${opts.resume}`}`,
+  );
+}
+
+/**
+ * True when the live console streamed `answer` on stderr and stdout is a terminal too: then it
+ * is the same screen (Deno cannot compare the two descriptors, and both being terminals but
+ * different ones is rare), and a second copy would show the answer twice. A pipe or a file on
+ * stdout always gets it.
+ */
+function shownOnTerminal(session: Session, answer: string): boolean {
+  const { console } = session;
+  return Deno.stdout.isTerminal() && Deno.stderr.isTerminal() &&
+    console instanceof LiveConsole && console.showed(answer);
 }
 
 /** The run succeeded on a reply in words (no tool call), so its final result is the answer. */

@@ -724,7 +724,11 @@ export async function openContainer(
   if (opts.containerId) {
     const id = opts.containerId;
     const answer = await query(containerInspectLaunch(cli, [id]));
-    let info: { Id?: string; State?: { Running?: boolean }; Config?: { WorkingDir?: string } } = {};
+    let info: {
+      Id?: string;
+      State?: { Running?: boolean };
+      Config?: { WorkingDir?: string; Image?: string };
+    } = {};
     try {
       [info] = JSON.parse(answer.stdout);
     } catch {
@@ -746,6 +750,8 @@ export async function openContainer(
     return {
       cli,
       id,
+      // What it was started from (resuming finds the sessions of that image by it).
+      image: info.Config?.Image || undefined,
       workspace,
       started: false,
       kept: true,

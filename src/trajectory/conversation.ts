@@ -6,6 +6,7 @@ import { basename } from "node:path";
 import type { LLMMessage } from "../llm/types.ts";
 import {
   checkTrajectory,
+  type ContainerMarker,
   readTrajectory,
   trajectoriesDir,
   type Trajectory,
@@ -23,6 +24,61 @@ export interface SessionSummary {
   working_dir?: string;
 }
 
+/**
+ * Where a session works: its workspace path, and the container its tools run in (absent: the
+ * host). The same path names different files on the host and inside a container, and in
+ * containers of different images.
+ */
+export interface SessionPlace {
+  workspace: string;
+  container?: ContainerMarker;
+}
+
+/**
+ * True when `data` was recorded in `place`: the same workspace path, on the host for a host
+ * place (trajectories without a container marker, older ones included); for a container place,
+ * in a container too, of the same image (or the very same container).
+ */
+export function recordedIn(data: Trajectory, place: SessionPlace): boolean {
+  if (data.working_dir !== place.workspace) return false;
+  const recorded = data.container;
+  if (!place.container || !recorded) return !place.container && !recorded;
+  if (sameContainer(recorded.id, place.container.id)) return true;
+  const [a, b] = [recorded.image, place.container.image];
+  return a !== null && b !== null && imageKey(a) === imageKey(b);
+}
+
+/**
+ * True when two ids name one container: equal, or one a prefix (12 hex digits at least) of the
+ * other (`--docker-container-id` takes the short id Deft prints; the trajectory has the full one).
+ */
+export function sameContainer(a: string, b: string): boolean {
+  if (a === b) return true;
+  const [short, long] = a.length < b.length ? [a, b] : [b, a];
+  return /^[0-9a-f]{12,}$/.test(short) && long.startsWith(short);
+}
+
+/** Where a trajectory was recorded, for messages: `/testbed in a container of IMAGE`. */
+export function placeText(place: SessionPlace): string {
+  const { workspace, container } = place;
+  if (!container) return workspace;
+  return container.image === null
+    ? `${workspace} in the container ${container.id}`
+    : `${workspace} in a container of ${container.image}`;
+}
+
+/**
+ * An image name as runtimes mean it: `deft-test` is `deft-test:latest`, and podman's
+ * `localhost/` or Docker Hub's `docker.io/library/` prefix changes nothing.
+ */
+export function imageKey(image: string): string {
+  let name = image.trim().replace(/^(docker\.io\/library\/|docker\.io\/|localhost\/)/, "");
+  if (name.includes("@")) return name;
+  const last = name.slice(name.lastIndexOf("/") + 1);
+  if (!last.includes(":")) name += ":latest";
+  return name;
+}
+
 /** A session that cannot be resumed; the message says why and what to do. */
 export class ResumeError extends Error {
   override name = "ResumeError";
@@ -32,10 +88,15 @@ export class ResumeError extends Error {
 const SCANNED_FILES = 500;
 
 /**
- * The sessions recorded for `workspace`, newest first. Unreadable files, and files without the
- * fields a listing needs (checked by shape), are skipped: one bad file never hides the others.
+ * The sessions recorded in `where` (a host folder, or a place), newest first. Unreadable files,
+ * and files without the fields a listing needs (checked by shape), are skipped: one bad file
+ * never hides the others.
  */
-export async function listSessions(workspace: string, limit = 20): Promise<SessionSummary[]> {
+export async function listSessions(
+  where: string | SessionPlace,
+  limit = 20,
+): Promise<SessionSummary[]> {
+  const place = typeof where === "string" ? { workspace: where } : where;
   const found: SessionSummary[] = [];
   for (const path of await trajectoryFiles()) {
     let data: Trajectory;
@@ -44,26 +105,32 @@ export async function listSessions(workspace: string, limit = 20): Promise<Sessi
     } catch {
       continue;
     }
-    if (data.working_dir !== workspace || !data.format_version) continue;
+    if (!recordedIn(data, place) || !data.format_version) continue;
     found.push(summarize(path, data));
     if (found.length >= limit) break;
   }
   return found;
 }
 
-/** The newest session of `workspace`, or undefined when it has none. */
-export async function latestSession(workspace: string): Promise<SessionSummary | undefined> {
-  return (await listSessions(workspace, 1))[0];
+/** The newest session recorded in `where`, or undefined when it has none. */
+export async function latestSession(
+  where: string | SessionPlace,
+): Promise<SessionSummary | undefined> {
+  return (await listSessions(where, 1))[0];
 }
 
 /**
  * Finds the trajectory for `idOrFile` (a session id, or a trajectory file's path) and checks it
- * can be resumed in `workspace`. Throws a ResumeError saying what is wrong otherwise.
+ * can be resumed in `where`: the same workspace path, on the host for a host session, in a
+ * container for a container's (named by the user, a session of another image may go on in this
+ * one). Throws a ResumeError saying what is wrong otherwise.
  */
 export async function loadResumable(
   idOrFile: string,
-  workspace: string,
+  where: string | SessionPlace,
 ): Promise<{ path: string; trajectory: Trajectory }> {
+  const place = typeof where === "string" ? { workspace: where } : where;
+  const workspace = place.workspace;
   const path = await locate(idOrFile);
   let trajectory: Trajectory;
   try {
@@ -92,6 +159,21 @@ export async function loadResumable(
     throw new ResumeError(
       `cannot resume ${path}: it was recorded in ${trajectory.working_dir ?? "an unknown folder"}` +
         `, not in this workspace (${workspace}). Run from that folder or pass -w with it.`,
+    );
+  }
+  if (trajectory.container && !place.container) {
+    throw new ResumeError(
+      `cannot resume ${path}: its tools ran in a container (${
+        placeText({ workspace, container: trajectory.container })
+      }), and this run's tools would run on the host. Give the container flags again ` +
+        `(--docker-image ${trajectory.container.image ?? "IMAGE"} -w ${workspace}).`,
+    );
+  }
+  if (!trajectory.container && place.container) {
+    throw new ResumeError(
+      `cannot resume ${path}: it was recorded on the host, in the host's ${workspace}, and ` +
+        `this run's tools run in a container, where ${workspace} holds other files. Resume it ` +
+        `without the container flags.`,
     );
   }
   return { path, trajectory };

@@ -69,6 +69,24 @@ export interface Trajectory {
   resumed_from?: { session_id: string | null; path: string } | null;
   /** The project instruction files (AGENTS.md) added to the system prompt. */
   project_instructions?: { path: string; bytes: number; truncated: boolean }[];
+  /** Where the tools ran when in a container (absent: on the host; older files have none). */
+  container?: ContainerMarker;
+}
+
+/** The container a session's tools ran in, as its trajectory records it. */
+export interface ContainerMarker {
+  runtime: string;
+  /** The image it was started from (an attached container's, as the runtime reports it). */
+  image: string | null;
+  /** The container's id (the name or id given, for an attached one). */
+  id: string;
+}
+
+/** The marker of a container (src/container's Container) that a session's tools run in. */
+export function containerMarker(
+  container: { cli: { program: string }; image?: string; id: string },
+): ContainerMarker {
+  return { runtime: container.cli.program, image: container.image ?? null, id: container.id };
 }
 
 /** The trajectory format this version writes and can resume. */
@@ -92,6 +110,7 @@ export class TrajectoryRecorder {
       max_steps: number;
       session_id?: string;
       resumed_from?: Trajectory["resumed_from"];
+      container?: ContainerMarker;
     },
     secrets: readonly (string | undefined)[] = [],
   ) {
@@ -231,6 +250,11 @@ const messageShape = z.discriminatedUnion("role", [
 const listedShape = z.looseObject({
   task: z.string(),
   working_dir: z.string().optional(),
+  container: z.looseObject({
+    runtime: z.string(),
+    image: z.string().nullable(),
+    id: z.string(),
+  }).optional(),
   start_time: z.string(),
   end_time: z.string().nullable(),
   success: z.boolean(),

@@ -39,6 +39,8 @@ export class LiveConsole implements AgentConsole {
   readonly #write: (bytes: Uint8Array) => void;
   readonly #workspace: string;
   #streamed = "";
+  // The model's words streamed since it was last called, as they came (see `showed`).
+  #said = "";
   // A key split across two deltas is masked whole: its start waits for the rest.
   #stream = new StreamMasker();
   #snapshots = new Map<string, Snapshot>();
@@ -82,13 +84,21 @@ export class LiveConsole implements AgentConsole {
   waiting(step: number): void {
     this.#flushText();
     this.#streamed = "";
+    this.#said = "";
     this.#spinner?.start(`step ${step} · waiting for the model`);
   }
 
   text(delta: string): void {
     if (!delta) return;
     this.#spinner?.stop();
+    this.#said += delta;
     this.#show(this.#stream.push(delta));
+  }
+
+  /** Whether the model's last words, streamed on the console as they came, are `answer`. */
+  showed(answer: string): boolean {
+    this.#flushText();
+    return answer.trim() !== "" && this.#said.trim() === answer.trim();
   }
 
   #flushText(): void {

@@ -7,7 +7,7 @@ import { createClient } from "../../llm/client.ts";
 import type { LLMMessage } from "../../llm/types.ts";
 import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 import { type Session, sessionPatch } from "../../agent/session.ts";
-import { resumeTarget } from "../resume.ts";
+import { resumedContainerNote, resumeTarget, sessionPlace } from "../resume.ts";
 import { compactConversation, costReport, initAgentsFile, undoLastTurn } from "./turn_commands.ts";
 
 /** What a command may read and change. */
@@ -186,8 +186,11 @@ const COMMANDS: SlashCommand[] = [
           id = await ctx.pick();
           if (id === undefined) return;
         }
-        const resumed = await resumeTarget({ workingDir: ctx.session.workspace, resume: id });
+        const place = sessionPlace(ctx.session);
+        const resumed = await resumeTarget({ resume: id }, place);
         if (!resumed) return;
+        const note = resumedContainerNote(resumed, place);
+        if (note) ctx.write(note);
         ctx.reset({ conversation: resumed.conversation, link: resumed.link });
         ctx.write(
           `resumed session ${resumed.link.session_id}: ${resumed.conversation.length} ` +

@@ -3,7 +3,12 @@
  * sessions, numbered, with their date, status and first prompt (masked, and inert on the
  * terminal). The user types a number, or walks the list with the arrow keys and presses Enter.
  */
-import { listSessions, type SessionSummary } from "../../trajectory/conversation.ts";
+import {
+  listSessions,
+  placeText,
+  type SessionPlace,
+  type SessionSummary,
+} from "../../trajectory/conversation.ts";
 import { maskOutput } from "../../policy/secrets.ts";
 import { terminalLine } from "../../policy/terminal_text.ts";
 import type { LineReader } from "./line_reader.ts";
@@ -20,17 +25,19 @@ export function sessionLine(index: number, s: SessionSummary): string {
 }
 
 /**
- * Asks which session of `workspace` to resume; its id (or trajectory path), or undefined when
- * there is none or the user picks none. `write` shows the list and what went wrong.
+ * Asks which session recorded in `where` (a host folder, or a workspace in a container of an
+ * image) to resume; its id (or trajectory path), or undefined when there is none or the user
+ * picks none. `write` shows the list and what went wrong.
  */
 export async function pickSession(
-  workspace: string,
+  where: string | SessionPlace,
   reader: LineReader,
   write: (text: string) => void,
 ): Promise<string | undefined> {
-  const sessions = await listSessions(workspace, OFFERED);
+  const place = typeof where === "string" ? { workspace: where } : where;
+  const sessions = await listSessions(place, OFFERED);
   if (sessions.length === 0) {
-    write(`no earlier session in ${workspace}.`);
+    write(`no earlier session in ${terminalLine(placeText(place))}.`);
     return undefined;
   }
   const lines = sessions.map((s, i) => sessionLine(i, s));

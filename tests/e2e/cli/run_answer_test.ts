@@ -6,6 +6,9 @@ import assert from "node:assert/strict";
 import { mockRunArgs, runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { plain, type PtyRun, runDeftInPty } from "../../helpers/pty.ts";
+import { denoDir, REPO_ROOT } from "../../helpers/deft.ts";
+import { deftFlags } from "../../../scripts/deft_flags.ts";
 
 const ANSWER = "x is the sum of a and b, computed in calc.py.";
 
@@ -120,4 +123,53 @@ Deno.test("run: a task both as an argument and with -f - is refused", async () =
   });
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /either as an argument or with --file/);
+});
+
+/** Runs `deft ARGS` in a pty with its stdout sent to `stdoutFile` (stderr stays the terminal). */
+async function runInPtyStdoutToFile(args: string[], cwd: string, home: string, stdoutFile: string) {
+  const script = await Deno.makeTempFile({ suffix: ".json" });
+  const argv = [Deno.execPath(), "run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...args];
+  await Deno.writeTextFile(
+    script,
+    JSON.stringify({
+      argv: ["/bin/sh", "-c", 'out="$1"; shift; exec "$@" > "$out"', "sh", stdoutFile, ...argv],
+      cwd,
+      env: { NO_COLOR: "1", DENO_DIR: denoDir(), TERM: "xterm", HOME: home },
+      steps: [],
+      timeout: 90,
+    }),
+  );
+  try {
+    const out = await new Deno.Command("python3", {
+      args: [`${REPO_ROOT}tests/helpers/pty_drive.py`, script],
+      stdout: "piped",
+    }).output();
+    return JSON.parse(new TextDecoder().decode(out.stdout)) as PtyRun;
+  } finally {
+    await Deno.remove(script);
+  }
+}
+
+function count(text: string, part: string): number {
+  return text.split(part).length - 1;
+}
+
+Deno.test("run on a terminal: the streamed answer shows once; with stdout piped it still lands on stdout", async () => {
+  await using t = await setup([chatText(ANSWER), chatText(ANSWER)]);
+  // stdout and stderr are the terminal: the live console streamed it, no second copy.
+  const args = mockRunArgs(t.mock, "explain x", t.repo);
+  const r = await runDeftInPty(args, [], { cwd: t.home, env: { HOME: t.home } });
+  const screen = plain(r.output);
+  assert.equal(r.code, 0, screen);
+  assert.equal(count(screen, ANSWER), 1, screen);
+  assert.match(screen, /completed/);
+
+  // stderr is the terminal, stdout a file (a script's pipe): the answer is there, alone.
+  const file = `${t.home}/answer.txt`;
+  const piped = await runInPtyStdoutToFile(args, t.home, t.home, file);
+  const shown = plain(piped.output);
+  assert.equal(piped.code, 0, shown);
+  assert.equal(count(shown, ANSWER), 1, "streamed on the terminal");
+  assert.equal(await Deno.readTextFile(file), `${ANSWER}\n`);
+  assert.equal(t.mock.requests.length, 2);
 });
