@@ -55,6 +55,7 @@ Deno.test("askToTrust shows hostile key names and folders inert", async () => {
   const a = asking(["n"], true);
   await a.decide({ path: "deft.yaml", folder: "/w/\x1b[2Jx", ignored: ["evil\x1b]0;t\x07"] });
   for (const text of [...a.said, ...a.asked]) {
+    // deno-lint-ignore no-control-regex
     assert.ok(!/[\x00-\x1f]/.test(text.replace(/\n/g, "")), text);
   }
   assert.match(a.said[0], /evil\\x1b\]0;t\\x07/);

@@ -139,7 +139,7 @@ for (const runtime of ["docker", "podman"] as const) {
       }
       const predictions = jsonLines(join(out, "predictions.jsonl"));
       assert.equal(predictions.length, 2);
-      for (const p of predictions) assert.match(p.model_patch as string, /\+    return a \+ b\n/);
+      for (const p of predictions) assert.match(p.model_patch as string, /\+ {4}return a \+ b\n/);
       assert.deepEqual(await batchContainers(rt, out), []);
     });
 

@@ -117,7 +117,7 @@ Deno.test("resume picker (pty): --resume with no id lists the sessions (date, st
     // Newest last, next to the prompt; the escape in a prompt is shown, not obeyed.
     assert.match(
       out,
-      /Sessions \(newest last\):\n 2\. \d{4}-\d\d-\d\d \d\d:\d\d  completed\s+the first task ␛\[31mred\n 1\. .*completed\s+the second task\n/,
+      /Sessions \(newest last\):\n 2\. \d{4}-\d\d-\d\d \d\d:\d\d {2}completed\s+the first task ␛\[31mred\n 1\. .*completed\s+the second task\n/,
     );
     assert.ok(!r.output.includes("\x1b[31mred"), "the raw escape never reaches the terminal");
     // Picked 2: the first task's conversation goes on.
