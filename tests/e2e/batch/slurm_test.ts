@@ -337,7 +337,29 @@ Deno.test({
       let seen = 0;
       const hangDeadline = Date.now() + 120_000;
       while (seen === 0) {
-        assert.ok(Date.now() < hangDeadline, `the task's ${needle} was not seen within 120 s`);
+        if (Date.now() > hangDeadline) {
+          // What the job said, to tell why its command never ran.
+          const logs: string[] = [];
+          const walk = (dir: string) => {
+            for (
+              const e of (() => {
+                try {
+                  return [...Deno.readDirSync(dir)];
+                } catch {
+                  return [];
+                }
+              })()
+            ) {
+              const f = join(dir, e.name);
+              if (e.isDirectory) walk(f);
+              else if (/\.(log|out|json)$/.test(e.name)) {
+                logs.push(`--- ${f}:\n${Deno.readTextFileSync(f).slice(-3000)}`);
+              }
+            }
+          };
+          walk(hangOut);
+          assert.fail(`the task's ${needle} was not seen within 120 s\n${logs.join("\n")}`);
+        }
         for (const pid of processesWith(needle)) {
           const status = await Deno.readTextFile(`/proc/${pid}/status`).catch(() => "");
           if (!status) continue; // ended in between
