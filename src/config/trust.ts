@@ -11,7 +11,7 @@ import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { Document, isMap, isScalar, parseDocument } from "yaml";
 import { ConfigError } from "./errors.ts";
 import { readConfigFile } from "./read.ts";
-import { terminalText } from "../policy/terminal_text.ts";
+import { terminalLine } from "../policy/terminal_text.ts";
 
 /** Top-level keys an untrusted repository's config may set. */
 const UNTRUSTED_KEYS: ReadonlySet<string> = new Set(["models", "agents", "lakeview"]);
@@ -240,11 +240,14 @@ export interface TrustAsking {
  */
 export function askToTrust(asking: TrustAsking): TrustDecision {
   return async ({ path, folder, ignored }) => {
-    const keys = ignored.map((k) => terminalText(k, { style: "escape" })).join(", ");
-    const shownFolder = terminalText(folder, { style: "escape" });
+    // Every name on one line, control characters spelled out: a key holding a newline must not
+    // draw a line of its own (a fake "already trusted" under the question).
+    const spelled = (text: string) => terminalLine(text, { style: "escape", tabs: false });
+    const keys = ignored.map(spelled).join(", ");
+    const shownFolder = spelled(folder);
     const notice = () =>
       asking.write(
-        `note: ${terminalText(path, { style: "escape" })} is in a folder you have not ` +
+        `note: ${spelled(path)} is in a folder you have not ` +
           `trusted, so its ${keys} ${ignored.length === 1 ? "is" : "are"} ignored; run ` +
           `\`deft trust ${shownFolder}\` to let it set ${ignored.length === 1 ? "it" : "them"}.`,
       );
@@ -253,7 +256,7 @@ export function askToTrust(asking: TrustAsking): TrustDecision {
       return false;
     }
     asking.write(
-      `${terminalText(path, { style: "escape" })} sets ${keys}, which only a trusted folder's ` +
+      `${spelled(path)} sets ${keys}, which only a trusted folder's ` +
         "config may set (they can start programs, choose where your API key goes, carry " +
         "credentials or relax the sandbox).",
     );
