@@ -9,7 +9,13 @@ import { runTask, type Session, type TurnRecord } from "../../agent/session.ts";
 import { costOf } from "../../llm/prices.ts";
 import { addUsage, emptyUsage, type LLMMessage, type LLMUsage } from "../../llm/types.ts";
 import { normalizeToolName } from "../../tools/executor.ts";
-import { keepFile, type KeptFile, putBack, type PutBackOutcome } from "../../tools/fs/keep.ts";
+import {
+  keepFile,
+  type KeptFile,
+  putBack,
+  type PutBackOutcome,
+  whatIsAt,
+} from "../../tools/fs/keep.ts";
 import { terminalLine } from "../../policy/terminal_text.ts";
 
 /** The editor whose history `/undo` uses, and the commands of it that change a file. */
@@ -264,8 +270,17 @@ export async function initAgentsFile(ctx: TurnCommandContext): Promise<void> {
     );
     return;
   }
-  if (!await exists(path)) {
+  const made = whatIsAt(path);
+  if (made === "missing") {
     ctx.write(`the model did not write ${shown(path)}; try /init again or write it yourself.`);
+    return;
+  }
+  if (made !== "a regular file") {
+    // Not followed or read: the model may have pointed it anywhere.
+    ctx.write(
+      `the model made ${shown(path)} ${shown(made)}, not a file; Deft left it as it is and did ` +
+        "not read it. Remove it, then try /init again or write it yourself.",
+    );
     return;
   }
   ctx.write(

@@ -181,3 +181,12 @@ export function kindOf(info: Deno.FileInfo): string {
 function describe(path: string, info: Deno.FileInfo): string {
   return info.isSymlink ? `a symbolic link to ${readLinkPinned(path)}` : kindOf(info);
 }
+
+/**
+ * What is at `path` now, in words (`missing`, `a regular file`, `a symbolic link to X`, `a FIFO
+ * (named pipe)` …), looked at without following it.
+ */
+export function whatIsAt(path: string): string {
+  const info = lstatPinned(path);
+  return info ? describe(path, info) : "missing";
+}

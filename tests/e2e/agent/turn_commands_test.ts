@@ -377,3 +377,28 @@ Deno.test("/compact: an empty summary from the model leaves the conversation as 
     await Deno.remove(repo, { recursive: true });
   }
 });
+
+Deno.test("/init: a new AGENTS.md the model makes a symlink to an outside file is left unread, and said so", async () => {
+  await using p = await initPlaces();
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: `ln -s ${p.marker} AGENTS.md` }]]),
+    chatText("wrote AGENTS.md"),
+  ]);
+  try {
+    const r = await interactive(mock, p.repo, "/init\nexit\n");
+    await Deno.remove(r.home, { recursive: true });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      /the model made .*AGENTS\.md a symbolic link to .*id_ed25519, not a file; Deft left it as it is and did not read it/,
+    );
+    assert.doesNotMatch(r.stderr, /drafted/);
+    assert.ok(
+      !JSON.stringify(mock.requests).includes("marker-c0ffee"),
+      "the secret reached the model",
+    );
+    assert.equal(await Deno.readTextFile(p.marker), SECRET);
+  } finally {
+    await mock.close();
+  }
+});
