@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { askToTrust } from "../../src/config/trust.ts";
+import { askToTrust, layerUntrusted } from "../../src/config/trust.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 const UNTRUSTED = { path: "deft.yaml", folder: "/w/repo", ignored: ["mcp_servers", "sandbox"] };
@@ -90,4 +90,15 @@ Deno.test("askToTrust: a key or folder holding a newline cannot draw a line of i
     assert.match(text, /\\x0anote: \/w\/repo is already trusted/);
   }
   assert.match(a.said[0], /sandbox\\x0d\\x09already trusted/);
+});
+
+Deno.test("layerUntrusted: the warning spells a key's newline out instead of drawing a line", () => {
+  const repo = `"mcp_servers\\nnote: /w is already trusted\\r": {}\nsandbox: none\n`;
+  const layer = layerUntrusted(repo, "/w/deft.yaml");
+  assert.deepEqual(layer.ignored, ["mcp_servers\nnote: /w is already trusted\r", "sandbox"]);
+  assert.ok(!/[\n\r]/.test(layer.warning!), JSON.stringify(layer.warning));
+  assert.match(
+    layer.warning!,
+    /may not set mcp_servers\\x0anote: \/w is already trusted\\x0d, sandbox/,
+  );
 });
