@@ -68,6 +68,9 @@ export function keepFile(path: string, maxBytes = MAX_KEPT_BYTES): KeptFile {
     const { bytes, info: opened } = readPinned(path, path);
     return { kind: "file", bytes, mode: opened.mode === null ? undefined : opened.mode & 0o7777 };
   } catch (e) {
+    if (e instanceof Deno.errors.PermissionDenied) {
+      return { kind: "other", what: kindOf(info), ino: info.ino, reason: "Deft may not read it" };
+    }
     // Swapped for something else between the look and the read: not read, so not kept.
     if (!(e instanceof FileToolError)) throw e;
     return {

@@ -138,6 +138,8 @@ Deno.test("keepFile: a FIFO is never opened and not put back; a folder in its pl
   assert.equal(blocked.done, "refused");
   assert.equal(blocked.found, "a folder");
   assert.ok(blocked.why);
+  const left = [...Deno.readDirSync(p.ws)].map((e) => e.name).filter((n) => n.includes(".deft-"));
+  assert.deepEqual(left, [], "a scratch file was left behind");
 });
 
 /**
