@@ -9,6 +9,14 @@ import { runTask, type Session, type TurnRecord } from "../../agent/session.ts";
 import { costOf } from "../../llm/prices.ts";
 import { addUsage, emptyUsage, type LLMMessage, type LLMUsage } from "../../llm/types.ts";
 import { normalizeToolName } from "../../tools/executor.ts";
+import {
+  keepFile,
+  type KeptFile,
+  putBack,
+  type PutBackOutcome,
+  whatIsAt,
+} from "../../tools/fs/keep.ts";
+import { terminalLine } from "../../policy/terminal_text.ts";
 
 /** The editor whose history `/undo` uses, and the commands of it that change a file. */
 const EDITOR = "str_replace_based_edit_tool";
@@ -236,8 +244,12 @@ export async function initAgentsFile(ctx: TurnCommandContext): Promise<void> {
   }
   const { path, draft } = await initTarget(session.workspace);
   const agents = join(session.workspace, "AGENTS.md");
-  const original = draft ? await Deno.readFile(agents) : undefined;
-  ctx.write(`drafting ${path} (one agent turn; Ctrl-C stops it)…`);
+  // Kept without following a link or opening a pipe: the repository may have made AGENTS.md
+  // anything, and the model may change it during the turn.
+  const kept = draft ? keepFile(agents) : undefined;
+  const notice = kept && keptNotice(agents, kept);
+  if (notice) ctx.write(notice);
+  ctx.write(`drafting ${shown(path)} (one agent turn; Ctrl-C stops it)…`);
   const ran = await interruptible((signal) =>
     runTask(session, initPrompt(path, draft), {
       signal,
@@ -246,30 +258,81 @@ export async function initAgentsFile(ctx: TurnCommandContext): Promise<void> {
       recordedTask: "/init",
     })
   );
-  if (original) {
-    const now = await Deno.readFile(agents).catch(() => undefined);
-    if (!now || !sameBytes(now, original)) {
-      await Deno.writeFile(agents, original);
-      ctx.write(`the model changed ${agents}: it is put back as it was.`);
-    }
+  if (kept) {
+    const said = putBackNotice(agents, kept, await putBack(agents, kept));
+    if (said) ctx.write(said);
   }
   if (ran === undefined || ran.result.interrupted) {
     ctx.write(
       (await exists(path))
-        ? `interrupted: ${path} may be unfinished.`
+        ? `interrupted: ${shown(path)} may be unfinished.`
         : "interrupted: nothing written.",
     );
     return;
   }
-  if (!await exists(path)) {
-    ctx.write(`the model did not write ${path}; try /init again or write it yourself.`);
+  const made = whatIsAt(path);
+  if (made === "missing") {
+    ctx.write(`the model did not write ${shown(path)}; try /init again or write it yourself.`);
+    return;
+  }
+  if (made !== "a regular file") {
+    // Not followed or read: the model may have pointed it anywhere.
+    ctx.write(
+      `the model made ${shown(path)} ${shown(made)}, not a file; Deft left it as it is and did ` +
+        "not read it. Remove it, then try /init again or write it yourself.",
+    );
     return;
   }
   ctx.write(
     draft
-      ? `drafted ${path}: compare it with AGENTS.md and merge what you want.`
-      : `drafted ${path}: review it; new sessions read it as project instructions.`,
+      ? `drafted ${shown(path)}: compare it with AGENTS.md and merge what you want.`
+      : `drafted ${shown(path)}: review it; new sessions read it as project instructions.`,
   );
+}
+
+/** What `/init` says before the turn about an AGENTS.md it cannot keep a copy of. */
+function keptNotice(agents: string, kept: KeptFile): string | undefined {
+  if (kept.kind === "symlink") {
+    return `${shown(agents)} is a symbolic link to ${shown(kept.target)}: Deft does not read ` +
+      "through it; if the model changes it, the link itself is put back.";
+  }
+  if (kept.kind === "other") {
+    return `${shown(agents)} is ${kept.what}, not a file Deft reads (${kept.reason}): no copy ` +
+      "is kept, so if the model changes it, it cannot be put back.";
+  }
+  return undefined;
+}
+
+/** What `/init` says after the turn about putting AGENTS.md back; undefined when unchanged. */
+function putBackNotice(
+  agents: string,
+  kept: KeptFile,
+  outcome: PutBackOutcome,
+): string | undefined {
+  const name = shown(agents);
+  if (outcome.done === "unchanged") return undefined;
+  const what = outcome.found === "missing"
+    ? `the model deleted ${name}`
+    : outcome.found === "a regular file"
+    ? `the model changed ${name}`
+    : `the model replaced ${name} by ${shown(outcome.found)}`;
+  if (outcome.done === "refused") {
+    return `${what}; it was not put back: ${shown(outcome.why ?? "")}. Check it yourself ` +
+      "(`git status`, `git checkout -- AGENTS.md`).";
+  }
+  if (kept.kind === "symlink") {
+    return `${what}: the symbolic link to ${shown(kept.target)} is put back as it was (its ` +
+      "target was neither read nor written).";
+  }
+  const through = outcome.found.startsWith("a symbolic link")
+    ? " (replacing the link; nothing was written through it)"
+    : "";
+  return `${what}: it is put back as it was${through}.`;
+}
+
+/** A path or name from the workspace, safe to print on one line. */
+function shown(text: string): string {
+  return terminalLine(text);
 }
 
 /** `/cost`: tokens and cost per turn and in total. */
@@ -308,10 +371,6 @@ function tokens(usage: LLMUsage): string {
 
 function money(cost: number | null): string {
   return cost === null ? "$?" : `$${cost.toFixed(4)}`;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 async function exists(path: string): Promise<boolean> {

