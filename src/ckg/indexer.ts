@@ -329,51 +329,59 @@ class Reparse {
 
   /** Reads each changed file (until the byte budget runs out) and routes it by what it holds. */
   async readAll(fs: SourceFs): Promise<void> {
-    const { candidates, report, store, needle } = this;
+    const { candidates } = this;
     let budget = this.options.budgetBytes ?? Infinity;
     for (const [index, candidate] of candidates.entries()) {
       if (budget <= 0) {
-        report.remaining = candidates.length - index;
+        this.report.remaining = candidates.length - index;
         break;
       }
       budget -= candidate.size;
-      const outcome = await readCandidate(fs, candidate, needle);
-      if (outcome.kind === "deferred") {
-        report.deferred++;
-        if (outcome.held) report.holding++;
-        if (candidate.row) {
-          const id = candidate.row.id;
-          this.#write(() => store.removeFiles([id]));
-        }
-        continue;
-      }
-      if (outcome.kind === "parse") {
-        if (needle) report.holding++;
-        this.#slice.push(outcome.pending);
-        this.#sliceBytes += outcome.pending.text.length;
-        if (this.#sliceBytes >= (this.options.sliceBytes ?? SLICE_BYTES)) await this.#dispatch();
-        continue;
-      }
-      if (outcome.kind === "gone") {
-        if (candidate.row) {
-          const id = candidate.row.id;
-          this.#write(() => store.removeFiles([id]));
-          report.removed++;
-        }
-      } else if (outcome.kind === "same") {
-        report.touched++;
-        const { row, size, mtimeMs } = candidate;
-        const racy = isRacy(mtimeMs);
-        this.#write(() => store.updateFileStat(row!.id, size, mtimeMs, racy));
-      } else {
-        const { record } = outcome;
-        if (record.status === "skipped") {
-          report.skipped.push({ path: record.path, reason: record.note ?? "" });
-        } else report.failed.push({ path: record.path, error: record.note ?? "" });
-        this.#write(() => store.putFile(record, []));
-      }
-      this.#progress();
+      await this.#route(candidate, await readCandidate(fs, candidate, this.needle));
     }
+  }
+
+  /**
+   * One file read: left for later (its old symbols forgotten), added to the slice for the
+   * parsers, or settled without a parse (gone, unchanged content, skipped or failed).
+   */
+  async #route(candidate: Candidate, outcome: ReadOutcome): Promise<void> {
+    const { report, store } = this;
+    if (outcome.kind === "deferred") {
+      report.deferred++;
+      if (outcome.held) report.holding++;
+      if (candidate.row) {
+        const id = candidate.row.id;
+        this.#write(() => store.removeFiles([id]));
+      }
+      return;
+    }
+    if (outcome.kind === "parse") {
+      if (this.needle) report.holding++;
+      this.#slice.push(outcome.pending);
+      this.#sliceBytes += outcome.pending.text.length;
+      if (this.#sliceBytes >= (this.options.sliceBytes ?? SLICE_BYTES)) await this.#dispatch();
+      return;
+    }
+    if (outcome.kind === "gone") {
+      if (candidate.row) {
+        const id = candidate.row.id;
+        this.#write(() => store.removeFiles([id]));
+        report.removed++;
+      }
+    } else if (outcome.kind === "same") {
+      report.touched++;
+      const { row, size, mtimeMs } = candidate;
+      const racy = isRacy(mtimeMs);
+      this.#write(() => store.updateFileStat(row!.id, size, mtimeMs, racy));
+    } else {
+      const { record } = outcome;
+      if (record.status === "skipped") {
+        report.skipped.push({ path: record.path, reason: record.note ?? "" });
+      } else report.failed.push({ path: record.path, error: record.note ?? "" });
+      this.#write(() => store.putFile(record, []));
+    }
+    this.#progress();
   }
 
   /** Hands over the last slice and waits for every run; a parser that failed is thrown. */
