@@ -1,5 +1,5 @@
 /**
- * The layer rules of DESIGN.md, checked on the real import graph.
+ * The layer rules of docs/architecture.md, checked on the real import graph.
  *
  * The graph is Deno's own: `deno info --json` from main.ts, then from every module under src/
  * that main.ts does not reach (worker entries, scripts' helpers), until each one is in it. It

@@ -10,7 +10,7 @@ import { type AgentResult, runAgent } from "./agent.ts";
 import type { AgentConsole } from "./console.ts";
 import { ContextManager } from "./context.ts";
 import { Lakeview } from "./lakeview.ts";
-import { checkSandbox, hostDirs } from "../tools/host/hosting.ts";
+import { checkSandbox, hostDirs } from "../tools/host/mod.ts";
 import { ApprovalGate, type ApprovalMode, type AskUser, isApprovalMode } from "./approval.ts";
 import { loadProjectInstructions, type ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
@@ -26,7 +26,7 @@ import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
-import { createHostedTools } from "../tools/host/remote.ts";
+import { containerLinkStarter, createHostedTools } from "../tools/host/mod.ts";
 import {
   containerMarker,
   defaultTrajectoryPath,
@@ -39,7 +39,7 @@ import { readEnv } from "../env.ts";
 import type { Container, ContainerRuntime } from "../container/container.ts";
 import type { ContainerBaseline } from "../container/patch.ts";
 import type { DeftConfig } from "../config/load.ts";
-import { workerEntry } from "../tools/host/entry.ts";
+import { workerEntry } from "../tools/host/mod.ts";
 import { UsageError } from "../errors.ts";
 
 /** The settings a session takes from the command line, over the config file. */
@@ -173,7 +173,7 @@ async function startContainer(
   }
   const [{ openContainer }, { TOOL_HOST_COMMAND }] = await Promise.all([
     import("../container/container.ts"),
-    import("../tools/host/sandboxed.ts"),
+    import("../tools/host/mod.ts"),
   ]);
   const container = await openContainer(
     {
@@ -355,9 +355,7 @@ async function sessionTools(
   };
   let tools: Tool[];
   try {
-    const only = container
-      ? (await import("../tools/host/container.ts")).containerLinkStarter(container)
-      : undefined;
+    const only = container ? await containerLinkStarter(container) : undefined;
     tools = await createHostedTools(
       context,
       config.agent.tools,

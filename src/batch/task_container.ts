@@ -13,8 +13,7 @@ import {
 } from "../container/container.ts";
 import { containerPatch } from "../container/patch.ts";
 import { isDropping } from "../agent/droppings.ts";
-import { TOOL_HOST_COMMAND } from "../tools/host/sandboxed.ts";
-import { workerEntry } from "../tools/host/entry.ts";
+import { TOOL_HOST_COMMAND, workerEntry } from "../tools/host/mod.ts";
 import {
   containerExecLaunch,
   containerRemoveLaunch,

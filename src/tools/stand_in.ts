@@ -2,7 +2,7 @@
  * The one kind of tool the executor holds for a built-in tool: a stand-in with the catalog's
  * name, description and parameters, whose calls a host answers. The host is this process
  * (in_process.ts, which loads the implementation on the first call) or a tool host's worker
- * (host/remote.ts). The model and the executor cannot tell a stand-in from the tool itself.
+ * (host/tool_host.ts). The model and the executor cannot tell a stand-in from the tool itself.
  */
 import { Tool, type ToolContext, type ToolExecResult, type ToolParameter } from "./base.ts";
 import type { ToolDefinitionSource } from "./catalog_types.ts";

@@ -1,6 +1,7 @@
 /** Messages between the main thread and the worker that hosts confined tools. */
 import type { ToolContext, ToolExecResult } from "../base.ts";
 import type { ToolDirs } from "../../policy/permissions.ts";
+import type { ChildReport } from "../worker_scope.ts";
 
 /** From the main thread to the worker. */
 export type HostRequest =
@@ -26,4 +27,4 @@ export type HostReply =
   | { type: "closed"; id: number; errors: string[] }
   | { type: "probed"; id: number; outcome: string }
   /** A process group a tool started (`running`) or that ended; killed if the worker is. */
-  | { type: "child"; id: -1; pid: number; running: boolean };
+  | ChildReport;

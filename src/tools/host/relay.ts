@@ -11,7 +11,7 @@
  * stdin and stdout, and a fatal problem is told on stderr.
  */
 import { readLines } from "../../line_reader.ts";
-import { workerEntry } from "./entry.ts";
+import { workerEntry } from "./entry_points.ts";
 import type { HostReply } from "./protocol.ts";
 import type { BootMessage } from "./sandboxed.ts";
 

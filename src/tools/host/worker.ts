@@ -80,11 +80,6 @@ export function serveToolHost(): void {
   };
 }
 
-/** True when this code runs inside a worker. */
-export function inWorker(): boolean {
-  return typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined";
-}
-
 async function attempt(probe: Probe): Promise<void> {
   switch (probe.action) {
     case "read":

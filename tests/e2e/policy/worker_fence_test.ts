@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createHostedTools, ToolHost } from "../../../src/tools/host/remote.ts";
+import { createHostedTools, ToolHost } from "../../../src/tools/host/mod.ts";
 import { StandInTool } from "../../../src/tools/stand_in.ts";
 import { Place } from "../../helpers/places.ts";
 

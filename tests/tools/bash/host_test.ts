@@ -4,7 +4,7 @@
  * still work.
  */
 import assert from "node:assert/strict";
-import { ToolHost } from "../../../src/tools/host/remote.ts";
+import { ToolHost } from "../../../src/tools/host/mod.ts";
 import type { ToolSettings } from "../../../src/tools/base.ts";
 import { eventually, pidsByCmdline } from "./helpers.ts";
 

@@ -21,7 +21,7 @@ import {
   writeFiles,
 } from "../../../helpers/edit_race.ts";
 import { BashTool } from "../../../../src/tools/bash/tool.ts";
-import { createHostedTools } from "../../../../src/tools/host/remote.ts";
+import { createHostedTools } from "../../../../src/tools/host/mod.ts";
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
 import { withEditor, withOutsideDir } from "../../../tools/edit/helpers.ts";
 import { outsideTmp } from "../../../helpers/places.ts";

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createHostedTools } from "../../../../src/tools/host/remote.ts";
+import { createHostedTools } from "../../../../src/tools/host/mod.ts";
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
 import { tempDir } from "../../../helpers/temp.ts";
 import { pidsByCmdline } from "../../../tools/bash/helpers.ts";

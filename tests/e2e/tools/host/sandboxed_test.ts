@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { basename } from "node:path";
 import type { Tool, ToolContext } from "../../../../src/tools/base.ts";
-import { createHostedTools, type ToolHost } from "../../../../src/tools/host/remote.ts";
+import { createHostedTools, type ToolHost } from "../../../../src/tools/host/mod.ts";
 import type { StandInTool } from "../../../../src/tools/stand_in.ts";
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
 import { eventually, pidsByCmdline } from "../../../tools/bash/helpers.ts";

@@ -1,11 +1,9 @@
 /**
- * What must hold before a session (or a pipeline command) builds its hosted tools: the folders the
- * tool host may use besides the workspace, and a sandbox that can actually start.
+ * What must hold before a session (or a pipeline command) builds its hosted tools: a sandbox that
+ * can actually start, checked once at start rather than at the first call.
  */
 import type { ToolSettings } from "../base.ts";
-import type { HostDirs } from "./remote.ts";
 import { entryOf, resolveToolName } from "../catalog.ts";
-import { deftCacheDir, tempRoot } from "../../policy/dirs.ts";
 import { findBwrap, SandboxUnavailableError } from "../../policy/sandbox.ts";
 import { UsageError } from "../../errors.ts";
 
@@ -27,9 +25,4 @@ export function checkSandbox(settings: ToolSettings, tools?: readonly string[]):
     if (e instanceof SandboxUnavailableError) throw new UsageError(e.message);
     throw e;
   }
-}
-
-/** The directories besides the workspace that hosted tools may use. */
-export function hostDirs(settings: ToolSettings): HostDirs {
-  return { cache: settings.ckgDir ?? deftCacheDir(), temp: tempRoot() };
 }

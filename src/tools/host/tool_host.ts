@@ -1,18 +1,17 @@
 /**
- * The main-thread side of the tool host. Tools that touch the system (files, processes) run in a
- * worker whose Deno permissions allow only the workspace, Deft's own dirs and bash/bwrap/git, with
- * no network; the executor holds their stand-ins (stand_in.ts), whose calls go to the host here.
- * The worker starts on the first call.
+ * `ToolHost`, the main-thread side of a tool host. Tools that touch the system (files, processes)
+ * run in a worker whose Deno permissions allow only the workspace, Deft's own dirs and
+ * bash/bwrap/git, with no network; the executor holds their stand-ins (stand_in.ts), whose calls
+ * go to the host here. The worker starts on the first call, over a link (link.ts: in this
+ * process; sandboxed.ts and container.ts: in another), and is replaced after a crash or a call
+ * past its deadline.
  */
-import { readEnv } from "../../env.ts";
 import { drawBoundary, sessionTemp } from "../../policy/boundary.ts";
 import type { SessionTemp } from "../../policy/session_temp.ts";
-import type { Tool, ToolContext, ToolExecResult } from "../base.ts";
-import { DEFAULT_TOOL_NAMES, resolveToolNames } from "../catalog.ts";
-import { createTools, isSandboxed, placeOf } from "../registry.ts";
+import type { ToolContext, ToolExecResult } from "../base.ts";
 import type { Host } from "../stand_in.ts";
 import type { HostReply, HostRequest, Probe } from "./protocol.ts";
-import { workerEntry } from "./entry.ts";
+import { workerEntry } from "./entry_points.ts";
 import { type HostLink, type LinkEvents, type LinkStarter, startWorkerLink } from "./link.ts";
 import { CLOSE_DEADLINE_SECONDS, deadlineSeconds } from "./deadlines.ts";
 
@@ -236,38 +235,4 @@ export class ToolHost implements Host {
     this.#temp = undefined;
     if (reply.type === "closed" && reply.errors.length) throw new Error(reply.errors.join("; "));
   }
-}
-
-/**
- * Builds the named tools (default: the default set) through the one factory, `createTools`,
- * with the tool hosts every command uses: a permission-fenced worker and, with a sandbox, the
- * sandboxed host, each started on its first call. Only definitions load here, so start-up stays
- * fast. Throws `UnknownToolError`. `DEFT_TOOLS_IN_PROCESS=1` keeps every tool in this process
- * (for debugging). With `only` (a container's host), every hosted tool goes there.
- */
-export async function createHostedTools(
-  context: ToolContext,
-  names: readonly string[] = DEFAULT_TOOL_NAMES,
-  dirs: HostDirs = {},
-  only?: LinkStarter,
-): Promise<Tool[]> {
-  if (only) {
-    return createTools(context, names, (_, group) => new ToolHost(context, group, dirs, only));
-  }
-  if (readEnv("DEFT_TOOLS_IN_PROCESS") === "1") return createTools(context, names);
-  // The sandboxed host's code loads only when a tool goes there, off every other start-up path.
-  const sandboxed = resolveToolNames(names).some((n) => isSandboxed(placeOf(n, context.settings)))
-    ? (await import("./sandboxed.ts")).sandboxedLinkStarter
-    : undefined;
-  return createTools(
-    context,
-    names,
-    (place, group) =>
-      new ToolHost(
-        context,
-        group,
-        dirs,
-        isSandboxed(place) && sandboxed ? sandboxed(context.settings, place) : startWorkerLink,
-      ),
-  );
 }
