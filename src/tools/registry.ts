@@ -7,7 +7,7 @@
  * where it runs, on its first call.
  */
 import type { Tool, ToolContext, ToolSettings } from "./base.ts";
-import { DEFAULT_TOOL_NAMES, definitionOf, entryOf, resolveToolNames } from "./catalog.ts";
+import { DEFAULT_TOOL_NAMES, entryOf, resolveToolNames } from "./catalog.ts";
 import { InProcessHost } from "./in_process.ts";
 import { type Host, StandInTool } from "./stand_in.ts";
 
@@ -73,6 +73,6 @@ export function createTools(
     );
   }
   return resolved.map((name) =>
-    new StandInTool(definitionOf(name), context, byPlace.get(place(name))!)
+    new StandInTool(entryOf(name), context, byPlace.get(place(name))!)
   );
 }
