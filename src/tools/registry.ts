@@ -72,7 +72,5 @@ export function createTools(
       where === "process" ? new InProcessHost(context, group) : hosts!(where, group),
     );
   }
-  return resolved.map((name) =>
-    new StandInTool(entryOf(name), context, byPlace.get(place(name))!)
-  );
+  return resolved.map((name) => new StandInTool(entryOf(name), context, byPlace.get(place(name))!));
 }
