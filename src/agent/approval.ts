@@ -11,7 +11,7 @@ import { diffFilesSync } from "../policy/git.ts";
 import { defaultSandbox } from "../policy/sandbox.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
-import type { EditEffect, Tool } from "../tools/base.ts";
+import type { CommandEffect, EditEffect, Tool } from "../tools/base.ts";
 import { readWorkspaceFile } from "../tools/fs/workspace_read.ts";
 import {
   type CallGate,
@@ -196,7 +196,7 @@ export class ApprovalGate implements CallGate {
       case "other":
         return undefined;
       case "command":
-        return this.#commandRequest(effect.command);
+        return this.#commandRequest(effect);
       case "edit": {
         // git's own files can make "read-only" git commands run programs: edits there are
         // asked about in `commands` mode too.
@@ -226,12 +226,14 @@ export class ApprovalGate implements CallGate {
     }
   }
 
-  #commandRequest(command: string): Request | typeof RUN_UNASKED | undefined {
+  #commandRequest(effect: CommandEffect): Request | typeof RUN_UNASKED | undefined {
+    const command = effect.command;
     // A reader runs unasked only where it cannot act, whatever git or a planted shell function
-    // would make of it; without a sandbox to run it in, it is asked like the rest. In a
-    // container there is no read-only sandbox to run it in (the container is the boundary, and
-    // the workspace is writable there): every command is asked.
-    if (isReadOnlyCommand(command) && !this.inContainer && canRunUnasked()) return RUN_UNASKED;
+    // would make of it: by a tool that confines such a call, where a sandbox can run it. Else it
+    // is asked like the rest. In a container there is no read-only sandbox to run it in (the
+    // container is the boundary, and the workspace is writable there): every command is asked.
+    const unasked = effect.confinesUnasked === true && !this.inContainer;
+    if (unasked && isReadOnlyCommand(command) && canRunUnasked()) return RUN_UNASKED;
     if ([...this.#always].some((p) => p.startsWith("$ ") && matchesPrefix(command, p.slice(2)))) {
       return undefined;
     }

@@ -75,8 +75,20 @@ export interface ToolContext {
 export type CallEffect =
   | { readonly kind: "read" }
   | EditEffect
-  | { readonly kind: "command"; readonly command: string }
+  | CommandEffect
   | { readonly kind: "other" };
+
+/** A call that runs a command line. */
+export interface CommandEffect {
+  readonly kind: "command";
+  readonly command: string;
+  /**
+   * The tool honours `CallPlan.unasked`: told so, it runs the command where it cannot act (bash:
+   * a fresh read-only sandbox). Only then may the approval gate let a read-only command through
+   * without asking; a tool that would run it as usual is asked about every command.
+   */
+  readonly confinesUnasked?: boolean;
+}
 
 /** A call that changes one file. */
 export interface EditEffect {

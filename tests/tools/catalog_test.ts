@@ -47,6 +47,7 @@ Deno.test("catalog: what each call does; nothing for a tool outside it", () => {
   assert.deepEqual(effectsOf("bash", { command: "rm -rf build" }), {
     kind: "command",
     command: "rm -rf build",
+    confinesUnasked: true,
   });
   assert.equal(effectsOf("bash", { restart: true, command: "rm x" })?.kind, "other");
   const create = effectsOf("STR_REPLACE_BASED_EDIT_TOOL", {

@@ -36,12 +36,15 @@ export const BASH: ToolDefinitionSource = {
   ],
 };
 
-/** What a `bash` call does: runs its command; a restart only replaces the shell. */
+/**
+ * What a `bash` call does: runs its command (one let through unasked in a fresh read-only sandbox,
+ * see `CallPlan`); a restart only replaces the shell.
+ */
 export function bashEffects(args: Record<string, unknown>): CallEffect {
   if (args.restart === true) return { kind: "other" };
   // Without a command the call fails before anything runs.
   return typeof args.command === "string"
-    ? { kind: "command", command: args.command }
+    ? { kind: "command", command: args.command, confinesUnasked: true }
     : { kind: "other" };
 }
 
