@@ -20,10 +20,10 @@ mcp_servers:
 allow_mcp_servers: [fx]
 `;
 
-/** Runs one `deft run --approval commands` whose model calls `peek` (read-only) then `echo`. */
+/** Runs one `deft run --approval commands` whose model calls `pid` (read-only) then `echo`. */
 async function run(home: string, workspace: string, steps: { expect: string; send: string }[]) {
   const mock = MockLLM.start([
-    chatToolCalls([["mcp__fx__peek", {}]]),
+    chatToolCalls([["mcp__fx__pid", {}]]),
     chatToolCalls([["mcp__fx__echo", { text: "hi" }]]),
     chatToolCalls([["task_done", {}]]),
   ]);
@@ -53,10 +53,10 @@ Deno.test("commands mode: the user's server's read-only tool runs unasked, its o
   const { out, results } = await run(home.path, workspace.path, [
     { expect: "Approve this tool call\\?[\\s\\S]*mcp__fx__echo[\\s\\S]*approve> ", send: "n\r" },
   ]);
-  assert.equal(results[0], "peeked", "the read-only tool ran unasked");
+  assert.match(results[0], /"pid":\d+/, "the read-only tool ran unasked");
   assert.match(results[1], /denied this tool call/);
   assert.equal(out.match(/Approve this/g)?.length, 1, out);
-  assert.doesNotMatch(out, /Approve this tool call\?\s*mcp__fx__peek/);
+  assert.doesNotMatch(out, /Approve this tool call\?\s*mcp__fx__pid/);
 });
 
 Deno.test("commands mode: a repository's server is asked about even for a tool it marks read-only", async () => {
@@ -70,7 +70,7 @@ Deno.test("commands mode: a repository's server is asked about even for a tool i
   );
   await Deno.writeTextFile(`${home.path}/deft.yaml`, SERVERS);
   const { out, results } = await run(home.path, workspace.path, [
-    { expect: "Approve this tool call\\?[\\s\\S]*mcp__fx__peek[\\s\\S]*approve> ", send: "n\r" },
+    { expect: "Approve this tool call\\?[\\s\\S]*mcp__fx__pid[\\s\\S]*approve> ", send: "n\r" },
     { expect: "Approve this tool call\\?[\\s\\S]*mcp__fx__echo[\\s\\S]*approve> ", send: "y\r" },
   ]);
   assert.match(results[0], /denied this tool call/, "the repository's read-only tool was asked");
