@@ -259,7 +259,10 @@ async function assemble(
   const containerStart = container && await recordContainerStart(container, console);
   let tools: Tool[];
   try {
-    tools = await sessionTools(config, workspace, console, container);
+    // A trusted repository's own config file starts its MCP servers, but their word on their
+    // tools (`readOnlyHint`) counts only when the servers are the user's.
+    const annotationsTrusted = loaded.fromRepository !== true;
+    tools = await sessionTools(config, workspace, console, container, annotationsTrusted);
   } catch (e) {
     baseline?.dispose();
     throw e;
@@ -346,6 +349,7 @@ async function sessionTools(
   workspace: string,
   console: AgentConsole,
   container?: Container,
+  annotationsTrusted = false,
 ): Promise<Tool[]> {
   if (!container) checkSandbox(config.toolSettings, config.agent.tools);
   const context = {
@@ -377,6 +381,7 @@ async function sessionTools(
   const mcp = await discoverMcpTools(
     { mcp_servers: config.mcpServers, allow_mcp_servers: config.allowMcpServers },
     context,
+    { annotationsTrusted },
   );
   for (const error of mcp.errors) console.note(`warning: ${error}`);
   return [...tools, ...mcp.tools];

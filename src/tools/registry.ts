@@ -8,7 +8,7 @@
  * call.
  */
 import type { Tool, ToolContext, ToolSettings } from "./base.ts";
-import { DEFAULT_TOOL_NAMES, definitionOf, entryOf, resolveToolNames } from "./catalog.ts";
+import { DEFAULT_TOOL_NAMES, entryOf, resolveToolNames } from "./catalog.ts";
 import { InProcessHost } from "./in_process.ts";
 import { type Host, StandInTool } from "./stand_in.ts";
 
@@ -73,7 +73,5 @@ export function createTools(
       where === "process" ? new InProcessHost(context, group) : hosts!(where, group),
     );
   }
-  return resolved.map((name) =>
-    new StandInTool(definitionOf(name), context, byPlace.get(place(name))!)
-  );
+  return resolved.map((name) => new StandInTool(entryOf(name), context, byPlace.get(place(name))!));
 }

@@ -6,11 +6,22 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ApprovalGate } from "../../src/agent/approval.ts";
-import type { Tool } from "../../src/tools/base.ts";
+import { entryOf } from "../../src/tools/catalog.ts";
 import { RUN_UNASKED } from "../../src/tools/executor.ts";
+import { type Host, StandInTool } from "../../src/tools/stand_in.ts";
 import { tempDir } from "../helpers/temp.ts";
 
-const tool = (name: string) => ({ name }) as unknown as Tool;
+// The gate only asks: a host that would run the call is never reached.
+const noHost: Host = {
+  call: () => Promise.reject(new Error("not run")),
+  close: () => Promise.resolve(),
+};
+const tool = (name: string) =>
+  new StandInTool(
+    entryOf(name),
+    { provider: "openai", workspace: "/testbed", settings: {} },
+    noHost,
+  );
 
 /** A gate whose every question is answered "n" and recorded. */
 function gate(workspace: string, inContainer: boolean) {

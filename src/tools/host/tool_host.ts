@@ -8,7 +8,7 @@
  */
 import { drawBoundary, sessionTemp } from "../../policy/boundary.ts";
 import type { SessionTemp } from "../../policy/session_temp.ts";
-import type { ToolContext, ToolExecResult } from "../base.ts";
+import type { CallPlan, ToolContext, ToolExecResult } from "../base.ts";
 import type { Host } from "../stand_in.ts";
 import type { HostReply, HostRequest, Probe } from "./protocol.ts";
 import { workerEntry } from "./entry_points.ts";
@@ -20,7 +20,7 @@ const START_TIMEOUT_MS = 60_000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type Outgoing =
-  | { type: "call"; name: string; args: Record<string, unknown> }
+  | { type: "call"; name: string; args: Record<string, unknown>; plan?: CallPlan }
   | { type: "close"; name: string | null }
   | { type: "probe"; probe: Probe };
 
@@ -187,11 +187,15 @@ export class ToolHost implements Host {
   }
 
   /** Runs one call in the worker, answered by its deadline at the latest. */
-  async call(name: string, args: Record<string, unknown>): Promise<ToolExecResult> {
+  async call(
+    name: string,
+    args: Record<string, unknown>,
+    plan?: CallPlan,
+  ): Promise<ToolExecResult> {
     this.#open.add(name);
     const settings = this.context.settings;
     const seconds = deadlineSeconds(settings.deadlines, name, args, settings.bashTimeoutSeconds);
-    const reply = await this.#send({ type: "call", name, args }, seconds, `The ${name} call`);
+    const reply = await this.#send({ type: "call", name, args, plan }, seconds, `The ${name} call`);
     if (reply.type === "result") return reply.result;
     const error = reply.type === "closed" ? reply.errors.join("; ") : "no result";
     return { output: null, error, error_code: -1 };

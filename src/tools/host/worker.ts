@@ -42,7 +42,7 @@ export function serveToolHost(): void {
         let result: ToolExecResult;
         try {
           if (!tools) throw new Error("the tool host was not initialised");
-          result = await tools.call(message.name, message.args);
+          result = await tools.call(message.name, message.args, message.plan);
         } catch (e) {
           result = thrownResult(message.name, e);
         }

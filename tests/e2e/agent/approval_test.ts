@@ -238,3 +238,44 @@ Deno.test("run --approval all (pty): an edit is shown as a diff and runs only wh
     await mock.close();
   }
 });
+
+Deno.test("a reader is let through unasked only by a tool that confines it; another tool's is asked", async () => {
+  const { StandInTool } = await import("../../../src/tools/stand_in.ts");
+  const { defaultSandbox } = await import("../../../src/policy/sandbox.ts");
+  const ran: unknown[] = [];
+  const host = {
+    call: (_name: string, args: Record<string, unknown>) => {
+      ran.push(args);
+      return Promise.resolve({ output: "ran", error: null, error_code: 0 });
+    },
+    close: () => Promise.resolve(),
+  };
+  // A command-running tool that would run `ls` as usual, wherever it runs.
+  const script = new StandInTool(
+    {
+      definition: {
+        name: "run_script",
+        description: "Runs a shell script.",
+        parameters: [{
+          name: "script",
+          type: "string",
+          description: "The script.",
+          required: true,
+        }],
+      },
+      effects: (args) => ({ kind: "command", command: String(args.script) }),
+    },
+    { provider: "openai", workspace: "/nonexistent", settings: {} },
+    host,
+  );
+  const shown: string[] = [];
+  const gate = new ApprovalGate("commands", () => Promise.resolve("n"), (t) => shown.push(t));
+  assert.match(String(await gate.check(script, { script: "ls" })), /denied this command/);
+  assert.equal(shown.length, 1, "the reader was asked about");
+  // bash confines a reader it is told to run unasked, so there it is not asked (with a sandbox).
+  const bash = createTools({ provider: "openai", workspace: "/nonexistent", settings: {} }, [
+    "bash",
+  ])[0];
+  const expected = defaultSandbox().mode === "none" ? /denied this command/ : /^Symbol/;
+  assert.match(String(await gate.check(bash, { command: "ls" })), expected);
+});
