@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { CodeGraph } from "../../src/ckg/graph.ts";
 import type { EdgeResult } from "../../src/ckg/edge_search.ts";
-import { tempDir, writeTree } from "./helpers.ts";
+import { tempDir, writeTree } from "../helpers/ckg.ts";
 import { pythonStdlib } from "../helpers/inputs.ts";
 
 const SOURCES: Record<string, string> = {

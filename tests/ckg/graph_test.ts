@@ -7,7 +7,8 @@ import { DatabaseSync } from "node:sqlite";
 import { CodeGraph } from "../../src/ckg/graph.ts";
 import { REAL_FS, type SourceFs } from "../../src/ckg/indexer.ts";
 import { MAX_SOURCE_BYTES } from "../../src/ckg/content.ts";
-import { describeSymbol, git, LANGS_DIR, tempDir, writeTree } from "./helpers.ts";
+import { describeSymbol, LANGS_DIR, tempDir, writeTree } from "../helpers/ckg.ts";
+import { git } from "../helpers/repo.ts";
 
 const PAST = new Date(Date.now() - 60_000);
 

@@ -12,7 +12,7 @@ import { formatSearchText } from "../../src/ckg/format.ts";
 import { formatEdgeText } from "../../src/ckg/edge_format.ts";
 import type { EdgeCommand } from "../../src/ckg/edge_search.ts";
 import { DatabaseSync } from "node:sqlite";
-import { LANGS_DIR, tempDir } from "./helpers.ts";
+import { LANGS_DIR, tempDir } from "../helpers/ckg.ts";
 import { pythonStdlib, requireDirs } from "../helpers/inputs.ts";
 
 const encode = (s: string) => new TextEncoder().encode(s);

@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { discoverMcpTools } from "../../src/mcp/discover.ts";
 import type { McpServerConfig } from "../../src/config/schema.ts";
 import { type ToolCallResult, ToolExecutor } from "../../src/tools/executor.ts";
-import { type HttpFixture, mcpContext, startHttpFixture, unusedPort } from "./fixtures.ts";
+import {
+  type HttpFixture,
+  mcpContext,
+  startHttpFixture,
+  unusedPort,
+} from "../helpers/mcp_fixtures.ts";
 
 const TOKEN = "s3cret";
 

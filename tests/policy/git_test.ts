@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { discoverSources } from "../../src/ckg/discover.ts";
 import { workspacePatch } from "../../src/agent/patch.ts";
 import { runGit } from "../../src/policy/git.ts";
-import { withHarness } from "../tools/bash/helpers.ts";
+import { withHarness } from "../helpers/bash.ts";
 import type { ToolSettings } from "../../src/tools/base.ts";
 import { markersIn, plantHostileConfig } from "../helpers/hostile_git.ts";
 import { tempDir } from "../helpers/temp.ts";

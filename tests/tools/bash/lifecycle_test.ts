@@ -1,6 +1,6 @@
 /** The shell cannot wedge: timeouts, exits and kills recover; closing leaves no process behind. */
 import assert from "node:assert/strict";
-import { eventually, harness, isRunning, pidsByCmdline, withHarness } from "./helpers.ts";
+import { eventually, harness, isRunning, pidsByCmdline, withHarness } from "../../helpers/bash.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 Deno.test("bash: a timeout kills the command, returns partial output and keeps the state", async () => {

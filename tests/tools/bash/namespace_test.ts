@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ToolSettings } from "../../../src/tools/base.ts";
-import { eventually, harness, pidsByCmdline, withHarness } from "./helpers.ts";
+import { eventually, harness, pidsByCmdline, withHarness } from "../../helpers/bash.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 /** No bwrap: the fallback is all there is. */

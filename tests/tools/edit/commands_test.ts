@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertPassesAsNobody } from "../../helpers/as_nobody.ts";
-import { withEditor } from "./helpers.ts";
+import { withEditor } from "../../helpers/editor.ts";
 
 Deno.test("paths: relative paths are refused with a workspace-based hint", async () => {
   await withEditor(async ({ ws, call }) => {

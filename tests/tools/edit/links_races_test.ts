@@ -15,7 +15,7 @@ import {
 } from "../../helpers/edit_race.ts";
 import { preserving, SharedFileError, writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
 import { removeStaleTemps, TEMP_NAME_PATTERN, tempName } from "../../../src/tools/fs/temp_names.ts";
-import { strayTempFiles, utf8, withEditor, withOutsideDir } from "./helpers.ts";
+import { strayTempFiles, utf8, withEditor, withOutsideDir } from "../../helpers/editor.ts";
 
 Deno.test("writes: a file with one name is replaced through the atomic writer (new inode)", async () => {
   await withEditor(async ({ ws, call }) => {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { workspacePatch } from "../../../src/agent/patch.ts";
 import { writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
 import { STALE_TEMP_MS, TEMP_NAME_PATTERN, tempName } from "../../../src/tools/fs/temp_names.ts";
-import { strayTempFiles, withEditor } from "../edit/helpers.ts";
+import { strayTempFiles, withEditor } from "../../helpers/editor.ts";
 import { git } from "../../helpers/repo.ts";
 
 const ATOMIC = new URL("../../../src/tools/fs/atomic.ts", import.meta.url).href;

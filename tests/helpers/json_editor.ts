@@ -1,7 +1,7 @@
 /** Shared set-up for the json_edit tests. */
-import type { ToolSettings } from "../../../src/tools/base.ts";
-import { JsonEditTool } from "../../../src/tools/json_edit/tool.ts";
-import { type ToolCallResult, ToolExecutor } from "../../../src/tools/executor.ts";
+import type { ToolSettings } from "../../src/tools/base.ts";
+import { JsonEditTool } from "../../src/tools/json_edit/tool.ts";
+import { type ToolCallResult, ToolExecutor } from "../../src/tools/executor.ts";
 
 /** A temporary workspace with a JSON editor bound to it. */
 export interface JsonFixture {

@@ -2,7 +2,7 @@
 import { type ExtractedSymbol, extractSymbols } from "../../src/ckg/extract.ts";
 import { languageFor } from "../../src/ckg/languages.ts";
 import { captureInProcess } from "../../src/ckg/runtime.ts";
-import { type TempDir, tempDir as tempFolder } from "../helpers/temp.ts";
+import { type TempDir, tempDir as tempFolder } from "./temp.ts";
 
 /** The per-language fixtures. */
 export const LANGS_DIR = new URL("../fixtures/ckg/langs/", import.meta.url).pathname;
@@ -49,5 +49,3 @@ export async function writeTree(
     else await Deno.writeFile(abs, content);
   }
 }
-
-export { git } from "../helpers/repo.ts";

@@ -1,5 +1,5 @@
 /** Starting `deft mcp` for tests: the command line, and a raw JSON-RPC session over its stdio. */
-import { REPO_ROOT } from "../../helpers/deft.ts";
+import { REPO_ROOT } from "./deft.ts";
 
 /** `deno` and its arguments for `deft mcp ARGS`, with the permissions of the `deft` task. */
 export function deftMcpCommand(args: string[]): { command: string; args: string[] } {

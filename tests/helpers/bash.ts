@@ -1,6 +1,6 @@
 /** Shared setup for the bash tool tests: a temporary workspace and a tool that is always closed. */
-import { BashTool } from "../../../src/tools/bash/tool.ts";
-import type { ToolExecResult, ToolSettings } from "../../../src/tools/base.ts";
+import { BashTool } from "../../src/tools/bash/tool.ts";
+import type { ToolExecResult, ToolSettings } from "../../src/tools/base.ts";
 
 /** A tool in a fresh workspace; `run` calls it, `dispose` closes it and removes the workspace. */
 export interface Harness {

@@ -5,7 +5,7 @@
  * task's test fails).
  */
 import { join } from "node:path";
-import { git as gitIn } from "../helpers/repo.ts";
+import { git as gitIn } from "./repo.ts";
 
 /** Where every scripted trajectory says it ran; replay maps it to each task's checkout. */
 const RECORDED = "/recorded/workspace";

@@ -1,7 +1,7 @@
 /** Shared set-up for the editor tests: a temporary workspace and calls through the executor. */
-import type { ToolSettings } from "../../../src/tools/base.ts";
-import { EditTool } from "../../../src/tools/edit/tool.ts";
-import { type ToolCallResult, ToolExecutor } from "../../../src/tools/executor.ts";
+import type { ToolSettings } from "../../src/tools/base.ts";
+import { EditTool } from "../../src/tools/edit/tool.ts";
+import { type ToolCallResult, ToolExecutor } from "../../src/tools/executor.ts";
 
 /** A temporary workspace with an editor and an executor bound to it. */
 export interface EditFixture {

@@ -4,7 +4,7 @@
  * Debian packages and cached per machine (scripts/containers/build-test-image.sh). A runtime
  * that cannot start fails the test: nothing here skips.
  */
-import { REPO_ROOT } from "../../helpers/deft.ts";
+import { REPO_ROOT } from "./deft.ts";
 
 const SCRIPTS = `${REPO_ROOT}scripts/containers`;
 
