@@ -1,7 +1,13 @@
 /** The shell cannot wedge: timeouts, exits and kills recover; closing leaves no process behind. */
 import assert from "node:assert/strict";
-import { eventually, harness, isRunning, pidsByCmdline, withHarness } from "../../helpers/bash.ts";
-import { tempDir } from "../../helpers/temp.ts";
+import {
+  eventually,
+  harness,
+  isRunning,
+  pidsByCmdline,
+  withHarness,
+} from "../../../helpers/bash.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 Deno.test("bash: a timeout kills the command, returns partial output and keeps the state", async () => {
   await withHarness({}, async (h) => {
@@ -106,7 +112,7 @@ Deno.test("bash: timeouts keep the shell even when Deft was started with SIGINT 
   await using workspaceDir = await tempDir("deft-bash-test-");
   const workspace = workspaceDir.path;
   const script = `${workspace}/probe.ts`;
-  const tool = new URL("../../../src/tools/bash/tool.ts", import.meta.url).href;
+  const tool = new URL("../../../../src/tools/bash/tool.ts", import.meta.url).href;
   await Deno.writeTextFile(
     script,
     `import { BashTool } from ${JSON.stringify(tool)};

@@ -1,13 +1,13 @@
 /** Temporary files of atomic writes: names at the length limit, leftovers of killed writes. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { workspacePatch } from "../../../src/agent/patch.ts";
-import { writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
-import { STALE_TEMP_MS, TEMP_NAME_PATTERN, tempName } from "../../../src/tools/fs/temp_names.ts";
-import { strayTempFiles, withEditor } from "../../helpers/editor.ts";
-import { git } from "../../helpers/repo.ts";
+import { workspacePatch } from "../../../../src/agent/patch.ts";
+import { writeFileAtomic } from "../../../../src/tools/fs/atomic.ts";
+import { STALE_TEMP_MS, TEMP_NAME_PATTERN, tempName } from "../../../../src/tools/fs/temp_names.ts";
+import { strayTempFiles, withEditor } from "../../../helpers/editor.ts";
+import { git } from "../../../helpers/repo.ts";
 
-const ATOMIC = new URL("../../../src/tools/fs/atomic.ts", import.meta.url).href;
+const ATOMIC = new URL("../../../../src/tools/fs/atomic.ts", import.meta.url).href;
 
 Deno.test("create works for a 255-byte name of 85 CJK characters", async () => {
   await withEditor(async ({ ws, call }) => {

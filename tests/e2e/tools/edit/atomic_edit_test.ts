@@ -3,7 +3,7 @@
  * a reader in another process sees the old text or the new one, never a mix or a truncated file.
  */
 import assert from "node:assert/strict";
-import { withEditor } from "../../helpers/editor.ts";
+import { withEditor } from "../../../helpers/editor.ts";
 
 Deno.test("editor: str_replace and insert replace the file by rename (a new inode each time)", async () => {
   await withEditor(async ({ ws, call }) => {

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { keepFile, putBack } from "../../../src/tools/fs/keep.ts";
-import { tempDir } from "../../helpers/temp.ts";
+import { keepFile, putBack } from "../../../../src/tools/fs/keep.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 const ORIGINAL = "# Project\nRun `make test`.\n";
 const MARKER = "MARKER: the outside file, untouched\n";

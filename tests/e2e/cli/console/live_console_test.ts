@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { LiveConsole, mainArgument } from "../../../src/cli/console/live.ts";
-import { printable } from "../../../src/cli/console/printable.ts";
-import { useColor } from "../../../src/cli/console/style.ts";
+import { LiveConsole, mainArgument } from "../../../../src/cli/console/live.ts";
+import { printable } from "../../../../src/cli/console/printable.ts";
+import { useColor } from "../../../../src/cli/console/style.ts";
 
 function captured(color: boolean, workspace = "/nonexistent") {
   const chunks: string[] = [];

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { shellQuote, submitArray } from "../../src/batch/slurm.ts";
-import { submitSlurm } from "../../src/batch/orchestrate.ts";
-import { parseTasks } from "../../src/batch/tasks.ts";
-import { tempDir } from "../helpers/temp.ts";
+import { shellQuote, submitArray } from "../../../src/batch/slurm.ts";
+import { submitSlurm } from "../../../src/batch/orchestrate.ts";
+import { parseTasks } from "../../../src/batch/tasks.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 async function submitted(
   request: { concurrency: number; maxTaskSeconds: number; slurmArgs?: string[] },

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ConfigError } from "../../src/config/errors.ts";
-import { readConfigFile } from "../../src/config/read.ts";
-import { tempDir } from "../helpers/temp.ts";
+import { ConfigError } from "../../../src/config/errors.ts";
+import { readConfigFile } from "../../../src/config/read.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 Deno.test("a regular file within the limit is read; one byte over is refused, naming it", async () => {
   await using tmp = await tempDir("deft-read-");

@@ -5,8 +5,8 @@ import {
   findBwrap,
   sandboxCommand,
   SandboxUnavailableError,
-} from "../../src/policy/sandbox.ts";
-import { tempDir } from "../helpers/temp.ts";
+} from "../../../src/policy/sandbox.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const WS = "/work/some ws";
 

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { ToolSettings } from "../../../src/tools/base.ts";
-import { eventually, harness, pidsByCmdline, withHarness } from "../../helpers/bash.ts";
-import { tempDir } from "../../helpers/temp.ts";
+import type { ToolSettings } from "../../../../src/tools/base.ts";
+import { eventually, harness, pidsByCmdline, withHarness } from "../../../helpers/bash.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 /** No bwrap: the fallback is all there is. */
 const UNSHARE: ToolSettings = { bwrapPath: "/nonexistent/bwrap" };
@@ -64,7 +64,7 @@ Deno.test("namespace: under unshare the shell behaves as under bwrap (timeouts, 
 
 /** A Deft stand-in: a shell with background escapers, then a foreground command it waits on. */
 function deftScript(workspace: string, settings: ToolSettings, tag: string): string {
-  const tool = new URL("../../../src/tools/bash/tool.ts", import.meta.url).href;
+  const tool = new URL("../../../../src/tools/bash/tool.ts", import.meta.url).href;
   return `import { BashTool } from ${JSON.stringify(tool)};
 const t = new BashTool({ provider: "x", workspace: ${JSON.stringify(workspace)},
   settings: ${JSON.stringify(settings)} });
@@ -119,7 +119,7 @@ Deno.test({
     // The other user runs a copy of Deft's code: the checkout may sit where only root can read
     // (a clone in a 0700 temp folder).
     const copied = await new Deno.Command("cp", {
-      args: ["-r", new URL("../../../src", import.meta.url).pathname, join(dir, "src")],
+      args: ["-r", new URL("../../../../src", import.meta.url).pathname, join(dir, "src")],
     }).output();
     assert.ok(copied.success, "Deft's code copied for the other user");
     await new Deno.Command("chmod", { args: ["-R", "a+rX", join(dir, "src")] }).output();

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { readTrajectory, TrajectoryRecorder } from "../../src/trajectory/recorder.ts";
-import { emptyUsage } from "../../src/llm/types.ts";
+import { readTrajectory, TrajectoryRecorder } from "../../../src/trajectory/recorder.ts";
+import { emptyUsage } from "../../../src/llm/types.ts";
 
 const response = (content: string) => ({
   content,

@@ -1,6 +1,6 @@
 /** What the model sees of a command's output: clipped, cleaned, never confused by look-alikes. */
 import assert from "node:assert/strict";
-import { withHarness } from "../../helpers/bash.ts";
+import { withHarness } from "../../../helpers/bash.ts";
 
 /** `seq 1 n` as a string. */
 function seq(n: number): string {

@@ -6,8 +6,8 @@ import {
   OutsideWorkspaceError,
   realWorkspace,
   UnresolvablePathError,
-} from "../../src/policy/workspace.ts";
-import { tempDir } from "../helpers/temp.ts";
+} from "../../../src/policy/workspace.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 async function withDirs(fn: (ws: string, outside: string) => Promise<void>): Promise<void> {
   await using wsDir = await tempDir("deft-ws-");
@@ -157,12 +157,12 @@ Deno.test("confine: permissions on the workspace alone suffice; escapes and miss
     await Deno.mkdir(`${place}/ungranted`);
     await Deno.writeTextFile(`${ws}/src/a.py`, "x\n");
     await Deno.symlink(`${place}/ungranted`, `${ws}/out`);
-    const probe = new URL("../fixtures/policy/confine_probe.ts", import.meta.url).pathname;
+    const probe = new URL("../../fixtures/policy/confine_probe.ts", import.meta.url).pathname;
     const out = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",
         "--no-prompt",
-        `--allow-read=${ws},${probe},${new URL("../../src", import.meta.url).pathname}`,
+        `--allow-read=${ws},${probe},${new URL("../../../src", import.meta.url).pathname}`,
         probe,
         ws,
         `${ws}/new.py`,
@@ -200,13 +200,15 @@ Deno.test("confine: a folder inside the workspace that Deno may not read is a mi
   try {
     const ws = `${place}/ws`;
     await Deno.mkdir(`${ws}/secret`, { recursive: true });
-    const probe = new URL("../fixtures/policy/confine_probe.ts", import.meta.url).pathname;
+    const probe = new URL("../../fixtures/policy/confine_probe.ts", import.meta.url).pathname;
     // Granted a file in the workspace but not the workspace: looking at a folder in it is denied.
     const out = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",
         "--no-prompt",
-        `--allow-read=${ws}/granted.txt,${probe},${new URL("../../src", import.meta.url).pathname}`,
+        `--allow-read=${ws}/granted.txt,${probe},${
+          new URL("../../../src", import.meta.url).pathname
+        }`,
         probe,
         ws,
         `${ws}/secret/x.py`,

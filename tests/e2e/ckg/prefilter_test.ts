@@ -4,16 +4,16 @@
  * complete index — on real code present on this machine, in each language it has.
  */
 import assert from "node:assert/strict";
-import { CodeGraph } from "../../src/ckg/graph.ts";
-import { definitionNeedle, needleFor, searchNeedle } from "../../src/ckg/prefilter.ts";
-import { isSourcePath } from "../../src/ckg/languages.ts";
-import type { SearchCommand } from "../../src/ckg/search.ts";
-import { formatSearchText } from "../../src/ckg/format.ts";
-import { formatEdgeText } from "../../src/ckg/edge_format.ts";
-import type { EdgeCommand } from "../../src/ckg/edge_search.ts";
+import { CodeGraph } from "../../../src/ckg/graph.ts";
+import { definitionNeedle, needleFor, searchNeedle } from "../../../src/ckg/prefilter.ts";
+import { isSourcePath } from "../../../src/ckg/languages.ts";
+import type { SearchCommand } from "../../../src/ckg/search.ts";
+import { formatSearchText } from "../../../src/ckg/format.ts";
+import { formatEdgeText } from "../../../src/ckg/edge_format.ts";
+import type { EdgeCommand } from "../../../src/ckg/edge_search.ts";
 import { DatabaseSync } from "node:sqlite";
-import { LANGS_DIR, tempDir } from "../helpers/ckg.ts";
-import { pythonStdlib, requireDirs } from "../helpers/inputs.ts";
+import { LANGS_DIR, tempDir } from "../../helpers/ckg.ts";
+import { pythonStdlib, requireDirs } from "../../helpers/inputs.ts";
 
 const encode = (s: string) => new TextEncoder().encode(s);
 

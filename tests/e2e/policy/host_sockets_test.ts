@@ -3,7 +3,7 @@
  * $XDG_RUNTIME_DIR) cannot be reached from the sandboxed shell; without a sandbox they can.
  */
 import assert from "node:assert/strict";
-import { withHarness } from "../helpers/bash.ts";
+import { withHarness } from "../../helpers/bash.ts";
 
 const CONNECT = `python3 -c 'import socket, sys
 s = socket.socket(socket.AF_UNIX)

@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { CodeGraph } from "../../src/ckg/graph.ts";
-import { REAL_FS, type SourceFs } from "../../src/ckg/indexer.ts";
-import { MAX_SOURCE_BYTES } from "../../src/ckg/content.ts";
-import { describeSymbol, LANGS_DIR, tempDir, writeTree } from "../helpers/ckg.ts";
-import { git } from "../helpers/repo.ts";
+import { CodeGraph } from "../../../src/ckg/graph.ts";
+import { REAL_FS, type SourceFs } from "../../../src/ckg/indexer.ts";
+import { MAX_SOURCE_BYTES } from "../../../src/ckg/content.ts";
+import { describeSymbol, LANGS_DIR, tempDir, writeTree } from "../../helpers/ckg.ts";
+import { git } from "../../helpers/repo.ts";
 
 const PAST = new Date(Date.now() - 60_000);
 
@@ -252,7 +252,7 @@ Deno.test("graph: a file Deno may not read (--deny-read) fails clearly in a real
       "secret.py": "def hidden(): pass\n",
       "open.py": "def visible(): pass\n",
     });
-    const cli = new URL("../../src/cli/ckg.ts", import.meta.url).href;
+    const cli = new URL("../../../src/cli/ckg.ts", import.meta.url).href;
     const script = `${cache.path}/index.ts`;
     await Deno.writeTextFile(
       script,
@@ -264,7 +264,7 @@ Deno.test("graph: a file Deno may not read (--deny-read) fails clearly in a real
         "run",
         "-A",
         `--deny-read=${ws.path}/secret.py`,
-        `--config=${new URL("../../deno.json", import.meta.url).pathname}`,
+        `--config=${new URL("../../../deno.json", import.meta.url).pathname}`,
         script,
       ],
       env: { DEFT_CACHE_DIR: cache.path },

@@ -3,8 +3,8 @@
  * must not turn into code the model's shell runs.
  */
 import assert from "node:assert/strict";
-import { shellEnvironment } from "../../src/policy/shell_env.ts";
-import { helperLaunch, runChild } from "../../src/policy/process.ts";
+import { shellEnvironment } from "../../../src/policy/shell_env.ts";
+import { helperLaunch, runChild } from "../../../src/policy/process.ts";
 
 // An exported function overriding `cd`: bash defines it at start-up in every shell that inherits it.
 const FUNCTION = { "BASH_FUNC_cd%%": "() { echo hijacked; }" };

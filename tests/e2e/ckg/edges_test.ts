@@ -3,10 +3,10 @@
  * are written here by hand.
  */
 import assert from "node:assert/strict";
-import { CodeGraph } from "../../src/ckg/graph.ts";
-import type { EdgeResult } from "../../src/ckg/edge_search.ts";
-import { tempDir, writeTree } from "../helpers/ckg.ts";
-import { pythonStdlib } from "../helpers/inputs.ts";
+import { CodeGraph } from "../../../src/ckg/graph.ts";
+import type { EdgeResult } from "../../../src/ckg/edge_search.ts";
+import { tempDir, writeTree } from "../../helpers/ckg.ts";
+import { pythonStdlib } from "../../helpers/inputs.ts";
 
 const SOURCES: Record<string, string> = {
   "py/shapes.py": `import math
@@ -41,7 +41,7 @@ class Puppy extends Dog {
   void play() { this.bark(); new Dog(); }
 }
 `,
-  "ts/app.ts": `import { Base } from "./base";
+  "ts/app.ts": `import { Base } from "../../ckg/base";
 interface Named { name: string }
 export class Widget extends Base implements Named {
   name = "w";

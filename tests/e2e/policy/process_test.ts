@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
-import { runGit } from "../../src/policy/git.ts";
+import { runGit } from "../../../src/policy/git.ts";
 import {
   childEnvironment,
   mcpServerLaunch,
@@ -12,9 +12,9 @@ import {
   runChild,
   shellLaunch,
   taskTestLaunch,
-} from "../../src/policy/process.ts";
+} from "../../../src/policy/process.ts";
 
-const SRC = new URL("../../src/", import.meta.url).pathname;
+const SRC = new URL("../../../src/", import.meta.url).pathname;
 
 async function* sources(dir: string): AsyncGenerator<string> {
   for await (const entry of Deno.readDir(dir)) {

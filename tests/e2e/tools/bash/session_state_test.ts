@@ -1,7 +1,7 @@
 /** The bash tool keeps one shell: state persists, stdin is /dev/null, errors never desync it. */
 import assert from "node:assert/strict";
-import { ToolExecutor } from "../../../src/tools/executor.ts";
-import { withHarness } from "../../helpers/bash.ts";
+import { ToolExecutor } from "../../../../src/tools/executor.ts";
+import { withHarness } from "../../../helpers/bash.ts";
 
 Deno.test("bash: the first call starts in the workspace", async () => {
   await withHarness({}, async (h) => {

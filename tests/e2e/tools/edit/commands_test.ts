@@ -1,8 +1,8 @@
 /** The editor's commands and their Trae-compatible messages. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { assertPassesAsNobody } from "../../helpers/as_nobody.ts";
-import { withEditor } from "../../helpers/editor.ts";
+import { assertPassesAsNobody } from "../../../helpers/as_nobody.ts";
+import { withEditor } from "../../../helpers/editor.ts";
 
 Deno.test("paths: relative paths are refused with a workspace-based hint", async () => {
   await withEditor(async ({ ws, call }) => {
@@ -314,7 +314,7 @@ Deno.test({
     // Root may write anything, so there is nothing to refuse: root runs this test as nobody.
     if (Deno.uid() === 0) {
       await assertPassesAsNobody(
-        "tests/tools/edit/commands_test.ts",
+        "tests/e2e/tools/edit/commands_test.ts",
         "a read-only file is not edited",
       );
       return;

@@ -3,14 +3,14 @@
  * Deft's git calls — the code graph's `git ls-files` and the run's patch — never start them.
  */
 import assert from "node:assert/strict";
-import { discoverSources } from "../../src/ckg/discover.ts";
-import { workspacePatch } from "../../src/agent/patch.ts";
-import { runGit } from "../../src/policy/git.ts";
-import { withHarness } from "../helpers/bash.ts";
-import type { ToolSettings } from "../../src/tools/base.ts";
-import { markersIn, plantHostileConfig } from "../helpers/hostile_git.ts";
-import { tempDir } from "../helpers/temp.ts";
-import { git } from "../helpers/repo.ts";
+import { discoverSources } from "../../../src/ckg/discover.ts";
+import { workspacePatch } from "../../../src/agent/patch.ts";
+import { runGit } from "../../../src/policy/git.ts";
+import { withHarness } from "../../helpers/bash.ts";
+import type { ToolSettings } from "../../../src/tools/base.ts";
+import { markersIn, plantHostileConfig } from "../../helpers/hostile_git.ts";
+import { tempDir } from "../../helpers/temp.ts";
+import { git } from "../../helpers/repo.ts";
 
 // The shell plants programs for git (see tests/helpers/hostile_git.ts) in a fresh repository.
 function plant(markers: string): string {

@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ApprovalGate } from "../../src/agent/approval.ts";
-import type { Tool } from "../../src/tools/base.ts";
-import { RUN_UNASKED } from "../../src/tools/executor.ts";
-import { tempDir } from "../helpers/temp.ts";
+import { ApprovalGate } from "../../../src/agent/approval.ts";
+import type { Tool } from "../../../src/tools/base.ts";
+import { RUN_UNASKED } from "../../../src/tools/executor.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const tool = (name: string) => ({ name }) as unknown as Tool;
 

@@ -1,8 +1,8 @@
 /** `view`: files with and without `view_range`, clipping, large files, directories. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withEditor } from "../../helpers/editor.ts";
-import { tempDir } from "../../helpers/temp.ts";
+import { withEditor } from "../../../helpers/editor.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 const header = (path: string) => `Here's the result of running \`cat -n\` on ${path}:\n`;
 

@@ -4,7 +4,7 @@
  * for symlinks, never blocking on a FIFO, with its scratch files named and cleaned up.
  */
 import assert from "node:assert/strict";
-import { hasAllPermissions, runWithAllPermissions } from "../../helpers/full_permissions.ts";
+import { hasAllPermissions, runWithAllPermissions } from "../../../helpers/full_permissions.ts";
 import { join } from "node:path";
 import {
   editorsIn,
@@ -12,10 +12,14 @@ import {
   OUTSIDE_FILES,
   raceEditors,
   writeFiles,
-} from "../../helpers/edit_race.ts";
-import { preserving, SharedFileError, writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
-import { removeStaleTemps, TEMP_NAME_PATTERN, tempName } from "../../../src/tools/fs/temp_names.ts";
-import { strayTempFiles, utf8, withEditor, withOutsideDir } from "../../helpers/editor.ts";
+} from "../../../helpers/edit_race.ts";
+import { preserving, SharedFileError, writeFileAtomic } from "../../../../src/tools/fs/atomic.ts";
+import {
+  removeStaleTemps,
+  TEMP_NAME_PATTERN,
+  tempName,
+} from "../../../../src/tools/fs/temp_names.ts";
+import { strayTempFiles, utf8, withEditor, withOutsideDir } from "../../../helpers/editor.ts";
 
 Deno.test("writes: a file with one name is replaced through the atomic writer (new inode)", async () => {
   await withEditor(async ({ ws, call }) => {

@@ -4,9 +4,9 @@
  * still work.
  */
 import assert from "node:assert/strict";
-import { ToolHost } from "../../../src/tools/host/mod.ts";
-import type { ToolSettings } from "../../../src/tools/base.ts";
-import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
+import { ToolHost } from "../../../../src/tools/host/mod.ts";
+import type { ToolSettings } from "../../../../src/tools/base.ts";
+import { eventually, pidsByCmdline } from "../../../helpers/bash.ts";
 
 async function hostTest(settings: ToolSettings, needle: string): Promise<void> {
   const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-host-test-" }));

@@ -1,7 +1,7 @@
 /** The bash tool inside bubblewrap (`sandbox: workspace-write`), with real bwrap. */
 import assert from "node:assert/strict";
-import { eventually, harness, pidsByCmdline, withHarness } from "../../helpers/bash.ts";
-import type { ToolSettings } from "../../../src/tools/base.ts";
+import { eventually, harness, pidsByCmdline, withHarness } from "../../../helpers/bash.ts";
+import type { ToolSettings } from "../../../../src/tools/base.ts";
 
 const SANDBOX: ToolSettings = { sandbox: "workspace-write" };
 

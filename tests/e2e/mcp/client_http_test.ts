@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
-import { discoverMcpTools } from "../../src/mcp/discover.ts";
-import type { McpServerConfig } from "../../src/config/schema.ts";
-import { type ToolCallResult, ToolExecutor } from "../../src/tools/executor.ts";
+import { discoverMcpTools } from "../../../src/mcp/discover.ts";
+import type { McpServerConfig } from "../../../src/config/schema.ts";
+import { type ToolCallResult, ToolExecutor } from "../../../src/tools/executor.ts";
 import {
   type HttpFixture,
   mcpContext,
   startHttpFixture,
   unusedPort,
-} from "../helpers/mcp_fixtures.ts";
+} from "../../helpers/mcp_fixtures.ts";
 
 const TOKEN = "s3cret";
 

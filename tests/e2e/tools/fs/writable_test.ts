@@ -1,9 +1,9 @@
 /** The editors' write check never waits: a FIFO swapped in for the file is refused at once. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { assertWritable } from "../../../src/tools/fs/writable.ts";
-import { FileToolError } from "../../../src/tools/fs/errors.ts";
-import { tempDir } from "../../helpers/temp.ts";
+import { assertWritable } from "../../../../src/tools/fs/writable.ts";
+import { FileToolError } from "../../../../src/tools/fs/errors.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 Deno.test("assertWritable: a FIFO with no reader is refused at once, not waited on", async () => {
   await using dir = await tempDir();

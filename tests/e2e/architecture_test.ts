@@ -19,7 +19,7 @@
  */
 import * as assert from "node:assert/strict";
 
-const ROOT = new URL("../", import.meta.url);
+const ROOT = new URL("../../", import.meta.url);
 const ROOT_PATH = ROOT.pathname;
 
 /** The layers, top first; a module's layer is the first whose test matches its path. */

@@ -4,10 +4,10 @@
  * rules. When the watcher cannot vouch, searches walk as before.
  */
 import assert from "node:assert/strict";
-import { CodeGraph } from "../../src/ckg/graph.ts";
-import { REAL_FS, type SourceFs } from "../../src/ckg/indexer.ts";
-import { ChangeWatcher } from "../../src/ckg/watch.ts";
-import { tempDir, writeTree } from "../helpers/ckg.ts";
+import { CodeGraph } from "../../../src/ckg/graph.ts";
+import { REAL_FS, type SourceFs } from "../../../src/ckg/indexer.ts";
+import { ChangeWatcher } from "../../../src/ckg/watch.ts";
+import { tempDir, writeTree } from "../../helpers/ckg.ts";
 
 /** A graph whose file system counts stats, so a test can tell whether a search walked. */
 async function withWatchedGraph(
