@@ -19,7 +19,7 @@ import {
   workerEntry,
 } from "../src/tools/host/mod.ts";
 import { ToolExecutor } from "../src/tools/executor.ts";
-import { testRuntime } from "../tests/e2e/container/setup.ts";
+import { testRuntime } from "../tests/helpers/containers.ts";
 import { median, ms } from "./timing.ts";
 
 const STARTS = 5;

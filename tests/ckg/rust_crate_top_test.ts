@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { CodeGraph } from "../../src/ckg/graph.ts";
 import { formatEdgeText } from "../../src/ckg/edge_format.ts";
 import { rustModuleOf, usedNames } from "../../src/ckg/rust_modules.ts";
-import { tempDir, writeTree } from "./helpers.ts";
+import { tempDir, writeTree } from "../helpers/ckg.ts";
 
 async function subclassesOfShape(
   files: Record<string, string>,

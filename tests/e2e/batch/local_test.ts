@@ -6,7 +6,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { denoDir, REPO_ROOT, runDeft } from "../../helpers/deft.ts";
-import { daemonTest, hangSeconds, makeBatchFixture, processesWith } from "../../batch/fixture.ts";
+import {
+  daemonTest,
+  hangSeconds,
+  makeBatchFixture,
+  processesWith,
+} from "../../helpers/batch_fixture.ts";
 
 interface Result {
   id: string;

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runDeft } from "../../helpers/deft.ts";
 import { ServerProcess } from "../../helpers/server_process.ts";
-import { eventually, pidsByCmdline } from "../../tools/bash/helpers.ts";
+import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 // Swaps `target.txt` for a FIFO and back, as fast as it can, until killed.

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { runMocked } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { type TestRuntime, testRuntime } from "./setup.ts";
+import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 
 function includes(text: string, part: string): void {
   assert.ok(text.includes(part), `expected ${JSON.stringify(part)} in:\n${text}`);

@@ -9,7 +9,7 @@ import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { mockRunArgs, REPO_ROOT, runMocked } from "../../helpers/deft.ts";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { noGlibcImage, type TestRuntime, testRuntime } from "./setup.ts";
+import { noGlibcImage, type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 
 /** Fails unless `text` holds `part`, showing the text. */
 function includes(text: string, part: string): void {

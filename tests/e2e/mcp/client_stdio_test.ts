@@ -3,7 +3,7 @@ import { McpConnection } from "../../../src/mcp/client.ts";
 import { discoverMcpTools } from "../../../src/mcp/discover.ts";
 import { McpTool } from "../../../src/mcp/tool.ts";
 import { type ToolCallResult, ToolExecutor } from "../../../src/tools/executor.ts";
-import { eventually, mcpContext, processAlive, stdioFixture } from "../../mcp/fixtures.ts";
+import { eventually, mcpContext, processAlive, stdioFixture } from "../../helpers/mcp_fixtures.ts";
 
 async function withFixture(
   run: (executor: ToolExecutor, tools: McpTool[], workspace: string) => Promise<void> | void,

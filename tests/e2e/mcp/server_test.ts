@@ -7,8 +7,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type CallToolResult, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { createTools, registeredToolNames } from "../../../src/tools/registry.ts";
 import { runDeft } from "../../helpers/deft.ts";
-import { deftMcpCommand, RawSession } from "./deft_server.ts";
-import { eventually, pidsByCmdline } from "../../tools/bash/helpers.ts";
+import { deftMcpCommand, RawSession } from "../../helpers/deft_mcp.ts";
+import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
 
 /** A sleep duration no other process has, to find the process by its command line. */
 function uniqueSleep(): string {

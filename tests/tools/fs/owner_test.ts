@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withEditor } from "../edit/helpers.ts";
+import { withEditor } from "../../helpers/editor.ts";
 
 const NOBODY = 65534;
 

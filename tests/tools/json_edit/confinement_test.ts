@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ToolCall } from "../../../src/tools/executor.ts";
-import { withJsonEditor } from "./helpers.ts";
+import { withJsonEditor } from "../../helpers/json_editor.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 const SECRET = `{"secret": true}\n`;

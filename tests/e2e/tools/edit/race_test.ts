@@ -23,7 +23,7 @@ import {
 import { BashTool } from "../../../../src/tools/bash/tool.ts";
 import { createHostedTools } from "../../../../src/tools/host/mod.ts";
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
-import { withEditor, withOutsideDir } from "../../../tools/edit/helpers.ts";
+import { withEditor, withOutsideDir } from "../../../helpers/editor.ts";
 import { outsideTmp } from "../../../helpers/places.ts";
 
 // renameat2(RENAME_EXCHANGE) swaps the two names atomically, as fast as it can.

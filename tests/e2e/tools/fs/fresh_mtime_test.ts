@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withEditor } from "../../../tools/edit/helpers.ts";
-import { withJsonEditor } from "../../../tools/json_edit/helpers.ts";
+import { withEditor } from "../../../helpers/editor.ts";
+import { withJsonEditor } from "../../../helpers/json_editor.ts";
 
 /** The environment with Python's bytecode cache on and in its usual place. */
 function bytecodeOn(): Record<string, string> {

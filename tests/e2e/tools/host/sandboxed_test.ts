@@ -10,7 +10,7 @@ import type { Tool, ToolContext } from "../../../../src/tools/base.ts";
 import { createHostedTools, type ToolHost } from "../../../../src/tools/host/mod.ts";
 import type { StandInTool } from "../../../../src/tools/stand_in.ts";
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
-import { eventually, pidsByCmdline } from "../../../tools/bash/helpers.ts";
+import { eventually, pidsByCmdline } from "../../../helpers/bash.ts";
 import { ServerProcess } from "../../../helpers/server_process.ts";
 import { tempDir } from "../../../helpers/temp.ts";
 

@@ -1,0 +1,129 @@
+/**
+ * The one trust boundary: every child process gets its argv and environment from src/policy, and
+ * what each kind of child sees is what the policy says (git and servers see no key).
+ */
+import assert from "node:assert/strict";
+import { join, relative } from "node:path";
+import { runGit } from "../../../src/policy/git.ts";
+import {
+  childEnvironment,
+  mcpServerLaunch,
+  processPolicy,
+  runChild,
+  shellLaunch,
+  taskTestLaunch,
+} from "../../../src/policy/process.ts";
+
+const SRC = new URL("../../../src/", import.meta.url).pathname;
+
+async function* sources(dir: string): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) yield* sources(path);
+    else if (entry.name.endsWith(".ts")) yield path;
+  }
+}
+
+// The argv and environment builders; outside src/policy nobody may call them.
+const BUILDERS =
+  /\b(sandboxCommand|bwrapArgs|pidNamespaceCommand|gitInvocation|shellEnvironment)\s*\(/;
+
+Deno.test("only src/policy starts processes or builds a child's argv and environment", async () => {
+  const offenders: string[] = [];
+  for await (const file of sources(SRC)) {
+    const rel = relative(SRC, file);
+    if (rel.startsWith("policy/")) continue;
+    const lines = (await Deno.readTextFile(file)).split("\n");
+    lines.forEach((line, i) => {
+      const code = line.replace(/\/\/.*$/, "");
+      if (/^\s*\*/.test(code)) return; // a doc comment
+      if (/\bDeno\.Command\s*\(/.test(code) || BUILDERS.test(code)) {
+        offenders.push(`src/${rel}:${i + 1}: ${line.trim()}`);
+      }
+    });
+  }
+  assert.deepEqual(offenders, [], `start children through src/policy/process.ts:\n${offenders}`);
+});
+
+const SECRETS = {
+  ANTHROPIC_API_KEY: "sk-ant-test-secret",
+  GITHUB_TOKEN: "ghp_testsecret",
+  MY_PASSWORD: "hunter2",
+};
+
+function withSecrets<T>(body: () => Promise<T>): Promise<T> {
+  for (const [k, v] of Object.entries(SECRETS)) Deno.env.set(k, v);
+  return body().finally(() => {
+    for (const k of Object.keys(SECRETS)) Deno.env.delete(k);
+  });
+}
+
+Deno.test("git never sees a key: what git passes to the programs it starts holds none", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await withSecrets(async () => {
+      // An alias given on the command line is Deft's own, so it runs: it prints git's env.
+      const out = await runGit(dir, ["-c", "alias.showenv=!env", "showenv"]);
+      assert.ok(out.ok, out.err);
+      for (const [name, value] of Object.entries(SECRETS)) {
+        assert.ok(!out.out.includes(value), `${name} reached git`);
+      }
+      assert.match(out.out, /^PATH=/m, "git keeps PATH");
+      assert.match(out.out, /^GIT_CONFIG_COUNT=/m, "git runs hardened");
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("environments by kind: the shell follows shell_environment, servers and helpers get little", async () => {
+  await withSecrets(() => {
+    const shell = childEnvironment("shell", { environment: { set: { EXTRA: "1" } } });
+    assert.equal(shell.ANTHROPIC_API_KEY, undefined);
+    assert.equal(shell.EXTRA, "1");
+    assert.equal(shell.PAGER, "cat", "the shell is non-interactive");
+    const server = mcpServerLaunch({ command: "srv", env: { TOKEN: "given" }, cwd: "/" });
+    assert.equal(server.env.ANTHROPIC_API_KEY, undefined);
+    assert.equal(server.env.GITHUB_TOKEN, undefined);
+    assert.equal(server.env.TOKEN, "given", "a server gets what its config passes on purpose");
+    assert.deepEqual(childEnvironment("none"), {});
+    assert.equal(childEnvironment("deft").ANTHROPIC_API_KEY, SECRETS.ANTHROPIC_API_KEY);
+    return Promise.resolve();
+  });
+});
+
+Deno.test("the shell view confines by the policy: none holds a PID namespace, a sandbox is bwrap", () => {
+  const none = processPolicy("/w", { sandbox: "none", unsharePath: "/nonexistent" });
+  const plain = shellLaunch(none, { cwd: "/w/sub" });
+  assert.equal(plain.cwd, "/w/sub");
+  const boxed = shellLaunch(processPolicy("/w", { sandbox: "read-only" }), { cwd: "/w/sub" });
+  assert.match(boxed.program, /bwrap$/);
+  const at = boxed.args.indexOf("--ro-bind", boxed.args.indexOf("/tmp"));
+  assert.deepEqual(boxed.args.slice(at, at + 3), ["--ro-bind", "/w", "/w"]);
+  assert.equal(boxed.args.includes("--share-net"), false);
+});
+
+Deno.test("a batch task's test runs in the task's sandbox with the shell's environment", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    await withSecrets(async () => {
+      const policy = processPolicy(workspace, { sandbox: "workspace-write" });
+      const launch = taskTestLaunch(
+        policy,
+        "touch ok /var/tmp/deft-test-escape-$$ 2>/dev/null; env",
+        { TAG: "t" },
+      );
+      const out = await runChild(launch);
+      const text = new TextDecoder().decode(out.stdout);
+      assert.ok(!text.includes(SECRETS.ANTHROPIC_API_KEY), "a test sees no key");
+      assert.match(text, /^TAG=t$/m);
+      await Deno.stat(join(workspace, "ok"));
+      const leaked = [...Deno.readDirSync("/var/tmp")].filter((e) =>
+        e.name.startsWith("deft-test-escape-")
+      );
+      assert.deepEqual(leaked, [], "the test could write outside the workspace");
+    });
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+  }
+});
