@@ -98,8 +98,8 @@ Deno.test("the shell view confines by the policy: none holds a PID namespace, a 
   assert.equal(plain.cwd, "/w/sub");
   const boxed = shellLaunch(processPolicy("/w", { sandbox: "read-only" }), { cwd: "/w/sub" });
   assert.match(boxed.program, /bwrap$/);
-  const at = boxed.args.indexOf("--ro-bind", boxed.args.indexOf("/tmp"));
-  assert.deepEqual(boxed.args.slice(at, at + 3), ["--ro-bind", "/w", "/w"]);
+  const at = boxed.args.findIndex((a, i) => a === "--ro-bind" && boxed.args[i + 1] === "/w");
+  assert.ok(at >= 0, "the workspace is bound read-only");
   assert.equal(boxed.args.includes("--share-net"), false);
 });
 
