@@ -427,8 +427,9 @@ export function mountArgs(options: SandboxOptions, view: MountView): string[] {
     ...(options.writablePaths ?? []).map((p) => ({ path: resolve(p), writable: true })),
   ];
   const explicit = new Set(binds.map((b) => b.path));
+  // Only folders whose mounts come and go force a split; the others are covered on top.
   const holdsReplaced = (dir: string) =>
-    [...replacedPaths].some((r) => r !== dir && isBelow(dir, r));
+    [...replacedPaths].some((r) => r !== dir && isBelow(dir, r) && !STEADY.has(r));
   const ops: MountOp[] = [];
   let rootSplit = false;
   const bind = (path: string, writable: boolean) => {
@@ -448,16 +449,23 @@ export function mountArgs(options: SandboxOptions, view: MountView): string[] {
     ops.push({ path, args: [writable ? "--bind" : "--ro-bind", path, path] });
   };
   for (const b of binds) bind(b.path, b.writable);
-  // Shallowest first; at one path, the replaced folder first (a workspace that is /tmp shows).
+  // Shallowest first; at one depth the replaced folders first (paths at one depth are siblings
+  // or the same folder, and a workspace that is /tmp must land on the private /tmp).
   const rank = (op: MountOp) => op.replacing ? 0 : 1;
   const ordered = [...ops, ...replaced]
     .map((op, i) => ({ op, i, depth: depthOf(op.path) }))
-    .sort((a, b) =>
-      a.depth - b.depth || (a.op.path === b.op.path ? rank(a.op) - rank(b.op) : 0) || a.i - b.i
-    )
+    .sort((a, b) => a.depth - b.depth || rank(a.op) - rank(b.op) || a.i - b.i)
     .map(({ op }) => op.args);
   return [...ordered.flat(), ...(rootSplit ? ["--remount-ro", "/"] : [])];
 }
+
+/**
+ * Replaced folders whose own mounts hold still (the kernel's, or none): a folder above them is
+ * bound whole and they are covered on top, which costs one bind instead of one per entry. Every
+ * other replaced folder (/tmp, /run, a container runtime's storage) holds mounts that containers
+ * add and remove, so what holds it is split.
+ */
+const STEADY = new Set(["/dev", "/proc", "/dev/shm", "/var/tmp", "/tmp/.X11-unix"]);
 
 function depthOf(path: string): number {
   return path === "/" ? 0 : path.split("/").length - 1;

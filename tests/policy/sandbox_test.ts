@@ -89,9 +89,9 @@ Deno.test("sandbox policy: allowNetwork keeps the network; read-only paths come 
   assert.ok(out > tmp);
 });
 
-/** A host with /tmp, /run, /var/tmp, a symlink /bin and a workspace tree, as the sandbox sees it. */
+/** A host with /tmp, /run, /var/tmp, Docker's storage, a symlink /bin, as the sandbox sees it. */
 const HOST: MountView = {
-  hidden: ["/run", "/var/tmp"],
+  hidden: ["/run", "/var/tmp", "/var/lib/docker"],
   listings: new Map([
     ["/", [
       { name: "bin", kind: "symlink", target: "usr/bin" },
@@ -103,7 +103,12 @@ const HOST: MountView = {
       { name: "usr", kind: "dir" },
       { name: "var", kind: "dir" },
     ]],
-    ["/var", [{ name: "lib", kind: "dir" }, { name: "tmp", kind: "dir" }]],
+    ["/var", [
+      { name: "lib", kind: "dir" },
+      { name: "log", kind: "dir" },
+      { name: "tmp", kind: "dir" },
+    ]],
+    ["/var/lib", [{ name: "apt", kind: "dir" }, { name: "docker", kind: "dir" }]],
   ]),
 };
 
@@ -123,17 +128,25 @@ function mounts(args: string[]): string[] {
 Deno.test("sandbox mounts: the root is shown entry by entry, never binding what it replaces", () => {
   const args = mountArgs({ mode: "workspace-write", workspace: "/etc", cwd: "/etc" }, HOST);
   assert.deepEqual(mounts(args), [
-    "--symlink /bin",
-    "--ro-bind /usr",
-    "--bind /etc",
     "--dev /dev",
     "--proc /proc",
     "--tmpfs /tmp",
     "--tmpfs /run",
-    "--ro-bind /var/lib",
+    "--symlink /bin",
+    "--ro-bind /usr",
+    "--bind /etc",
     "--tmpfs /var/tmp",
+    "--ro-bind /var/log",
+    "--tmpfs /var/lib/docker",
+    "--ro-bind /var/lib/apt",
     "--remount-ro /",
   ]);
+  // Without a container runtime's storage, /var holds nothing that comes and goes: bound whole.
+  const quiet = { ...HOST, hidden: ["/run", "/var/tmp"] };
+  const plain = mounts(
+    mountArgs({ mode: "workspace-write", workspace: "/etc", cwd: "/etc" }, quiet),
+  );
+  assert.ok(plain.indexOf("--ro-bind /var") < plain.indexOf("--tmpfs /var/tmp"), `${plain}`);
   assert.equal(args[args.indexOf("--symlink") + 1], "usr/bin", "the link is made again as it is");
 });
 
@@ -146,6 +159,7 @@ Deno.test("sandbox mounts: a workspace at / is writable and still gets its own /
     "--tmpfs /tmp",
     "--tmpfs /run",
     "--tmpfs /var/tmp",
+    "--tmpfs /var/lib/docker",
   ]);
   const readOnly = mountArgs({ mode: "read-only", workspace: "/", cwd: "/" }, HOST);
   assert.ok(!mounts(readOnly).includes("--bind /"), "read-only: nothing writable");
