@@ -66,48 +66,49 @@ for (const workspace of ["/", "/usr", "/usr/bin"]) {
     await using cache = await tempDir("deft-sysws-cache-");
     const env = { DEFT_CACHE_DIR: cache.path };
     const file = workspace === "/" ? "/etc/passwd" : scriptInUsrBin();
-    const view = await call(
-      workspace,
-      "str_replace_based_edit_tool",
-      {
-        command: "view",
-        path: file,
-      },
-      [],
-      env,
-    );
-    assert.ok(view.success, `view ${file}: ${view.error}`);
-    assert.match(view.output!, /\s1\t/);
-
-    const json = await call(
-      workspace,
-      "json_edit_tool",
-      {
-        operation: "view",
-        file_path: `${workspace === "/" ? "" : workspace}/deft-no-such.json`,
-      },
-      [],
-      env,
-    );
-    assert.match(json.error ?? "", /does not exist/, "the JSON editor ran and answered");
-
-    const ckg = await call(
-      workspace,
-      "ckg",
-      {
-        command: "search_function",
-        path: "/usr/bin",
-        identifier: "deft_no_such_function",
-      },
-      [],
-      env,
-    );
-    assert.ok(ckg.success, `ckg: ${ckg.error}`);
-    assert.match(ckg.output!, /No functions named deft_no_such_function/);
-
     for (const sandbox of [[], ["--sandbox", "none"]]) {
+      const mode = sandbox.join(" ") || "default sandbox";
+      const view = await call(
+        workspace,
+        "str_replace_based_edit_tool",
+        {
+          command: "view",
+          path: file,
+        },
+        sandbox,
+        env,
+      );
+      assert.ok(view.success, `view ${file} (${mode}): ${view.error}`);
+      assert.match(view.output!, /\s1\t/);
+
+      const json = await call(
+        workspace,
+        "json_edit_tool",
+        {
+          operation: "view",
+          file_path: `${workspace === "/" ? "" : workspace}/deft-no-such.json`,
+        },
+        sandbox,
+        env,
+      );
+      assert.match(json.error ?? "", /does not exist/, `the JSON editor answered (${mode})`);
+
+      const ckg = await call(
+        workspace,
+        "ckg",
+        {
+          command: "search_function",
+          path: "/usr/bin",
+          identifier: "deft_no_such_function",
+        },
+        sandbox,
+        env,
+      );
+      assert.ok(ckg.success, `ckg (${mode}): ${ckg.error}`);
+      assert.match(ckg.output!, /No functions named deft_no_such_function/);
+
       const bash = await call(workspace, "bash", { command: "echo answered" }, sandbox, env);
-      assert.ok(bash.success, `bash ${sandbox.join(" ")}: ${bash.error}`);
+      assert.ok(bash.success, `bash (${mode}): ${bash.error}`);
       assert.equal(bash.output!.trim(), "answered");
     }
   });
