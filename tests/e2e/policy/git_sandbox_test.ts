@@ -218,7 +218,10 @@ Deno.test("git sandbox: `deft run --sandbox workspace-write --patch-path` builds
     // `--must-patch` checks the patch at task_done, then `--patch-path` writes it: both in bwrap.
     const diffs = gitLines.filter((l) => / diff --cached /.test(l));
     assert.equal(diffs.length, 2, gitLines.join("\n"));
-    for (const line of diffs) assert.match(line, /--unshare-all .*--ro-bind \/ \//);
+    // The root read-only (its entries bound one by one, then made read-only).
+    for (const line of diffs) {
+      assert.match(line, /--unshare-all .*--ro-bind \/usr .*--remount-ro \/ /);
+    }
   } finally {
     await mock.close();
     for (const dir of [repo, base, home]) await Deno.remove(dir, { recursive: true });

@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import {
   bwrapArgs,
   findBwrap,
+  mountArgs,
+  type MountView,
   sandboxCommand,
   SandboxUnavailableError,
 } from "../../../src/policy/sandbox.ts";
@@ -59,10 +61,15 @@ Deno.test("sandbox policy: workspace-write confines filesystem, network and life
       "ALL",
     ],
   );
-  const root = indexOfOption(args, "--ro-bind", "/", "/");
+  // The root's entries are bound one by one (never /tmp), then the root made read-only.
+  assert.equal(indexOfOption(args, "--ro-bind", "/", "/"), -1, "the root is not bound whole");
+  assert.ok(indexOfOption(args, "--ro-bind", "/usr", "/usr") >= 0, "its entries are, read-only");
+  assert.equal(indexOfOption(args, "--ro-bind", "/tmp", "/tmp"), -1, "/tmp is never bound");
+  const above = indexOfOption(args, "--ro-bind", "/work", "/work");
   const tmp = indexOfOption(args, "--tmpfs", "/tmp");
   const ws = indexOfOption(args, "--bind", WS, WS);
-  assert.ok(root >= 0 && tmp > root && ws > tmp, "read-only root, then private /tmp, then ws");
+  assert.ok(above >= 0 && tmp >= 0 && ws > above, "the workspace on top of its read-only parent");
+  assert.ok(indexOfOption(args, "--remount-ro", "/") > ws, "the root read-only at the end");
   assert.ok(indexOfOption(args, "--dev", "/dev") >= 0);
   assert.ok(indexOfOption(args, "--proc", "/proc") >= 0);
   assert.deepEqual(args.slice(-2), ["--chdir", `${WS}/sub`]);
@@ -80,6 +87,95 @@ Deno.test("sandbox policy: allowNetwork keeps the network; read-only paths come 
   const tmp = indexOfOption(args, "--tmpfs", "/tmp");
   const out = indexOfOption(args, "--ro-bind", "/tmp/deft-bash-x", "/tmp/deft-bash-x");
   assert.ok(out > tmp);
+});
+
+/** A host with /tmp, /run, /var/tmp, Docker's storage, a symlink /bin, as the sandbox sees it. */
+const HOST: MountView = {
+  hidden: ["/run", "/var/tmp", "/var/lib/docker"],
+  listings: new Map([
+    ["/", [
+      { name: "bin", kind: "symlink", target: "usr/bin" },
+      { name: "dev", kind: "dir" },
+      { name: "etc", kind: "dir" },
+      { name: "proc", kind: "dir" },
+      { name: "run", kind: "dir" },
+      { name: "tmp", kind: "dir" },
+      { name: "usr", kind: "dir" },
+      { name: "var", kind: "dir" },
+    ]],
+    ["/var", [
+      { name: "lib", kind: "dir" },
+      { name: "log", kind: "dir" },
+      { name: "tmp", kind: "dir" },
+    ]],
+    ["/var/lib", [{ name: "apt", kind: "dir" }, { name: "docker", kind: "dir" }]],
+  ]),
+};
+
+/** The mount options as `[flag, path]` pairs (symlinks as `[--symlink, link]`), in order. */
+function mounts(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--ro-bind" || a === "--bind" || a === "--symlink") out.push(`${a} ${args[i + 2]}`);
+    if (a === "--tmpfs" || a === "--dev" || a === "--proc" || a === "--remount-ro") {
+      out.push(`${a} ${args[i + 1]}`);
+    }
+  }
+  return out;
+}
+
+Deno.test("sandbox mounts: the root is shown entry by entry, never binding what it replaces", () => {
+  const args = mountArgs({ mode: "workspace-write", workspace: "/etc", cwd: "/etc" }, HOST);
+  assert.deepEqual(mounts(args), [
+    "--dev /dev",
+    "--proc /proc",
+    "--tmpfs /tmp",
+    "--tmpfs /run",
+    "--symlink /bin",
+    "--ro-bind /usr",
+    "--bind /etc",
+    "--tmpfs /var/tmp",
+    "--ro-bind /var/log",
+    "--tmpfs /var/lib/docker",
+    "--ro-bind /var/lib/apt",
+    "--remount-ro /",
+  ]);
+  // Without a container runtime's storage, /var holds nothing that comes and goes: bound whole.
+  const quiet = { ...HOST, hidden: ["/run", "/var/tmp"] };
+  const plain = mounts(
+    mountArgs({ mode: "workspace-write", workspace: "/etc", cwd: "/etc" }, quiet),
+  );
+  assert.ok(plain.indexOf("--ro-bind /var") < plain.indexOf("--tmpfs /var/tmp"), `${plain}`);
+  assert.equal(args[args.indexOf("--symlink") + 1], "usr/bin", "the link is made again as it is");
+});
+
+Deno.test("sandbox mounts: a workspace at / is writable and still gets its own /dev, /proc, /tmp", () => {
+  const args = mountArgs({ mode: "workspace-write", workspace: "/", cwd: "/" }, HOST);
+  assert.deepEqual(mounts(args), [
+    "--bind /",
+    "--dev /dev",
+    "--proc /proc",
+    "--tmpfs /tmp",
+    "--tmpfs /run",
+    "--tmpfs /var/tmp",
+    "--tmpfs /var/lib/docker",
+  ]);
+  const readOnly = mountArgs({ mode: "read-only", workspace: "/", cwd: "/" }, HOST);
+  assert.ok(!mounts(readOnly).includes("--bind /"), "read-only: nothing writable");
+  assert.equal(mounts(readOnly).at(-1), "--remount-ro /");
+});
+
+Deno.test("sandbox mounts: a workspace inside /tmp or a socket folder sits on top of it", () => {
+  for (const ws of ["/tmp", "/tmp/x", "/var/tmp", "/run/user/1/p"]) {
+    const order = mounts(mountArgs({ mode: "workspace-write", workspace: ws, cwd: ws }, HOST));
+    const holder = ws.startsWith("/tmp")
+      ? "--tmpfs /tmp"
+      : ws.startsWith("/run")
+      ? "--tmpfs /run"
+      : "--tmpfs /var/tmp";
+    assert.ok(order.indexOf(`--bind ${ws}`) > order.indexOf(holder), `${ws}: ${order}`);
+  }
 });
 
 Deno.test("sandbox policy: the command follows `--` after the bwrap options", () => {
