@@ -11,7 +11,7 @@ import {
   type ContainerRuntime,
   openContainer,
 } from "../container/container.ts";
-import { containerPatch } from "../container/patch.ts";
+import { containerPatch, isContainerRepo } from "../container/patch.ts";
 import { isDropping } from "../agent/droppings.ts";
 import { TOOL_HOST_COMMAND } from "../tools/host/sandboxed.ts";
 import { workerEntry } from "../tools/host/entry.ts";
@@ -163,10 +163,11 @@ export async function containerFallbackPatch(container: Container): Promise<stri
     timer = setTimeout(() => resolve(undefined), PATCH_TIMEOUT_MS)
   );
   try {
-    return await Promise.race([
-      containerPatch(container, isDropping).catch(() => undefined),
-      late,
-    ]);
+    // containerPatch reads "not a repository" as "no patch" (""), and so would it read a
+    // container that is gone: asked first, either is no patch at all.
+    const patch = async () =>
+      await isContainerRepo(container) ? await containerPatch(container, isDropping) : undefined;
+    return await Promise.race([patch().catch(() => undefined), late]);
   } finally {
     clearTimeout(timer);
   }
