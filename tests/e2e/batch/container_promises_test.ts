@@ -223,8 +223,12 @@ for (const runtime of ["docker", "podman"] as const) {
         async () => {
           const label = `${run}-keep`;
           await dockerfile("image-keep", label);
+          // A line's own build, beside the default one.
+          await dockerfile("image-line", `${run}-line`);
           cleanup.push(async () => {
-            for (const id of await labelledImages(rt, label)) await rt.cli("rmi", "-f", id);
+            for (const value of [label, `${run}-line`]) {
+              for (const id of await labelledImages(rt, value)) await rt.cli("rmi", "-f", id);
+            }
           });
           const config = await writeConfig(
             "top-network.yaml",
@@ -237,6 +241,7 @@ for (const runtime of ["docker", "podman"] as const) {
           });
           const file = await writeTasks("keep.jsonl", [
             { id: "k1", task: "Fix add.", replay: "fix.json", test: "python3 test_calc.py" },
+            { id: "k2", dockerfile: "image-line/Dockerfile", replay: "fix.json", test: "true" },
           ]);
           const ran = await batch(
             file,
@@ -257,16 +262,25 @@ for (const runtime of ["docker", "podman"] as const) {
             `the kept build ${image} is gone`,
           );
           assert.equal((await labelledImages(rt, label)).length, 1);
-          const id = result.container_id as string;
-          assert.deepEqual(await batchContainers(rt, out), [id]);
-          const labels = JSON.parse(await rt.cli("inspect", "-f", "{{json .Config.Labels}}", id));
-          assert.equal(labels["deft.task"], "k1");
-          assert.equal(labels["deft.batch"], out);
-          // The task's container: no network, whatever the top-level allow_network says.
-          assert.equal(await rt.cli("inspect", "-f", "{{.HostConfig.NetworkMode}}", id), "none");
-          assert.deepEqual(interfaces(await rt.cli("exec", id, "ls", "/sys/class/net")), ["lo"]);
-          // The build's RUN steps had none either.
-          assert.deepEqual(interfaces(await rt.cli("exec", id, "cat", "/build-net.txt")), ["lo"]);
+          // The line's own build is kept with its container too.
+          assert.equal((await labelledImages(rt, `${run}-line`)).length, 1);
+          const ids = ["k1", "k2"].map((task) => readResult(out, task).container_id as string);
+          assert.deepEqual((await batchContainers(rt, out)).sort(), [...ids].sort());
+          for (const [task, id] of [["k1", ids[0]], ["k2", ids[1]]]) {
+            const labels = JSON.parse(
+              await rt.cli("inspect", "-f", "{{json .Config.Labels}}", id),
+            );
+            assert.equal(labels["deft.task"], task);
+            assert.equal(labels["deft.batch"], out);
+            // The task's container: no network, whatever the top-level allow_network says.
+            assert.equal(await rt.cli("inspect", "-f", "{{.HostConfig.NetworkMode}}", id), "none");
+            assert.deepEqual(interfaces(await rt.cli("exec", id, "ls", "/sys/class/net")), ["lo"]);
+            // The build's RUN steps had none either.
+            assert.deepEqual(
+              interfaces(await rt.cli("exec", id, "cat", "/build-net.txt")),
+              ["lo"],
+            );
+          }
         },
       );
 
