@@ -7,7 +7,7 @@
  * then SIGKILL after a grace period; whatever it started is swept up before the result is written.
  */
 import type { RunSummary as FullSummary } from "../agent/outcome.ts";
-import { workspacePatch } from "../agent/patch.ts";
+import { isGitRepo, workspacePatch } from "../agent/patch.ts";
 import { checkout } from "./checkout.ts";
 import type { Container } from "../container/container.ts";
 import {
@@ -165,12 +165,13 @@ export async function runBatchTask(
     }
   }
 
-  // A run that was killed or crashed never wrote its patch: take it from the checkout.
+  // A run that was killed or crashed never wrote its patch: take it from the checkout (which
+  // must still be a repository: workspacePatch reads "not one" as "no change").
   if (!container && !await exists(paths.patch) && await exists(paths.workspace)) {
-    patch = await writeFallback(
-      paths.patch,
-      await workspacePatch(paths.workspace).catch(() => undefined),
-    );
+    const computed = await isGitRepo(paths.workspace).catch(() => false)
+      ? await workspacePatch(paths.workspace).catch(() => undefined)
+      : undefined;
+    patch = await writeFallback(paths.patch, computed);
   }
   if (patch === "run" && !await exists(paths.patch)) patch = "none";
 
