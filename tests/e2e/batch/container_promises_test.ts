@@ -224,7 +224,7 @@ for (const runtime of ["docker", "podman"] as const) {
           const label = `${run}-keep`;
           await dockerfile("image-keep", label);
           // A line's own build, beside the default one.
-          await dockerfile("image-line", `${run}-line`);
+          await dockerfile("keep/image-line", `${run}-line`);
           cleanup.push(async () => {
             for (const value of [label, `${run}-line`]) {
               for (const id of await labelledImages(rt, value)) await rt.cli("rmi", "-f", id);
@@ -239,9 +239,11 @@ for (const runtime of ["docker", "podman"] as const) {
             const left = await batchContainers(rt, out);
             if (left.length) await rt.cli("rm", "-f", ...left);
           });
-          const file = await writeTasks("keep.jsonl", [
-            { id: "k1", task: "Fix add.", replay: "fix.json", test: "python3 test_calc.py" },
-            { id: "k2", dockerfile: "image-line/Dockerfile", replay: "fix.json", test: "true" },
+          // The task file in a folder of its own: --dockerfile-path, the user's own flag, may
+          // name a Dockerfile outside it; the line's must be inside.
+          const file = await writeTasks("keep/keep.jsonl", [
+            { id: "k1", task: "Fix add.", replay: "../fix.json", test: "python3 test_calc.py" },
+            { id: "k2", dockerfile: "image-line/Dockerfile", replay: "../fix.json", test: "true" },
           ]);
           const ran = await batch(
             file,
