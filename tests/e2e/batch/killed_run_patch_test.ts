@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { denoDir, REPO_ROOT } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { makeRepo, processesWith, scriptedTrajectory } from "../../batch/fixture.ts";
+import { makeRepo, processesWith, scriptedTrajectory } from "../../helpers/batch_fixture.ts";
 
 const SLEEP = 7355;
 
