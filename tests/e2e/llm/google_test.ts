@@ -15,6 +15,7 @@ import {
   type MockReply,
 } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const KEY = "gm-test-SECRET-0123456789";
 
@@ -260,7 +261,8 @@ Deno.test("google: the API version comes from the base URL or api_version", asyn
 
 Deno.test("google: deft run end to end, an error result then task_done", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   await withMock([
     geminiFunctionCalls([["no_such_tool", {}]]),
     geminiFunctionCalls([["task_done", {}]], "Nothing to change."),

@@ -15,6 +15,7 @@ import {
   ollamaToolCalls,
 } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 function ollama(
   baseUrl: string | undefined,
@@ -229,7 +230,8 @@ Deno.test("ollama: an aborted call stops at once", async () => {
 
 Deno.test("ollama: deft run end to end, an error result then task_done", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   await withMock([
     ollamaToolCalls([["no_such_tool", {}]], "Trying a tool."),
     ollamaToolCalls([["task_done", {}]], "Nothing to change."),
