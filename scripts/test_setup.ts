@@ -294,7 +294,10 @@ export async function setUp(opts: SetUpOptions): Promise<number> {
   return 0;
 }
 
-/** Runs `argv` (its program found in `path`); true when it exits 0. Output is shown if `show`. */
+/**
+ * Runs `argv` (its program found in `path`); true when it exits 0. With `show`, its errors reach
+ * the terminal (apt's progress lines do not: the set-up says once what it installs).
+ */
 async function runs(argv: string[], path: string, show = false): Promise<boolean> {
   const exe = which(argv[0], path);
   if (!exe) return false;
@@ -309,7 +312,7 @@ async function runs(argv: string[], path: string, show = false): Promise<boolean
       LANG: "C.UTF-8",
     },
     stdin: "null",
-    stdout: show ? "inherit" : "null",
+    stdout: "null",
     stderr: show ? "inherit" : "null",
   }).output();
   return out.success;
