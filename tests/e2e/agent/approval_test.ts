@@ -164,7 +164,6 @@ Deno.test("the question spells out C1 controls (a one-byte CSI), so a command ca
     const code = c1.charCodeAt(0).toString(16);
     assert.match(shown[0], new RegExp(`0*${code}`, "i"), "the control is spelled out");
   }
-  await dirTemp.remove();
 });
 
 // (A merge driver runs only in a merge, which no reader does: it has no case here.)

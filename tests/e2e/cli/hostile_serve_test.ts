@@ -36,7 +36,7 @@ function nested(depth: number): string {
 }
 
 Deno.test("a value nested 5,000 or 100,000 deep gets an error; the server goes on", async () => {
-  await using dirTemp = await tempDir();
+  const dirTemp = await tempDir();
   const dir = dirTemp.path;
   const file = join(dir, "a.json");
   await Deno.writeTextFile(file, '{"a": 1}\n');
@@ -69,7 +69,7 @@ Deno.test("a value nested 5,000 or 100,000 deep gets an error; the server goes o
 });
 
 Deno.test("abusive JSONPath filters are refused at once; bash still answers", async () => {
-  await using dirTemp = await tempDir();
+  const dirTemp = await tempDir();
   const dir = dirTemp.path;
   const file = join(dir, "a.json");
   await Deno.writeTextFile(file, JSON.stringify(["a".repeat(40) + "!", "b"]) + "\n");

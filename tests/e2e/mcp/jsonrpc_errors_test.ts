@@ -15,7 +15,7 @@ const INIT = {
 };
 
 Deno.test("invalid JSON-RPC messages get -32700, -32600 or -32602; notifications none", async () => {
-  await using dirTemp = await tempDir();
+  const dirTemp = await tempDir();
   const dir = dirTemp.path;
   const server = new ServerProcess(["mcp", "-w", dir]);
   try {
@@ -72,7 +72,7 @@ Deno.test("invalid JSON-RPC messages get -32700, -32600 or -32602; notifications
 });
 
 Deno.test("deft mcp: a deeply nested argument is a tool error, and the server goes on", async () => {
-  await using dirTemp = await tempDir();
+  const dirTemp = await tempDir();
   const dir = dirTemp.path;
   const server = new ServerProcess(["mcp", "-w", dir]);
   try {
@@ -104,7 +104,7 @@ Deno.test("deft mcp: a deeply nested argument is a tool error, and the server go
 });
 
 Deno.test("deft mcp: a line over --max-line-bytes gets -32600 and the next request is answered", async () => {
-  await using dirTemp = await tempDir();
+  const dirTemp = await tempDir();
   const dir = dirTemp.path;
   const server = new ServerProcess(["mcp", "-w", dir, "--max-line-bytes", "2000"]);
   try {

@@ -151,7 +151,7 @@ Deno.test({
 
 Deno.test("closing the connection closes the tools, leaves no process behind, exits 0", async (t) => {
   const sleeper = uniqueSleep();
-  await using workspaceTemp = await tempDir();
+  const workspaceTemp = await tempDir();
   const workspace = workspaceTemp.path;
   const session = new RawSession(["-w", workspace]);
   try {
@@ -216,7 +216,7 @@ Deno.test("a client that vanishes without closing stdin ends the session cleanly
 });
 
 Deno.test("calls sent before stdin ends are still answered", async () => {
-  await using workspaceTemp = await tempDir();
+  const workspaceTemp = await tempDir();
   const workspace = workspaceTemp.path;
   const session = new RawSession(["-w", workspace]);
   try {
@@ -250,7 +250,7 @@ Deno.test("calls sent before stdin ends are still answered", async () => {
 
 Deno.test("SIGTERM closes the tools and exits with 143", async (t) => {
   const sleeper = uniqueSleep();
-  await using workspaceTemp = await tempDir();
+  const workspaceTemp = await tempDir();
   const workspace = workspaceTemp.path;
   const session = new RawSession(["-w", workspace]);
   try {
@@ -287,7 +287,7 @@ Deno.test("deft mcp refuses a missing workspace with exit 2", async () => {
 Deno.test("deft mcp applies --sandbox exactly as deft tool does", async () => {
   await using workspaceTemp = await tempDir();
   const workspace = workspaceTemp.path;
-  await using outsideTemp = await tempDir();
+  const outsideTemp = await tempDir();
   const outside = outsideTemp.path;
   const args = { command: `touch ${outside}/probe && echo wrote` };
   try {

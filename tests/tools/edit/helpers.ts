@@ -19,7 +19,7 @@ export async function withEditor(
   fn: (f: EditFixture) => Promise<void>,
   settings: ToolSettings = {},
 ): Promise<void> {
-  await using wsTemp = await tempDir("deft-edit-test-");
+  const wsTemp = await tempDir("deft-edit-test-");
   const ws = wsTemp.path;
   const tool = new EditTool({ provider: "anthropic", workspace: ws, settings });
   const executor = new ToolExecutor([tool]);

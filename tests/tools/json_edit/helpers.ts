@@ -19,7 +19,7 @@ export async function withJsonEditor(
   fn: (f: JsonFixture) => Promise<void>,
   settings: ToolSettings = {},
 ): Promise<void> {
-  await using wsTemp = await tempDir("deft-json-test-");
+  const wsTemp = await tempDir("deft-json-test-");
   const ws = wsTemp.path;
   const tool = new JsonEditTool({ provider: "openai", workspace: ws, settings });
   const executor = new ToolExecutor([tool]);
