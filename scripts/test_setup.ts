@@ -253,16 +253,14 @@ export interface SetUpOptions {
   /** The PATH programs are looked for in and the install commands are found in. */
   path: string;
   uid: number;
-  /** Where absolute paths are read from (tests point this at a stub tree). */
-  root?: string;
   /** Where messages go. */
   say: (line: string) => void;
 }
 
 /** Runs the set-up; returns the exit code (0: the tests may run). */
 export async function setUp(opts: SetUpOptions): Promise<number> {
-  const path = opts.root === undefined ? searchPath(opts.path) : opts.path;
-  const probe = machineProbe(path, opts.root);
+  const path = searchPath(opts.path);
+  const probe = machineProbe(path);
   const missing = findMissing(probe, opts.scope);
   const decided = await plan(missing, {
     root: opts.uid === 0,
