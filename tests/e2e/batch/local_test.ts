@@ -205,6 +205,9 @@ Deno.test({
     try {
       const { tasksFile } = await makeBatchFixture(dir, 2, () => "hang");
       const out = join(dir, "out");
+      // A killed Deft cannot remove its temp folders: they go to this test's, removed with it.
+      const tmp = join(dir, "tmp");
+      await Deno.mkdir(tmp);
       const child = startDeft([
         "batch",
         tasksFile,
@@ -214,7 +217,7 @@ Deno.test({
         "2",
         "--timeout",
         "300",
-      ]);
+      ], { TMPDIR: tmp });
       const hanging = () =>
         processesWith(`sleep ${hangSeconds(0)}`).length > 0 &&
         processesWith(`sleep ${hangSeconds(1)}`).length > 0;
@@ -247,10 +250,10 @@ Deno.test({
 });
 
 /** `deft ARGS` started in the background, its output piped. */
-function startDeft(args: string[]): Deno.ChildProcess {
+function startDeft(args: string[], env: Record<string, string> = {}): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...args],
-    env: { NO_COLOR: "1", DENO_DIR: denoDir() },
+    env: { NO_COLOR: "1", DENO_DIR: denoDir(), ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
