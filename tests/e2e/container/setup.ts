@@ -85,14 +85,32 @@ export async function testRuntime(name: "docker" | "podman"): Promise<TestRuntim
     await cli("build", "-q", "--network", "none", "-t", tag, ctx.path);
     return tag;
   };
+  // A filter's answer is checked against each one's labels: Podman 4.3 once answered the
+  // two-label filter with three containers that carried neither label, while other suites were
+  // starting and removing theirs. Nothing of another's is counted, or removed, on its word.
+  const [runKey, runId] = label.split("=");
+  const ours = async (kind: "container" | "image", found: string[], deft = false) => {
+    const keys = deft ? [runKey, "deft.container"] : [runKey];
+    const format = keys.map((k) => `{{index .Config.Labels "${k}"}}`).join(" ");
+    const want = deft ? `${runId} 1` : runId;
+    const kept: string[] = [];
+    for (const id of found) {
+      if (await cli(kind, "inspect", "--format", format, id).catch(() => "") === want) {
+        kept.push(id);
+      }
+    }
+    return kept;
+  };
   // This run's containers, then its images (each built one too), whatever the tests left.
   const removeOwn = async () => {
-    const containers = await ids("ps", "--filter", `label=${label}`).catch(() => []);
+    const containers = await ids("ps", "--filter", `label=${label}`)
+      .then((found) => ours("container", found), () => []);
     if (containers.length > 0) {
       await cli("rm", "-f", ...(name === "podman" ? ["-t", "0"] : []), ...containers)
         .catch(() => {});
     }
-    const images = await ids("images", "--filter", `label=${label}`).catch(() => []);
+    const images = await ids("images", "--filter", `label=${label}`)
+      .then((found) => ours("image", found), () => []);
     for (const id of images) await cli("rmi", "-f", id).catch(() => {});
   };
   let image: string;
@@ -112,8 +130,12 @@ export async function testRuntime(name: "docker" | "podman"): Promise<TestRuntim
     label,
     cli,
     own,
-    deftContainers: () =>
-      ids("ps", "--filter", "label=deft.container=1", "--filter", `label=${label}`),
+    deftContainers: async () =>
+      await ours(
+        "container",
+        await ids("ps", "--filter", "label=deft.container=1", "--filter", `label=${label}`),
+        true,
+      ),
     [Symbol.asyncDispose]: async () => {
       await removeOwn();
       await stop();
