@@ -1,6 +1,7 @@
 /** Shared setup for the bash tool tests: a temporary workspace and a tool that is always closed. */
 import { BashTool } from "../../src/tools/bash/tool.ts";
 import type { ToolExecResult, ToolSettings } from "../../src/tools/base.ts";
+import { tempDir } from "./temp.ts";
 
 /** A tool in a fresh workspace; `run` calls it, `dispose` closes it and removes the workspace. */
 export interface Harness {
@@ -14,7 +15,8 @@ export interface Harness {
 export async function harness(settings: ToolSettings = {}, prefix = "deft-bash-test-"): Promise<
   Harness
 > {
-  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix }));
+  const workspaceTemp = await tempDir(prefix);
+  const workspace = workspaceTemp.path;
   const tool = new BashTool({ provider: "openai", workspace, settings });
   return {
     tool,
@@ -22,7 +24,7 @@ export async function harness(settings: ToolSettings = {}, prefix = "deft-bash-t
     run: (command, extra = {}) => tool.execute({ command, ...extra }),
     async dispose() {
       await tool.close();
-      await Deno.remove(workspace, { recursive: true });
+      await workspaceTemp.remove();
     },
   };
 }

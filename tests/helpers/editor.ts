@@ -2,6 +2,7 @@
 import type { ToolSettings } from "../../src/tools/base.ts";
 import { EditTool } from "../../src/tools/edit/tool.ts";
 import { type ToolCallResult, ToolExecutor } from "../../src/tools/executor.ts";
+import { tempDir } from "./temp.ts";
 
 /** A temporary workspace with an editor and an executor bound to it. */
 export interface EditFixture {
@@ -18,7 +19,8 @@ export async function withEditor(
   fn: (f: EditFixture) => Promise<void>,
   settings: ToolSettings = {},
 ): Promise<void> {
-  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-edit-test-" }));
+  const wsTemp = await tempDir("deft-edit-test-");
+  const ws = wsTemp.path;
   const tool = new EditTool({ provider: "anthropic", workspace: ws, settings });
   const executor = new ToolExecutor([tool]);
   let n = 0;
@@ -27,17 +29,18 @@ export async function withEditor(
   try {
     await fn({ ws, tool, executor, call });
   } finally {
-    await Deno.remove(ws, { recursive: true });
+    await wsTemp.remove();
   }
 }
 
 /** A second temporary directory outside the workspace, removed afterwards. */
 export async function withOutsideDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-outside-" }));
+  const dirTemp = await tempDir("deft-outside-");
+  const dir = dirTemp.path;
   try {
     await fn(dir);
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await dirTemp.remove();
   }
 }
 

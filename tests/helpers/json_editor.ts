@@ -2,6 +2,7 @@
 import type { ToolSettings } from "../../src/tools/base.ts";
 import { JsonEditTool } from "../../src/tools/json_edit/tool.ts";
 import { type ToolCallResult, ToolExecutor } from "../../src/tools/executor.ts";
+import { tempDir } from "./temp.ts";
 
 /** A temporary workspace with a JSON editor bound to it. */
 export interface JsonFixture {
@@ -18,7 +19,8 @@ export async function withJsonEditor(
   fn: (f: JsonFixture) => Promise<void>,
   settings: ToolSettings = {},
 ): Promise<void> {
-  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-json-test-" }));
+  const wsTemp = await tempDir("deft-json-test-");
+  const ws = wsTemp.path;
   const tool = new JsonEditTool({ provider: "openai", workspace: ws, settings });
   const executor = new ToolExecutor([tool]);
   let n = 0;
@@ -33,6 +35,6 @@ export async function withJsonEditor(
   try {
     await fn({ ws, executor, call, file });
   } finally {
-    await Deno.remove(ws, { recursive: true });
+    await wsTemp.remove();
   }
 }

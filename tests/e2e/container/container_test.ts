@@ -101,8 +101,6 @@ for (const runtime of ["docker", "podman"] as const) {
     sanitizeOps: false,
   }, async (t) => {
     await using rt = await testRuntime(runtime);
-    // Nothing of an earlier run's may count as this one's.
-    for (const id of await rt.deftContainers()) await rt.cli("rm", "-f", id);
 
     await t.step(
       "a run fixes the bug in /testbed, shell state persists, no host secret inside",

@@ -11,6 +11,7 @@ import { mockRunArgs, runDeft } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, httpError, type MockLLM } from "../../helpers/mock_llm.ts";
 import { BASH_TOOL, providerModel, SYSTEM, TASK, withMock } from "../../helpers/providers.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const KEY = "az-test-SECRET-0123456789";
 const VERSION = "2024-10-21";
@@ -219,7 +220,8 @@ Deno.test("azure: a missing endpoint or API version is a ConfigError that says w
 
 Deno.test("azure: deft run end to end, an error result then task_done", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const args = (url: string) =>
     mockRunArgs({ url }, "check the repository", repo, {
       provider: "azure",

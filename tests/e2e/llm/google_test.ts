@@ -10,6 +10,7 @@ import { runMocked } from "../../helpers/deft.ts";
 import { geminiError, geminiFunctionCalls, geminiText } from "../../helpers/mock_llm.ts";
 import { BASH_TOOL, providerModel, SYSTEM, TASK, withMock } from "../../helpers/providers.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const KEY = "gm-test-SECRET-0123456789";
 
@@ -228,7 +229,8 @@ Deno.test("google: the API version comes from the base URL or api_version", asyn
 
 Deno.test("google: deft run end to end, an error result then task_done", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   await withMock([
     geminiFunctionCalls([["no_such_tool", {}]]),
     geminiFunctionCalls([["task_done", {}]], "Nothing to change."),

@@ -10,6 +10,7 @@ import { runMocked } from "../../helpers/deft.ts";
 import { ollamaError, ollamaText, ollamaToolCalls } from "../../helpers/mock_llm.ts";
 import { BASH_TOOL, providerModel, SYSTEM, TASK, withMock } from "../../helpers/providers.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 function ollama(
   baseUrl: string | undefined,
@@ -198,7 +199,8 @@ Deno.test("ollama: an aborted call stops at once", async () => {
 
 Deno.test("ollama: deft run end to end, an error result then task_done", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   await withMock([
     ollamaToolCalls([["no_such_tool", {}]], "Trying a tool."),
     ollamaToolCalls([["task_done", {}]], "Nothing to change."),

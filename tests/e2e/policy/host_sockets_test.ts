@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { withHarness } from "../../helpers/bash.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const CONNECT = `python3 -c 'import socket, sys
 s = socket.socket(socket.AF_UNIX)
@@ -12,8 +13,7 @@ print("connected")' `;
 
 async function canWrite(dir: string): Promise<boolean> {
   try {
-    const probe = await Deno.makeTempFile({ dir, prefix: "deft-probe-" });
-    await Deno.remove(probe);
+    await (await tempDir("deft-probe-", { dir })).remove();
     return true;
   } catch {
     return false;
@@ -25,7 +25,8 @@ for (const dir of ["/var/tmp", "/run"]) {
     name: `sandbox: a host service's socket under ${dir} cannot be connected to`,
     ignore: !(await canWrite(dir)),
     async fn() {
-      const socketDir = await Deno.makeTempDir({ dir, prefix: "deft-service-" });
+      await using socketDirTemp = await tempDir("deft-service-", { dir });
+      const socketDir = socketDirTemp.path;
       const path = `${socketDir}/service.sock`;
       const listener = Deno.listen({ transport: "unix", path });
       const accepted: Deno.Conn[] = [];
@@ -50,7 +51,6 @@ for (const dir of ["/var/tmp", "/run"]) {
         listener.close();
         await accepting.catch(() => {});
         for (const conn of accepted) conn.close();
-        await Deno.remove(socketDir, { recursive: true });
       }
     },
   });
@@ -60,7 +60,8 @@ Deno.test("sandbox: a socket under $XDG_RUNTIME_DIR outside /run cannot be conne
   // Outside /run and /tmp (both are hidden anyway), as on a machine whose runtime dir is elsewhere.
   const home = Deno.env.get("HOME");
   const parent = home && !home.startsWith("/tmp") && await canWrite(home) ? home : Deno.cwd();
-  const runtime = await Deno.makeTempDir({ dir: parent, prefix: ".deft-xdg-runtime-" });
+  await using runtimeTemp = await tempDir(".deft-xdg-runtime-", { dir: parent });
+  const runtime = runtimeTemp.path;
   const path = `${runtime}/bus`;
   const listener = Deno.listen({ transport: "unix", path });
   const accepted: Deno.Conn[] = [];
@@ -87,6 +88,5 @@ Deno.test("sandbox: a socket under $XDG_RUNTIME_DIR outside /run cannot be conne
     listener.close();
     await accepting.catch(() => {});
     for (const conn of accepted) conn.close();
-    await Deno.remove(runtime, { recursive: true });
   }
 });

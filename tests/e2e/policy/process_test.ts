@@ -13,6 +13,7 @@ import {
   shellLaunch,
   taskTestLaunch,
 } from "../../../src/policy/process.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const SRC = new URL("../../../src/", import.meta.url).pathname;
 
@@ -125,7 +126,8 @@ function withSecrets<T>(body: () => Promise<T>): Promise<T> {
 }
 
 Deno.test("git never sees a key: what git passes to the programs it starts holds none", async () => {
-  const dir = await Deno.makeTempDir();
+  const dirTemp = await tempDir();
+  const dir = dirTemp.path;
   try {
     await withSecrets(async () => {
       // An alias given on the command line is Deft's own, so it runs: it prints git's env.
@@ -138,7 +140,7 @@ Deno.test("git never sees a key: what git passes to the programs it starts holds
       assert.match(out.out, /^GIT_CONFIG_COUNT=/m, "git runs hardened");
     });
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await dirTemp.remove();
   }
 });
 
@@ -170,7 +172,8 @@ Deno.test("the shell view confines by the policy: none holds a PID namespace, a 
 });
 
 Deno.test("a batch task's test runs in the task's sandbox with the shell's environment", async () => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   try {
     await withSecrets(async () => {
       const policy = processPolicy(workspace, { sandbox: "workspace-write" });
@@ -190,6 +193,6 @@ Deno.test("a batch task's test runs in the task's sandbox with the shell's envir
       assert.deepEqual(leaked, [], "the test could write outside the workspace");
     });
   } finally {
-    await Deno.remove(workspace, { recursive: true });
+    await workspaceTemp.remove();
   }
 });

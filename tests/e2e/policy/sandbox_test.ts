@@ -194,8 +194,10 @@ Deno.test("sandbox policy: bwrap is found on PATH or at a given path", () => {
   assert.equal(findBwrap(found), found);
 });
 
-Deno.test("sandbox policy: a missing bwrap fails with install instructions", () => {
-  const notExecutable = Deno.makeTempFileSync({ prefix: "deft-fake-bwrap-" });
+Deno.test("sandbox policy: a missing bwrap fails with install instructions", async () => {
+  await using dir = await tempDir("deft-fake-bwrap-");
+  const notExecutable = `${dir.path}/bwrap`;
+  Deno.writeFileSync(notExecutable, new Uint8Array());
   Deno.chmodSync(notExecutable, 0o644);
   for (const path of ["/nonexistent/bwrap", "deft-no-such-bwrap", notExecutable]) {
     assert.throws(

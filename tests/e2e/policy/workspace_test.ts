@@ -7,7 +7,7 @@ import {
   realWorkspace,
   UnresolvablePathError,
 } from "../../../src/policy/workspace.ts";
-import { tempDir } from "../../helpers/temp.ts";
+import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
 
 async function withDirs(fn: (ws: string, outside: string) => Promise<void>): Promise<void> {
   await using wsDir = await tempDir("deft-ws-");
@@ -130,10 +130,9 @@ Deno.test("confine: a path through a regular file is not an escape", async () =>
 });
 
 // Made before the test so it can be given permissions scoped to it (symlinks need full access).
-const scoped = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-ws-scoped-" }));
+const scoped = await tempDirUntilExit("deft-ws-scoped-");
 await Deno.symlink("/etc", join(scoped, "etc-link"));
 await Deno.writeTextFile(join(scoped, "inside.txt"), "");
-addEventListener("unload", () => Deno.removeSync(scoped, { recursive: true }));
 
 Deno.test({
   name: "confine: under permissions scoped to the workspace, outside paths are refused too",
@@ -148,9 +147,8 @@ Deno.test({
 
 Deno.test("confine: permissions on the workspace alone suffice; escapes and missing grants differ", async () => {
   const home = Deno.env.get("HOME")!;
-  const place = await Deno.realPath(
-    await Deno.makeTempDir({ dir: home, prefix: ".deft-confine-" }),
-  );
+  const placeTemp = await tempDir(".deft-confine-", { dir: home });
+  const place = placeTemp.path;
   try {
     const ws = `${place}/my wörk space`;
     await Deno.mkdir(`${ws}/src`, { recursive: true });
@@ -188,15 +186,14 @@ Deno.test("confine: permissions on the workspace alone suffice; escapes and miss
     assert.equal(byPath[`${ws}/out/x.py`].error, "OutsideWorkspaceError");
     assert.match(byPath[`${ws}/out/x.py`].message, /leaves the workspace/);
   } finally {
-    await Deno.remove(place, { recursive: true });
+    await placeTemp.remove();
   }
 });
 
 Deno.test("confine: a folder inside the workspace that Deno may not read is a missing grant", async () => {
   const home = Deno.env.get("HOME")!;
-  const place = await Deno.realPath(
-    await Deno.makeTempDir({ dir: home, prefix: ".deft-confine-" }),
-  );
+  const placeTemp = await tempDir(".deft-confine-", { dir: home });
+  const place = placeTemp.path;
   try {
     const ws = `${place}/ws`;
     await Deno.mkdir(`${ws}/secret`, { recursive: true });
@@ -221,6 +218,6 @@ Deno.test("confine: a folder inside the workspace that Deno may not read is a mi
     assert.match(line.message, new RegExp(`start Deft with --allow-read=${ws}/secret`));
     assert.doesNotMatch(line.message, /leaves the workspace/);
   } finally {
-    await Deno.remove(place, { recursive: true });
+    await placeTemp.remove();
   }
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readTrajectory, TrajectoryRecorder } from "../../../src/trajectory/recorder.ts";
 import { emptyUsage } from "../../../src/llm/types.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const response = (content: string) => ({
   content,
@@ -11,7 +12,8 @@ const response = (content: string) => ({
 });
 
 Deno.test("the file holds the last completed step after each write; no temp file is left", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const path = `${dir}/nested/t.json`;
   const rec = new TrajectoryRecorder(path, { task: "t", provider: "p", model: "m", max_steps: 3 });
   rec.recordInteraction({
@@ -45,7 +47,8 @@ Deno.test("the file holds the last completed step after each write; no temp file
 });
 
 Deno.test("secrets never reach the file", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const path = `${dir}/t.json`;
   const secret = "sk-live-abcdef123456";
   const rec = new TrajectoryRecorder(path, {
@@ -67,7 +70,8 @@ Deno.test("secrets never reach the file", async () => {
 });
 
 Deno.test("each write replaces the file by rename: a new inode, never the old one rewritten", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const path = `${dir}/t.json`;
   const rec = new TrajectoryRecorder(path, { task: "t", provider: "p", model: "m", max_steps: 3 });
   const first = (await Deno.stat(path).catch(() => null))?.ino ?? null;
@@ -93,7 +97,8 @@ Deno.test("each write replaces the file by rename: a new inode, never the old on
 });
 
 Deno.test("a reader in another process never sees a partial trajectory while steps are written", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const path = `${dir}/t.json`;
   const stop = `${dir}/stop`;
   // Reads the file as fast as it can until told to stop; counts reads and unparsable ones.

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { LiveConsole, mainArgument } from "../../../../src/cli/console/live.ts";
 import { printable } from "../../../../src/cli/console/printable.ts";
 import { useColor } from "../../../../src/cli/console/style.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 function captured(color: boolean, workspace = "/nonexistent") {
   const chunks: string[] = [];
@@ -48,7 +49,8 @@ Deno.test("printable keeps newlines and tabs, shows other controls", () => {
 });
 
 Deno.test("an edit inside the workspace is shown as a diff of what changed on disk", async () => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  await using workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   await Deno.writeTextFile(`${workspace}/a.txt`, "one\ntwo\nthree\n");
   const { console, text } = captured(true, workspace);
   const call = {
@@ -73,8 +75,10 @@ Deno.test("an edit inside the workspace is shown as a diff of what changed on di
 });
 
 Deno.test("no diff is read for a file outside the workspace", async () => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
-  const outside = await Deno.makeTempFile();
+  await using workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
+  await using outsideDir = await tempDir();
+  const outside = `${outsideDir.path}/file`;
   await Deno.writeTextFile(outside, "secret\n");
   const { console, text } = captured(false, workspace);
   const call = {

@@ -7,9 +7,11 @@ import assert from "node:assert/strict";
 import { ToolHost } from "../../../../src/tools/host/mod.ts";
 import type { ToolSettings } from "../../../../src/tools/base.ts";
 import { eventually, pidsByCmdline } from "../../../helpers/bash.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 async function hostTest(settings: ToolSettings, needle: string): Promise<void> {
-  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-host-test-" }));
+  await using workspaceTemp = await tempDir("deft-host-test-");
+  const workspace = workspaceTemp.path;
   const host = new ToolHost({ provider: "openai", workspace, settings }, ["bash"], {
     temp: "/tmp",
   });
@@ -28,7 +30,6 @@ async function hostTest(settings: ToolSettings, needle: string): Promise<void> {
     assert.match(big.output!, /characters omitted/);
   } finally {
     await host.close("bash");
-    await Deno.remove(workspace, { recursive: true });
   }
   await assert.rejects(() => Deno.stat(`${workspace}/ran-on`), Deno.errors.NotFound);
   assert.ok(
@@ -51,7 +52,8 @@ Deno.test("host: the sandbox works under the tool host's permissions", async () 
 });
 
 Deno.test("host: with neither bwrap nor unshare, a deadline restart ends the old shell's setsid jobs", async () => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-host-test-" }));
+  await using workspaceTemp = await tempDir("deft-host-test-");
+  const workspace = workspaceTemp.path;
   await Deno.writeTextFile(`${workspace}/a.txt`, "a\n");
   const settings: ToolSettings = {
     sandbox: "none",
@@ -85,12 +87,12 @@ Deno.test("host: with neither bwrap nor unshare, a deadline restart ends the old
     await host.close("bash").catch(() => {});
     await host.close("str_replace_based_edit_tool").catch(() => {});
     for (const pid of await pidsByCmdline(sleeper)) Deno.kill(pid, "SIGKILL");
-    await Deno.remove(workspace, { recursive: true });
   }
 });
 
 Deno.test("host: without bwrap, unshare holds the shell under the tool host's permissions", async () => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-host-test-" }));
+  await using workspaceTemp = await tempDir("deft-host-test-");
+  const workspace = workspaceTemp.path;
   const settings: ToolSettings = { bwrapPath: "/nonexistent/bwrap" };
   const host = new ToolHost({ provider: "openai", workspace, settings }, ["bash"], {
     temp: "/tmp",
@@ -104,7 +106,6 @@ Deno.test("host: without bwrap, unshare holds the shell under the tool host's pe
     assert.ok(await eventually(async () => (await pidsByCmdline(sleeper)).length === 1));
   } finally {
     await host.close("bash");
-    await Deno.remove(workspace, { recursive: true });
   }
   assert.ok(
     await eventually(async () => (await pidsByCmdline(sleeper)).length === 0),
@@ -125,7 +126,8 @@ const RESTARTS: [string, ToolSettings][] = [
 
 for (const [label, settings] of RESTARTS) {
   Deno.test(`host: a deadline restart kills the running shell's processes (${label})`, async () => {
-    const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-host-test-" }));
+    await using workspaceTemp = await tempDir("deft-host-test-");
+    const workspace = workspaceTemp.path;
     await Deno.writeTextFile(`${workspace}/a.txt`, "a\n");
     const host = new ToolHost(
       {
@@ -157,7 +159,6 @@ for (const [label, settings] of RESTARTS) {
       await host.close("bash").catch(() => {});
       await host.close("str_replace_based_edit_tool").catch(() => {});
       for (const pid of await pidsByCmdline(needle)) Deno.kill(pid, "SIGKILL");
-      await Deno.remove(workspace, { recursive: true });
     }
   });
 }

@@ -6,6 +6,7 @@ import { writeFileAtomic } from "../../../../src/tools/fs/atomic.ts";
 import { STALE_TEMP_MS, TEMP_NAME_PATTERN, tempName } from "../../../../src/tools/fs/temp_names.ts";
 import { strayTempFiles, withEditor } from "../../../helpers/editor.ts";
 import { git } from "../../../helpers/repo.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 const ATOMIC = new URL("../../../../src/tools/fs/atomic.ts", import.meta.url).href;
 
@@ -34,7 +35,8 @@ Deno.test("temporary names have a fixed short length (never longer than the targ
 });
 
 Deno.test("a killed write's leftover is removed at the next write and never in a patch", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-killed-" }));
+  const dirTemp = await tempDir("deft-killed-");
+  const dir = dirTemp.path;
   try {
     await git(dir, "init", "-q");
     await Deno.writeTextFile(join(dir, "kept.txt"), "base\n");
@@ -75,12 +77,13 @@ Deno.test("a killed write's leftover is removed at the next write and never in a
     assert.equal(await Deno.readTextFile(join(dir, "other.txt")), "x");
     await assert.rejects(Deno.stat(join(dir, "big.bin")), Deno.errors.NotFound);
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await dirTemp.remove();
   }
 });
 
 Deno.test("a recent temporary file (a write that may be under way) is not removed", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-live-" }));
+  const dirTemp = await tempDir("deft-live-");
+  const dir = dirTemp.path;
   try {
     const live = join(dir, tempName("tmp"));
     await Deno.writeTextFile(live, "partial");
@@ -91,6 +94,6 @@ Deno.test("a recent temporary file (a write that may be under way) is not remove
     assert.ok(out.success, new TextDecoder().decode(out.stderr));
     assert.deepEqual(await strayTempFiles(dir), [live.slice(dir.length + 1)]);
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await dirTemp.remove();
   }
 });
