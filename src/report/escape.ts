@@ -58,15 +58,24 @@ export const BLOCK_LIMITS: BlockLimits = { line: 2000, total: 100_000 };
  */
 export function block(value: unknown, limits: BlockLimits = BLOCK_LIMITS): string {
   const s = value === null || value === undefined ? "" : String(value);
-  const head = s.length > limits.total ? s.slice(0, limits.total) : s;
-  const lines = head.split("\n").map((line) =>
-    line.length > limits.line
-      ? `${text(line.slice(0, limits.line))}<span class="cut">… ${
-        line.length - limits.line
-      } more characters on this line cut</span>`
-      : text(line)
-  );
-  const rest = s.length - head.length;
-  if (rest > 0) lines.push(`<span class="cut">… ${rest} more characters cut</span>`);
+  const lines: string[] = [];
+  let kept = 0;
+  let start = 0;
+  while (start <= s.length) {
+    const newline = s.indexOf("\n", start);
+    const end = newline < 0 ? s.length : newline;
+    const keep = Math.min(end - start, limits.line, limits.total - kept);
+    const cut = end - start - keep;
+    lines.push(
+      text(s.slice(start, start + keep)) +
+        (cut > 0 ? `<span class="cut">… ${cut} more characters on this line cut</span>` : ""),
+    );
+    kept += keep;
+    start = end + 1;
+    if (kept >= limits.total && start < s.length) {
+      lines.push(`<span class="cut">… ${s.length - start} more characters cut</span>`);
+      break;
+    }
+  }
   return lines.join("\n");
 }

@@ -1,0 +1,144 @@
+import * as assert from "node:assert/strict";
+import { join } from "node:path";
+import { buildReport, ReportInputError } from "../../src/report/report.ts";
+import { loadBatch, runStats } from "../../src/report/model.ts";
+import { flips, totals } from "../../src/report/batch.ts";
+import { contentSecurityPolicy } from "../../src/report/page.ts";
+import { tempDir } from "../helpers/temp.ts";
+import {
+  HOSTILE,
+  hostileTrajectoryText,
+  NOT_UTF8,
+  ordinaryTrajectory,
+  syntheticTasks,
+  writeBatch,
+} from "../helpers/report_fixtures.ts";
+
+const SCRIPT_TAGS = /<script[\s>]/gi;
+
+Deno.test("report: a run page has the header, each step, the edit as a diff and the denial", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "trajectory_20261201_100000_abcdef.json");
+  await Deno.writeTextFile(path, JSON.stringify(ordinaryTrajectory()));
+  const html = await buildReport([path]);
+  for (
+    const expected of [
+      "Make check.py pass.",
+      "mock-model",
+      "Step 5",
+      "denied",
+      "failed",
+      "python:3.12",
+    ]
+  ) {
+    assert.ok(html.includes(expected), `missing ${expected}`);
+  }
+  assert.match(html, /<span class="del">-    return a - b<\/span>/);
+  assert.match(html, /<span class="add">\+    return a \+ b<\/span>/);
+  assert.match(html, /1,200 in \/ 80 out · 1\.5 s/);
+});
+
+Deno.test("report: every fold is open in the HTML, so the page reads with JavaScript off", async () => {
+  await using dir = await tempDir();
+  await writeBatch(join(dir.path, "b"), syntheticTasks(3, 4));
+  const html = await buildReport([join(dir.path, "b")]);
+  const details = html.match(/<details[^>]*>/g) ?? [];
+  assert.ok(details.length > 10);
+  for (const tag of details) assert.match(tag, / open[ >]/);
+});
+
+Deno.test("report: the page loads nothing and allows only its own script and style", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "t.json");
+  await Deno.writeTextFile(path, JSON.stringify(ordinaryTrajectory()));
+  const html = await buildReport([path]);
+  const csp = await contentSecurityPolicy();
+  assert.ok(html.includes(`content="${csp}"`));
+  assert.match(csp, /^default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'; style-src 'sha256-/);
+  assert.ok(!/https?:\/\//.test(html.replace(/xmlns="http:\/\/www\.w3\.org\/2000\/svg"/g, "")));
+  assert.equal(html.match(SCRIPT_TAGS)?.length, 1);
+  const hrefs = [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]);
+  for (const href of hrefs) assert.match(href, /^#[a-z0-9-]+$/);
+});
+
+Deno.test("report: a hostile trajectory adds no tag, attribute or link of its own", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "t.json");
+  await Deno.writeTextFile(path, hostileTrajectoryText());
+  const html = await buildReport([path]);
+  assert.equal(html.match(SCRIPT_TAGS)?.length, 1, "only the page's own script");
+  for (const raw of Object.values(HOSTILE)) {
+    if (/[<>"]/.test(raw)) assert.ok(!html.includes(raw), `raw hostile text in the page: ${raw}`);
+  }
+  for (
+    const bad of ["<img", "<iframe", "<style>body{display", "<a id=", 'onerror="', "<svg onload"]
+  ) {
+    assert.ok(!html.includes(bad), bad);
+  }
+  assert.ok(html.includes("&lt;script&gt;document.title=&quot;PWNED-script&quot;"));
+  assert.ok(html.includes("\\e[31mred\\e[0m"));
+  assert.ok(html.includes("bad byte: \\u{fffd} here"));
+  assert.match(html, /… 998000 more characters on this line cut/);
+  assert.ok(html.length < 400_000, `the 1 MB line made a ${html.length}-character page`);
+});
+
+Deno.test("report: bytes that are not UTF-8 in a patch are shown as replacement characters", async () => {
+  await using dir = await tempDir();
+  const out = join(dir.path, "b");
+  await writeBatch(out, syntheticTasks(1, 2));
+  const id = syntheticTasks(1, 2)[0].id;
+  await Deno.writeTextFile(join(out, "predictions.jsonl"), "");
+  await Deno.writeFile(join(out, id, "patch.diff"), NOT_UTF8);
+  const html = await buildReport([out]);
+  assert.ok(html.includes('<span class="add">+ \ufffd\ufffd\ufffd(</span>'));
+});
+
+Deno.test("report: a batch reads the last result of each task, interrupted ones from result.json", async () => {
+  await using dir = await tempDir();
+  const out = join(dir.path, "b");
+  const tasks = syntheticTasks(6, 3);
+  tasks[2].status = "interrupted";
+  await writeBatch(out, tasks);
+  // A task run again appends a later line; the last one counts.
+  const again = JSON.parse(await Deno.readTextFile(join(out, tasks[4].id, "result.json")));
+  await Deno.writeTextFile(
+    join(out, "results.jsonl"),
+    JSON.stringify({ ...again, status: "passed", success: true }) + "\n{torn",
+    { append: true },
+  );
+  const batch = await loadBatch(out);
+  assert.deepEqual(batch.runs.map((r) => r.name), tasks.map((t) => t.id));
+  assert.equal(runStats(batch.runs[2]).status, "interrupted");
+  assert.equal(runStats(batch.runs[4]).status, "passed");
+  const stats = runStats(batch.runs[0]);
+  assert.deepEqual(
+    { steps: stats.steps, tokens: stats.tokens, patchLines: stats.patchLines },
+    { steps: 3, tokens: 3840, patchLines: 2 },
+  );
+  assert.equal(totals(batch.runs).passed, 5);
+});
+
+Deno.test("report: two batches show the tasks that flipped and both totals", async () => {
+  await using dir = await tempDir();
+  const tasks = syntheticTasks(5, 2);
+  await writeBatch(join(dir.path, "a"), tasks);
+  const later = tasks.map((t) => ({ ...t }));
+  later[0].status = "failed";
+  later[4].status = "passed";
+  await writeBatch(join(dir.path, "b"), later);
+  const [a, b] = [await loadBatch(join(dir.path, "a")), await loadBatch(join(dir.path, "b"))];
+  assert.deepEqual(flips(a, b).map((f) => [f.id, f.kind]), [[tasks[0].id, "broke"], [
+    tasks[4].id,
+    "fixed",
+  ]]);
+  const html = await buildReport([join(dir.path, "a"), join(dir.path, "b")]);
+  assert.match(html, /Flipped \(2\)/);
+  assert.match(html, /no longer passes/);
+  assert.match(html, /now passes/);
+});
+
+Deno.test("report: a path that is neither a file, a batch nor a session says what to give", async () => {
+  await using dir = await tempDir();
+  await assert.rejects(() => buildReport([join(dir.path, "nothing/here")]), ReportInputError);
+  await assert.rejects(() => buildReport([dir.path]), /not a batch's output folder/);
+});
