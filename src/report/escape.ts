@@ -26,8 +26,8 @@ function spellControl(char: string): string {
 
 // Control characters (not tab, newline), C1 controls, the line separators, the bidi controls, and
 // lone surrogates (what a non-UTF-8 byte becomes in some decoders).
-// deno-lint-ignore no-control-regex
 const UNSAFE =
+  // deno-lint-ignore no-control-regex
   /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const SPECIAL = /[&<>"']/g;
 

@@ -33,8 +33,8 @@ Deno.test("report: a run page has the header, each step, the edit as a diff and 
   ) {
     assert.ok(html.includes(expected), `missing ${expected}`);
   }
-  assert.match(html, /<span class="del">-    return a - b<\/span>/);
-  assert.match(html, /<span class="add">\+    return a \+ b<\/span>/);
+  assert.ok(html.includes('<span class="del">-    return a - b</span>'));
+  assert.ok(html.includes('<span class="add">+    return a + b</span>'));
   assert.match(html, /1,200 in \/ 80 out · 1\.5 s/);
 });
 
