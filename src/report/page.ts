@@ -23,18 +23,24 @@ details.call.bad{border-color:#e3a39b;background:#fdf3f2}.tool{font-weight:600}
 .s-interrupted,.s-unfinished,.badge.warn{background:#b9770e;color:#fff}
 .diff .add{color:#14622f;background:#e6f6ea}.diff .del{color:#8e1b12;background:#fbe9e7}.diff .hunk{color:#5b3cc4}.diff .file{font-weight:600}
 .cut{color:#8a5a00;font-style:italic}.note{color:#5b6670}
-details.run{margin:1em 0;border-top:2px solid #9aa5b1;padding-top:.3em}details.run>summary{font-size:1.15em;font-weight:600;cursor:pointer}
+details.run{content-visibility:auto;contain-intrinsic-size:auto 3em;margin:1em 0;border-top:2px solid #9aa5b1;padding-top:.3em}details.run>summary{font-size:1.15em;font-weight:600;cursor:pointer}
 .plots{display:flex;flex-wrap:wrap;gap:1.5em}.plots figure{margin:0}.plots figcaption{font-weight:600;margin-bottom:.2em}
 svg text{font:11px system-ui,sans-serif;fill:#333}.flip-fixed{background:#e6f6ea}.flip-broke{background:#fbe9e7}
 `.trim();
 
-// Folds what is folded by default once the page has loaded (without JavaScript all stays open),
+// Folds what is folded by default once the page has loaded (without JavaScript all stays open;
+// a batch's runs fold, and the calls inside a run fold when it is first opened, so a page of 500
+// runs does not touch every call at load),
 // sorts a table by the clicked column (cells carry their sort value in data-v), and opens a run's
 // fold when a link leads into it.
 const SCRIPT = `
 (function(){
-var folds=document.querySelectorAll("details.fold");
-for(var i=0;i<folds.length;i++)folds[i].open=false;
+function fold(root,all){var f=root.querySelectorAll(all?"details.fold":"details.fold:not(details.run details)");
+for(var i=0;i<f.length;i++)f[i].open=false;}
+fold(document,false);
+var done=new WeakSet();
+document.addEventListener("toggle",function(e){var d=e.target;
+if(d.classList&&d.classList.contains("run")&&d.open&&!done.has(d)){done.add(d);fold(d,true);}},true);
 var bs=document.querySelectorAll("button[data-fold]");
 for(var j=0;j<bs.length;j++){bs[j].hidden=false;bs[j].addEventListener("click",function(e){
 var open=e.currentTarget.getAttribute("data-fold")==="open";

@@ -84,6 +84,12 @@ function prefixed(content: string, sign: "+" | "-"): string {
 /** A tool call's arguments: an edit as a coloured diff, anything else as JSON. */
 export function callArguments(call: LLMToolCall, limits: BlockLimits): string {
   const a = argsOf(call);
+  // A one-line shell command is all in the call's line already.
+  const keys = Object.keys(a);
+  if (
+    call.name === "bash" && keys.length === 1 && typeof a.command === "string" &&
+    callLine(call) === a.command
+  ) return "";
   if (call.name === "str_replace_based_edit_tool") {
     const path = str(a.path) ?? "";
     const heading = `--- ${path}\n+++ ${path}\n`;

@@ -81,7 +81,7 @@ export class Chromium implements AsyncDisposable {
    */
   async open(
     url: string,
-    options: { scripts: boolean },
+    options: { scripts: boolean; timeout?: number },
   ): Promise<{ session: string; log: PageLog }> {
     const { targetId } = await this.send("Target.createTarget", { url: "about:blank" });
     const { sessionId } = await this.send("Target.attachToTarget", { targetId, flatten: true });
@@ -112,7 +112,8 @@ export class Chromium implements AsyncDisposable {
       await this.send("Emulation.setScriptExecutionDisabled", { value: true }, sessionId);
     }
     await this.send("Page.navigate", { url }, sessionId);
-    await deadline(load, 30_000, `${url} did not finish loading in 30 s`);
+    const limit = options.timeout ?? 30_000;
+    await deadline(load, limit, `${url} did not finish loading in ${limit / 1000} s`);
     // Let anything the page started late (a request, an error) arrive.
     await new Promise((resolve) => setTimeout(resolve, 300));
     return { session: sessionId, log };

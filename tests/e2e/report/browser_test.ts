@@ -117,13 +117,14 @@ Deno.test("report in Chromium: a batch page from deft report sorts, links to run
     );
   assert.equal(Number(await firstCost(1)), Math.min(...costs));
   assert.equal(Number(await firstCost(1)), Math.max(...costs));
-  // A task's link opens its run further down the page.
+  // A task's link opens its run further down the page, its calls folded.
   const linked = await browser.evaluate<boolean>(
     page.session,
     `(async () => { const a = document.querySelector("table.sortable tbody a"); a.click();
       await new Promise((resolve) => setTimeout(resolve, 200));
       const run = document.getElementById(a.getAttribute("href").slice(1));
-      return run.open && run.getBoundingClientRect().top < innerHeight; })()`,
+      return run.open && run.getBoundingClientRect().top < innerHeight &&
+        run.querySelectorAll("details.call").length > 0 && !run.querySelector("details.call[open]"); })()`,
   );
   assert.equal(linked, true);
 });
