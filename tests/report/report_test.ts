@@ -142,3 +142,53 @@ Deno.test("report: a path that is neither a file, a batch nor a session says wha
   await assert.rejects(() => buildReport([join(dir.path, "nothing/here")]), ReportInputError);
   await assert.rejects(() => buildReport([dir.path]), /not a batch's output folder/);
 });
+
+Deno.test("report: a session id is found in the trajectories folder, by file name or session_id", async () => {
+  await using dir = await tempDir();
+  const folder = join(dir.path, "deft", "trajectories");
+  await Deno.mkdir(folder, { recursive: true });
+  await Deno.writeTextFile(
+    join(folder, "trajectory_20261201_100000_abcdef.json"),
+    JSON.stringify(ordinaryTrajectory()),
+  );
+  await Deno.writeTextFile(
+    join(folder, "renamed.json"),
+    JSON.stringify({
+      ...ordinaryTrajectory(),
+      session_id: "20261202_090000_fedcba",
+      task: "Other task.",
+    }),
+  );
+  const before = Deno.env.get("XDG_STATE_HOME");
+  Deno.env.set("XDG_STATE_HOME", dir.path);
+  try {
+    assert.ok((await buildReport(["20261201_100000_abcdef"])).includes("Make check.py pass."));
+    assert.ok((await buildReport(["20261202_090000_fedcba"])).includes("Other task."));
+    await assert.rejects(
+      () => buildReport(["20990101_000000_000000"]),
+      /no session 20990101_000000_000000/,
+    );
+  } finally {
+    if (before === undefined) Deno.env.delete("XDG_STATE_HOME");
+    else Deno.env.set("XDG_STATE_HOME", before);
+  }
+});
+
+Deno.test("report: a hostile task id and error in a batch stay text; ids never make anchors", async () => {
+  await using dir = await tempDir();
+  const out = join(dir.path, "b");
+  const tasks = syntheticTasks(1, 1);
+  tasks[0].id = `x" id="y"><script>document.title="PWNED"</script>`;
+  await writeBatch(out, tasks);
+  const result = JSON.parse((await Deno.readTextFile(join(out, "results.jsonl"))).trim());
+  await Deno.writeTextFile(
+    join(out, "results.jsonl"),
+    JSON.stringify({ ...result, error: HOSTILE.link, status: "<b>odd</b>" }) + "\n",
+  );
+  const html = await buildReport([out]);
+  assert.equal(html.match(SCRIPT_TAGS)?.length, 1);
+  assert.ok(!html.includes(HOSTILE.link));
+  assert.ok(!html.includes("<b>odd"));
+  const ids = [...html.matchAll(/ id="([^"]*)"/g)].map((m) => m[1]);
+  for (const id of ids) assert.match(id, /^[a-z0-9-]+$/);
+});
