@@ -178,3 +178,30 @@ Deno.test("report in Chromium: a hostile trajectory shows as text and runs nothi
     }
   }
 });
+
+Deno.test("report in Chromium: two batches side by side, the flipped tasks linked", async () => {
+  await using dir = await tempDir();
+  const tasks = syntheticTasks(8, 3);
+  await writeBatch(join(dir.path, "a"), tasks);
+  await writeBatch(
+    join(dir.path, "b"),
+    tasks.map((t, i) => ({ ...t, status: i === 0 ? "failed" : i === 4 ? "passed" : t.status })),
+  );
+  const url = await writeReport(dir.path, "compare.html", [
+    join(dir.path, "a"),
+    join(dir.path, "b"),
+  ]);
+  await using browser = await Chromium.launch(join(dir.path, "profile"));
+  const page = await browser.open(url, { scripts: true });
+  assert.deepEqual(page.log.errors, []);
+  assert.deepEqual(page.log.requests, []);
+  await keep("compare.png", await browser.screenshot(page.session));
+  const flipped = await browser.evaluate<string[]>(
+    page.session,
+    `[...document.querySelectorAll("tr.flip-fixed, tr.flip-broke")].map((r) => r.innerText.replace(/\\s+/g, " ").trim())`,
+  );
+  assert.deepEqual(flipped, [
+    `${tasks[0].id} passed failed no longer passes`,
+    `${tasks[4].id} failed passed now passes`,
+  ]);
+});
