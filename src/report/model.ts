@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import { readTrajectory, trajectoriesDir, type Trajectory } from "../trajectory/recorder.ts";
+import { costOf } from "../llm/prices.ts";
 import { predictionsFile, resultsFile, taskPaths, type TaskResult } from "../batch/results.ts";
 
 /** One run as the report shows it. */
@@ -203,7 +204,7 @@ export function runStats(run: RunModel): RunStats {
     steps: r?.steps ?? t?.agent_steps.length ?? null,
     tokens: r?.tokens?.total ??
       (usage ? (usage.input_tokens ?? 0) + (usage.output_tokens ?? 0) : null),
-    cost: typeof r?.cost === "number" ? r.cost : null,
+    cost: typeof r?.cost === "number" ? r.cost : listCost(run),
     seconds: typeof r?.duration === "number" ? r.duration : t?.execution_time ?? null,
     toolErrors,
     patchLines: run.patch ? patchLines(run.patch) : null,
@@ -229,4 +230,22 @@ export function patchLines(patch: string): number {
     ) n++;
   }
   return n;
+}
+
+/**
+ * What a run without a recorded cost cost at the list prices Deft knows (`deft run` used the
+ * `prices` config too, which the file does not record); null for a model without a known price.
+ */
+export function listCost(run: RunModel): number | null {
+  const t = run.trajectory;
+  if (!t?.total_usage) return null;
+  const u = t.total_usage;
+  const usage = {
+    input_tokens: u.input_tokens ?? 0,
+    output_tokens: u.output_tokens ?? 0,
+    cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
+    cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
+    reasoning_tokens: u.reasoning_tokens ?? 0,
+  };
+  return costOf(usage, String(t.provider), String(t.model));
 }

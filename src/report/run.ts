@@ -198,7 +198,11 @@ export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): s
         } cache read`
         : "—",
     ],
-    ["cost", dollars(stats.cost)],
+    [
+      "cost",
+      dollars(stats.cost) +
+      (stats.cost !== null && typeof run.result?.cost !== "number" ? " at list prices" : ""),
+    ],
     ["wall time", seconds(stats.seconds)],
     ["where", text(container)],
     ["started", text(t?.start_time ?? run.result?.started_at ?? "—")],

@@ -192,3 +192,13 @@ Deno.test("report: a hostile task id and error in a batch stay text; ids never m
   const ids = [...html.matchAll(/ id="([^"]*)"/g)].map((m) => m[1]);
   for (const id of ids) assert.match(id, /^[a-z0-9-]+$/);
 });
+
+Deno.test("report: a run with a known model shows its cost at list prices; an unknown one a dash", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "t.json");
+  await Deno.writeTextFile(path, JSON.stringify({ ...ordinaryTrajectory(), model: "gpt-4o" }));
+  // 6,000 input tokens of which 300 cached, 400 output: 5,700 × $2.5 + 300 × $1.25 + 400 × $10 per M.
+  assert.match(await buildReport([path]), /<dt>cost<\/dt><dd>\$0\.0186 at list prices<\/dd>/);
+  await Deno.writeTextFile(path, JSON.stringify(ordinaryTrajectory()));
+  assert.match(await buildReport([path]), /<dt>cost<\/dt><dd>—<\/dd>/);
+});
