@@ -15,7 +15,12 @@ export function histogram(values: readonly number[], unit: string, bins = 12): s
   if (finite.length === 0) return `<p class="note">no values</p>`;
   const lo = Math.min(...finite);
   const hi = Math.max(...finite);
-  const width = hi > lo ? (hi - lo) / bins : 1;
+  // Whole numbers over a short range (steps): one bar per value, no empty bars between.
+  if (finite.every(Number.isInteger) && hi - lo + 1 <= bins) bins = hi - lo + 1;
+  const whole = finite.every(Number.isInteger) && hi - lo + 1 === bins;
+  const width = whole ? 1 : hi > lo ? (hi - lo) / bins : 1;
+  const range = (i: number) =>
+    whole ? num(lo + i) : `${num(lo + i * width)}–${num(lo + (i + 1) * width)}`;
   const counts = new Array(bins).fill(0);
   for (const v of finite) counts[Math.min(bins - 1, Math.floor((v - lo) / width))]++;
   const top = Math.max(...counts);
@@ -26,9 +31,9 @@ export function histogram(values: readonly number[], unit: string, bins = 12): s
     const x = PAD.left + (i * plotW) / bins;
     return `<rect x="${x.toFixed(1)}" y="${(PAD.top + plotH - h).toFixed(1)}" width="${
       (plotW / bins - 2).toFixed(1)
-    }" height="${h.toFixed(1)}" fill="#4a78b0"><title>${num(lo + i * width)}–${
-      num(lo + (i + 1) * width)
-    } ${text(unit)}: ${c}</title></rect>`;
+    }" height="${h.toFixed(1)}" fill="#4a78b0"><title>${range(i)} ${
+      text(unit)
+    }: ${c}</title></rect>`;
   }).join("");
   return svg(
     `${bars}${axes(0, top, "tasks")}<text x="${PAD.left}" y="${H - 8}">${num(lo)}</text><text x="${

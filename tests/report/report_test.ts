@@ -4,6 +4,7 @@ import { buildReport, ReportInputError } from "../../src/report/report.ts";
 import { loadBatch, runStats } from "../../src/report/model.ts";
 import { flips, totals } from "../../src/report/batch.ts";
 import { contentSecurityPolicy } from "../../src/report/page.ts";
+import { costStrip, histogram } from "../../src/report/plots.ts";
 import { tempDir } from "../helpers/temp.ts";
 import {
   HOSTILE,
@@ -201,4 +202,24 @@ Deno.test("report: a run with a known model shows its cost at list prices; an un
   assert.match(await buildReport([path]), /<dt>cost<\/dt><dd>\$0\.0186 at list prices<\/dd>/);
   await Deno.writeTextFile(path, JSON.stringify(ordinaryTrajectory()));
   assert.match(await buildReport([path]), /<dt>cost<\/dt><dd>—<\/dd>/);
+});
+
+Deno.test("report plots: steps get one bar per value; a cost dot per task, by outcome", () => {
+  const bars = histogram([3, 3, 5, 6], "steps");
+  assert.equal(bars.match(/<rect /g)?.length, 4);
+  assert.ok(bars.includes("<title>3 steps: 2</title>"));
+  assert.ok(bars.includes("<title>4 steps: 0</title>"));
+  const spread = histogram([0.5, 100.25, 300], "s");
+  assert.equal(spread.match(/<rect /g)?.length, 12);
+  const dots = costStrip([
+    { cost: 0.1, passed: true, label: "<a>" },
+    { cost: 0.2, passed: false, label: "b" },
+    { cost: NaN, passed: false, label: "c" },
+  ]);
+  assert.equal(dots.match(/<circle /g)?.length, 2);
+  assert.ok(dots.includes("<title>&lt;a&gt;: $0.1000</title>"));
+  assert.equal(
+    costStrip([{ cost: NaN, passed: true, label: "x" }]),
+    `<p class="note">no task reported a cost</p>`,
+  );
 });
