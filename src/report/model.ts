@@ -197,18 +197,30 @@ export function runStats(run: RunModel): RunStats {
   const r = run.result;
   const usage = t?.total_usage;
   const toolErrors = t
-    ? t.agent_steps.reduce((n, s) => n + (s.tool_results ?? []).filter((x) => !x.success).length, 0)
+    ? t.agent_steps.reduce(
+      (n, s) =>
+        n +
+        (Array.isArray(s?.tool_results) ? s.tool_results : []).filter((x) => !x?.success).length,
+      0,
+    )
+    : null;
+  const fromTrajectory = usage
+    ? (number(usage.input_tokens) ?? 0) + (number(usage.output_tokens) ?? 0)
     : null;
   return {
-    status: r?.status ?? runOutcome(run),
-    steps: r?.steps ?? t?.agent_steps.length ?? null,
-    tokens: r?.tokens?.total ??
-      (usage ? (usage.input_tokens ?? 0) + (usage.output_tokens ?? 0) : null),
-    cost: typeof r?.cost === "number" ? r.cost : listCost(run),
-    seconds: typeof r?.duration === "number" ? r.duration : t?.execution_time ?? null,
+    status: typeof r?.status === "string" ? r.status : runOutcome(run),
+    steps: number(r?.steps) ?? t?.agent_steps.length ?? null,
+    tokens: number(r?.tokens?.total) ?? fromTrajectory,
+    cost: number(r?.cost) ?? listCost(run),
+    seconds: number(r?.duration) ?? number(t?.execution_time),
     toolErrors,
     patchLines: run.patch ? patchLines(run.patch) : null,
   };
+}
+
+// Files are data: a field of the wrong type counts as absent, never as a number.
+function number(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
 /** How a run ended, from its trajectory: completed, failed, interrupted, or unfinished. */
@@ -241,11 +253,11 @@ export function listCost(run: RunModel): number | null {
   if (!t?.total_usage) return null;
   const u = t.total_usage;
   const usage = {
-    input_tokens: u.input_tokens ?? 0,
-    output_tokens: u.output_tokens ?? 0,
-    cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
-    cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
-    reasoning_tokens: u.reasoning_tokens ?? 0,
+    input_tokens: number(u.input_tokens) ?? 0,
+    output_tokens: number(u.output_tokens) ?? 0,
+    cache_creation_input_tokens: number(u.cache_creation_input_tokens) ?? 0,
+    cache_read_input_tokens: number(u.cache_read_input_tokens) ?? 0,
+    reasoning_tokens: number(u.reasoning_tokens) ?? 0,
   };
   return costOf(usage, String(t.provider), String(t.model));
 }

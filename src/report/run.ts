@@ -144,10 +144,13 @@ function toolCall(
 
 function step(s: RecordedStep, elapsed: number | null, limits: BlockLimits): string {
   const usage = s.llm_response?.usage;
-  const tokens = usage ? `${count(usage.input_tokens)} in / ${count(usage.output_tokens)} out` : "";
-  const bad = s.state !== "completed" || (s.tool_results ?? []).some((r) => !r.success);
-  const results = new Map((s.tool_results ?? []).map((r) => [r.call_id, r]));
-  const calls = s.tool_calls ?? s.llm_response?.tool_calls ?? [];
+  const tokens = usage && typeof usage === "object"
+    ? `${count(usage.input_tokens)} in / ${count(usage.output_tokens)} out`
+    : "";
+  const recorded = objects<RecordedToolResult>(s.tool_results);
+  const bad = s.state !== "completed" || recorded.some((r) => !r.success);
+  const results = new Map(recorded.map((r) => [r.call_id, r]));
+  const calls = objects<LLMToolCall>(s.tool_calls ?? s.llm_response?.tool_calls);
   return `<div class="step${bad ? " bad" : ""}"><h4>Step ${
     text(s.step_number)
   } <span class="meta">${
@@ -155,7 +158,9 @@ function step(s: RecordedStep, elapsed: number | null, limits: BlockLimits): str
   }</span>${
     s.state !== "completed" ? " " + badge(s.state === "error" ? "error" : s.state) : ""
   }</h4>${
-    s.lakeview ? `<p class="note">${text(s.lakeview.tag)}: ${text(s.lakeview.summary)}</p>` : ""
+    s.lakeview && typeof s.lakeview === "object"
+      ? `<p class="note">${text(s.lakeview.tag)}: ${text(s.lakeview.summary)}</p>`
+      : ""
   }${
     s.llm_response?.content
       ? `<div class="says">${block(s.llm_response.content, limits)}</div>`
@@ -163,6 +168,11 @@ function step(s: RecordedStep, elapsed: number | null, limits: BlockLimits): str
   }${calls.map((c) => toolCall(c, results.get(c.call_id), limits)).join("")}${
     s.error ? `<pre class="out err">${block(s.error, limits)}</pre>` : ""
   }${s.reflection ? `<p class="note">${block(s.reflection, limits)}</p>` : ""}</div>`;
+}
+
+// A trajectory is data from disk: a list that is not one, or holes in it, are skipped.
+function objects<T>(value: unknown): T[] {
+  return Array.isArray(value) ? value.filter((v) => v !== null && typeof v === "object") : [];
 }
 
 function time(value: string | null | undefined): number | null {
@@ -176,7 +186,9 @@ export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): s
   const stats = runStats(run);
   const usage = t?.total_usage;
   const container = t?.container
-    ? `container ${t.container.runtime} ${t.container.image ?? ""} ${t.container.id.slice(0, 12)}`
+    ? `container ${t.container.runtime} ${t.container.image ?? ""} ${
+      String(t.container.id).slice(0, 12)
+    }`
     : t
     ? "host"
     : "—";
@@ -219,7 +231,7 @@ export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): s
     }`;
   }
   let previous = time(t.start_time);
-  const steps = t.agent_steps.map((s) => {
+  const steps = objects<RecordedStep>(t.agent_steps).map((s) => {
     const at = time(s.timestamp);
     const elapsed = at !== null && previous !== null ? Math.max(0, (at - previous) / 1000) : null;
     previous = at ?? previous;

@@ -223,3 +223,46 @@ Deno.test("report plots: steps get one bar per value; a cost dot per task, by ou
     `<p class="note">no task reported a cost</p>`,
   );
 });
+
+Deno.test("report: fields of the wrong type in a planted trajectory or result show as unknown", async () => {
+  await using dir = await tempDir();
+  const out = join(dir.path, "b");
+  const tasks = syntheticTasks(2, 2);
+  await writeBatch(out, tasks);
+  const traj = {
+    ...ordinaryTrajectory(),
+    task: { not: "text" },
+    max_steps: "many",
+    execution_time: "long",
+    total_usage: { input_tokens: "1", output_tokens: null },
+    container: { runtime: 7, image: null, id: 12345678901234 },
+    agent_steps: [
+      { step_number: "x", state: 3, llm_response: null, tool_calls: null, tool_results: null },
+      {
+        state: "error",
+        llm_response: { content: 5, tool_calls: [{ name: 9, arguments: [1] }] },
+        tool_results: [null],
+      },
+    ],
+  };
+  await Deno.writeTextFile(join(out, tasks[0].id, "trajectory.json"), JSON.stringify(traj));
+  const result = JSON.parse(await Deno.readTextFile(join(out, tasks[0].id, "result.json")));
+  await Deno.writeTextFile(
+    join(out, "results.jsonl"),
+    JSON.stringify({ ...result, steps: "3", tokens: { total: "9" }, cost: "1", duration: null }) +
+      "\n",
+  );
+  const batch = await loadBatch(out);
+  assert.deepEqual(runStats(batch.runs[0]), {
+    status: "passed",
+    steps: 2,
+    tokens: 0,
+    cost: null,
+    seconds: null,
+    toolErrors: 1,
+    patchLines: 2,
+  });
+  const html = await buildReport([out]);
+  assert.ok(html.includes("<dt>tokens</dt><dd>— in, — out, — cache read</dd>"));
+  assert.ok(html.includes('<span class="tool">9</span>'));
+});
