@@ -153,6 +153,7 @@ async function finish(
   } else {
     writeStderr(summaryTable(rows));
   }
+  writeStderr((await import("./report.ts")).reportHint(out));
   return interrupted ? 130 : allPassed(rows) ? 0 : 1;
 }
 

@@ -187,6 +187,15 @@ function buildProgram(setExit: (code: number) => void): Command {
     setExit(await sessionsCommand(opts));
   });
 
+  program.command("report")
+    .description("one self-contained HTML page of a run, a batch, or two batches compared")
+    .argument("<path...>", "trajectory files, session ids, or batch output folders")
+    .option("-o, --output <file>", "where to write the page (default: deft-report.html)")
+    .action(async (paths, opts) => {
+      const { reportCommand } = await import("./report.ts");
+      setExit(await reportCommand(paths, opts));
+    });
+
   addOptions(
     program.command("config").description("print the resolved configuration, keys masked"),
     MODEL_OPTIONS,

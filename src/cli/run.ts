@@ -148,6 +148,7 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   }
   const { result, recorder, stopCode } = ran;
   report(session, outcome, recorder.path);
+  writeStderr((await import("./report.ts")).reportHint(recorder.path));
   const divergences = outcome.divergences;
   const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
   if (

@@ -8,7 +8,7 @@
  *
  * Rules, top to bottom (a layer may import itself and anything below it, never above):
  *
- *   main.ts → cli → batch → agent → trajectory → llm, mcp → config → tools → ckg → policy →
+ *   main.ts → cli → report → batch → agent → trajectory → llm, mcp → config → tools → ckg → policy →
  *   base files (src/env.ts, src/errors.ts, src/line_reader.ts, src/version.ts)
  *
  * llm and mcp share a level but do not import each other: the model clients and the MCP client
@@ -30,6 +30,8 @@ const LAYERS: { name: string; rank: number; has: (path: string) => boolean }[] =
     rank: i + 1,
     has: (p: string) => p.startsWith(`src/${dir}/`),
   })),
+  // Reads what runs and batches recorded (trajectory, batch); only the CLI uses it.
+  { name: "src/report", rank: 1.5, has: (p) => p.startsWith("src/report/") },
   // Same rank; the peer rule below keeps them apart.
   { name: "src/llm", rank: 5, has: (p) => p.startsWith("src/llm/") },
   { name: "src/mcp", rank: 5, has: (p) => p.startsWith("src/mcp/") },
@@ -48,7 +50,7 @@ const LAYERS: { name: string; rank: number; has: (path: string) => boolean }[] =
 ];
 
 /** The folders that never print. */
-const SILENT = ["src/tools/", "src/ckg/", "src/policy/", "src/container/"];
+const SILENT = ["src/tools/", "src/ckg/", "src/policy/", "src/container/", "src/report/"];
 
 /**
  * Modules in a silent folder that may write to the standard streams. `deft __tool-host`'s relay

@@ -1,0 +1,263 @@
+/**
+ * What a report shows, read from disk: a run (a trajectory file, or a session id), or a batch (its
+ * output folder: results.jsonl, each task's result.json, trajectory.json and patch.diff, and
+ * predictions.jsonl). Reading never fails on one bad file: what cannot be read is shown as a note.
+ */
+import { join } from "node:path";
+import { readTrajectory, trajectoriesDir, type Trajectory } from "../trajectory/recorder.ts";
+import { costOf } from "../llm/prices.ts";
+import { predictionsFile, resultsFile, taskPaths, type TaskResult } from "../batch/results.ts";
+
+/** One run as the report shows it. */
+export interface RunModel {
+  /** What the run is called in the page: the task id in a batch, else the session id or file. */
+  name: string;
+  path: string;
+  trajectory: Trajectory | null;
+  /** Why the trajectory could not be read, when it could not. */
+  problem: string | null;
+  /** The task's result, in a batch. */
+  result: TaskResult | null;
+  /** The final patch, when there is one. */
+  patch: string | null;
+}
+
+/** One batch as the report shows it. */
+export interface BatchModel {
+  dir: string;
+  runs: RunModel[];
+}
+
+/** What one PATH of `deft report` names. */
+export type ReportInput = { kind: "run"; run: RunModel } | { kind: "batch"; batch: BatchModel };
+
+/** A PATH that names no trajectory, session or batch; the message says what to give instead. */
+export class ReportInputError extends Error {
+  override name = "ReportInputError";
+}
+
+/** Reads a file as text; bytes that are not UTF-8 become U+FFFD instead of failing. */
+export async function readText(path: string): Promise<string> {
+  return new TextDecoder("utf-8", { fatal: false }).decode(await Deno.readFile(path));
+}
+
+async function stat(path: string): Promise<Deno.FileInfo | undefined> {
+  return await Deno.stat(path).catch(() => undefined);
+}
+
+/** Reads what `path` names: a batch folder, a trajectory file, or a session id. */
+export async function loadInput(path: string): Promise<ReportInput> {
+  const info = await stat(path);
+  if (info?.isDirectory) {
+    const hasBatch = await stat(resultsFile(path)) !== undefined ||
+      await stat(predictionsFile(path)) !== undefined;
+    if (!hasBatch) {
+      throw new ReportInputError(
+        `${path} is a folder without results.jsonl or predictions.jsonl, so not a batch's output ` +
+          `folder. Give the folder deft batch --out wrote, a trajectory file, or a session id ` +
+          `(deft sessions lists them).`,
+      );
+    }
+    return { kind: "batch", batch: await loadBatch(path) };
+  }
+  if (info?.isFile) return { kind: "run", run: await loadRun(path, sessionName(path)) };
+  return { kind: "run", run: await loadRun(await locateSession(path), path) };
+}
+
+function sessionName(path: string): string {
+  const m = /trajectory_([\w.-]+)\.json$/.exec(path);
+  return m ? m[1] : path;
+}
+
+/**
+ * The trajectory of session `id`, found as `deft run --resume ID` finds it: `trajectory_ID.json`
+ * in the trajectories folder, else the file there whose `session_id` is ID.
+ */
+async function locateSession(id: string): Promise<string> {
+  if (!/^[\w.-]+$/.test(id) || id.includes("..")) {
+    throw new ReportInputError(
+      `${id}: no such file or folder, and not a session id. Give a trajectory file, a batch ` +
+        `output folder, or a session id from deft sessions.`,
+    );
+  }
+  const dir = trajectoriesDir();
+  const direct = join(dir, `trajectory_${id}.json`);
+  if (await stat(direct)) return direct;
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.isFile || !entry.name.endsWith(".json")) continue;
+      const data = await readTrajectory(join(dir, entry.name)).catch(() => undefined);
+      if (data?.session_id === id) return join(dir, entry.name);
+    }
+  } catch {
+    // No trajectories folder: the same answer as no such session.
+  }
+  throw new ReportInputError(
+    `${id}: no such file or folder, and no session ${id} in ${dir}. Give a trajectory file, a ` +
+      `batch output folder, or a session id from deft sessions.`,
+  );
+}
+
+/** Reads one run's trajectory (and patch and result, when given). */
+export async function loadRun(
+  path: string,
+  name: string,
+  extra: { result?: TaskResult | null; patch?: string | null } = {},
+): Promise<RunModel> {
+  let trajectory: Trajectory | null = null;
+  let problem: string | null = null;
+  try {
+    trajectory = await readTrajectory(path);
+  } catch (e) {
+    problem = e instanceof Deno.errors.NotFound
+      ? "no trajectory was recorded"
+      : `the trajectory could not be read: ${(e as Error).message}`;
+  }
+  return {
+    name,
+    path,
+    trajectory,
+    problem,
+    result: extra.result ?? null,
+    patch: extra.patch ?? null,
+  };
+}
+
+// Task ids come from a task file; one that would leave the batch folder is not followed.
+function safeId(id: string): boolean {
+  return id !== "" && id !== "." && id !== ".." && !/[\/\\\0]/.test(id);
+}
+
+async function jsonLines(path: string): Promise<unknown[]> {
+  const content = await readText(path).catch(() => "");
+  const values = [];
+  for (const line of content.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      values.push(JSON.parse(line));
+    } catch {
+      // A torn last line of a batch that was killed: the rest still counts.
+    }
+  }
+  return values;
+}
+
+/** Reads a batch's output folder: the last result of each task, in task order. */
+export async function loadBatch(dir: string): Promise<BatchModel> {
+  const results = new Map<string, TaskResult>();
+  for (const value of await jsonLines(resultsFile(dir))) {
+    const r = value as TaskResult;
+    if (r && typeof r.id === "string" && typeof r.status === "string") results.set(r.id, r);
+  }
+  const patches = new Map<string, string>();
+  for (const value of await jsonLines(predictionsFile(dir))) {
+    const p = value as { instance_id?: unknown; model_patch?: unknown };
+    if (typeof p?.instance_id === "string" && typeof p.model_patch === "string") {
+      patches.set(p.instance_id, p.model_patch);
+    }
+  }
+  // Interrupted tasks are only in their result.json; tasks with a prediction only, in predictions.
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.isDirectory || results.has(entry.name) || !safeId(entry.name)) continue;
+    const r = await readText(taskPaths(dir, entry.name).result).then(JSON.parse).catch(() => null);
+    if (r && typeof r.status === "string") results.set(entry.name, { ...r, id: entry.name });
+  }
+  const ordered = [...results.values()].sort((a, b) =>
+    (a.index ?? 0) - (b.index ?? 0) || a.id.localeCompare(b.id)
+  );
+  const runs: RunModel[] = [];
+  for (const result of ordered) {
+    const paths = safeId(result.id) ? taskPaths(dir, result.id) : undefined;
+    let patch = patches.get(result.id) ?? null;
+    if (patch === null && paths) patch = await readText(paths.patch).catch(() => null);
+    runs.push(
+      paths
+        ? await loadRun(paths.trajectory, result.id, { result, patch })
+        : { name: result.id, path: "", trajectory: null, problem: "unsafe task id", result, patch },
+    );
+  }
+  return { dir, runs };
+}
+
+/** The numbers a batch table shows for one run. */
+export interface RunStats {
+  status: string;
+  steps: number | null;
+  tokens: number | null;
+  cost: number | null;
+  seconds: number | null;
+  toolErrors: number | null;
+  /** Lines added and removed by the patch; null without one. */
+  patchLines: number | null;
+}
+
+/** The numbers of one run, from its result where it has one, else its trajectory. */
+export function runStats(run: RunModel): RunStats {
+  const t = run.trajectory;
+  const r = run.result;
+  const usage = t?.total_usage;
+  const toolErrors = t
+    ? t.agent_steps.reduce(
+      (n, s) =>
+        n +
+        (Array.isArray(s?.tool_results) ? s.tool_results : []).filter((x) => !x?.success).length,
+      0,
+    )
+    : null;
+  const fromTrajectory = usage
+    ? (number(usage.input_tokens) ?? 0) + (number(usage.output_tokens) ?? 0)
+    : null;
+  return {
+    status: typeof r?.status === "string" ? r.status : runOutcome(run),
+    steps: number(r?.steps) ?? t?.agent_steps.length ?? null,
+    tokens: number(r?.tokens?.total) ?? fromTrajectory,
+    cost: number(r?.cost) ?? listCost(run),
+    seconds: number(r?.duration) ?? number(t?.execution_time),
+    toolErrors,
+    patchLines: run.patch ? patchLines(run.patch) : null,
+  };
+}
+
+// Files are data: a field of the wrong type counts as absent, never as a number.
+function number(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+/** How a run ended, from its trajectory: completed, failed, interrupted, or unfinished. */
+export function runOutcome(run: RunModel): string {
+  const t = run.trajectory;
+  if (!t) return "no trajectory";
+  if (t.success) return "completed";
+  if (t.agent_steps.at(-1)?.state === "interrupted") return "interrupted";
+  return t.end_time ? "failed" : "unfinished";
+}
+
+/** Lines a patch adds or removes (file headers not counted). */
+export function patchLines(patch: string): number {
+  let n = 0;
+  for (const line of patch.split("\n")) {
+    if (
+      (line.startsWith("+") && !line.startsWith("+++")) ||
+      (line.startsWith("-") && !line.startsWith("---"))
+    ) n++;
+  }
+  return n;
+}
+
+/**
+ * What a run without a recorded cost cost at the list prices Deft knows (`deft run` used the
+ * `prices` config too, which the file does not record); null for a model without a known price.
+ */
+export function listCost(run: RunModel): number | null {
+  const t = run.trajectory;
+  if (!t?.total_usage) return null;
+  const u = t.total_usage;
+  const usage = {
+    input_tokens: number(u.input_tokens) ?? 0,
+    output_tokens: number(u.output_tokens) ?? 0,
+    cache_creation_input_tokens: number(u.cache_creation_input_tokens) ?? 0,
+    cache_read_input_tokens: number(u.cache_read_input_tokens) ?? 0,
+    reasoning_tokens: number(u.reasoning_tokens) ?? 0,
+  };
+  return costOf(usage, String(t.provider), String(t.model));
+}

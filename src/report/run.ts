@@ -1,0 +1,254 @@
+/**
+ * One run as HTML: the header, the timeline of steps (the model's text, each tool call folded to
+ * one line with its arguments and output inside, edits as coloured diffs, failures and the user's
+ * denials marked, tokens and seconds per step), and the final patch. Every string from the run goes
+ * through escape.ts.
+ */
+import type { RecordedStep, RecordedToolResult } from "../trajectory/recorder.ts";
+import type { LLMToolCall } from "../llm/types.ts";
+import { block, BLOCK_LIMITS, type BlockLimits, text } from "./escape.ts";
+import { type RunModel, runOutcome, runStats } from "./model.ts";
+
+/** How a number of seconds reads: `42.1 s`, `3 min 5 s`. */
+export function seconds(value: number | null | undefined): string {
+  if (typeof value !== "number" || !Number.isFinite(value)) return "—";
+  if (value < 60) return `${value.toFixed(1)} s`;
+  return `${Math.floor(value / 60)} min ${Math.round(value % 60)} s`;
+}
+
+/** US dollars, or a dash when unknown. */
+export function dollars(value: number | null | undefined): string {
+  return typeof value === "number" && Number.isFinite(value) ? `$${value.toFixed(4)}` : "—";
+}
+
+/** A count, or a dash when unknown. */
+export function count(value: number | null | undefined): string {
+  return typeof value === "number" && Number.isFinite(value) ? value.toLocaleString("en-US") : "—";
+}
+
+/** A status as a coloured badge (the class comes from a fixed list, never from the data). */
+export function badge(status: string): string {
+  const known = ["passed", "completed", "failed", "error", "timeout", "interrupted", "unfinished"];
+  const cls = known.includes(status) ? `s-${status}` : "";
+  return `<span class="badge ${cls}">${text(status)}</span>`;
+}
+
+/** Coloured lines of a unified diff. */
+export function diffBlock(patch: string, limits: BlockLimits = BLOCK_LIMITS): string {
+  const lines = patch.length > limits.total
+    ? patch.slice(0, limits.total).split("\n")
+    : patch.split("\n");
+  const out = lines.map((line) => {
+    const cls = line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ")
+      ? "file"
+      : line.startsWith("+")
+      ? "add"
+      : line.startsWith("-")
+      ? "del"
+      : line.startsWith("@@")
+      ? "hunk"
+      : "";
+    const shown = block(line, { line: limits.line, total: limits.line + 1 });
+    return cls ? `<span class="${cls}">${shown}</span>` : shown;
+  });
+  if (patch.length > limits.total) {
+    out.push(`<span class="cut">… ${patch.length - limits.total} more characters cut</span>`);
+  }
+  return `<pre class="diff">${out.join("\n")}</pre>`;
+}
+
+function argsOf(call: LLMToolCall): Record<string, unknown> {
+  const a = call.arguments;
+  return a && typeof a === "object" && !Array.isArray(a) ? a as Record<string, unknown> : {};
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+/** The one line a folded tool call shows. */
+export function callLine(call: LLMToolCall): string {
+  const a = argsOf(call);
+  const pick = str(a.command) !== undefined && call.name === "bash"
+    ? str(a.command)!
+    : [str(a.command), str(a.path)].filter(Boolean).join(" ") ||
+      JSON.stringify(call.arguments ?? null);
+  const first = (pick ?? "").split("\n")[0];
+  return first.length > 160 ? `${first.slice(0, 159)}…` : first;
+}
+
+function prefixed(content: string, sign: "+" | "-"): string {
+  return content.split("\n").map((l) => sign + l).join("\n");
+}
+
+/** A tool call's arguments: an edit as a coloured diff, anything else as JSON. */
+export function callArguments(call: LLMToolCall, limits: BlockLimits): string {
+  const a = argsOf(call);
+  // A one-line shell command is all in the call's line already.
+  const keys = Object.keys(a);
+  if (
+    call.name === "bash" && keys.length === 1 && typeof a.command === "string" &&
+    callLine(call) === a.command
+  ) return "";
+  if (call.name === "str_replace_based_edit_tool") {
+    const path = str(a.path) ?? "";
+    const heading = `--- ${path}\n+++ ${path}\n`;
+    if (a.command === "str_replace" && str(a.old_str) !== undefined) {
+      const after = str(a.new_str) ?? "";
+      return diffBlock(
+        heading + prefixed(str(a.old_str)!, "-") + (after ? "\n" + prefixed(after, "+") : ""),
+        limits,
+      );
+    }
+    if (a.command === "create" && str(a.file_text) !== undefined) {
+      return diffBlock(heading + prefixed(str(a.file_text)!, "+"), limits);
+    }
+    if (a.command === "insert" && str(a.new_str) !== undefined) {
+      return diffBlock(
+        `${heading}@@ after line ${String(a.insert_line)}\n${prefixed(str(a.new_str)!, "+")}`,
+        limits,
+      );
+    }
+  }
+  return `<pre>${block(JSON.stringify(call.arguments ?? null, null, 2), limits)}</pre>`;
+}
+
+/** True when the user refused this call (the agent records the denial as the call's error). */
+export function denied(result: RecordedToolResult | undefined): boolean {
+  return /^The user denied this /.test(result?.error ?? result?.result ?? "");
+}
+
+function toolCall(
+  call: LLMToolCall,
+  result: RecordedToolResult | undefined,
+  limits: BlockLimits,
+): string {
+  const failed = result ? !result.success : false;
+  const marks = [
+    denied(result) ? `<span class="badge warn">denied</span>` : "",
+    failed && !denied(result) ? `<span class="badge bad">failed</span>` : "",
+    result ? "" : `<span class="badge warn">no result</span>`,
+  ].join(" ");
+  const output = result
+    ? [
+      result.result ? `<pre class="out">${block(result.result, limits)}</pre>` : "",
+      result.error ? `<pre class="out err">${block(result.error, limits)}</pre>` : "",
+    ].join("")
+    : "";
+  return `<details class="call fold${failed ? " bad" : ""}" open><summary><span class="tool">${
+    text(call.name)
+  }</span> <span class="mono">${text(callLine(call))}</span> ${marks}</summary>${
+    callArguments(call, limits)
+  }${output}</details>`;
+}
+
+function step(s: RecordedStep, elapsed: number | null, limits: BlockLimits): string {
+  const usage = s.llm_response?.usage;
+  const tokens = usage && typeof usage === "object"
+    ? `${count(usage.input_tokens)} in / ${count(usage.output_tokens)} out`
+    : "";
+  const recorded = objects<RecordedToolResult>(s.tool_results);
+  const bad = s.state !== "completed" || recorded.some((r) => !r.success);
+  const results = new Map(recorded.map((r) => [r.call_id, r]));
+  const calls = objects<LLMToolCall>(s.tool_calls ?? s.llm_response?.tool_calls);
+  return `<div class="step${bad ? " bad" : ""}"><h4>Step ${
+    text(s.step_number)
+  } <span class="meta">${
+    [tokens, elapsed === null ? "" : seconds(elapsed)].filter(Boolean).join(" · ")
+  }</span>${
+    s.state !== "completed" ? " " + badge(s.state === "error" ? "error" : s.state) : ""
+  }</h4>${
+    s.lakeview && typeof s.lakeview === "object"
+      ? `<p class="note">${text(s.lakeview.tag)}: ${text(s.lakeview.summary)}</p>`
+      : ""
+  }${
+    s.llm_response?.content
+      ? `<div class="says">${block(s.llm_response.content, limits)}</div>`
+      : ""
+  }${calls.map((c) => toolCall(c, results.get(c.call_id), limits)).join("")}${
+    s.error ? `<pre class="out err">${block(s.error, limits)}</pre>` : ""
+  }${s.reflection ? `<p class="note">${block(s.reflection, limits)}</p>` : ""}</div>`;
+}
+
+// A trajectory is data from disk: a list that is not one, or holes in it, are skipped.
+function objects<T>(value: unknown): T[] {
+  return Array.isArray(value) ? value.filter((v) => v !== null && typeof v === "object") : [];
+}
+
+function time(value: string | null | undefined): number | null {
+  const t = value ? Date.parse(value) : NaN;
+  return Number.isFinite(t) ? t : null;
+}
+
+/** The header and timeline of `run`, under the anchor `anchor`. */
+export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): string {
+  const t = run.trajectory;
+  const stats = runStats(run);
+  const usage = t?.total_usage;
+  const container = t?.container
+    ? `container ${t.container.runtime} ${t.container.image ?? ""} ${
+      String(t.container.id).slice(0, 12)
+    }`
+    : t
+    ? "host"
+    : "—";
+  const rows: [string, string][] = [
+    ["task", t ? block(t.task, limits) : "—"],
+    ["model", t ? `${text(t.provider)} / ${text(t.model)}` : "—"],
+    [
+      "outcome",
+      `${badge(run.result?.status ?? runOutcome(run))}${
+        run.result ? " " + badge(runOutcome(run)) : ""
+      }`,
+    ],
+    ["steps", `${count(stats.steps)}${t ? ` of at most ${count(t.max_steps)}` : ""}`],
+    [
+      "tokens",
+      usage
+        ? `${count(usage.input_tokens)} in, ${count(usage.output_tokens)} out, ${
+          count(usage.cache_read_input_tokens)
+        } cache read`
+        : "—",
+    ],
+    [
+      "cost",
+      dollars(stats.cost) +
+      (stats.cost !== null && typeof run.result?.cost !== "number" ? " at list prices" : ""),
+    ],
+    ["wall time", seconds(stats.seconds)],
+    ["where", text(container)],
+    ["started", text(t?.start_time ?? run.result?.started_at ?? "—")],
+    ["session", text(t?.session_id ?? "—")],
+    ["file", text(run.path)],
+  ];
+  if (run.result?.error) rows.push(["error", block(run.result.error, limits)]);
+  const head = `<dl class="head">${
+    rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")
+  }</dl>`;
+  if (!t) {
+    return `${head}<p class="note">${text(run.problem ?? "no trajectory")}</p>${
+      patchSection(run, limits)
+    }`;
+  }
+  let previous = time(t.start_time);
+  const steps = objects<RecordedStep>(t.agent_steps).map((s) => {
+    const at = time(s.timestamp);
+    const elapsed = at !== null && previous !== null ? Math.max(0, (at - previous) / 1000) : null;
+    previous = at ?? previous;
+    return step(s, elapsed, limits);
+  }).join("\n");
+  const final = t.final_result
+    ? `<h4>Final answer</h4><div class="says">${block(t.final_result, limits)}</div>`
+    : "";
+  return `${head}<h4>Timeline</h4>${steps || `<p class="note">no steps recorded</p>`}${final}${
+    patchSection(run, limits)
+  }`;
+}
+
+function patchSection(run: RunModel, limits: BlockLimits): string {
+  if (run.patch === null) return "";
+  if (!run.patch.trim()) return `<h4>Patch</h4><p class="note">the run changed nothing</p>`;
+  return `<h4>Patch</h4>${
+    diffBlock(run.patch, { line: limits.line, total: Math.max(limits.total, 200_000) })
+  }`;
+}
