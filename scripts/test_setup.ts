@@ -79,6 +79,8 @@ export const NEEDS: readonly Need[] = [
     present: program("debootstrap"),
     e2eOnly: true,
   },
+  // `deft report` pages are opened in headless Chromium (tests/e2e/report/browser_test.ts).
+  { what: "chromium", packages: ["chromium"], present: program("chromium"), e2eOnly: true },
   // A static busybox makes the image without a C library that Deft must refuse clearly.
   {
     what: "a static /bin/busybox",
