@@ -33,6 +33,7 @@ const PROGRAMS = [
   "podman",
   "runc",
   "debootstrap",
+  "chromium",
 ];
 
 /** A 64-bit ELF header with one program header of type `type` (3: PT_INTERP). */
