@@ -147,13 +147,14 @@ interface LaunchOptions extends Record<string, unknown> {
 }
 
 /**
- * The launch line: `-p` runs the prompt as `deft run` does, anything else opens the
- * conversation. A lone word with no option is taken for a mistyped command (commander's own
- * error, with its suggestion): a prompt is words.
+ * The launch line: `-p` runs the prompt as `deft run` does (its words may come unquoted),
+ * anything else opens the conversation. Without `-p`, more than one argument, or a lone word
+ * (unless with `-c`/`-r`), is taken for a mistyped command (commander's own error, with its
+ * suggestion): a prompt is words, quoted as one argument.
  */
 async function launch(
   program: Command,
-  prompt: string | undefined,
+  words: string[],
   given: LaunchOptions,
 ): Promise<number> {
   const { cd, print, ...opts } = given;
@@ -162,8 +163,11 @@ async function launch(
     throw new UsageError(`-C ${cd} and -w ${opts.workingDir} name two workspaces: give one.`);
   }
   const workingDir = opts.workingDir ?? cd;
-  const chosen = Object.keys(given).some((key) => program.getOptionValueSource(key) === "cli");
-  if (prompt !== undefined && !chosen && !/\S\s+\S/.test(prompt)) {
+  const prompt = words.length > 0 ? words.join(" ") : undefined;
+  // With -c or -r the line is surely a conversation: one word is its first prompt.
+  const resuming = opts.continue || opts.resume !== undefined;
+  const word = prompt !== undefined && !/\S\s+\S/.test(prompt) && !resuming;
+  if (!print && (words.length > 1 || word)) {
     // commander's "unknown command 'X'" with its "did you mean"; it reads program.args.
     (program as unknown as { unknownCommand(): never }).unknownCommand();
   }
@@ -190,7 +194,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .showHelpAfterError("(run with --help for usage)")
     .enablePositionalOptions()
     .argument(
-      "[prompt]",
+      "[prompt...]",
       'open a conversation with this first prompt (words: deft "fix the bug"); with -p, the ' +
         "task run headless",
     );

@@ -82,6 +82,11 @@ Deno.test("launch: deft -p and deft exec run headless as deft run; -C names the 
         new RegExp(`unknown command '${typed}'\\n\\(Did you mean ${meant}\\?\\)`),
       );
     }
+    // A mistyped command with its own arguments is still a mistyped command.
+    const withArgs = await runDeft(["sesions", "-w", repo, "--json"], { cwd: repo, env });
+    assert.match(withArgs.stderr, /unknown (command 'sesions'|option '--json')/);
+    const words = await runDeft(["sesions", "now"], { cwd: repo, env });
+    assert.match(words.stderr, /unknown command 'sesions'\n\(Did you mean sessions\?\)/);
     const flag = await runDeft(["--continu"], { cwd: repo, env });
     assert.match(flag.stderr, /unknown option '--continu'\n\(Did you mean --continue\?\)/);
     assert.equal(mock.requests.length, 3, "no misspelling reached the model");
