@@ -89,7 +89,7 @@ const OUTPUT_FORMAT = option(
 const COLOR = option("--color <when>", "colour the console", { choices: COLOR_MODES });
 const CONTINUE = option(
   "-c, --continue",
-  "go on with this workspace's latest conversation (never a /init or /compact helper)",
+  "go on with this workspace's latest conversation (never a /init helper)",
 );
 const NO_INSTRUCTIONS = option("--no-project-instructions", "do not read AGENTS.md files");
 
