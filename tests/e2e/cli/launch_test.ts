@@ -146,6 +146,7 @@ Deno.test("launch (pty): after /init, deft -c resumes the user's conversation; d
     // deft sessions shows the helper under its conversation.
     const listed = await runDeft(["sessions"], { cwd: repo, env });
     assert.match(listed.stdout, /remember the word PLUM\n└ \S+ .*\(\/init helper\)\n/);
+    assert.equal(listed.stdout.match(/\/init helper/g)?.length, 1, listed.stdout);
   } finally {
     await mock.close();
   }
@@ -172,6 +173,11 @@ Deno.test("/compact (pty): a spinner while the model summarises; a line typed me
     assert.match(out, /queued: after compact/);
     assert.match(out, /compacted the conversation/);
     assert.equal(userTexts(2, mock).at(-1), "after compact");
+    // The conversation goes on in a new session after /compact: the picker offers that one only.
+    const listed = await runDeft(["sessions", "--json"], { cwd: repo, env });
+    const [after, before] = JSON.parse(listed.stdout);
+    assert.equal(before.compacted_into, after.id, listed.stdout);
+    assert.equal(after.task, "after compact");
   } finally {
     await mock.close();
   }
