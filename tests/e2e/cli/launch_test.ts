@@ -105,12 +105,13 @@ Deno.test("launch (pty): after /init, deft -c resumes the user's conversation; d
   ]);
   try {
     const env = await home(dir.path, mock);
-    const first = await runDeftInPty(["remember the word PLUM"], [
+    // Started from elsewhere with -C: the conversation is the repository's.
+    const first = await runDeftInPty(["-C", repo, "remember the word PLUM"], [
       // Idle for 2.5 s before /init: a clock started at the first turn would count it.
       { expect: "Noted PLUM\\.[\\s\\S]*deft> ", send: "/init" + ENTER, delay: 2.5 },
       { expect: "Nothing to draft\\.[\\s\\S]*deft> ", send: CTRL_D },
       { expect: "bye" },
-    ], { cwd: repo, env });
+    ], { cwd: dir.path, env });
     const out = plain(first.output);
     assert.equal(first.failed, null, out);
     const times = [...out.matchAll(/step\(s\), (\d+\.\d) s/g)].map((m) => Number(m[1]));
