@@ -5,7 +5,8 @@
  * Turns are shown by `deft run`'s console (live on a terminal); lines typed during a turn are
  * queued and sent after it. Ctrl-C stops the running turn, not the session; /exit, `exit` or
  * Ctrl-D on an empty line leaves. A first prompt (`deft "task"`) is sent at once; `--resume`
- * without an id picks the session to go on with.
+ * without an id picks the session to go on with. `/compact` and `/init` run as turns do: timed
+ * on their own, type-ahead queued, Ctrl-C stopping them.
  */
 import { openSession, runTask, type SessionOptions, wantsContainer } from "../agent/session.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
