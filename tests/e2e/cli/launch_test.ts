@@ -183,3 +183,30 @@ Deno.test("/compact (pty): a spinner while the model summarises; a line typed me
     await mock.close();
   }
 });
+
+Deno.test("/compact (pty): Ctrl-C stops the summary on a terminal; the conversation is unchanged", async () => {
+  await using dir = await tempDir();
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([
+    chatText("First answer."),
+    { ...chatText("Too late."), delayMs: 8000 },
+    chatText("Still here."),
+  ]);
+  try {
+    const env = await home(dir.path, mock);
+    const r = await runDeftInPty(["say something"], [
+      { expect: "First answer\\.[\\s\\S]*deft> ", send: "/compact" + ENTER },
+      { expect: "/compact · the model summarises", send: "\x03", delay: 0.3 },
+      { expect: "conversation is unchanged[\\s\\S]*deft> ", send: "go on" + ENTER },
+      { expect: "Still here\\.[\\s\\S]*deft> ", send: CTRL_D },
+      { expect: "bye" },
+    ], { cwd: repo, env, timeoutSeconds: 30 });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.match(out, /interrupted: the conversation is unchanged\./);
+    // The next turn still holds the first exchange: nothing was replaced.
+    assert.ok(userTexts(2, mock).some((t) => t.includes("say something")), "conversation kept");
+  } finally {
+    await mock.close();
+  }
+});
