@@ -402,6 +402,8 @@ export interface TaskOptions {
   textEndsTurn?: boolean;
   /** The task as the trajectory names it, when the message to the model says something else. */
   recordedTask?: string;
+  /** A helper run for a slash command (`/init`): recorded as such, with its conversation. */
+  helperOf?: Trajectory["helper_of"];
 }
 
 /** Runs one task (or one turn of a conversation); the session's tools keep their state. */
@@ -498,6 +500,7 @@ function newRecorder(session: Session, task: string, opts: TaskOptions): Traject
       model: config.model.settings.model,
       max_steps: config.agent.max_steps,
       resumed_from: opts.resumedFrom,
+      ...(opts.helperOf && { helper_of: opts.helperOf }),
       container: session.container && containerMarker(session.container),
     },
     [config.model.provider.api_key, config.lakeview?.provider.api_key],

@@ -5,7 +5,8 @@
  * Turns are shown by `deft run`'s console (live on a terminal); lines typed during a turn are
  * queued and sent after it. Ctrl-C stops the running turn, not the session; /exit, `exit` or
  * Ctrl-D on an empty line leaves. A first prompt (`deft "task"`) is sent at once; `--resume`
- * without an id picks the session to go on with.
+ * without an id picks the session to go on with. `/compact` and `/init` run as turns do: timed
+ * on their own, type-ahead queued, Ctrl-C stopping them.
  */
 import { openSession, runTask, type SessionOptions, wantsContainer } from "../agent/session.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
@@ -27,9 +28,10 @@ import { LineReader } from "./interactive/line_reader.ts";
 import { resumedContainerNote, type ResumeOptions, resumeTarget, sessionPlace } from "./resume.ts";
 import type { SessionPlace } from "../trajectory/conversation.ts";
 import { chooseConsole } from "./console/choose.ts";
-import { holdScreen } from "./console/spinner.ts";
+import { holdScreen, Spinner } from "./console/spinner.ts";
 import { TurnConsole } from "./interactive/turn_console.ts";
 import { pickSession } from "./interactive/picker.ts";
+import type { TurnCommandContext } from "./interactive/turn_commands.ts";
 import type { ColorMode } from "./console/style.ts";
 import { closeContainer, closeContainerOnSignals, sessionWorkspace } from "./container_session.ts";
 import { workspaceOf } from "./context.ts";
@@ -126,8 +128,10 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   const keepSignals = closeContainerOnSignals(session);
   const { executor, config } = session;
   let current: AbortController | undefined;
+  // The spinner of a slash command's model call (/compact), which shows no progress itself.
+  let waiting: Spinner | undefined;
   let conversations = 0;
-  const state: CommandContext = {
+  const state: CommandContext & TurnCommandContext = {
     session,
     conversation: resumed?.conversation ?? [],
     recorder: undefined,
@@ -140,6 +144,28 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     },
     write: say,
     pick: () => pickSession(sessionPlace(session), reader, say),
+    // A slash command's model work (/compact, /init) runs as a turn does.
+    asTurn: async (work, label) => {
+      current = new AbortController();
+      // A helper's trajectory is new: its closing line counts from zero, timed from now.
+      console.beginTurn(undefined);
+      reader.busy = true;
+      if (label && Deno.stderr.isTerminal()) {
+        waiting = new Spinner(writeBytes);
+        waiting.start(label);
+      }
+      try {
+        return await work(current.signal);
+      } catch (e) {
+        if (current.signal.aborted) return undefined;
+        throw e;
+      } finally {
+        waiting?.stop();
+        waiting = undefined;
+        reader.busy = false;
+        current = undefined;
+      }
+    },
   };
   let link = resumed?.link;
 
@@ -152,6 +178,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       return;
     }
     const dropped = reader.dropQueued();
+    waiting?.stop();
     session.console.note(
       "interrupted: stopping the turn" +
         (dropped > 0 ? ` (${dropped} queued prompt(s) dropped)` : ""),
@@ -162,8 +189,10 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     void executor.find("bash")?.close();
   };
   reader.onInterrupt = interrupt;
-  reader.onQueued = (line) =>
+  reader.onQueued = (line) => {
+    waiting?.clear();
     session.console.note(`queued: ${line.trim() || "(empty line)"} (sent when this turn ends)`);
+  };
   Deno.addSignalListener("SIGINT", interrupt);
   say(
     `deft interactive: ${config.model.provider.provider}/${config.model.settings.model} in ` +
@@ -235,6 +264,11 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   }
   writeStderr("bye");
   return 0;
+}
+
+function writeBytes(bytes: Uint8Array): void {
+  let written = 0;
+  while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
 }
 
 function usedTokens(recorder: TrajectoryRecorder | undefined): number {

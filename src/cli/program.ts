@@ -6,6 +6,8 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import { VERSION } from "../version.ts";
 import { runPipelineCommand } from "./dispatch.ts";
 import type { FastParse } from "./fast.ts";
+import type { RunOptions } from "./run.ts";
+import type { InteractiveOptions } from "./interactive.ts";
 import {
   type CommandSpec,
   DEADLINE,
@@ -85,7 +87,10 @@ const OUTPUT_FORMAT = option(
   { choices: OUTPUT_FORMATS },
 );
 const COLOR = option("--color <when>", "colour the console", { choices: COLOR_MODES });
-const CONTINUE = option("--continue", "go on with this workspace's latest session");
+const CONTINUE = option(
+  "-c, --continue",
+  "go on with this workspace's latest conversation (never a /init helper)",
+);
 const NO_INSTRUCTIONS = option("--no-project-instructions", "do not read AGENTS.md files");
 
 function approval(defaultMode: string): OptionSpec {
@@ -97,12 +102,107 @@ function approval(defaultMode: string): OptionSpec {
   );
 }
 
+/** What `deft interactive` and `deft resume` take besides the model options. */
+const INTERACTIVE_OPTIONS = [
+  described(MAX_STEPS, "step limit per turn"),
+  REPOSITORY,
+  described(TRAJECTORY_FILE, "record conversation N to FILE.N.json"),
+  COLOR,
+  SANDBOX,
+  approval("commands"),
+  NO_INSTRUCTIONS,
+  ...CONTAINER_OPTIONS,
+];
+
+/**
+ * `deft [options] [prompt]`: the launch line other agents' users type (`claude -c`, `claude -p`,
+ * `codex -C DIR`). Only before a command (positional options): `deft run -p X` keeps `-p` for
+ * the provider there.
+ */
+const LAUNCH_OPTIONS = [
+  option("-c, --continue", "go on with the latest conversation (never a /init helper)"),
+  option("-p, --print", "run the prompt headless, as deft run (the task may come on stdin)"),
+  option("-C, --cd <dir>", "the workspace, as -w (codex's spelling)"),
+  REPOSITORY,
+  option("--provider <provider>", "model provider (a name under model_providers, or a kind)"),
+  MODEL,
+  MODEL_BASE_URL,
+  option("-k, --api-key <key>", "API key (default: <PROVIDER>_API_KEY)"),
+  CONFIG_FILE,
+  MAX_STEPS,
+  described(OUTPUT_FORMAT, "with -p: text, json (a summary) or stream-json (events)"),
+  COLOR,
+  SANDBOX,
+  approval("commands (never with -p)"),
+  NO_INSTRUCTIONS,
+];
+
+/** The options `deft [options] [prompt]` was given. */
+interface LaunchOptions extends Record<string, unknown> {
+  continue?: boolean;
+  resume?: string | boolean;
+  print?: boolean;
+  cd?: string;
+  workingDir?: string;
+}
+
+/**
+ * The launch line: `-p` runs the prompt as `deft run` does (its words may come unquoted),
+ * anything else opens the conversation. Without `-p`, more than one argument, or a lone word
+ * (unless with `-c`/`-r`), is taken for a mistyped command (commander's own error, with its
+ * suggestion): a prompt is words, quoted as one argument.
+ */
+async function launch(
+  program: Command,
+  words: string[],
+  given: LaunchOptions,
+): Promise<number> {
+  const { cd, print, ...opts } = given;
+  if (cd !== undefined && opts.workingDir !== undefined && cd !== opts.workingDir) {
+    const { UsageError } = await import("./io.ts");
+    throw new UsageError(`-C ${cd} and -w ${opts.workingDir} name two workspaces: give one.`);
+  }
+  const workingDir = opts.workingDir ?? cd;
+  const prompt = words.length > 0 ? words.join(" ") : undefined;
+  // With -c or -r the line is surely a conversation: one word is its first prompt.
+  const resuming = opts.continue || opts.resume !== undefined;
+  const word = prompt !== undefined && !/\S\s+\S/.test(prompt) && !resuming;
+  if (!print && (words.length > 1 || word)) {
+    // commander's "unknown command 'X'" with its "did you mean"; it reads program.args.
+    (program as unknown as { unknownCommand(): never }).unknownCommand();
+  }
+  if (print) {
+    if (opts.resume === true) {
+      const { UsageError } = await import("./io.ts");
+      throw new UsageError(
+        "-p cannot pick a session from a list: give its id (-r ID; deft sessions lists " +
+          "them), or -c for the latest conversation.",
+      );
+    }
+    const { runCommand } = await import("./run.ts");
+    return await runCommand(prompt, { ...opts, workingDir } as RunOptions);
+  }
+  const { interactiveCommand } = await import("./interactive.ts");
+  return await interactiveCommand({ ...opts, workingDir, prompt } as InteractiveOptions);
+}
+
 function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command("deft")
     .description("A coding agent's hands: tools, an agent loop and MCP, in one executable.")
     .version(VERSION)
     .exitOverride()
-    .showHelpAfterError("(run with --help for usage)");
+    .showHelpAfterError("(run with --help for usage)")
+    .enablePositionalOptions()
+    .argument(
+      "[prompt...]",
+      'open a conversation with this first prompt (words: deft "fix the bug"); with -p, the ' +
+        "task run headless",
+    );
+  addOptions(program, LAUNCH_OPTIONS)
+    .option("-r, --resume [id]", "go on with session ID (none: pick one from a list)")
+    .action(async (prompt, opts) => {
+      setExit(await launch(program, prompt, opts));
+    });
 
   for (const [name, spec] of Object.entries(PIPELINE_COMMANDS)) {
     addSpec(program, name, spec).action(async (...params: unknown[]) => {
@@ -115,6 +215,7 @@ function buildProgram(setExit: (code: number) => void): Command {
 
   addOptions(
     program.command("run")
+      .alias("exec")
       .description("run the agent on a task until it calls task_done or answers in words")
       .argument("[task]", "the task, in words (none: read from stdin when something is piped in)"),
     [
@@ -139,7 +240,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       SANDBOX,
       approval("never"),
       CONTINUE,
-      option("--resume <id>", "go on with the session ID (or a trajectory FILE)"),
+      option("-r, --resume <id>", "go on with the session ID (or a trajectory FILE)"),
       NO_INSTRUCTIONS,
       ...CONTAINER_OPTIONS,
     ],
@@ -155,24 +256,23 @@ function buildProgram(setExit: (code: number) => void): Command {
           '(also bare `deft` on a terminal, and `deft "PROMPT"`)',
       )
       .argument("[prompt]", "the first prompt, sent at once"),
-    [
-      ...MODEL_OPTIONS,
-      described(MAX_STEPS, "step limit per turn"),
-      REPOSITORY,
-      described(TRAJECTORY_FILE, "record conversation N to FILE.N.json"),
-      COLOR,
-      SANDBOX,
-      approval("commands"),
-      CONTINUE,
-      NO_INSTRUCTIONS,
-      ...CONTAINER_OPTIONS,
-    ],
+    [...MODEL_OPTIONS, ...INTERACTIVE_OPTIONS, CONTINUE],
   )
-    .option("--resume [id]", "go on with session ID (no ID: pick one from a list)")
+    .option("-r, --resume [id]", "go on with session ID (no ID: pick one from a list)")
     .action(async (prompt, opts) => {
       const { interactiveCommand } = await import("./interactive.ts");
       setExit(await interactiveCommand({ ...opts, prompt }));
     });
+
+  addOptions(
+    program.command("resume")
+      .description("go on with an earlier conversation: session ID, or pick one from a list")
+      .argument("[id]", "the session (deft sessions lists them; none: pick on the terminal)"),
+    [...MODEL_OPTIONS, ...INTERACTIVE_OPTIONS],
+  ).action(async (id, opts) => {
+    const { interactiveCommand } = await import("./interactive.ts");
+    setExit(await interactiveCommand({ ...opts, resume: id ?? true }));
+  });
 
   addOptions(
     program.command("sessions")
@@ -325,30 +425,16 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-/**
- * Whether `deft TEXT …` gives a first prompt rather than a command: TEXT is no command's name and
- * no option, and it is words (it has a space). One word stays a command, so a mistyped one is an
- * unknown command with commander's suggestion; a one-word prompt goes through `deft interactive`.
- */
-function isPrompt(program: Command, first: string): boolean {
-  if (first.startsWith("-")) return false;
-  const names = program.commands.flatMap((c) => [c.name(), ...c.aliases()]).concat("help");
-  return !names.includes(first) && /\S\s+\S/.test(first);
-}
-
 /** Parses `args` with commander and runs the command; returns the exit code. */
 export async function runProgram(given: readonly string[]): Promise<number> {
-  let args = given;
+  const args = given;
   let code = 0;
   const program = buildProgram((c) => code = c);
-  if (args.length === 0) {
-    // On a terminal, bare `deft` is the conversation; in a script it is a usage error.
-    if (Deno.stdin.isTerminal() && Deno.stderr.isTerminal()) args = ["interactive"];
-    else {
-      program.outputHelp({ error: true });
-      return 2;
-    }
-  } else if (isPrompt(program, args[0])) args = ["interactive", ...args];
+  // On a terminal, bare `deft` is the conversation; in a script it is a usage error.
+  if (args.length === 0 && !(Deno.stdin.isTerminal() && Deno.stderr.isTerminal())) {
+    program.outputHelp({ error: true });
+    return 2;
+  }
   try {
     await program.parseAsync(args, { from: "user" });
     return code;

@@ -1,5 +1,9 @@
-/** `deft sessions`: the recent sessions of a workspace, newest first, with their ids to resume. */
-import { listSessions } from "../trajectory/conversation.ts";
+/**
+ * `deft sessions`: the recent sessions of a workspace, newest first, with their ids to resume.
+ * A helper session (`/init`) is shown under the conversation it was typed in (marked, when that
+ * one is not listed); a conversation compacted with /compact says which session goes on from it.
+ */
+import { listSessions, type SessionSummary } from "../trajectory/conversation.ts";
 import { workspaceOf } from "./context.ts";
 import { writeStderr, writeStdout } from "./io.ts";
 import { maskOutput } from "../policy/secrets.ts";
@@ -24,20 +28,54 @@ export async function sessionsCommand(opts: SessionsOptions): Promise<number> {
     writeStderr(`no sessions recorded for ${workspace} yet.`);
     return 0;
   }
-  const rows = sessions.map((s) => [
-    terminalLine(s.id),
+  const rows = grouped(sessions).map(({ session: s, under }) => [
+    (under ? "└ " : "") + terminalLine(s.id),
     s.started.replace("T", " ").slice(0, 16),
     String(s.steps),
     s.outcome,
-    oneLine(s.task),
+    taskText(s, under),
   ]);
   const header = ["ID", "STARTED (UTC)", "STEPS", "OUTCOME", "TASK"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const format = (row: string[]) =>
     row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd(widths[i])).join("  ");
   await writeStdout([header, ...rows].map(format).join("\n") + "\n");
-  writeStderr(`resume one with: deft run --resume ID, or the latest with deft run --continue`);
+  writeStderr(
+    "resume one with: deft resume ID (or deft run --resume ID), the latest conversation with " +
+      "deft -c (helper sessions are never taken for it)",
+  );
   return 0;
+}
+
+/** The sessions in order, each helper moved right under its conversation when that is listed. */
+function grouped(
+  sessions: readonly SessionSummary[],
+): { session: SessionSummary; under: boolean }[] {
+  const listed = new Set(sessions.map((s) => s.path));
+  const parentOf = (s: SessionSummary) => s.helper_of?.path ?? undefined;
+  const rows: { session: SessionSummary; under: boolean }[] = [];
+  for (const s of sessions) {
+    const parent = parentOf(s);
+    if (parent !== undefined && listed.has(parent)) continue;
+    rows.push({ session: s, under: false });
+    for (const helper of sessions.filter((h) => parentOf(h) === s.path)) {
+      rows.push({ session: helper, under: true });
+    }
+  }
+  return rows;
+}
+
+function taskText(s: SessionSummary, under: boolean): string {
+  if (s.helper_of) {
+    const of = under || s.helper_of.session_id === null
+      ? ""
+      : ` of ${terminalLine(s.helper_of.session_id)}`;
+    return `(${oneLine(s.helper_of.command)} helper${of})`;
+  }
+  const compacted = s.compacted_into
+    ? ` (compacted: goes on in ${terminalLine(s.compacted_into)})`
+    : "";
+  return oneLine(s.task) + compacted;
 }
 
 // Task text is the user's or a planted file's: masked, and made inert for the terminal.

@@ -226,6 +226,14 @@ export async function chooseRuntime(
         ? `${runtime}: not installed (not on PATH)`
         : `${runtime}: ${answer.stderr.split("\n").slice(-3).join(" ") || "no answer"}`,
     );
+    // Docker is installed and its daemon is down: that is the error, not one about Podman's
+    // images (Podman holds none of Docker's).
+    if (!requested && runtime === "docker" && !answer.missing) {
+      throw new ContainerRuntimeUnavailableError(
+        `the Docker daemon does not answer (${tried[0]}). Start it (or point DOCKER_HOST at ` +
+          "one), or use Podman with --container-runtime podman.",
+      );
+    }
   }
   throw new ContainerRuntimeUnavailableError(
     `no container runtime is usable (${tried.join("; ")}). ` +

@@ -22,7 +22,16 @@ export interface SessionSummary {
   steps: number;
   outcome: "completed" | "failed" | "interrupted" | "unfinished";
   working_dir?: string;
+  /** The model's last words in the session (its answer, else its last reply), if any. */
+  last_reply?: string;
+  /** A helper session (`/init`): the command and the conversation it was typed in. */
+  helper_of?: { command: string; session_id: string | null; path: string | null };
+  /** The session that goes on from this one's /compact summary (listed, hence newer). */
+  compacted_into?: string;
 }
+
+/** What a listing holds: every session, or the user's conversations only (for pickers). */
+export type SessionFilter = "all" | "conversations";
 
 /**
  * Where a session works: its workspace path, and the container its tools run in (absent: the
@@ -90,14 +99,20 @@ const SCANNED_FILES = 500;
 /**
  * The sessions recorded in `where` (a host folder, or a place), newest first. Unreadable files,
  * and files without the fields a listing needs (checked by shape), are skipped: one bad file
- * never hides the others.
+ * never hides the others. With `filter` "conversations", the user's conversations only: no
+ * helper session (`/init`), and a conversation compacted with /compact once, by the session
+ * that goes on from the summary.
  */
 export async function listSessions(
   where: string | SessionPlace,
   limit = 20,
+  filter: SessionFilter = "all",
 ): Promise<SessionSummary[]> {
   const place = typeof where === "string" ? { workspace: where } : where;
   const found: SessionSummary[] = [];
+  // Files come newest first: a continuation after /compact is seen before the session it
+  // continues.
+  const continued = new Map<string, string>();
   for (const path of await trajectoryFiles()) {
     let data: Trajectory;
     try {
@@ -106,17 +121,26 @@ export async function listSessions(
       continue;
     }
     if (!recordedIn(data, place) || !data.format_version) continue;
-    found.push(summarize(path, data));
+    const summary = summarize(path, data);
+    const from = data.resumed_from;
+    if (from?.by === "compact") continued.set(from.path, summary.id);
+    const into = continued.get(path);
+    if (into !== undefined) summary.compacted_into = into;
+    if (filter === "conversations" && (summary.helper_of || into !== undefined)) continue;
+    found.push(summary);
     if (found.length >= limit) break;
   }
   return found;
 }
 
-/** The newest session recorded in `where`, or undefined when it has none. */
+/**
+ * The user's newest conversation recorded in `where` (never a helper session), or undefined
+ * when it has none.
+ */
 export async function latestSession(
   where: string | SessionPlace,
 ): Promise<SessionSummary | undefined> {
-  return (await listSessions(where, 1))[0];
+  return (await listSessions(where, 1, "conversations"))[0];
 }
 
 /**
@@ -232,7 +256,20 @@ function summarize(path: string, data: Trajectory): SessionSummary {
     steps: data.agent_steps.length,
     outcome: outcome(data),
     working_dir: data.working_dir,
+    ...lastReply(data),
+    ...(data.helper_of && { helper_of: data.helper_of }),
   };
+}
+
+// The answer, else the words of the last model reply that had any (checked: listing only
+// checks that interactions are an array).
+function lastReply(data: Trajectory): { last_reply?: string } {
+  if (data.final_result?.trim()) return { last_reply: data.final_result };
+  for (const interaction of [...data.llm_interactions].reverse()) {
+    const content = (interaction as { response?: { content?: unknown } })?.response?.content;
+    if (typeof content === "string" && content.trim() !== "") return { last_reply: content };
+  }
+  return {};
 }
 
 // A run stopped by Ctrl-C or a signal records a last "interrupted" step: it did not fail.

@@ -65,12 +65,28 @@ export interface Trajectory {
   format_version?: number;
   /** The session this file records; `deft run --resume ID` takes it. */
   session_id?: string;
-  /** The session this one continues (`--continue`/`--resume`), if any. */
-  resumed_from?: { session_id: string | null; path: string } | null;
+  /**
+   * The session this one continues (`--continue`/`--resume`), if any; `by: "compact"` when it
+   * goes on from that session's /compact summary (the same conversation, not a new one).
+   */
+  resumed_from?: { session_id: string | null; path: string; by?: "compact" } | null;
+  /**
+   * Set on a helper session Deft ran for a slash command (`/init`): the command, and the
+   * conversation it was typed in (null fields: none had started). Pickers and `--continue` skip
+   * helpers. Absent in user sessions and in older files.
+   */
+  helper_of?: HelperLink;
   /** The project instruction files (AGENTS.md) added to the system prompt. */
   project_instructions?: { path: string; bytes: number; truncated: boolean }[];
   /** Where the tools ran when in a container (absent: on the host; older files have none). */
   container?: ContainerMarker;
+}
+
+/** Which slash command a helper session ran for, and in which conversation. */
+export interface HelperLink {
+  command: string;
+  session_id: string | null;
+  path: string | null;
 }
 
 /** The container a session's tools ran in, as its trajectory records it. */
@@ -110,6 +126,7 @@ export class TrajectoryRecorder {
       max_steps: number;
       session_id?: string;
       resumed_from?: Trajectory["resumed_from"];
+      helper_of?: HelperLink;
       container?: ContainerMarker;
     },
     secrets: readonly (string | undefined)[] = [],
@@ -260,6 +277,17 @@ const listedShape = z.looseObject({
   success: z.boolean(),
   session_id: z.string().optional(),
   format_version: z.number().int().optional(),
+  resumed_from: z.looseObject({
+    session_id: z.string().nullable(),
+    path: z.string(),
+    by: z.string().optional(),
+  }).nullable().optional(),
+  helper_of: z.looseObject({
+    command: z.string(),
+    session_id: z.string().nullable(),
+    path: z.string().nullable(),
+  }).optional(),
+  final_result: z.string().nullable().optional(),
   llm_interactions: z.array(z.unknown()),
   agent_steps: z.array(z.looseObject({ state: z.string() })),
 });

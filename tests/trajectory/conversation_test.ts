@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { rebuildConversation } from "../../src/trajectory/conversation.ts";
+import {
+  latestSession,
+  listSessions,
+  rebuildConversation,
+} from "../../src/trajectory/conversation.ts";
+import { tempDir } from "../helpers/temp.ts";
 import { TrajectoryRecorder } from "../../src/trajectory/recorder.ts";
 import { emptyUsage, type LLMMessage, type LLMResponse } from "../../src/llm/types.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -62,4 +67,49 @@ Deno.test("a conversation recorded over two turns rebuilds whole, without repeat
   );
   assert.match(rebuilt.at(-1)!.content, /stopped before this call finished/);
   assert.equal(rec.data.llm_interactions[2].input_messages.length, 1, "only the new prompt");
+});
+
+Deno.test("listing: a /init helper and a conversation compacted into a newer one are left out of the user's conversations, kept in the full list, marked", async () => {
+  await using state = await tempDir();
+  const saved = Deno.env.get("XDG_STATE_HOME");
+  Deno.env.set("XDG_STATE_HOME", state.path);
+  try {
+    const dir = `${state.path}/deft/trajectories`;
+    let clock = Date.parse("2026-01-01T00:00:00Z");
+    const record = async (id: string, extra: Record<string, unknown>, answer = `done ${id}`) => {
+      const path = `${dir}/trajectory_${id}.json`;
+      const rec = new TrajectoryRecorder(path, {
+        task: `task ${id}`,
+        working_dir: "/ws",
+        provider: "p",
+        model: "m",
+        max_steps: 9,
+        session_id: id,
+        ...extra,
+      });
+      rec.finalize(true, answer);
+      // Listed by modification time: each file newer than the one before.
+      clock += 60_000;
+      await Deno.utime(path, clock / 1000, clock / 1000);
+      return path;
+    };
+    const first = await record("first", {});
+    await record("init", { helper_of: { command: "/init", session_id: "first", path: first } });
+    const before = await record("before", {});
+    await record("after", { resumed_from: { session_id: "before", path: before, by: "compact" } });
+    await record("init2", { helper_of: { command: "/init", session_id: null, path: null } });
+
+    const mine = await listSessions("/ws", 20, "conversations");
+    assert.deepEqual(mine.map((s) => s.id), ["after", "first"]);
+    assert.equal(mine[0].last_reply, "done after");
+    assert.equal((await latestSession("/ws"))?.id, "after", "--continue skips the helper");
+
+    const all = await listSessions("/ws");
+    assert.deepEqual(all.map((s) => s.id), ["init2", "after", "before", "init", "first"]);
+    assert.equal(all[2].compacted_into, "after");
+    assert.deepEqual(all[3].helper_of, { command: "/init", session_id: "first", path: first });
+  } finally {
+    if (saved === undefined) Deno.env.delete("XDG_STATE_HOME");
+    else Deno.env.set("XDG_STATE_HOME", saved);
+  }
 });

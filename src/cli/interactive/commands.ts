@@ -104,7 +104,11 @@ const COMMANDS: SlashCommand[] = [
           const recorder = ctx.recorder;
           if (!recorder) ctx.conversation = conversation;
           else {
-            const link = { session_id: recorder.data.session_id ?? null, path: recorder.path };
+            const link = {
+              session_id: recorder.data.session_id ?? null,
+              path: recorder.path,
+              by: "compact" as const,
+            };
             ctx.reset({ conversation, link });
           }
         });

@@ -1,7 +1,9 @@
 /**
- * The session picker of `deft interactive --resume` (no id) and `/resume`: the workspace's recent
- * sessions, numbered, with their date, status and first prompt (masked, and inert on the
- * terminal). The user types a number, or walks the list with the arrow keys and presses Enter.
+ * The session picker of `deft interactive --resume` (no id), `deft resume` and `/resume`: the
+ * workspace's recent conversations (helper sessions such as `/init`'s left out), numbered, with
+ * their date, status, first prompt and the model's last words (masked, and inert on the
+ * terminal). The user types a number, walks the list with the arrow keys and presses Enter, or
+ * types words to narrow the list to the conversations that hold them.
  */
 import {
   listSessions,
@@ -16,12 +18,30 @@ import type { LineReader } from "./line_reader.ts";
 /** Sessions offered at most. */
 const OFFERED = 20;
 
-/** One line of the list: number, start (UTC), status, first prompt. */
+/** One line of the list: number, start (UTC), status, first prompt, the model's last words. */
 export function sessionLine(index: number, s: SessionSummary): string {
-  const task = terminalLine(maskOutput(s.task.replace(/\s+/g, " ").trim()));
-  const first = task.length > 70 ? `${task.slice(0, 69)}…` : task;
+  const first = clipped(s.task, s.last_reply ? 50 : 70);
+  const last = s.last_reply ? `  → ${clipped(s.last_reply, 40)}` : "";
   const started = terminalLine(s.started.replace("T", " ").slice(0, 16));
-  return `${String(index + 1).padStart(2)}. ${started}  ${s.outcome.padEnd(11)} ${first}`;
+  return `${String(index + 1).padStart(2)}. ${started}  ${s.outcome.padEnd(11)} ${first}${last}`;
+}
+
+// Text from the model or the user: masked, inert on the terminal, one line of at most `max`.
+function clipped(text: string, max: number): string {
+  const flat = terminalLine(maskOutput(text.replace(/\s+/g, " ").trim()));
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** The sessions whose id, first prompt or last words hold `words` (case ignored). */
+export function matchingSessions(
+  sessions: readonly SessionSummary[],
+  words: string,
+): SessionSummary[] {
+  const wanted = words.toLowerCase().split(/\s+/).filter(Boolean);
+  return sessions.filter((s) => {
+    const text = `${s.id}\n${s.task}\n${s.last_reply ?? ""}`.toLowerCase();
+    return wanted.every((w) => text.includes(w));
+  });
 }
 
 /**
@@ -35,7 +55,7 @@ export async function pickSession(
   write: (text: string) => void,
 ): Promise<string | undefined> {
   const place = typeof where === "string" ? { workspace: where } : where;
-  const sessions = await listSessions(place, OFFERED);
+  const sessions = await listSessions(place, OFFERED, "conversations");
   if (sessions.length === 0) {
     write(`no earlier session in ${terminalLine(placeText(place))}.`);
     return undefined;
@@ -45,20 +65,23 @@ export async function pickSession(
 
 /**
  * Shows `sessions` (newest first) and asks until the answer is one of their numbers (1 to their
- * count) or a line of the list; anything else, `0` included, is said to be wrong and asked again.
+ * count) or a line of the list; a number out of range (`0` included) is said to be wrong and
+ * asked again; words narrow the list to the sessions that hold them (none: the list stays).
  * Its id (or trajectory path), or undefined when the user answers nothing.
  */
 export async function chooseSession(
-  sessions: readonly SessionSummary[],
+  all: readonly SessionSummary[],
   reader: Pick<LineReader, "choose">,
   write: (text: string) => void,
 ): Promise<string | undefined> {
-  const lines = sessions.map((s, i) => sessionLine(i, s));
+  let sessions = all;
+  let lines = sessions.map((s, i) => sessionLine(i, s));
   // The newest next to the prompt: the up arrow walks up the list from it.
-  write(["Sessions (newest last):", ...[...lines].reverse()].join("\n"));
+  const show = (title: string) => write([title, ...[...lines].reverse()].join("\n"));
+  show("Sessions (newest last; type words to search):");
   for (;;) {
     const answer = await reader.choose(
-      `resume which? (1-${lines.length}, ↑/↓ then Enter; empty: none)> `,
+      `resume which? (1-${lines.length}, ↑/↓ then Enter, or words to search; empty: none)> `,
       lines,
     );
     if (answer === null || answer.trim() === "") {
@@ -71,6 +94,17 @@ export async function chooseSession(
       const picked = sessions[n - 1];
       return picked.id || picked.path;
     }
-    write(`'${terminalLine(text)}' is not one of 1-${lines.length}.`);
+    if (/^\d+$/.test(text)) {
+      write(`'${terminalLine(text)}' is not one of 1-${lines.length}.`);
+      continue;
+    }
+    const found = matchingSessions(all, text);
+    if (found.length === 0) {
+      write(`no session holds '${terminalLine(text)}'; the list is as it was.`);
+      continue;
+    }
+    sessions = found;
+    lines = sessions.map((s, i) => sessionLine(i, s));
+    show(`Sessions holding '${terminalLine(text)}' (newest last):`);
   }
 }

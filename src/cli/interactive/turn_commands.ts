@@ -19,12 +19,22 @@ import { terminalLine } from "../../policy/terminal_text.ts";
 import type { CallEffect, Tool } from "../../tools/base.ts";
 import { catalogEntry } from "../../tools/catalog.ts";
 import type { ToolExecutor } from "../../tools/executor.ts";
+import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 
 /** What the commands here need from the interactive loop. */
 export interface TurnCommandContext {
   session: Session;
   conversation: LLMMessage[];
+  /** The trajectory of the conversation, once a turn has recorded one. */
+  recorder?: Pick<TrajectoryRecorder, "data" | "path">;
   write(text: string): void;
+  /**
+   * Runs `work` as a turn of the loop (its clock on the console, lines typed meanwhile queued,
+   * Ctrl-C aborting `signal`); `waiting` is what the spinner says while it runs, for work that
+   * shows no progress of its own. Undefined when interrupted. Without it, Ctrl-C (a signal)
+   * still stops the work.
+   */
+  asTurn?<T>(work: (signal: AbortSignal) => Promise<T>, waiting?: string): Promise<T | undefined>;
 }
 
 /** One edit `/undo` can take back: the tool that made it (its registered name) and the file. */
@@ -158,12 +168,14 @@ export async function compactConversation(
     new ContextManager({ window: 1 }).estimate(messages);
   const before = estimate(ctx.conversation);
   const count = ctx.conversation.length;
-  const response = await interruptible((signal) =>
-    session.client.chat(
-      [{ role: "system", content: COMPACT_PROMPT }, { role: "user", content: transcript(body) }],
-      [],
-      signal,
-    )
+  const response = await (ctx.asTurn ?? interruptible)(
+    (signal) =>
+      session.client.chat(
+        [{ role: "system", content: COMPACT_PROMPT }, { role: "user", content: transcript(body) }],
+        [],
+        signal,
+      ),
+    "/compact · the model summarises the conversation",
   );
   if (response === undefined) {
     ctx.write("interrupted: the conversation is unchanged.");
@@ -214,7 +226,10 @@ function transcript(messages: readonly LLMMessage[]): string {
 }
 
 /** Runs `work` with Ctrl-C aborting it; undefined when it was interrupted. */
-async function interruptible<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
+async function interruptible<T>(
+  work: (signal: AbortSignal) => Promise<T>,
+  _waiting?: string,
+): Promise<T | undefined> {
   const controller = new AbortController();
   const stop = () => controller.abort(new Error("interrupted"));
   Deno.addSignalListener("SIGINT", stop);
@@ -282,12 +297,19 @@ export async function initAgentsFile(ctx: TurnCommandContext): Promise<void> {
   const notice = kept && keptNotice(agents, kept);
   if (notice) ctx.write(notice);
   ctx.write(`drafting ${shown(path)} (one agent turn; Ctrl-C stops it)…`);
-  const ran = await interruptible((signal) =>
+  // A helper of the conversation it was typed in: pickers and --continue skip it.
+  const parent = ctx.recorder;
+  const ran = await (ctx.asTurn ?? interruptible)((signal) =>
     runTask(session, initPrompt(path, draft), {
       signal,
       conversation: [],
       textEndsTurn: true,
       recordedTask: "/init",
+      helperOf: {
+        command: "/init",
+        session_id: parent?.data.session_id ?? null,
+        path: parent?.path ?? null,
+      },
     })
   );
   if (kept) {

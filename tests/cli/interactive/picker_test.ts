@@ -1,9 +1,12 @@
-/** The session picker: only a number on the list (or a line of it) resumes; anything else asks again. */
+/**
+ * The session picker: only a number on the list (or a line of it) resumes; another number asks
+ * again; words narrow the list to the sessions that hold them.
+ */
 import assert from "node:assert/strict";
 import { chooseSession } from "../../../src/cli/interactive/picker.ts";
 import type { SessionSummary } from "../../../src/trajectory/conversation.ts";
 
-function session(id: string, task: string): SessionSummary {
+function session(id: string, task: string, last_reply?: string): SessionSummary {
   return {
     id,
     path: `/state/${id}.json`,
@@ -11,6 +14,7 @@ function session(id: string, task: string): SessionSummary {
     task,
     steps: 1,
     outcome: "completed",
+    ...(last_reply && { last_reply }),
   };
 }
 
@@ -30,7 +34,7 @@ function picker(answers: (string | null)[]) {
 }
 
 Deno.test("picker: 0 and other numbers off the list are refused and asked again", async () => {
-  for (const wrong of ["0", "00", "3", "-1", "99999999999999999999", "1.5", "one"]) {
+  for (const wrong of ["0", "00", "3", "99999999999999999999"]) {
     const p = picker([wrong, "2"]);
     assert.equal(await p.pick(), "oldest", `after ${JSON.stringify(wrong)} the next answer picks`);
     assert.equal(p.asked.length, 2, `${JSON.stringify(wrong)} was not asked again`);
@@ -53,4 +57,27 @@ Deno.test("picker: a number on the list or a line of it picks; an empty answer o
     assert.equal(await p.pick(), undefined);
     assert.deepEqual(p.said.slice(1), ["no session resumed."]);
   }
+});
+
+Deno.test("picker: words narrow the list to the sessions that hold them, in prompt or last reply; no match keeps it", async () => {
+  const sessions = [
+    session("c", "rename the parser", "Renamed Parser to Reader."),
+    session("b", "fix the cache expiry", "The cache now expires after 60 s."),
+    session("a", "explain the parser", "It reads tokens."),
+  ];
+  const said: string[] = [];
+  const answers = ["nothing like this", "PARSER", "1"];
+  const reader = { choose: () => Promise.resolve(answers.shift() ?? null) };
+  // "PARSER" keeps c and a (newest first): 1 is c again, renumbered within the matches.
+  assert.equal(await chooseSession(sessions, reader, (t) => said.push(t)), "c");
+  assert.match(said[1], /no session holds 'nothing like this'/);
+  const narrowed = said[2].split("\n");
+  assert.match(narrowed[0], /Sessions holding 'PARSER'/);
+  assert.equal(narrowed.length, 3, said[2]);
+  assert.match(narrowed[1], /^ 2\. .*explain the parser {2}→ It reads tokens\.$/);
+  assert.match(narrowed[2], /^ 1\. .*rename the parser/);
+  // The last reply counts too.
+  const byReply = ["expires", "1"];
+  const replyReader = { choose: () => Promise.resolve(byReply.shift() ?? null) };
+  assert.equal(await chooseSession(sessions, replyReader, () => {}), "b");
 });

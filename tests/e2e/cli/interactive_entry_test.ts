@@ -87,7 +87,7 @@ Deno.test("entry points off a terminal: bare deft prints usage (exit 2); a misty
   assert.match(sessions.stderr, /no sessions recorded/);
 });
 
-Deno.test("resume picker (pty): --resume with no id lists the sessions (date, status, first prompt, sanitised); a number or the arrows pick; /resume too", async () => {
+Deno.test("resume picker (pty): --resume with no id lists the sessions (date, status, first prompt, last reply, sanitised); a number or the arrows pick; /resume too", async () => {
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([
     chatText("First done."),
@@ -118,7 +118,7 @@ Deno.test("resume picker (pty): --resume with no id lists the sessions (date, st
     // Newest last, next to the prompt; the escape in a prompt is shown, not obeyed.
     assert.match(
       out,
-      /Sessions \(newest last\):\n 2\. \d{4}-\d\d-\d\d \d\d:\d\d {2}completed\s+the first task ␛\[31mred\n 1\. .*completed\s+the second task\n/,
+      /Sessions \(newest last; type words to search\):\n 2\. \d{4}-\d\d-\d\d \d\d:\d\d {2}completed\s+the first task ␛\[31mred {2}→ First done\.\n 1\. .*completed\s+the second task {2}→ Second done\.\n/,
     );
     assert.ok(!r.output.includes("\x1b[31mred"), "the raw escape never reaches the terminal");
     // Picked 2: the first task's conversation goes on.
