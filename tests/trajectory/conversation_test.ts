@@ -7,7 +7,6 @@ import {
 import { tempDir } from "../helpers/temp.ts";
 import { TrajectoryRecorder } from "../../src/trajectory/recorder.ts";
 import { emptyUsage, type LLMMessage, type LLMResponse } from "../../src/llm/types.ts";
-import { tempDir } from "../helpers/temp.ts";
 
 function response(content: string, calls: [string, string][] = []): LLMResponse {
   return {
