@@ -21,7 +21,13 @@ import { ReplayClient } from "../llm/replay.ts";
 import type { LLMClient, LLMMessage, LLMUsage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
 import { SandboxUnavailableError } from "../policy/sandbox.ts";
-import { recordBaseline, type WorkspaceBaseline, workspacePatch } from "./patch.ts";
+import {
+  patchIn,
+  recordBaseline,
+  recordBaselineIn,
+  type WorkspaceBaseline,
+  workspacePatch,
+} from "./patch.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
@@ -37,7 +43,6 @@ import {
 } from "../trajectory/recorder.ts";
 import { readEnv } from "../env.ts";
 import type { Container, ContainerRuntime } from "../container/container.ts";
-import type { ContainerBaseline } from "../container/patch.ts";
 import type { DeftConfig } from "../config/load.ts";
 import { workerEntry } from "../tools/host/entry.ts";
 import { UsageError } from "../errors.ts";
@@ -107,12 +112,10 @@ export interface Session {
   /** The container the tools run in; `close()` it when the session ends. */
   container?: Container;
   /**
-   * The workspace as it was when the session opened (host workspaces in a git repository): the
-   * patch, "files changed" and `/diff` are relative to it.
+   * The workspace as it was when the session opened (in a git repository; recorded inside the
+   * container when there is one): the patch, "files changed" and `/diff` are relative to it.
    */
   baseline?: WorkspaceBaseline;
-  /** The same for a container's workspace, recorded inside it. */
-  containerBaseline?: ContainerBaseline;
   /** What each task or turn run in this session did, oldest first (for /undo and /cost). */
   turns?: TurnRecord[];
 }
@@ -255,8 +258,9 @@ async function assemble(
   }
   // A missing bubblewrap is told as the tools tell it, before git is run in the sandbox.
   if (!container) checkSandbox(config.toolSettings, config.agent.tools);
-  const baseline = container ? undefined : await recordStart(workspace, config, console);
-  const containerStart = container && await recordContainerStart(container, console);
+  const baseline = container
+    ? await recordContainerStart(container, console)
+    : await recordStart(workspace, config, console);
   let tools: Tool[];
   try {
     tools = await sessionTools(config, workspace, console, container);
@@ -283,7 +287,6 @@ async function assemble(
     instructions,
     container,
     baseline,
-    containerBaseline: containerStart,
   };
 }
 
@@ -309,13 +312,10 @@ async function recordStart(
 async function recordContainerStart(
   container: Container,
   console: AgentConsole,
-): Promise<ContainerBaseline | undefined> {
+): Promise<WorkspaceBaseline | undefined> {
   try {
-    const [{ containerBaseline }, { isDropping }] = await Promise.all([
-      import("../container/patch.ts"),
-      import("./droppings.ts"),
-    ]);
-    return await containerBaseline(container, isDropping);
+    const { containerPlace } = await import("../container/patch.ts");
+    return await recordBaselineIn(containerPlace(container), container.workspace);
   } catch (e) {
     console.note(
       `warning: could not record the workspace's state in the container ` +
@@ -330,10 +330,11 @@ async function recordContainerStart(
  * when it has one), "" outside a git repository.
  */
 export async function sessionPatch(session: Session): Promise<string> {
-  if (session.container) {
-    return await containerPatchOf(session.container, session.containerBaseline)();
+  const { workspace, config, baseline, container } = session;
+  if (container) {
+    const { containerPlace } = await import("../container/patch.ts");
+    return await patchIn(containerPlace(container), { baseline });
   }
-  const { workspace, config, baseline } = session;
   return await workspacePatch(workspace, {
     baseline,
     sandbox: gitSandbox(workspace, config.toolSettings),
@@ -505,20 +506,6 @@ function newRecorder(session: Session, task: string, opts: TaskOptions): Traject
     truncated: f.truncated,
   }));
   return recorder;
-}
-
-/** The patch of the container's workspace, computed inside it. */
-function containerPatchOf(
-  container: Container,
-  baseline?: ContainerBaseline,
-): () => Promise<string> {
-  return async () => {
-    const [{ containerPatch }, { isDropping }] = await Promise.all([
-      import("../container/patch.ts"),
-      import("./droppings.ts"),
-    ]);
-    return containerPatch(container, isDropping, baseline);
-  };
 }
 
 function isContainerRuntime(name: string): name is ContainerRuntime {

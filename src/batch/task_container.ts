@@ -11,8 +11,8 @@ import {
   type ContainerRuntime,
   openContainer,
 } from "../container/container.ts";
-import { containerPatch } from "../container/patch.ts";
-import { isDropping } from "../agent/droppings.ts";
+import { containerPlace } from "../container/patch.ts";
+import { patchIn } from "../agent/patch.ts";
 import { TOOL_HOST_COMMAND } from "../tools/host/sandboxed.ts";
 import { workerEntry } from "../tools/host/entry.ts";
 import {
@@ -129,7 +129,8 @@ export async function containerFallbackPatch(container: Container): Promise<stri
     timer = setTimeout(() => resolve(""), PATCH_TIMEOUT_MS)
   );
   try {
-    return await Promise.race([containerPatch(container, isDropping).catch(() => ""), late]);
+    const patch = patchIn(containerPlace(container, { timeoutMs: PATCH_TIMEOUT_MS }));
+    return await Promise.race([patch.catch(() => ""), late]);
   } finally {
     clearTimeout(timer);
   }
