@@ -41,6 +41,8 @@ export interface RunOutcome {
   files: FileChange[];
   /** Where the patch was written, when asked to. */
   patchPath: string | null;
+  /** Why the patch could not be computed (then nothing was written and `files` is empty). */
+  patchError?: string;
   costUsd: number | null;
   usage: LLMUsage;
   /** Set for a replay. */
@@ -73,30 +75,21 @@ export async function runOutcome(
   const { config, console, workspace } = session;
   let patchPath: string | null = null;
   let files: FileChange[] = [];
+  let patchError: string | undefined;
   const sandbox = gitSandbox(workspace, config.toolSettings);
-  if (session.container) {
-    // The workspace is inside the container: its patch is computed there.
+  // A container's workspace is checked inside, by computing its patch there.
+  if (session.container || await isGitRepo(workspace, sandbox).catch(() => true)) {
     const patch = await sessionPatch(session).catch((e) => {
-      console.note(`warning: could not compute the patch: ${(e as Error).message}`);
+      patchError = (e as Error).message;
+      console.note(`warning: could not compute the patch: ${patchError}`);
       return "";
     });
     files = await patchStats(patch);
-    if (opts.patchPath) {
-      patchPath = resolve(opts.patchPath);
-      await Deno.writeTextFile(patchPath, patch);
-    }
-  } else if (await isGitRepo(workspace, sandbox).catch(() => true)) {
-    let failed = false;
-    const patch = await sessionPatch(session).catch((e) => {
-      console.note(`warning: could not compute the patch: ${(e as Error).message}`);
-      failed = true;
-      return "";
-    });
-    files = await patchStats(patch);
-    if (opts.patchPath && !failed) {
+    if (opts.patchPath && patchError === undefined) {
       patchPath = resolve(opts.patchPath);
       await Deno.writeTextFile(patchPath, patch);
     } else if (opts.patchPath) {
+      // An empty file would read as "the run changed nothing".
       console.note(`warning: no patch written to ${resolve(opts.patchPath)}`);
     }
   } else if (opts.patchPath) {
@@ -116,7 +109,7 @@ export async function runOutcome(
   const divergences = opts.recording
     ? compareRuns(opts.recording, recorder.data, { exact: opts.replayExact })
     : undefined;
-  return { files, patchPath, costUsd, usage, divergences };
+  return { files, patchPath, patchError, costUsd, usage, divergences };
 }
 
 /** The run's summary, with the exit code the command settled on. */

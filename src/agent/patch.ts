@@ -24,6 +24,7 @@
  */
 import { dirname, join, resolve } from "node:path";
 import {
+  GitLimitError,
   type GitLimits,
   type GitPlace,
   type GitResult,
@@ -83,7 +84,8 @@ export async function isGitRepo(dir: string, sandbox?: GitSandbox): Promise<bool
     const r = await runGit(dir, ["rev-parse", "--is-inside-work-tree"], { sandbox });
     return r.ok && r.out.trim() === "true";
   } catch (e) {
-    if (e instanceof SandboxUnavailableError) throw e;
+    // A git Deft had to stop is not an answer: say so rather than "not a repository".
+    if (e instanceof SandboxUnavailableError || e instanceof GitLimitError) throw e;
     return false;
   }
 }
@@ -186,7 +188,10 @@ export async function patchIn(
       return new TextDecoder("utf-8", { fatal: true }).decode(diff.bytes);
     } catch {
       // A name that is not UTF-8 would not survive decoding: let git quote names instead.
-      const quoted = await must(place.git(["-c", "core.quotepath=true", ...diffArgs], env), "diff");
+      const quotedArgs = diffArgs.map((a) =>
+        a === "core.quotepath=false" ? "core.quotepath=true" : a
+      );
+      const quoted = await must(place.git(quotedArgs, env), "diff");
       return quoted.out;
     }
   } finally {

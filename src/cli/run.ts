@@ -149,7 +149,13 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   const { result, recorder, stopCode } = ran;
   report(session, outcome, recorder.path);
   const divergences = outcome.divergences;
-  const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
+  // --must-patch promises a patch: one that could not be computed is no success.
+  const patchLost = opts.mustPatch === true && outcome.patchError !== undefined;
+  const exitCode = result.interrupted
+    ? stopCode
+    : result.success && !divergences?.length && !patchLost
+    ? 0
+    : 1;
   if (
     opts.outputFormat === "text" && endedOnAnswer(result, recorder) && result.finalResult &&
     !shownOnTerminal(session, result.finalResult)
