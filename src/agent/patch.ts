@@ -66,8 +66,8 @@ export interface WorkspaceBaseline {
   tree: string;
   /** The private folder (where it was recorded: the host, or inside a container): `objects/` and `index`. */
   store: string;
-  /** Removes the store (idempotent). */
-  dispose(): void;
+  /** Removes the store (idempotent); a store inside a container is gone when this resolves. */
+  dispose(): void | Promise<void>;
 }
 
 /** The patch could not be computed: a run says so, and never passes it off as an empty patch. */
@@ -128,16 +128,12 @@ export async function recordBaselineIn(
 ): Promise<WorkspaceBaseline | undefined> {
   if (!await isRepoIn(place)) return undefined;
   const store = await place.scratch("baseline");
-  let gone = false;
-  const dispose = () => {
-    if (gone) return;
-    gone = true;
-    place.remove(store).catch(() => {});
-  };
+  let gone: Promise<void> | undefined;
+  const dispose = () => gone ??= place.remove(store).catch(() => {});
   try {
     return { workspace, tree: await recordTree(place, store), store, dispose };
   } catch (e) {
-    dispose();
+    await dispose();
     throw e;
   }
 }

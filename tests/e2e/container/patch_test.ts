@@ -100,14 +100,14 @@ for (const runtime of ["docker", "podman"] as const) {
             // The attack is real: git run plainly there starts the clean filter.
             await box.sh(`cd ${repo} && git add -A 2>/dev/null || true`);
             assert.match(await box.sh("ls /tmp | grep marker || true"), /marker-clean/);
-            baseline.dispose();
+            await baseline.dispose();
           },
         );
 
         await t.step(
           "a patch leaves no temporary index or objects inside, and the repository's own untouched",
           async () => {
-            const repo = "/work/clean";
+            const repo = "/work/clean:1";
             await box.sh(MAKE_REPO(repo));
             const state = () =>
               box.sh(
@@ -128,7 +128,7 @@ for (const runtime of ["docker", "podman"] as const) {
             const noBaseline = await patchIn(place);
             assert.match(noBaseline, /^\+two$/m);
             assert.equal(await state(), atStart);
-            baseline.dispose();
+            await baseline.dispose();
             let left = "";
             for (let i = 0; i < 50; i++) {
               left = await box.sh("ls -A /tmp/deft");
