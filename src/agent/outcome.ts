@@ -5,13 +5,11 @@
  */
 import { resolve } from "node:path";
 import type { AgentResult } from "./agent.ts";
-import { isGitRepo } from "./patch.ts";
 import { type FileChange, patchStats } from "./patch_stats.ts";
 import { compareRuns, type Divergence } from "./replay.ts";
 import { type Session, sessionPatch } from "./session.ts";
 import { costOf } from "../llm/prices.ts";
 import type { LLMUsage } from "../llm/types.ts";
-import { gitSandbox } from "../policy/git.ts";
 import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
 
 /** The summary of one `deft run`: the `--json` output and the `run_done` event of stream-json. */
@@ -76,9 +74,8 @@ export async function runOutcome(
   let patchPath: string | null = null;
   let files: FileChange[] = [];
   let patchError: string | undefined;
-  const sandbox = gitSandbox(workspace, config.toolSettings);
-  // A container's workspace is checked inside, by computing its patch there.
-  if (session.container || await isGitRepo(workspace, sandbox).catch(() => true)) {
+  // A git that had to be stopped counts as a repository: computing the patch then says why.
+  if (await session.workplace.isRepository().catch(() => true)) {
     const patch = await sessionPatch(session).catch((e) => {
       patchError = (e as Error).message;
       console.note(`warning: could not compute the patch: ${patchError}`);

@@ -21,13 +21,8 @@ import { ReplayClient } from "../llm/replay.ts";
 import type { LLMClient, LLMMessage, LLMUsage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
 import { SandboxUnavailableError } from "../policy/sandbox.ts";
-import {
-  patchIn,
-  recordBaseline,
-  recordBaselineIn,
-  type WorkspaceBaseline,
-  workspacePatch,
-} from "./patch.ts";
+import type { WorkspaceBaseline } from "./patch.ts";
+import { containerWorkplace, hostWorkplace, type Workplace } from "./workplace.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
@@ -116,6 +111,8 @@ export interface Session {
    * container when there is one): the patch, "files changed" and `/diff` are relative to it.
    */
   baseline?: WorkspaceBaseline;
+  /** Where the tools act (a host folder or a container's workspace): its repository and patch. */
+  workplace: Workplace;
   /** What each task or turn run in this session did, oldest first (for /undo and /cost). */
   turns?: TurnRecord[];
 }
@@ -258,9 +255,10 @@ async function assemble(
   }
   // A missing bubblewrap is told as the tools tell it, before git is run in the sandbox.
   if (!container) checkSandbox(config.toolSettings, config.agent.tools);
-  const baseline = container
-    ? await recordContainerStart(container, console)
-    : await recordStart(workspace, config, console);
+  const workplace = container
+    ? containerWorkplace(container)
+    : hostWorkplace(workspace, gitSandbox(workspace, config.toolSettings));
+  const baseline = await recordStart(workplace, console);
   let tools: Tool[];
   try {
     tools = await sessionTools(config, workspace, console, container);
@@ -287,38 +285,21 @@ async function assemble(
     instructions,
     container,
     baseline,
+    workplace,
   };
 }
 
 /** Records the workspace's state before any tool runs; a failure is a warning (patch vs HEAD). */
 async function recordStart(
-  workspace: string,
-  config: RunConfig,
+  workplace: Workplace,
   console: AgentConsole,
 ): Promise<WorkspaceBaseline | undefined> {
   try {
-    return await recordBaseline(workspace, { sandbox: gitSandbox(workspace, config.toolSettings) });
+    return await workplace.recordBaseline();
   } catch (e) {
     if (e instanceof SandboxUnavailableError) throw e;
     console.note(
-      `warning: could not record the workspace's state (${(e as Error).message}); the patch ` +
-        "and files changed will be measured against HEAD",
-    );
-    return undefined;
-  }
-}
-
-/** `recordStart` for a container's workspace, inside it. */
-async function recordContainerStart(
-  container: Container,
-  console: AgentConsole,
-): Promise<WorkspaceBaseline | undefined> {
-  try {
-    const { containerPlace } = await import("../container/patch.ts");
-    return await recordBaselineIn(containerPlace(container), container.workspace);
-  } catch (e) {
-    console.note(
-      `warning: could not record the workspace's state in the container ` +
+      `warning: could not record the state of ${workplace.description} ` +
         `(${(e as Error).message}); the patch and files changed will be measured against HEAD`,
     );
     return undefined;
@@ -330,15 +311,7 @@ async function recordContainerStart(
  * when it has one), "" outside a git repository.
  */
 export async function sessionPatch(session: Session): Promise<string> {
-  const { workspace, config, baseline, container } = session;
-  if (container) {
-    const { containerPlace } = await import("../container/patch.ts");
-    return await patchIn(containerPlace(container), { baseline });
-  }
-  return await workspacePatch(workspace, {
-    baseline,
-    sandbox: gitSandbox(workspace, config.toolSettings),
-  });
+  return await session.workplace.patch(session.baseline);
 }
 
 // The configured tools, hosted the way `deft tool` hosts them, then the allowed MCP servers' tools.

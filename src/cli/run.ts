@@ -252,8 +252,7 @@ function report(session: Session, outcome: RunOutcome, trajectory: string): void
 /** --must-patch in a container: its workspace must be in a repository there. */
 async function requireContainerRepo(session: Session): Promise<void> {
   const container = session.container!;
-  const { isContainerRepo } = await import("../container/patch.ts");
-  if (await isContainerRepo(container)) return;
+  if (await session.workplace.isRepository()) return;
   await closeContainer(session);
   throw new UsageError(
     `--must-patch needs a git repository, and ${container.workspace} in the container is not ` +

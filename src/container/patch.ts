@@ -8,13 +8,7 @@
  * Everything inside is the model's: every step has a deadline and bounded output, and reads no
  * answer as more than data (a listing of names, a number per file).
  */
-import {
-  type GitLimits,
-  type GitPlace,
-  type GitResult,
-  runGitInContainer,
-  runLimited,
-} from "../policy/git.ts";
+import { type GitLimits, type GitPlace, runGitInContainer, runLimited } from "../policy/git.ts";
 import { containerExecLaunch } from "../policy/process.ts";
 import type { Container } from "./container.ts";
 import { INSIDE_TEMP } from "./inside.ts";
@@ -112,12 +106,6 @@ export function containerPlace(container: Container, limits: GitLimits = {}): Gi
       return out.out.split("\0").filter(Boolean).map((p) => p.replace(/^\.\//, ""));
     },
   };
-}
-
-/** True when the container's workspace is inside a git repository. */
-export async function isContainerRepo(container: Container): Promise<boolean> {
-  const r: GitResult = await containerPlace(container).git(["rev-parse", "--show-toplevel"]);
-  return r.ok;
 }
 
 function joinNul(parts: readonly Uint8Array[]): Uint8Array {
