@@ -10,9 +10,9 @@ import { type AgentResult, runAgent } from "./agent.ts";
 import type { AgentConsole } from "./console.ts";
 import { ContextManager } from "./context.ts";
 import { Lakeview } from "./lakeview.ts";
-import { checkSandbox, hostDirs } from "../tools/host/hosting.ts";
+import { hostDirs } from "../tools/host/hosting.ts";
 import { ApprovalGate, type ApprovalMode, type AskUser, isApprovalMode } from "./approval.ts";
-import { loadProjectInstructions, type ProjectInstructions } from "./instructions.ts";
+import type { ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
 import { askToTrust } from "../config/trust.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
@@ -215,7 +215,8 @@ async function assemble(
   recording: Trajectory | undefined,
 ): Promise<Session> {
   const { console, asking } = io;
-  const workspace = container?.workspace ?? io.workspace;
+  const workplace = container ? containerWorkplace(container) : hostWorkplace(io.workspace);
+  const { workspace } = workplace;
   const approvalMode = opts.approval ?? loaded.config.approval ?? asking.defaultMode;
   if (!isApprovalMode(approvalMode)) {
     throw new UsageError(`--approval must be never, commands or all, not '${approvalMode}'.`);
@@ -227,10 +228,9 @@ async function assemble(
         `for unattended use, or start Deft from a terminal.`,
     );
   }
-  // In a container the workspace is not a host folder: reading it here would read the host's.
-  const instructions = opts.projectInstructions === false || container
+  const instructions = opts.projectInstructions === false
     ? { files: [], prompt: "" }
-    : await loadProjectInstructions(workspace);
+    : await workplace.instructions();
   const overrides: ConfigOverrides = { ...opts };
   if (recording) {
     overrides.provider ??= recording.provider;
@@ -249,27 +249,23 @@ async function assemble(
   const lakeviewClient = config.lakeview && !recording
     ? createClient(config.lakeview, undefined, 500)
     : undefined;
-  if (container) {
-    // The container is the sandbox: no bubblewrap on the host or inside.
-    config.toolSettings = { ...config.toolSettings, sandbox: "none" };
-  }
-  // A missing bubblewrap is told as the tools tell it, before git is run in the sandbox.
-  if (!container) checkSandbox(config.toolSettings, config.agent.tools);
-  const workplace = container
-    ? containerWorkplace(container)
-    : hostWorkplace(workspace, gitSandbox(workspace, config.toolSettings));
+  config.toolSettings = workplace.settle(config.toolSettings, config.agent.tools);
   const baseline = await recordStart(workplace, console);
   let tools: Tool[];
   try {
-    tools = await sessionTools(config, workspace, console, container);
+    tools = await sessionTools(config, workplace, console);
   } catch (e) {
     baseline?.dispose();
     throw e;
   }
   const canSwitch = asking.switchable && asking.terminal;
-  const gate = (approvalMode === "never" && !canSwitch) || recording
-    ? undefined
-    : new ApprovalGate(approvalMode, asking.ask, io.write, workspace, container !== undefined);
+  const gate = (approvalMode === "never" && !canSwitch) || recording ? undefined : new ApprovalGate(
+    approvalMode,
+    asking.ask,
+    io.write,
+    workspace,
+    workplace.container !== undefined,
+  );
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }
@@ -317,21 +313,17 @@ export async function sessionPatch(session: Session): Promise<string> {
 // The configured tools, hosted the way `deft tool` hosts them, then the allowed MCP servers' tools.
 async function sessionTools(
   config: RunConfig,
-  workspace: string,
+  workplace: Workplace,
   console: AgentConsole,
-  container?: Container,
 ): Promise<Tool[]> {
-  if (!container) checkSandbox(config.toolSettings, config.agent.tools);
   const context = {
     provider: config.model.provider.provider,
-    workspace,
+    workspace: workplace.workspace,
     settings: config.toolSettings,
   };
   let tools: Tool[];
   try {
-    const only = container
-      ? (await import("../tools/host/container.ts")).containerLinkStarter(container)
-      : undefined;
+    const only = await workplace.linkStarter();
     tools = await createHostedTools(
       context,
       config.agent.tools,
@@ -343,9 +335,8 @@ async function sessionTools(
     throw e;
   }
   if (config.allowMcpServers.length === 0) return tools;
-  if (container) {
-    // MCP servers run on the host, where the container's paths mean nothing.
-    console.note("warning: MCP servers are not started when the tools run in a container");
+  if (workplace.mcpRefusal) {
+    console.note(`warning: ${workplace.mcpRefusal}`);
     return tools;
   }
   const { discoverMcpTools } = await import("../mcp/discover.ts");
