@@ -43,6 +43,8 @@ export interface Workplace {
   instructions(): Promise<ProjectInstructions>;
   /** True when the workspace is inside a git work tree. */
   isRepository(): Promise<boolean>;
+  /** What to tell the user when `flag` needs a repository and the workspace is in none. */
+  notRepository(flag: string): string;
   /** Records the workspace's state (undefined outside a repository); throws when git fails. */
   recordBaseline(): Promise<WorkspaceBaseline | undefined>;
   /** The patch since `baseline` (else HEAD), new files included; "" outside a repository. */
@@ -64,6 +66,9 @@ export function hostWorkplace(workspace: string): Workplace {
     linkStarter: () => Promise.resolve(undefined),
     instructions: () => loadProjectInstructions(workspace),
     isRepository: () => isGitRepo(workspace, sandbox),
+    notRepository: (flag) =>
+      `${flag} needs a git repository, and ${workspace} is not inside one: run ` +
+      `\`git init && git add -A && git commit -m base\` there first, or drop ${flag}.`,
     recordBaseline: () => recordBaseline(workspace, { sandbox }),
     patch: (baseline) => workspacePatch(workspace, { baseline, sandbox }),
   };
@@ -89,6 +94,9 @@ export function containerWorkplace(container: Container): Workplace {
       const r = await (await place()).git(["rev-parse", "--is-inside-work-tree"]);
       return r.ok && r.out.trim() === "true";
     },
+    notRepository: (flag) =>
+      `${flag} needs a git repository, and ${container.workspace} in the container is not ` +
+      `inside one: name the repository's folder with -w, or drop ${flag}.`,
     recordBaseline: async () => recordBaselineIn(await place(), container.workspace),
     patch: async (baseline) => patchIn(await place(), { baseline }),
   };
