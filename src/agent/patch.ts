@@ -375,10 +375,10 @@ async function hiddenGitDirs(dir: string, workspace: string): Promise<string[]> 
   }
   const dotGit = join(top, ".git");
   const dirs = [dotGit];
-  const pointer = /^gitdir: (.+)$/m.exec(await Deno.readTextFile(dotGit).catch(() => ""))?.[1];
+  const pointer = /^gitdir: (.+)$/m.exec(await readRegular(dotGit) ?? "")?.[1];
   if (pointer) {
     const gitDir = resolve(top, pointer.trim());
-    const common = await Deno.readTextFile(join(gitDir, "commondir")).catch(() => undefined);
+    const common = await readRegular(join(gitDir, "commondir"));
     dirs.push(gitDir, ...(common ? [resolve(gitDir, common.trim())] : []));
   }
   const hidden = ["/tmp", ...hiddenSocketDirs()];
@@ -388,6 +388,13 @@ async function hiddenGitDirs(dir: string, workspace: string): Promise<string[]> 
     if (await exists(path)) shown.push(path);
   }
   return shown;
+}
+
+/** The text of `path` when it is a regular file (never a FIFO, which would block the read). */
+async function readRegular(path: string): Promise<string | undefined> {
+  const info = await Deno.lstat(path).catch(() => undefined);
+  if (!info?.isFile) return undefined;
+  return await Deno.readTextFile(path).catch(() => undefined);
 }
 
 async function exists(path: string): Promise<boolean> {

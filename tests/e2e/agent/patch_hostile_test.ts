@@ -194,3 +194,15 @@ Deno.test("patch: a repository under a path holding ':' gets its baseline and pa
     baseline?.dispose();
   }
 });
+
+Deno.test("patch: a FIFO where the workspace's .git should be is never read (sandbox workspace-write)", async () => {
+  await using tmp = await tempDir("deft-fifo-dotgit-");
+  const outer = await repoIn(tmp.path);
+  // The workspace is a folder of the repository; the model made its own `.git` a FIFO.
+  const workspace = `${outer}/sub`;
+  await Deno.mkdir(workspace);
+  await mkfifo(`${workspace}/.git`);
+  const sandbox: GitSandbox = { mode: "workspace-write", workspace };
+  // Nothing hangs: git decides (the FIFO is no repository), within the deadline.
+  await within(20_000, workspacePatch(workspace, { sandbox, limits: SHORT }).catch(() => ""));
+});
