@@ -14,6 +14,8 @@ import type { Container } from "../../../src/container/container.ts";
 import { containerPlace } from "../../../src/container/patch.ts";
 import { GitLimitError } from "../../../src/policy/git.ts";
 import { git } from "../../helpers/repo.ts";
+import { runMocked } from "../../helpers/deft.ts";
+import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { type TestRuntime, testRuntime } from "./setup.ts";
 
@@ -105,7 +107,7 @@ for (const runtime of ["docker", "podman"] as const) {
         );
 
         await t.step(
-          "a patch leaves no temporary index or objects inside, and the repository's own untouched",
+          "a repository under a path with ':' gets its baseline and patch; no temporary index or objects stay inside",
           async () => {
             const repo = "/work/clean:1";
             await box.sh(MAKE_REPO(repo));
@@ -170,6 +172,36 @@ for (const runtime of ["docker", "podman"] as const) {
           // Nothing was staged in the host repository either.
           assert.equal(await git(tmp.path, "diff", "--cached", "--name-only"), "");
         });
+
+        await t.step(
+          "deft run in a container: a 20 MB binary the run made is left out of --patch-path",
+          async () => {
+            await using dir = await tempDir();
+            const patchPath = `${dir.path}/run.patch`;
+            const mock = MockLLM.start([
+              chatToolCalls([["bash", {
+                command: "cd /testbed && head -c 20971520 /dev/zero > big.bin && " +
+                  "echo '# run' >> calc.py",
+              }]]),
+              chatToolCalls([["task_done", {}]]),
+            ]);
+            const run = await runMocked(mock, "t", "/testbed", {
+              extra: [
+                "--docker-image",
+                rt.image,
+                "--container-runtime",
+                rt.name,
+                "--patch-path",
+                patchPath,
+              ],
+              env: rt.env,
+            }).finally(() => mock.close());
+            assert.equal(run.code, 0, run.stderr);
+            const patch = await Deno.readTextFile(patchPath);
+            assert.match(patch, /^\+# run$/m);
+            assert.doesNotMatch(patch, /big\.bin/);
+          },
+        );
 
         await t.step("a FIFO named .gitignore is named, not waited on", async () => {
           const repo = "/work/fifo";
