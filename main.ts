@@ -51,23 +51,23 @@ async function main(args: string[]): Promise<number> {
   }
 }
 
-// The same module is the entry of the worker that hosts the tools (see src/tools/host).
-if (typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined") {
+// The same module is the entry of the worker that hosts the tools (see src/tools/host). The host's
+// entries are reached directly, not through its public module, so a worker loads none of the main
+// thread's side.
+const [{ inWorker }, { setWorkerEntry, TOOL_HOST_COMMAND }] = await Promise.all([
+  import("./src/tools/worker_scope.ts"),
+  import("./src/tools/host/entry_points.ts"),
+]);
+if (inWorker()) {
   const { serveToolHost } = await import("./src/tools/host/worker.ts");
   serveToolHost();
-} else if (import.meta.main && Deno.args[0] === "__tool-host") {
+} else if (import.meta.main && Deno.args[0] === TOOL_HOST_COMMAND) {
   // The sandboxed tool host (src/tools/host/sandboxed.ts): this same module, inside bubblewrap.
-  const [{ setWorkerEntry }, { relayToolHost }] = await Promise.all([
-    import("./src/tools/host/entry.ts"),
-    import("./src/tools/host/relay.ts"),
-  ]);
+  const { relayToolHost } = await import("./src/tools/host/relay.ts");
   setWorkerEntry(import.meta.url);
   Deno.exit(await relayToolHost());
 } else if (import.meta.main) {
-  const [{ setWorkerEntry }, { enterInvocationDir }] = await Promise.all([
-    import("./src/tools/host/entry.ts"),
-    import("./src/cli/invocation_dir.ts"),
-  ]);
+  const { enterInvocationDir } = await import("./src/cli/invocation_dir.ts");
   setWorkerEntry(import.meta.url);
   enterInvocationDir(import.meta.url);
   Deno.exit(await main(Deno.args));

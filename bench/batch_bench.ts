@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { deftFlags } from "../scripts/deft_flags.ts";
-import { makeBatchFixture } from "../tests/batch/fixture.ts";
+import { makeBatchFixture } from "../tests/helpers/batch_fixture.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const TASKS = 20;

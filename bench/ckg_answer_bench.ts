@@ -182,7 +182,7 @@ export default async function ckgAnswerBench(args: string[]): Promise<void> {
         `${(warmMs / viewMs).toFixed(2)}x`,
     );
     console.log(
-      "ckg-answer: floor of a one-shot search hosted as DESIGN.md's trust boundary asks " +
+      "ckg-answer: floor of a one-shot search hosted as Deft's trust boundary asks " +
         "(a permission-fenced worker, SQLite in it, a stat of every file; none of Deft's code): " +
         `${ms(warmFloorMs)} = ${(warmFloorMs / taskDoneMs).toFixed(2)}x task_done; ` +
         `Deft's search is ${ms(warmMs - warmFloorMs)} above it`,

@@ -1,7 +1,8 @@
 /**
  * The floor under the one-shot `ckg` targets (see ckg_answer_bench.ts), run as its own process:
- * the least work any search must do when it is hosted like Deft's (DESIGN.md's trust boundary: a
- * worker fenced by Deno permissions), with none of Deft's own code around it.
+ * the least work any search must do when it is hosted like Deft's (the trust boundary of
+ * docs/architecture.md: a worker fenced by Deno permissions), with none of Deft's own code around
+ * it.
  *
  * - `warm TREE`: start a permission-fenced worker, load SQLite in it (`node:sqlite`, which brings
  *   up Deno's Node compatibility layer in that worker) and run one query, and stat every source

@@ -12,12 +12,14 @@
  * Needs root and dockerd (apt-get install docker.io); the image is built once per machine.
  */
 import { openContainer } from "../src/container/container.ts";
-import { workerEntry } from "../src/tools/host/entry.ts";
-import { TOOL_HOST_COMMAND } from "../src/tools/host/sandboxed.ts";
-import { containerLinkStarter } from "../src/tools/host/container.ts";
-import { createHostedTools } from "../src/tools/host/remote.ts";
+import {
+  containerLinkStarter,
+  createHostedTools,
+  TOOL_HOST_COMMAND,
+  workerEntry,
+} from "../src/tools/host/mod.ts";
 import { ToolExecutor } from "../src/tools/executor.ts";
-import { testRuntime } from "../tests/e2e/container/setup.ts";
+import { testRuntime } from "../tests/helpers/containers.ts";
 import { median, ms } from "./timing.ts";
 
 const STARTS = 5;
@@ -55,7 +57,7 @@ async function measure(image: string, cli: (...args: string[]) => Promise<string
       { provider: "openai", workspace: container.workspace, settings: { sandbox: "none" } },
       ["bash"],
       {},
-      containerLinkStarter(container),
+      await containerLinkStarter(container),
     );
     const executor = new ToolExecutor(tools);
     const call = async (command: string) => {

@@ -4,7 +4,7 @@
  * model only through an `LLMClient`.
  */
 import type { ToolCallResult, ToolExecutor } from "../tools/executor.ts";
-import { normalizeToolName } from "../tools/executor.ts";
+import { catalogEntry } from "../tools/catalog.ts";
 import type { LLMClient, LLMMessage, LLMResponse, LLMToolCall } from "../llm/types.ts";
 import type { RecordedToolResult, TrajectoryRecorder } from "../trajectory/recorder.ts";
 import type { AgentConsole } from "./console.ts";
@@ -49,8 +49,6 @@ export interface AgentResult {
   finalResult: string | null;
   steps: number;
 }
-
-const TASK_DONE = normalizeToolName("task_done");
 
 /** Runs `task` to completion, the step limit, an error or an interruption. */
 export async function runAgent(task: string, options: AgentOptions): Promise<AgentResult> {
@@ -111,7 +109,8 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
     console.calling?.(step, calls);
     const results = await runCalls(calls, options);
     let done = false;
-    const doneIndex = calls.findIndex((c) => normalizeToolName(c.name) === TASK_DONE);
+    // The done signal is the call whose catalog entry says it ends the run (`task_done`).
+    const doneIndex = calls.findIndex((c) => catalogEntry(c.name)?.endsRun === true);
     if (doneIndex >= 0 && results[doneIndex].success) {
       let lost: string | undefined;
       const patch = options.mustPatch

@@ -11,8 +11,8 @@ import { diffFilesSync } from "../policy/git.ts";
 import { defaultSandbox } from "../policy/sandbox.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
-import type { Tool } from "../tools/base.ts";
-import { approvalClassOf } from "../tools/catalog.ts";
+import type { CommandEffect, EditEffect, Tool } from "../tools/base.ts";
+import { readWorkspaceFile } from "../tools/fs/workspace_read.ts";
 import {
   type CallGate,
   type GateVerdict,
@@ -88,8 +88,6 @@ const SUBCOMMAND_TOOLS = new Set([
   "pip",
   "make",
 ]);
-const EDIT_TOOL = normalizeToolName("str_replace_based_edit_tool");
-const JSON_TOOL = normalizeToolName("json_edit_tool");
 const SHOWN_LINES = 200;
 /** Files larger than this are not read to preview an edit. */
 const PREVIEW_BYTES = 1024 * 1024;
@@ -126,22 +124,29 @@ export function isReadOnlyCommand(command: string): boolean {
   });
 }
 
-/** The prefix "always" remembers for a plain command; undefined for shell syntax. */
+/**
+ * The prefix "always" remembers for a plain command: the program, or for a program whose second
+ * word names a subcommand (`git push`) the two. Undefined for shell syntax, and for such a
+ * program with an option before its subcommand (`git -C . push`): there the subcommand is not
+ * where a prefix can tell it, and "always" is not offered.
+ */
 export function commandPrefix(command: string): string | undefined {
   if (SHELL_SYNTAX.test(command) || command.includes("|")) return undefined;
   const words = command.trim().split(/\s+/).filter((w) => w !== "");
   if (words.length === 0 || /[=]/.test(words[0])) return undefined;
-  if (SUBCOMMAND_TOOLS.has(words[0]) && words[1] && !words[1].startsWith("-")) {
-    return `${words[0]} ${words[1]}`;
+  if (SUBCOMMAND_TOOLS.has(words[0]) && words[1] !== undefined) {
+    return words[1].startsWith("-") ? undefined : `${words[0]} ${words[1]}`;
   }
   return words[0];
 }
 
+/**
+ * Whether "always" for `prefix` covers `command`: the command's own prefix is that one, so
+ * "always" for `git push` never covers `git reset --hard`, and "always" for a bare `git` covers
+ * no subcommand.
+ */
 function matchesPrefix(command: string, prefix: string): boolean {
-  if (commandPrefix(command) === undefined) return false;
-  const words = command.trim().split(/\s+/);
-  const want = prefix.split(" ");
-  return want.every((w, i) => words[i] === w);
+  return commandPrefix(command) === prefix;
 }
 
 /** Decides, and asks the user when needed, whether each call may run. */
@@ -184,45 +189,60 @@ export class ApprovalGate implements CallGate {
     args: Record<string, unknown>,
   ): Request | typeof RUN_UNASKED | undefined {
     if (this.mode === "never") return undefined;
-    const name = normalizeToolName(tool.name);
-    const kind = approvalClassOf(tool.name);
-    if (kind === "runs-commands") {
-      if (args.restart === true || typeof args.command !== "string") return undefined;
-      const command = args.command;
-      // A reader runs unasked only where it cannot act, whatever git or a planted shell
-      // function would make of it; without a sandbox to run it in, it is asked like the rest.
-      // In a container there is no read-only sandbox to run it in (the container is the
-      // boundary, and the workspace is writable there): every command is asked.
-      if (isReadOnlyCommand(command) && !this.inContainer && canRunUnasked()) return RUN_UNASKED;
-      if ([...this.#always].some((p) => p.startsWith("$ ") && matchesPrefix(command, p.slice(2)))) {
+    // What the call does, as the tool's catalog entry says; nothing here reads argument names.
+    const effect = tool.effects(args);
+    switch (effect?.kind) {
+      case "read":
+      case "other":
         return undefined;
+      case "command":
+        return this.#commandRequest(effect);
+      case "edit": {
+        // git's own files can make "read-only" git commands run programs: edits there are
+        // asked about in `commands` mode too.
+        if (this.mode !== "all" && !this.#touchesGit(effect.path)) return undefined;
+        const key = `edit ${effect.path}`;
+        if (this.#always.has(key)) return undefined;
+        const preview = this.#preview(effect);
+        return {
+          kind: "edit",
+          show: preview ?? limitLines(effect.summary.split("\n")).join("\n"),
+          always: key,
+          alwaysLabel: `edits to ${effect.path}`,
+        };
       }
-      const prefix = commandPrefix(command);
-      return {
-        kind: "command",
-        show: `$ ${command}`,
-        always: prefix === undefined ? undefined : `$ ${prefix}`,
-        alwaysLabel: prefix === undefined ? undefined : `\`${prefix}\` commands`,
-      };
+      default: {
+        // A tool that cannot say what its calls do (an MCP server's, a tool without effects in
+        // its catalog entry) may run anything: asked about whenever the mode asks at all.
+        const key = `tool ${normalizeToolName(tool.name)}`;
+        if (this.#always.has(key)) return undefined;
+        return {
+          kind: "tool call",
+          show: `${tool.name} ${clip(JSON.stringify(args))}`,
+          always: key,
+          alwaysLabel: `${tool.name} calls`,
+        };
+      }
     }
-    const isEdit = kind === "edits-files";
-    // git's own files can make "read-only" git commands run programs: edits there are asked about.
-    const gitEdit = isEdit && this.mode === "commands" && this.#touchesGit(args);
-    if ((this.mode !== "all" && !gitEdit) || kind === "read-only") return undefined;
-    if (isEdit) {
-      const edit = describeEdit(name, args, this.workspace);
-      if (edit === null) return undefined;
-      const key = `edit ${edit.path}`;
-      if (this.#always.has(key)) return undefined;
-      return { kind: "edit", show: edit.diff, always: key, alwaysLabel: `edits to ${edit.path}` };
+  }
+
+  #commandRequest(effect: CommandEffect): Request | typeof RUN_UNASKED | undefined {
+    const command = effect.command;
+    // A reader runs unasked only where it cannot act, whatever git or a planted shell function
+    // would make of it: by a tool that confines such a call, where a sandbox can run it. Else it
+    // is asked like the rest. In a container there is no read-only sandbox to run it in (the
+    // container is the boundary, and the workspace is writable there): every command is asked.
+    const unasked = effect.confinesUnasked === true && !this.inContainer;
+    if (unasked && isReadOnlyCommand(command) && canRunUnasked()) return RUN_UNASKED;
+    if ([...this.#always].some((p) => p.startsWith("$ ") && matchesPrefix(command, p.slice(2)))) {
+      return undefined;
     }
-    const key = `tool ${name}`;
-    if (this.#always.has(key)) return undefined;
+    const prefix = commandPrefix(command);
     return {
-      kind: "tool call",
-      show: `${tool.name} ${clip(JSON.stringify(args))}`,
-      always: key,
-      alwaysLabel: `${tool.name} calls`,
+      kind: "command",
+      show: `$ ${command}`,
+      always: prefix === undefined ? undefined : `$ ${prefix}`,
+      alwaysLabel: prefix === undefined ? undefined : `\`${prefix}\` commands`,
     };
   }
 
@@ -230,14 +250,35 @@ export class ApprovalGate implements CallGate {
    * Whether an edit lands in git's own files (`.git/…`, `.gitattributes`, `.gitmodules`), by the
    * path as written and by where it resolves: a symlink `g -> .git` makes `g/config` git's.
    */
-  #touchesGit(args: Record<string, unknown>): boolean {
-    const path = String(args.path ?? args.file_path ?? "");
+  #touchesGit(path: string): boolean {
     const full = isAbsolute(path) ? path : resolve(this.workspace ?? Deno.cwd(), path);
     // A container path means nothing on the host: judged as written (no command runs unasked
     // there, so a symlink to .git cannot make a reader run git's programs).
     return [path, this.inContainer ? full : resolvedPath(full)].some((p) =>
       p.split("/").some((part) => part === ".git" || /^\.git(attributes|modules)$/.test(part))
     );
+  }
+
+  /**
+   * The edit as it would change the file, or undefined (then its summary is shown). In a
+   * container the path is the container's: the host's file at that path is not the one edited,
+   * so nothing is read.
+   */
+  #preview(effect: EditEffect): string | undefined {
+    if (this.inContainer || !effect.after) return undefined;
+    // Only a regular file inside the workspace, read pinned: its lines reach the terminal, so a
+    // file outside must not, whatever the path or a link swapped in says.
+    const bytes = readWorkspaceFile(this.workspace ?? Deno.cwd(), effect.path, PREVIEW_BYTES);
+    if (bytes === undefined) return undefined;
+    let before: string | null = null;
+    if (bytes !== null) {
+      try {
+        before = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+      } catch {
+        return undefined;
+      }
+    }
+    return editPreview(effect, before);
   }
 
   async #decide(request: Request): Promise<string | null> {
@@ -311,92 +352,23 @@ function refusal(request: Request, reason: string): string {
 }
 
 /**
- * What an editing call will change, for the question; null when it only reads (a view). A tool
- * the catalog classes as editing files that is not one of the two editors is shown as its call.
- */
-function describeEdit(
-  name: string,
-  args: Record<string, unknown>,
-  workspace: string | undefined,
-): { path: string; diff: string } | null {
-  const text = (v: unknown) => typeof v === "string" ? v : "";
-  if (name !== EDIT_TOOL && name !== JSON_TOOL) {
-    const path = text(args.path) || text(args.file_path);
-    return { path, diff: `${name} ${clip(JSON.stringify(args))}` };
-  }
-  if (name === JSON_TOOL) {
-    if (args.operation === "view") return null;
-    const path = text(args.file_path);
-    const value = args.value === undefined ? "" : ` = ${clip(JSON.stringify(args.value))}`;
-    return { path, diff: `${path}: ${args.operation} ${text(args.json_path)}${value}` };
-  }
-  const path = text(args.path);
-  const preview = editPreview(args, workspace);
-  if (preview) return { path, diff: preview };
-  const lines = (prefix: string, body: string) =>
-    limitLines(body.split("\n")).map((l) => `${prefix}${l}`);
-  switch (args.command) {
-    case "create":
-      return {
-        path,
-        diff: [`+++ ${path} (new file)`, ...lines("+", text(args.file_text))].join("\n"),
-      };
-    case "str_replace":
-      return {
-        path,
-        diff: [
-          `--- ${path}`,
-          `+++ ${path}`,
-          ...lines("-", text(args.old_str)),
-          ...lines("+", text(args.new_str)),
-        ].join("\n"),
-      };
-    case "insert":
-      return {
-        path,
-        diff: [`+++ ${path} (after line ${args.insert_line})`, ...lines("+", text(args.new_str))]
-          .join("\n"),
-      };
-    case "undo_edit":
-      return { path, diff: `undo the last edit of ${path}` };
-    default:
-      return null;
-  }
-}
-
-/**
  * The edit as it would change the file: a unified diff with three lines of context around each
- * change, headed by the path. Undefined when the file cannot be read or the edit would not apply
- * as given (the editor refuses it then; the request is shown as written).
+ * change, headed by the path. Undefined when the edit would not apply as given (the editor
+ * refuses it then; the request is shown as written).
  */
-function editPreview(
-  args: Record<string, unknown>,
-  workspace: string | undefined,
-): string | undefined {
-  const path = typeof args.path === "string" ? args.path : "";
-  if (path === "") return undefined;
-  const full = isAbsolute(path) ? path : resolve(workspace ?? Deno.cwd(), path);
-  let before = "";
-  let exists = true;
-  try {
-    const info = Deno.statSync(full);
-    if (!info.isFile || info.size > PREVIEW_BYTES) return undefined;
-    before = new TextDecoder("utf-8", { fatal: true }).decode(Deno.readFileSync(full));
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) return undefined;
-    exists = false;
-  }
-  const after = editedText(args, before, exists);
+function editPreview(effect: EditEffect, before: string | null): string | undefined {
+  const path = effect.path;
+  const after = effect.after?.(before);
   if (after === undefined) return undefined;
   const dir = Deno.makeTempDirSync({ prefix: "deft-approve-" });
   try {
-    Deno.writeTextFileSync(join(dir, "before"), before);
+    Deno.writeTextFileSync(join(dir, "before"), before ?? "");
     Deno.writeTextFileSync(join(dir, "after"), after);
     const diff = diffFilesSync(join(dir, "before"), join(dir, "after"), 3);
     const lines = diff.split("\n");
     const hunk = lines.findIndex((l) => l.startsWith("@@"));
     if (hunk < 0) return `${path}: no change`;
-    const head = exists ? [`--- ${path}`, `+++ ${path}`] : [`+++ ${path} (new file)`];
+    const head = before !== null ? [`--- ${path}`, `+++ ${path}`] : [`+++ ${path} (new file)`];
     return [...head, ...limitLines(lines.slice(hunk))].join("\n").trimEnd();
   } catch {
     return undefined;
@@ -404,34 +376,6 @@ function editPreview(
     try {
       Deno.removeSync(dir, { recursive: true });
     } catch { /* a leftover temp folder is harmless */ }
-  }
-}
-
-/** The file's text after the editor's `create`, `str_replace` or `insert`, if it would apply. */
-function editedText(
-  args: Record<string, unknown>,
-  before: string,
-  exists: boolean,
-): string | undefined {
-  const text = (v: unknown) => typeof v === "string" ? v : undefined;
-  switch (args.command) {
-    case "create":
-      return text(args.file_text);
-    case "str_replace": {
-      const old = text(args.old_str);
-      if (!exists || !old || before.split(old).length !== 2) return undefined;
-      return before.replace(old, () => text(args.new_str) ?? "");
-    }
-    case "insert": {
-      const at = args.insert_line;
-      const added = text(args.new_str);
-      if (!exists || added === undefined || typeof at !== "number") return undefined;
-      const lines = before.split("\n");
-      if (!Number.isInteger(at) || at < 0 || at > lines.length) return undefined;
-      return [...lines.slice(0, at), ...added.split("\n"), ...lines.slice(at)].join("\n");
-    }
-    default:
-      return undefined;
   }
 }
 

@@ -10,7 +10,7 @@ import { type AgentResult, runAgent } from "./agent.ts";
 import type { AgentConsole } from "./console.ts";
 import { ContextManager } from "./context.ts";
 import { Lakeview } from "./lakeview.ts";
-import { hostDirs } from "../tools/host/hosting.ts";
+import { hostDirs } from "../tools/host/mod.ts";
 import { ApprovalGate, type ApprovalMode, type AskUser, isApprovalMode } from "./approval.ts";
 import type { ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
@@ -27,7 +27,7 @@ import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
-import { createHostedTools } from "../tools/host/remote.ts";
+import { createHostedTools } from "../tools/host/mod.ts";
 import {
   containerMarker,
   defaultTrajectoryPath,
@@ -39,7 +39,7 @@ import {
 import { readEnv } from "../env.ts";
 import type { Container, ContainerRuntime } from "../container/container.ts";
 import type { DeftConfig } from "../config/load.ts";
-import { workerEntry } from "../tools/host/entry.ts";
+import { workerEntry } from "../tools/host/mod.ts";
 import { UsageError } from "../errors.ts";
 
 /** The settings a session takes from the command line, over the config file. */
@@ -173,7 +173,7 @@ async function startContainer(
   }
   const [{ openContainer }, { TOOL_HOST_COMMAND }] = await Promise.all([
     import("../container/container.ts"),
-    import("../tools/host/sandboxed.ts"),
+    import("../tools/host/mod.ts"),
   ]);
   const container = await openContainer(
     {
@@ -253,7 +253,10 @@ async function assemble(
   const baseline = await recordStart(workplace, console);
   let tools: Tool[];
   try {
-    tools = await sessionTools(config, workplace, console);
+    // A trusted repository's own config file starts its MCP servers, but their word on their
+    // tools (`readOnlyHint`) counts only when the servers are the user's.
+    const annotationsTrusted = loaded.fromRepository !== true;
+    tools = await sessionTools(config, workplace, console, annotationsTrusted);
   } catch (e) {
     baseline?.dispose();
     throw e;
@@ -315,6 +318,7 @@ async function sessionTools(
   config: RunConfig,
   workplace: Workplace,
   console: AgentConsole,
+  annotationsTrusted = false,
 ): Promise<Tool[]> {
   const context = {
     provider: config.model.provider.provider,
@@ -344,6 +348,7 @@ async function sessionTools(
   const mcp = await discoverMcpTools(
     { mcp_servers: config.mcpServers, allow_mcp_servers: config.allowMcpServers },
     context,
+    { annotationsTrusted },
   );
   for (const error of mcp.errors) console.note(`warning: ${error}`);
   return [...tools, ...mcp.tools];

@@ -7,10 +7,9 @@
  * `exec`), so every filter applies in both.
  */
 import type { Container } from "../container/container.ts";
-import { type GitSandbox, gitSandbox } from "../policy/git.ts";
+import { type GitLimits, type GitSandbox, gitSandbox } from "../policy/git.ts";
 import type { ToolSettings } from "../tools/base.ts";
-import { checkSandbox } from "../tools/host/hosting.ts";
-import type { LinkStarter } from "../tools/host/link.ts";
+import { checkSandbox, containerLinkStarter, type LinkStarter } from "../tools/host/mod.ts";
 import { loadProjectInstructions, type ProjectInstructions } from "./instructions.ts";
 import {
   isGitRepo,
@@ -74,9 +73,10 @@ export function hostWorkplace(workspace: string): Workplace {
   };
 }
 
-/** A container's workspace: git runs inside, through `exec`. */
-export function containerWorkplace(container: Container): Workplace {
-  const place = async () => (await import("../container/patch.ts")).containerPlace(container);
+/** A container's workspace: git runs inside, through `exec`, each step within `limits`. */
+export function containerWorkplace(container: Container, limits?: GitLimits): Workplace {
+  const place = async () =>
+    (await import("../container/patch.ts")).containerPlace(container, limits);
   return {
     workspace: container.workspace,
     description: `${container.workspace} in container ${container.id.slice(0, 12)} ` +
@@ -84,8 +84,7 @@ export function containerWorkplace(container: Container): Workplace {
     container,
     // The container is the sandbox: no bubblewrap on the host or inside.
     settle: (settings) => ({ ...settings, sandbox: "none" }),
-    linkStarter: async () =>
-      (await import("../tools/host/container.ts")).containerLinkStarter(container),
+    linkStarter: () => containerLinkStarter(container),
     // MCP servers run on the host, where the container's paths mean nothing.
     mcpRefusal: "MCP servers are not started when the tools run in a container",
     // The workspace is not a host folder: reading it here would read the host's.

@@ -41,7 +41,17 @@ export interface TaskResult {
   dockerfile?: string;
   /** `--docker-keep`: the id of the task's container, left for the user to inspect or remove. */
   container_id?: string;
+  /** Where patch.diff came from (see PatchSource); absent in results of an older Deft. */
+  patch?: PatchSource;
 }
+
+/**
+ * Where a task's patch.diff came from: `run`, its `deft run` wrote it; `recovered`, the run ended
+ * without writing it (killed, crashed) and the batch computed it from the workspace (the
+ * checkout, or inside the container); `none`, there is no patch (it could not be computed), and
+ * the task has no line in predictions.jsonl.
+ */
+export type PatchSource = "run" | "recovered" | "none";
 
 /** Paths of one task's files. */
 export function taskPaths(out: string, id: string) {

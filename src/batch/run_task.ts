@@ -7,7 +7,7 @@
  * then SIGKILL after a grace period; whatever it started is swept up before the result is written.
  */
 import type { RunSummary as FullSummary } from "../agent/outcome.ts";
-import { workspacePatch } from "../agent/patch.ts";
+import { isGitRepo, workspacePatch } from "../agent/patch.ts";
 import { checkout } from "./checkout.ts";
 import type { Container } from "../container/container.ts";
 import {
@@ -20,6 +20,7 @@ import {
 import { killTagged, signalGroup, spawnGroup, TASK_TAG } from "./process_group.ts";
 import {
   markRunning,
+  type PatchSource,
   recordPrediction,
   recordResult,
   taskPaths,
@@ -88,6 +89,7 @@ export async function runBatchTask(
   let summary: RunSummary | undefined;
   let error: string | null = null;
   let container: Container | undefined;
+  let patch: PatchSource = "run";
   try {
     await Deno.remove(paths.dir, { recursive: true }).catch(() => {});
     await Deno.mkdir(paths.dir, { recursive: true });
@@ -155,7 +157,7 @@ export async function runBatchTask(
       // A run that was killed or crashed never wrote its patch: take it from inside, then the
       // container goes, whatever happened.
       if (!await exists(paths.patch) && await exists(paths.dir)) {
-        await Deno.writeTextFile(paths.patch, await containerFallbackPatch(container));
+        patch = await writeFallback(paths.patch, await containerFallbackPatch(container));
       }
       await container.close().catch((e) => {
         error ??= (e as Error).message;
@@ -163,10 +165,15 @@ export async function runBatchTask(
     }
   }
 
-  // A run that was killed or crashed never wrote its patch: take it from the checkout.
+  // A run that was killed or crashed never wrote its patch: take it from the checkout (which
+  // must still be a repository: workspacePatch reads "not one" as "no change").
   if (!container && !await exists(paths.patch) && await exists(paths.workspace)) {
-    await Deno.writeTextFile(paths.patch, await workspacePatch(paths.workspace).catch(() => ""));
+    const computed = await isGitRepo(paths.workspace).catch(() => false)
+      ? await workspacePatch(paths.workspace).catch(() => undefined)
+      : undefined;
+    patch = await writeFallback(paths.patch, computed);
   }
+  if (patch === "run" && !await exists(paths.patch)) patch = "none";
 
   let status: TaskStatus;
   const reason = limit.signal.aborted ? String(limit.signal.reason) : undefined;
@@ -215,10 +222,12 @@ export async function runBatchTask(
     image: task.image ?? null,
     ...(task.dockerfile !== undefined ? { dockerfile: task.dockerfile } : {}),
     ...(container?.kept ? { container_id: container.id } : {}),
+    patch,
   };
   await Deno.mkdir(paths.dir, { recursive: true });
-  // The prediction first: a task with a result is finished, and so is its prediction.
-  if (status !== "interrupted") {
+  // The prediction first: a task with a result is finished, and so is its prediction. A task
+  // without a patch has none: an empty model_patch would claim the run changed nothing.
+  if (status !== "interrupted" && patch !== "none") {
     await recordPrediction(ctx.out, {
       instance_id: task.instance_id ?? task.id,
       model_name_or_path: ctx.modelName ?? summary?.model ?? ctx.configuredModel ?? "deft",
@@ -227,6 +236,16 @@ export async function runBatchTask(
   }
   await recordResult(ctx.out, result);
   return result;
+}
+
+/**
+ * Writes the patch the batch computed for a run that ended without writing its own; a patch that
+ * could not be computed is not written (an empty file would read as "nothing changed").
+ */
+async function writeFallback(path: string, patch: string | undefined): Promise<PatchSource> {
+  if (patch === undefined) return "none";
+  await Deno.writeTextFile(path, patch);
+  return "recovered";
 }
 
 /** The task's `test` on the host: the model's code now, so it runs confined like its shell. */

@@ -11,12 +11,11 @@ import {
   type ContainerRuntime,
   openContainer,
 } from "../container/container.ts";
-import { containerPlace } from "../container/patch.ts";
-import { patchIn } from "../agent/patch.ts";
-import { TOOL_HOST_COMMAND } from "../tools/host/sandboxed.ts";
-import { workerEntry } from "../tools/host/entry.ts";
+import { containerWorkplace } from "../agent/workplace.ts";
+import { TOOL_HOST_COMMAND, workerEntry } from "../tools/host/mod.ts";
 import {
   containerExecLaunch,
+  containerImageRemoveLaunch,
   containerRemoveLaunch,
   groupLeader,
   type Launch,
@@ -46,14 +45,16 @@ export const TASK_LABEL = "deft.task";
 const PATCH_TIMEOUT_MS = 60_000;
 
 /**
- * Starts the container of `task.image` (or of the image built from `task.dockerfile`) for a task of the batch in `out`; its workspace is the
- * task's `workdir` (checked to be a folder inside), else the image's WORKDIR.
+ * Starts the container of `task.image` (or of the image built from `task.dockerfile`) for a task
+ * of the batch in `out`; its workspace is the task's `workdir` (checked to be a folder inside),
+ * else the image's WORKDIR.
  */
 export async function openTaskContainer(
   task: BatchTask,
   settings: TaskContainerSettings,
   out: string,
 ): Promise<Container> {
+  if (task.dockerfile !== undefined) await checkDockerfileUnmoved(task.dockerfile);
   const container = await openContainer(
     {
       runtime: settings.runtime,
@@ -77,8 +78,12 @@ export async function openTaskContainer(
   ).catch(() => undefined);
   if (!found?.success) {
     await container.close().catch(() => {});
-    // A kept container is not the task's to keep when the task could not start in it.
-    if (container.kept) await removeKept(container);
+    // A kept container (and the image built for it) is not the task's to keep when the task
+    // could not start in it.
+    if (container.kept) {
+      await removeKept(container);
+      if (container.madeImage) await removeImage(container, container.madeImage.ref);
+    }
     throw new ContainerError(
       `the task's workdir ${task.workdir} is not a folder in the image '${
         task.image ?? `built from ${task.dockerfile}`
@@ -88,6 +93,29 @@ export async function openTaskContainer(
     );
   }
   return { ...container, workspace: task.workdir };
+}
+
+/**
+ * The task file was checked when it was read (tasks.ts `lineDockerfile`), and the real path it
+ * found is what is built; a folder on the way that has since become a symbolic link (or a file
+ * that is gone) would make another folder the build context, so the build is refused.
+ */
+async function checkDockerfileUnmoved(dockerfile: string): Promise<void> {
+  const real = await Deno.realPath(dockerfile).catch(() => undefined);
+  if (real === dockerfile) return;
+  throw new ContainerError(
+    `the task's Dockerfile ${dockerfile} ${
+      real === undefined ? "is gone" : `now leads to ${real}`
+    } since the task file was read: refused, as its folder is the build context, whose files ` +
+      "reach the model. Put the Dockerfile back as a plain file inside the task file's folder.",
+  );
+}
+
+/** Removes an image built for a kept container whose task could not start. */
+async function removeImage(container: Container, ref: string): Promise<void> {
+  await runChild(containerImageRemoveLaunch(container.cli, [ref]), {
+    signal: AbortSignal.timeout(30_000),
+  }).catch(() => {});
 }
 
 /** Removes a kept container (one whose task could not use it). */
@@ -122,15 +150,22 @@ export function containerTestLaunch(container: Container, command: string): Laun
   return groupLeader([exec.program, ...exec.args], undefined, exec.env);
 }
 
-/** The workspace's patch, computed inside (for a run that ended before writing its own). */
-export async function containerFallbackPatch(container: Container): Promise<string> {
+/**
+ * The workspace's patch, computed inside (for a run that ended before writing its own); undefined
+ * when it cannot be had (the container is gone, git failed or took too long). Never `""` for a
+ * failure: an empty patch says the run changed nothing.
+ */
+export async function containerFallbackPatch(container: Container): Promise<string | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<string>((resolve) =>
-    timer = setTimeout(() => resolve(""), PATCH_TIMEOUT_MS)
+  const late = new Promise<undefined>((resolve) =>
+    timer = setTimeout(() => resolve(undefined), PATCH_TIMEOUT_MS)
   );
   try {
-    const patch = patchIn(containerPlace(container, { timeoutMs: PATCH_TIMEOUT_MS }));
-    return await Promise.race([patch.catch(() => ""), late]);
+    // "Not a repository" would read as "no patch" (""), and so would a container that is gone:
+    // asked first, either is no patch at all. Each step inside stops at the same deadline.
+    const workplace = containerWorkplace(container, { timeoutMs: PATCH_TIMEOUT_MS });
+    const patch = async () => await workplace.isRepository() ? await workplace.patch() : undefined;
+    return await Promise.race([patch().catch(() => undefined), late]);
   } finally {
     clearTimeout(timer);
   }

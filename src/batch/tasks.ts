@@ -33,8 +33,9 @@ export interface BatchTask {
   /** The image the task runs in; its repository is the one inside (see `workdir`). */
   image?: string;
   /**
-   * A Dockerfile (absolute after validation; relative to the task file's folder) built into the
-   * image the task runs in, its folder the build context; the image goes with the task.
+   * A Dockerfile (its real path after validation, inside the task file's folder; the line gives
+   * it relative to that folder) built into the image the task runs in, its folder the build
+   * context; the image goes with the task.
    */
   dockerfile?: string;
   /** The workspace inside the image, absolute; unset: the image's WORKDIR. */
@@ -221,8 +222,13 @@ export function parseTasks(
     if (dockerfile !== undefined && record.image !== undefined) {
       problems.push(`"image" and "dockerfile" cannot go together: name one image or one build`);
     }
+    let dockerfilePath: string | undefined;
     if (dockerfile !== undefined && /[\0\n\r]/.test(dockerfile)) {
       problems.push(`"dockerfile" ${JSON.stringify(dockerfile)} is not a file name`);
+    } else if (dockerfile !== undefined) {
+      const checked = lineDockerfile(base, dockerfile);
+      if ("problem" in checked) problems.push(checked.problem);
+      else dockerfilePath = checked.path;
     }
     if (image === undefined && dockerfile === undefined && sweBench && id !== undefined) {
       if (template === undefined && options.defaultImage) {
@@ -294,9 +300,7 @@ export function parseTasks(
       }),
       ...(commit !== undefined ? { commit } : {}),
       ...(image !== undefined ? { image } : {}),
-      ...(dockerfile !== undefined
-        ? { dockerfile: isAbsolute(dockerfile) ? dockerfile : resolve(base, dockerfile) }
-        : {}),
+      ...(dockerfilePath !== undefined ? { dockerfile: dockerfilePath } : {}),
       ...(workdir !== undefined ? { workdir: workdir.replace(/(.)\/+$/, "$1") } : {}),
       ...(sweBench ? { instance_id: id! } : {}),
       ...(task !== undefined ? { task } : {}),
@@ -322,6 +326,68 @@ export function parseTasks(
     throw new UsageError(`the task file ${path} holds no tasks (one JSON object per line).`);
   }
   return tasks;
+}
+
+/**
+ * A line's `dockerfile`, checked: its real path (every symbolic link resolved) must be a file
+ * inside the real folder of the task file. Its folder becomes the build context, and whatever the
+ * context holds can be copied into the image the model works in, so a line must not make a folder
+ * elsewhere (`../..`, an absolute path, a link leading out) the context. A Dockerfile the user
+ * names on the command line (`--dockerfile-path`) is not a line's and is not checked here.
+ * Returns the real path (what is built) or the problem.
+ */
+export function lineDockerfile(
+  base: string,
+  given: string,
+): { path: string } | { problem: string } {
+  const named = resolve(base, given);
+  const field = `"dockerfile" ${JSON.stringify(given)}`;
+  const fix = `move the Dockerfile, with the files its build needs, into a folder under ${base}, ` +
+    "or build that image yourself and name it on the command line (--dockerfile-path or " +
+    "--docker-image)";
+  let root: string;
+  try {
+    root = Deno.realPathSync(base);
+  } catch (e) {
+    return { problem: `${field}: the task file's folder ${base} cannot be read (${errorText(e)})` };
+  }
+  const outside = (path: string, folder: string) =>
+    path !== folder && !path.startsWith(folder.endsWith("/") ? folder : `${folder}/`);
+  if (outside(named, base) && outside(named, root)) {
+    return {
+      problem: `${field} names ${named}, outside the task file's folder ${base}: refused, as ` +
+        `its folder would be the build context and its files would reach the model; ${fix}`,
+    };
+  }
+  let real: string;
+  try {
+    real = Deno.realPathSync(named);
+  } catch (e) {
+    return {
+      problem: e instanceof Deno.errors.NotFound
+        ? `${field}: there is no file ${named} (a Dockerfile, relative to the task file's folder)`
+        : `${field}: ${named} cannot be read (${errorText(e)})`,
+    };
+  }
+  if (outside(real, root)) {
+    return {
+      problem: `${field} leads through a symbolic link to ${real}, outside the task file's ` +
+        `folder ${root}: refused, as its folder would be the build context and its files would ` +
+        `reach the model; ${fix}`,
+    };
+  }
+  let isFile = false;
+  try {
+    isFile = Deno.statSync(real).isFile;
+  } catch {
+    // Reported below.
+  }
+  if (!isFile) return { problem: `${field}: ${named} is not a file (name the Dockerfile)` };
+  return { path: real };
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 /**

@@ -149,6 +149,9 @@ function defaultWorkers(): number {
 
 /**
  * Refreshes the files under `scope` (relative to `root`, "" for the whole workspace) in `store`.
+ * The stages, in order: list the source files; stat them against what the store knows; forget
+ * the files that are gone; record the ones that exist but cannot be examined; then read the
+ * changed ones, parse them and store what they hold.
  */
 export async function refreshScope(
   store: GraphStore,
@@ -159,8 +162,19 @@ export async function refreshScope(
   const started = performance.now();
   const fs = options.fs ?? REAL_FS;
   const discovery = await discoverSources(root, scope, options.listings);
+  const report = emptyReport(discovery);
   const known = store.filesUnder(scope);
-  const report: RefreshReport = {
+  const { present, candidates, unstatable } = statSources(fs, root, discovery.files, known, report);
+  forgetGone(store, known, present, report);
+  recordUnstatable(store, unstatable, report);
+  if (candidates.length > 0) await reparseChanged(store, candidates, fs, options, report);
+  report.elapsedMs = performance.now() - started;
+  return report;
+}
+
+/** A report of nothing done yet, with what the listing found. */
+function emptyReport(discovery: Awaited<ReturnType<typeof discoverSources>>): RefreshReport {
+  return {
     mode: discovery.mode,
     seen: 0,
     parsed: 0,
@@ -178,11 +192,24 @@ export async function refreshScope(
     remaining: 0,
     elapsedMs: 0,
   };
+}
 
+/**
+ * Stats every listed file against its stored row: unchanged ones are only counted; the others are
+ * candidates to read, or, when they exist but cannot be examined, failures to record (once: a
+ * failure already stored with the same note is not written again).
+ */
+function statSources(
+  fs: SourceFs,
+  root: string,
+  files: readonly string[],
+  known: ReadonlyMap<string, FileRow>,
+  report: RefreshReport,
+): { present: Set<string>; candidates: Candidate[]; unstatable: FileRecord[] } {
   const present = new Set<string>();
   const candidates: Candidate[] = [];
   const unstatable: FileRecord[] = [];
-  for (const path of discovery.files) {
+  for (const path of files) {
     const abs = `${root}/${path}`;
     const info = statSource(fs, root, abs);
     if (!info) continue;
@@ -205,11 +232,23 @@ export async function refreshScope(
     candidates.push({ path, abs, size: info.size, mtimeMs, row });
   }
   report.seen = present.size;
+  return { present, candidates, unstatable };
+}
 
+/** Removes the stored files that are no longer among the sources. */
+function forgetGone(
+  store: GraphStore,
+  known: ReadonlyMap<string, FileRow>,
+  present: ReadonlySet<string>,
+  report: RefreshReport,
+): void {
   const gone = [...known.values()].filter((row) => !present.has(row.path));
   store.removeFiles(gone.map((row) => row.id));
   report.removed = gone.length;
+}
 
+/** Stores (and reports) the files that exist but could not be examined. */
+function recordUnstatable(store: GraphStore, unstatable: FileRecord[], report: RefreshReport) {
   for (const record of unstatable) {
     report.failed.push({ path: record.path, error: record.note ?? "" });
   }
@@ -218,149 +257,233 @@ export async function refreshScope(
       for (const record of unstatable) store.putFile(record, []);
     });
   }
-  if (candidates.length === 0) {
-    report.elapsedMs = performance.now() - started;
-    return report;
+}
+
+/**
+ * Reads the changed files, parses the ones to parse and stores what each holds: first every file
+ * read and handed to the parsers slice by slice, then the C and C++ files with syntax errors
+ * parsed again; at the end (also on an error) the parsers are closed or handed back and the
+ * last writes stored.
+ */
+async function reparseChanged(
+  store: GraphStore,
+  candidates: Candidate[],
+  fs: SourceFs,
+  options: IndexOptions,
+  report: RefreshReport,
+): Promise<void> {
+  const run = new Reparse(store, candidates, options, report);
+  run.startParsersEarly();
+  try {
+    await run.readAll(fs);
+    await run.waitForParsers();
+    await run.recoverAll();
+  } finally {
+    await run.finish();
   }
+}
+
+/** The state of one `reparseChanged`: the parsers, the slice being filled, the pending writes. */
+class Reparse {
+  /** With a prefilter worth using: only files whose bytes hold the name are parsed now. */
+  readonly needle?: Needle;
+  readonly #total: number;
+  #done = 0;
+  readonly #writes: (() => void)[] = [];
+  /** C and C++ files with syntax errors, to parse again (`recover`). */
+  readonly #recoveries: { item: Pending; outcome: CaptureOutcome & { ok: true } }[] = [];
   // Tree-sitter and the extractors load when a file is to be parsed: a miss that parses nothing
   // (answer first, no file holding the name) never loads them. Set before any parse completes.
-  let kit!: typeof ParseKit;
-  let kitLoading: Promise<typeof ParseKit> | undefined;
-  const loadKit = () => kitLoading ??= import("./parse_kit.ts").then((loaded) => kit = loaded);
+  #kit!: typeof ParseKit;
+  #kitLoading?: Promise<typeof ParseKit>;
+  #parsingReady?: Promise<Parsing>;
+  #parsing?: Parsing;
+  readonly #running = new Set<Promise<void>>();
+  #waitingBytes = 0;
+  #slice: Pending[] = [];
+  #sliceBytes = 0;
+  #failure?: { error: unknown };
 
-  const candidateBytes = candidates.reduce((sum, c) => sum + c.size, 0);
-  const needle = options.prefilter &&
-      candidateBytes >= (options.prefilterMinBytes ?? PREFILTER_MIN_BYTES)
-    ? options.prefilter
-    : undefined;
-  const total = candidates.length;
-  let done = 0;
-  const progress = () => options.onProgress?.(++done, total);
-  const writes: (() => void)[] = [];
-  // C and C++ files with syntax errors, to parse again (`recover`).
-  const recoveries: { item: Pending; outcome: CaptureOutcome & { ok: true } }[] = [];
-  const flush = () => {
-    if (writes.length === 0) return;
-    store.transaction(() => {
-      for (const write of writes.splice(0)) write();
-    });
-  };
-  const write = (fn: () => void) => {
-    writes.push(fn);
-    if (writes.length >= WRITE_BATCH) flush();
-  };
+  constructor(
+    private readonly store: GraphStore,
+    private readonly candidates: Candidate[],
+    private readonly options: IndexOptions,
+    private readonly report: RefreshReport,
+  ) {
+    const candidateBytes = candidates.reduce((sum, c) => sum + c.size, 0);
+    this.needle = options.prefilter &&
+        candidateBytes >= (options.prefilterMinBytes ?? PREFILTER_MIN_BYTES)
+      ? options.prefilter
+      : undefined;
+    this.#total = candidates.length;
+  }
 
-  // Workers start while the first files are read, and parse each slice of files as soon as it is
-  // read; reading stops to wait when too much read text waits for a parser.
-  // With a prefilter only a few files are parsed, if any: this thread, started on first need.
-  let parsingReady: Promise<Parsing> | undefined;
-  const startParsers = () =>
-    parsingReady ??= loadKit().then((loaded) =>
-      options.parsing ??
-        (needle
-          ? new loaded.InProcessParsing(options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS)
-          : startParsing(loaded, candidates, options))
-    );
-  // (A failure to start is met again, and reported, where a slice is handed over.)
-  if (!needle) startParsers().catch(() => {});
-  let parsing: Parsing | undefined;
-  const running = new Set<Promise<void>>();
-  let waitingBytes = 0;
-  let slice: Pending[] = [];
-  let sliceBytes = 0;
-  let failure: { error: unknown } | undefined;
-  const dispatch = async () => {
-    const items = slice;
-    const bytes = sliceBytes;
-    slice = [];
-    sliceBytes = 0;
-    if (items.length === 0) return;
-    waitingBytes += bytes;
-    const run: Promise<void> = startParsers().then((ready) => {
-      parsing = ready;
-      report.parser = ready.description;
-      return ready.run(
-        items.map((item, id) => ({ id, lang: item.lang, text: item.text })),
-        (id, outcome) => {
-          recordParsed(items[id], outcome);
-          progress();
-        },
-      );
-    }).catch((error) => {
-      failure ??= { error };
-    }).finally(() => {
-      waitingBytes -= bytes;
-      running.delete(run);
-    });
-    running.add(run);
-    while (waitingBytes > MAX_WAITING_BYTES && running.size > 0) await Promise.race(running);
-  };
-  try {
-    let budget = options.budgetBytes ?? Infinity;
+  /**
+   * Workers start while the first files are read, and parse each slice of files as soon as it is
+   * read. With a prefilter only a few files are parsed, if any: this thread, started on first need.
+   */
+  startParsersEarly(): void {
+    // (A failure to start is met again, and reported, where a slice is handed over.)
+    if (!this.needle) this.#startParsers().catch(() => {});
+  }
+
+  /** Reads each changed file (until the byte budget runs out) and routes it by what it holds. */
+  async readAll(fs: SourceFs): Promise<void> {
+    const { candidates } = this;
+    let budget = this.options.budgetBytes ?? Infinity;
     for (const [index, candidate] of candidates.entries()) {
       if (budget <= 0) {
-        report.remaining = candidates.length - index;
+        this.report.remaining = candidates.length - index;
         break;
       }
       budget -= candidate.size;
-      const outcome = await readCandidate(fs, candidate, needle);
-      if (outcome.kind === "deferred") {
-        report.deferred++;
-        if (outcome.held) report.holding++;
-        if (candidate.row) {
-          const id = candidate.row.id;
-          write(() => store.removeFiles([id]));
-        }
-        continue;
-      }
-      if (outcome.kind === "parse") {
-        if (needle) report.holding++;
-        slice.push(outcome.pending);
-        sliceBytes += outcome.pending.text.length;
-        if (sliceBytes >= (options.sliceBytes ?? SLICE_BYTES)) await dispatch();
-        continue;
-      }
-      if (outcome.kind === "gone") {
-        if (candidate.row) {
-          const id = candidate.row.id;
-          write(() => store.removeFiles([id]));
-          report.removed++;
-        }
-      } else if (outcome.kind === "same") {
-        report.touched++;
-        const { row, size, mtimeMs } = candidate;
-        const racy = isRacy(mtimeMs);
-        write(() => store.updateFileStat(row!.id, size, mtimeMs, racy));
-      } else {
-        const { record } = outcome;
-        if (record.status === "skipped") {
-          report.skipped.push({ path: record.path, reason: record.note ?? "" });
-        } else report.failed.push({ path: record.path, error: record.note ?? "" });
-        write(() => store.putFile(record, []));
-      }
-      progress();
+      await this.#route(candidate, await readCandidate(fs, candidate, this.needle));
     }
-    await dispatch();
-    await Promise.all(running);
-    if (failure) throw failure.error;
-    // Each recovery's parses go to the parsers as one batch; the files recover side by side.
-    await Promise.all(recoveries.map(({ item, outcome }) => recover(item, outcome)));
-  } finally {
-    // On an error, let runs already handed over finish before their parser goes away.
-    await Promise.allSettled(running);
-    const used = parsing ?? await parsingReady?.catch(() => undefined);
-    if (used && options.keepParsing && !options.parsing && failure === undefined) {
-      report.parsing = used;
-    } else if (used && !options.parsing) used.close();
-    flush();
   }
 
-  // C and C++ files with syntax errors, parsed again: keeping one branch of each preprocessor
-  // conditional, then, if errors remain, one top-level definition at a time, so a bad region
-  // costs only the definition it is in. The parse that yields the most definitions is kept.
-  async function recover(item: Pending, outcome: CaptureOutcome & { ok: true }): Promise<void> {
+  /**
+   * One file read: left for later (its old symbols forgotten), added to the slice for the
+   * parsers, or settled without a parse (gone, unchanged content, skipped or failed).
+   */
+  async #route(candidate: Candidate, outcome: ReadOutcome): Promise<void> {
+    const { report, store } = this;
+    if (outcome.kind === "deferred") {
+      report.deferred++;
+      if (outcome.held) report.holding++;
+      if (candidate.row) {
+        const id = candidate.row.id;
+        this.#write(() => store.removeFiles([id]));
+      }
+      return;
+    }
+    if (outcome.kind === "parse") {
+      if (this.needle) report.holding++;
+      this.#slice.push(outcome.pending);
+      this.#sliceBytes += outcome.pending.text.length;
+      if (this.#sliceBytes >= (this.options.sliceBytes ?? SLICE_BYTES)) await this.#dispatch();
+      return;
+    }
+    if (outcome.kind === "gone") {
+      if (candidate.row) {
+        const id = candidate.row.id;
+        this.#write(() => store.removeFiles([id]));
+        report.removed++;
+      }
+    } else if (outcome.kind === "same") {
+      report.touched++;
+      const { row, size, mtimeMs } = candidate;
+      const racy = isRacy(mtimeMs);
+      this.#write(() => store.updateFileStat(row!.id, size, mtimeMs, racy));
+    } else {
+      const { record } = outcome;
+      if (record.status === "skipped") {
+        report.skipped.push({ path: record.path, reason: record.note ?? "" });
+      } else report.failed.push({ path: record.path, error: record.note ?? "" });
+      this.#write(() => store.putFile(record, []));
+    }
+    this.#progress();
+  }
+
+  /** Hands over the last slice and waits for every run; a parser that failed is thrown. */
+  async waitForParsers(): Promise<void> {
+    await this.#dispatch();
+    await Promise.all(this.#running);
+    if (this.#failure) throw this.#failure.error;
+  }
+
+  /** Each recovery's parses go to the parsers as one batch; the files recover side by side. */
+  async recoverAll(): Promise<void> {
+    await Promise.all(
+      this.#recoveries.map(({ item, outcome }) => this.#recover(item, outcome)),
+    );
+  }
+
+  /**
+   * On an error, lets runs already handed over finish before their parser goes away; then closes
+   * the parsers this refresh started (or hands them back, `keepParsing`) and stores the last
+   * writes.
+   */
+  async finish(): Promise<void> {
+    await Promise.allSettled(this.#running);
+    const used = this.#parsing ?? await this.#parsingReady?.catch(() => undefined);
+    const { options } = this;
+    if (used && options.keepParsing && !options.parsing && this.#failure === undefined) {
+      this.report.parsing = used;
+    } else if (used && !options.parsing) used.close();
+    this.#flush();
+  }
+
+  #progress(): void {
+    this.options.onProgress?.(++this.#done, this.#total);
+  }
+
+  #flush(): void {
+    if (this.#writes.length === 0) return;
+    this.store.transaction(() => {
+      for (const write of this.#writes.splice(0)) write();
+    });
+  }
+
+  #write(fn: () => void): void {
+    this.#writes.push(fn);
+    if (this.#writes.length >= WRITE_BATCH) this.#flush();
+  }
+
+  #loadKit(): Promise<typeof ParseKit> {
+    return this.#kitLoading ??= import("./parse_kit.ts").then((loaded) => this.#kit = loaded);
+  }
+
+  #startParsers(): Promise<Parsing> {
+    return this.#parsingReady ??= this.#loadKit().then((loaded) =>
+      this.options.parsing ??
+        (this.needle
+          ? new loaded.InProcessParsing(this.options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS)
+          : startParsing(loaded, this.candidates, this.options))
+    );
+  }
+
+  /**
+   * Hands the slice read so far to the parsers; reading stops to wait when too much read text
+   * waits for a parser.
+   */
+  async #dispatch(): Promise<void> {
+    const items = this.#slice;
+    const bytes = this.#sliceBytes;
+    this.#slice = [];
+    this.#sliceBytes = 0;
+    if (items.length === 0) return;
+    this.#waitingBytes += bytes;
+    const run: Promise<void> = this.#startParsers().then((ready) => {
+      this.#parsing = ready;
+      this.report.parser = ready.description;
+      return ready.run(
+        items.map((item, id) => ({ id, lang: item.lang, text: item.text })),
+        (id, outcome) => {
+          this.#recordParsed(items[id], outcome);
+          this.#progress();
+        },
+      );
+    }).catch((error) => {
+      this.#failure ??= { error };
+    }).finally(() => {
+      this.#waitingBytes -= bytes;
+      this.#running.delete(run);
+    });
+    this.#running.add(run);
+    while (this.#waitingBytes > MAX_WAITING_BYTES && this.#running.size > 0) {
+      await Promise.race(this.#running);
+    }
+  }
+
+  /**
+   * C and C++ files with syntax errors, parsed again: keeping one branch of each preprocessor
+   * conditional, then, if errors remain, one top-level definition at a time, so a bad region
+   * costs only the definition it is in. The parse that yields the most definitions is kept.
+   */
+  async #recover(item: Pending, outcome: CaptureOutcome & { ok: true }): Promise<void> {
+    const kit = this.#kit;
     const parse = async (texts: string[]): Promise<CaptureOutcome[]> => {
-      const ready = parsing ?? await startParsers();
+      const ready = this.#parsing ?? await this.#startParsers();
       const outcomes: CaptureOutcome[] = texts.map(() => ({ ok: false, error: "not parsed" }));
       await ready.run(
         texts.map((text, id) => ({ id, lang: item.lang, text })),
@@ -393,7 +516,7 @@ export async function refreshScope(
       }
     }
     if (best.text === item.text) {
-      keep(
+      this.#keep(
         item,
         best.result.hasError,
         best.symbols,
@@ -407,7 +530,7 @@ export async function refreshScope(
     const extra = whole.filter((symbol, index) =>
       symbol.parent < 0 && !parents.has(index) && !names.has(symbol.name)
     );
-    keep(
+    this.#keep(
       item,
       best.result.hasError,
       [...best.symbols, ...extra],
@@ -415,42 +538,36 @@ export async function refreshScope(
     );
   }
 
-  function keep(
-    item: Pending,
-    hasErrors: boolean,
-    symbols: ExtractedSymbol[],
-    refs: ExtractedRef[],
-  ): void {
+  /** Stores a parsed file with its symbols and references. */
+  #keep(item: Pending, hasErrors: boolean, symbols: ExtractedSymbol[], refs: ExtractedRef[]) {
     const record = { ...item.record, hasErrors };
-    if (hasErrors) report.syntaxErrors.push(record.path);
-    report.parsed++;
-    write(() => store.putFile(record, symbols, refs));
+    if (hasErrors) this.report.syntaxErrors.push(record.path);
+    this.report.parsed++;
+    this.#write(() => this.store.putFile(record, symbols, refs));
   }
 
-  function recordParsed(item: Pending, outcome: CaptureOutcome): void {
+  /** What one parse gave: stored, stored as failed, or kept for recovery (C, C++). */
+  #recordParsed(item: Pending, outcome: CaptureOutcome): void {
     if (
       outcome.ok && outcome.result.hasError && (item.lang === "c" || item.lang === "cpp")
     ) {
-      recoveries.push({ item, outcome });
+      this.#recoveries.push({ item, outcome });
       return;
     }
     if (!outcome.ok) {
-      report.failed.push({ path: item.record.path, error: outcome.error });
+      this.report.failed.push({ path: item.record.path, error: outcome.error });
       const record = { ...item.record, status: "failed" as const, note: outcome.error };
-      write(() => store.putFile(record, []));
+      this.#write(() => this.store.putFile(record, []));
       return;
     }
-    const symbols = kit.extractSymbols(item.lang, item.text, outcome.result);
-    keep(
+    const symbols = this.#kit.extractSymbols(item.lang, item.text, outcome.result);
+    this.#keep(
       item,
       outcome.result.hasError,
       symbols,
-      kit.extractRefs(item.text, outcome.result, symbols),
+      this.#kit.extractRefs(item.text, outcome.result, symbols),
     );
   }
-
-  report.elapsedMs = performance.now() - started;
-  return report;
 }
 
 /**

@@ -11,6 +11,7 @@ import { captureDefinitions, type CaptureOutcome, type LoadedGrammar } from "./c
 import { grammarModule, libraryUrl, runtimeModule } from "./grammars.ts";
 import { type GrammarId, LANGUAGES } from "./languages.ts";
 import { captureInProcess } from "./runtime.ts";
+import { parserWorkerPermissions, startWorker } from "../policy/workers.ts";
 
 /** One file to parse. `id` is the caller's; results come back with it. */
 export interface ParseJob {
@@ -126,7 +127,7 @@ export class WorkerPool implements Parsing {
     const slots: WorkerSlot[] = [];
     try {
       for (let i = 0; i < count; i++) {
-        const worker = new Worker(url, { type: "module", name: `deft-ckg-parser-${i}` });
+        const worker = startWorker(url, parserWorkerPermissions(), `deft-ckg-parser-${i}`);
         slots.push({ worker, alive: true, inFlight: [] });
       }
       await Promise.all(slots.map((slot) => initialise(slot.worker, runtime, grammars)));

@@ -2,14 +2,13 @@
 import type { ToolContext } from "../tools/base.ts";
 import { realWorkspace } from "../policy/workspace.ts";
 import { registeredToolNames, resolveToolName } from "../tools/catalog.ts";
-import { checkSandbox } from "../tools/host/hosting.ts";
-import { parseDeadlines } from "../tools/host/deadlines.ts";
+import { checkSandbox, parseDeadlines } from "../tools/host/mod.ts";
 import { UsageError } from "./io.ts";
 import { loadToolConfig, resolveToolSettings } from "../config/tool_settings.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
 
 // Session assembly (src/agent/session.ts) needs these too, so they live with the tool host.
-export { checkSandbox, hostDirs } from "../tools/host/hosting.ts";
+export { checkSandbox, hostDirs } from "../tools/host/mod.ts";
 
 /** Options every tool-running command accepts. */
 export interface ToolCommandOptions {

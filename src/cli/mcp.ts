@@ -6,7 +6,7 @@
  */
 import type { SandboxMode } from "../policy/sandbox.ts";
 import { ToolExecutor } from "../tools/executor.ts";
-import { createHostedTools } from "../tools/host/remote.ts";
+import { createHostedTools } from "../tools/host/mod.ts";
 import { registeredToolNames } from "../tools/catalog.ts";
 import { hostDirs, toolContext } from "./context.ts";
 import { writeStderr } from "./io.ts";

@@ -12,7 +12,7 @@
  */
 import { type ToolCall, type ToolCallResult, ToolExecutor } from "../tools/executor.ts";
 import { registeredToolNames } from "../tools/catalog.ts";
-import { createHostedTools } from "../tools/host/remote.ts";
+import { createHostedTools } from "../tools/host/mod.ts";
 import { isPlainObject } from "../tools/validate.ts";
 import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
 import { onStopSignals } from "./signals.ts";

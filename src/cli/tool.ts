@@ -1,7 +1,7 @@
 /** `deft tool NAME [ARGS]`: one tool call, one JSON result on stdout. */
 import { ToolExecutor } from "../tools/executor.ts";
 import { registeredToolNames, resolveToolName } from "../tools/catalog.ts";
-import { createHostedTools } from "../tools/host/remote.ts";
+import { createHostedTools } from "../tools/host/mod.ts";
 import { isPlainObject } from "../tools/validate.ts";
 import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
 import { readStdin, UsageError, writeStdout } from "./io.ts";

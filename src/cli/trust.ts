@@ -2,6 +2,7 @@
 import { resolve } from "node:path";
 import { setTrust } from "../config/trust.ts";
 import { loadUserConfig } from "../config/load.ts";
+import { terminalLine } from "../policy/terminal_text.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 
 /** Options of `deft trust`. */
@@ -25,14 +26,21 @@ export async function trustCommand(dir: string | undefined, opts: TrustOptions):
     real = await Deno.realPath(wanted);
     if (!(await Deno.stat(real)).isDirectory) throw new Error("not a directory");
   } catch {
-    throw new UsageError(`Cannot trust ${wanted}: it is not an existing folder.`);
+    throw new UsageError(`Cannot trust ${shown(wanted)}: it is not an existing folder.`);
   }
   const path = await setTrust(user, real, opts.revoke);
   writeStderr(
     opts.revoke
-      ? `${real} is no longer trusted (recorded in ${path}).`
-      : `${real} is trusted: its deft.yaml or trae_config.yaml may now set every key, including ` +
-        `mcp_servers, model_providers and sandbox (recorded in ${path}).`,
+      ? `${shown(real)} is no longer trusted (recorded in ${shown(path)}).`
+      : `${
+        shown(real)
+      } is trusted: its deft.yaml or trae_config.yaml may now set every key, including ` +
+        `mcp_servers, model_providers and sandbox (recorded in ${shown(path)}).`,
   );
   return 0;
+}
+
+/** A path on one line, its control characters spelled out (a folder name may hold anything). */
+function shown(path: string): string {
+  return terminalLine(path, { style: "escape", tabs: false });
 }

@@ -35,6 +35,11 @@ export interface LoadedConfig {
   config: DeftConfig;
   path?: string;
   warnings: string[];
+  /**
+   * The file is a repository's own (`./deft.yaml`), read whole because its folder is trusted:
+   * what it configures (its MCP servers) is the repository's word, not the user's.
+   */
+  fromRepository?: boolean;
 }
 
 const positiveInt = z.number().int().positive();
@@ -218,7 +223,9 @@ async function loadLocalConfig(
   const user = await loadUserConfig();
   const folders = user?.config.trusted_folders ?? [];
   const folder = await Deno.realPath(".");
-  if (await isTrustedBy(folder, folders)) return parseConfig(text, path);
+  if (await isTrustedBy(folder, folders)) {
+    return { ...parseConfig(text, path), fromRepository: true };
+  }
   // The repository's YAML is checked on its own, so its mistakes are reported at their position.
   parseYaml(text, path);
   const layer = layerUntrusted(text, path, user?.text);
@@ -226,7 +233,7 @@ async function loadLocalConfig(
   if (layer.ignored.length > 0 && options.onUntrusted) {
     if (await options.onUntrusted({ path, folder, ignored: layer.ignored })) {
       await setTrust(user && { path: user.path, text: user.text }, folder);
-      return parseConfig(text, path);
+      return { ...parseConfig(text, path), fromRepository: true };
     }
     told = true;
   }

@@ -11,7 +11,7 @@ import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { Document, isMap, isScalar, parseDocument } from "yaml";
 import { ConfigError } from "./errors.ts";
 import { readConfigFile } from "./read.ts";
-import { terminalText } from "../policy/terminal_text.ts";
+import { terminalLine } from "../policy/terminal_text.ts";
 
 /** Top-level keys an untrusted repository's config may set. */
 const UNTRUSTED_KEYS: ReadonlySet<string> = new Set(["models", "agents", "lakeview"]);
@@ -196,11 +196,12 @@ export function layerUntrusted(repoText: string, repoPath: string, userText = ""
     }
   }
   const folder = dirname(resolve(repoPath));
-  const warning = ignored.length === 0 ? undefined : `${repoPath}: this folder is not trusted, ` +
-    `so its config may not set ${ignored.join(", ")} (ignored; they can run programs, choose ` +
+  const keys = ignored.map(oneLine).join(", ");
+  const warning = ignored.length === 0 ? undefined : `${oneLine(repoPath)}: this folder is not ` +
+    `trusted, so its config may not set ${keys} (ignored; they can run programs, choose ` +
     `endpoints, carry credentials or relax the sandbox). Put them in your own config ` +
-    `(${userConfigPath() ?? "~/.config/deft/config.yaml"}), or run \`deft trust ${folder}\` if ` +
-    `you trust this repository.`;
+    `(${userConfigPath() ?? "~/.config/deft/config.yaml"}), or run ` +
+    `\`deft trust ${oneLine(folder)}\` if you trust this repository.`;
   return { text: merged.toString(), warning, ignored };
 }
 
@@ -240,11 +241,11 @@ export interface TrustAsking {
  */
 export function askToTrust(asking: TrustAsking): TrustDecision {
   return async ({ path, folder, ignored }) => {
-    const keys = ignored.map((k) => terminalText(k, { style: "escape" })).join(", ");
-    const shownFolder = terminalText(folder, { style: "escape" });
+    const keys = ignored.map(oneLine).join(", ");
+    const shownFolder = oneLine(folder);
     const notice = () =>
       asking.write(
-        `note: ${terminalText(path, { style: "escape" })} is in a folder you have not ` +
+        `note: ${oneLine(path)} is in a folder you have not ` +
           `trusted, so its ${keys} ${ignored.length === 1 ? "is" : "are"} ignored; run ` +
           `\`deft trust ${shownFolder}\` to let it set ${ignored.length === 1 ? "it" : "them"}.`,
       );
@@ -253,7 +254,7 @@ export function askToTrust(asking: TrustAsking): TrustDecision {
       return false;
     }
     asking.write(
-      `${terminalText(path, { style: "escape" })} sets ${keys}, which only a trusted folder's ` +
+      `${oneLine(path)} sets ${keys}, which only a trusted folder's ` +
         "config may set (they can start programs, choose where your API key goes, carry " +
         "credentials or relax the sandbox).",
     );
@@ -270,6 +271,15 @@ export function askToTrust(asking: TrustAsking): TrustDecision {
     );
     return false;
   };
+}
+
+/**
+ * A key, path or folder name as the user must judge it: on one line, every control character
+ * spelled out (`\x0a`). A key holding a newline must not draw a line of its own, such as a fake
+ * "already trusted" under the question.
+ */
+function oneLine(text: string): string {
+  return terminalLine(text, { style: "escape", tabs: false });
 }
 
 async function declined(file: string | undefined, folder: string): Promise<boolean> {

@@ -45,6 +45,13 @@ export interface ConnectionOptions {
   onStderr?: (server: string, text: string) => void;
   /** Least seconds a start may take (default `MIN_STARTUP_TIMEOUT_SECONDS`). */
   minStartupSeconds?: number;
+  /**
+   * The server was configured by the user's own config file, so what it says of its tools
+   * (`readOnlyHint`: a tool that only reads, which the approval gate then does not ask about) is
+   * believed. A server from a repository's config file could claim anything: its tools are asked
+   * about like any tool that cannot say what it does. Default false.
+   */
+  annotationsTrusted?: boolean;
 }
 
 /** A failed start: what went wrong, phrased to follow "MCP server 'x' ". */
@@ -124,6 +131,11 @@ export class McpConnection {
     this.#timeoutMs = Math.min((config.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000, MAX_TIMER_MS);
     const minStartup = options.minStartupSeconds ?? MIN_STARTUP_TIMEOUT_SECONDS;
     this.#startupMs = Math.min(Math.max(this.#timeoutMs, minStartup * 1000), MAX_TIMER_MS);
+  }
+
+  /** Whether the server's own word on its tools (`readOnlyHint`) counts (see ConnectionOptions). */
+  get annotationsTrusted(): boolean {
+    return this.#options.annotationsTrusted === true;
   }
 
   /** `stdio` for servers Deft runs, `http` for servers it reaches by URL. */

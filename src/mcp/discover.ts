@@ -21,6 +21,8 @@ export interface DiscoverOptions {
   onStderr?: (server: string, text: string) => void;
   /** Least seconds a server's start may take, whatever its `timeout` (default 30). */
   minStartupSeconds?: number;
+  /** The servers come from the user's own config: their `readOnlyHint`s count (client.ts). */
+  annotationsTrusted?: boolean;
 }
 
 /** The tools found, the servers that failed, and a way to stop every server. */

@@ -3,7 +3,13 @@
  * (`mcp__<server>__<tool>`), its JSON schema goes to the provider as the server wrote it (see
  * `strict.ts`), and a call goes to the server through the shared connection.
  */
-import { Tool, type ToolContext, type ToolExecResult, type ToolParameter } from "../tools/base.ts";
+import {
+  type CallEffect,
+  Tool,
+  type ToolContext,
+  type ToolExecResult,
+  type ToolParameter,
+} from "../tools/base.ts";
 import { type JsonSchema, type ToolDefinition, usesStrictSchema } from "../tools/schema.ts";
 import type { McpConnection, RemoteTool } from "./client.ts";
 import { prepareArguments, topLevelParameters } from "./arguments.ts";
@@ -24,6 +30,11 @@ export class McpTool extends Tool {
   readonly remoteName: string;
   /** The JSON schema of the arguments, as the server listed it. */
   readonly inputSchema: JsonSchema;
+  /**
+   * The server marks the tool as one that only reads (`readOnlyHint`) and the server's word
+   * counts (it comes from the user's own config): then its calls are not asked about.
+   */
+  readonly readOnly: boolean;
   readonly #connection: McpConnection;
   readonly #definitions = new Map<string, ToolDefinition>();
 
@@ -43,6 +54,15 @@ export class McpTool extends Tool {
       `Tool '${remote.name}' of MCP server '${connection.name}'.`;
     this.inputSchema = remote.inputSchema as JsonSchema;
     this.parameters = topLevelParameters(this.inputSchema);
+    this.readOnly = connection.annotationsTrusted && remote.annotations?.readOnlyHint === true;
+  }
+
+  /**
+   * Reads, when the trusted server says so; else unknown: an MCP server's tool can run any
+   * program, so the approval gate asks about it as about any tool that cannot say what it does.
+   */
+  override effects(): CallEffect | undefined {
+    return this.readOnly ? { kind: "read" } : undefined;
   }
 
   /**

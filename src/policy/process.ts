@@ -20,20 +20,17 @@
  *
  * The modules beside this one do the detailed work: sandbox.ts builds bwrap argv, git.ts the git
  * hardening, shell_env.ts filters variables. Nothing outside src/policy builds an argv for bwrap,
- * an environment for a child, or calls `Deno.Command` (tests/policy/process_test.ts checks).
+ * an environment for a child, or calls `Deno.Command` but spawn.ts (tests/policy/process_test.ts
+ * checks).
  */
 import { envObject } from "../env.ts";
 import { dieWithDeftPrefix, sandboxCommand, type SandboxMode } from "./sandbox.ts";
 import { CORE_VARIABLES, shellEnvironment, type ShellEnvironmentPolicy } from "./shell_env.ts";
 
-/** A child process, fully decided: program, arguments, its whole environment, where it starts. */
-export interface Launch {
-  program: string;
-  args: string[];
-  /** The child's entire environment: nothing of Deft's is inherited beyond it. */
-  env: Record<string, string>;
-  cwd?: string;
-}
+import type { Launch } from "./spawn.ts";
+
+// The one command builder lives in spawn.ts (below sandbox.ts, whose probes use it too).
+export { type ChildIo, type Launch, runChild, runChildSync, spawnChild } from "./spawn.ts";
 
 /** The settings a policy is resolved from (a subset of the tool settings). */
 export interface PolicySettings {
@@ -329,45 +326,6 @@ export function helperLaunch(
   env: "none" | "deft" = "none",
 ): Launch {
   return { program, args: [...args], env: childEnvironment(env) };
-}
-
-/** How a child's standard streams are wired, and what else `Deno.Command` is told. */
-export interface ChildIo {
-  stdin?: "piped" | "inherit" | "null";
-  stdout?: "piped" | "inherit" | "null";
-  stderr?: "piped" | "inherit" | "null";
-  /** A new session and process group (no controlling terminal; one group to kill). */
-  detached?: boolean;
-  signal?: AbortSignal;
-}
-
-/** Starts `launch` with exactly its environment. */
-export function spawnChild(launch: Launch, io: ChildIo = {}): Deno.ChildProcess {
-  return command(launch, io).spawn();
-}
-
-/** Runs `launch` to its end with exactly its environment; stdout and stderr are collected. */
-export function runChild(launch: Launch, io: ChildIo = {}): Promise<Deno.CommandOutput> {
-  return command(launch, { stdin: "null", stdout: "piped", stderr: "piped", ...io }).output();
-}
-
-/** `runChild`, synchronously (for the quick probes and diffs that cannot wait). */
-export function runChildSync(launch: Launch, io: ChildIo = {}): Deno.CommandOutput {
-  return command(launch, { stdin: "null", stdout: "piped", stderr: "piped", ...io }).outputSync();
-}
-
-function command(launch: Launch, io: ChildIo): Deno.Command {
-  return new Deno.Command(launch.program, {
-    args: launch.args,
-    env: launch.env,
-    clearEnv: true,
-    cwd: launch.cwd,
-    stdin: io.stdin ?? "null",
-    stdout: io.stdout ?? "piped",
-    stderr: io.stderr ?? "piped",
-    detached: io.detached,
-    signal: io.signal,
-  });
 }
 
 /** `argv` confined by `policy` in `cwd`, with `visible` folders shown read-only. */

@@ -11,7 +11,9 @@
  */
 import { readEnv } from "../env.ts";
 import { isReadOnly } from "./read_only.ts";
-import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { deftCacheDir } from "./dirs.ts";
+import { probeLaunch, runChildSync } from "./spawn.ts";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 
 /**
  * How commands are confined: `none` runs them as Deft's own user; `workspace-write` uses bwrap;
@@ -206,7 +208,8 @@ export interface DefaultSandbox {
 /**
  * The sandbox to use when neither a flag, `DEFT_SANDBOX` nor a config file asked for one:
  * `workspace-write` where bubblewrap is installed and can start here, else `none` with a notice
- * saying what is unprotected and how to fix it. Checked once per process (one bwrap start).
+ * saying what is unprotected and how to fix it. Checked once per process, and a bwrap that
+ * started is remembered per machine (see `probeMemory`), so most starts run no probe at all.
  */
 export function defaultSandbox(bwrapPath?: string): DefaultSandbox {
   const key = bwrapPath ?? "";
@@ -216,7 +219,7 @@ export function defaultSandbox(bwrapPath?: string): DefaultSandbox {
   let chosen: DefaultSandbox;
   if (!bwrap) {
     chosen = { mode: "none", notice: unprotected("bubblewrap is not installed") };
-  } else if (!succeeds(bwrap, probeArgs())) {
+  } else if (!startsHere(bwrap)) {
     chosen = { mode: "none", notice: unprotected(`bubblewrap (${bwrap}) cannot start here`) };
   } else {
     chosen = { mode: "workspace-write" };
@@ -226,6 +229,95 @@ export function defaultSandbox(bwrapPath?: string): DefaultSandbox {
 }
 
 const defaultCache = new Map<string, DefaultSandbox>();
+
+/** True when `bwrap` can make the sandbox here: remembered, else probed (and then remembered). */
+function startsHere(bwrap: string): boolean {
+  const memory = probeMemory(bwrap);
+  if (memory && rememberedWorking(memory)) return true;
+  const works = succeeds(bwrap, probeArgs());
+  if (works && memory) rememberWorking(memory);
+  return works;
+}
+
+/**
+ * Where a working bwrap is remembered, and under what key: what decides whether bwrap can make
+ * its namespaces here, as far as Deft can see it without `--allow-all` (Deno reads /proc only
+ * with that). The program itself (path, device, inode, size, change time: a new or upgraded
+ * bwrap), the kernel's release and this boot (the boot time, from the uptime), the user, and the
+ * machine or container Deft runs in (its host name, and the files Docker and Podman put in a
+ * container). Undefined when any of it cannot be read (no `--allow-sys`): then bwrap is probed.
+ *
+ * Only "it works" is remembered, never "it does not", and that fails closed: if the answer went
+ * stale anyway (user namespaces turned off by sysctl since, without a reboot), the first sandbox
+ * Deft then starts fails with its own error saying bubblewrap cannot start, and nothing runs
+ * unsandboxed. A file someone else wrote can only claim that bwrap works, which the first
+ * sandboxed child checks for real. A bwrap that does not start is probed at every start.
+ */
+function probeMemory(bwrap: string): { file: string; key: string } | undefined {
+  try {
+    const program = Deno.statSync(bwrap);
+    const booted = Math.round((Date.now() / 1000 - Deno.osUptime()) / 10);
+    const parts = [
+      bwrap,
+      program.dev,
+      program.ino,
+      program.size,
+      program.ctime?.getTime() ?? program.mtime?.getTime(),
+      Deno.osRelease(),
+      booted,
+      Deno.uid(),
+      Deno.hostname(),
+      ...CONTAINER_MARKS.map(exists),
+    ];
+    return { file: join(deftCacheDir(), "sandbox-probe.json"), key: JSON.stringify(parts) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Files a container runtime puts in its containers. */
+const CONTAINER_MARKS = ["/.dockerenv", "/run/.containerenv"];
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+}
+
+function rememberedWorking(memory: { file: string; key: string }): boolean {
+  try {
+    const saved = JSON.parse(Deno.readTextFileSync(memory.file));
+    return Array.isArray(saved?.working) && saved.working.includes(memory.key);
+  } catch {
+    return false;
+  }
+}
+
+/** Adds `memory.key` to the file (the last few keys: a machine with two bwraps keeps both). */
+function rememberWorking(memory: { file: string; key: string }): void {
+  try {
+    let working: string[] = [];
+    try {
+      const saved = JSON.parse(Deno.readTextFileSync(memory.file));
+      if (Array.isArray(saved?.working)) {
+        working = saved.working.filter((k: unknown) => typeof k === "string");
+      }
+    } catch {
+      // None yet, or unreadable: start afresh.
+    }
+    working = [...working.filter((k) => k !== memory.key), memory.key].slice(-4);
+    Deno.mkdirSync(dirname(memory.file), { recursive: true });
+    const temp = `${memory.file}.${Deno.pid}.tmp`;
+    Deno.writeTextFileSync(temp, JSON.stringify({ working }) + "\n");
+    Deno.renameSync(temp, memory.file);
+  } catch {
+    // Deft may not write its cache: the probe simply runs again next time.
+  }
+}
 
 /** The namespaces and mounts the sandbox uses (host sockets aside), around `true`. */
 function probeArgs(): string[] {
@@ -242,80 +334,240 @@ function unprotected(why: string): string {
     "`apt-get install -y bubblewrap`), or pass --sandbox none to say this is intended.";
 }
 
-/** True when `program args` can be started and exits 0. */
+/** True when `program args` can be started and exits 0 (started like every child: see spawn.ts). */
 function succeeds(program: string, args: string[]): boolean {
   try {
-    return new Deno.Command(program, { args, stdin: "null", stdout: "null", stderr: "null" })
-      .outputSync().success;
+    return runChildSync(probeLaunch(program, args), { stdout: "null", stderr: "null" }).success;
   } catch {
     return false;
   }
 }
 
 /**
- * The bwrap options (everything before `--`) for `workspace-write`. Order matters: later mounts
- * cover earlier ones, so the private /tmp comes before the workspace (which may live in /tmp).
+ * The bwrap options (everything before `--`) for `workspace-write` and `read-only`: the file
+ * system read-only, the workspace writable (or read-only too), a private /tmp, the socket
+ * folders empty, fresh /dev and /proc (see `mountArgs` for how the mounts are laid out).
  */
 export function bwrapArgs(options: SandboxOptions): string[] {
-  const workspace = resolve(options.workspace);
-  const args = [
+  return [
     "--die-with-parent",
     "--new-session",
     "--unshare-all",
     ...(options.allowNetwork ? ["--share-net"] : []),
     "--cap-drop",
     "ALL",
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--tmpfs",
-    "/tmp",
-    ...(options.hiddenDirs ?? hiddenSocketDirs()).flatMap((dir) => ["--tmpfs", dir]),
-    isReadOnly({ sandbox: options.mode }) ? "--ro-bind" : "--bind",
-    workspace,
-    workspace,
+    ...mountArgs(options, mountView(options.hiddenDirs)),
+    "--chdir",
+    resolve(options.cwd),
   ];
-  for (const path of options.readOnlyPaths ?? []) {
-    const abs = resolve(path);
-    args.push("--ro-bind", abs, abs);
-  }
-  for (const path of options.writablePaths ?? []) {
-    const abs = resolve(path);
-    args.push("--bind", abs, abs);
-  }
-  args.push("--chdir", resolve(options.cwd));
-  return args;
 }
 
 /**
- * Where host services keep their Unix sockets (Docker, D-Bus, ssh-agent, systemd, X11): each is
- * covered by an empty private tmpfs inside the sandbox, so none of them can be connected to.
- * Only folders that exist and are real folders (not symlinks such as /var/run) are listed; bash
- * looks, because the permission-fenced tool host may not stat paths outside the workspace.
+ * What the host's file system looks like where the sandbox splits it: the socket folders that
+ * exist (real folders, not symlinks), and the entries of each folder above a folder the sandbox
+ * replaces (/tmp, /dev, /proc, the socket folders), so the sandbox can show that folder's other
+ * entries without binding the replaced one.
  */
-export function hiddenSocketDirs(): string[] {
-  const dirs = ["/run", "/var/run", "/var/tmp", "/dev/shm", "/var/lib/docker", "/tmp/.X11-unix"];
-  const runtime = readEnv("XDG_RUNTIME_DIR");
-  if (runtime && isAbsolute(runtime)) dirs.push(resolve(runtime));
-  const key = dirs.join("\0");
-  const known = realDirsCache.get(key);
-  if (known) return known;
-  const found = new Deno.Command("bash", {
-    args: ["-c", 'for d; do [[ -d $d && ! -L $d ]] && printf "%s\\0" "$d"; done', "deft", ...dirs],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  }).outputSync();
-  const real = new TextDecoder().decode(found.stdout).split("\0").filter((d) => d !== "");
-  realDirsCache.set(key, real);
-  return real;
+export interface MountView {
+  /** The socket folders to cover with an empty tmpfs. */
+  hidden: readonly string[];
+  /** Folder → its entries; a folder missing here is bound whole. */
+  listings: ReadonlyMap<string, readonly MountEntry[]>;
 }
 
-const realDirsCache = new Map<string, string[]>();
+/** One entry of a listed folder. */
+export interface MountEntry {
+  name: string;
+  kind: "dir" | "file" | "symlink";
+  /** A symlink's target, as it is written. */
+  target?: string;
+}
+
+/** One mount operation, at `path`; `replacing` for /dev, /proc, /tmp and the socket folders. */
+interface MountOp {
+  path: string;
+  args: string[];
+  replacing?: boolean;
+}
+
+/**
+ * The mounts, in an order where each one lands on top of the ones above it (bwrap applies them in
+ * order; a later mount covers an earlier one at or above its path):
+ *
+ * - Folders are mounted shallowest first, so the workspace, Deft's folders, /dev, /proc, /tmp and
+ *   the empty socket folders always sit on top of whatever holds them. A workspace that holds
+ *   them (`/`, `/var`) no longer covers them: with the workspace at `/`, /dev, /proc, /tmp and the
+ *   socket folders stay the sandbox's own.
+ * - A folder shown read-only that holds a replaced folder (`/` holds /tmp; /var holds /var/tmp)
+ *   is not bound whole: its entries are bound one by one (symlinks made again), the replaced ones
+ *   left out, and the root made read-only at the end. bwrap binds recursively and then re-applies
+ *   read-only, nosuid and nodev to every mount under the bound folder; a mount that disappears in
+ *   between (a container a Docker daemon under /tmp starts or stops, propagated into the sandbox)
+ *   fails the whole sandbox ("Can't bind mount /oldroot/ on /newroot/ … remount … Invalid
+ *   argument"). What lives under /tmp, /run, /var/lib/docker … is never bound, so its mounts
+ *   cannot.
+ */
+export function mountArgs(options: SandboxOptions, view: MountView): string[] {
+  const workspace = resolve(options.workspace);
+  const workspaceWritable = !isReadOnly({ sandbox: options.mode });
+  const replaced: MountOp[] = [
+    { path: "/dev", args: ["--dev", "/dev"] },
+    { path: "/proc", args: ["--proc", "/proc"] },
+    { path: "/tmp", args: ["--tmpfs", "/tmp"] },
+    ...(options.hiddenDirs ?? view.hidden).map((dir) => {
+      const abs = resolve(dir);
+      return { path: abs, args: ["--tmpfs", abs] };
+    }),
+  ].map((op) => ({ ...op, replacing: true }));
+  const replacedPaths = new Set(replaced.map((op) => op.path));
+  const binds: { path: string; writable: boolean }[] = [
+    { path: "/", writable: workspace === "/" && workspaceWritable },
+    ...(workspace === "/" ? [] : [{ path: workspace, writable: workspaceWritable }]),
+    ...(options.readOnlyPaths ?? []).map((p) => ({ path: resolve(p), writable: false })),
+    ...(options.writablePaths ?? []).map((p) => ({ path: resolve(p), writable: true })),
+  ];
+  const explicit = new Set(binds.map((b) => b.path));
+  // Only folders whose mounts come and go force a split; the others are covered on top.
+  const holdsReplaced = (dir: string) =>
+    [...replacedPaths].some((r) => r !== dir && isBelow(dir, r) && !STEADY.has(r));
+  const ops: MountOp[] = [];
+  let rootSplit = false;
+  const bind = (path: string, writable: boolean) => {
+    const entries = view.listings.get(path);
+    if (!writable && entries && holdsReplaced(path)) {
+      if (path === "/") rootSplit = true;
+      for (const entry of entries) {
+        const child = join(path, entry.name);
+        // Replaced folders bring their own mount; explicit binds come on their own.
+        if (replacedPaths.has(child) || explicit.has(child)) continue;
+        if (entry.kind === "symlink") {
+          ops.push({ path: child, args: ["--symlink", entry.target ?? "", child] });
+        } else bind(child, false);
+      }
+      return;
+    }
+    ops.push({ path, args: [writable ? "--bind" : "--ro-bind", path, path] });
+  };
+  for (const b of binds) bind(b.path, b.writable);
+  // Shallowest first; at one depth the replaced folders first (paths at one depth are siblings
+  // or the same folder, and a workspace that is /tmp must land on the private /tmp).
+  const rank = (op: MountOp) => op.replacing ? 0 : 1;
+  const ordered = [...ops, ...replaced]
+    .map((op, i) => ({ op, i, depth: depthOf(op.path) }))
+    .sort((a, b) => a.depth - b.depth || rank(a.op) - rank(b.op) || a.i - b.i)
+    .map(({ op }) => op.args);
+  return [...ordered.flat(), ...(rootSplit ? ["--remount-ro", "/"] : [])];
+}
+
+/**
+ * Replaced folders whose own mounts hold still (the kernel's, or none): a folder above them is
+ * bound whole and they are covered on top, which costs one bind instead of one per entry. Every
+ * other replaced folder (/tmp, /run, a container runtime's storage) holds mounts that containers
+ * add and remove, so what holds it is split.
+ */
+const STEADY = new Set(["/dev", "/proc", "/dev/shm", "/var/tmp", "/tmp/.X11-unix"]);
+
+function depthOf(path: string): number {
+  return path === "/" ? 0 : path.split("/").length - 1;
+}
+
+/** True when `path` is `dir` or inside it (both absolute, normalised). */
+function isBelow(dir: string, path: string): boolean {
+  return path === dir || path.startsWith(dir === "/" ? "/" : `${dir}/`);
+}
+
+/**
+ * Where host services keep their Unix sockets (Docker, D-Bus, ssh-agent, systemd, X11), and where
+ * container runtimes keep their containers' file systems: each is covered by an empty private
+ * tmpfs inside the sandbox, so none of them can be connected to or read, and their mounts, which
+ * come and go with the containers, are never bound.
+ */
+const SOCKET_DIRS = [
+  "/run",
+  "/var/run",
+  "/var/tmp",
+  "/dev/shm",
+  "/var/lib/docker",
+  "/var/lib/containers",
+  "/tmp/.X11-unix",
+];
+
+/**
+ * The socket folders that exist here and are real folders (not symlinks such as /var/run): see
+ * `SOCKET_DIRS`, plus `$XDG_RUNTIME_DIR`.
+ */
+export function hiddenSocketDirs(): string[] {
+  return [...mountView().hidden];
+}
+
+/**
+ * The host's layout as the sandbox needs it (see `MountView`), looked at once per process for
+ * each set of folders. bash looks, because the permission-fenced tool worker may not read paths
+ * outside the workspace; it is started like every other child (spawn.ts). Where bash cannot
+ * look, nothing is split or hidden beyond what was asked.
+ */
+export function mountView(extraHidden: readonly string[] = []): MountView {
+  const candidates = [...SOCKET_DIRS];
+  const runtime = readEnv("XDG_RUNTIME_DIR");
+  if (runtime && isAbsolute(runtime)) candidates.push(resolve(runtime));
+  const replaced = ["/dev", "/proc", "/tmp", ...candidates, ...extraHidden.map((d) => resolve(d))];
+  // Folders above a replaced one, unless inside a replaced one themselves (no need to list /tmp).
+  const toList = new Set<string>();
+  for (const path of replaced) {
+    for (let dir = dirname(path);; dir = dirname(dir)) {
+      if (!replaced.some((r) => isBelow(r, dir))) toList.add(dir);
+      if (dir === "/") break;
+    }
+  }
+  const key = [...candidates, "\0", ...toList].join("\0");
+  const known = viewCache.get(key);
+  if (known) return known;
+  const view = lookAtHost(candidates, [...toList]);
+  viewCache.set(key, view);
+  return view;
+}
+
+const viewCache = new Map<string, MountView>();
+
+/** The bash that reports real folders among its first arguments, then lists the folders after `--`. */
+const LOOK = [
+  "shopt -s nullglob dotglob",
+  "list=",
+  "for a; do if [[ $a == -- ]]; then list=1; continue; fi",
+  "  [[ -d $a && ! -L $a ]] || continue",
+  '  if [[ -z $list ]]; then printf "H\\0%s\\0" "$a"; continue; fi',
+  '  printf "D\\0%s\\0" "$a"',
+  '  for e in "${a%/}"/*; do n=${e##*/}',
+  '    if [[ -L $e ]]; then printf "L\\0%s\\0%s\\0" "$n" "$(readlink -- "$e")"',
+  '    elif [[ -d $e ]]; then printf "d\\0%s\\0" "$n"',
+  '    elif [[ -f $e ]]; then printf "f\\0%s\\0" "$n"; fi',
+  "  done",
+  "done",
+].join("\n");
+
+function lookAtHost(candidates: readonly string[], dirs: readonly string[]): MountView {
+  const hidden: string[] = [];
+  const listings = new Map<string, MountEntry[]>();
+  let out: Deno.CommandOutput;
+  try {
+    out = runChildSync(probeLaunch("bash", ["-c", LOOK, "deft", ...candidates, "--", ...dirs]));
+  } catch {
+    return { hidden, listings };
+  }
+  if (!out.success) return { hidden, listings };
+  const words = new TextDecoder().decode(out.stdout).split("\0");
+  let current: MountEntry[] | undefined;
+  for (let i = 0; i < words.length - 1;) {
+    const tag = words[i++];
+    if (tag === "H") hidden.push(words[i++]);
+    else if (tag === "D") listings.set(words[i++], current = []);
+    else if (tag === "L") current?.push({ name: words[i++], kind: "symlink", target: words[i++] });
+    else if (tag === "d") current?.push({ name: words[i++], kind: "dir" });
+    else if (tag === "f") current?.push({ name: words[i++], kind: "file" });
+    else break;
+  }
+  return { hidden, listings };
+}
 
 /**
  * The bwrap executable to run: `bwrapPath` itself when it contains a slash, else the first match

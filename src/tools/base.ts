@@ -65,12 +65,59 @@ export interface ToolContext {
 }
 
 /**
- * Set by the executor on a call its gate let through without asking the user, never by the model
- * (an argument no tool declares fails validation first): the tool must run the call where it
- * cannot act. The bash tool runs such a command in a fresh read-only sandbox
- * (policy/process.ts `unaskedPolicy`) instead of the session's shell.
+ * What one call of a tool does, as far as the user is concerned; the tool's catalog entry says it
+ * (`effects`), so nothing else reads argument names to find out.
+ * - `read`: changes nothing (a view, a search, a thought, the done signal).
+ * - `edit`: changes one file (see `EditEffect`).
+ * - `command`: runs a command line, which can do anything the sandbox allows.
+ * - `other`: changes only the tool's own state (bash's `restart`), nothing in the workspace.
  */
-export const UNASKED = "__deft_unasked";
+export type CallEffect =
+  | { readonly kind: "read" }
+  | EditEffect
+  | CommandEffect
+  | { readonly kind: "other" };
+
+/** A call that runs a command line. */
+export interface CommandEffect {
+  readonly kind: "command";
+  readonly command: string;
+  /**
+   * The tool honours `CallPlan.unasked`: told so, it runs the command where it cannot act (bash:
+   * a fresh read-only sandbox). Only then may the approval gate let a read-only command through
+   * without asking; a tool that would run it as usual is asked about every command.
+   */
+  readonly confinesUnasked?: boolean;
+}
+
+/** A call that changes one file. */
+export interface EditEffect {
+  readonly kind: "edit";
+  /** The file as the model named it: absolute, or relative to the workspace. */
+  readonly path: string;
+  /** The change as the model asked for it, in a few lines: shown when no preview can be made. */
+  readonly summary: string;
+  /**
+   * The file's text after the call, given its text before (null: the file does not exist);
+   * undefined when the edit would not apply as given. Absent when no preview can be computed.
+   */
+  readonly after?: (before: string | null) => string | undefined;
+  /** The call takes back the latest edit of `path` (the editor's `undo_edit`). */
+  readonly reverts?: boolean;
+}
+
+/**
+ * How the executor runs a call its gate let through: data passed beside the model's arguments,
+ * never inside them, so no argument the model writes can stand for a verdict.
+ */
+export interface CallPlan {
+  /**
+   * The gate let the call through without asking the user: the tool must run it where it cannot
+   * act. The bash tool runs such a command in a fresh read-only sandbox (policy/process.ts
+   * `unaskedPolicy`) instead of the session's shell.
+   */
+  readonly unasked?: boolean;
+}
 
 /** A successful result carrying `output`. */
 export function ok(output: string): ToolExecResult {
@@ -105,8 +152,19 @@ export abstract class Tool {
 
   constructor(readonly context: ToolContext) {}
 
-  /** Does the work. May throw: the executor turns a throw into a failed result. */
-  abstract execute(args: Record<string, unknown>): Promise<ToolExecResult>;
+  /**
+   * Does the work. May throw: the executor turns a throw into a failed result. `plan` is how the
+   * approval gate let the call through (absent: as asked, or with no gate).
+   */
+  abstract execute(args: Record<string, unknown>, plan?: CallPlan): Promise<ToolExecResult>;
+
+  /**
+   * What a call with `args` does; undefined when the tool cannot say (a tool outside the catalog,
+   * whose calls the approval gate then treats as able to do anything).
+   */
+  effects(_args: Record<string, unknown>): CallEffect | undefined {
+    return undefined;
+  }
 
   /** Releases processes, files or connections the tool holds. */
   close(): Promise<void> {

@@ -1,8 +1,10 @@
 /**
  * The catalog: one entry per built-in tool, the only place that lists them. An entry holds the
- * model-facing definition, the loader of the implementation, where the tool runs and what the
- * approval gate must know of it. Nothing else names a tool: the factory (registry.ts), the tool
- * hosts and the approval gate read these entries.
+ * model-facing definition, the loader of the implementation, where the tool runs and what a call
+ * does (`effects`: reads, edits a file, runs a command), whether its edits can be undone and
+ * whether a call ends the run. Nothing else names a tool or reads its argument names: the
+ * factory (registry.ts), the tool hosts and their deadlines, the approval gate, the console's
+ * diffs, `/undo` and the agent loop ask these entries.
  *
  * Adding a tool means writing its module and adding one entry here. A small module holds the
  * definition and the class together (task_done.ts); a tool whose implementation imports much
@@ -11,16 +13,18 @@
  * else, so the pipeline commands start fast. An implementation loads where the tool runs, on
  * its first call (see in_process.ts).
  */
-import { normalizeToolName } from "./base.ts";
-import { BASH } from "./bash/definition.ts";
-import type { ApprovalClass, CatalogEntry, ToolDefinitionSource } from "./catalog_types.ts";
+import { type CallEffect, normalizeToolName } from "./base.ts";
+import { BASH, bashEffects, bashTimeout } from "./bash/definition.ts";
+import type { CatalogEntry, ToolDefinitionSource } from "./catalog_types.ts";
 import { CKG } from "./ckg/definition.ts";
-import { EDIT } from "./edit/definition.ts";
-import { JSON_EDIT } from "./json_edit/definition.ts";
+import { EDIT, editEffects, editUndo } from "./edit/definition.ts";
+import { JSON_EDIT, jsonEditEffects } from "./json_edit/definition.ts";
 import { SEQUENTIAL_THINKING } from "./sequential_thinking.ts";
 import { TASK_DONE } from "./task_done.ts";
 
-export type { ApprovalClass, CatalogEntry, ToolPlacement } from "./catalog_types.ts";
+export type { CatalogEntry, ToolPlacement } from "./catalog_types.ts";
+
+const READS: CallEffect = { kind: "read" };
 
 /** The file editors' default deadline: they open and read files, nothing that takes long. */
 export const FILE_TOOL_DEADLINE_SECONDS = 30;
@@ -30,40 +34,43 @@ export const CATALOG: readonly CatalogEntry[] = [
   {
     definition: BASH,
     runs: "confines-itself",
-    approval: "runs-commands",
+    effects: bashEffects,
+    ownTimeout: bashTimeout,
     load: async () => (await import("./bash/tool.ts")).BashTool,
   },
   {
     definition: EDIT,
     runs: "tool-host",
-    approval: "edits-files",
+    effects: editEffects,
+    undo: editUndo,
     deadline: FILE_TOOL_DEADLINE_SECONDS,
     load: async () => (await import("./edit/tool.ts")).EditTool,
   },
   {
     definition: JSON_EDIT,
     runs: "tool-host",
-    approval: "edits-files",
+    effects: jsonEditEffects,
     deadline: FILE_TOOL_DEADLINE_SECONDS,
     load: async () => (await import("./json_edit/tool.ts")).JsonEditTool,
   },
   {
     definition: SEQUENTIAL_THINKING,
     runs: "in-process",
-    approval: "read-only",
+    effects: () => READS,
     load: async () => (await import("./sequential_thinking.ts")).SequentialThinkingTool,
   },
   {
     definition: TASK_DONE,
     runs: "in-process",
-    approval: "read-only",
+    effects: () => READS,
+    endsRun: true,
     load: async () => (await import("./task_done.ts")).TaskDoneTool,
   },
   {
     definition: CKG,
     // The one tool that writes Deft's cache: away from the editors (see ToolPlacement).
     runs: "cache-host",
-    approval: "read-only",
+    effects: () => READS,
     load: async () => (await import("./ckg/tool.ts")).CkgTool,
   },
 ];
@@ -121,12 +128,16 @@ export function definitionOf(name: string): ToolDefinitionSource {
   return entryOf(name).definition;
 }
 
-/**
- * What the approval gate must know of the tool called `name` (case and underscores ignored):
- * whether its calls only read, edit files or run commands. Undefined for a tool outside the
- * catalog (an MCP server's), whose effects Deft cannot know.
- */
-export function approvalClassOf(name: string): ApprovalClass | undefined {
+/** The catalog entry of the tool `name` refers to (case and underscores ignored), if any. */
+export function catalogEntry(name: string): CatalogEntry | undefined {
   const found = resolveToolName(name);
-  return found === undefined ? undefined : entryOf(found).approval;
+  return found === undefined ? undefined : entryOf(found);
+}
+
+/**
+ * What a call of the tool `name` (case and underscores ignored) with `args` does, by its catalog
+ * entry; undefined for a tool outside the catalog or an entry that does not say.
+ */
+export function effectsOf(name: string, args: Record<string, unknown>): CallEffect | undefined {
+  return catalogEntry(name)?.effects?.(args);
 }

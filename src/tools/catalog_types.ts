@@ -2,7 +2,7 @@
  * The shape of a catalog entry, apart from the catalog itself so that each tool's definition
  * module can name its type without importing the catalog (which imports every definition).
  */
-import type { Tool, ToolContext, ToolParameter } from "./base.ts";
+import type { CallEffect, Tool, ToolContext, ToolParameter } from "./base.ts";
 
 /** A tool's name, description and parameters: what the model reads, without the implementation. */
 export interface ToolDefinitionSource {
@@ -28,14 +28,6 @@ export interface ToolDefinitionSource {
  */
 export type ToolPlacement = "in-process" | "tool-host" | "cache-host" | "confines-itself";
 
-/**
- * What a call of the tool can do, which is what the approval gate asks about.
- * - `read-only`: changes nothing a user reviews (a search, a thought, the done signal).
- * - `edits-files`: writes files in the workspace.
- * - `runs-commands`: runs shell commands, which can do anything the sandbox allows.
- */
-export type ApprovalClass = "read-only" | "edits-files" | "runs-commands";
-
 /** A tool implementation: built for a context, answering calls until closed. */
 export type ToolClass = new (context: ToolContext) => Tool;
 
@@ -43,13 +35,31 @@ export type ToolClass = new (context: ToolContext) => Tool;
 export interface CatalogEntry {
   readonly definition: ToolDefinitionSource;
   readonly runs: ToolPlacement;
-  readonly approval: ApprovalClass;
+  /**
+   * What a call with these (validated) arguments does: the one place that reads the tool's
+   * argument names. The approval gate, the console's diffs and `/undo` ask it. Absent, the
+   * tool's calls may do anything: the approval gate asks about them in `commands` mode too.
+   */
+  readonly effects?: (args: Record<string, unknown>) => CallEffect;
+  /**
+   * The arguments of the call that takes back the latest edit of `path`, for a tool that keeps
+   * an edit history (`/undo` uses it). Absent: the tool's edits cannot be undone.
+   */
+  readonly undo?: (path: string) => Record<string, unknown>;
+  /** A successful call ends the agent's run (the done signal). */
+  readonly endsRun?: boolean;
   /**
    * Seconds a call may take unless configured otherwise (else the host's default, 300 s). The
    * file editors answer in well under a second, so theirs is short: a call stuck on a slow file
    * ends soon, with an error saying so, instead of holding the host for minutes.
    */
   readonly deadline?: number;
+  /**
+   * The seconds after which a call with these arguments stops itself (bash's `timeout`), for a
+   * tool that keeps its own time; undefined when the call does not say (the configured default
+   * applies). The host's deadline is never shorter than that.
+   */
+  readonly ownTimeout?: (args: Record<string, unknown>) => number | undefined;
   /** Imports the implementation's module; called on the tool's first call only. */
   readonly load: () => Promise<ToolClass>;
 }

@@ -9,11 +9,11 @@
  * get the same check. A tool host runs only calls this executor has let through.
  */
 import {
+  type CallPlan,
   normalizeToolName,
   thrownResult,
   type Tool,
   type ToolExecResult,
-  UNASKED,
 } from "./base.ts";
 import { validateArguments } from "./validate.ts";
 import { nestingProblem } from "./nesting.ts";
@@ -42,7 +42,8 @@ export interface ToolCallResult {
 
 /**
  * A gate's answer: null lets the call through as it is, a text refuses it (the model reads it),
- * `RUN_UNASKED` lets it through unasked, to run where it cannot act (see `UNASKED`).
+ * `RUN_UNASKED` lets it through unasked, to run where it cannot act (the executor hands the tool
+ * a `CallPlan` saying so, beside the arguments).
  */
 export type GateVerdict = string | null | typeof RUN_UNASKED;
 
@@ -97,11 +98,10 @@ export class ToolExecutor {
     if (typeof verdict === "string") {
       return wrap(call, tool.name, { output: null, error: verdict, error_code: -1 });
     }
-    const args = verdict === RUN_UNASKED
-      ? { ...validation.args, [UNASKED]: true }
-      : validation.args;
+    // The verdict travels beside the model's arguments, never inside them.
+    const plan: CallPlan | undefined = verdict === RUN_UNASKED ? { unasked: true } : undefined;
     try {
-      return wrap(call, tool.name, await tool.execute(args));
+      return wrap(call, tool.name, await tool.execute(validation.args, plan));
     } catch (e) {
       return wrap(call, tool.name, thrownResult(tool.name, e));
     }

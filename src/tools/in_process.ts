@@ -4,7 +4,7 @@
  * a few dozen files), then serves every call until the tool is closed. Deft's main process runs
  * the pure tools here; the tool host's worker runs its own tools here.
  */
-import type { Tool, ToolContext, ToolExecResult } from "./base.ts";
+import type { CallPlan, Tool, ToolContext, ToolExecResult } from "./base.ts";
 import { entryOf } from "./catalog.ts";
 import type { ToolClass } from "./catalog_types.ts";
 import type { Host } from "./stand_in.ts";
@@ -24,8 +24,12 @@ export class InProcessHost implements Host {
   }
 
   /** Runs one call; a throw from the tool reaches the caller. */
-  async call(name: string, args: Record<string, unknown>): Promise<ToolExecResult> {
-    return await (await this.#tool(name)).execute(args);
+  async call(
+    name: string,
+    args: Record<string, unknown>,
+    plan?: CallPlan,
+  ): Promise<ToolExecResult> {
+    return await (await this.#tool(name)).execute(args, plan);
   }
 
   /** Closes the tool if it was built; a tool never called holds nothing. */

@@ -1,13 +1,14 @@
 /**
- * The one factory of built-in tools. Every command that runs tools (`run`, `interactive`, `tool`,
- * `serve`, `mcp`) builds them here, through `createHostedTools` (host/remote.ts), which only
- * supplies the tool hosts; `deft tools`, which calls none, builds them here without hosts. Each
- * tool is a stand-in for its catalog entry; where its calls go follows the entry's placement and
- * the sandbox setting (`placeOf`). Nothing here loads an implementation: a tool's module loads
- * where it runs, on its first call.
+ * The one factory of built-in tools, `createTools`: every tool Deft builds is made here, as a
+ * stand-in for its catalog entry, and where its calls go follows the entry's placement and the
+ * sandbox setting (`placeOf`, the one decision of placement). The commands that run tools (`run`,
+ * `interactive`, `tool`, `serve`, `mcp`) call it through `createHostedTools` (host/mod.ts), a thin
+ * layer that only hands it a host per place; `deft tools`, which calls none, calls it without
+ * hosts. Nothing here loads an implementation: a tool's module loads where it runs, on its first
+ * call.
  */
 import type { Tool, ToolContext, ToolSettings } from "./base.ts";
-import { DEFAULT_TOOL_NAMES, definitionOf, entryOf, resolveToolNames } from "./catalog.ts";
+import { DEFAULT_TOOL_NAMES, entryOf, resolveToolNames } from "./catalog.ts";
 import { InProcessHost } from "./in_process.ts";
 import { type Host, StandInTool } from "./stand_in.ts";
 
@@ -72,7 +73,5 @@ export function createTools(
       where === "process" ? new InProcessHost(context, group) : hosts!(where, group),
     );
   }
-  return resolved.map((name) =>
-    new StandInTool(definitionOf(name), context, byPlace.get(place(name))!)
-  );
+  return resolved.map((name) => new StandInTool(entryOf(name), context, byPlace.get(place(name))!));
 }

@@ -4,8 +4,14 @@
  * workdir stays one word for the runtime's `exec`.
  */
 import assert from "node:assert/strict";
-import { attachArgs, containerTestLaunch } from "../../src/batch/task_container.ts";
-import type { Container } from "../../src/container/container.ts";
+import { join } from "node:path";
+import {
+  attachArgs,
+  containerTestLaunch,
+  openTaskContainer,
+} from "../../src/batch/task_container.ts";
+import { type Container, ContainerError } from "../../src/container/container.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 function container(program: "docker" | "podman", workspace = "/testbed"): Container {
   return {
@@ -66,4 +72,27 @@ Deno.test("a task's deft run attaches to the batch's container and its workspace
     "--container-runtime",
     "podman",
   ]);
+});
+
+Deno.test("a line's Dockerfile that turned into a link since the task file was read is not built", async () => {
+  await using tmp = await tempDir("deft-task-moved-");
+  await Deno.mkdir(join(tmp.path, "tasks"));
+  await Deno.mkdir(join(tmp.path, "outside"));
+  await Deno.writeTextFile(join(tmp.path, "outside", "Dockerfile"), "FROM scratch\n");
+  // Checked when read: a plain file inside. Now a link leading out.
+  const checked = join(tmp.path, "tasks", "Dockerfile");
+  await Deno.symlink(join(tmp.path, "outside", "Dockerfile"), checked);
+  const settings = { network: false, runtime: "docker" as const };
+  await assert.rejects(
+    () => openTaskContainer({ index: 0, id: "t", dockerfile: checked }, settings, tmp.path),
+    (e: Error) =>
+      e instanceof ContainerError &&
+      e.message.includes(`now leads to ${join(tmp.path, "outside", "Dockerfile")}`) &&
+      /refused, as its folder is the build context/.test(e.message),
+  );
+  await Deno.remove(checked);
+  await assert.rejects(
+    () => openTaskContainer({ index: 0, id: "t", dockerfile: checked }, settings, tmp.path),
+    /is gone since the task file was read/,
+  );
 });

@@ -1,7 +1,9 @@
+import { join } from "node:path";
 import assert from "node:assert/strict";
 import { applyDefaultImage, parseTasks } from "../../src/batch/tasks.ts";
 import { indexRanges, shellQuote } from "../../src/batch/slurm.ts";
 import { UsageError } from "../../src/errors.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 Deno.test("a valid task file: relative repos and replays resolve against its folder", () => {
   const tasks = parseTasks(
@@ -139,6 +141,20 @@ Deno.test("--image-template: SWE-bench's naming, the other placeholders, and a l
   assert.equal(c.image, "reg/Org__Repo-1");
 });
 
+Deno.test("--image-template swebench and {id_lower} lower-case an id with capitals", () => {
+  // Image names are lower case; SWE-bench's own ids need not be.
+  const line = sweLine({ instance_id: "Org__Repo-1" });
+  const [swe] = parseTasks(line, "t.jsonl", { imageTemplate: "swebench" });
+  assert.equal(swe.image, "swebench/sweb.eval.x86_64.org_1776_repo-1:latest");
+  // The task keeps its id as written (its folder, its prediction's instance_id).
+  assert.equal(swe.id, "Org__Repo-1");
+  assert.equal(swe.instance_id, "Org__Repo-1");
+  const [local] = parseTasks(line, "t.jsonl", {
+    imageTemplate: "sweb.eval.x86_64.{id_lower}:latest",
+  });
+  assert.equal(local.image, "sweb.eval.x86_64.org__repo-1:latest");
+});
+
 Deno.test("a bad --image-template is refused, naming what is wrong", () => {
   assert.match(
     usageMessage(() => parseTasks(sweLine(), "t", { imageTemplate: "img:{instance}" })),
@@ -185,22 +201,80 @@ Deno.test("image lines: clear errors for a missing image, repo or statement, and
   assert.match(message, /T:8: "image" and "dockerfile" cannot go together/);
 });
 
-Deno.test("a line may name a Dockerfile: relative to the task file, no repo, no template", () => {
-  const [a, b] = parseTasks(
+Deno.test("a line may name a Dockerfile: relative to the task file, no repo, no template", async () => {
+  await using tmp = await tempDir("deft-tasks-dockerfile-");
+  await Deno.mkdir(join(tmp.path, "images"));
+  await Deno.writeTextFile(join(tmp.path, "images", "Dockerfile"), "FROM scratch\n");
+  // A link that stays inside the task file's folder is fine: what is built is where it leads.
+  await Deno.symlink("images/Dockerfile", join(tmp.path, "Dockerfile.link"));
+  const [a, b, c] = parseTasks(
     [
       '{"id": "a", "dockerfile": "images/Dockerfile", "task": "t"}',
       JSON.stringify({
         instance_id: "o__r-1",
-        dockerfile: "/abs/Dockerfile",
+        dockerfile: join(tmp.path, "images", "Dockerfile"),
         problem_statement: "p",
       }),
+      '{"id": "c", "dockerfile": "Dockerfile.link", "task": "t"}',
     ].join("\n"),
-    "/d/t.jsonl",
+    join(tmp.path, "t.jsonl"),
   );
-  assert.deepEqual(a, { index: 0, id: "a", dockerfile: "/d/images/Dockerfile", task: "t" });
+  const built = join(tmp.path, "images", "Dockerfile");
+  assert.deepEqual(a, { index: 0, id: "a", dockerfile: built, task: "t" });
   // A SWE-bench line with its own Dockerfile needs no --image-template.
-  assert.equal(b.dockerfile, "/abs/Dockerfile");
+  assert.equal(b.dockerfile, built);
   assert.equal(b.image, undefined);
+  assert.equal(c.dockerfile, built);
+});
+
+Deno.test("a line's Dockerfile outside the task file's folder is refused, links included", async () => {
+  // The attacker's task file: its lines make folders elsewhere the build context, whose files
+  // (a .env here) would be copied into the image the model works in.
+  await using tmp = await tempDir("deft-tasks-escape-");
+  const tasksDir = join(tmp.path, "tasks");
+  const outside = join(tmp.path, "outside");
+  await Deno.mkdir(join(tasksDir, "sub"), { recursive: true });
+  await Deno.mkdir(outside);
+  await Deno.writeTextFile(join(outside, "Dockerfile"), "FROM scratch\nCOPY .env /\n");
+  await Deno.writeTextFile(join(outside, ".env"), "MARKER_SECRET=1\n");
+  await Deno.symlink(join(outside, "Dockerfile"), join(tasksDir, "Dockerfile"));
+  await Deno.symlink(outside, join(tasksDir, "sub", "dir"));
+  const text = [
+    '{"id": "up", "dockerfile": "../outside/Dockerfile", "task": "t"}',
+    JSON.stringify({ id: "abs", dockerfile: join(outside, "Dockerfile"), task: "t" }),
+    '{"id": "link", "dockerfile": "Dockerfile", "task": "t"}',
+    '{"id": "dirlink", "dockerfile": "sub/dir/Dockerfile", "task": "t"}',
+    '{"id": "deep", "dockerfile": "sub/../../outside/Dockerfile", "task": "t"}',
+    '{"id": "missing", "dockerfile": "sub/Dockerfile", "task": "t"}',
+    '{"id": "folder", "dockerfile": "sub", "task": "t"}',
+  ].join("\n");
+  const file = join(tasksDir, "t.jsonl");
+  const message = usageMessage(() => parseTasks(text, file));
+  assert.match(message, /7 bad line\(s\); nothing was started/);
+  const named = join(outside, "Dockerfile");
+  const line = (n: number) => message.split("\n").find((l) => l.includes(`t.jsonl:${n}:`)) ?? "";
+  for (const n of [1, 2, 5]) {
+    assert.ok(
+      line(n).includes(`names ${named}, outside the task file's folder ${tasksDir}: refused`),
+      line(n),
+    );
+  }
+  for (const n of [3, 4]) {
+    assert.ok(
+      line(n).includes(`leads through a symbolic link to ${named}, outside the task file's`),
+      line(n),
+    );
+  }
+  for (const n of [1, 2, 3, 4, 5]) {
+    // Why, and what to do.
+    assert.match(line(n), /its folder would be the build context/);
+    assert.match(
+      line(n),
+      /move the Dockerfile, .* or build that image yourself .*--dockerfile-path/,
+    );
+  }
+  assert.match(line(6), /"dockerfile" "sub\/Dockerfile": there is no file .*sub\/Dockerfile/);
+  assert.match(line(7), /"dockerfile" "sub": .*sub is not a file/);
 });
 
 Deno.test("a Deft line with an image needs no repo; its repo is recorded as written", () => {
@@ -221,7 +295,11 @@ Deno.test("a Deft line with an image needs no repo; its repo is recorded as writ
   );
 });
 
-Deno.test("the default image: a line's own image, then --image-template, then the default", () => {
+Deno.test("the default image: a line's own image, then --image-template, then the default", async () => {
+  await using tmp = await tempDir("deft-tasks-default-");
+  await Deno.mkdir(join(tmp.path, "d"));
+  await Deno.writeTextFile(join(tmp.path, "d", "Dockerfile"), "FROM scratch\n");
+  const tasksFile = join(tmp.path, "t.jsonl");
   const text = [
     // A Deft line with no repo: fine with a default image.
     '{"id": "plain", "task": "fix it"}',
@@ -232,26 +310,26 @@ Deno.test("the default image: a line's own image, then --image-template, then th
     '{"instance_id": "a__b-1", "problem_statement": "p"}',
   ].join("\n");
   const withTemplate = applyDefaultImage(
-    parseTasks(text, "/data/t.jsonl", { imageTemplate: "t/{id}", defaultImage: true }),
+    parseTasks(text, tasksFile, { imageTemplate: "t/{id}", defaultImage: true }),
     "dflt:2",
   );
   assert.deepEqual(withTemplate.map((t) => [t.id, t.image ?? t.dockerfile]), [
     ["plain", "dflt:2"],
     ["withrepo", "dflt:2"],
     ["own", "mine:1"],
-    ["built", "/data/d/Dockerfile"],
+    ["built", join(tmp.path, "d", "Dockerfile")],
     ["a__b-1", "t/a__b-1"],
   ]);
   assert.equal(withTemplate[1].repo, "repos/x");
   // Without a template, the SWE-bench line takes the default too.
   const noTemplate = applyDefaultImage(
-    parseTasks(text, "/data/t.jsonl", { defaultImage: true }),
+    parseTasks(text, tasksFile, { defaultImage: true }),
     "dflt:2",
   );
   assert.equal(noTemplate[4].image, "dflt:2");
   // Without a default image, the same lines are refused: no repo, no image.
   assert.throws(
-    () => parseTasks(text, "/data/t.jsonl"),
+    () => parseTasks(text, tasksFile),
     (e: Error) =>
       e instanceof UsageError && /t\.jsonl:1: "repo" is missing/.test(e.message) &&
       /t\.jsonl:5: no image for instance "a__b-1"/.test(e.message),

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { ckgEdgeSearch, ckgFastPath, ckgIndex, ckgSearch } from "../../src/cli/ckg.ts";
 import { OUTPUT_LIMIT } from "../../src/ckg/format.ts";
-import { tempDir, writeTree } from "./helpers.ts";
+import { tempDir, writeTree } from "../helpers/ckg.ts";
 
 /** Runs `fn` with stdout and stderr captured and DEFT_CACHE_DIR pointing at a temp folder. */
 async function captured(

@@ -9,7 +9,7 @@ import { CodeGraph } from "../../src/ckg/graph.ts";
 import type { EdgeResult } from "../../src/ckg/edge_search.ts";
 import { formatEdgeText } from "../../src/ckg/edge_format.ts";
 import { definitionCuts } from "../../src/ckg/preproc.ts";
-import { describeSymbol, symbolsOf, tempDir, writeTree } from "./helpers.ts";
+import { describeSymbol, symbolsOf, tempDir, writeTree } from "../helpers/ckg.ts";
 
 async function withGraph(
   files: Record<string, string>,

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { CodeGraph } from "../../src/ckg/graph.ts";
 import type { EdgeResult } from "../../src/ckg/edge_search.ts";
-import { tempDir } from "./helpers.ts";
+import { tempDir } from "../helpers/ckg.ts";
 
 const FIXTURES = new URL("../fixtures/ckg/edges/", import.meta.url).pathname;
 

@@ -3,7 +3,7 @@
  * lines, and nothing else (prototypes are listed because classes show them; search skips them).
  */
 import assert from "node:assert/strict";
-import { describeSymbol, LANGS_DIR, symbolsOf } from "./helpers.ts";
+import { describeSymbol, LANGS_DIR, symbolsOf } from "../helpers/ckg.ts";
 
 const EXPECTED: Record<string, string[]> = {
   "shapes.py": [

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { CodeGraph } from "../../src/ckg/graph.ts";
 import { oneBranchOnly } from "../../src/ckg/preproc.ts";
-import { describeSymbol, symbolsOf, tempDir, writeTree } from "./helpers.ts";
+import { describeSymbol, symbolsOf, tempDir, writeTree } from "../helpers/ckg.ts";
 
 Deno.test("misses: JavaScript named function expressions that nothing binds are functions", async () => {
   const text = `function jsonParserFactory() {

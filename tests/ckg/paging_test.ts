@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { CkgTool } from "../../src/tools/ckg/tool.ts";
 import { ToolExecutor } from "../../src/tools/executor.ts";
 import { OUTPUT_LIMIT } from "../../src/ckg/format.ts";
-import { tempDir, writeTree } from "./helpers.ts";
+import { tempDir, writeTree } from "../helpers/ckg.ts";
 
 async function withTool(
   files: Record<string, string>,

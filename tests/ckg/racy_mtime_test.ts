@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { CodeGraph } from "../../src/ckg/graph.ts";
-import { tempDir, writeTree } from "./helpers.ts";
+import { tempDir, writeTree } from "../helpers/ckg.ts";
 
 Deno.test("ckg: a same-size rewrite within the same mtime tick is still seen (racy mtime guard)", async () => {
   await using ws = await tempDir();

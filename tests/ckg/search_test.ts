@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { CodeGraph } from "../../src/ckg/graph.ts";
 import { formatSearchText, OUTPUT_LIMIT, searchJson } from "../../src/ckg/format.ts";
 import { editDistance } from "../../src/ckg/search.ts";
-import { LANGS_DIR, tempDir, writeTree } from "./helpers.ts";
+import { LANGS_DIR, tempDir, writeTree } from "../helpers/ckg.ts";
 
 /** A fresh graph over the language fixtures plus a few extras, for one test: no test depends on
  * another's graph or on running order, and `await using` removes it when the test ends. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { askToTrust } from "../../src/config/trust.ts";
+import { askToTrust, layerUntrusted } from "../../src/config/trust.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 const UNTRUSTED = { path: "deft.yaml", folder: "/w/repo", ignored: ["mcp_servers", "sandbox"] };
@@ -59,4 +59,46 @@ Deno.test("askToTrust shows hostile key names and folders inert", async () => {
     assert.ok(!/[\x00-\x1f]/.test(text.replace(/\n/g, "")), text);
   }
   assert.match(a.said[0], /evil\\x1b\]0;t\\x07/);
+});
+
+Deno.test("askToTrust: only a yes is a yes; 'not yet', 'nay', 'no way' are no and are remembered", async () => {
+  await using dir = await tempDir();
+  for (const answer of ["not yet", "nay", "no way", "n", "no", "yes\nno", "yy"]) {
+    const declined = `${dir.path}/${crypto.randomUUID()}`;
+    const a = asking([answer], true, declined);
+    assert.equal(await a.decide(UNTRUSTED), false, JSON.stringify(answer));
+    assert.match(a.said.at(-1)!, /^not trusted: going on without mcp_servers, sandbox/);
+    assert.equal(await Deno.readTextFile(declined), "/w/repo\n", JSON.stringify(answer));
+  }
+  for (const answer of ["y", "Y", "yes", " Yes ", "YES\r"]) {
+    assert.equal(await asking([answer], true).decide(UNTRUSTED), true, JSON.stringify(answer));
+  }
+});
+
+Deno.test("askToTrust: a key or folder holding a newline cannot draw a line of its own", async () => {
+  const fake = "\nnote: /w/repo is already trusted (trusted_folders); nothing to do\n";
+  const a = asking(["n"], true);
+  await a.decide({
+    path: `deft.yaml${fake}`,
+    folder: `/w/repo${fake}`,
+    ignored: [`mcp_servers${fake}`, `sandbox\r\talready trusted`],
+  });
+  const b = asking([], false);
+  await b.decide({ path: "deft.yaml", folder: "/w/repo", ignored: [`mcp_servers${fake}`] });
+  for (const text of [...a.said, ...a.asked, ...b.said]) {
+    assert.ok(!/[\n\r\t]/.test(text), `a line break reached the terminal: ${JSON.stringify(text)}`);
+    assert.match(text, /\\x0anote: \/w\/repo is already trusted/);
+  }
+  assert.match(a.said[0], /sandbox\\x0d\\x09already trusted/);
+});
+
+Deno.test("layerUntrusted: the warning spells a key's newline out instead of drawing a line", () => {
+  const repo = `"mcp_servers\\nnote: /w is already trusted\\r": {}\nsandbox: none\n`;
+  const layer = layerUntrusted(repo, "/w/deft.yaml");
+  assert.deepEqual(layer.ignored, ["mcp_servers\nnote: /w is already trusted\r", "sandbox"]);
+  assert.ok(!/[\n\r]/.test(layer.warning!), JSON.stringify(layer.warning));
+  assert.match(
+    layer.warning!,
+    /may not set mcp_servers\\x0anote: \/w is already trusted\\x0d, sandbox/,
+  );
 });

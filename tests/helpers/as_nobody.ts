@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type DeftRun, denoDir, REPO_ROOT } from "./deft.ts";
 import { deftFlags } from "../../scripts/deft_flags.ts";
+import { tempDirUntilExit } from "./temp.ts";
 
 const NOBODY = "65534";
 
@@ -60,7 +61,7 @@ export async function nobody(options: { packages?: boolean } = {}): Promise<Nobo
     `this machine has no user with uid ${NOBODY} (nobody); create it (useradd -u ${NOBODY} ` +
       `nobody) to run the tests that need a user who is not root`,
   );
-  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-nobody-" }));
+  const home = await tempDirUntilExit("deft-nobody-");
   try {
     await Deno.chown(home, NOBODY_UID, NOBODY_UID);
     const deno = await denoFor(home);

@@ -1,5 +1,6 @@
 /** Spawns `deft` the way a user would: `deno run` of main.ts with the `deft` task's flags. */
 import { deftFlags } from "../../scripts/deft_flags.ts";
+import { tempDirUntilExit } from "./temp.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -54,7 +55,7 @@ export async function runDeft(
  * `deft.yaml` a test writes there is read in full (repository configs are untrusted otherwise).
  */
 export async function trustedHome(prefix = "deft-home-"): Promise<string> {
-  const home = await Deno.realPath(await Deno.makeTempDir({ prefix }));
+  const home = await tempDirUntilExit(prefix);
   await Deno.mkdir(`${home}/.config/deft`, { recursive: true });
   await Deno.writeTextFile(
     `${home}/.config/deft/config.yaml`,

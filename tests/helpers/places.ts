@@ -7,6 +7,7 @@
 import { join, relative } from "node:path";
 import { REPO_ROOT } from "./deft.ts";
 import { BUNDLE_BASE_FLAGS as BASE_FLAGS } from "./deno_flags.ts";
+import { tempDirUntilExit } from "./temp.ts";
 
 // Where the sandbox shows a private empty folder instead of the host's.
 const PRIVATE_IN_SANDBOX = ["/tmp", "/var/tmp", "/dev/shm", "/run"];
@@ -71,9 +72,7 @@ export class Place {
 
   /** Makes a place under `outsideTmp()` (never under `$TMPDIR`), with the bundle unless not. */
   static async create(options: { bundle?: boolean } = {}): Promise<Place> {
-    const root = await Deno.realPath(
-      await Deno.makeTempDir({ dir: outsideTmp(), prefix: ".deft-places-" }),
-    );
+    const root = await tempDirUntilExit(".deft-places-", { dir: outsideTmp() });
     const place = new Place(root);
     if (options.bundle !== false) {
       (place as { bundlePath: string }).bundlePath = await sharedBundle();
@@ -185,7 +184,7 @@ export async function serveCalls(
 export async function srvWorkspace(): Promise<string | undefined> {
   try {
     await Deno.mkdir("/srv", { recursive: true });
-    return await Deno.realPath(await Deno.makeTempDir({ dir: "/srv", prefix: "deft-ws " }));
+    return await tempDirUntilExit("deft-ws ", { dir: "/srv" });
   } catch {
     return undefined;
   }
@@ -205,14 +204,7 @@ let built: Promise<string> | undefined;
 /** `deno task bundle` output in a folder under `outsideTmp()`, removed when the test ends. */
 function sharedBundle(): Promise<string> {
   built ??= (async () => {
-    const dir = await Deno.realPath(
-      await Deno.makeTempDir({ dir: outsideTmp(), prefix: ".deft-bundle-" }),
-    );
-    globalThis.addEventListener("unload", () => {
-      try {
-        Deno.removeSync(dir, { recursive: true });
-      } catch { /* gone already */ }
-    });
+    const dir = await tempDirUntilExit(".deft-bundle-", { dir: outsideTmp() });
     const path = join(dir, "deft.js");
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "scripts/bundle.ts", path],

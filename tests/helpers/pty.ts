@@ -1,6 +1,7 @@
 /** Drives `deft` through a real pseudo-terminal (python3's pty module), as a user at a terminal. */
 import { deftFlags } from "../../scripts/deft_flags.ts";
 import { denoDir, REPO_ROOT } from "./deft.ts";
+import { tempDir } from "./temp.ts";
 
 /** One exchange: wait for `expect` (a regex) in the output, then `delay` seconds (default 0.05),
  * then type `send`. */
@@ -23,7 +24,8 @@ export async function runDeftInPty(
   steps: PtyStep[],
   options: { cwd: string; env?: Record<string, string>; timeoutSeconds?: number },
 ): Promise<PtyRun> {
-  const script = await Deno.makeTempFile({ suffix: ".json" });
+  await using scriptDir = await tempDir("deft-pty-");
+  const script = `${scriptDir.path}/script.json`;
   await Deno.writeTextFile(
     script,
     JSON.stringify({
@@ -39,7 +41,6 @@ export async function runDeftInPty(
     stdout: "piped",
     stderr: "piped",
   }).output();
-  await Deno.remove(script);
   const text = new TextDecoder().decode(out.stdout);
   if (!out.success) throw new Error(`pty driver failed: ${new TextDecoder().decode(out.stderr)}`);
   return JSON.parse(text) as PtyRun;

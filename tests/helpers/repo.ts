@@ -1,3 +1,4 @@
+import { tempDirUntilExit } from "./temp.ts";
 /** Git for tests: a small repository with a failing check, for agent tests, and `git()`. */
 
 /** The buggy module and its check. */
@@ -16,9 +17,9 @@ export async function git(cwd: string, ...args: string[]): Promise<string> {
   return new TextDecoder().decode(out.stdout).trim();
 }
 
-/** Creates the repository in a new temp dir; returns its real path. */
+/** Creates the repository in a new temp dir (removed when the test process ends); its real path. */
 export async function makeBuggyRepo(): Promise<string> {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-repo-" }));
+  const dir = await tempDirUntilExit("deft-repo-");
   await Deno.writeTextFile(`${dir}/calc.py`, BUGGY);
   await Deno.writeTextFile(`${dir}/check.py`, CHECK);
   await git(dir, "init", "-q");

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import {
-  approvalClassOf,
   CATALOG,
+  catalogEntry,
   definitionOf,
+  effectsOf,
   entryOf,
   registeredToolNames,
   UnknownToolError,
@@ -42,12 +43,64 @@ Deno.test("catalog: where each tool runs", () => {
   });
 });
 
-Deno.test("catalog: the approval class of each tool; none for a tool outside it", () => {
-  assert.equal(approvalClassOf("bash"), "runs-commands");
-  assert.equal(approvalClassOf("str_replace_based_edit_tool"), "edits-files");
-  assert.equal(approvalClassOf("JSON_EDIT_TOOL"), "edits-files");
-  for (const name of ["sequentialthinking", "task_done", "ckg"]) {
-    assert.equal(approvalClassOf(name), "read-only", name);
+Deno.test("catalog: what each call does; nothing for a tool outside it", () => {
+  assert.deepEqual(effectsOf("bash", { command: "rm -rf build" }), {
+    kind: "command",
+    command: "rm -rf build",
+    confinesUnasked: true,
+  });
+  assert.equal(effectsOf("bash", { restart: true, command: "rm x" })?.kind, "other");
+  const create = effectsOf("STR_REPLACE_BASED_EDIT_TOOL", {
+    command: "create",
+    path: "/w/a.txt",
+    file_text: "hi\n",
+  });
+  assert.equal(create?.kind, "edit");
+  if (create?.kind === "edit") {
+    assert.equal(create.path, "/w/a.txt");
+    assert.equal(create.after?.(null), "hi\n");
   }
-  assert.equal(approvalClassOf("mcp__files__write"), undefined);
+  const replace = effectsOf("str_replace_based_edit_tool", {
+    command: "str_replace",
+    path: "/w/a.txt",
+    old_str: "b",
+    new_str: "c",
+  });
+  if (replace?.kind !== "edit") throw new Error("str_replace is an edit");
+  assert.equal(replace.after?.("abc"), "acc");
+  assert.equal(replace.after?.("bb"), undefined, "not unique: the editor refuses, no preview");
+  assert.equal(replace.after?.(null), undefined, "no such file");
+  const undo = effectsOf("str_replace_based_edit_tool", { command: "undo_edit", path: "/w/a" });
+  assert.equal(undo?.kind === "edit" && undo.reverts, true);
+  assert.equal(
+    effectsOf("str_replace_based_edit_tool", { command: "view", path: "/w" })?.kind,
+    "read",
+  );
+  assert.equal(
+    effectsOf("json_edit_tool", { operation: "view", file_path: "/w/a.json" })?.kind,
+    "read",
+  );
+  const set = effectsOf("json_edit_tool", {
+    operation: "set",
+    file_path: "/w/a.json",
+    json_path: "$.a",
+    value: 1,
+  });
+  assert.equal(set?.kind === "edit" && set.path, "/w/a.json");
+  for (const name of ["sequentialthinking", "task_done", "ckg"]) {
+    assert.equal(effectsOf(name, {})?.kind, "read", name);
+  }
+  assert.equal(effectsOf("mcp__files__write", { path: "/w/a" }), undefined);
+});
+
+Deno.test("catalog: only the editor's edits can be undone, only task_done ends the run", () => {
+  const undoable = CATALOG.filter((e) => e.undo).map((e) => e.definition.name);
+  assert.deepEqual(undoable, ["str_replace_based_edit_tool"]);
+  assert.deepEqual(catalogEntry("str_replace_based_edit_tool")?.undo?.("/w/a"), {
+    command: "undo_edit",
+    path: "/w/a",
+  });
+  const ending = CATALOG.filter((e) => e.endsRun).map((e) => e.definition.name);
+  assert.deepEqual(ending, ["task_done"]);
+  assert.equal(catalogEntry("TASK_DONE")?.endsRun, true);
 });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { CkgTool } from "../../src/tools/ckg/tool.ts";
 import { ToolExecutor } from "../../src/tools/executor.ts";
-import { tempDir, writeTree } from "../ckg/helpers.ts";
+import { tempDir, writeTree } from "../helpers/ckg.ts";
 
 Deno.test("ckg tool: references, callers and subclasses read like the definition searches", async () => {
   await using ws = await tempDir();

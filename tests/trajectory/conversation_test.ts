@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { rebuildConversation } from "../../src/trajectory/conversation.ts";
 import { TrajectoryRecorder } from "../../src/trajectory/recorder.ts";
 import { emptyUsage, type LLMMessage, type LLMResponse } from "../../src/llm/types.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 function response(content: string, calls: [string, string][] = []): LLMResponse {
   return {
@@ -14,7 +15,8 @@ function response(content: string, calls: [string, string][] = []): LLMResponse 
 }
 
 Deno.test("a conversation recorded over two turns rebuilds whole, without repeats; a call cut short gets an error result", async () => {
-  const path = `${await Deno.makeTempDir()}/t.json`;
+  await using dir = await tempDir();
+  const path = `${dir.path}/t.json`;
   const rec = new TrajectoryRecorder(path, { task: "t", provider: "p", model: "m", max_steps: 9 });
   const messages: LLMMessage[] = [
     { role: "system", content: "sys" },

@@ -1,36 +1,37 @@
 /**
- * The diff an edit made, for the console. Before an editing call runs, the file it names is read
- * (when it is inside the workspace and not too large); afterwards `git diff --no-index` compares
- * that copy with the file as it is now. What is shown is what changed on disk, not what the model
- * asked for.
+ * The diff an edit made, for the console. Before an editing call runs (its tool's catalog entry
+ * says it edits a file), the file it names is read when it is a regular file inside the workspace
+ * and not too large, pinned without following links (tools/fs/workspace_read.ts); afterwards
+ * `git diff --no-index` compares that copy with the file as it is now, read the same way. What is
+ * shown is what changed on disk, not what the model asked for.
  */
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { LLMToolCall } from "../../llm/types.ts";
 import { diffFilesSync } from "../../policy/git.ts";
+import { effectsOf } from "../../tools/catalog.ts";
+import { readWorkspaceFile } from "../../tools/fs/workspace_read.ts";
 
-const EDIT_TOOLS = new Set(["strreplacebasededittool", "jsonedittool"]);
 const MAX_BYTES = 1024 * 1024;
 
 /** A file's content before an edit (null: it did not exist). */
 export interface Snapshot {
+  /** The file as the edit named it, made absolute. */
   path: string;
   relative: string;
+  /** The workspace it was read in. */
+  workspace: string;
   before: Uint8Array | null;
 }
 
-/** The file an edit call targets, if the call edits a file inside `workspace`. */
+/** The file an edit call targets, if the call edits a file inside `workspace` (as written). */
 export function editTarget(call: LLMToolCall, workspace: string): string | undefined {
-  if (!EDIT_TOOLS.has(call.name.toLowerCase().replaceAll("_", ""))) return undefined;
   const args = call.arguments as Record<string, unknown> | null;
-  if (!args || typeof args !== "object") return undefined;
-  if (args.command === "view") return undefined;
-  const path = typeof args.path === "string"
-    ? args.path
-    : typeof args.file_path === "string"
-    ? args.file_path
-    : undefined;
-  if (!path) return undefined;
-  const full = isAbsolute(path) ? resolve(path) : resolve(workspace, path);
+  if (!args || typeof args !== "object" || Array.isArray(args) || workspace === "") {
+    return undefined;
+  }
+  const effect = effectsOf(call.name, args);
+  if (effect?.kind !== "edit" || effect.path === "") return undefined;
+  const full = isAbsolute(effect.path) ? resolve(effect.path) : resolve(workspace, effect.path);
   const rel = relative(workspace, full);
   return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? undefined : full;
 }
@@ -39,15 +40,9 @@ export function editTarget(call: LLMToolCall, workspace: string): string | undef
 export function snapshot(call: LLMToolCall, workspace: string): Snapshot | undefined {
   const path = editTarget(call, workspace);
   if (!path) return undefined;
-  const rel = relative(workspace, path);
-  try {
-    const info = Deno.lstatSync(path);
-    if (!info.isFile || info.size > MAX_BYTES) return undefined;
-    return { path, relative: rel, before: Deno.readFileSync(path) };
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return { path, relative: rel, before: null };
-    return undefined;
-  }
+  const before = readWorkspaceFile(workspace, path, MAX_BYTES);
+  if (before === undefined) return undefined;
+  return { path, relative: relative(workspace, path), workspace, before };
 }
 
 /** The unified diff from the snapshot to the file now, without colour; "" if none. */
@@ -57,13 +52,10 @@ export function diffSince(shot: Snapshot): string {
     const before = join(dir, "before");
     const after = join(dir, "after");
     Deno.writeFileSync(before, shot.before ?? new Uint8Array());
-    try {
-      const info = Deno.lstatSync(shot.path);
-      if (!info.isFile || info.size > MAX_BYTES) return "";
-      Deno.writeFileSync(after, Deno.readFileSync(shot.path));
-    } catch {
-      Deno.writeFileSync(after, new Uint8Array());
-    }
+    const now = readWorkspaceFile(shot.workspace, shot.path, MAX_BYTES);
+    // Gone is an empty file; anything that may not be read now (a link swapped in) is no diff.
+    if (now === undefined) return "";
+    Deno.writeFileSync(after, now ?? new Uint8Array());
     const text = diffFilesSync(before, after);
     // Drop git's header (temp file names); the console prints the real path itself.
     const lines = text.split("\n");

@@ -40,6 +40,19 @@ export async function pickSession(
     write(`no earlier session in ${terminalLine(placeText(place))}.`);
     return undefined;
   }
+  return await chooseSession(sessions, reader, write);
+}
+
+/**
+ * Shows `sessions` (newest first) and asks until the answer is one of their numbers (1 to their
+ * count) or a line of the list; anything else, `0` included, is said to be wrong and asked again.
+ * Its id (or trajectory path), or undefined when the user answers nothing.
+ */
+export async function chooseSession(
+  sessions: readonly SessionSummary[],
+  reader: Pick<LineReader, "choose">,
+  write: (text: string) => void,
+): Promise<string | undefined> {
   const lines = sessions.map((s, i) => sessionLine(i, s));
   // The newest next to the prompt: the up arrow walks up the list from it.
   write(["Sessions (newest last):", ...[...lines].reverse()].join("\n"));

@@ -8,13 +8,17 @@ import { ContextManager } from "../../agent/context.ts";
 import { runTask, type Session, type TurnRecord } from "../../agent/session.ts";
 import { costOf } from "../../llm/prices.ts";
 import { addUsage, emptyUsage, type LLMMessage, type LLMUsage } from "../../llm/types.ts";
-import { normalizeToolName } from "../../tools/executor.ts";
-
-/** The editor whose history `/undo` uses, and the commands of it that change a file. */
-const EDITOR = "str_replace_based_edit_tool";
-const EDITING = new Set(["create", "str_replace", "insert"]);
-/** Tools that change files but keep no history to undo with. */
-const NO_HISTORY = ["json_edit_tool", "bash"];
+import {
+  keepFile,
+  type KeptFile,
+  putBack,
+  type PutBackOutcome,
+  whatIsAt,
+} from "../../tools/fs/keep.ts";
+import { terminalLine } from "../../policy/terminal_text.ts";
+import type { CallEffect, Tool } from "../../tools/base.ts";
+import { catalogEntry } from "../../tools/catalog.ts";
+import type { ToolExecutor } from "../../tools/executor.ts";
 
 /** What the commands here need from the interactive loop. */
 export interface TurnCommandContext {
@@ -23,28 +27,65 @@ export interface TurnCommandContext {
   write(text: string): void;
 }
 
+/** One edit `/undo` can take back: the tool that made it (its registered name) and the file. */
+export interface UndoStep {
+  tool: string;
+  path: string;
+}
+
 /**
- * The paths whose editor records `turn` left on the history stacks, most recent last: each
- * successful create/str_replace/insert pushed one, each successful undo_edit (the model's own)
- * took the latest of its path back.
+ * What a recorded call did, as its tool says (`tool`, when the session holds it: an MCP tool
+ * too), else its catalog entry; undefined when neither can say.
  */
-export function undoStack(turn: TurnRecord): string[] {
-  const stack: string[] = [];
+function recordedEffect(call: TurnRecord["calls"][number], tool?: Tool): CallEffect | undefined {
+  const args = call.arguments;
+  if (!args || typeof args !== "object" || Array.isArray(args)) return undefined;
+  const given = args as Record<string, unknown>;
+  return tool ? tool.effects(given) : catalogEntry(call.name)?.effects?.(given);
+}
+
+/**
+ * The edits `turn` left on the history stacks of tools that keep one (their catalog entry says
+ * how to undo), most recent last: each successful edit pushed one, each successful revert (the
+ * model's own `undo_edit`) took the latest of its tool and path back.
+ */
+export function undoStack(turn: TurnRecord): UndoStep[] {
+  const stack: UndoStep[] = [];
   for (const call of turn.calls) {
-    if (!call.success || normalizeToolName(call.name) !== normalizeToolName(EDITOR)) continue;
-    const args = call.arguments as Record<string, unknown> | null;
-    const path = args?.path;
-    if (typeof path !== "string") continue;
-    if (EDITING.has(String(args?.command))) stack.push(path);
-    else if (args?.command === "undo_edit") {
-      const at = stack.lastIndexOf(path);
+    const entry = catalogEntry(call.name);
+    const effect = recordedEffect(call);
+    if (!call.success || !entry?.undo || effect?.kind !== "edit") continue;
+    const step = { tool: entry.definition.name, path: effect.path };
+    if (!effect.reverts) stack.push(step);
+    else {
+      const at = stack.findLastIndex((s) => s.tool === step.tool && s.path === step.path);
       if (at >= 0) stack.splice(at, 1);
     }
   }
   return stack;
 }
 
-/** `/undo`: reverts the edits the last turn's editor calls made, newest first. */
+/**
+ * The turn's successful calls that may have changed something but keep no history to undo with
+ * (commands, edits of tools without an undo, tools that cannot say), counted per tool.
+ */
+function notUndoable(turn: TurnRecord, executor: ToolExecutor): string[] {
+  const counts = new Map<string, number>();
+  for (const call of turn.calls) {
+    if (!call.success || catalogEntry(call.name)?.undo) continue;
+    const tool = executor.find(call.name);
+    const kind = recordedEffect(call, tool)?.kind;
+    if (kind === "read" || kind === "other") continue;
+    const name = tool?.name ?? call.name;
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return [...counts].map(([name, n]) => `${n} ${name} call(s)`);
+}
+
+/**
+ * `/undo`: reverts the edits the last turn's calls made, newest first, through the history of
+ * the tools that keep one.
+ */
 export async function undoLastTurn(ctx: TurnCommandContext): Promise<void> {
   const turn = ctx.session.turns?.findLast((t) => t.kind !== "compact");
   if (!turn || turn.undone) {
@@ -53,35 +94,34 @@ export async function undoLastTurn(ctx: TurnCommandContext): Promise<void> {
     );
     return;
   }
-  const others = NO_HISTORY.flatMap((name) => {
-    const n = turn.calls.filter((c) =>
-      c.success && normalizeToolName(c.name) === normalizeToolName(name)
-    ).length;
-    return n > 0 ? [`${n} ${name} call(s)`] : [];
-  });
+  const others = notUndoable(turn, ctx.session.executor);
   const untouched = others.length > 0
     ? `\nnot undone (no edit history): ${others.join(", ")}; check them with /diff.`
     : "";
-  const stack = undoStack(turn);
-  const editor = ctx.session.executor.find(EDITOR);
-  if (stack.length === 0 || !editor) {
-    ctx.write(`nothing to undo: the last turn made no edits with ${EDITOR}.${untouched}`);
+  const stack = undoStack(turn).filter((s) => ctx.session.executor.find(s.tool));
+  if (stack.length === 0) {
+    const keeping = ctx.session.executor.tools.filter((t) => catalogEntry(t.name)?.undo)
+      .map((t) => t.name);
+    const with_ = keeping.length > 0 ? ` with ${keeping.join(" or ")}` : "";
+    ctx.write(`nothing to undo: the last turn made no edits${with_}.${untouched}`);
     return;
   }
   turn.undone = true;
   const failed = new Set<string>();
   const lines: string[] = [];
-  for (const path of stack.reverse()) {
-    if (failed.has(path)) continue;
+  for (const { tool, path } of stack.reverse()) {
+    const key = `${tool}\0${path}`;
+    if (failed.has(key)) continue;
     let result;
     try {
-      result = await editor.execute({ command: "undo_edit", path });
+      // The call that undoes an edit comes from the tool's catalog entry, as does its name.
+      result = await ctx.session.executor.find(tool)!.execute(catalogEntry(tool)!.undo!(path));
     } catch (e) {
       result = { output: null, error: (e as Error).message, error_code: 1 };
     }
     if (result.error_code !== 0) {
       // Older edits of this file sit under the one that failed: they stay too.
-      failed.add(path);
+      failed.add(key);
       lines.push(`✗ ${path}: ${result.error ?? "undo failed"}`);
     } else if (/has been removed|no longer exists/.test(result.output ?? "")) {
       lines.push(`removed ${path} (created in that turn)`);
@@ -236,8 +276,12 @@ export async function initAgentsFile(ctx: TurnCommandContext): Promise<void> {
   }
   const { path, draft } = await initTarget(session.workspace);
   const agents = join(session.workspace, "AGENTS.md");
-  const original = draft ? await Deno.readFile(agents) : undefined;
-  ctx.write(`drafting ${path} (one agent turn; Ctrl-C stops it)…`);
+  // Kept without following a link or opening a pipe: the repository may have made AGENTS.md
+  // anything, and the model may change it during the turn.
+  const kept = draft ? keepFile(agents) : undefined;
+  const notice = kept && keptNotice(agents, kept);
+  if (notice) ctx.write(notice);
+  ctx.write(`drafting ${shown(path)} (one agent turn; Ctrl-C stops it)…`);
   const ran = await interruptible((signal) =>
     runTask(session, initPrompt(path, draft), {
       signal,
@@ -246,30 +290,81 @@ export async function initAgentsFile(ctx: TurnCommandContext): Promise<void> {
       recordedTask: "/init",
     })
   );
-  if (original) {
-    const now = await Deno.readFile(agents).catch(() => undefined);
-    if (!now || !sameBytes(now, original)) {
-      await Deno.writeFile(agents, original);
-      ctx.write(`the model changed ${agents}: it is put back as it was.`);
-    }
+  if (kept) {
+    const said = putBackNotice(agents, kept, await putBack(agents, kept));
+    if (said) ctx.write(said);
   }
   if (ran === undefined || ran.result.interrupted) {
     ctx.write(
       (await exists(path))
-        ? `interrupted: ${path} may be unfinished.`
+        ? `interrupted: ${shown(path)} may be unfinished.`
         : "interrupted: nothing written.",
     );
     return;
   }
-  if (!await exists(path)) {
-    ctx.write(`the model did not write ${path}; try /init again or write it yourself.`);
+  const made = whatIsAt(path);
+  if (made === "missing") {
+    ctx.write(`the model did not write ${shown(path)}; try /init again or write it yourself.`);
+    return;
+  }
+  if (made !== "a regular file") {
+    // Not followed or read: the model may have pointed it anywhere.
+    ctx.write(
+      `the model made ${shown(path)} ${shown(made)}, not a file; Deft left it as it is and did ` +
+        "not read it. Remove it, then try /init again or write it yourself.",
+    );
     return;
   }
   ctx.write(
     draft
-      ? `drafted ${path}: compare it with AGENTS.md and merge what you want.`
-      : `drafted ${path}: review it; new sessions read it as project instructions.`,
+      ? `drafted ${shown(path)}: compare it with AGENTS.md and merge what you want.`
+      : `drafted ${shown(path)}: review it; new sessions read it as project instructions.`,
   );
+}
+
+/** What `/init` says before the turn about an AGENTS.md it cannot keep a copy of. */
+function keptNotice(agents: string, kept: KeptFile): string | undefined {
+  if (kept.kind === "symlink") {
+    return `${shown(agents)} is a symbolic link to ${shown(kept.target)}: Deft does not read ` +
+      "through it; if the model changes it, the link itself is put back.";
+  }
+  if (kept.kind === "other") {
+    return `${shown(agents)} is ${kept.what}, not a file Deft reads (${kept.reason}): no copy ` +
+      "is kept, so if the model changes it, it cannot be put back.";
+  }
+  return undefined;
+}
+
+/** What `/init` says after the turn about putting AGENTS.md back; undefined when unchanged. */
+function putBackNotice(
+  agents: string,
+  kept: KeptFile,
+  outcome: PutBackOutcome,
+): string | undefined {
+  const name = shown(agents);
+  if (outcome.done === "unchanged") return undefined;
+  const what = outcome.found === "missing"
+    ? `the model deleted ${name}`
+    : outcome.found === "a regular file"
+    ? `the model changed ${name}`
+    : `the model replaced ${name} by ${shown(outcome.found)}`;
+  if (outcome.done === "refused") {
+    return `${what}; it was not put back: ${shown(outcome.why ?? "")}. Check it yourself ` +
+      "(`git status`, `git checkout -- AGENTS.md`).";
+  }
+  if (kept.kind === "symlink") {
+    return `${what}: the symbolic link to ${shown(kept.target)} is put back as it was (its ` +
+      "target was neither read nor written).";
+  }
+  const through = outcome.found.startsWith("a symbolic link")
+    ? " (replacing the link; nothing was written through it)"
+    : "";
+  return `${what}: it is put back as it was${through}.`;
+}
+
+/** A path or name from the workspace, safe to print on one line. */
+function shown(text: string): string {
+  return terminalLine(text);
 }
 
 /** `/cost`: tokens and cost per turn and in total. */
@@ -308,10 +403,6 @@ function tokens(usage: LLMUsage): string {
 
 function money(cost: number | null): string {
   return cost === null ? "$?" : `$${cost.toFixed(4)}`;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 async function exists(path: string): Promise<boolean> {

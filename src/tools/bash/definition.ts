@@ -1,4 +1,5 @@
 /** The `bash` tool as the model sees it: name, description, parameters. */
+import type { CallEffect } from "../base.ts";
 import type { ToolDefinitionSource } from "../catalog_types.ts";
 
 /** `bash`'s model-facing definition (kept apart from the implementation, which loads lazily). */
@@ -34,3 +35,20 @@ export const BASH: ToolDefinitionSource = {
     },
   ],
 };
+
+/**
+ * What a `bash` call does: runs its command (one let through unasked in a fresh read-only sandbox,
+ * see `CallPlan`); a restart only replaces the shell.
+ */
+export function bashEffects(args: Record<string, unknown>): CallEffect {
+  if (args.restart === true) return { kind: "other" };
+  // Without a command the call fails before anything runs.
+  return typeof args.command === "string"
+    ? { kind: "command", command: args.command, confinesUnasked: true }
+    : { kind: "other" };
+}
+
+/** The seconds after which a `bash` call kills its own command, when the call says. */
+export function bashTimeout(args: Record<string, unknown>): number | undefined {
+  return typeof args.timeout === "number" && args.timeout > 0 ? args.timeout : undefined;
+}

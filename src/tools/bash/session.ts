@@ -5,7 +5,7 @@
  * killed, and if the shell still does not come back the whole session is stopped), or ended with
  * the shell itself. It never decides what the model sees; the tool does that.
  */
-import { reportChild } from "../host/children.ts";
+import { reportChild } from "../worker_scope.ts";
 import { join } from "node:path";
 import { bwrapNotFound } from "../../policy/sandbox.ts";
 import { type ProcessPolicy, shellLaunch, spawnChild } from "../../policy/process.ts";

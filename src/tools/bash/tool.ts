@@ -1,7 +1,7 @@
 /** `bash`: commands in one persistent shell session per tool instance. */
 import { processPolicy, unaskedPolicy } from "../../policy/process.ts";
 import { BASH } from "./definition.ts";
-import { fail, Tool, type ToolExecResult, UNASKED } from "../base.ts";
+import { type CallPlan, fail, Tool, type ToolExecResult } from "../base.ts";
 import { SandboxUnavailableError } from "../../policy/sandbox.ts";
 import { tempRoot } from "../../policy/dirs.ts";
 import { SerialQueue } from "./serial_queue.ts";
@@ -31,8 +31,8 @@ export class BashTool extends Tool {
   #calls = 0;
   #closed = false;
 
-  execute(args: Record<string, unknown>): Promise<ToolExecResult> {
-    return this.#queue.run(() => this.#execute(args));
+  execute(args: Record<string, unknown>, plan?: CallPlan): Promise<ToolExecResult> {
+    return this.#queue.run(() => this.#execute(args, plan));
   }
 
   /** Kills the shell and everything it started, and removes saved outputs. */
@@ -49,7 +49,7 @@ export class BashTool extends Tool {
     }
   }
 
-  async #execute(args: Record<string, unknown>): Promise<ToolExecResult> {
+  async #execute(args: Record<string, unknown>, plan?: CallPlan): Promise<ToolExecResult> {
     if (this.#closed) return fail("The bash tool has been closed; no more commands can run.");
     if (args.restart === true) return await this.#restart();
     const command = args.command;
@@ -68,7 +68,7 @@ export class BashTool extends Tool {
       return fail(`Invalid \`timeout\`: ${timeout}. It must be a positive number of seconds.`);
     }
 
-    if (args[UNASKED] === true) return await this.#runUnasked(command, timeout);
+    if (plan?.unasked === true) return await this.#runUnasked(command, timeout);
 
     const notes: string[] = [];
     let session: BashSession;

@@ -1,4 +1,5 @@
 /** The `str_replace_based_edit_tool` tool as the model sees it: name, description, parameters. */
+import type { CallEffect } from "../base.ts";
 import type { ToolDefinitionSource } from "../catalog_types.ts";
 
 /** `str_replace_based_edit_tool`'s model-facing definition (kept apart from the implementation, which loads lazily). */
@@ -74,3 +75,71 @@ export const EDIT: ToolDefinitionSource = {
     },
   ],
 };
+
+/**
+ * What a `str_replace_based_edit_tool` call does: `view` reads; `create`, `str_replace` and
+ * `insert` change the file as `after` computes it from the text before (undefined where the
+ * editor would refuse); `undo_edit` takes back the file's latest edit.
+ */
+export function editEffects(args: Record<string, unknown>): CallEffect {
+  const text = (v: unknown) => typeof v === "string" ? v : undefined;
+  const path = text(args.path) ?? "";
+  const lines = (prefix: string, body: string | undefined) =>
+    (body ?? "").split("\n").map((l) => `${prefix}${l}`);
+  switch (args.command) {
+    case "view":
+      return { kind: "read" };
+    case "create": {
+      const fileText = text(args.file_text);
+      return {
+        kind: "edit",
+        path,
+        summary: [`+++ ${path} (new file)`, ...lines("+", fileText)].join("\n"),
+        after: () => fileText,
+      };
+    }
+    case "str_replace": {
+      const old = text(args.old_str);
+      return {
+        kind: "edit",
+        path,
+        summary: [
+          `--- ${path}`,
+          `+++ ${path}`,
+          ...lines("-", old),
+          ...lines("+", text(args.new_str)),
+        ]
+          .join("\n"),
+        after: (before) =>
+          before === null || !old || before.split(old).length !== 2
+            ? undefined
+            : before.replace(old, () => text(args.new_str) ?? ""),
+      };
+    }
+    case "insert": {
+      const added = text(args.new_str);
+      const at = args.insert_line;
+      return {
+        kind: "edit",
+        path,
+        summary: [`+++ ${path} (after line ${at})`, ...lines("+", added)].join("\n"),
+        after: (before) => {
+          if (before === null || added === undefined || typeof at !== "number") return undefined;
+          const old = before.split("\n");
+          if (!Number.isInteger(at) || at < 0 || at > old.length) return undefined;
+          return [...old.slice(0, at), ...added.split("\n"), ...old.slice(at)].join("\n");
+        },
+      };
+    }
+    case "undo_edit":
+      return { kind: "edit", path, summary: `undo the last edit of ${path}`, reverts: true };
+    default:
+      // Validation admits only the commands above; anything else is shown as it is.
+      return { kind: "edit", path, summary: `${String(args.command)} ${path}` };
+  }
+}
+
+/** The call that takes back the latest edit of `path` through the editor's own history. */
+export function editUndo(path: string): Record<string, unknown> {
+  return { command: "undo_edit", path };
+}

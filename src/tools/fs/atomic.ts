@@ -4,11 +4,11 @@
  * never a mixture, and a crash at any point leaves the old file intact (plus, at worst, a stray
  * `.deft-*.tmp` file, removed by a later write once it is a minute old).
  *
- * A file with several hard links cannot be replaced by a rename without cutting it off from its
- * other names, so it is rewritten in place, keeping its inode, and with it every link, its mode and
- * its owner. Its old content is first copied to a `.deft-*.bak` file beside it and flushed; only
- * then is the file overwritten, flushed and the copy removed. A crash mid-write leaves that copy,
- * the complete old content, to restore from; it is never removed automatically.
+ * A file with several hard links is refused (`SharedFileError`). Rewriting it in place would
+ * change every other name of it too, and those may lie outside the workspace (a link to the
+ * user's `~/.bashrc`, a package store's file, a backup made with `cp -al`): an edit of a
+ * workspace path would write outside. Replacing it by a rename would quietly cut this name off
+ * from the others. Neither is what the user asked for, so the writer says so and writes nothing.
  *
  * Every step runs pinned to the file's directory (see `pinned.ts`), so a directory swapped for a
  * symlink after the workspace check cannot send the write elsewhere.
@@ -19,7 +19,8 @@
  * second of the previous version.
  */
 import { basename, dirname, join } from "node:path";
-import { assertStillThere, inDirectory, swappedError } from "./pinned.ts";
+import { FileToolError } from "./errors.ts";
+import { assertStillThere, inDirectory } from "./pinned.ts";
 import { removeStaleTemps, tempName } from "./temp_names.ts";
 
 /** How the replaced file should look besides its content. */
@@ -29,9 +30,8 @@ export interface AtomicWriteOptions {
   /** Owner to restore, when the process may (e.g. running as root on a user's file). */
   uid?: number | null;
   gid?: number | null;
-  /** The file's identity and link count when it was read: more than one link = rewrite in place. */
+  /** The file's link count when it was read: more than one is refused (`SharedFileError`). */
   links?: number | null;
-  ino?: number | null;
   /** The path as the model wrote it, for messages. */
   shown?: string;
 }
@@ -43,16 +43,32 @@ export function preserving(info: Deno.FileInfo): AtomicWriteOptions {
     uid: info.uid,
     gid: info.gid,
     links: info.nlink,
-    ino: info.ino,
   };
+}
+
+/**
+ * The refusal to write a file that has other names (hard links): the write would change them
+ * too, wherever they are.
+ */
+export class SharedFileError extends FileToolError {
+  constructor(shown: string, links: number) {
+    super(
+      `${shown} has ${links} hard links (other names for the same file, which may lie outside ` +
+        `the workspace); Deft does not edit a file that other paths share, because the edit ` +
+        `would change them all. Nothing was written. To edit this path alone, give it its own ` +
+        `copy first (in bash: \`cp -p FILE FILE.own && mv FILE.own FILE\`), then edit it again.`,
+    );
+    this.name = "SharedFileError";
+  }
 }
 
 // Directories whose stale scratch files were already looked for in this process.
 const swept = new Set<string>();
 
 /**
- * Writes the concatenation of `parts` to `path` (a real path) crash-safely: by rename for a file
- * with one link, in place with a backup for a file with several (`options.links`).
+ * Writes the concatenation of `parts` to `path` (a real path) crash-safely, by rename. A file that
+ * had several links when it was read (`options.links`) is refused with a `SharedFileError`; the
+ * rename never writes through a link that appeared since.
  *
  * @example
  * ```ts
@@ -69,6 +85,7 @@ export function writeFileAtomic(
 ): Promise<void> {
   const dir = dirname(path);
   const shown = options.shown ?? path;
+  if ((options.links ?? 1) > 1) return Promise.reject(new SharedFileError(shown, options.links!));
   try {
     inDirectory(dir, shown, (at) => {
       if (!swept.has(dir)) {
@@ -77,9 +94,7 @@ export function writeFileAtomic(
       }
       const name = at + basename(path);
       const floor = Math.max(rememberedSecond(path), previousSecond(name, at));
-      const bumped = (options.links ?? 1) > 1
-        ? rewriteInPlace(dir, name, at, parts, options, shown, floor)
-        : replaceByRename(dir, name, at, parts, options, shown, floor);
+      const bumped = replaceByRename(dir, name, at, parts, options, shown, floor);
       if (bumped !== null) ahead.set(path, bumped);
     });
     return Promise.resolve();
@@ -149,58 +164,6 @@ function removeStray(dir: string, temp: string, ino: number): void {
   }
 }
 
-function rewriteInPlace(
-  dir: string,
-  name: string,
-  at: string,
-  parts: readonly Uint8Array[],
-  options: AtomicWriteOptions,
-  shown: string,
-  previous: number,
-): number | null {
-  const file = Deno.openSync(name, { read: true, write: true });
-  try {
-    const info = file.statSync();
-    // The name must still be the file that was read (not a file put there since).
-    if (!info.isFile || (options.ino != null && info.ino !== options.ino)) {
-      throw swappedError(shown);
-    }
-    assertStillThere(dir, name, info.ino, shown);
-    const old = new Uint8Array(info.size);
-    let read = 0;
-    while (read < old.length) {
-      const n = file.readSync(old.subarray(read));
-      if (n === null || n === 0) break;
-      read += n;
-    }
-    const backup = at + tempName("bak");
-    const copy = Deno.openSync(backup, { write: true, createNew: true, mode: 0o600 });
-    try {
-      writeAll(copy, old.subarray(0, read));
-      copy.syncDataSync();
-    } catch (e) {
-      copy.close();
-      Deno.removeSync(backup);
-      throw e;
-    }
-    copy.close();
-    let bumped: number | null;
-    try {
-      overwrite(file, parts);
-      bumped = laterMtime(file, Math.max(previous, wholeSecond(info.mtime)));
-    } catch (e) {
-      // Put the old content back; if even that fails, the backup stays for the user.
-      overwrite(file, [old.subarray(0, read)]);
-      Deno.removeSync(backup);
-      throw e;
-    }
-    Deno.removeSync(backup);
-    return bumped;
-  } finally {
-    file.close();
-  }
-}
-
 /**
  * Paths this process gave an mtime ahead of the clock, with that whole second. A file deleted and
  * made again under the same name (`rm a.py` in the shell, then `create`) no longer shows the mtime
@@ -252,17 +215,6 @@ function laterMtime(file: Deno.FsFile, previous: number): number | null {
   if (!Number.isFinite(previous) || wholeSecond(info.mtime) > previous) return null;
   file.utimeSync(info.atime ?? new Date(), new Date((previous + 1) * 1000));
   return previous + 1;
-}
-
-function overwrite(file: Deno.FsFile, parts: readonly Uint8Array[]): void {
-  file.seekSync(0, Deno.SeekMode.Start);
-  let total = 0;
-  for (const part of parts) {
-    writeAll(file, part);
-    total += part.length;
-  }
-  file.truncateSync(total);
-  file.syncDataSync();
 }
 
 function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {

@@ -1,6 +1,7 @@
 /**
  * Names of the editors' own scratch files: `.deft-<12 hex>.tmp` for the new content of an atomic
- * write, `.deft-<12 hex>.bak` for the old content of a file rewritten in place (hard links).
+ * write; `.deft-<12 hex>.bak` holds the old content of a hard-linked file that an older Deft was
+ * rewriting in place when it was killed (Deft now refuses to edit such files), kept for the user.
  */
 
 /** Matches a scratch file name; group 1 is its kind (`tmp` or `bak`). */

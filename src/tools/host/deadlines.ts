@@ -4,7 +4,7 @@
  * open, an evaluation that never returns) cannot stall the calls after it.
  */
 import { normalizeToolName } from "../base.ts";
-import { entryOf, resolveToolName } from "../catalog.ts";
+import { catalogEntry } from "../catalog.ts";
 
 /** Seconds a call may take when nothing else is configured. */
 export const DEFAULT_DEADLINE_SECONDS = 300;
@@ -24,8 +24,9 @@ export type Deadlines = Readonly<Record<string, number>>;
 /**
  * The deadline in seconds of one call to `tool`: the configured one for the tool, else the
  * configured `default`, else the tool's own in the catalog (the file editors' is short), else
- * `DEFAULT_DEADLINE_SECONDS`. Bash answers by its own `timeout` (argument, else `bashTimeout`,
- * else 120 s), so its deadline is never shorter than that plus a margin.
+ * `DEFAULT_DEADLINE_SECONDS`. A tool that keeps its own time (its catalog entry's `ownTimeout`:
+ * bash's `timeout` argument, else `bashTimeout`, else 120 s) gets never less than that plus a
+ * margin.
  */
 export function deadlineSeconds(
   deadlines: Deadlines | undefined,
@@ -38,13 +39,10 @@ export function deadlineSeconds(
   for (const [name, value] of Object.entries(deadlines ?? {})) {
     if (normalizeToolName(name) === wanted) seconds = value;
   }
-  const known = resolveToolName(tool);
-  seconds ??= deadlines?.default ?? (known ? entryOf(known).deadline : undefined) ??
-    DEFAULT_DEADLINE_SECONDS;
-  if (wanted === "bash") {
-    const timeout = typeof args.timeout === "number" && args.timeout > 0
-      ? args.timeout
-      : bashTimeout ?? 120;
+  const entry = catalogEntry(tool);
+  seconds ??= deadlines?.default ?? entry?.deadline ?? DEFAULT_DEADLINE_SECONDS;
+  if (entry?.ownTimeout) {
+    const timeout = entry.ownTimeout(args) ?? bashTimeout ?? 120;
     seconds = Math.max(seconds, timeout + BASH_MARGIN_SECONDS);
   }
   return seconds;

@@ -4,6 +4,7 @@
  * a separate Deft process inside bubblewrap that runs such a worker itself (sandboxed.ts).
  */
 import type { Boundary } from "../../policy/boundary.ts";
+import { startWorker } from "../../policy/workers.ts";
 import type { HostReply, HostRequest } from "./protocol.ts";
 
 /** One running place where tools run. */
@@ -31,10 +32,7 @@ export type LinkStarter = (boundary: Boundary, entry: string, events: LinkEvents
 
 /** A worker in this process with the boundary's Deno permissions. */
 export const startWorkerLink: LinkStarter = (boundary, entry, events) => {
-  const worker = new Worker(entry, {
-    type: "module",
-    deno: { permissions: boundary.permissions },
-  } as WorkerOptions);
+  const worker = startWorker(entry, boundary.permissions);
   worker.onmessage = (e: MessageEvent<HostReply>) => events.reply(e.data);
   worker.onerror = (e) => {
     e.preventDefault();

@@ -1,12 +1,16 @@
 /** Messages between the main thread and the worker that hosts confined tools. */
-import type { ToolContext, ToolExecResult } from "../base.ts";
+import type { CallPlan, ToolContext, ToolExecResult } from "../base.ts";
 import type { ToolDirs } from "../../policy/permissions.ts";
+import type { ChildReport } from "../worker_scope.ts";
 
 /** From the main thread to the worker. */
 export type HostRequest =
   | { type: "init"; context: ToolContext; names: string[]; dirs?: ToolDirs }
-  /** One call of a tool the worker was given at init, its arguments validated already. */
-  | { type: "call"; id: number; name: string; args: Record<string, unknown> }
+  /**
+   * One call of a tool the worker was given at init, its arguments validated already; `plan`
+   * (how the approval gate let it through) travels beside them.
+   */
+  | { type: "call"; id: number; name: string; args: Record<string, unknown>; plan?: CallPlan }
   | { type: "close"; id: number; name: string | null }
   | { type: "probe"; id: number; probe: Probe };
 
@@ -26,4 +30,4 @@ export type HostReply =
   | { type: "closed"; id: number; errors: string[] }
   | { type: "probed"; id: number; outcome: string }
   /** A process group a tool started (`running`) or that ended; killed if the worker is. */
-  | { type: "child"; id: -1; pid: number; running: boolean };
+  | ChildReport;

@@ -11,7 +11,8 @@
  * stdin and stdout, and a fatal problem is told on stderr.
  */
 import { readLines } from "../../line_reader.ts";
-import { workerEntry } from "./entry.ts";
+import { startWorker } from "../../policy/workers.ts";
+import { workerEntry } from "./entry_points.ts";
 import type { HostReply } from "./protocol.ts";
 import type { BootMessage } from "./sandboxed.ts";
 
@@ -58,10 +59,7 @@ export async function relayToolHost(): Promise<number> {
     if (boot.type !== "boot" || typeof boot.permissions !== "object") {
       return end(fatal("the first request must be the boot message"));
     }
-    worker = new Worker(workerEntry(), {
-      type: "module",
-      deno: { permissions: boot.permissions },
-    } as WorkerOptions);
+    worker = startWorker(workerEntry(), boot.permissions);
     worker.onmessage = (e: MessageEvent<HostReply>) => {
       if (e.data.type !== "child") return write(e.data);
       if (e.data.running) groups.add(e.data.pid);

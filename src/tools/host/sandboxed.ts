@@ -25,9 +25,7 @@ import type { ToolSettings } from "../base.ts";
 import type { SandboxedPlace } from "../registry.ts";
 import type { LinkStarter } from "./link.ts";
 import { describeStatus, linkProcess } from "./process_link.ts";
-
-/** The argument that makes Deft serve as the sandboxed tool host. */
-export const TOOL_HOST_COMMAND = "__tool-host";
+import { TOOL_HOST_COMMAND } from "./entry_points.ts";
 
 /** The first line the sandboxed process reads: the permissions of the worker it starts. */
 export interface BootMessage {

@@ -42,7 +42,7 @@ export function serveToolHost(): void {
         let result: ToolExecResult;
         try {
           if (!tools) throw new Error("the tool host was not initialised");
-          result = await tools.call(message.name, message.args);
+          result = await tools.call(message.name, message.args, message.plan);
         } catch (e) {
           result = thrownResult(message.name, e);
         }
@@ -78,11 +78,6 @@ export function serveToolHost(): void {
       }
     }
   };
-}
-
-/** True when this code runs inside a worker. */
-export function inWorker(): boolean {
-  return typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined";
 }
 
 async function attempt(probe: Probe): Promise<void> {

@@ -1,4 +1,5 @@
 /** The `json_edit_tool` tool as the model sees it: name, description, parameters. */
+import type { CallEffect } from "../base.ts";
 import type { ToolDefinitionSource } from "../catalog_types.ts";
 
 /** `json_edit_tool`'s model-facing definition (kept apart from the implementation, which loads lazily). */
@@ -48,3 +49,15 @@ export const JSON_EDIT: ToolDefinitionSource = {
     },
   ],
 };
+
+/** What a `json_edit_tool` call does: `view` reads; the rest change the file at `file_path`. */
+export function jsonEditEffects(args: Record<string, unknown>): CallEffect {
+  if (args.operation === "view") return { kind: "read" };
+  const path = typeof args.file_path === "string" ? args.file_path : "";
+  const jsonPath = typeof args.json_path === "string" ? args.json_path : "";
+  const shown = JSON.stringify(args.value) ?? "";
+  const value = args.value === undefined
+    ? ""
+    : ` = ${shown.length > 2000 ? `${shown.slice(0, 1999)}…` : shown}`;
+  return { kind: "edit", path, summary: `${path}: ${args.operation} ${jsonPath}${value}` };
+}

@@ -3,7 +3,7 @@ import { JSON_EDIT } from "./definition.ts";
 import { relativePathError } from "../edit/near_miss.ts";
 import { isAbsolute } from "node:path";
 import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
-import { preserving, writeFileAtomic } from "../fs/atomic.ts";
+import { preserving, SharedFileError, writeFileAtomic } from "../fs/atomic.ts";
 import { readConfinedFile, type ReadRefusals, withConfinedFile } from "../fs/confined.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "../fs/size.ts";
 import { assertWritable } from "../fs/writable.ts";
@@ -61,9 +61,9 @@ export class JsonEditTool extends Tool {
     if (outcome.bytes) {
       await assertWritable(real, shown);
       try {
-        await writeFileAtomic(real, [outcome.bytes], preserving(info));
+        await writeFileAtomic(real, [outcome.bytes], { ...preserving(info), shown });
       } catch (e) {
-        if (e instanceof Deno.errors.NotCapable) throw e;
+        if (e instanceof Deno.errors.NotCapable || e instanceof SharedFileError) throw e;
         return fail(
           `Ran into ${e instanceof Error ? e.message : String(e)} while trying to write to ` +
             `${shown}; the file was not changed.`,

@@ -32,7 +32,8 @@ Deno.test("undoStack: successful edits in order, minus the model's own undos and
     edit("str_replace", "/w/b"),
     { name: "str_replace_based_edit_tool", arguments: null, success: true },
   ]));
-  assert.deepEqual(stack, ["/w/a", "/w/b", "/w/b"]);
+  assert.deepEqual(stack.map((s) => s.path), ["/w/a", "/w/b", "/w/b"]);
+  assert.ok(stack.every((s) => s.tool === "str_replace_based_edit_tool"));
 });
 
 Deno.test("costReport: per turn and total; an unknown model's cost is unknown and says why", () => {

@@ -6,6 +6,7 @@ import { mockRunArgs } from "../../helpers/deft.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 Deno.test("read-only commands: plain readers and git status/diff/log; anything else is asked", () => {
   for (
@@ -44,7 +45,8 @@ Deno.test("read-only commands: plain readers and git status/diff/log; anything e
 });
 
 Deno.test("the question spells out control characters, so a command cannot hide on the terminal", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir());
+  await using dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const tools = createTools({ provider: "openai", workspace: dir, settings: {} }, ["bash"]);
   const shown: string[] = [];
   const gate = new ApprovalGate("commands", () => Promise.resolve("n"), (t) => shown.push(t));
@@ -95,7 +97,8 @@ Deno.test("command prefixes for 'always': the program, or program and subcommand
 });
 
 Deno.test("the gate: always covers the prefix only, never a chained command; one question at a time", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir());
+  await using dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const tools = createTools({ provider: "openai", workspace: dir, settings: {} }, ["bash"]);
   const questions: string[] = [];
   const answers = ["a", "y", "n"];
@@ -125,7 +128,8 @@ Deno.test("the gate: always covers the prefix only, never a chained command; one
 });
 
 Deno.test("a prompt closed mid-question (Ctrl-D at approve>) is a no: the command does not run", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir());
+  await using dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const tools = createTools({ provider: "openai", workspace: dir, settings: {} }, ["bash"]);
   const gate = new ApprovalGate("commands", () => Promise.resolve(null), () => {});
   const executor = new ToolExecutor(tools, gate);
@@ -140,12 +144,12 @@ Deno.test("a prompt closed mid-question (Ctrl-D at approve>) is a no: the comman
     await assert.rejects(Deno.stat(`${dir}/pwned`), Deno.errors.NotFound);
   } finally {
     await executor.closeTools();
-    await Deno.remove(dir, { recursive: true });
   }
 });
 
 Deno.test("the question spells out C1 controls (a one-byte CSI), so a command cannot redraw the line", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir());
+  await using dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const tools = createTools({ provider: "openai", workspace: dir, settings: {} }, ["bash"]);
   const shown: string[] = [];
   const gate = new ApprovalGate("commands", () => Promise.resolve("n"), (t) => shown.push(t));
@@ -160,7 +164,6 @@ Deno.test("the question spells out C1 controls (a one-byte CSI), so a command ca
     const code = c1.charCodeAt(0).toString(16);
     assert.match(shown[0], new RegExp(`0*${code}`, "i"), "the control is spelled out");
   }
-  await Deno.remove(dir, { recursive: true });
 });
 
 // (A merge driver runs only in a merge, which no reader does: it has no case here.)
@@ -203,7 +206,8 @@ for (
 
 Deno.test("run --approval all (pty): an edit is shown as a diff and runs only when approved", async () => {
   const repo = await makeBuggyRepo();
-  const h = await Deno.makeTempDir();
+  await using hTemp = await tempDir();
+  const h = hTemp.path;
   const mock = MockLLM.start([
     chatToolCalls([["str_replace_based_edit_tool", {
       command: "str_replace",
@@ -237,4 +241,45 @@ Deno.test("run --approval all (pty): an edit is shown as a diff and runs only wh
   } finally {
     await mock.close();
   }
+});
+
+Deno.test("a reader is let through unasked only by a tool that confines it; another tool's is asked", async () => {
+  const { StandInTool } = await import("../../../src/tools/stand_in.ts");
+  const { defaultSandbox } = await import("../../../src/policy/sandbox.ts");
+  const ran: unknown[] = [];
+  const host = {
+    call: (_name: string, args: Record<string, unknown>) => {
+      ran.push(args);
+      return Promise.resolve({ output: "ran", error: null, error_code: 0 });
+    },
+    close: () => Promise.resolve(),
+  };
+  // A command-running tool that would run `ls` as usual, wherever it runs.
+  const script = new StandInTool(
+    {
+      definition: {
+        name: "run_script",
+        description: "Runs a shell script.",
+        parameters: [{
+          name: "script",
+          type: "string",
+          description: "The script.",
+          required: true,
+        }],
+      },
+      effects: (args) => ({ kind: "command", command: String(args.script) }),
+    },
+    { provider: "openai", workspace: "/nonexistent", settings: {} },
+    host,
+  );
+  const shown: string[] = [];
+  const gate = new ApprovalGate("commands", () => Promise.resolve("n"), (t) => shown.push(t));
+  assert.match(String(await gate.check(script, { script: "ls" })), /denied this command/);
+  assert.equal(shown.length, 1, "the reader was asked about");
+  // bash confines a reader it is told to run unasked, so there it is not asked (with a sandbox).
+  const bash = createTools({ provider: "openai", workspace: "/nonexistent", settings: {} }, [
+    "bash",
+  ])[0];
+  const expected = defaultSandbox().mode === "none" ? /denied this command/ : /^Symbol/;
+  assert.match(String(await gate.check(bash, { command: "ls" })), expected);
 });

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { runMocked } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { testRuntime } from "../container/setup.ts";
+import { testRuntime } from "../../helpers/containers.ts";
 
 Deno.test({
   name: "container (podman): a dirty /testbed before the run: the patch is the run's edit only",

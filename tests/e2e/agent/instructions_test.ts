@@ -3,9 +3,11 @@ import { loadProjectInstructions, MAX_FILE_BYTES } from "../../../src/agent/inst
 import { runMocked } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 Deno.test("AGENTS.md at the repository root and in the workspace: both, farthest first", async () => {
-  const outer = await Deno.realPath(await Deno.makeTempDir());
+  await using outerTemp = await tempDir();
+  const outer = outerTemp.path;
   // Above the repository root: never read.
   await Deno.writeTextFile(`${outer}/AGENTS.md`, "OUTSIDE RULE\n");
   const repo = `${outer}/repo`;
@@ -25,7 +27,8 @@ Deno.test("AGENTS.md at the repository root and in the workspace: both, farthest
 
 Deno.test("AGENTS.md: a symlink out of the repository and a FIFO are not read; big files are cut", async () => {
   const repo = await makeBuggyRepo();
-  const secret = await Deno.makeTempFile();
+  await using secretDir = await tempDir();
+  const secret = `${secretDir.path}/secret`;
   await Deno.writeTextFile(secret, "TOP SECRET");
   await Deno.symlink(secret, `${repo}/AGENTS.md`);
   assert.deepEqual((await loadProjectInstructions(repo)).files, []);
@@ -48,7 +51,8 @@ Deno.test("deft run puts AGENTS.md into the system prompt and notes the files in
   await Deno.mkdir(`${repo}/app`);
   await Deno.writeTextFile(`${repo}/AGENTS.md`, "ROOT RULE: run check.py.\n");
   await Deno.writeTextFile(`${repo}/app/AGENTS.md`, "APP RULE: keep it short.\n");
-  const h = await Deno.makeTempDir();
+  await using hTemp = await tempDir();
+  const h = hTemp.path;
   const mock = MockLLM.start([
     chatToolCalls([["task_done", {}]]),
     chatToolCalls([["task_done", {}]]),

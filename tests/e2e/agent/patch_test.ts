@@ -4,6 +4,7 @@ import { isDropping } from "../../../src/agent/droppings.ts";
 import { runMocked } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 Deno.test("a run that ran Python's tests leaves no __pycache__ in its patch (no .gitignore)", async () => {
   const repo = await makeBuggyRepo();
@@ -26,7 +27,8 @@ Deno.test("a run that ran Python's tests leaves no __pycache__ in its patch (no 
     }]]),
     chatToolCalls([["task_done", {}]], "fixed"),
   ]);
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   try {
     const patchPath = `${home}/fix.patch`;
     const r = await runMocked(mock, "fix add", repo, {
@@ -93,7 +95,8 @@ Deno.test("isDropping knows caches, editor litter and Deft's temp files", () => 
 });
 
 Deno.test("--must-patch outside a git repository is refused at start", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-nogit-" }));
+  await using dirTemp = await tempDir("deft-nogit-");
+  const dir = dirTemp.path;
   const mock = MockLLM.start([]);
   try {
     const r = await runMocked(mock, "task", dir, {

@@ -4,6 +4,7 @@ import { normalizeVolatile } from "../../../src/agent/volatile.ts";
 import { runDeft, runMocked } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo, resetRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 /** Records a `deft run` of `task` against `mock` into the trajectory `traj`; it must succeed. */
 async function record(mock: MockLLM, task: string, repo: string, home: string, traj: string) {
@@ -47,7 +48,8 @@ const UNITTEST = [
 
 Deno.test("a run replayed right after recording matches despite timings, temp paths and pids", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const testing = `cd ${repo} && echo pid $$ && mktemp -d && python3 -m unittest test_calc 2>&1`;
   const mock = MockLLM.start([
     chatToolCalls([["str_replace_based_edit_tool", {
@@ -99,7 +101,8 @@ Deno.test("a run replayed right after recording matches despite timings, temp pa
 
 Deno.test("a real behaviour change is still a divergence, shown by its first differing line", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const mock = MockLLM.start([
     chatToolCalls([["bash", { command: `cd ${repo} && printf 'one\\ntwo\\n' && cat calc.py` }]]),
     chatToolCalls([["task_done", {}]], "done"),

@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { runDeft, trustedHome } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
+import { join } from "node:path";
 
 function modelArgs(mock: MockLLM, model = "mock"): string[] {
   return ["-p", "openai_compatible", "-m", model, "--model-base-url", `${mock.url}/v1`, "-k", "k"];
@@ -218,3 +220,185 @@ Deno.test("/init drafts AGENTS.md, or a draft beside an existing one it never ch
 async function exists(path: string): Promise<boolean> {
   return await Deno.lstat(path).then(() => true, () => false);
 }
+
+/**
+ * A repository with AGENTS.md (so /init drafts beside it), an outside folder holding a marker file
+ * that stands for the user's `~/.bashrc` or `~/.ssh/id_ed25519`, and a trusted home; all removed
+ * afterwards.
+ */
+async function initPlaces() {
+  const repo = await makeBuggyRepo();
+  const outside = await tempDir("deft-outside-");
+  const marker = join(outside.path, "id_ed25519");
+  await Deno.writeTextFile(marker, SECRET);
+  return {
+    repo,
+    marker,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(repo, { recursive: true }).catch(() => {});
+      await outside.remove();
+    },
+  };
+}
+
+const SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- marker-c0ffee -----END-----\n";
+const AGENTS = "# calc\nRun `python3 check.py`.\n";
+
+/** Every regular file's content under `dir` (the repository's `.git` included). */
+async function everything(dir: string): Promise<string> {
+  let all = "";
+  for await (const e of Deno.readDir(dir)) {
+    const path = join(dir, e.name);
+    const info = await Deno.lstat(path);
+    if (info.isFile) all += new TextDecoder().decode(await Deno.readFile(path));
+    else if (info.isDirectory) all += await everything(path);
+  }
+  return all;
+}
+
+/** `/init` in `repo`, the model's turn being `calls` and then a line of text. */
+async function init(repo: string, calls: [string, unknown][]) {
+  const mock = MockLLM.start([
+    chatToolCalls([
+      ...calls,
+      ["str_replace_based_edit_tool", {
+        command: "create",
+        path: `${repo}/AGENTS.draft.md`,
+        file_text: "# calc (draft)\n",
+      }],
+    ]),
+    chatText("wrote the draft"),
+  ]);
+  try {
+    const r = await interactive(mock, repo, "/init\nexit\n");
+    await Deno.remove(r.home, { recursive: true });
+    return { ...r, requests: JSON.stringify(mock.requests) };
+  } finally {
+    await mock.close();
+  }
+}
+
+Deno.test("/init: the model swaps AGENTS.md for a symlink to an outside file; Deft never writes through it", async () => {
+  await using p = await initPlaces();
+  await Deno.writeTextFile(`${p.repo}/AGENTS.md`, AGENTS);
+  const r = await init(p.repo, [["bash", {
+    command: `rm AGENTS.md && ln -s ${p.marker} AGENTS.md`,
+  }]]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(await Deno.readTextFile(p.marker), SECRET, "the outside file was written");
+  const info = await Deno.lstat(`${p.repo}/AGENTS.md`);
+  assert.ok(info.isFile, "AGENTS.md is a regular file again, not the link");
+  assert.equal(await Deno.readTextFile(`${p.repo}/AGENTS.md`), AGENTS);
+  assert.match(
+    r.stderr,
+    /the model replaced .*AGENTS\.md by a symbolic link to .*id_ed25519: it is put back as it was \(replacing the link; nothing was written through it\)/,
+  );
+});
+
+Deno.test("/init: a repository's AGENTS.md symlink to an outside secret is never read, copied in, or sent", async () => {
+  await using p = await initPlaces();
+  await Deno.symlink(p.marker, `${p.repo}/AGENTS.md`);
+  const r = await init(p.repo, [["bash", {
+    command: "rm AGENTS.md && echo 'the model was here' > AGENTS.md",
+  }]]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(await Deno.readLink(`${p.repo}/AGENTS.md`), p.marker, "the link itself is back");
+  await Deno.remove(`${p.repo}/AGENTS.md`);
+  assert.ok(!(await everything(p.repo)).includes("marker-c0ffee"), "the secret was copied in");
+  assert.ok(!r.requests.includes("marker-c0ffee"), "the secret reached the model");
+  assert.equal(await Deno.readTextFile(p.marker), SECRET);
+  assert.match(
+    r.stderr,
+    /AGENTS\.md is a symbolic link to .*id_ed25519: Deft does not read through it/,
+  );
+  assert.match(
+    r.stderr,
+    /the model changed .*AGENTS\.md: the symbolic link to .*id_ed25519 is put back as it was \(its target was neither read nor written\)/,
+  );
+});
+
+Deno.test("/init restores an AGENTS.md the model deleted, as it restores one it changed", async () => {
+  await using p = await initPlaces();
+  await Deno.writeTextFile(`${p.repo}/AGENTS.md`, AGENTS);
+  const r = await init(p.repo, [["bash", { command: "rm AGENTS.md" }]]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(await Deno.readTextFile(`${p.repo}/AGENTS.md`), AGENTS);
+  assert.match(r.stderr, /the model deleted .*AGENTS\.md: it is put back as it was\./);
+  assert.match(r.stderr, /drafted .*\/AGENTS\.draft\.md: compare it with AGENTS\.md/);
+});
+
+Deno.test("/undo after /compact still reverts the last turn's edits", async () => {
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: `${repo}/calc.py`,
+      old_str: "return a - b",
+      new_str: "return a + b",
+    }]]),
+    chatText("fixed"),
+    chatText("SUMMARY: add was fixed."),
+  ]);
+  try {
+    const before = await Deno.readTextFile(`${repo}/calc.py`);
+    const r = await interactive(mock, repo, "fix add\n/compact\n/undo\nexit\n");
+    await Deno.remove(r.home, { recursive: true });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /compacted the conversation/);
+    assert.equal(await Deno.readTextFile(`${repo}/calc.py`), before, "/undo reverted nothing");
+    assert.match(r.stderr, /reverted an edit of .*calc\.py/);
+  } finally {
+    await mock.close();
+    await Deno.remove(repo, { recursive: true });
+  }
+});
+
+Deno.test("/compact: an empty summary from the model leaves the conversation as it was", async () => {
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([
+    chatText("first answer"),
+    chatText("   \n"),
+    chatText("second answer"),
+  ]);
+  try {
+    const r = await interactive(mock, repo, "first\n/compact\nsecond\nexit\n");
+    await Deno.remove(r.home, { recursive: true });
+    assert.equal(r.code, 0, r.stderr);
+    // The next turn still carries the whole conversation, not an empty summary.
+    const next = mock.requests[2].body.messages as { role: string; content: string }[];
+    assert.deepEqual(next.map((m) => m.role), ["system", "user", "assistant", "user"]);
+    assert.match(next[1].content, /\[Task\]:\nfirst\n/);
+    assert.equal(next[2].content, "first answer");
+    assert.equal(next[3].content, "second");
+    assert.doesNotMatch(JSON.stringify(next), /compacted by \/compact/);
+    assert.match(r.stderr, /the model's summary was empty: the conversation is unchanged/);
+  } finally {
+    await mock.close();
+    await Deno.remove(repo, { recursive: true });
+  }
+});
+
+Deno.test("/init: a new AGENTS.md the model makes a symlink to an outside file is left unread, and said so", async () => {
+  await using p = await initPlaces();
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: `ln -s ${p.marker} AGENTS.md` }]]),
+    chatText("wrote AGENTS.md"),
+  ]);
+  try {
+    const r = await interactive(mock, p.repo, "/init\nexit\n");
+    await Deno.remove(r.home, { recursive: true });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      /the model made .*AGENTS\.md a symbolic link to .*id_ed25519, not a file; Deft left it as it is and did not read it/,
+    );
+    assert.doesNotMatch(r.stderr, /drafted/);
+    assert.ok(
+      !JSON.stringify(mock.requests).includes("marker-c0ffee"),
+      "the secret reached the model",
+    );
+    assert.equal(await Deno.readTextFile(p.marker), SECRET);
+  } finally {
+    await mock.close();
+  }
+});

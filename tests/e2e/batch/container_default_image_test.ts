@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { denoDir, REPO_ROOT, runDeft } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { processesWith } from "../../batch/fixture.ts";
-import { type TestRuntime, testRuntime } from "../container/setup.ts";
+import { processesWith } from "../../helpers/batch_fixture.ts";
+import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 
 /** One recorded model response: a single tool call. */
 function response(name: string, args: Record<string, unknown>, n: number) {

@@ -6,7 +6,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { denoDir, REPO_ROOT, runDeft } from "../../helpers/deft.ts";
-import { daemonTest, hangSeconds, makeBatchFixture, processesWith } from "../../batch/fixture.ts";
+import {
+  daemonTest,
+  hangSeconds,
+  makeBatchFixture,
+  processesWith,
+} from "../../helpers/batch_fixture.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 interface Result {
   id: string;
@@ -42,7 +48,8 @@ Deno.test({
   name: "20 tasks, 4 at a time: own checkouts, patches and results; a hang is timed out; resumable",
   sanitizeResources: false,
   fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "deft-batch-" });
+    const dirTemp = await tempDir("deft-batch-");
+    const dir = dirTemp.path;
     try {
       const { tasksFile, tasks } = await makeBatchFixture(
         dir,
@@ -113,7 +120,7 @@ Deno.test({
       assert.equal(readResult(out, "t00").finished_at, before);
       assert.match(retry.stderr, /18 passed/);
     } finally {
-      await Deno.remove(dir, { recursive: true });
+      await dirTemp.remove();
     }
   },
 });
@@ -122,7 +129,8 @@ Deno.test({
   name: "SIGINT mid-batch: running tasks are interrupted and recorded, a rerun finishes the rest",
   sanitizeResources: false,
   fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "deft-batch-int-" });
+    const dirTemp = await tempDir("deft-batch-int-");
+    const dir = dirTemp.path;
     try {
       const hang = (i: number) => i === 1 || i === 2;
       const { tasksFile } = await makeBatchFixture(dir, 5, (i) => hang(i) ? "hang" : "fix");
@@ -188,7 +196,7 @@ Deno.test({
       assert.equal(readResult(out, "t01").status, "timeout");
       for (const id of ["t00", "t03", "t04"]) assert.equal(readResult(out, id).status, "passed");
     } finally {
-      await Deno.remove(dir, { recursive: true });
+      await dirTemp.remove();
     }
   },
 });
@@ -197,10 +205,14 @@ Deno.test({
   name: "SIGKILL of the batch: its running tasks and their commands die with it",
   sanitizeResources: false,
   fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "deft-batch-kill-" });
+    const dirTemp = await tempDir("deft-batch-kill-");
+    const dir = dirTemp.path;
     try {
       const { tasksFile } = await makeBatchFixture(dir, 2, () => "hang");
       const out = join(dir, "out");
+      // A killed Deft cannot remove its temp folders: they go to this test's, removed with it.
+      const tmp = join(dir, "tmp");
+      await Deno.mkdir(tmp);
       const child = startDeft([
         "batch",
         tasksFile,
@@ -210,7 +222,7 @@ Deno.test({
         "2",
         "--timeout",
         "300",
-      ]);
+      ], { TMPDIR: tmp });
       const hanging = () =>
         processesWith(`sleep ${hangSeconds(0)}`).length > 0 &&
         processesWith(`sleep ${hangSeconds(1)}`).length > 0;
@@ -237,16 +249,16 @@ Deno.test({
         ["t01", "timeout"],
       ]);
     } finally {
-      await Deno.remove(dir, { recursive: true });
+      await dirTemp.remove();
     }
   },
 });
 
 /** `deft ARGS` started in the background, its output piped. */
-function startDeft(args: string[]): Deno.ChildProcess {
+function startDeft(args: string[], env: Record<string, string> = {}): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...args],
-    env: { NO_COLOR: "1", DENO_DIR: denoDir() },
+    env: { NO_COLOR: "1", DENO_DIR: denoDir(), ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -263,7 +275,8 @@ function exists(path: string): boolean {
 }
 
 Deno.test("a repository that cannot be cloned or a missing commit is an error result, not a stop", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "deft-batch-bad-" });
+  const dirTemp = await tempDir("deft-batch-bad-");
+  const dir = dirTemp.path;
   try {
     const { tasks } = await makeBatchFixture(dir, 1);
     const tasksFile = join(dir, "bad.jsonl");
@@ -283,6 +296,6 @@ Deno.test("a repository that cannot be cloned or a missing commit is an error re
     assert.match(commit.error!, /commit 0123456789abcdef not found in /);
     assert.equal(readResults(out).length, 2);
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await dirTemp.remove();
   }
 });

@@ -13,7 +13,7 @@ import {
   makeBatchFixture,
   processesWith,
   scriptedTrajectory,
-} from "../../batch/fixture.ts";
+} from "../../helpers/batch_fixture.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { nobody, NOBODY_UID } from "../../helpers/as_nobody.ts";
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runDeft } from "../../helpers/deft.ts";
 import { git } from "../../helpers/repo.ts";
-import { makeBatchFixture } from "../../batch/fixture.ts";
+import { makeBatchFixture } from "../../helpers/batch_fixture.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 async function exists(path: string): Promise<boolean> {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { CodeGraph } from "../../../src/ckg/graph.ts";
-import { tempDir, writeTree } from "../../ckg/helpers.ts";
+import { tempDir, writeTree } from "../../helpers/ckg.ts";
 
 Deno.test("misses: folders left out by policy are reported with the reason", async () => {
   await using ws = await tempDir();

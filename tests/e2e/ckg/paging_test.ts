@@ -1,6 +1,6 @@
 /** `deft ckg search-*` takes `--offset` and `--limit` as a user types them, and refuses bad ones. */
 import assert from "node:assert/strict";
-import { tempDir, writeTree } from "../../ckg/helpers.ts";
+import { tempDir, writeTree } from "../../helpers/ckg.ts";
 
 async function deft(args: string[], cache: string) {
   const out = await new Deno.Command(Deno.execPath(), {

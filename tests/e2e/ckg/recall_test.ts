@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { CodeGraph } from "../../../src/ckg/graph.ts";
-import { tempDir } from "../../ckg/helpers.ts";
+import { tempDir } from "../../helpers/ckg.ts";
 import { definitionNeedle } from "../../../src/ckg/prefilter.ts";
 import { pythonStdlib, requireCtags, requireDirs } from "../../helpers/inputs.ts";
 

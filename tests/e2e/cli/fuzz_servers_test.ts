@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ServerProcess } from "../../helpers/server_process.ts";
+import { tempDirUntilExit } from "../../helpers/temp.ts";
 
 const CALLS = 1_500;
 
@@ -142,7 +143,7 @@ async function processesIn(dir: string): Promise<number[]> {
 }
 
 async function fuzzWorkspace(): Promise<string> {
-  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-fuzz-" }));
+  const ws = await tempDirUntilExit("deft-fuzz-");
   await Deno.mkdir(join(ws, "d"));
   await Deno.writeTextFile(join(ws, "a.txt"), "hello\nworld\n");
   await Deno.writeTextFile(join(ws, "d", "b.json"), '{"a": [1, 2, {"b": "aaaa"}]}\n');

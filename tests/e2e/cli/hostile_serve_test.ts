@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runDeft } from "../../helpers/deft.ts";
 import { ServerProcess } from "../../helpers/server_process.ts";
-import { eventually, pidsByCmdline } from "../../tools/bash/helpers.ts";
+import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 // Swaps `target.txt` for a FIFO and back, as fast as it can, until killed.
@@ -36,7 +36,8 @@ function nested(depth: number): string {
 }
 
 Deno.test("a value nested 5,000 or 100,000 deep gets an error; the server goes on", async () => {
-  const dir = await Deno.makeTempDir();
+  const dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const file = join(dir, "a.json");
   await Deno.writeTextFile(file, '{"a": 1}\n');
   const server = new ServerProcess(["serve", "-w", dir]);
@@ -63,12 +64,13 @@ Deno.test("a value nested 5,000 or 100,000 deep gets an error; the server goes o
     assert.equal(ok.success, true, String(ok.error));
     assert.equal(await server.end(), 0);
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await dirTemp.remove();
   }
 });
 
 Deno.test("abusive JSONPath filters are refused at once; bash still answers", async () => {
-  const dir = await Deno.makeTempDir();
+  const dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const file = join(dir, "a.json");
   await Deno.writeTextFile(file, JSON.stringify(["a".repeat(40) + "!", "b"]) + "\n");
   const server = new ServerProcess(["serve", "-w", dir, "--deadline", "json_edit_tool=20"]);
@@ -107,12 +109,13 @@ Deno.test("abusive JSONPath filters are refused at once; bash still answers", as
     assert.match(String(plain.output), /"b"/);
     assert.equal(await server.end(), 0);
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await dirTemp.remove();
   }
 });
 
 Deno.test("a file swapped for a FIFO: no view call hangs past its deadline", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const target = join(dir, "target.txt");
   await Deno.writeTextFile(target, "hello\n");
   // Swaps the file for a FIFO and back, as fast as it can, until killed.

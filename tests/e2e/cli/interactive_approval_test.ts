@@ -9,12 +9,13 @@ import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { ApprovalGate } from "../../../src/agent/approval.ts";
 import { createTools } from "../../../src/tools/registry.ts";
+import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
 
 async function home(): Promise<{ home: string; env: Record<string, string> }> {
-  const dir = await Deno.makeTempDir({ prefix: "deft-home-" });
+  const dir = await tempDirUntilExit("deft-home-");
   return { home: dir, env: { HOME: dir, XDG_STATE_HOME: `${dir}/state` } };
 }
 
@@ -107,7 +108,8 @@ Deno.test("interactive (pty): a prompt typed during a turn is queued and sent af
 });
 
 Deno.test("an edit's question: the diff in context, a key in the context masked, escapes spelled out; no diff when the edit would not apply", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir());
+  await using dirTemp = await tempDir();
+  const dir = dirTemp.path;
   await Deno.writeTextFile(
     `${dir}/settings.py`,
     'API_KEY = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"\nDEBUG = False\nNAME = "x"\n',
@@ -139,7 +141,6 @@ Deno.test("an edit's question: the diff in context, a key in the context masked,
     assert.match(shown[1], /--- settings\.py\n\+\+\+ settings\.py\n-NOT THERE\n\+y/);
   } finally {
     await editor.close();
-    await Deno.remove(dir, { recursive: true });
   }
 });
 

@@ -8,6 +8,7 @@ import { runDeft } from "../../helpers/deft.ts";
 import { chatText, MockLLM } from "../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDirUntilExit } from "../../helpers/temp.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
@@ -15,7 +16,7 @@ const UP = "\x1b[A";
 
 /** A home whose user config points at `mock`, so bare `deft` needs no flags. */
 async function place(mock: MockLLM): Promise<Record<string, string>> {
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  const home = await tempDirUntilExit("deft-home-");
   await Deno.mkdir(`${home}/.config/deft`, { recursive: true });
   await Deno.writeTextFile(
     `${home}/.config/deft/config.yaml`,

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
@@ -14,7 +15,8 @@ const EVIL = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x9b2J\u202e\u200b";
 
 Deno.test("interactive (pty): a hostile answer, tool name and model id reach the terminal inert", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const mock = MockLLM.start([
     chatToolCalls([[`bash${EVIL}`, { command: "ls" }]], ""),
     chatText(`answer${EVIL}end`),
@@ -52,7 +54,6 @@ Deno.test("interactive (pty): a hostile answer, tool name and model id reach the
     assert.equal(hit, null, `raw ${JSON.stringify(hit?.[0])}: ${JSON.stringify(own)}`);
   } finally {
     await mock.close();
-    await Deno.remove(home, { recursive: true });
     await Deno.remove(repo, { recursive: true });
   }
 });

@@ -3,13 +3,14 @@ import { runDeft } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDirUntilExit } from "../../helpers/temp.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
 const UP = "\x1b[A";
 
 async function home(): Promise<{ home: string; env: Record<string, string> }> {
-  const dir = await Deno.makeTempDir({ prefix: "deft-home-" });
+  const dir = await tempDirUntilExit("deft-home-");
   return { home: dir, env: { HOME: dir, XDG_STATE_HOME: `${dir}/state` } };
 }
 

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { denoDir, REPO_ROOT } from "../../helpers/deft.ts";
-import { eventually, pidsByCmdline } from "../../tools/bash/helpers.ts";
+import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 /** A pids-limited cgroup (v2 or v1), or undefined where the test may not make one. */

@@ -2,9 +2,10 @@ import assert from "node:assert/strict";
 import { runDeft } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDirUntilExit } from "../../helpers/temp.ts";
 
 async function home(): Promise<{ home: string; env: Record<string, string> }> {
-  const dir = await Deno.makeTempDir({ prefix: "deft-home-" });
+  const dir = await tempDirUntilExit("deft-home-");
   return { home: dir, env: { HOME: dir, XDG_STATE_HOME: `${dir}/state` } };
 }
 

@@ -9,6 +9,7 @@ import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { plain, type PtyRun, runDeftInPty } from "../../helpers/pty.ts";
 import { denoDir, REPO_ROOT } from "../../helpers/deft.ts";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const ANSWER = "x is the sum of a and b, computed in calc.py.";
 
@@ -127,7 +128,8 @@ Deno.test("run: a task both as an argument and with -f - is refused", async () =
 
 /** Runs `deft ARGS` in a pty with its stdout sent to `stdoutFile` (stderr stays the terminal). */
 async function runInPtyStdoutToFile(args: string[], cwd: string, home: string, stdoutFile: string) {
-  const script = await Deno.makeTempFile({ suffix: ".json" });
+  await using scriptDir = await tempDir("deft-pty-");
+  const script = `${scriptDir.path}/script.json`;
   const argv = [Deno.execPath(), "run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...args];
   await Deno.writeTextFile(
     script,
@@ -139,15 +141,11 @@ async function runInPtyStdoutToFile(args: string[], cwd: string, home: string, s
       timeout: 90,
     }),
   );
-  try {
-    const out = await new Deno.Command("python3", {
-      args: [`${REPO_ROOT}tests/helpers/pty_drive.py`, script],
-      stdout: "piped",
-    }).output();
-    return JSON.parse(new TextDecoder().decode(out.stdout)) as PtyRun;
-  } finally {
-    await Deno.remove(script);
-  }
+  const out = await new Deno.Command("python3", {
+    args: [`${REPO_ROOT}tests/helpers/pty_drive.py`, script],
+    stdout: "piped",
+  }).output();
+  return JSON.parse(new TextDecoder().decode(out.stdout)) as PtyRun;
 }
 
 function count(text: string, part: string): number {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { denoDir, mockRunArgs, REPO_ROOT, trustedHome } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { eventually, pidsByCmdline } from "../../tools/bash/helpers.ts";
+import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
 
 Deno.test("deft run: SIGTERM stops the run, ends its processes and keeps the trajectory", async () => {
   const home = await trustedHome();

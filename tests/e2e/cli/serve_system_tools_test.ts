@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { runDeft } from "../../helpers/deft.ts";
-import { tempDir } from "../../helpers/temp.ts";
+import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
 
 function lines(stdout: string): Record<string, unknown>[] {
   return stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
@@ -13,7 +13,7 @@ function lines(stdout: string): Record<string, unknown>[] {
 const ndjson = (calls: unknown[]) => calls.map((c) => JSON.stringify(c)).join("\n") + "\n";
 
 async function workspace(): Promise<string> {
-  return await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-serve-ws-" }));
+  return await tempDirUntilExit("deft-serve-ws-");
 }
 
 Deno.test("serve: bash keeps one shell across lines; the editor edits byte-exact; nothing outlives it", async () => {

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { runDeft } from "../../helpers/deft.ts";
+import { tempDirUntilExit } from "../../helpers/temp.ts";
 
 function trajectory(workspace: string, fields: Record<string, unknown> = {}) {
   return {
@@ -38,7 +39,7 @@ function trajectory(workspace: string, fields: Record<string, unknown> = {}) {
 }
 
 async function setup() {
-  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-home-" }));
+  const home = await tempDirUntilExit("deft-home-");
   const repo = `${home}/repo`;
   await Deno.mkdir(repo);
   const dir = `${home}/state/deft/trajectories`;

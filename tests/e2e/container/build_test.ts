@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { runMocked } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { type TestRuntime, testRuntime } from "./setup.ts";
+import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 
 function includes(text: string, part: string): void {
   assert.ok(text.includes(part), `expected ${JSON.stringify(part)} in:\n${text}`);
@@ -19,9 +19,10 @@ async function exists(rt: TestRuntime, kind: "image" | "container", ref: string)
   return await rt.cli(kind, "inspect", ref).then(() => true, () => false);
 }
 
-/** The ids of the images Deft built (label deft.image=1). */
+/** The ids of the images Deft built (label deft.image=1) from this run's images. */
 async function builtImages(rt: TestRuntime): Promise<string[]> {
-  return (await rt.cli("images", "-q", "--no-trunc", "--filter", "label=deft.image=1"))
+  const filters = ["--filter", "label=deft.image=1", "--filter", `label=${rt.label}`];
+  return (await rt.cli("images", "-q", "--no-trunc", ...filters))
     .split("\n").filter(Boolean).sort();
 }
 

@@ -9,7 +9,7 @@ import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { mockRunArgs, REPO_ROOT } from "../../helpers/deft.ts";
 import { BUNDLE_FULL_FLAGS } from "../../helpers/deno_flags.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { testRuntime } from "./setup.ts";
+import { testRuntime } from "../../helpers/containers.ts";
 
 Deno.test({
   name: "container (podman): the bundle alone hosts the tools inside",

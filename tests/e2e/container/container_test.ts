@@ -9,7 +9,7 @@ import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { mockRunArgs, REPO_ROOT, runMocked } from "../../helpers/deft.ts";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { noGlibcImage, type TestRuntime, testRuntime } from "./setup.ts";
+import { noGlibcImage, type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 
 /** Fails unless `text` holds `part`, showing the text. */
 function includes(text: string, part: string): void {
@@ -101,8 +101,6 @@ for (const runtime of ["docker", "podman"] as const) {
     sanitizeOps: false,
   }, async (t) => {
     await using rt = await testRuntime(runtime);
-    // Nothing of an earlier run's may count as this one's.
-    for (const id of await rt.deftContainers()) await rt.cli("rm", "-f", id);
 
     await t.step(
       "a run fixes the bug in /testbed, shell state persists, no host secret inside",

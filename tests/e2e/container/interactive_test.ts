@@ -10,7 +10,7 @@ import { denoDir, REPO_ROOT } from "../../helpers/deft.ts";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { type TestRuntime, testRuntime } from "./setup.ts";
+import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { runMocked } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { type TestRuntime, testRuntime } from "./setup.ts";
+import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 
 // The sleeps these tests start, as /proc shows their command lines (the pattern matches none of
 // its own: a `[` follows `100` there).

@@ -10,7 +10,7 @@ import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { mockRunArgs, runDeft, runMocked } from "../../helpers/deft.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { testRuntime } from "./setup.ts";
+import { testRuntime } from "../../helpers/containers.ts";
 
 function includes(text: string, part: string | RegExp): void {
   const found = typeof part === "string" ? text.includes(part) : part.test(text);

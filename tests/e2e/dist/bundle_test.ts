@@ -152,7 +152,8 @@ Deno.test({
 
     // With a sandbox the editor runs in this bundle started again inside bubblewrap, under the
     // narrowed flags, though the bundle sits outside the workspace in /tmp, which it hides.
-    const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-bundle-ws-" }));
+    await using wsTemp = await tempDir("deft-bundle-ws-");
+    const ws = wsTemp.path;
     await Deno.copyFile(`${dir}/app.py`, `${ws}/app.py`);
     const boxed = await run(
       dir,

@@ -8,14 +8,10 @@ import { errorStatus, isRetryable } from "../../../src/llm/retry.ts";
 import type { LLMMessage } from "../../../src/llm/types.ts";
 import type { ToolDefinition } from "../../../src/tools/schema.ts";
 import { mockRunArgs, runDeft } from "../../helpers/deft.ts";
-import {
-  chatText,
-  chatToolCalls,
-  httpError,
-  MockLLM,
-  type MockReply,
-} from "../../helpers/mock_llm.ts";
+import { chatText, chatToolCalls, httpError, type MockLLM } from "../../helpers/mock_llm.ts";
+import { BASH_TOOL, providerModel, SYSTEM, TASK, withMock } from "../../helpers/providers.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const KEY = "az-test-SECRET-0123456789";
 const VERSION = "2024-10-21";
@@ -25,9 +21,8 @@ function azure(
   settings: Partial<ModelConfig> = {},
   provider: Partial<ResolvedProvider> = {},
 ): ResolvedModel {
-  return {
-    name: "gpt-4o-prod",
-    provider: {
+  return providerModel(
+    {
       provider: "azure",
       keyVariable: "AZURE_API_KEY",
       api_key: KEY,
@@ -35,37 +30,12 @@ function azure(
       api_version: VERSION,
       ...provider,
     },
-    settings: {
-      model_provider: "azure",
-      model: "gpt-4o-prod",
-      parallel_tool_calls: false,
-      max_retries: 0,
-      ...settings,
-    },
-  };
+    "gpt-4o-prod",
+    settings,
+  );
 }
 
-const TOOLS: ToolDefinition[] = [{
-  name: "bash",
-  description: "Run a command.",
-  parameters: {
-    type: "object",
-    properties: { command: { type: "string", description: "The command." } },
-    required: ["command"],
-  },
-}];
-
-const SYSTEM = "You are a careful engineer.";
-const TASK = "List the files, then stop.";
-
-async function withMock(replies: MockReply[], body: (mock: MockLLM) => Promise<void>) {
-  const mock = MockLLM.start(replies);
-  try {
-    await body(mock);
-  } finally {
-    await mock.close();
-  }
-}
+const TOOLS: ToolDefinition[] = [BASH_TOOL];
 
 // A pass-through in front of `mock` that keeps each request's query string, which MockLLM does
 // not record (Azure sends the API version there).
@@ -250,7 +220,8 @@ Deno.test("azure: a missing endpoint or API version is a ConfigError that says w
 
 Deno.test("azure: deft run end to end, an error result then task_done", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const args = (url: string) =>
     mockRunArgs({ url }, "check the repository", repo, {
       provider: "azure",

@@ -3,6 +3,7 @@ import { runDeft } from "../../helpers/deft.ts";
 import { anthropicToolUses, chatToolCalls, httpError, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { classifyFailure } from "../../../src/llm/failure.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 /** A localhost port nobody listens on. */
 function closedPort(): number {
@@ -14,7 +15,8 @@ function closedPort(): number {
 
 async function deftRun(provider: string, baseUrl: string | undefined, extra: string[] = []) {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const started = Date.now();
   const r = await runDeft([
     "run",

@@ -7,14 +7,10 @@ import { errorStatus, isRetryable, retryAfterMs } from "../../../src/llm/retry.t
 import type { LLMMessage } from "../../../src/llm/types.ts";
 import type { ToolDefinition } from "../../../src/tools/schema.ts";
 import { runMocked } from "../../helpers/deft.ts";
-import {
-  geminiError,
-  geminiFunctionCalls,
-  geminiText,
-  MockLLM,
-  type MockReply,
-} from "../../helpers/mock_llm.ts";
+import { geminiError, geminiFunctionCalls, geminiText } from "../../helpers/mock_llm.ts";
+import { BASH_TOOL, providerModel, SYSTEM, TASK, withMock } from "../../helpers/providers.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const KEY = "gm-test-SECRET-0123456789";
 
@@ -23,36 +19,21 @@ function gemini(
   settings: Partial<ModelConfig> = {},
   provider: Partial<ResolvedProvider> = {},
 ): ResolvedModel {
-  return {
-    name: "gemini-x",
-    provider: {
+  return providerModel(
+    {
       provider: "google",
       keyVariable: "GOOGLE_API_KEY",
       api_key: KEY,
       base_url: baseUrl,
       ...provider,
     },
-    settings: {
-      model_provider: "google",
-      model: "gemini-x",
-      parallel_tool_calls: false,
-      max_retries: 0,
-      ...settings,
-    },
-  };
+    "gemini-x",
+    settings,
+  );
 }
 
 const TOOLS: ToolDefinition[] = [
-  {
-    name: "bash",
-    description: "Run a command.",
-    parameters: {
-      type: "object",
-      properties: { command: { type: "string", description: "The command." } },
-      required: ["command"],
-      additionalProperties: false,
-    },
-  },
+  { ...BASH_TOOL, parameters: { ...BASH_TOOL.parameters, additionalProperties: false } },
   {
     name: "json_set",
     description: "Set a value.",
@@ -69,18 +50,6 @@ const TOOLS: ToolDefinition[] = [
     parameters: { type: "object", properties: {}, required: [] },
   },
 ];
-
-const SYSTEM = "You are a careful engineer.";
-const TASK = "List the files, then stop.";
-
-async function withMock(replies: MockReply[], body: (mock: MockLLM) => Promise<void>) {
-  const mock = MockLLM.start(replies);
-  try {
-    await body(mock);
-  } finally {
-    await mock.close();
-  }
-}
 
 Deno.test("google: a tool call round trip in Gemini's wire format", async () => {
   await withMock([
@@ -260,7 +229,8 @@ Deno.test("google: the API version comes from the base URL or api_version", asyn
 
 Deno.test("google: deft run end to end, an error result then task_done", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   await withMock([
     geminiFunctionCalls([["no_such_tool", {}]]),
     geminiFunctionCalls([["task_done", {}]], "Nothing to change."),

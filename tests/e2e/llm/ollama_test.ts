@@ -7,54 +7,24 @@ import { errorStatus, isRetryable } from "../../../src/llm/retry.ts";
 import type { LLMMessage } from "../../../src/llm/types.ts";
 import type { ToolDefinition } from "../../../src/tools/schema.ts";
 import { runMocked } from "../../helpers/deft.ts";
-import {
-  MockLLM,
-  type MockReply,
-  ollamaError,
-  ollamaText,
-  ollamaToolCalls,
-} from "../../helpers/mock_llm.ts";
+import { ollamaError, ollamaText, ollamaToolCalls } from "../../helpers/mock_llm.ts";
+import { BASH_TOOL, providerModel, SYSTEM, TASK, withMock } from "../../helpers/providers.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 function ollama(
   baseUrl: string | undefined,
   settings: Partial<ModelConfig> = {},
   provider: Partial<ResolvedProvider> = {},
 ): ResolvedModel {
-  return {
-    name: "llama3.1",
-    provider: { provider: "ollama", keyVariable: "OLLAMA_API_KEY", base_url: baseUrl, ...provider },
-    settings: {
-      model_provider: "ollama",
-      model: "llama3.1",
-      parallel_tool_calls: false,
-      max_retries: 0,
-      ...settings,
-    },
-  };
+  return providerModel(
+    { provider: "ollama", keyVariable: "OLLAMA_API_KEY", base_url: baseUrl, ...provider },
+    "llama3.1",
+    settings,
+  );
 }
 
-const TOOLS: ToolDefinition[] = [{
-  name: "bash",
-  description: "Run a command.",
-  parameters: {
-    type: "object",
-    properties: { command: { type: "string", description: "The command." } },
-    required: ["command"],
-  },
-}];
-
-const SYSTEM = "You are a careful engineer.";
-const TASK = "List the files, then stop.";
-
-async function withMock(replies: MockReply[], body: (mock: MockLLM) => Promise<void>) {
-  const mock = MockLLM.start(replies);
-  try {
-    await body(mock);
-  } finally {
-    await mock.close();
-  }
-}
+const TOOLS: ToolDefinition[] = [BASH_TOOL];
 
 Deno.test("ollama: a tool call round trip keeps every assistant turn", async () => {
   await withMock([
@@ -229,7 +199,8 @@ Deno.test("ollama: an aborted call stops at once", async () => {
 
 Deno.test("ollama: deft run end to end, an error result then task_done", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   await withMock([
     ollamaToolCalls([["no_such_tool", {}]], "Trying a tool."),
     ollamaToolCalls([["task_done", {}]], "Nothing to change."),

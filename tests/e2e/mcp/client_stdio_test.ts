@@ -3,13 +3,15 @@ import { McpConnection } from "../../../src/mcp/client.ts";
 import { discoverMcpTools } from "../../../src/mcp/discover.ts";
 import { McpTool } from "../../../src/mcp/tool.ts";
 import { type ToolCallResult, ToolExecutor } from "../../../src/tools/executor.ts";
-import { eventually, mcpContext, processAlive, stdioFixture } from "../../mcp/fixtures.ts";
+import { eventually, mcpContext, processAlive, stdioFixture } from "../../helpers/mcp_fixtures.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 async function withFixture(
   run: (executor: ToolExecutor, tools: McpTool[], workspace: string) => Promise<void> | void,
   config = stdioFixture(),
 ) {
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  await using workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   await Deno.mkdir(`${workspace}/sub`); // for servers configured with a relative cwd
   const mcp = await discoverMcpTools(
     { mcp_servers: { fx: config }, allow_mcp_servers: ["fx"] },
@@ -22,7 +24,6 @@ async function withFixture(
   } finally {
     await executor.closeTools();
     await mcp.close();
-    await Deno.remove(workspace, { recursive: true });
   }
 }
 
@@ -37,7 +38,8 @@ async function serverPid(executor: ToolExecutor): Promise<number> {
 }
 
 Deno.test("only allowed servers start, and their tools join under the mcp__ prefix", async () => {
-  const workspace = await Deno.makeTempDir();
+  await using workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   const marker = `${workspace}/started`;
   const mcp = await discoverMcpTools({
     mcp_servers: {
@@ -70,7 +72,6 @@ Deno.test("only allowed servers start, and their tools join under the mcp__ pref
     assert.equal(await Deno.stat(marker).then(() => true, () => false), false);
   } finally {
     await mcp.close();
-    await Deno.remove(workspace, { recursive: true });
   }
 });
 
@@ -197,7 +198,8 @@ Deno.test("calls in flight when the server dies all fail; the restart happens on
 });
 
 Deno.test("start-up failures are reported once each and the good servers still work", async () => {
-  const workspace = await Deno.makeTempDir();
+  await using workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   const mcp = await discoverMcpTools({
     mcp_servers: {
       fx: stdioFixture(),
@@ -238,7 +240,6 @@ Deno.test("start-up failures are reported once each and the good servers still w
     assert.equal(echo.output, "still here");
   } finally {
     await mcp.close();
-    await Deno.remove(workspace, { recursive: true });
   }
 });
 
@@ -265,7 +266,8 @@ Deno.test("stdio servers start in the workspace, which is their root, with a cle
 });
 
 Deno.test("closing stops the server and the processes it started; later calls fail", async () => {
-  const workspace = await Deno.makeTempDir();
+  await using workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   let stderr = "";
   const connection = new McpConnection("fx", stdioFixture(["--spawn-child"]), {
     workspace,
@@ -284,7 +286,6 @@ Deno.test("closing stops the server and the processes it started; later calls fa
     assert.deepEqual(after, { output: null, error: "MCP server 'fx' is closed.", error_code: -1 });
   } finally {
     await connection.close();
-    await Deno.remove(workspace, { recursive: true });
   }
 });
 
@@ -296,7 +297,8 @@ Deno.test("a server that writes stray lines to stdout still works", async () => 
 });
 
 Deno.test("a server that never finishes the handshake is reported and stopped", async () => {
-  const workspace = await Deno.makeTempDir();
+  await using workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   const mcp = await discoverMcpTools(
     {
       mcp_servers: { mute: { command: "sleep", args: ["987654"], timeout: 0.5 } },
@@ -312,7 +314,6 @@ Deno.test("a server that never finishes the handshake is reported and stopped", 
     assert.deepEqual(mcp.tools, []);
   } finally {
     await mcp.close();
-    await Deno.remove(workspace, { recursive: true });
   }
   assert.ok(await eventually(() => !sleepersAlive()), "the mute server was stopped");
 });

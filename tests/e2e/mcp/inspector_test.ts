@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { registeredToolNames } from "../../../src/tools/registry.ts";
-import { deftMcpCommand } from "./deft_server.ts";
+import { deftMcpCommand } from "../../helpers/deft_mcp.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 const INSPECTOR = "@modelcontextprotocol/inspector@2.12.0";

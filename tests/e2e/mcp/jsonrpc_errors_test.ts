@@ -1,6 +1,7 @@
 /** `deft mcp` answers every invalid request that has an id, with the code JSON-RPC prescribes. */
 import assert from "node:assert/strict";
 import { ServerProcess } from "../../helpers/server_process.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const INIT = {
   jsonrpc: "2.0",
@@ -14,7 +15,8 @@ const INIT = {
 };
 
 Deno.test("invalid JSON-RPC messages get -32700, -32600 or -32602; notifications none", async () => {
-  const dir = await Deno.makeTempDir();
+  const dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const server = new ServerProcess(["mcp", "-w", dir]);
   try {
     await server.sendJson(INIT);
@@ -65,12 +67,13 @@ Deno.test("invalid JSON-RPC messages get -32700, -32600 or -32602; notifications
     assert.match(JSON.stringify(bash.result), /still-here/);
     assert.equal(await server.end(), 0);
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await dirTemp.remove();
   }
 });
 
 Deno.test("deft mcp: a deeply nested argument is a tool error, and the server goes on", async () => {
-  const dir = await Deno.makeTempDir();
+  const dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const server = new ServerProcess(["mcp", "-w", dir]);
   try {
     await server.sendJson(INIT);
@@ -96,12 +99,13 @@ Deno.test("deft mcp: a deeply nested argument is a tool error, and the server go
     assert.match(JSON.stringify((await server.next(30_000)).result), /after-deep/);
     assert.equal(await server.end(), 0);
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await dirTemp.remove();
   }
 });
 
 Deno.test("deft mcp: a line over --max-line-bytes gets -32600 and the next request is answered", async () => {
-  const dir = await Deno.makeTempDir();
+  const dirTemp = await tempDir();
+  const dir = dirTemp.path;
   const server = new ServerProcess(["mcp", "-w", dir, "--max-line-bytes", "2000"]);
   try {
     await server.sendJson(INIT);
@@ -120,6 +124,6 @@ Deno.test("deft mcp: a line over --max-line-bytes gets -32600 and the next reque
     assert.equal((await server.next(20_000)).id, 2);
     assert.equal(await server.end(), 0);
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await dirTemp.remove();
   }
 });

@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { discoverMcpTools } from "../../../src/mcp/discover.ts";
 import { ToolExecutor } from "../../../src/tools/executor.ts";
 import { createTools, registeredToolNames } from "../../../src/tools/registry.ts";
-import { deftMcpCommand } from "./deft_server.ts";
-import { mcpContext } from "../../mcp/fixtures.ts";
+import { deftMcpCommand } from "../../helpers/deft_mcp.ts";
+import { mcpContext } from "../../helpers/mcp_fixtures.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 Deno.test("deft's tools, served by deft mcp and used through deft's MCP client", async () => {

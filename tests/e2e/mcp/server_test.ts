@@ -7,8 +7,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type CallToolResult, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { createTools, registeredToolNames } from "../../../src/tools/registry.ts";
 import { runDeft } from "../../helpers/deft.ts";
-import { deftMcpCommand, RawSession } from "./deft_server.ts";
-import { eventually, pidsByCmdline } from "../../tools/bash/helpers.ts";
+import { deftMcpCommand, RawSession } from "../../helpers/deft_mcp.ts";
+import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 /** A sleep duration no other process has, to find the process by its command line. */
 function uniqueSleep(): string {
@@ -39,8 +40,10 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async (t) => {
-    const workspace = await Deno.realPath(await Deno.makeTempDir());
-    const outside = await Deno.realPath(await Deno.makeTempDir());
+    await using workspaceTemp = await tempDir();
+    const workspace = workspaceTemp.path;
+    await using outsideTemp = await tempDir();
+    const outside = outsideTemp.path;
     const client = await connect(workspace);
     try {
       assert.equal(client.getServerVersion()?.name, "deft");
@@ -142,15 +145,14 @@ Deno.test({
       });
     } finally {
       await client.close();
-      await Deno.remove(workspace, { recursive: true });
-      await Deno.remove(outside, { recursive: true });
     }
   },
 });
 
 Deno.test("closing the connection closes the tools, leaves no process behind, exits 0", async (t) => {
   const sleeper = uniqueSleep();
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   const session = new RawSession(["-w", workspace]);
   try {
     await session.initialize();
@@ -171,13 +173,14 @@ Deno.test("closing the connection closes the tools, leaves no process behind, ex
       },
     });
   } finally {
-    await Deno.remove(workspace, { recursive: true });
+    await workspaceTemp.remove();
   }
 });
 
 Deno.test("a client that vanishes without closing stdin ends the session cleanly", async (t) => {
   const sleeper = uniqueSleep();
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  await using workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   const session = new RawSession(["-w", workspace]);
   try {
     await session.initialize();
@@ -209,12 +212,12 @@ Deno.test("a client that vanishes without closing stdin ends the session cleanly
     });
   } finally {
     await session.closeStdin();
-    await Deno.remove(workspace, { recursive: true });
   }
 });
 
 Deno.test("calls sent before stdin ends are still answered", async () => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   const session = new RawSession(["-w", workspace]);
   try {
     await session.initialize();
@@ -241,13 +244,14 @@ Deno.test("calls sent before stdin ends are still answered", async () => {
     const ids = session.stdout.map((line) => JSON.parse(line).id).slice(1).sort();
     assert.deepEqual(ids, [1, 2], `${session.stdout.join("\n")}\n${session.stderr}`);
   } finally {
-    await Deno.remove(workspace, { recursive: true });
+    await workspaceTemp.remove();
   }
 });
 
 Deno.test("SIGTERM closes the tools and exits with 143", async (t) => {
   const sleeper = uniqueSleep();
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   const session = new RawSession(["-w", workspace]);
   try {
     await session.initialize();
@@ -268,7 +272,7 @@ Deno.test("SIGTERM closes the tools and exits with 143", async (t) => {
       },
     });
   } finally {
-    await Deno.remove(workspace, { recursive: true });
+    await workspaceTemp.remove();
   }
 });
 
@@ -281,8 +285,10 @@ Deno.test("deft mcp refuses a missing workspace with exit 2", async () => {
 });
 
 Deno.test("deft mcp applies --sandbox exactly as deft tool does", async () => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
-  const outside = await Deno.realPath(await Deno.makeTempDir());
+  await using workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
+  const outsideTemp = await tempDir();
+  const outside = outsideTemp.path;
   const args = { command: `touch ${outside}/probe && echo wrote` };
   try {
     const direct = await runDeft([
@@ -309,8 +315,7 @@ Deno.test("deft mcp applies --sandbox exactly as deft tool does", async () => {
       assert.ok(text(answer).includes(viaCli.error), `${text(answer)}\n${direct.stdout}`);
     }
   } finally {
-    await Deno.remove(workspace, { recursive: true });
-    await Deno.remove(outside, { recursive: true });
+    await outsideTemp.remove();
   }
 });
 

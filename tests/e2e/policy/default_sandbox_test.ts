@@ -6,10 +6,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runDeft } from "../../helpers/deft.ts";
+import { tempDirUntilExit } from "../../helpers/temp.ts";
 
 /** A PATH folder holding every program of the usual ones except bwrap. */
 async function pathWithoutBwrap(): Promise<string> {
-  const bin = await Deno.makeTempDir({ prefix: "deft-nobwrap-" });
+  const bin = await tempDirUntilExit("deft-nobwrap-");
   for (const dir of ["/usr/local/bin", "/usr/bin", "/bin"]) {
     let entries: Deno.DirEntry[];
     try {
@@ -26,7 +27,7 @@ async function pathWithoutBwrap(): Promise<string> {
 }
 
 async function freshWorkspace(): Promise<string> {
-  return await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-default-" }));
+  return await tempDirUntilExit("deft-default-");
 }
 
 const escapeName = () => `/var/tmp/deft-default-${crypto.randomUUID()}`;

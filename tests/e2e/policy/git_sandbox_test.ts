@@ -12,6 +12,7 @@ import { runMocked } from "../../helpers/deft.ts";
 import { markersIn, plantHostileConfig } from "../../helpers/hostile_git.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { outsideTmp } from "../../helpers/places.ts";
+import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
 
 const MODES = ["workspace-write", "read-only"] as const;
 // Outside /tmp: the sandbox's /tmp is private, so a marker or index there would go unseen.
@@ -31,8 +32,8 @@ async function sh(cwd: string, script: string): Promise<string> {
 
 /** A committed repository (text and binary files), plus a copy of its committed files. */
 async function repository(): Promise<{ repo: string; base: string }> {
-  const repo = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-git-sbx-" }));
-  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-git-base-" }));
+  const repo = await tempDirUntilExit("deft-git-sbx-");
+  const base = await tempDirUntilExit("deft-git-base-");
   await sh(
     repo,
     [
@@ -64,9 +65,8 @@ for (const mode of MODES) {
   Deno.test(`git sandbox: the patch of a hostile repository (sandbox ${mode}) runs nothing and writes nothing into .git`, async () => {
     // Outside the workspace, and outside the sandbox's writable places: a marker there means a
     // planted program ran on the host.
-    const markers = await Deno.realPath(
-      await Deno.makeTempDir({ dir: OUTSIDE, prefix: "deft-git-markers-" }),
-    );
+    await using markersTemp = await tempDir("deft-git-markers-", { dir: OUTSIDE });
+    const markers = markersTemp.path;
     const { repo, base } = await repository();
     try {
       await sh(repo, plantHostileConfig(markers));
@@ -133,9 +133,8 @@ Deno.test("git sandbox: runGit with a sandbox runs git in bwrap's namespaces; wi
 Deno.test("git sandbox: sandboxed git writes only the workspace (not in read-only) and the scratch folders given", async () => {
   const { repo, base } = await repository();
   // Outside the workspace and not in /tmp (private in the sandbox): only a bind makes it visible.
-  const outside = await Deno.realPath(
-    await Deno.makeTempDir({ dir: OUTSIDE, prefix: "deft-git-" }),
-  );
+  await using outsideTemp = await tempDir("deft-git-", { dir: OUTSIDE });
+  const outside = outsideTemp.path;
   const readTree = (index: string, sandbox?: GitSandbox) =>
     runGit(repo, ["read-tree", "HEAD"], { env: { GIT_INDEX_FILE: index }, sandbox });
   try {
@@ -185,7 +184,8 @@ Deno.test("git sandbox: without bwrap the patch fails with install instructions,
 
 Deno.test("git sandbox: `deft run --sandbox workspace-write --patch-path` builds the patch under bwrap", async () => {
   const { repo, base } = await repository();
-  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-home-" }));
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   // A bwrap that logs each command line, then runs the real one.
   const bin = join(home, "bin");
   const log = join(home, "bwrap.log");
@@ -218,7 +218,10 @@ Deno.test("git sandbox: `deft run --sandbox workspace-write --patch-path` builds
     // `--must-patch` checks the patch at task_done, then `--patch-path` writes it: both in bwrap.
     const diffs = gitLines.filter((l) => / diff --cached /.test(l));
     assert.equal(diffs.length, 2, gitLines.join("\n"));
-    for (const line of diffs) assert.match(line, /--unshare-all .*--ro-bind \/ \//);
+    // The root read-only (its entries bound one by one, then made read-only).
+    for (const line of diffs) {
+      assert.match(line, /--unshare-all .*--ro-bind \/usr .*--remount-ro \/ /);
+    }
   } finally {
     await mock.close();
     for (const dir of [repo, base, home]) await Deno.remove(dir, { recursive: true });

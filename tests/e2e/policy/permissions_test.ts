@@ -13,7 +13,8 @@ Deno.test("the tool permission set: workspace and Deft dirs only, bash/bwrap/git
 });
 
 Deno.test("inside the tool worker, Deno itself refuses reads, writes, fetches and programs", async () => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  await using workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     () => new Response("secret"),
@@ -48,8 +49,10 @@ Deno.test("inside the tool worker, Deno itself refuses reads, writes, fetches an
 });
 
 Deno.test("deft tool: reading /etc/passwd and writing through an escaping symlink are refused", async () => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
-  const outside = await Deno.realPath(await Deno.makeTempDir());
+  await using workspaceTemp = await tempDir();
+  const workspace = workspaceTemp.path;
+  await using outsideTemp = await tempDir();
+  const outside = outsideTemp.path;
   await Deno.writeTextFile(`${outside}/target.json`, '{"a": 1}\n');
   await Deno.symlink(outside, `${workspace}/escape`);
   await Deno.symlink(`${outside}/target.json`, `${workspace}/link.json`);

@@ -5,9 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createHostedTools, ToolHost } from "../../../src/tools/host/remote.ts";
+import { createHostedTools, ToolHost } from "../../../src/tools/host/mod.ts";
 import { StandInTool } from "../../../src/tools/stand_in.ts";
 import { Place } from "../../helpers/places.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const WORKER_LAYER = /\[refused by Deno's permissions of the tool worker\]/;
 
@@ -18,9 +19,8 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const place = await Place.create({ bundle: false });
-    const other = await Deno.realPath(
-      await Deno.makeTempDir({ dir: "/tmp", prefix: "deft-other-" }),
-    );
+    await using otherTemp = await tempDir("deft-other-", { dir: "/tmp" });
+    const other = otherTemp.path;
     await Deno.writeTextFile(join(other, "secret.txt"), "secret\n");
     const server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -80,7 +80,6 @@ Deno.test({
       for (const tool of tools) await tool.close();
       if (temp) await assert.rejects(Deno.stat(temp), Deno.errors.NotFound);
       await server.shutdown();
-      await Deno.remove(other, { recursive: true });
       await place.remove();
     }
   },

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { denoDir, REPO_ROOT, runDeft } from "../../helpers/deft.ts";
-import { tempDir } from "../../helpers/temp.ts";
+import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
 
 const DEMO = `${REPO_ROOT}examples/demo`;
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 
 /** A copy of the demo repository (a git repo) in a fresh folder; returns its real path. */
 async function demoRepo(): Promise<string> {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-elsewhere-" }));
+  const dir = await tempDirUntilExit("deft-elsewhere-");
   for (const entry of Deno.readDirSync(`${DEMO}/repo`)) {
     await Deno.copyFile(`${DEMO}/repo/${entry.name}`, `${dir}/${entry.name}`);
   }
@@ -81,7 +81,8 @@ Deno.test("deno task install puts a deft launcher in --dir that runs from any fo
 
 Deno.test("under deno task (cwd = Deft's checkout) the workspace is INIT_CWD", async () => {
   const repo = await demoRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const trajectory = `${home}/t.json`;
   const run = await runDeft(["run", "--replay", `${DEMO}/trajectory.json`, "-t", trajectory], {
     cwd: REPO_ROOT,
@@ -94,8 +95,10 @@ Deno.test("under deno task (cwd = Deft's checkout) the workspace is INIT_CWD", a
 
 Deno.test("an INIT_CWD inherited from an outer task is ignored outside Deft's checkout", async () => {
   const repo = await demoRepo();
-  const other = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-other-" }));
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using otherTemp = await tempDir("deft-other-");
+  const other = otherTemp.path;
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const trajectory = `${home}/t.json`;
   const run = await runDeft(["run", "--replay", `${DEMO}/trajectory.json`, "-t", trajectory], {
     cwd: repo,
@@ -107,8 +110,10 @@ Deno.test("an INIT_CWD inherited from an outer task is ignored outside Deft's ch
 
 Deno.test("an INIT_CWD is ignored when the entry has no deno.json beside it (a bundle)", async () => {
   const { enterInvocationDir } = await import("../../../src/cli/invocation_dir.ts");
-  const dist = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-dist-" }));
-  const other = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-other-" }));
+  await using distTemp = await tempDir("deft-dist-");
+  const dist = distTemp.path;
+  await using otherTemp = await tempDir("deft-other-");
+  const other = otherTemp.path;
   const before = Deno.cwd();
   const saved = Deno.env.get("INIT_CWD");
   try {

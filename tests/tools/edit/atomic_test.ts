@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../../src/tools/fs/atomic.ts";
-import { strayTempFiles, utf8 } from "./helpers.ts";
+import { strayTempFiles, utf8 } from "../../helpers/editor.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 /** A part that fails while being written, like a full disk would. */

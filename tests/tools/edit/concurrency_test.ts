@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withFileLock } from "../../../src/tools/fs/lock.ts";
 import type { ToolCall } from "../../../src/tools/executor.ts";
-import { strayTempFiles, withEditor } from "./helpers.ts";
+import { strayTempFiles, withEditor } from "../../helpers/editor.ts";
 
 Deno.test("concurrency: 50 parallel inserts into one file are all there, in call order", async () => {
   await withEditor(async ({ ws, executor }) => {

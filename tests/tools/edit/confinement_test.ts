@@ -1,7 +1,7 @@
 /** Every command of the editor stays inside the workspace: symlinks, `..`, dangling links. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withEditor, withOutsideDir } from "./helpers.ts";
+import { withEditor, withOutsideDir } from "../../helpers/editor.ts";
 
 const SECRET = "do not touch\n";
 

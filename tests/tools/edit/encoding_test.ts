@@ -9,7 +9,7 @@ import {
   UnencodableError,
 } from "../../../src/tools/edit/encoding.ts";
 import { binaryReason } from "../../../src/tools/edit/binary.ts";
-import { utf8, withEditor } from "./helpers.ts";
+import { utf8, withEditor } from "../../helpers/editor.ts";
 
 /** "café naïve – 5 € “ok”\n" in Windows-1252. */
 const CP1252_TEXT = Uint8Array.of(

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withEditor } from "./helpers.ts";
+import { withEditor } from "../../helpers/editor.ts";
 
 type Break = "\n" | "\r\n";
 /** A line and the break after it (dropped for the last line of a file without a final newline). */

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withEditor } from "./helpers.ts";
+import { withEditor } from "../../helpers/editor.ts";
 
 // [file, insert_line, new_str, expected file]
 const CASES: [string, number, string, string][] = [

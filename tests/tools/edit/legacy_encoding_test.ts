@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import iconv from "iconv-lite";
 import { detectEncoding } from "../../../src/tools/edit/encoding.ts";
-import { withEditor } from "./helpers.ts";
+import { withEditor } from "../../helpers/editor.ts";
 
 interface Case {
   /** The encoding the fixture is written in (an iconv-lite name). */

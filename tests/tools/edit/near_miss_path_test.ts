@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { relativePathError } from "../../../src/tools/edit/near_miss.ts";
-import { withEditor } from "./helpers.ts";
-import { withJsonEditor } from "../json_edit/helpers.ts";
+import { withEditor } from "../../helpers/editor.ts";
+import { withJsonEditor } from "../../helpers/json_editor.ts";
 
 Deno.test("relativePathError: a suggestion only for paths that stay inside the workspace", () => {
   const ws = "/work/ws";

@@ -1,7 +1,7 @@
 /** undo_edit: many levels per file, create undone, and refusal when the file changed since. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withEditor } from "./helpers.ts";
+import { withEditor } from "../../helpers/editor.ts";
 
 Deno.test("undo: twelve edits undone one by one restore every version", async () => {
   await withEditor(async ({ ws, call }) => {

@@ -5,24 +5,23 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withEditor } from "../edit/helpers.ts";
+import { withEditor } from "../../helpers/editor.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 const NOBODY = 65534;
 
 /** Whether this process may give a file to another user: root may, others may not. */
-function canChown(): boolean {
-  const probe = Deno.makeTempFileSync({ prefix: "deft-chown-probe-" });
+async function canChown(): Promise<boolean> {
+  await using dir = await tempDir("deft-chown-probe-");
   try {
-    Deno.chownSync(probe, NOBODY, NOBODY);
+    Deno.chownSync(dir.path, NOBODY, NOBODY);
     return true;
   } catch {
     return false;
-  } finally {
-    Deno.removeSync(probe);
   }
 }
 
-const chownable = canChown();
+const chownable = await canChown();
 if (!chownable) {
   console.log(
     `owner_test: ignored: uid ${Deno.uid()} may not chown a file to another user (root only)`,

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ToolCall } from "../../../src/tools/executor.ts";
-import { withJsonEditor } from "./helpers.ts";
+import { withJsonEditor } from "../../helpers/json_editor.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 const SECRET = `{"secret": true}\n`;
@@ -101,4 +101,26 @@ Deno.test("read-only sandbox: views work, every change is refused and the file s
     }
     assert.equal(await Deno.readTextFile(path), '{ "a": 1 }\n');
   }, { sandbox: "read-only" });
+});
+
+Deno.test("confinement: a hard link to a JSON file outside the workspace is never edited through", async () => {
+  await using outsideDir = await tempDir("deft-outside-");
+  const marker = join(outsideDir.path, "s.json");
+  await Deno.writeTextFile(marker, SECRET);
+  await withJsonEditor(async ({ ws, call }) => {
+    const linked = join(ws, "settings.json");
+    await Deno.link(marker, linked);
+    for (
+      const args of [
+        { operation: "set", file_path: linked, json_path: "$.secret", value: false },
+        { operation: "add", file_path: linked, json_path: "$.x", value: 1 },
+        { operation: "remove", file_path: linked, json_path: "$.secret" },
+      ]
+    ) {
+      const r = await call(args);
+      assert.equal(r.success, false, `${args.operation} wrote through the hard link`);
+      assert.match(r.error!, /has 2 hard links .*does not edit a file that other paths share/);
+    }
+    assert.equal(await Deno.readTextFile(marker), SECRET, "the outside file changed");
+  });
 });

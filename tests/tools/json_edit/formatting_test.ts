@@ -1,6 +1,6 @@
 /** json_edit keeps a file's formatting: only the edited values' text changes. */
 import assert from "node:assert/strict";
-import { withJsonEditor } from "./helpers.ts";
+import { withJsonEditor } from "../../helpers/json_editor.ts";
 
 const TSCONFIG = `{
   // Compiler settings for the app.

@@ -1,6 +1,6 @@
 /** json_edit_tool: the operations and their Trae-compatible messages. */
 import assert from "node:assert/strict";
-import { withJsonEditor } from "./helpers.ts";
+import { withJsonEditor } from "../../helpers/json_editor.ts";
 
 const USERS = `{
   "users": [

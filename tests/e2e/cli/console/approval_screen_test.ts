@@ -7,12 +7,14 @@ import assert from "node:assert/strict";
 import { chatStream, chatToolCalls, MockLLM } from "../../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../../helpers/repo.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 const ENTER = "\r";
 
 Deno.test("run (pty): approve> is not drawn over while waiting; the answer is echoed; always stops asking", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const mock = MockLLM.start([
     chatStream(chatToolCalls([["bash", { command: "touch made_1" }]], "Making the files.")),
     chatToolCalls([["bash", { command: "touch made_2" }]]),

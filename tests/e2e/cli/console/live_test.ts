@@ -3,6 +3,7 @@ import { deftFlags } from "../../../../scripts/deft_flags.ts";
 import { denoDir, mockRunArgs, REPO_ROOT, runDeft } from "../../../helpers/deft.ts";
 import { chatStream, chatToolCalls, MockLLM, type MockReply } from "../../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../../helpers/repo.ts";
+import { tempDir } from "../../../helpers/temp.ts";
 
 // deno-lint-ignore no-control-regex
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
@@ -73,7 +74,8 @@ async function onTerminal(argv: string[], env: Record<string, string>) {
 
 Deno.test("on a terminal: spinner, streamed text, tool calls, coloured diff, summary", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const mock = MockLLM.start(script(repo, true, 1500));
   try {
     const r = await onTerminal(args(mock, repo, home), { HOME: home });
@@ -106,7 +108,8 @@ Deno.test("on a terminal: spinner, streamed text, tool calls, coloured diff, sum
 
 Deno.test("on a terminal with NO_COLOR: live, but no colours", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const mock = MockLLM.start(script(repo, true, 0));
   try {
     const r = await onTerminal(args(mock, repo, home), { HOME: home, NO_COLOR: "1" });
@@ -133,7 +136,8 @@ Deno.test("on a terminal with NO_COLOR: live, but no colours", async () => {
 
 Deno.test("off a terminal: plain lines as before, no escape codes, the patch is named", async () => {
   const repo = await makeBuggyRepo();
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const mock = MockLLM.start(script(repo, false, 0));
   try {
     const r = await runDeft(args(mock, repo, home), { cwd: home, env: { HOME: home } });

@@ -13,6 +13,7 @@ import {
   ollamaToolCalls,
 } from "../../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../../helpers/repo.ts";
+import { tempDir, tempDirUntilExit } from "../../../helpers/temp.ts";
 
 function fixReplies(repo: string, stream = true) {
   const as = stream ? chatStream : (reply: MockReply) => reply;
@@ -31,7 +32,7 @@ function fixReplies(repo: string, stream = true) {
 }
 
 async function deft(mock: MockLLM, repo: string, provider: string, extra: string[]) {
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  const home = await tempDirUntilExit("deft-home-");
   const base = provider === "anthropic" ? mock.url : `${mock.url}/v1`;
   return await runMocked(mock, "fix add", repo, {
     provider,
@@ -131,7 +132,8 @@ Deno.test("stream-json through the Anthropic SDK's stream", async () => {
 Deno.test("json and stream-json print a JSON error on stdout for configuration mistakes", async () => {
   const repo = await makeBuggyRepo();
   for (const format of ["json", "stream-json"]) {
-    const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+    await using homeTemp = await tempDir("deft-home-");
+    const home = homeTemp.path;
     const r = await runDeft(
       ["run", "x", "-w", repo, "-p", "openai_compatible", "-m", "m", "--output-format", format],
       { cwd: home, env: { HOME: home } },
@@ -203,7 +205,8 @@ for (
 }
 
 Deno.test("a bad flag with --json or stream-json: a JSON error on stdout, exit 2", async () => {
-  const home = await Deno.makeTempDir({ prefix: "deft-home-" });
+  await using homeTemp = await tempDir("deft-home-");
+  const home = homeTemp.path;
   const bad = await runDeft(["run", "x", "--json", "--max-steps", "0"], { cwd: home });
   assert.equal(bad.code, 2);
   assert.match(JSON.parse(bad.stdout).error, /--max-steps/);

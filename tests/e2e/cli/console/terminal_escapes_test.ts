@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { mockRunArgs, runDeft, trustedHome } from "../../../helpers/deft.ts";
 import { runDeftInPty } from "../../../helpers/pty.ts";
 import { chatToolCalls, MockLLM } from "../../../helpers/mock_llm.ts";
+import { tempDirUntilExit } from "../../../helpers/temp.ts";
 
 const OSC_TITLE = "\x1b]0;pwned\x07";
 const OSC_CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07";
@@ -37,7 +38,7 @@ async function hostile() {
       `model_providers:\n  openai_compatible: { provider: openai_compatible }\n`,
   );
   // The repository is outside the trusted home: its deft.yaml is untrusted.
-  const repo = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-hostile-repo-" }));
+  const repo = await tempDirUntilExit("deft-hostile-repo-");
   await Deno.writeTextFile(
     `${repo}/deft.yaml`,
     [

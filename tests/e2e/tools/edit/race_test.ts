@@ -21,9 +21,9 @@ import {
   writeFiles,
 } from "../../../helpers/edit_race.ts";
 import { BashTool } from "../../../../src/tools/bash/tool.ts";
-import { createHostedTools } from "../../../../src/tools/host/remote.ts";
+import { createHostedTools } from "../../../../src/tools/host/mod.ts";
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
-import { withEditor, withOutsideDir } from "../../../tools/edit/helpers.ts";
+import { withEditor, withOutsideDir } from "../../../helpers/editor.ts";
 import { outsideTmp } from "../../../helpers/places.ts";
 
 // renameat2(RENAME_EXCHANGE) swaps the two names atomically, as fast as it can.
@@ -38,6 +38,7 @@ while time.time() < end and not os.path.exists("stop"):
         swaps += 1
 open("swaps", "w").write(str(swaps) if swaps else "0 errno %d" % ctypes.get_errno())
 `;
+import { tempDir } from "../../../helpers/temp.ts";
 
 /** Sets the race up in `ws`: the raced files in `d`, `link` to `outside`, the swapper script. */
 async function prepareRace(ws: string, outside: string): Promise<void> {
@@ -116,14 +117,8 @@ Deno.test("editor: a folder swapped for a symlink by the sandboxed shell never l
 /** A folder outside the workspace, under `parent` (default `$TMPDIR`), removed afterwards. */
 async function withOutside(parent: string | undefined, fn: (dir: string) => Promise<void>) {
   if (!parent) return await withOutsideDir(fn);
-  const dir = await Deno.realPath(
-    await Deno.makeTempDir({ dir: parent, prefix: ".deft-outside-" }),
-  );
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir(".deft-outside-", { dir: parent });
+  await fn(dir.path);
 }
 
 for (const where of ["$TMPDIR", "$HOME"]) {
@@ -133,8 +128,10 @@ for (const where of ["$TMPDIR", "$HOME"]) {
     await withOutside(parent, async (outside) => {
       await writeFiles(outside, OUTSIDE_FILES);
       const before = await snapshot(outside);
-      const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-race-host-" }));
-      const temp = await Deno.makeTempDir({ prefix: "deft-race-temp-" });
+      await using wsTemp = await tempDir("deft-race-host-");
+      const ws = wsTemp.path;
+      await using tempTemp = await tempDir("deft-race-temp-");
+      const temp = tempTemp.path;
       const tools = await createHostedTools(
         { provider: "anthropic", workspace: ws, settings: { sandbox: "workspace-write" } },
         ["str_replace_based_edit_tool", "json_edit_tool", "bash"],
@@ -156,8 +153,6 @@ for (const where of ["$TMPDIR", "$HOME"]) {
       } finally {
         await Deno.writeTextFile(`${ws}/stop`, "").catch(() => {});
         await executor.closeTools();
-        await Deno.remove(ws, { recursive: true });
-        await Deno.remove(temp, { recursive: true });
       }
       assert.deepEqual(await snapshot(outside), before, "nothing outside changed or appeared");
     });
@@ -175,8 +170,10 @@ for (const where of ["$TMPDIR", "$HOME"]) {
 Deno.test("editor without a sandbox (none): outside paths are refused; under the swap race every call ends", async () => {
   await withOutside(undefined, async (outside) => {
     await writeFiles(outside, OUTSIDE_FILES);
-    const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-race-none-" }));
-    const temp = await Deno.makeTempDir({ prefix: "deft-race-temp-" });
+    await using wsTemp = await tempDir("deft-race-none-");
+    const ws = wsTemp.path;
+    await using tempTemp = await tempDir("deft-race-temp-");
+    const temp = tempTemp.path;
     const tools = await createHostedTools(
       { provider: "anthropic", workspace: ws, settings: { sandbox: "none" } },
       ["str_replace_based_edit_tool", "json_edit_tool", "bash"],
@@ -230,8 +227,6 @@ Deno.test("editor without a sandbox (none): outside paths are refused; under the
     } finally {
       await Deno.writeTextFile(`${ws}/stop`, "").catch(() => {});
       await executor.closeTools();
-      await Deno.remove(ws, { recursive: true });
-      await Deno.remove(temp, { recursive: true });
     }
   });
 });

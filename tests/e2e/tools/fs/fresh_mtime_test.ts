@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withEditor } from "../../../tools/edit/helpers.ts";
-import { withJsonEditor } from "../../../tools/json_edit/helpers.ts";
+import { withEditor } from "../../../helpers/editor.ts";
+import { withJsonEditor } from "../../../helpers/json_editor.ts";
 
 /** The environment with Python's bytecode cache on and in its usual place. */
 function bytecodeOn(): Record<string, string> {
@@ -67,27 +67,6 @@ Deno.test("bytecode on: run, same-size edit in the same second, run again prints
     // The rounds really were the case that matters: bytecode written, edits inside one second.
     assert.ok((await Deno.readDir(join(ws, "__pycache__"))[Symbol.asyncIterator]().next()).value);
     assert.ok(sameSecond >= 10, `only ${sameSecond} of 20 edits fell in the second of their run`);
-  });
-});
-
-Deno.test("bytecode on: a file with several hard links (rewritten in place) is seen changed too", async () => {
-  await withEditor(async ({ ws, call }) => {
-    const module = join(ws, "a.py");
-    await Deno.writeTextFile(module, "X = 1\n");
-    await Deno.link(module, join(ws, "other-name.py"));
-    await Deno.writeTextFile(join(ws, "t.py"), "import a\nprint(a.X)\n");
-    for (let value = 1; value < 6; value++) {
-      assert.equal(await python(ws, "t.py"), String(value));
-      const r = await call({
-        command: "str_replace",
-        path: module,
-        old_str: `X = ${value}`,
-        new_str: `X = ${value + 1}`,
-      });
-      assert.equal(r.success, true, String(r.error));
-      assert.equal((await Deno.stat(module)).nlink, 2, "still one file with two names");
-      assert.equal(await python(ws, "t.py"), String(value + 1));
-    }
   });
 });
 

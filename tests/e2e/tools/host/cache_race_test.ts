@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createHostedTools } from "../../../../src/tools/host/remote.ts";
+import { createHostedTools } from "../../../../src/tools/host/mod.ts";
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
 import { tempDir } from "../../../helpers/temp.ts";
-import { pidsByCmdline } from "../../../tools/bash/helpers.ts";
+import { pidsByCmdline } from "../../../helpers/bash.ts";
 
 /** Mount point → options ("ro"/"rw"…) of each sandboxed host of workspace `ws` (not bwrap). */
 async function hostMounts(ws: string): Promise<Map<string, string>[]> {

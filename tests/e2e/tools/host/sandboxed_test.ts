@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import { basename } from "node:path";
 import type { Tool, ToolContext } from "../../../../src/tools/base.ts";
-import { createHostedTools, type ToolHost } from "../../../../src/tools/host/remote.ts";
+import { createHostedTools, type ToolHost } from "../../../../src/tools/host/mod.ts";
 import type { StandInTool } from "../../../../src/tools/stand_in.ts";
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
-import { eventually, pidsByCmdline } from "../../../tools/bash/helpers.ts";
+import { eventually, pidsByCmdline } from "../../../helpers/bash.ts";
 import { ServerProcess } from "../../../helpers/server_process.ts";
 import { tempDir } from "../../../helpers/temp.ts";
 
@@ -20,7 +20,8 @@ async function withSandboxedTools(
   fn: (t: { ws: string; cache: string; tools: Tool[]; call: CallFn }) => Promise<void>,
   settings: ToolContext["settings"] = { sandbox: "workspace-write" },
 ): Promise<void> {
-  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-sandboxed-host-" }));
+  await using wsTemp = await tempDir("deft-sandboxed-host-");
+  const ws = wsTemp.path;
   await using cacheDir = await tempDir("deft-sandboxed-cache-");
   const cache = cacheDir.path;
   const context: ToolContext = { provider: "anthropic", workspace: ws, settings };
@@ -33,7 +34,6 @@ async function withSandboxedTools(
     await fn({ ws, cache: await Deno.realPath(cache), tools, call });
   } finally {
     await executor.closeTools();
-    await Deno.remove(ws, { recursive: true });
   }
 }
 
@@ -178,7 +178,8 @@ Deno.test("sandboxed host: without bwrap the editor refuses with install instruc
 });
 
 Deno.test("sandboxed host: SIGKILL of `deft serve` takes the sandboxed host with it", async () => {
-  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-sandboxed-serve-" }));
+  const wsTemp = await tempDir("deft-sandboxed-serve-");
+  const ws = wsTemp.path;
   try {
     await Deno.writeTextFile(`${ws}/a.txt`, "x\n");
     const serve = new ServerProcess(["serve", "--sandbox", "workspace-write", "-w", ws]);
@@ -189,6 +190,6 @@ Deno.test("sandboxed host: SIGKILL of `deft serve` takes the sandboxed host with
     await serve.child.status;
     assert.ok(await eventually(async () => (await hostPid(ws)) === undefined), "host gone");
   } finally {
-    await Deno.remove(ws, { recursive: true });
+    await wsTemp.remove();
   }
 });
