@@ -17,7 +17,7 @@ import { git } from "../../helpers/repo.ts";
 import { runMocked } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { type TestRuntime, testRuntime } from "./setup.ts";
+import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 
 const MAKE_REPO = (dir: string) =>
   `mkdir -p ${dir} && cd ${dir} && git init -q . && printf 'one\\n' > a.txt && git add a.txt && ` +
