@@ -153,8 +153,11 @@ export interface GitLimits {
   maxOutputBytes?: number;
 }
 
-/** A git command that ends by itself is stopped after this long (two minutes). */
-export const GIT_DEADLINE_MS = 120_000;
+/**
+ * A git command that ends by itself is stopped after this long (five minutes: hashing every file
+ * of a very large repository into a fresh private index takes a while).
+ */
+export const GIT_DEADLINE_MS = 300_000;
 
 /** A git command that prints more than this on stdout is stopped (64 MiB). */
 export const GIT_OUTPUT_LIMIT = 64 * 1024 * 1024;
