@@ -112,18 +112,24 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
     // The done signal is the call whose catalog entry says it ends the run (`task_done`).
     const doneIndex = calls.findIndex((c) => catalogEntry(c.name)?.endsRun === true);
     if (doneIndex >= 0 && results[doneIndex].success) {
+      let lost: string | undefined;
       const patch = options.mustPatch
         ? await (options.patch?.() ?? workspacePatch(options.workspace, {
           base: options.baseCommit,
           sandbox: options.gitSandbox,
-        })).catch(() => "")
+        })).catch((e) => {
+          lost = (e as Error).message;
+          return "";
+        })
         : "x";
       if (patch.trim() === "") {
         results[doneIndex] = {
           ...results[doneIndex],
           success: false,
           output: null,
-          error: EMPTY_PATCH_REFUSAL,
+          error: lost === undefined
+            ? EMPTY_PATCH_REFUSAL
+            : `task_done was refused: the patch could not be computed (${lost}).`,
           error_code: -1,
         };
       } else {

@@ -5,13 +5,11 @@
  */
 import { resolve } from "node:path";
 import type { AgentResult } from "./agent.ts";
-import { isGitRepo } from "./patch.ts";
 import { type FileChange, patchStats } from "./patch_stats.ts";
 import { compareRuns, type Divergence } from "./replay.ts";
 import { type Session, sessionPatch } from "./session.ts";
 import { costOf } from "../llm/prices.ts";
 import type { LLMUsage } from "../llm/types.ts";
-import { gitSandbox } from "../policy/git.ts";
 import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
 
 /** The summary of one `deft run`: the `--json` output and the `run_done` event of stream-json. */
@@ -41,6 +39,8 @@ export interface RunOutcome {
   files: FileChange[];
   /** Where the patch was written, when asked to. */
   patchPath: string | null;
+  /** Why the patch could not be computed (then nothing was written and `files` is empty). */
+  patchError?: string;
   costUsd: number | null;
   usage: LLMUsage;
   /** Set for a replay. */
@@ -73,30 +73,20 @@ export async function runOutcome(
   const { config, console, workspace } = session;
   let patchPath: string | null = null;
   let files: FileChange[] = [];
-  const sandbox = gitSandbox(workspace, config.toolSettings);
-  if (session.container) {
-    // The workspace is inside the container: its patch is computed there.
+  let patchError: string | undefined;
+  // A git that had to be stopped counts as a repository: computing the patch then says why.
+  if (await session.workplace.isRepository().catch(() => true)) {
     const patch = await sessionPatch(session).catch((e) => {
-      console.note(`warning: could not compute the patch: ${(e as Error).message}`);
+      patchError = (e as Error).message;
+      console.note(`warning: could not compute the patch: ${patchError}`);
       return "";
     });
     files = await patchStats(patch);
-    if (opts.patchPath) {
-      patchPath = resolve(opts.patchPath);
-      await Deno.writeTextFile(patchPath, patch);
-    }
-  } else if (await isGitRepo(workspace, sandbox).catch(() => true)) {
-    let failed = false;
-    const patch = await sessionPatch(session).catch((e) => {
-      console.note(`warning: could not compute the patch: ${(e as Error).message}`);
-      failed = true;
-      return "";
-    });
-    files = await patchStats(patch);
-    if (opts.patchPath && !failed) {
+    if (opts.patchPath && patchError === undefined) {
       patchPath = resolve(opts.patchPath);
       await Deno.writeTextFile(patchPath, patch);
     } else if (opts.patchPath) {
+      // An empty file would read as "the run changed nothing".
       console.note(`warning: no patch written to ${resolve(opts.patchPath)}`);
     }
   } else if (opts.patchPath) {
@@ -116,7 +106,7 @@ export async function runOutcome(
   const divergences = opts.recording
     ? compareRuns(opts.recording, recorder.data, { exact: opts.replayExact })
     : undefined;
-  return { files, patchPath, costUsd, usage, divergences };
+  return { files, patchPath, patchError, costUsd, usage, divergences };
 }
 
 /** The run's summary, with the exit code the command settled on. */

@@ -15,9 +15,18 @@
  * `.gitignore`: build and test droppings (`__pycache__/`, `*.pyc`, `node_modules/`, …), Deft's own
  * temp files, binary files above a small size and any file above a large one — at the start and at
  * the end alike, so a file left out of the baseline is never reported as the run's.
+ *
+ * One algorithm for the host and a container: it runs over a `GitPlace` (policy/git.ts) —
+ * `hostPlace` here, `containerPlace` in src/container/patch.ts — so every filter applies in both.
+ * Every git call has a deadline and bounded output; a `.gitignore` or `.gitattributes` that is a
+ * FIFO or device (git would wait on it forever) stops the patch with an error naming it, before
+ * git opens it. File names are handled as bytes: a name that is not UTF-8 is kept as it is.
  */
 import { dirname, join, resolve } from "node:path";
 import {
+  GitLimitError,
+  type GitLimits,
+  type GitPlace,
   type GitResult,
   type GitSandbox,
   INDEX_PATCH_ARGS,
@@ -42,6 +51,8 @@ export interface PatchOptions {
   baseline?: WorkspaceBaseline;
   /** Run every git command in this sandbox (the tool settings' `sandbox`); default: none. */
   sandbox?: GitSandbox;
+  /** Each git command's deadline and output limit (defaults in policy/git.ts). */
+  limits?: GitLimits;
 }
 
 /**
@@ -53,10 +64,18 @@ export interface WorkspaceBaseline {
   workspace: string;
   /** The tree object's id (in `store`/objects). */
   tree: string;
-  /** The private folder: `objects/` and `index`. */
+  /** The private folder (where it was recorded: the host, or inside a container): `objects/` and `index`. */
   store: string;
-  /** Removes the store (idempotent). */
-  dispose(): void;
+  /** Removes the store (idempotent); a store inside a container is gone when this resolves. */
+  dispose(): void | Promise<void>;
+}
+
+/** The patch could not be computed: a run says so, and never passes it off as an empty patch. */
+export class PatchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PatchError";
+  }
 }
 
 /** True when `dir` is inside a git work tree. Throws only when the sandbox asked for is missing. */
@@ -65,7 +84,8 @@ export async function isGitRepo(dir: string, sandbox?: GitSandbox): Promise<bool
     const r = await runGit(dir, ["rev-parse", "--is-inside-work-tree"], { sandbox });
     return r.ok && r.out.trim() === "true";
   } catch (e) {
-    if (e instanceof SandboxUnavailableError) throw e;
+    // A git Deft had to stop is not an answer: say so rather than "not a repository".
+    if (e instanceof SandboxUnavailableError || e instanceof GitLimitError) throw e;
     return false;
   }
 }
@@ -76,11 +96,11 @@ export async function isGitRepo(dir: string, sandbox?: GitSandbox): Promise<bool
  */
 export async function recordBaseline(
   dir: string,
-  options: { sandbox?: GitSandbox } = {},
+  options: { sandbox?: GitSandbox; limits?: GitLimits } = {},
 ): Promise<WorkspaceBaseline | undefined> {
-  const sandbox = await shownSandbox(dir, options.sandbox);
-  if (!await isGitRepo(dir, sandbox)) return undefined;
-  const store = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-baseline-" }));
+  const place = await hostPlace(dir, options.sandbox, options.limits);
+  if (!await isRepoIn(place)) return undefined;
+  const store = await place.scratch("baseline");
   const remove = () => {
     try {
       Deno.removeSync(store, { recursive: true });
@@ -90,14 +110,7 @@ export async function recordBaseline(
   // The store outlives this call (the run's end diffs against it): gone when Deft exits.
   globalThis.addEventListener("unload", remove);
   try {
-    const git = gitIn(dir, sandbox && { ...sandbox, writablePaths: [store] });
-    const repoObjects = await objectsOf(git);
-    await Deno.mkdir(join(store, "objects"));
-    const env = privateStoreEnv(join(store, "index"), join(store, "objects"), [repoObjects]);
-    const hasHead = (await git(["rev-parse", "--verify", "-q", "HEAD"], env)).ok;
-    await must(git(hasHead ? ["read-tree", "HEAD"] : ["read-tree", "--empty"], env), "read-tree");
-    await stageWorkTree(dir, git, env, store);
-    const tree = (await must(git(["write-tree"], env), "write-tree")).out.trim();
+    const tree = await recordTree(place, store);
     return { workspace: dir, tree, store, dispose: remove };
   } catch (e) {
     remove();
@@ -106,54 +119,236 @@ export async function recordBaseline(
 }
 
 /**
- * The diff of the work tree against `options.baseline` (else `options.base`, default HEAD),
- * untracked files included; "" outside a git repository.
+ * `recordBaseline` in any place (a container's: see src/container/patch.ts); undefined when its
+ * workspace is not in a repository. `dispose` removes the store there.
  */
-export async function workspacePatch(dir: string, options: PatchOptions = {}): Promise<string> {
-  const shown = await shownSandbox(dir, options.sandbox);
-  if (!await isGitRepo(dir, shown)) return "";
-  const { baseline } = options;
-  // Index, object store and path list in one private folder (mode 0700), bound writable inside
-  // the sandbox, whose own /tmp is empty.
-  const scratch = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-patch-" }));
-  const writable = baseline ? [scratch, baseline.store] : [scratch];
-  const git = gitIn(dir, shown && { ...shown, writablePaths: writable });
+export async function recordBaselineIn(
+  place: GitPlace,
+  workspace: string,
+): Promise<WorkspaceBaseline | undefined> {
+  if (!await isRepoIn(place)) return undefined;
+  const store = await place.scratch("baseline");
+  let gone: Promise<void> | undefined;
+  const dispose = () => gone ??= place.remove(store).catch(() => {});
   try {
-    const repoObjects = await objectsOf(git);
-    const index = join(scratch, "index");
-    const env = privateStoreEnv(
-      index,
-      join(scratch, "objects"),
-      baseline ? [repoObjects, join(baseline.store, "objects")] : [repoObjects],
-    );
-    await Deno.mkdir(join(scratch, "objects"));
-    let against: string | undefined;
-    if (baseline) {
-      // The baseline's index knows each file's size and time: only what changed is read again.
-      // Its time is kept too: git tells a file changed within the same second by it.
-      const original = join(baseline.store, "index");
-      await Deno.copyFile(original, index);
-      const { atime, mtime } = await Deno.stat(original);
-      await Deno.utime(index, atime ?? new Date(), mtime ?? new Date(0));
-      against = baseline.tree;
-    } else {
-      const hasHead = (await git(["rev-parse", "--verify", "-q", "HEAD"], env)).ok;
-      const read = hasHead ? ["read-tree", "HEAD"] : ["read-tree", "--empty"];
-      await must(git(read, env), "read-tree");
-      against = options.base ?? (hasHead ? "HEAD" : undefined);
-    }
-    await stageWorkTree(dir, git, env, scratch);
-    const diff = await must(git([...INDEX_PATCH_ARGS, ...(against ? [against] : [])], env), "diff");
-    return diff.out;
-  } finally {
-    await Deno.remove(scratch, { recursive: true }).catch(() => {});
+    return { workspace, tree: await recordTree(place, store), store, dispose };
+  } catch (e) {
+    await dispose();
+    throw e;
   }
 }
 
-type Git = (args: string[], env?: Record<string, string>) => Promise<GitResult>;
+/**
+ * The diff of the work tree against `options.baseline` (else `options.base`, default HEAD),
+ * untracked files included; "" outside a git repository. Throws (PatchError, GitLimitError) when
+ * it cannot be computed.
+ */
+export async function workspacePatch(dir: string, options: PatchOptions = {}): Promise<string> {
+  const place = await hostPlace(dir, options.sandbox, options.limits, options.baseline?.store);
+  return await patchIn(place, options);
+}
 
-function gitIn(dir: string, sandbox: GitSandbox | undefined): Git {
-  return (args, env = {}) => runGit(dir, args, { env, sandbox });
+/** `workspacePatch` in any place (a container's: see src/container/patch.ts). */
+export async function patchIn(
+  place: GitPlace,
+  options: { base?: string; baseline?: WorkspaceBaseline } = {},
+): Promise<string> {
+  if (!await isRepoIn(place)) return "";
+  const { baseline } = options;
+  const scratch = await place.scratch("patch");
+  try {
+    const repoObjects = await objectsOf(place);
+    const index = `${scratch}/index`;
+    const env = privateStoreEnv(
+      index,
+      `${scratch}/objects`,
+      baseline ? [repoObjects, `${baseline.store}/objects`] : [repoObjects],
+    );
+    let against: string | undefined;
+    if (baseline) {
+      // The baseline's index knows each file's size and time: only what changed is read again.
+      await place.copyIndex(`${baseline.store}/index`, index);
+      against = baseline.tree;
+    } else {
+      const hasHead = (await place.git(["rev-parse", "--verify", "-q", "HEAD"], env)).ok;
+      await must(
+        place.git(hasHead ? ["read-tree", "HEAD"] : ["read-tree", "--empty"], env),
+        "read-tree",
+      );
+      against = options.base ?? (hasHead ? "HEAD" : undefined);
+    }
+    await stageWorkTree(place, env);
+    const diffArgs = [...INDEX_PATCH_ARGS, ...(against ? [against] : [])];
+    const diff = await must(place.git(diffArgs, env), "diff");
+    try {
+      return new TextDecoder("utf-8", { fatal: true }).decode(diff.bytes);
+    } catch {
+      // A name that is not UTF-8 would not survive decoding: let git quote names instead.
+      const quotedArgs = diffArgs.map((a) =>
+        a === "core.quotepath=false" ? "core.quotepath=true" : a
+      );
+      const quoted = await must(place.git(quotedArgs, env), "diff");
+      return quoted.out;
+    }
+  } finally {
+    await place.remove(scratch);
+  }
+}
+
+/** True when the place's workspace is in a git work tree; a stopped git throws. */
+async function isRepoIn(place: GitPlace): Promise<boolean> {
+  const r = await place.git(["rev-parse", "--is-inside-work-tree"]);
+  return r.ok && r.out.trim() === "true";
+}
+
+/** Writes the work tree's state as a tree into `store` (a place's scratch folder); its id. */
+async function recordTree(place: GitPlace, store: string): Promise<string> {
+  const repoObjects = await objectsOf(place);
+  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
+  const hasHead = (await place.git(["rev-parse", "--verify", "-q", "HEAD"], env)).ok;
+  await must(
+    place.git(hasHead ? ["read-tree", "HEAD"] : ["read-tree", "--empty"], env),
+    "read-tree",
+  );
+  await stageWorkTree(place, env);
+  return (await must(place.git(["write-tree"], env), "write-tree")).out.trim();
+}
+
+/** The repository's object store, absolute. */
+async function objectsOf(place: GitPlace): Promise<string> {
+  const objects = await must(
+    place.git(["rev-parse", "--path-format=absolute", "--git-path", "objects"]),
+    "rev-parse",
+  );
+  return objects.out.trim();
+}
+
+async function must(running: Promise<GitResult>, what: string): Promise<GitResult> {
+  const result = await running;
+  if (!result.ok) throw new PatchError(`git ${what} failed: ${result.err.trim()}`);
+  return result;
+}
+
+/**
+ * Brings the private index (`env`) up to the work tree: changed and deleted files it lists, then
+ * the new files git does not ignore (minus droppings and large files). First, no ignore or
+ * attributes file git would open may be a FIFO or a device.
+ */
+async function stageWorkTree(place: GitPlace, env: Record<string, string>): Promise<void> {
+  await refuseSpecialFiles(place);
+  await must(place.git(["add", "-u", "."], env), "add");
+  const listed = await must(
+    place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
+    "ls-files",
+  );
+  const names = splitNul(listed.bytes);
+  const decoder = new TextDecoder();
+  const candidates = names.filter((name) => !isDropping(decoder.decode(name)));
+  const large = await place.largeFiles(candidates, {
+    binaryOver: MAX_NEW_BINARY_BYTES,
+    anyOver: MAX_NEW_FILE_BYTES,
+  });
+  const fresh = candidates.filter((_, i) => !large[i]);
+  if (fresh.length === 0) return;
+  // The list goes in on stdin, as bytes: no file, no path on a command line, no name re-encoded.
+  await must(
+    place.git(
+      ["add", "--pathspec-from-file=-", "--pathspec-file-nul", "--"],
+      env,
+      joinNul(fresh),
+    ),
+    "add",
+  );
+}
+
+/** Throws a PatchError naming each ignore or attributes file that is not a regular file. */
+async function refuseSpecialFiles(place: GitPlace): Promise<void> {
+  const gitPaths = await must(
+    place.git([
+      "rev-parse",
+      "--path-format=absolute",
+      "--git-path",
+      "info/exclude",
+      "--git-path",
+      "info/attributes",
+    ]),
+    "rev-parse",
+  );
+  const special = await place.specialFiles(gitPaths.out.split("\n").filter(Boolean));
+  if (special.length === 0) return;
+  throw new PatchError(
+    `the patch cannot be computed in ${place.where}: ${special.join(", ")} ` +
+      `${special.length === 1 ? "is not a regular file" : "are not regular files"} (a FIFO or ` +
+      "device), and git would wait on it for ever. Remove it (or make it a plain file) and " +
+      "compute the patch again.",
+  );
+}
+
+function splitNul(bytes: Uint8Array): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  let start = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] !== 0) continue;
+    if (i > start) parts.push(bytes.subarray(start, i));
+    start = i + 1;
+  }
+  if (start < bytes.length) parts.push(bytes.subarray(start));
+  return parts;
+}
+
+function joinNul(parts: readonly Uint8Array[]): Uint8Array {
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length + 1, 0));
+  let at = 0;
+  for (const part of parts) {
+    all.set(part, at);
+    at += part.length + 1;
+  }
+  return all;
+}
+
+/**
+ * The host as a place: git in `dir` (inside `sandbox` unless its mode is `none`, with the git
+ * folders the sandbox would hide shown read-only), scratch folders in Deft's temp folder (mode
+ * 0700), each one writable to the git calls after it, as is `store` (a baseline's).
+ */
+async function hostPlace(
+  dir: string,
+  sandbox: GitSandbox | undefined,
+  limits: GitLimits | undefined,
+  store?: string,
+): Promise<GitPlace> {
+  const shown = await shownSandbox(dir, sandbox);
+  const writable: string[] = store ? [store] : [];
+  return {
+    where: dir,
+    git: (args, env = {}, stdin) =>
+      runGit(dir, args, {
+        env,
+        stdin,
+        limits,
+        sandbox: shown && { ...shown, writablePaths: [...writable] },
+      }),
+    async scratch(kind) {
+      const folder = await Deno.realPath(await Deno.makeTempDir({ prefix: `deft-${kind}-` }));
+      await Deno.mkdir(join(folder, "objects"));
+      writable.push(folder);
+      return folder;
+    },
+    async remove(folder) {
+      await Deno.remove(folder, { recursive: true }).catch(() => {});
+    },
+    async copyIndex(from, to) {
+      await Deno.copyFile(from, to);
+      const { atime, mtime } = await Deno.stat(from);
+      await Deno.utime(to, atime ?? new Date(), mtime ?? new Date(0));
+    },
+    async largeFiles(paths, sizes) {
+      const large: boolean[] = [];
+      for (const path of paths) large.push(await isTooLarge(dir, path, sizes));
+      return large;
+    },
+    specialFiles: (extra) => hostSpecialFiles(dir, extra),
+  };
 }
 
 /** `sandbox` (none for mode `none`) with the git folders it would hide shown read-only. */
@@ -163,44 +358,6 @@ async function shownSandbox(
 ): Promise<GitSandbox | undefined> {
   const confined = sandbox?.mode === "none" ? undefined : sandbox;
   return confined && { ...confined, readOnlyPaths: await hiddenGitDirs(dir, confined.workspace) };
-}
-
-/** The repository's object store, absolute. */
-async function objectsOf(git: Git): Promise<string> {
-  const objects = await must(
-    git(["rev-parse", "--path-format=absolute", "--git-path", "objects"]),
-    "rev-parse",
-  );
-  return objects.out.trim();
-}
-
-async function must(running: Promise<GitResult>, what: string): Promise<GitResult> {
-  const result = await running;
-  if (!result.ok) throw new Error(`git ${what} failed: ${result.err.trim()}`);
-  return result;
-}
-
-/**
- * Brings the private index (`env`) up to the work tree below `dir`: changed and deleted files it
- * lists, then the new files git does not ignore (minus droppings and large files). `scratch` is a
- * private folder for the path list.
- */
-async function stageWorkTree(
-  dir: string,
-  git: Git,
-  env: Record<string, string>,
-  scratch: string,
-): Promise<void> {
-  await must(git(["add", "-u", "."], env), "add");
-  const fresh = await newFiles(dir, (args) => git(args, env));
-  if (fresh.length === 0) return;
-  const list = join(scratch, "paths");
-  await Deno.writeTextFile(list, fresh.map((f) => `${f}\0`).join(""));
-  await must(
-    git(["add", "--pathspec-from-file", list, "--pathspec-file-nul", "--"], env),
-    "add",
-  );
-  await Deno.remove(list);
 }
 
 /**
@@ -218,10 +375,10 @@ async function hiddenGitDirs(dir: string, workspace: string): Promise<string[]> 
   }
   const dotGit = join(top, ".git");
   const dirs = [dotGit];
-  const pointer = /^gitdir: (.+)$/m.exec(await Deno.readTextFile(dotGit).catch(() => ""))?.[1];
+  const pointer = /^gitdir: (.+)$/m.exec(await readRegular(dotGit) ?? "")?.[1];
   if (pointer) {
     const gitDir = resolve(top, pointer.trim());
-    const common = await Deno.readTextFile(join(gitDir, "commondir")).catch(() => undefined);
+    const common = await readRegular(join(gitDir, "commondir"));
     dirs.push(gitDir, ...(common ? [resolve(gitDir, common.trim())] : []));
   }
   const hidden = ["/tmp", ...hiddenSocketDirs()];
@@ -233,36 +390,87 @@ async function hiddenGitDirs(dir: string, workspace: string): Promise<string[]> 
   return shown;
 }
 
+/** The text of `path` when it is a regular file (never a FIFO, which would block the read). */
+async function readRegular(path: string): Promise<string | undefined> {
+  const info = await Deno.lstat(path).catch(() => undefined);
+  if (!info?.isFile) return undefined;
+  return await Deno.readTextFile(path).catch(() => undefined);
+}
+
 async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);
 }
 
+const IGNORE_AND_ATTRIBUTES = new Set([".gitignore", ".gitattributes"]);
+
 /**
- * Files the private index does not list and git does not ignore, minus droppings and large files
- * (paths from `dir`).
+ * The `.gitignore` and `.gitattributes` below `dir` (and in the folders above it, up to the
+ * repository's top, which git reads too) that are neither regular files nor symlinks (git opens no
+ * symlinked one), and the files of `extra` that exist and are not regular files. Walked by reading
+ * folders, never by opening a file; `.git` folders are not entered.
  */
-async function newFiles(
-  dir: string,
-  git: (args: string[]) => Promise<GitResult>,
-): Promise<string[]> {
-  const listed = await git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."]);
-  if (!listed.ok) throw new Error(`git ls-files failed: ${listed.err.trim()}`);
-  const kept: string[] = [];
-  for (const path of listed.out.split("\0")) {
-    if (path === "" || isDropping(path)) continue;
-    if (await isTooLarge(`${dir}/${path}`)) continue;
-    kept.push(path);
+async function hostSpecialFiles(dir: string, extra: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (folder: string) => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = await Array.fromAsync(Deno.readDir(folder));
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory) {
+        if (entry.name !== ".git") await walk(path);
+      } else if (
+        IGNORE_AND_ATTRIBUTES.has(entry.name) && !entry.isFile && !entry.isSymlink
+      ) {
+        found.push(path);
+      }
+    }
+  };
+  await walk(dir);
+  let above = resolve(dir);
+  while (!await exists(join(above, ".git")) && above !== dirname(above)) {
+    above = dirname(above);
+    for (const name of IGNORE_AND_ATTRIBUTES) {
+      const info = await Deno.lstat(join(above, name)).catch(() => undefined);
+      if (info && !info.isFile && !info.isSymlink && !info.isDirectory) {
+        found.push(join(above, name));
+      }
+    }
   }
-  return kept;
+  for (const path of extra) {
+    // git follows a symlink here: what it leads to counts.
+    const info = await Deno.stat(path).catch(() => undefined);
+    if (info && !info.isFile && !info.isDirectory) found.push(path);
+  }
+  return found;
 }
 
-/** A regular file above MAX_NEW_FILE_BYTES, or a binary one above MAX_NEW_BINARY_BYTES. */
-async function isTooLarge(path: string): Promise<boolean> {
+/**
+ * True for a regular file above `anyOver` bytes, or above `binaryOver` with a NUL in its first
+ * 8000 bytes. `name` is bytes from git; a name Deno cannot spell (not UTF-8) is not measured, and
+ * goes in.
+ */
+async function isTooLarge(
+  dir: string,
+  name: Uint8Array,
+  sizes: { binaryOver: number; anyOver: number },
+): Promise<boolean> {
+  let path: string;
+  try {
+    path = `${dir}/${new TextDecoder("utf-8", { fatal: true }).decode(name)}`;
+  } catch {
+    return false;
+  }
   let file: Deno.FsFile | undefined;
   try {
     const info = await Deno.lstat(path);
-    if (!info.isFile || info.size <= MAX_NEW_BINARY_BYTES) return false;
-    if (info.size > MAX_NEW_FILE_BYTES) return true;
+    if (!info.isFile || info.size <= sizes.binaryOver) return false;
+    if (info.size > sizes.anyOver) return true;
+    // Opened by name after lstat: a FIFO swapped in at that instant would block here. At the end
+    // of a run the model's processes are gone; mid-run (--must-patch's check) the window stays.
     file = await Deno.open(path);
     const head = new Uint8Array(8000);
     const n = (await file.read(head)) ?? 0;

@@ -15,8 +15,8 @@ export async function patchStats(patch: string): Promise<FileChange[]> {
   // Hardened like every git Deft runs, and outside any repository: `apply --numstat` needs none.
   const out = await runGit("/", ["apply", "--numstat", "-"], {
     stdin: new TextEncoder().encode(patch),
-  });
-  if (!out.ok) return [];
+  }).catch(() => undefined);
+  if (!out?.ok) return [];
   return out.out.split("\n").flatMap((line) => {
     const [added, removed, ...path] = line.split("\t");
     if (path.length === 0) return [];

@@ -10,9 +10,9 @@ import { type AgentResult, runAgent } from "./agent.ts";
 import type { AgentConsole } from "./console.ts";
 import { ContextManager } from "./context.ts";
 import { Lakeview } from "./lakeview.ts";
-import { checkSandbox, hostDirs } from "../tools/host/mod.ts";
+import { hostDirs } from "../tools/host/mod.ts";
 import { ApprovalGate, type ApprovalMode, type AskUser, isApprovalMode } from "./approval.ts";
-import { loadProjectInstructions, type ProjectInstructions } from "./instructions.ts";
+import type { ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
 import { askToTrust } from "../config/trust.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
@@ -21,12 +21,13 @@ import { ReplayClient } from "../llm/replay.ts";
 import type { LLMClient, LLMMessage, LLMUsage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
 import { SandboxUnavailableError } from "../policy/sandbox.ts";
-import { recordBaseline, type WorkspaceBaseline, workspacePatch } from "./patch.ts";
+import type { WorkspaceBaseline } from "./patch.ts";
+import { containerWorkplace, hostWorkplace, type Workplace } from "./workplace.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
-import { containerLinkStarter, createHostedTools } from "../tools/host/mod.ts";
+import { createHostedTools } from "../tools/host/mod.ts";
 import {
   containerMarker,
   defaultTrajectoryPath,
@@ -37,7 +38,6 @@ import {
 } from "../trajectory/recorder.ts";
 import { readEnv } from "../env.ts";
 import type { Container, ContainerRuntime } from "../container/container.ts";
-import type { ContainerBaseline } from "../container/patch.ts";
 import type { DeftConfig } from "../config/load.ts";
 import { workerEntry } from "../tools/host/mod.ts";
 import { UsageError } from "../errors.ts";
@@ -107,12 +107,12 @@ export interface Session {
   /** The container the tools run in; `close()` it when the session ends. */
   container?: Container;
   /**
-   * The workspace as it was when the session opened (host workspaces in a git repository): the
-   * patch, "files changed" and `/diff` are relative to it.
+   * The workspace as it was when the session opened (in a git repository; recorded inside the
+   * container when there is one): the patch, "files changed" and `/diff` are relative to it.
    */
   baseline?: WorkspaceBaseline;
-  /** The same for a container's workspace, recorded inside it. */
-  containerBaseline?: ContainerBaseline;
+  /** Where the tools act (a host folder or a container's workspace): its repository and patch. */
+  workplace: Workplace;
   /** What each task or turn run in this session did, oldest first (for /undo and /cost). */
   turns?: TurnRecord[];
 }
@@ -215,7 +215,8 @@ async function assemble(
   recording: Trajectory | undefined,
 ): Promise<Session> {
   const { console, asking } = io;
-  const workspace = container?.workspace ?? io.workspace;
+  const workplace = container ? containerWorkplace(container) : hostWorkplace(io.workspace);
+  const { workspace } = workplace;
   const approvalMode = opts.approval ?? loaded.config.approval ?? asking.defaultMode;
   if (!isApprovalMode(approvalMode)) {
     throw new UsageError(`--approval must be never, commands or all, not '${approvalMode}'.`);
@@ -227,10 +228,9 @@ async function assemble(
         `for unattended use, or start Deft from a terminal.`,
     );
   }
-  // In a container the workspace is not a host folder: reading it here would read the host's.
-  const instructions = opts.projectInstructions === false || container
+  const instructions = opts.projectInstructions === false
     ? { files: [], prompt: "" }
-    : await loadProjectInstructions(workspace);
+    : await workplace.instructions();
   const overrides: ConfigOverrides = { ...opts };
   if (recording) {
     overrides.provider ??= recording.provider;
@@ -249,28 +249,26 @@ async function assemble(
   const lakeviewClient = config.lakeview && !recording
     ? createClient(config.lakeview, undefined, 500)
     : undefined;
-  if (container) {
-    // The container is the sandbox: no bubblewrap on the host or inside.
-    config.toolSettings = { ...config.toolSettings, sandbox: "none" };
-  }
-  // A missing bubblewrap is told as the tools tell it, before git is run in the sandbox.
-  if (!container) checkSandbox(config.toolSettings, config.agent.tools);
-  const baseline = container ? undefined : await recordStart(workspace, config, console);
-  const containerStart = container && await recordContainerStart(container, console);
+  config.toolSettings = workplace.settle(config.toolSettings, config.agent.tools);
+  const baseline = await recordStart(workplace, console);
   let tools: Tool[];
   try {
     // A trusted repository's own config file starts its MCP servers, but their word on their
     // tools (`readOnlyHint`) counts only when the servers are the user's.
     const annotationsTrusted = loaded.fromRepository !== true;
-    tools = await sessionTools(config, workspace, console, container, annotationsTrusted);
+    tools = await sessionTools(config, workplace, console, annotationsTrusted);
   } catch (e) {
     baseline?.dispose();
     throw e;
   }
   const canSwitch = asking.switchable && asking.terminal;
-  const gate = (approvalMode === "never" && !canSwitch) || recording
-    ? undefined
-    : new ApprovalGate(approvalMode, asking.ask, io.write, workspace, container !== undefined);
+  const gate = (approvalMode === "never" && !canSwitch) || recording ? undefined : new ApprovalGate(
+    approvalMode,
+    asking.ask,
+    io.write,
+    workspace,
+    workplace.container !== undefined,
+  );
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }
@@ -286,42 +284,21 @@ async function assemble(
     instructions,
     container,
     baseline,
-    containerBaseline: containerStart,
+    workplace,
   };
 }
 
 /** Records the workspace's state before any tool runs; a failure is a warning (patch vs HEAD). */
 async function recordStart(
-  workspace: string,
-  config: RunConfig,
+  workplace: Workplace,
   console: AgentConsole,
 ): Promise<WorkspaceBaseline | undefined> {
   try {
-    return await recordBaseline(workspace, { sandbox: gitSandbox(workspace, config.toolSettings) });
+    return await workplace.recordBaseline();
   } catch (e) {
     if (e instanceof SandboxUnavailableError) throw e;
     console.note(
-      `warning: could not record the workspace's state (${(e as Error).message}); the patch ` +
-        "and files changed will be measured against HEAD",
-    );
-    return undefined;
-  }
-}
-
-/** `recordStart` for a container's workspace, inside it. */
-async function recordContainerStart(
-  container: Container,
-  console: AgentConsole,
-): Promise<ContainerBaseline | undefined> {
-  try {
-    const [{ containerBaseline }, { isDropping }] = await Promise.all([
-      import("../container/patch.ts"),
-      import("./droppings.ts"),
-    ]);
-    return await containerBaseline(container, isDropping);
-  } catch (e) {
-    console.note(
-      `warning: could not record the workspace's state in the container ` +
+      `warning: could not record the state of ${workplace.description} ` +
         `(${(e as Error).message}); the patch and files changed will be measured against HEAD`,
     );
     return undefined;
@@ -333,33 +310,24 @@ async function recordContainerStart(
  * when it has one), "" outside a git repository.
  */
 export async function sessionPatch(session: Session): Promise<string> {
-  if (session.container) {
-    return await containerPatchOf(session.container, session.containerBaseline)();
-  }
-  const { workspace, config, baseline } = session;
-  return await workspacePatch(workspace, {
-    baseline,
-    sandbox: gitSandbox(workspace, config.toolSettings),
-  });
+  return await session.workplace.patch(session.baseline);
 }
 
 // The configured tools, hosted the way `deft tool` hosts them, then the allowed MCP servers' tools.
 async function sessionTools(
   config: RunConfig,
-  workspace: string,
+  workplace: Workplace,
   console: AgentConsole,
-  container?: Container,
   annotationsTrusted = false,
 ): Promise<Tool[]> {
-  if (!container) checkSandbox(config.toolSettings, config.agent.tools);
   const context = {
     provider: config.model.provider.provider,
-    workspace,
+    workspace: workplace.workspace,
     settings: config.toolSettings,
   };
   let tools: Tool[];
   try {
-    const only = container ? await containerLinkStarter(container) : undefined;
+    const only = await workplace.linkStarter();
     tools = await createHostedTools(
       context,
       config.agent.tools,
@@ -371,9 +339,8 @@ async function sessionTools(
     throw e;
   }
   if (config.allowMcpServers.length === 0) return tools;
-  if (container) {
-    // MCP servers run on the host, where the container's paths mean nothing.
-    console.note("warning: MCP servers are not started when the tools run in a container");
+  if (workplace.mcpRefusal) {
+    console.note(`warning: ${workplace.mcpRefusal}`);
     return tools;
   }
   const { discoverMcpTools } = await import("../mcp/discover.ts");
@@ -511,20 +478,6 @@ function newRecorder(session: Session, task: string, opts: TaskOptions): Traject
     truncated: f.truncated,
   }));
   return recorder;
-}
-
-/** The patch of the container's workspace, computed inside it. */
-function containerPatchOf(
-  container: Container,
-  baseline?: ContainerBaseline,
-): () => Promise<string> {
-  return async () => {
-    const [{ containerPatch }, { isDropping }] = await Promise.all([
-      import("../container/patch.ts"),
-      import("./droppings.ts"),
-    ]);
-    return containerPatch(container, isDropping, baseline);
-  };
 }
 
 function isContainerRuntime(name: string): name is ContainerRuntime {

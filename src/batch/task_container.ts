@@ -11,8 +11,7 @@ import {
   type ContainerRuntime,
   openContainer,
 } from "../container/container.ts";
-import { containerPatch, isContainerRepo } from "../container/patch.ts";
-import { isDropping } from "../agent/droppings.ts";
+import { containerWorkplace } from "../agent/workplace.ts";
 import { TOOL_HOST_COMMAND, workerEntry } from "../tools/host/mod.ts";
 import {
   containerExecLaunch,
@@ -162,10 +161,10 @@ export async function containerFallbackPatch(container: Container): Promise<stri
     timer = setTimeout(() => resolve(undefined), PATCH_TIMEOUT_MS)
   );
   try {
-    // containerPatch reads "not a repository" as "no patch" (""), and so would it read a
-    // container that is gone: asked first, either is no patch at all.
-    const patch = async () =>
-      await isContainerRepo(container) ? await containerPatch(container, isDropping) : undefined;
+    // "Not a repository" would read as "no patch" (""), and so would a container that is gone:
+    // asked first, either is no patch at all. Each step inside stops at the same deadline.
+    const workplace = containerWorkplace(container, { timeoutMs: PATCH_TIMEOUT_MS });
+    const patch = async () => await workplace.isRepository() ? await workplace.patch() : undefined;
     return await Promise.race([patch().catch(() => undefined), late]);
   } finally {
     clearTimeout(timer);

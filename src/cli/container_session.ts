@@ -18,6 +18,8 @@ export async function sessionWorkspace(opts: SessionContainerOptions): Promise<s
 /** Removes the session's container (unless kept), saying so when that fails. */
 export async function closeContainer(session: Session): Promise<void> {
   try {
+    // The baseline's private store is inside: gone before a kept container is left behind.
+    if (session.container) await session.baseline?.dispose();
     await session.container?.close();
   } catch (e) {
     session.console.note(`warning: ${(e as Error).message}`);

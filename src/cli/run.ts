@@ -5,7 +5,6 @@
  * `stream-json` one event per line.
  */
 import { type RunOutcome, runOutcome, runSummary } from "../agent/outcome.ts";
-import { isGitRepo } from "../agent/patch.ts";
 import { divergenceLines } from "../agent/replay.ts";
 import type { AgentResult } from "../agent/agent.ts";
 import {
@@ -94,21 +93,13 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
   // With a container, -w names a folder inside it; the session resolves it there.
   const workspace = await sessionWorkspace(opts);
-  // A container's repository is checked inside it, once the session has started it.
-  if (!inContainer) {
-    if (opts.mustPatch) await requireGitRepo(workspace, "--must-patch", "drop --must-patch");
-    // A patch is `git diff`: outside a repository the file would always be empty, so say so first.
-    if (opts.patchPath !== undefined) {
-      await requireGitRepo(workspace, "--patch-path", "drop --patch-path");
-    }
-  }
   const session = await openSession(opts, {
     workspace,
     console: chooseConsole({ outputFormat: opts.outputFormat, color: opts.color, workspace }),
     asking: { defaultMode: "never", ask: askOnTerminal, terminal: Deno.stdin.isTerminal() },
     write: writeStderr,
   }, recording);
-  if (opts.mustPatch && session.container) await requireContainerRepo(session);
+  await requireRepository(session, opts);
   if (inContainer && wantsResume) {
     try {
       const place = sessionPlace(session);
@@ -150,7 +141,13 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   report(session, outcome, recorder.path);
   writeStderr((await import("./report.ts")).reportHint(recorder.path));
   const divergences = outcome.divergences;
-  const exitCode = result.interrupted ? stopCode : result.success && !divergences?.length ? 0 : 1;
+  // --must-patch promises a patch: one that could not be computed is no success.
+  const patchLost = opts.mustPatch === true && outcome.patchError !== undefined;
+  const exitCode = result.interrupted
+    ? stopCode
+    : result.success && !divergences?.length && !patchLost
+    ? 0
+    : 1;
   if (
     opts.outputFormat === "text" && endedOnAnswer(result, recorder) && result.finalResult &&
     !shownOnTerminal(session, result.finalResult)
@@ -244,26 +241,17 @@ function report(session: Session, outcome: RunOutcome, trajectory: string): void
   }
 }
 
-/** --must-patch in a container: its workspace must be in a repository there. */
-async function requireContainerRepo(session: Session): Promise<void> {
-  const container = session.container!;
-  const { isContainerRepo } = await import("../container/patch.ts");
-  if (await isContainerRepo(container)) return;
+/**
+ * --must-patch judges the run by `git diff` and --patch-path writes it: outside a repository no
+ * run could ever pass, and the patch would be empty, so say so before the model is asked (the
+ * repository is looked for where the tools act: on the host, or inside the container).
+ */
+async function requireRepository(session: Session, opts: RunOptions): Promise<void> {
+  const flag = opts.mustPatch ? "--must-patch" : opts.patchPath !== undefined ? "--patch-path" : "";
+  if (flag === "" || await session.workplace.isRepository()) return;
+  await session.executor.closeTools().catch(() => []);
   await closeContainer(session);
-  throw new UsageError(
-    `--must-patch needs a git repository, and ${container.workspace} in the container is not ` +
-      "inside one: name the repository's folder with -w, or drop --must-patch.",
-  );
-}
-
-// --must-patch judges the run by `git diff` and --patch-path writes it; outside a repository no
-// run could ever pass, and the patch would be empty.
-async function requireGitRepo(workspace: string, flag: string, otherwise: string): Promise<void> {
-  if (await isGitRepo(workspace)) return;
-  throw new UsageError(
-    `${flag} needs a git repository, and ${workspace} is not inside one: run ` +
-      `\`git init && git add -A && git commit -m base\` there first, or ${otherwise}.`,
-  );
+  throw new UsageError(session.workplace.notRepository(flag));
 }
 
 async function readRecording(path: string): Promise<Trajectory> {

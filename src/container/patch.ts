@@ -1,157 +1,119 @@
 /**
- * The patch of a container's workspace, computed inside it (`--patch-path` with a container): the
- * same steps as on the host (src/agent/patch.ts) — at the start the workspace's state (tracked and
- * untracked files) written as a tree into a private index and object store, at the end a private
- * index brought up to the work tree and `git diff --cached --binary` against that tree — with git
- * hardened the same way (policy/git.ts), run through `exec`. The repository's own index, objects
- * and refs are never written; the private folders live in Deft's folder inside (INSIDE_TEMP).
+ * A container's workspace as a place to compute the patch (`GitPlace`, policy/git.ts): git
+ * hardened as on the host and run through `exec`, the private index and object stores in Deft's
+ * folder inside (INSIDE_TEMP), and the file steps (measuring new files, finding a FIFO where git
+ * reads an ignore list) done by small POSIX shell steps inside. The patch algorithm itself is the
+ * host's (src/agent/patch.ts `patchIn`, `recordBaselineIn`), so its filters apply here too.
+ *
+ * Everything inside is the model's: every step has a deadline and bounded output, and reads no
+ * answer as more than data (a listing of names, a number per file).
  */
-import { INDEX_PATCH_ARGS, privateStoreEnv, runGitInContainer } from "../policy/git.ts";
-import { containerExecLaunch, runChild } from "../policy/process.ts";
+import { type GitLimits, type GitPlace, runGitInContainer, runLimited } from "../policy/git.ts";
+import { containerExecLaunch } from "../policy/process.ts";
 import type { Container } from "./container.ts";
 import { INSIDE_TEMP } from "./inside.ts";
 
-/** The container workspace's state at the start: a tree in a private store inside. */
-export interface ContainerBaseline {
-  /** The tree object's id. */
-  tree: string;
-  /** The private folder inside: `objects/` and `index`. */
-  store: string;
-}
-
-type Git = (
-  args: string[],
-  env?: Record<string, string>,
-  stdin?: Uint8Array,
-) => ReturnType<typeof runGitInContainer>;
+/**
+ * Measures the NUL-separated paths on stdin: one line per path, `1` for a regular file (not a
+ * symlink) above $2 bytes, or above $1 bytes with a NUL in its first 8000; else `0`. Only regular
+ * files are read.
+ */
+const LARGE_FILES_SCRIPT = `xargs -0 -r sh -c '
+binary_over=$1; any_over=$2; shift 3
+for f do
+  if [ -h "$f" ] || [ ! -f "$f" ]; then echo 0; continue; fi
+  size=$(stat -c %s -- "$f" 2>/dev/null) || { echo 0; continue; }
+  if [ "$size" -gt "$any_over" ]; then echo 1
+  elif [ "$size" -gt "$binary_over" ]; then
+    kept=$(head -c 8000 -- "$f" | tr -d "\\\\000" | wc -c)
+    total=$(head -c 8000 -- "$f" | wc -c)
+    if [ "$kept" -lt "$total" ]; then echo 1; else echo 0; fi
+  else echo 0; fi
+done' sh "$1" "$2" _`;
 
 /**
- * Records the state of the container's workspace (tracked and untracked, not ignored, minus
- * `dropping` paths) as a tree in a private store inside; undefined when it is not a repository.
- * The store goes with the container (or stays in its INSIDE_TEMP when the container is kept).
+ * Prints, NUL-separated, each \`.gitignore\`/\`.gitattributes\` below the working folder that is
+ * neither a regular file, a folder nor a symlink (\`.git\` not entered), then each argument that
+ * exists and is neither a regular file nor a folder.
  */
-export async function containerBaseline(
-  container: Container,
-  dropping: (path: string) => boolean,
-): Promise<ContainerBaseline | undefined> {
-  const git = gitIn(container);
-  if (!(await git(["rev-parse", "--show-toplevel"])).ok) return undefined;
-  const store = await scratchDir(container, "baseline");
-  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [await objectsOf(git)]);
-  const hasHead = (await git(["rev-parse", "--verify", "-q", "HEAD"], env)).ok;
-  await must(git(hasHead ? ["read-tree", "HEAD"] : ["read-tree", "--empty"], env), "read-tree");
-  await stageWorkTree(git, env, dropping);
-  const tree = (await must(git(["write-tree"], env), "write-tree")).out.trim();
-  return { tree, store };
-}
+const SPECIAL_FILES_SCRIPT =
+  `find . -name .git -prune -o \\( -name .gitignore -o -name .gitattributes \\) \\
+  ! -type f ! -type d ! -type l -print0
+for f do
+  if [ -e "$f" ] && [ ! -f "$f" ] && [ ! -d "$f" ]; then printf '%s\\0' "$f"; fi
+done`;
 
-/**
- * The workspace's patch against `baseline` (else HEAD), new files included; "" when it is not a
- * repository. `dropping` names the new files that are a run's leftovers (bytecode, caches), left
- * out as on the host (src/agent/droppings.ts).
- */
-export async function containerPatch(
-  container: Container,
-  dropping: (path: string) => boolean,
-  baseline?: ContainerBaseline,
-): Promise<string> {
-  const git = gitIn(container);
-  if (!(await git(["rev-parse", "--show-toplevel"])).ok) return "";
-  const scratch = await scratchDir(container, "patch");
-  try {
-    const repoObjects = await objectsOf(git);
-    const env = privateStoreEnv(
-      `${scratch}/index`,
-      `${scratch}/objects`,
-      baseline ? [repoObjects, `${baseline.store}/objects`] : [repoObjects],
+/** The container's workspace as a place for the patch; `limits` for every step (tests). */
+export function containerPlace(container: Container, limits: GitLimits = {}): GitPlace {
+  const { cli, id, workspace } = container;
+  const inside = (argv: string[], what: string, stdin?: Uint8Array, cwd?: string) =>
+    runLimited(
+      containerExecLaunch(cli, id, { argv, workdir: cwd, interactive: stdin !== undefined }),
+      `${what} (in the container)`,
+      stdin,
+      limits,
     );
-    let against: string | undefined;
-    if (baseline) {
-      // `cp -p` keeps the index's time: git tells a file changed within the same second by it.
-      await inside(container, ["cp", "-p", "--", `${baseline.store}/index`, `${scratch}/index`]);
-      against = baseline.tree;
-    } else {
-      const hasHead = (await git(["rev-parse", "--verify", "-q", "HEAD"], env)).ok;
-      await must(git(hasHead ? ["read-tree", "HEAD"] : ["read-tree", "--empty"], env), "read-tree");
-      against = hasHead ? "HEAD" : undefined;
-    }
-    await stageWorkTree(git, env, dropping);
-    const diff = await must(git([...INDEX_PATCH_ARGS, ...(against ? [against] : [])], env), "diff");
-    return diff.out;
-  } finally {
-    await runChild(
-      containerExecLaunch(container.cli, container.id, { argv: ["rm", "-rf", "--", scratch] }),
-    ).catch(() => {});
+  const mustInside = async (argv: string[], what: string, stdin?: Uint8Array, cwd?: string) => {
+    const out = await inside(argv, what, stdin, cwd);
+    if (!out.ok) throw new Error(`${what} failed in the container: ${out.err.trim()}`);
+    return out;
+  };
+  return {
+    where: `the container ${id.slice(0, 12)}`,
+    git: (args, env = {}, stdin) => runGitInContainer(cli, id, workspace, args, env, stdin, limits),
+    async scratch(kind) {
+      const made = await mustInside(
+        ["mktemp", "-d", `${INSIDE_TEMP}/${kind}.XXXXXX`],
+        "mktemp",
+      );
+      const folder = made.out.trim();
+      if (!/^\/tmp\/deft\/[a-z]+\.[A-Za-z0-9]+$/.test(folder)) {
+        throw new Error(`could not make a scratch folder in the container (mktemp said ${folder})`);
+      }
+      await mustInside(["mkdir", "--", `${folder}/objects`], "mkdir");
+      return folder;
+    },
+    async remove(folder) {
+      await inside(["rm", "-rf", "--", folder], "rm").catch(() => {});
+    },
+    async copyIndex(from, to) {
+      await mustInside(["cp", "-p", "--", from, to], "cp");
+    },
+    async largeFiles(paths, sizes) {
+      if (paths.length === 0) return [];
+      const out = await mustInside(
+        ["sh", "-c", LARGE_FILES_SCRIPT, "sh", String(sizes.binaryOver), String(sizes.anyOver)],
+        "measuring new files",
+        joinNul(paths),
+        workspace,
+      );
+      const lines = out.out.split("\n").filter((l) => l !== "");
+      if (lines.length !== paths.length) {
+        throw new Error(
+          `measuring new files in the container gave ${lines.length} answers for ${paths.length} ` +
+            "files",
+        );
+      }
+      return lines.map((l) => l.trim() === "1");
+    },
+    async specialFiles(extra) {
+      const out = await mustInside(
+        ["sh", "-c", SPECIAL_FILES_SCRIPT, "sh", ...extra],
+        "looking for FIFOs",
+        undefined,
+        workspace,
+      );
+      return out.out.split("\0").filter(Boolean).map((p) => p.replace(/^\.\//, ""));
+    },
+  };
+}
+
+function joinNul(parts: readonly Uint8Array[]): Uint8Array {
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length + 1, 0));
+  let at = 0;
+  for (const part of parts) {
+    all.set(part, at);
+    at += part.length + 1;
   }
-}
-
-/** True when the container's workspace is inside a git repository. */
-export async function isContainerRepo(container: Container): Promise<boolean> {
-  return (await gitIn(container)(["rev-parse", "--show-toplevel"])).ok;
-}
-
-function gitIn({ cli, id, workspace }: Container): Git {
-  return (args, env = {}, stdin) => runGitInContainer(cli, id, workspace, args, env, stdin);
-}
-
-async function must(
-  running: ReturnType<Git>,
-  what: string,
-): Promise<Awaited<ReturnType<Git>>> {
-  const result = await running;
-  if (!result.ok) throw new Error(`git ${what} failed: ${result.err.trim()}`);
-  return result;
-}
-
-async function objectsOf(git: Git): Promise<string> {
-  const objects = await must(
-    git(["rev-parse", "--path-format=absolute", "--git-path", "objects"]),
-    "rev-parse",
-  );
-  return objects.out.trim();
-}
-
-/** Runs `argv` inside; throws with its error output when it fails. */
-async function inside(container: Container, argv: string[]): Promise<string> {
-  const out = await runChild(containerExecLaunch(container.cli, container.id, { argv }));
-  if (!out.success) {
-    throw new Error(
-      `${argv[0]} failed in the container: ${new TextDecoder().decode(out.stderr).trim()}`,
-    );
-  }
-  return new TextDecoder().decode(out.stdout).trim();
-}
-
-/** A new private folder in Deft's folder inside, with an empty `objects/` in it. */
-async function scratchDir(container: Container, kind: string): Promise<string> {
-  const scratch = await inside(container, ["mktemp", "-d", `${INSIDE_TEMP}/${kind}.XXXXXX`]);
-  if (!scratch.startsWith(`${INSIDE_TEMP}/`)) {
-    throw new Error(`could not make a scratch folder in the container (mktemp said ${scratch})`);
-  }
-  await inside(container, ["mkdir", "--", `${scratch}/objects`]);
-  return scratch;
-}
-
-/** Brings the private index up to the work tree: changed and deleted files, then new ones. */
-async function stageWorkTree(
-  git: Git,
-  env: Record<string, string>,
-  dropping: (path: string) => boolean,
-): Promise<void> {
-  await must(git(["add", "-u", "."], env), "add");
-  const listed = await must(
-    git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
-    "ls-files",
-  );
-  const fresh = listed.out.split("\0").filter((p) => p !== "" && !dropping(p));
-  if (fresh.length === 0) return;
-  // The list goes in on stdin: no file, and no path on a command line.
-  await must(
-    git(
-      ["add", "--pathspec-from-file=-", "--pathspec-file-nul", "--"],
-      env,
-      new TextEncoder().encode(fresh.map((f) => `${f}\0`).join("")),
-    ),
-    "add",
-  );
+  return all;
 }

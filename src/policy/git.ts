@@ -34,12 +34,18 @@ export const HARDENED_GIT_CONFIG: readonly (readonly [string, string])[] = [
   ["core.askPass", ""],
   ["core.alternateRefsCommand", ""],
   ["core.untrackedCache", "false"],
+  // A split index writes `sharedindex.*` beside the repository's own index, even for a private one.
+  ["core.splitIndex", "false"],
   ["credential.helper", ""],
   ["diff.external", ""],
   ["gpg.program", "false"],
   ["protocol.allow", "never"],
   ["color.ui", "false"],
 ];
+
+// Files git reads whose names the configuration gives: a repository could name a FIFO (git would
+// wait on it forever) or a device. A value the repository sets gives way to the user's own.
+const READ_FILE_KEYS = ["core.excludesfile", "core.attributesfile"] as const;
 
 // Driver keys (`filter.<name>.clean` …) name programs; their names are the repository's choice,
 // so they are found by listing the configuration and each one is blanked.
@@ -88,6 +94,43 @@ function alternatePath(path: string): string {
   return `"${path.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
 }
 
+/**
+ * Where a patch is computed: git in the workspace and the few file steps around it, on the host
+ * (in the sandbox when there is one) or inside a container. The patch algorithm
+ * (src/agent/patch.ts) runs over this, so every filter applies in both places. Every step has a
+ * deadline and bounded output (`GitLimits`), and none opens a file that is not a regular one.
+ */
+export interface GitPlace {
+  /** Where, in a few words, for messages ("the container abc123"). */
+  where: string;
+  /** Runs hardened git in the workspace (`runGit`, `runGitInContainer`). */
+  git(
+    args: readonly string[],
+    env?: Record<string, string>,
+    stdin?: Uint8Array,
+  ): Promise<GitResult>;
+  /** A new private folder there with an empty `objects/`, writable to later git calls. */
+  scratch(kind: "baseline" | "patch"): Promise<string>;
+  /** Removes a folder `scratch` made (quietly). */
+  remove(folder: string): Promise<void>;
+  /** Copies an index file, keeping its times (git tells a file changed in the same second by it). */
+  copyIndex(from: string, to: string): Promise<void>;
+  /**
+   * For each path (bytes, from the workspace): true when it is a regular file above `anyOver`
+   * bytes, or above `binaryOver` bytes with a NUL in its first 8000. Only regular files are read.
+   */
+  largeFiles(
+    paths: readonly Uint8Array[],
+    sizes: { binaryOver: number; anyOver: number },
+  ): Promise<boolean[]>;
+  /**
+   * The files git would open as ignore or attribute lists that are not regular files (a FIFO git
+   * would wait on forever, a device): `.gitignore` and `.gitattributes` in the workspace, and
+   * `extra` (git's own `info/exclude`, `info/attributes`). Paths as found, for a message.
+   */
+  specialFiles(extra: readonly string[]): Promise<string[]>;
+}
+
 /** A git command ready to start: program, arguments and the whole environment. */
 export type GitInvocation = Launch;
 
@@ -95,8 +138,41 @@ export type GitInvocation = Launch;
 export interface GitResult {
   ok: boolean;
   code: number;
+  /** Standard output, decoded (bytes that are not UTF-8 replaced). */
   out: string;
   err: string;
+  /** Standard output as git wrote it: paths from `-z` listings are read from here. */
+  bytes: Uint8Array;
+}
+
+/** How long a git command may run, and how much it may print, before Deft stops it. */
+export interface GitLimits {
+  /** Milliseconds (default GIT_DEADLINE_MS). */
+  timeoutMs?: number;
+  /** Bytes of standard output (default GIT_OUTPUT_LIMIT); standard error is kept to 1 MiB. */
+  maxOutputBytes?: number;
+}
+
+/**
+ * A git command that ends by itself is stopped after this long (five minutes: hashing every file
+ * of a very large repository into a fresh private index takes a while).
+ */
+export const GIT_DEADLINE_MS = 300_000;
+
+/** A git command that prints more than this on stdout is stopped (64 MiB). */
+export const GIT_OUTPUT_LIMIT = 64 * 1024 * 1024;
+
+const ERROR_OUTPUT_LIMIT = 1024 * 1024;
+
+/**
+ * A git command Deft stopped: it ran past its deadline or printed past its limit. Never taken for
+ * git's own answer (a repository that is "not a repository", an empty patch).
+ */
+export class GitLimitError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "GitLimitError";
+  }
 }
 
 /**
@@ -143,6 +219,8 @@ export interface GitOptions {
   fetch?: boolean;
   /** Stops git when aborted. */
   signal?: AbortSignal;
+  /** The deadline and output limit (defaults: GIT_DEADLINE_MS, none for `fetch`; GIT_OUTPUT_LIMIT). */
+  limits?: GitLimits;
 }
 
 /** The settings a fetching command keeps from the user (see `GitOptions.fetch`). */
@@ -185,22 +263,57 @@ export function gitInvocation(
 }
 
 /**
- * The driver keys (`filter.*.clean`, `diff.*.textconv`, `merge.*.driver` …) the repository's
- * configuration defines, each paired with an empty value that disables it.
+ * The overrides the repository's configuration calls for: each driver key it defines
+ * (`filter.*.clean`, `diff.*.textconv`, `merge.*.driver` …) blanked, and an excludes or attributes
+ * file it names replaced by the user's own (or none).
  */
 export async function repositoryDrivers(
   cwd: string,
   sandbox?: GitSandbox,
+  limits?: GitLimits,
 ): Promise<[string, string][]> {
-  const listed = await spawn(cwd, gitInvocation(["config", "--list", "-z"]), undefined, sandbox);
-  return listed.ok ? driverOverrides(listed.out) : [];
+  const list = (args: string[]) =>
+    spawn(
+      cwd,
+      gitInvocation(["config", "--list", "-z", ...args]),
+      undefined,
+      sandbox,
+      undefined,
+      limits,
+    );
+  const scoped = await list(["--show-scope"]);
+  if (scoped.ok) return repositoryOverrides(scoped.out, { scoped: true, untrusted: false });
+  // A git older than 2.26 knows no scopes: every setting counts as the repository's.
+  const plain = await list([]);
+  return plain.ok ? repositoryOverrides(plain.out, { scoped: false, untrusted: true }) : [];
 }
 
-/** The overrides that blank each driver key in `git config --list -z` output `listing`. */
-function driverOverrides(listing: string): [string, string][] {
+/**
+ * The overrides for `git config --list -z` output `listing` (with `--show-scope` when `scoped`).
+ * With `untrusted`, every scope is the repository's (inside a container the model writes the
+ * global config too).
+ */
+function repositoryOverrides(
+  listing: string,
+  { scoped, untrusted }: { scoped: boolean; untrusted: boolean },
+): [string, string][] {
   const overrides: [string, string][] = [];
-  for (const entry of listing.split("\0")) {
-    const key = entry.split("\n", 1)[0];
+  const files = new Map<string, { user?: string; repository: boolean }>();
+  const entries = listing.split("\0");
+  const step = scoped ? 2 : 1;
+  for (let i = 0; i + step - 1 < entries.length; i += step) {
+    const scope = scoped ? entries[i] : "local";
+    const entry = entries[i + step - 1];
+    if (entry === "") continue;
+    const [key, ...rest] = entry.split("\n");
+    const lower = key.toLowerCase();
+    if ((READ_FILE_KEYS as readonly string[]).includes(lower)) {
+      const seen = files.get(lower) ?? { repository: false };
+      if (!untrusted && (scope === "global" || scope === "system")) seen.user = rest.join("\n");
+      else if (scope !== "command") seen.repository = true;
+      files.set(lower, seen);
+      continue;
+    }
     const match = DRIVER_KEY.exec(key);
     if (!match) continue;
     overrides.push([key, ""]);
@@ -208,24 +321,120 @@ function driverOverrides(listing: string): [string, string][] {
       overrides.push([`filter.${match[2]}.required`, "false"]);
     }
   }
+  for (const key of READ_FILE_KEYS) {
+    const seen = files.get(key);
+    if (untrusted || seen?.repository) overrides.push([key, seen?.user ?? "/dev/null"]);
+  }
   return overrides;
 }
 
-/** Feeds `stdin` (if any) to `child`, then collects what it printed and how it ended. */
-async function finish(child: Deno.ChildProcess, stdin?: Uint8Array): Promise<GitResult> {
-  if (stdin) {
-    const writer = child.stdin.getWriter();
-    await writer.write(stdin).catch(() => {});
-    await writer.close().catch(() => {});
-  }
-  const result = await child.output();
-  const decoder = new TextDecoder();
-  return {
-    ok: result.success,
-    code: result.code,
-    out: decoder.decode(result.stdout),
-    err: decoder.decode(result.stderr),
+/**
+ * Feeds `stdin` (if any) to `child`, then collects what it printed and how it ended, within
+ * `limits`: past the deadline or the output limit the child is killed and GitLimitError thrown.
+ * `what` names the command in that error.
+ */
+async function finish(
+  child: Deno.ChildProcess,
+  what: string,
+  stdin: Uint8Array | undefined,
+  limits: GitLimits & { noDeadline?: boolean },
+): Promise<GitResult> {
+  const timeoutMs = limits.timeoutMs ?? GIT_DEADLINE_MS;
+  const maxOut = limits.maxOutputBytes ?? GIT_OUTPUT_LIMIT;
+  let stopped: string | undefined;
+  const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
+  const stop = (why: string) => {
+    if (stopped) return;
+    stopped = why;
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    // A grandchild may hold the pipes open: stop reading rather than wait for it.
+    for (const reader of readers) reader.cancel().catch(() => {});
   };
+  const timer = limits.noDeadline && limits.timeoutMs === undefined ? undefined : setTimeout(
+    () => stop(`did not finish within ${Math.round(timeoutMs / 100) / 10} s`),
+    timeoutMs,
+  );
+  const collect = async (stream: ReadableStream<Uint8Array>, max: number, name: string) => {
+    const reader = stream.getReader();
+    readers.push(reader);
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    try {
+      while (true) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (size + value.length > max) {
+          stop(`printed more than ${Math.round(max / 1024 / 1024 * 10) / 10} MiB on ${name}`);
+          break;
+        }
+        chunks.push(value);
+        size += value.length;
+      }
+    } catch { /* cancelled */ }
+    const all = new Uint8Array(size);
+    let at = 0;
+    for (const chunk of chunks) {
+      all.set(chunk, at);
+      at += chunk.length;
+    }
+    return all;
+  };
+  const feeding = stdin
+    ? (async () => {
+      const writer = child.stdin.getWriter();
+      await writer.write(stdin).catch(() => {});
+      await writer.close().catch(() => {});
+    })()
+    : Promise.resolve();
+  try {
+    const [out, err] = await Promise.all([
+      collect(child.stdout, maxOut, "stdout"),
+      collect(child.stderr, ERROR_OUTPUT_LIMIT, "stderr"),
+    ]);
+    const status = await child.status;
+    await feeding;
+    if (stopped) {
+      throw new GitLimitError(
+        `${what} ${stopped}: Deft stopped it. A repository (or a program put in git's place) ` +
+          "that makes git wait or print without end cannot be diffed; look at the workspace's " +
+          "git setup (a FIFO or device where git reads a file, a hostile `git` on PATH).",
+      );
+    }
+    const decoder = new TextDecoder();
+    return {
+      ok: status.success,
+      code: status.code,
+      out: decoder.decode(out),
+      err: decoder.decode(err),
+      bytes: out,
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Runs `launch` (built by policy/process.ts, e.g. `containerExecLaunch`) to its end within
+ * `limits`, as git is run: past the deadline or the output limit it is killed and GitLimitError
+ * thrown, naming it `what`. For the steps around git in a place Deft does not control.
+ */
+export async function runLimited(
+  launch: Launch,
+  what: string,
+  stdin?: Uint8Array,
+  limits: GitLimits = {},
+): Promise<GitResult> {
+  const child = spawnChild(launch, { stdin: stdin ? "piped" : "null" });
+  return await finish(child, what, stdin, limits);
+}
+
+/** `git args`, shortened for a message. */
+function describe(args: readonly string[]): string {
+  const words = args.filter((a) => a !== "--no-pager");
+  const shown = words.slice(0, 4).join(" ");
+  return `git ${shown}${words.length > 4 ? " …" : ""}`;
 }
 
 /**
@@ -239,9 +448,10 @@ export async function runGit(
   args: readonly string[],
   options: GitOptions = {},
 ): Promise<GitResult> {
-  const drivers = await repositoryDrivers(cwd, options.sandbox);
+  const limits = { ...options.limits, noDeadline: options.fetch };
+  const drivers = await repositoryDrivers(cwd, options.sandbox, limits);
   const invocation = gitInvocation(args, options.env, drivers, options.fetch);
-  return spawn(cwd, invocation, options.stdin, options.sandbox, options.signal);
+  return spawn(cwd, invocation, options.stdin, options.sandbox, options.signal, limits);
 }
 
 async function spawn(
@@ -250,6 +460,7 @@ async function spawn(
   stdin?: Uint8Array,
   sandbox?: GitSandbox,
   signal?: AbortSignal,
+  limits: GitLimits & { noDeadline?: boolean } = {},
 ): Promise<GitResult> {
   const sandboxed = sandbox !== undefined && sandbox.mode !== "none";
   // `none` is left alone: sandboxCommand would add a PID namespace, which a git call that ends
@@ -278,7 +489,7 @@ async function spawn(
     if (sandboxed && e instanceof Deno.errors.NotFound && there) throw bwrapNotFound(program);
     throw e;
   }
-  const result = await finish(child, stdin);
+  const result = await finish(child, describe(invocation.args), stdin, limits);
   // bwrap reports its own failures (no user namespaces, a bind that cannot be made) this way;
   // git never does. Say so rather than pass it off as git's answer.
   if (sandboxed && !result.ok && result.err.startsWith("bwrap: ")) {
@@ -340,6 +551,7 @@ export async function runGitInContainer(
   args: readonly string[],
   env: Record<string, string> = {},
   stdin?: Uint8Array,
+  limits: GitLimits = {},
 ): Promise<GitResult> {
   const inside = async (invocation: GitInvocation, input?: Uint8Array): Promise<GitResult> => {
     const gitEnv = Object.fromEntries(
@@ -356,9 +568,14 @@ export async function runGitInContainer(
       }),
       { stdin: input ? "piped" : "null" },
     );
-    return await finish(child, input);
+    // Killing the runtime's client leaves the git inside running until the container goes; it
+    // no longer reaches the host.
+    return await finish(child, `${describe(invocation.args)} (in the container)`, input, limits);
   };
-  const listed = await inside(gitInvocation(["config", "--list", "-z"]));
-  const drivers = listed.ok ? driverOverrides(listed.out) : [];
+  const scoped = await inside(gitInvocation(["config", "--list", "-z", "--show-scope"]));
+  const listed = scoped.ok ? scoped : await inside(gitInvocation(["config", "--list", "-z"]));
+  const drivers = listed.ok
+    ? repositoryOverrides(listed.out, { scoped: scoped.ok, untrusted: true })
+    : [];
   return inside(gitInvocation(args, env, drivers), stdin);
 }

@@ -50,3 +50,37 @@ Deno.test("--patch-path: a workspace that stops being a repository mid-run gets 
     await Deno.remove(repo, { recursive: true });
   }
 });
+
+for (const mode of ["none", "workspace-write"] as const) {
+  Deno.test(`--patch-path: a FIFO the model named .gitignore is named, no empty patch written; --must-patch fails (sandbox ${mode})`, async () => {
+    const repo = await makeBuggyRepo();
+    await using home = await tempDir("deft-home-");
+    const patchPath = `${home.path}/fix.patch`;
+    const mock = MockLLM.start([
+      chatToolCalls([["bash", {
+        command: "echo '# edited' >> calc.py && mkfifo .gitignore",
+      }]]),
+      chatToolCalls([["task_done", {}]], "done"),
+      chatToolCalls([["task_done", {}]], "done"),
+    ]);
+    try {
+      const started = Date.now();
+      const r = await runMocked(mock, "task", repo, {
+        extra: ["--patch-path", patchPath, "--sandbox", mode, "--must-patch", "--max-steps", "3"],
+        cwd: home.path,
+        env: { HOME: home.path },
+      });
+      assert.ok(Date.now() - started < 60_000, "waited on the FIFO");
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /could not compute the patch: .*\.gitignore is not a regular file/);
+      assert.match(r.stderr, /no patch written to/);
+      await assert.rejects(Deno.stat(patchPath), Deno.errors.NotFound);
+      // The model was told why its task_done was refused.
+      const told = JSON.stringify(mock.requests.at(-1)?.body);
+      assert.match(told, /the patch could not be computed/);
+    } finally {
+      await mock.close();
+      await Deno.remove(repo, { recursive: true });
+    }
+  });
+}
