@@ -113,7 +113,7 @@ export async function encodingOf(
         throw binaryError(shown, binary);
       }
     }
-    return await detectEncoding(bytes);
+    return await detectEncoding(bytes, layout);
   } catch (e) {
     if (e instanceof DecodeError) {
       throw new FileToolError(

@@ -81,6 +81,24 @@ Deno.test("binary detection: NUL bytes and control-character noise", () => {
   assert.match(binaryReason(Uint8Array.of(1, 2, 3, 4, 5, 65, 66))!, /control characters/);
 });
 
+Deno.test("binary detection: a single NUL byte is found at any place of a large file", () => {
+  // The check reads four bytes at a time: the byte must be found in each lane of a word, in the
+  // unaligned head and tail, and where a high byte (0x80-0xFF) sits next to it.
+  const size = 4099;
+  const buffer = new Uint8Array(size + 3).fill(0xe9);
+  for (let offset = 0; offset < 4; offset++) {
+    const bytes = buffer.subarray(offset, offset + size);
+    assert.equal(binaryReason(bytes), null);
+    for (const at of [0, 1, 2, 3, 4, 5, 6, 7, 2048, 2049, 2050, 2051, size - 2, size - 1]) {
+      bytes[at] = 0;
+      assert.equal(binaryReason(bytes), "it contains NUL bytes", `offset ${offset}, at ${at}`);
+      bytes[at] = at % 2 ? 0x01 : 0xff;
+      assert.equal(binaryReason(bytes), null, `offset ${offset}, at ${at} after the NUL`);
+      bytes[at] = 0xe9;
+    }
+  }
+});
+
 Deno.test("editor: a Latin-1 file is viewed decoded and edited in its own encoding", async () => {
   await withEditor(async ({ ws, call }) => {
     const path = join(ws, "legacy.txt");
