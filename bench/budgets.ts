@@ -85,9 +85,9 @@ export const BUDGETS: Record<FigureId, Budget> = {
   str_replace_20mb_deft_tool: {
     measures: "`deft tool` `str_replace` on a 20 MB file, default sandbox",
     baseline: "`python3` reading the file as text and writing it back",
-    budget: 2.2,
+    budget: 3.5,
     target: 1.0,
-    measured: "1.7",
+    measured: "1.7-3.0",
     checked: false,
     reason: "Start-up (Deft, then its sandboxed host) dominates: the edit itself is checked by " +
       "`str_replace_20mb`. Too slow for the check (two Deft starts per sample).",
