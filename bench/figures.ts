@@ -126,7 +126,11 @@ const PYTHON_READ_WRITE =
 
 /** `python3` reading and writing the file back as text: the baseline of both 20 MB figures. */
 function pythonReadWrite(path: string, cwd: string): () => Promise<number> {
-  return () => timeCommand("python3", ["-c", PYTHON_READ_WRITE, path], cwd);
+  return () =>
+    timeCommand("python3", ["-c", PYTHON_READ_WRITE, path], cwd).catch((e) => {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      throw new Error("python3 is not installed: it is the baseline of the 20 MB edit figures");
+    });
 }
 
 /**
