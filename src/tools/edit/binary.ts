@@ -9,7 +9,8 @@ const CONTROL_RATIO = 0.1;
 /**
  * Why `bytes` look binary, or null when they look like text. A NUL byte anywhere makes a file
  * binary; so does a sample (the first 8 KB) made of more than 10% control characters. Tabs, line
- * breaks, form feeds and ESC (coloured logs) count as text.
+ * breaks, form feeds and ESC (coloured logs) count as text. `zeroFree`: the caller has already
+ * found that `bytes` hold no zero byte (`hasZeroByte`), so they are not scanned again.
  *
  * @example
  * ```ts
@@ -17,9 +18,13 @@ const CONTROL_RATIO = 0.1;
  * binaryReason(Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x00)); // "it contains NUL bytes"
  * ```
  */
-export function binaryReason(bytes: Uint8Array, sampleOnly = false): string | null {
+export function binaryReason(
+  bytes: Uint8Array,
+  sampleOnly = false,
+  zeroFree = false,
+): string | null {
   const sample = bytes.subarray(0, BINARY_SAMPLE_BYTES);
-  if (hasZeroByte(sampleOnly ? sample : bytes)) return "it contains NUL bytes";
+  if (!zeroFree && hasZeroByte(sampleOnly ? sample : bytes)) return "it contains NUL bytes";
   let control = 0;
   for (const b of sample) if (isControl(b)) control++;
   if (sample.length > 0 && control / sample.length > CONTROL_RATIO) {

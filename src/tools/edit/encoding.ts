@@ -118,14 +118,17 @@ export async function checkName(encoding: string): Promise<EncodingName> {
   return name;
 }
 
-/** The UTF-16 layout `bytes` look like (BOM, or the NUL pattern of mostly-ASCII text), or null. */
-export function utf16Layout(bytes: Uint8Array): Encoding | null {
+/**
+ * The UTF-16 layout `bytes` look like (BOM, or the NUL pattern of mostly-ASCII text), or null.
+ * `zeroFree`: the caller has already found that `bytes` hold no zero byte (`hasZeroByte`).
+ */
+export function utf16Layout(bytes: Uint8Array, zeroFree = false): Encoding | null {
   if (startsWith(bytes, [0xff, 0xfe])) return { name: "utf-16le", bomLength: 2 };
   if (startsWith(bytes, [0xfe, 0xff])) return { name: "utf-16be", bomLength: 2 };
   if (bytes.length < 4 || bytes.length % 2 !== 0) return null;
   // No zero byte at all (nearly every file that is not UTF-16): no NUL pattern to count, and
   // `hasZeroByte` finds that out far faster than the loop below.
-  if (!hasZeroByte(bytes)) return null;
+  if (zeroFree || !hasZeroByte(bytes)) return null;
   const units = bytes.length / 2;
   let zeroEven = 0;
   let zeroOdd = 0;

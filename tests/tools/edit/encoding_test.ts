@@ -198,6 +198,29 @@ Deno.test("editor: undecodable and binary files are refused for view and edit", 
   });
 });
 
+Deno.test("editor: one NUL byte deep in a large text file still makes it binary", async () => {
+  await withEditor(async ({ ws, call }) => {
+    const path = join(ws, "log.txt");
+    const line = utf8("a line of text that goes on for a while, as log lines do\n");
+    const bytes = new Uint8Array(line.length * 4001 + 1);
+    for (let i = 0; i < 4001; i++) bytes.set(line, i * line.length);
+    bytes[bytes.length - 1] = 0x0a;
+    bytes[150_001] = 0; // far past the 8 KB sample
+    await Deno.writeFile(path, bytes);
+    for (
+      const args of [
+        { command: "view", path },
+        { command: "str_replace", path, old_str: "a line", new_str: "one line" },
+        { command: "insert", path, insert_line: 1, new_str: "x" },
+      ]
+    ) {
+      const r = await call(args);
+      assert.match(r.error ?? "", /appears to be binary \(it contains NUL bytes\)/, args.command);
+    }
+    assert.deepEqual(await Deno.readFile(path), bytes);
+  });
+});
+
 Deno.test("editor: create refuses a lone surrogate instead of writing U+FFFD", async () => {
   await withEditor(async ({ ws, call }) => {
     const path = join(ws, "s.txt");
