@@ -3,11 +3,11 @@
  * same run (so the figure means the same on a fast laptop and on a loaded 2-core CI machine), with
  * the budget the CI check holds it to and the target it is meant to reach.
  *
- * How to read a budget. `target` is where the figure should be. Where Deft is there already, the
- * budget is the target. Where it is not yet, the budget is what was measured when the budget was
- * set plus a margin for noise, so the check still catches a regression while the target stands;
- * `measured` says what that was. Lower a budget when a figure improves; never raise one to let a
- * slowdown through without saying why here.
+ * How to read a budget. `target` is where the figure should be. Every budget is what was measured
+ * when it was set (`measured`) plus a margin for noise: where Deft is not at its target yet, so
+ * that the check still catches a regression while the target stands; where Deft is well past it,
+ * so that losing most of that lead fails too. Lower a budget when a figure improves; never raise
+ * one to let a slowdown through without saying why here.
  *
  * How the check handles noise: each figure is the median of repeats, interleaved with its
  * baseline; a figure over budget is measured again with twice the repeats, and only a figure over
@@ -84,7 +84,7 @@ export const BUDGETS: Record<FigureId, Budget> = {
   },
   str_replace_20mb_deft_tool: {
     measures: "`deft tool` `str_replace` on a 20 MB file, default sandbox",
-    baseline: "`python3` reading the file as text and writing it back",
+    baseline: "`python3` reading the file as text and writing it back, start to exit",
     budget: 3.8,
     target: 1.0,
     measured: "1.7-3.2",
@@ -94,24 +94,27 @@ export const BUDGETS: Record<FigureId, Budget> = {
   },
   str_replace_20mb: {
     measures: "the editor's `str_replace` on a 20 MB file (in process: the edit alone)",
-    baseline: "`python3` reading the file as text and writing it back",
-    budget: 1.0,
+    baseline: "Python's own time for reading the file as text and writing it back",
+    budget: 1.6,
     target: 1.0,
-    measured: "0.21-0.41",
+    measured: "0.8-1.5, lower under heavier load",
     checked: true,
-    reason: "An edit reads the file once, checks it (one fast scan each for NUL bytes and " +
-      "UTF-8), decodes it once to find `old_str`, splices the bytes and writes the file once, " +
-      "flushed to disk before its rename: about the work of Python's read + write.",
+    reason: "An edit reads the file once, checks it (one fast scan for zero bytes, one for " +
+      "UTF-8), decodes it once to find `old_str`, splices the bytes and writes the file once. " +
+      "Against Python's plain write it also flushes the file to disk and renames it into place " +
+      "(crash safety: about 25 ms of a 60-70 ms edit here), which is why it is at the target " +
+      "only under load. Budget: the top of today's spread plus a margin.",
   },
   tail_view_20mb: {
     measures: "the editor's `view` of the last 20 lines of a 20 MB file (in process)",
-    baseline: "`python3` reading the file as text and writing it back",
-    budget: 0.5,
+    baseline: "Python's own time for reading the file as text and writing it back",
+    budget: 0.8,
     target: 0.5,
-    measured: "0.10-0.19",
+    measured: "0.32-0.66",
     checked: true,
-    reason: "A view reads the file once and writes nothing, so it must stay well under a read " +
-      "plus a write.",
+    reason: "A view reads the file once, counting lines, decodes only the lines shown and " +
+      "writes nothing, so it must stay well under a read plus a write. Budget: the top of " +
+      "today's spread plus a margin.",
   },
   demo_replay: {
     measures: "`deft run --replay` of examples/demo (five tool calls)",
