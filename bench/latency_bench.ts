@@ -26,7 +26,7 @@ const MEASURES: Partial<Record<FigureId, Measure>> = {
   sandboxed_view: (b, runs) => sandboxedView(b, runs),
   str_replace_20mb_deft_tool: (b, runs) => deftToolStrReplace(b, runs),
   str_replace_20mb: (b, runs) => editorOnBigFile(b, runs),
-  demo_replay: (b, runs) => demoReplay(b, Math.max(3, runs >> 1)),
+  demo_replay: (b, runs) => demoReplay(b, Math.max(5, runs >> 1)),
   serve_round_trip: (b, _runs, calls) => serveRoundTrip(b, calls),
 };
 
