@@ -8,10 +8,16 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-/** Wall time of one run of a command, in milliseconds; throws when it fails. */
-export async function timeCommand(cmd: string, args: string[], cwd?: string): Promise<number> {
+/** Wall time of one run of a command (`env` added to this process's), in ms; throws when it fails. */
+export async function timeCommand(
+  cmd: string,
+  args: string[],
+  cwd?: string,
+  env?: Record<string, string>,
+): Promise<number> {
   const start = performance.now();
-  const out = await new Deno.Command(cmd, { args, cwd, stdout: "null", stderr: "piped" }).output();
+  const out = await new Deno.Command(cmd, { args, cwd, env, stdout: "null", stderr: "piped" })
+    .output();
   const elapsed = performance.now() - start;
   if (!out.success) {
     throw new Error(`${cmd} ${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr)}`);

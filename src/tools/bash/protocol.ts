@@ -16,7 +16,7 @@
  *   command: the INT trap `return`s from it, like Ctrl-C at a prompt.
  * - `__deft_done` prints the end marker, carrying the exit status and working directory, to
  *   both pipes through descriptors saved at start, so a command that redirects its own stdout
- *   cannot swallow it.
+ *   cannot swallow it; each marker in one write, so the reader wakes once for it.
  */
 
 /** Environment variable that tags every process of a session (value: the session id). */
@@ -100,8 +100,16 @@ export function initScript(tag: string, runFile: string): string {
     "  __deft_errexit=",
     "  builtin shopt -s expand_aliases",
     `  builtin alias __deft_run=${shellQuote(RUN_ALIAS)}`,
-    `  builtin printf '\\n%s:%s:%s:%s\\n' ${tag} "$__deft_status" "$PWD" ${tag} >&${MARK_OUT}`,
-    `  builtin printf '\\n%s::%s\\n' ${tag} ${tag} >&${MARK_ERR}`,
+    // One write per marker: printf writes the format's leading line break on its own (bash's
+    // stdout is line-buffered), which costs the reader a wake-up of its own. Echo writes its
+    // argument at once; it takes no options in POSIX mode with xpg_echo, so printf stays there.
+    "  if [[ :$SHELLOPTS: == *:posix:* ]]; then",
+    `    builtin printf '\\n%s:%s:%s:%s\\n' ${tag} "$__deft_status" "$PWD" ${tag} >&${MARK_OUT}`,
+    `    builtin printf '\\n%s::%s\\n' ${tag} ${tag} >&${MARK_ERR}`,
+    "  else",
+    `    builtin echo -nE $'\\n'"${tag}:$__deft_status:$PWD:${tag}"$'\\n' >&${MARK_OUT}`,
+    `    builtin echo -nE $'\\n'"${tag}::${tag}"$'\\n' >&${MARK_ERR}`,
+    "  fi",
     "}",
     "{ __deft_done;} 2>/dev/null",
     "",

@@ -5,7 +5,7 @@
 import { Buffer, isAscii } from "node:buffer";
 import { readConfinedFile, type ReadRefusals } from "../fs/confined.ts";
 import { FileToolError } from "../fs/errors.ts";
-import { binaryReason } from "./binary.ts";
+import { binaryReason, hasZeroByte } from "./binary.ts";
 import {
   decode,
   DecodeError,
@@ -106,14 +106,16 @@ export async function encodingOf(
   try {
     if (stated !== undefined) return await statedEncoding(bytes, stated);
     // UTF-16 text is full of NUL bytes, so it is recognised before the binary check.
-    const layout = utf16Layout(bytes);
+    // One scan for zero bytes serves both the UTF-16 and the binary check.
+    const zeroFree = !hasZeroByte(bytes);
+    const layout = utf16Layout(bytes, zeroFree);
     if (!layout || layout.bomLength === 0) {
-      const binary = binaryReason(bytes);
+      const binary = binaryReason(bytes, false, zeroFree);
       if (binary && !(layout && await isUtf16Text(bytes, layout))) {
         throw binaryError(shown, binary);
       }
     }
-    return await detectEncoding(bytes);
+    return await detectEncoding(bytes, layout);
   } catch (e) {
     if (e instanceof DecodeError) {
       throw new FileToolError(

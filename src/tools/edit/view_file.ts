@@ -6,7 +6,7 @@
 import { FileToolError } from "../fs/errors.ts";
 import { confirmPinned, openPinned, type PinnedHandle, readPinned } from "../fs/pinned.ts";
 import { formatSize } from "../fs/size.ts";
-import { BINARY_SAMPLE_BYTES, binaryReason } from "./binary.ts";
+import { BINARY_SAMPLE_BYTES, binaryReason, hasZeroByte } from "./binary.ts";
 import {
   decode,
   DecodeError,
@@ -212,7 +212,7 @@ async function scanFile(file: PinnedHandle, from: number, to: number): Promise<L
       if (reason) return binaryScan(reason);
       if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
     }
-    if (chunk.indexOf(0) !== -1) return binaryScan("it contains NUL bytes");
+    if (hasZeroByte(chunk)) return binaryScan("it contains NUL bytes");
     if (chunk.length === 0) continue;
     contentSeen = true;
     lastByte = chunk[chunk.length - 1];

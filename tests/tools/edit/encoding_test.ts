@@ -81,6 +81,24 @@ Deno.test("binary detection: NUL bytes and control-character noise", () => {
   assert.match(binaryReason(Uint8Array.of(1, 2, 3, 4, 5, 65, 66))!, /control characters/);
 });
 
+Deno.test("binary detection: a single NUL byte is found at any place of a large file", () => {
+  // The check reads four bytes at a time: the byte must be found in each lane of a word, in the
+  // unaligned head and tail, and where a high byte (0x80-0xFF) sits next to it.
+  const size = 4099;
+  const buffer = new Uint8Array(size + 3).fill(0xe9);
+  for (let offset = 0; offset < 4; offset++) {
+    const bytes = buffer.subarray(offset, offset + size);
+    assert.equal(binaryReason(bytes), null);
+    for (const at of [0, 1, 2, 3, 4, 5, 6, 7, 2048, 2049, 2050, 2051, size - 2, size - 1]) {
+      bytes[at] = 0;
+      assert.equal(binaryReason(bytes), "it contains NUL bytes", `offset ${offset}, at ${at}`);
+      bytes[at] = at % 2 ? 0x01 : 0xff;
+      assert.equal(binaryReason(bytes), null, `offset ${offset}, at ${at} after the NUL`);
+      bytes[at] = 0xe9;
+    }
+  }
+});
+
 Deno.test("editor: a Latin-1 file is viewed decoded and edited in its own encoding", async () => {
   await withEditor(async ({ ws, call }) => {
     const path = join(ws, "legacy.txt");
@@ -177,6 +195,29 @@ Deno.test("editor: undecodable and binary files are refused for view and edit", 
       );
     }
     assert.deepEqual(await Deno.readFile(png), bytes);
+  });
+});
+
+Deno.test("editor: one NUL byte deep in a large text file still makes it binary", async () => {
+  await withEditor(async ({ ws, call }) => {
+    const path = join(ws, "log.txt");
+    const line = utf8("a line of text that goes on for a while, as log lines do\n");
+    const bytes = new Uint8Array(line.length * 4001 + 1);
+    for (let i = 0; i < 4001; i++) bytes.set(line, i * line.length);
+    bytes[bytes.length - 1] = 0x0a;
+    bytes[150_001] = 0; // far past the 8 KB sample
+    await Deno.writeFile(path, bytes);
+    for (
+      const args of [
+        { command: "view", path },
+        { command: "str_replace", path, old_str: "a line", new_str: "one line" },
+        { command: "insert", path, insert_line: 1, new_str: "x" },
+      ]
+    ) {
+      const r = await call(args);
+      assert.match(r.error ?? "", /appears to be binary \(it contains NUL bytes\)/, args.command);
+    }
+    assert.deepEqual(await Deno.readFile(path), bytes);
   });
 });
 

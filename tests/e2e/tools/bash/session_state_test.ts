@@ -148,6 +148,25 @@ Deno.test("bash: commands cannot break the session's own machinery", async () =>
   });
 });
 
+Deno.test("bash: echo's settings and odd directory names do not garble the end marker", async () => {
+  // A garbled marker would leave the call waiting for its end: it times out instead.
+  const FAST = { timeout: 10 };
+  await withHarness({}, async (h) => {
+    // The marker carries the directory; echo must not read its backslashes or a leading dash.
+    const odd = `${h.workspace}/-n \\c \\n %s`;
+    await Deno.mkdir(odd);
+    const cd = await h.run(`cd '${odd}' && shopt -s xpg_echo`, FAST);
+    assert.equal(cd.error_code, 0, String(cd.error));
+    const here = await h.run("pwd; echo 'a\\tb'", FAST);
+    assert.deepEqual(here, { output: `${odd}\na\tb\n`, error: null, error_code: 0 });
+    // In POSIX mode with xpg_echo, echo takes no options at all.
+    const posix = await h.run("set -o posix; false", FAST);
+    assert.equal(posix.error_code, 1);
+    const after = await h.run("pwd", FAST);
+    assert.deepEqual(after, { output: `${odd}\n`, error: null, error_code: 0 });
+  });
+});
+
 Deno.test("bash: missing command and restart", async () => {
   await withHarness({}, async (h) => {
     for (const args of [{}, { command: "" }, { command: "  \n" }]) {
