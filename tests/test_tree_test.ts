@@ -34,6 +34,7 @@ const NOT_MIRRORS: { folder: string; reason: string }[] = [
   { folder: "e2e/scripts", reason: "tests of scripts/ (the installer, run for real)" },
   { folder: "e2e/examples", reason: "tests of examples/ (the demo)" },
   { folder: "e2e/dist", reason: "tests of the bundle `deno task bundle` writes to dist/" },
+  { folder: "e2e/bench", reason: "the latency budget, measured with bench/ (bench/budgets.ts)" },
 ];
 
 /** A start of a process, in a test module's own text. */

@@ -5,7 +5,7 @@
  * shared machine does not fail the suite, and a real slowdown (50 ms more at start) does.
  */
 import assert from "node:assert/strict";
-import { BUDGETS, overBudget } from "../../bench/budgets.ts";
+import { BUDGETS, overBudget } from "../../../bench/budgets.ts";
 import {
   type Bench,
   editorOnBigFile,
@@ -13,9 +13,9 @@ import {
   openBench,
   serveRoundTrip,
   startFigures,
-} from "../../bench/figures.ts";
-import { describe } from "../../bench/latency_bench.ts";
-import { tempDir } from "../helpers/temp.ts";
+} from "../../../bench/figures.ts";
+import { describe } from "../../../bench/latency_bench.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 /** Repeats of the start-up figures (two Deft starts and one hello-world each). */
 const START_RUNS = 11;
