@@ -1,0 +1,97 @@
+/**
+ * `deft acp`: Deft as an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains,
+ * Neovim, Emacs) that spawn it. Standard output carries the protocol and nothing else; every
+ * diagnostic goes to stderr. Each ACP session is opened the way `deft interactive` opens its
+ * session (`openSession`: config and repository trust, sandbox, shell environment, masking, tool
+ * host, container flags, trajectory), in the `cwd` the client names (or `-w`); the protocol glue
+ * is src/acp. The command ends when the client closes stdin (a running turn is stopped and every
+ * tool's process ends) or on SIGINT/SIGTERM.
+ */
+import { openSession, runTask, type SessionOptions, wantsContainer } from "../agent/session.ts";
+import { defaultTrajectoryPath, newSessionId } from "../trajectory/recorder.ts";
+import { maskOutput } from "../policy/secrets.ts";
+import { terminalText } from "../policy/terminal_text.ts";
+import { VERSION } from "../version.ts";
+import { writeStderr } from "./io.ts";
+import { closeContainer, sessionWorkspace } from "./container_session.ts";
+import { resumeTarget } from "./resume.ts";
+import { onStopSignals } from "./signals.ts";
+import type { AcpHost } from "../acp/server.ts";
+
+/** Options of `deft acp`. */
+export interface AcpOptions extends SessionOptions {
+  workingDir?: string;
+}
+
+const say = (text: string) => writeStderr(terminalText(maskOutput(text)));
+
+/** Serves ACP on stdin/stdout until the client hangs up; returns the exit code. */
+export async function acpCommand(opts: AcpOptions): Promise<number> {
+  // The SDK is loaded only by this command.
+  const [acp, { deftAgent }] = await Promise.all([
+    import("@agentclientprotocol/sdk"),
+    import("../acp/server.ts"),
+  ]);
+  const inContainer = wantsContainer(opts);
+  const host: AcpHost = {
+    open: async (cwd, io) => {
+      // -w, when given, wins over the client's cwd (the editor's project is usually both).
+      const workingDir = opts.workingDir ?? cwd;
+      const workspace = await sessionWorkspace({ ...opts, workingDir });
+      return await openSession({ ...opts, workingDir }, {
+        workspace,
+        console: io.console,
+        asking: {
+          defaultMode: "commands",
+          ask: io.asker.ask,
+          // The client answers approvals (session/request_permission).
+          terminal: true,
+          switchable: true,
+        },
+        write: io.asker.write,
+      });
+    },
+    close: async (session) => {
+      for (const e of await session.executor.closeTools().catch(() => [])) {
+        say(`warning: ${e.message}`);
+      }
+      await closeContainer(session);
+    },
+    runTurn: (session, text, taskOpts) => runTask(session, text, taskOpts),
+    load: async (id, cwd) => {
+      const workingDir = inContainer ? cwd : opts.workingDir ?? cwd;
+      // An ACP session id names its trajectory file; a Deft session id or file works as well.
+      let resumed;
+      try {
+        resumed = await resumeTarget({ resume: defaultTrajectoryPath(id), workingDir });
+      } catch {
+        resumed = await resumeTarget({ resume: id, workingDir });
+      }
+      if (!resumed) throw new Error(`no session '${id}'`);
+      return { conversation: resumed.conversation, link: resumed.link };
+    },
+    trajectoryPath: (id) => defaultTrajectoryPath(id),
+    newId: () => newSessionId(),
+    note: say,
+    version: VERSION,
+  };
+  const { app, closeAll } = deftAgent(host);
+  say(`deft acp ${VERSION}: serving the Agent Client Protocol on stdio`);
+  const connection = app.connect(acp.ndJsonStream(Deno.stdout.writable, Deno.stdin.readable));
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await closeAll();
+  };
+  const keepSignals = onStopSignals((_name, code) => {
+    void stop().finally(() => Deno.exit(code));
+  });
+  try {
+    await connection.closed.catch((e) => say(`connection closed: ${(e as Error).message}`));
+  } finally {
+    await stop();
+    keepSignals();
+  }
+  return 0;
+}
