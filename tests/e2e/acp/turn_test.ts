@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { updatesOf, withAcp } from "./client.ts";
+import { updatesOf, withAcp } from "../../helpers/acp_client.ts";
 
 Deno.test("acp: a turn views, edits and runs a command as session updates, then end_turn", async () => {
   await using dir = await tempDir("deft-acp-turn-");

@@ -4,10 +4,10 @@
  * updates and permission requests are collected, and stderr is kept for the failure message.
  */
 import * as acp from "@agentclientprotocol/sdk";
-import { deftFlags } from "../../../scripts/deft_flags.ts";
-import { denoDir, REPO_ROOT } from "../../helpers/deft.ts";
-import { tempDirUntilExit } from "../../helpers/temp.ts";
-import type { MockLLM } from "../../helpers/mock_llm.ts";
+import { deftFlags } from "../../scripts/deft_flags.ts";
+import { denoDir, REPO_ROOT } from "./deft.ts";
+import { tempDirUntilExit } from "./temp.ts";
+import type { MockLLM } from "./mock_llm.ts";
 
 /** A running `deft acp` and the client connected to it. */
 export interface AcpRun {
