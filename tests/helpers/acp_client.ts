@@ -127,16 +127,3 @@ export function updatesOf(run: AcpRun, kind: string): Record<string, unknown>[] 
   return run.updates.map((n) => n.update as unknown as Record<string, unknown>)
     .filter((u) => u.sessionUpdate === kind);
 }
-
-/** The processes whose command line holds `marker` (a test's own, unique). */
-export function processesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).replaceAll("\0", " ");
-      if (cmdline.includes(marker)) found.push(Number(entry.name));
-    } catch { /* gone meanwhile */ }
-  }
-  return found;
-}
