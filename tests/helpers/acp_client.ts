@@ -59,15 +59,23 @@ export function collectStderr(child: Deno.ChildProcess): () => string {
 
 /**
  * Spawns `deft acp`, connects the SDK's client app and runs `op` with it; then closes stdin and
- * waits for the process to exit (its code returned beside `op`'s value).
+ * waits for the process to exit (its code returned beside `op`'s value). `options.raw` is written
+ * to the agent's stdin first, as is.
  */
 export async function withAcp<T>(
   mock: MockLLM,
   extra: string[],
   answers: PermissionScript,
   op: (ctx: acp.ClientContext, run: AcpRun) => Promise<T>,
+  options: { raw?: string } = {},
 ): Promise<{ value: T; code: number; run: AcpRun }> {
   const child = await spawnAcp(mock, extra);
+  if (options.raw !== undefined) {
+    // Bytes no client library would send (malformed JSON), before the client connects.
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.raw));
+    writer.releaseLock();
+  }
   const stderr = collectStderr(child);
   const run: AcpRun = { child, updates: [], permissions: [], stderr };
   const script = [...answers];
