@@ -20,9 +20,16 @@ export interface AcpRun {
 /** How the client answers permission requests, in order (then "reject_once"). */
 export type PermissionScript = (string | "never-answer")[];
 
-/** `deft acp` against the mock model, with a fresh HOME; `extra` flags after the model's. */
-export async function spawnAcp(mock: MockLLM, extra: string[] = []): Promise<Deno.ChildProcess> {
-  const home = await tempDirUntilExit("deft-acp-home-");
+/**
+ * `deft acp` against the mock model, with `home` as HOME (default: a fresh one); `extra` flags
+ * after the model's.
+ */
+export async function spawnAcp(
+  mock: MockLLM,
+  extra: string[] = [],
+  home?: string,
+): Promise<Deno.ChildProcess> {
+  home ??= await tempDirUntilExit("deft-acp-home-");
   return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -60,16 +67,16 @@ export function collectStderr(child: Deno.ChildProcess): () => string {
 /**
  * Spawns `deft acp`, connects the SDK's client app and runs `op` with it; then closes stdin and
  * waits for the process to exit (its code returned beside `op`'s value). `options.raw` is written
- * to the agent's stdin first, as is.
+ * to the agent's stdin first, as is; `options.home` is HOME (two runs sharing sessions).
  */
 export async function withAcp<T>(
   mock: MockLLM,
   extra: string[],
   answers: PermissionScript,
   op: (ctx: acp.ClientContext, run: AcpRun) => Promise<T>,
-  options: { raw?: string } = {},
+  options: { raw?: string; home?: string } = {},
 ): Promise<{ value: T; code: number; run: AcpRun }> {
-  const child = await spawnAcp(mock, extra);
+  const child = await spawnAcp(mock, extra, options.home);
   if (options.raw !== undefined) {
     // Bytes no client library would send (malformed JSON), before the client connects.
     const writer = child.stdin.getWriter();

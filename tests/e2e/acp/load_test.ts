@@ -1,0 +1,54 @@
+/**
+ * `session/load` continues a Deft session from an earlier `deft acp`: the history is replayed as
+ * session updates and the next prompt goes on with the same conversation.
+ */
+import assert from "node:assert/strict";
+import { chatStream, chatText, MockLLM } from "../../helpers/mock_llm.ts";
+import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
+import { updatesOf, withAcp } from "../../helpers/acp_client.ts";
+
+Deno.test("acp: session/load replays the history and continues the conversation", async () => {
+  await using dir = await tempDir("deft-acp-load-");
+  const home = await tempDirUntilExit("deft-acp-home-");
+  const mock = MockLLM.start([
+    chatStream(chatText("The answer is 42.")),
+    chatStream(chatText("You asked about the answer.")),
+  ]);
+  try {
+    const first = await withAcp(mock, ["--approval", "never"], [], async (ctx) => {
+      await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+      const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
+      await ctx.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "what is the answer?" }],
+      });
+      return sessionId;
+    }, { home });
+    assert.equal(first.code, 0, first.run.stderr());
+    const second = await withAcp(mock, ["--approval", "never"], [], async (ctx) => {
+      const init = await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+      assert.equal(init.agentCapabilities?.loadSession, true);
+      await assert.rejects(
+        ctx.request("session/load", { sessionId: "nope", cwd: dir.path, mcpServers: [] }),
+        (e: { code?: number }) => e.code === -32602,
+      );
+      await ctx.request("session/load", { sessionId: first.value, cwd: dir.path, mcpServers: [] });
+      return await ctx.request("session/prompt", {
+        sessionId: first.value,
+        prompt: [{ type: "text", text: "what did I ask?" }],
+      });
+    }, { home });
+    assert.equal(second.value.stopReason, "end_turn", second.run.stderr());
+    const replayed = [
+      ...updatesOf(second.run, "user_message_chunk"),
+      ...updatesOf(second.run, "agent_message_chunk"),
+    ].map((u) => (u.content as { text: string }).text).join("\n");
+    assert.match(replayed, /what is the answer\?/);
+    assert.match(replayed, /The answer is 42\./);
+    // The model sees the earlier turn before the new prompt.
+    const messages = JSON.stringify(mock.requests[1].body.messages);
+    assert.match(messages, /The answer is 42\.[\s\S]*what did I ask\?/);
+  } finally {
+    await mock.close();
+  }
+});
