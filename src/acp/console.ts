@@ -193,13 +193,13 @@ export class AcpConsole implements AgentConsole {
           content.push({ type: "content", content: { type: "text", text: masked(clip(text)) } });
         }
       }
-      if (call.name === "sequentialthinking" && success) this.#thought(call);
       this.opts.send({
         sessionUpdate: "tool_call_update",
         toolCallId: call.call_id,
         status: success ? "completed" : "failed",
         content,
       });
+      if (call.name === "sequentialthinking" && success) this.#thought(call);
     });
   }
 
