@@ -14,6 +14,8 @@ export interface AcpRun {
   child: Deno.ChildProcess;
   updates: acp.SessionNotification[];
   permissions: acp.RequestPermissionRequest[];
+  /** Every line the agent wrote to stdout, as written. */
+  stdoutLines: string[];
   stderr(): string;
 }
 
@@ -84,7 +86,23 @@ export async function withAcp<T>(
     writer.releaseLock();
   }
   const stderr = collectStderr(child);
-  const run: AcpRun = { child, updates: [], permissions: [], stderr };
+  const run: AcpRun = { child, updates: [], permissions: [], stdoutLines: [], stderr };
+  // Stdout is kept line by line on its way to the client: it must hold nothing but protocol.
+  let partial = "";
+  const decoder = new TextDecoder();
+  const stdout = child.stdout.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        const lines = (partial + decoder.decode(chunk, { stream: true })).split("\n");
+        partial = lines.pop()!;
+        run.stdoutLines.push(...lines);
+        controller.enqueue(chunk);
+      },
+      flush() {
+        if (partial !== "") run.stdoutLines.push(partial);
+      },
+    }),
+  );
   const script = [...answers];
   const app = acp.client({ name: "deft-test" })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
@@ -103,7 +121,7 @@ export async function withAcp<T>(
   let value: T;
   try {
     value = await app.connectWith(
-      acp.ndJsonStream(child.stdin, child.stdout),
+      acp.ndJsonStream(child.stdin, stdout),
       (ctx) => op(ctx, run),
     );
   } catch (e) {

@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { tempDir } from "../../helpers/temp.ts";
+import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
 import { updatesOf, withAcp } from "../../helpers/acp_client.ts";
+import { runDeft } from "../../helpers/deft.ts";
 
 Deno.test("acp: a turn views, edits and runs a command as session updates, then end_turn", async () => {
   await using dir = await tempDir("deft-acp-turn-");
@@ -23,6 +24,7 @@ Deno.test("acp: a turn views, edits and runs a command as session updates, then 
     chatStream(chatToolCalls([["bash", { command: "echo ran-$((6*7))" }]])),
     chatStream(chatText("Fixed the sign.")),
   ]);
+  const home = await tempDirUntilExit("deft-acp-home-");
   try {
     const { value, code, run } = await withAcp(mock, ["--approval", "never"], [], async (ctx) => {
       const init = await ctx.request("initialize", {
@@ -33,11 +35,12 @@ Deno.test("acp: a turn views, edits and runs a command as session updates, then 
       assert.equal(init.agentCapabilities?.loadSession, true);
       assert.equal(init.agentCapabilities?.promptCapabilities?.embeddedContext, true);
       const session = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
-      return await ctx.request("session/prompt", {
+      const answer = await ctx.request("session/prompt", {
         sessionId: session.sessionId,
         prompt: [{ type: "text", text: "fix calc.py" }],
       });
-    });
+      return { ...answer, sessionId: session.sessionId };
+    }, { home });
     assert.equal(value.stopReason, "end_turn", run.stderr());
     assert.equal(code, 0, run.stderr());
     const calls = updatesOf(run, "tool_call");
@@ -59,6 +62,18 @@ Deno.test("acp: a turn views, edits and runs a command as session updates, then 
     const text = updatesOf(run, "agent_message_chunk")
       .map((u) => (u.content as { text: string }).text).join("");
     assert.equal(text, "Fixed the sign.");
+    // Nothing but protocol on stdout: every line a JSON-RPC 2.0 message.
+    assert.ok(run.stdoutLines.length > 10);
+    for (const line of run.stdoutLines) assert.equal(JSON.parse(line).jsonrpc, "2.0", line);
+    // The session's trajectory is the ordinary format: `deft run --replay` replays it.
+    const trajectory = `${home}/state/deft/trajectories/trajectory_${value.sessionId}.json`;
+    await Deno.writeTextFile(file, "def add(a, b):\n    return a - b\n");
+    const replay = await runDeft(["run", "--replay", trajectory, "-w", dir.path], {
+      cwd: home,
+      env: { HOME: home, XDG_STATE_HOME: `${home}/replay-state` },
+    });
+    assert.equal(replay.code, 0, replay.stderr);
+    assert.equal(await Deno.readTextFile(file), "def add(a, b):\n    return a + b\n");
   } finally {
     await mock.close();
   }
