@@ -283,6 +283,9 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       const live = await openLive(cwd, params.sessionId);
       live.conversation = loaded.conversation;
       live.link = loaded.link;
+      // The loaded session's file stays as it is: the next turns go to a new trajectory that
+      // names it (`resumed_from`), as `deft run --resume` does.
+      live.trajectoryFile = host.trajectoryPath(host.newId());
       live.client = client;
       for (const update of replayUpdates(loaded.conversation)) send(live, update);
       await live.sent;

@@ -48,6 +48,16 @@ Deno.test("acp: session/load replays the history and continues the conversation"
     // The model sees the earlier turn before the new prompt.
     const messages = JSON.stringify(mock.requests[1].body.messages);
     assert.match(messages, /The answer is 42\.[\s\S]*what did I ask\?/);
+    // The earlier session's trajectory is kept; the new turn's names it.
+    const dirOf = `${home}/state/deft/trajectories`;
+    const original = `${dirOf}/trajectory_${first.value}.json`;
+    assert.match(await Deno.readTextFile(original), /The answer is 42\./);
+    assert.doesNotMatch(await Deno.readTextFile(original), /what did I ask/);
+    const files = [...Deno.readDirSync(dirOf)].map((e) => `${dirOf}/${e.name}`);
+    const next = files.filter((f) => f !== original);
+    assert.equal(next.length, 1, files.join("\n"));
+    const continued = JSON.parse(await Deno.readTextFile(next[0]));
+    assert.equal(continued.resumed_from?.path, original);
   } finally {
     await mock.close();
   }
