@@ -8,7 +8,8 @@
  * tool's process ends) or on SIGINT/SIGTERM.
  */
 import { openSession, runTask, type SessionOptions, wantsContainer } from "../agent/session.ts";
-import { defaultTrajectoryPath, newSessionId } from "../trajectory/recorder.ts";
+import { defaultTrajectoryPath, newSessionId, readTrajectory } from "../trajectory/recorder.ts";
+import { listSessions } from "../trajectory/conversation.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { VERSION } from "../version.ts";
@@ -68,6 +69,13 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
         resumed = await resumeTarget({ resume: id, workingDir });
       }
       if (!resumed) throw new Error(`no session '${id}'`);
+      // A session loaded before goes on where its latest continuation stopped.
+      const latest = await latestContinuation(
+        resumed.path,
+        resumed.trajectory.working_dir ?? cwd,
+      );
+      if (latest !== resumed.path) resumed = await resumeTarget({ resume: latest, workingDir });
+      if (!resumed) throw new Error(`no session '${id}'`);
       return { conversation: resumed.conversation, link: resumed.link };
     },
     trajectoryPath: (id) => defaultTrajectoryPath(id),
@@ -94,4 +102,26 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
     keepSignals();
   }
   return 0;
+}
+
+/**
+ * The newest trajectory that continues `path` (through `resumed_from`, one after another), among
+ * the workspace's recent sessions; `path` itself when none does.
+ */
+async function latestContinuation(path: string, workspace: string): Promise<string> {
+  const next = new Map<string, string>();
+  for (const session of await listSessions(workspace, 100)) {
+    try {
+      const from = (await readTrajectory(session.path)).resumed_from?.path;
+      // Newest first: the first continuation seen is the latest.
+      if (from && !next.has(from)) next.set(from, session.path);
+    } catch { /* an unreadable file continues nothing */ }
+  }
+  const seen = new Set<string>();
+  let latest = path;
+  while (next.has(latest) && !seen.has(latest)) {
+    seen.add(latest);
+    latest = next.get(latest)!;
+  }
+  return latest;
 }

@@ -1,6 +1,7 @@
 /**
  * `session/load` continues a Deft session from an earlier `deft acp`: the history is replayed as
- * session updates and the next prompt goes on with the same conversation.
+ * session updates and the next prompt goes on with the same conversation; loaded again, the
+ * session goes on from its latest turn.
  */
 import assert from "node:assert/strict";
 import { chatStream, chatText, MockLLM } from "../../helpers/mock_llm.ts";
@@ -13,6 +14,7 @@ Deno.test("acp: session/load replays the history and continues the conversation"
   const mock = MockLLM.start([
     chatStream(chatText("The answer is 42.")),
     chatStream(chatText("You asked about the answer.")),
+    chatStream(chatText("Third time.")),
   ]);
   try {
     const first = await withAcp(mock, ["--approval", "never"], [], async (ctx) => {
@@ -58,6 +60,20 @@ Deno.test("acp: session/load replays the history and continues the conversation"
     assert.equal(next.length, 1, files.join("\n"));
     const continued = JSON.parse(await Deno.readTextFile(next[0]));
     assert.equal(continued.resumed_from?.path, original);
+    // Loaded again later, the session goes on from its latest turn, not its first.
+    const third = await withAcp(mock, ["--approval", "never"], [], async (ctx) => {
+      await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+      await ctx.request("session/load", { sessionId: first.value, cwd: dir.path, mcpServers: [] });
+      return await ctx.request("session/prompt", {
+        sessionId: first.value,
+        prompt: [{ type: "text", text: "and now?" }],
+      });
+    }, { home });
+    assert.equal(third.value.stopReason, "end_turn", third.run.stderr());
+    assert.match(
+      JSON.stringify(mock.requests[2].body.messages),
+      /The answer is 42\.[\s\S]*You asked about the answer\.[\s\S]*and now\?/,
+    );
   } finally {
     await mock.close();
   }
