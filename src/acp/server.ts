@@ -46,6 +46,8 @@ export interface AcpHost {
   ): Promise<{ result: AgentResult; recorder: TrajectoryRecorder }>;
   /** The conversation of Deft's session `id` in `cwd`, for `session/load`. */
   load(id: string, cwd: string): Promise<LoadedConversation>;
+  /** Deft's recent sessions in `cwd` (absolute; undefined: the command's workspace). */
+  list(cwd: string | undefined): Promise<acp.SessionInfo[]>;
   /** Where a new session's trajectory goes, named by its ACP session id. */
   trajectoryPath(sessionId: string): string;
   /** A new session id (Deft's format). */
@@ -248,6 +250,7 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
         loadSession: true,
         promptCapabilities: { image: false, audio: false, embeddedContext: true },
         mcpCapabilities: { http: false, sse: false },
+        sessionCapabilities: { list: {} },
       },
       agentInfo: { name: "deft", title: "Deft", version: host.version },
       authMethods: [],
@@ -291,6 +294,14 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       await live.sent;
       live.client = undefined;
       return { modes: modeState(modeOf(live)) };
+    })
+    .onRequest(acp.methods.agent.session.list, async ({ params }) => {
+      const cwd = params.cwd == null ? undefined : checkedCwd(params.cwd);
+      try {
+        return { sessions: await host.list(cwd) };
+      } catch (e) {
+        throw openError(e);
+      }
     })
     .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
       const live = liveOf(params.sessionId);

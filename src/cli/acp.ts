@@ -16,6 +16,7 @@ import { VERSION } from "../version.ts";
 import { writeStderr } from "./io.ts";
 import { closeContainer, sessionWorkspace } from "./container_session.ts";
 import { resumeTarget } from "./resume.ts";
+import { workspaceOf } from "./context.ts";
 import { onStopSignals } from "./signals.ts";
 import type { AcpHost } from "../acp/server.ts";
 
@@ -77,6 +78,15 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
       if (latest !== resumed.path) resumed = await resumeTarget({ resume: latest, workingDir });
       if (!resumed) throw new Error(`no session '${id}'`);
       return { conversation: resumed.conversation, link: resumed.link };
+    },
+    list: async (cwd) => {
+      const workspace = await workspaceOf(cwd ?? opts.workingDir);
+      return (await listSessions(workspace, 50)).map((s) => ({
+        sessionId: s.id,
+        cwd: s.working_dir ?? workspace,
+        title: maskOutput(s.task.split("\n")[0].slice(0, 120)),
+        updatedAt: s.started,
+      }));
     },
     trajectoryPath: (id) => defaultTrajectoryPath(id),
     newId: () => newSessionId(),

@@ -1,7 +1,7 @@
 /**
  * `session/load` continues a Deft session from an earlier `deft acp`: the history is replayed as
  * session updates and the next prompt goes on with the same conversation; loaded again, the
- * session goes on from its latest turn.
+ * session goes on from its latest turn. `session/list` names Deft's sessions of a folder.
  */
 import assert from "node:assert/strict";
 import { chatStream, chatText, MockLLM } from "../../helpers/mock_llm.ts";
@@ -30,6 +30,15 @@ Deno.test("acp: session/load replays the history and continues the conversation"
     const second = await withAcp(mock, ["--approval", "never"], [], async (ctx) => {
       const init = await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
       assert.equal(init.agentCapabilities?.loadSession, true);
+      // session/list names the earlier session, with the task as its title.
+      const listed = await ctx.request("session/list", { cwd: dir.path });
+      assert.equal(listed.sessions.length, 1);
+      assert.equal(listed.sessions[0].cwd, dir.path);
+      assert.match(listed.sessions[0].title ?? "", /what is the answer\?/);
+      await assert.rejects(
+        ctx.request("session/list", { cwd: "relative" }),
+        (e: { code?: number }) => e.code === -32602,
+      );
       await assert.rejects(
         ctx.request("session/load", { sessionId: "nope", cwd: dir.path, mcpServers: [] }),
         (e: { code?: number }) => e.code === -32602,
