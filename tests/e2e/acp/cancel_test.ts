@@ -2,7 +2,7 @@
  * `deft acp` stopping: `session/cancel` mid-command answers the prompt `cancelled` and ends the
  * command's process; a second prompt while one runs is refused; a permission request the client
  * never answers is given up when the client cancels; the client closing stdin mid-turn ends every
- * tool process and the agent exits cleanly, and so does SIGTERM (exit 143).
+ * tool process and the agent exits cleanly.
  */
 import assert from "node:assert/strict";
 import type * as acp from "@agentclientprotocol/sdk";
@@ -142,40 +142,6 @@ Deno.test("acp: the client closing stdin mid-turn ends the command's process and
       },
     );
     assert.equal(code, 0, run.stderr());
-    const gone = await eventually(async () =>
-      (await pidsByCmdline(`sleep ${marker}`)).length === 0
-    );
-    assert.ok(gone, "the command's process is gone");
-  } finally {
-    await mock.close();
-  }
-});
-
-Deno.test("acp: SIGTERM mid-turn ends the command's process; deft exits 143", async () => {
-  await using dir = await tempDir("deft-acp-cancel-");
-  const marker = `33.${Date.now() % 100000}1`;
-  const mock = MockLLM.start([
-    chatStream(chatToolCalls([["bash", { command: `sleep ${marker}` }]])),
-  ]);
-  try {
-    const { code, run } = await withAcp(
-      mock,
-      ["--approval", "never"],
-      [],
-      async (ctx, run: AcpRun) => {
-        const sessionId = await open(ctx, dir.path);
-        void ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "x" }] })
-          .catch(() => {});
-        await until(
-          async () => (await pidsByCmdline(`sleep ${marker}`)).length > 0,
-          20_000,
-          () => `the command never started\n${run.stderr()}`,
-        );
-        run.child.kill("SIGTERM");
-        await withDeadline(run.child.status, 10_000, () => `no exit\n${run.stderr()}`);
-      },
-    );
-    assert.equal(code, 143, run.stderr());
     const gone = await eventually(async () =>
       (await pidsByCmdline(`sleep ${marker}`)).length === 0
     );
