@@ -363,6 +363,16 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
             content: { type: "text", text: maskOutput(answer) },
           });
         }
+        // How full the model's context is, where the configuration says how large it is.
+        const size = live.session.config.model.settings.context_window;
+        const usage = live.recorder?.data.agent_steps.at(-1)?.llm_response?.usage;
+        if (size && usage) {
+          send(live, {
+            sessionUpdate: "usage_update",
+            used: usage.input_tokens + usage.output_tokens,
+            size,
+          });
+        }
         const stopReason = !result.success &&
             result.steps >= live.session.config.agent.max_steps
           ? "max_turn_requests" as const

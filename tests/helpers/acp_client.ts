@@ -24,10 +24,10 @@ export type PermissionScript = (string | "never-answer")[];
 
 /**
  * `deft acp` against the mock model, with `home` as HOME (default: a fresh one); `extra` flags
- * after the model's.
+ * after the model's. `mock` null: no model flags (the config passed in `extra` says).
  */
 export async function spawnAcp(
-  mock: MockLLM,
+  mock: MockLLM | null,
   extra: string[] = [],
   home?: string,
 ): Promise<Deno.ChildProcess> {
@@ -38,14 +38,10 @@ export async function spawnAcp(
       ...deftFlags(),
       `${REPO_ROOT}main.ts`,
       "acp",
-      "-p",
-      "openai_compatible",
-      "-m",
-      "mock-model",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      "k",
+      ...(mock
+        ? ["-p", "openai_compatible", "-m", "mock-model", "--model-base-url", `${mock.url}/v1`]
+        : []),
+      ...(mock ? ["-k", "k"] : []),
       ...extra,
     ],
     cwd: home,
@@ -72,7 +68,7 @@ export function collectStderr(child: Deno.ChildProcess): () => string {
  * to the agent's stdin first, as is; `options.home` is HOME (two runs sharing sessions).
  */
 export async function withAcp<T>(
-  mock: MockLLM,
+  mock: MockLLM | null,
   extra: string[],
   answers: PermissionScript,
   op: (ctx: acp.ClientContext, run: AcpRun) => Promise<T>,
