@@ -150,3 +150,34 @@ Deno.test("acp: the client closing stdin mid-turn ends the command's process and
     await mock.close();
   }
 });
+
+Deno.test("acp: session/cancel while the model is answering stops the turn at once", async () => {
+  await using dir = await tempDir("deft-acp-cancel-");
+  const mock = MockLLM.start([{ ...chatText("Too late."), delayMs: 8_000 }]);
+  try {
+    const { value, code, run } = await withAcp(
+      mock,
+      ["--approval", "never"],
+      [],
+      async (ctx, run: AcpRun) => {
+        const sessionId = await open(ctx, dir.path);
+        const prompt = ctx.request("session/prompt", {
+          sessionId,
+          prompt: [{ type: "text", text: "slow" }],
+        });
+        await until(() => mock.requests.length > 0, 20_000, () => run.stderr());
+        const started = Date.now();
+        await ctx.notify("session/cancel", { sessionId });
+        const answer = await withDeadline(prompt, 10_000, () => `no answer\n${run.stderr()}`);
+        return { answer, seconds: (Date.now() - started) / 1000 };
+      },
+    );
+    assert.equal(value.answer.stopReason, "cancelled", run.stderr());
+    // The reply comes after 8 s: the turn did not wait for it.
+    assert.ok(value.seconds < 4, `the cancel took ${value.seconds} s`);
+    assert.equal(code, 0, run.stderr());
+    assert.doesNotMatch(JSON.stringify(run.updates), /Too late/);
+  } finally {
+    await mock.close();
+  }
+});
