@@ -13,7 +13,8 @@ import type { Session, TaskOptions } from "../agent/session.ts";
 import type { LLMMessage } from "../llm/types.ts";
 import type { TrajectoryRecorder } from "../trajectory/recorder.ts";
 import type { Trajectory } from "../trajectory/recorder.ts";
-import { AcpConsole, type Update } from "./console.ts";
+import { AcpConsole, toolKind, toolTitle, type Update } from "./console.ts";
+import type { CallEffect } from "../tools/base.ts";
 import { type PermissionAnswer, PermissionAsker } from "./permission.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { effectsOf } from "../tools/catalog.ts";
@@ -408,7 +409,17 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
   return { app, closeAll };
 }
 
-/** A loaded conversation as the updates that show it: the user's and the agent's messages. */
+function argumentsOf(call: LLMToolCall): Record<string, unknown> {
+  const args = call.arguments;
+  return args !== null && typeof args === "object" && !Array.isArray(args)
+    ? args as Record<string, unknown>
+    : {};
+}
+
+/**
+ * A loaded conversation as the updates that show it: the user's and the agent's messages, each
+ * tool call and how it ended.
+ */
 export function replayUpdates(conversation: readonly LLMMessage[]): Update[] {
   const updates: Update[] = [];
   for (const message of conversation) {
@@ -425,15 +436,30 @@ export function replayUpdates(conversation: readonly LLMMessage[]): Update[] {
         });
       }
       for (const call of message.tool_calls ?? []) {
+        let effect: CallEffect | undefined;
+        try {
+          effect = effectsOf(normalizeToolName(call.name), argumentsOf(call));
+        } catch {
+          effect = undefined;
+        }
         updates.push({
           sessionUpdate: "tool_call",
           toolCallId: call.call_id,
-          title: maskOutput(call.name),
-          kind: "other",
-          status: "completed",
+          title: maskOutput(toolTitle(call, effect)),
+          kind: toolKind(call.name, effect),
+          status: "pending",
           rawInput: call.arguments,
         });
       }
+    } else if (message.role === "tool") {
+      updates.push({
+        sessionUpdate: "tool_call_update",
+        toolCallId: message.call_id,
+        status: message.is_error ? "failed" : "completed",
+        content: message.content === ""
+          ? []
+          : [{ type: "content", content: { type: "text", text: maskOutput(message.content) } }],
+      });
     }
   }
   return updates;
