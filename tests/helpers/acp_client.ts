@@ -30,6 +30,7 @@ export async function spawnAcp(
   mock: MockLLM | null,
   extra: string[] = [],
   home?: string,
+  env: Record<string, string> = {},
 ): Promise<Deno.ChildProcess> {
   home ??= await tempDirUntilExit("deft-acp-home-");
   return new Deno.Command(Deno.execPath(), {
@@ -45,7 +46,13 @@ export async function spawnAcp(
       ...extra,
     ],
     cwd: home,
-    env: { NO_COLOR: "1", DENO_DIR: denoDir(), HOME: home, XDG_STATE_HOME: `${home}/state` },
+    env: {
+      NO_COLOR: "1",
+      DENO_DIR: denoDir(),
+      HOME: home,
+      XDG_STATE_HOME: `${home}/state`,
+      ...env,
+    },
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
@@ -65,16 +72,16 @@ export function collectStderr(child: Deno.ChildProcess): () => string {
 /**
  * Spawns `deft acp`, connects the SDK's client app and runs `op` with it; then closes stdin and
  * waits for the process to exit (its code returned beside `op`'s value). `options.raw` is written
- * to the agent's stdin first, as is; `options.home` is HOME (two runs sharing sessions).
+ * to the agent's stdin first, as is; `options.home` is HOME (two runs sharing sessions); `options.env` adds to the environment.
  */
 export async function withAcp<T>(
   mock: MockLLM | null,
   extra: string[],
   answers: PermissionScript,
   op: (ctx: acp.ClientContext, run: AcpRun) => Promise<T>,
-  options: { raw?: string; home?: string } = {},
+  options: { raw?: string; home?: string; env?: Record<string, string> } = {},
 ): Promise<{ value: T; code: number; run: AcpRun }> {
-  const child = await spawnAcp(mock, extra, options.home);
+  const child = await spawnAcp(mock, extra, options.home, options.env);
   if (options.raw !== undefined) {
     // Bytes no client library would send (malformed JSON), before the client connects.
     const writer = child.stdin.getWriter();
