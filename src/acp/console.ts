@@ -23,7 +23,7 @@ const DIFF_BYTES = 1024 * 1024;
 const OUTPUT_CHARS = 50_000;
 
 /** One call the console has announced and not yet seen finish. */
-interface OpenCall {
+export interface OpenCall {
   call: LLMToolCall;
   effect?: CallEffect;
   /** An edit's file: its absolute path and its text before the call (null: no such file). */
@@ -116,7 +116,7 @@ export class AcpConsole implements AgentConsole {
   }
 
   /** The calls announced and not yet finished, oldest first (the approval asks about one). */
-  openCalls(): { call: LLMToolCall; effect?: CallEffect }[] {
+  openCalls(): OpenCall[] {
     return [...this.#open.values()];
   }
 

@@ -9,7 +9,7 @@
  * gets no answer: an editor is not asked to widen what a repository may configure.
  */
 import type { AskUser } from "../agent/approval.ts";
-import type { AcpConsole } from "./console.ts";
+import type { AcpConsole, OpenCall } from "./console.ts";
 import { toolKind, toolTitle } from "./console.ts";
 import { maskOutput } from "../policy/secrets.ts";
 
@@ -80,10 +80,11 @@ export class PermissionAsker {
         status: "pending",
       }
       : { toolCallId: `approval-${crypto.randomUUID()}`, title: `${question.kind}` };
-    toolCall.content = [{
-      type: "content",
-      content: { type: "text", text: maskOutput(question.show) },
-    }];
+    toolCall.content = [
+      // An edit as the file would change, whole: editors show it as a diff.
+      ...editDiff(picked),
+      { type: "content", content: { type: "text", text: maskOutput(question.show) } },
+    ];
     const answer = await this.opts.request(toolCall, question.always !== undefined);
     switch (answer) {
       case "allow_once":
@@ -116,4 +117,24 @@ export class PermissionAsker {
     if (fits) this.#asked.add(fits.call.call_id);
     return fits;
   }
+}
+
+/** The diff block of an edit about to be asked about, when the file was read and it applies. */
+function editDiff(open: OpenCall | undefined): Record<string, unknown>[] {
+  const effect = open?.effect;
+  const file = open?.file;
+  if (effect?.kind !== "edit" || !effect.after || !file || file === "unreadable") return [];
+  let after: string | undefined;
+  try {
+    after = effect.after(file.before);
+  } catch {
+    return [];
+  }
+  if (after === undefined) return [];
+  return [{
+    type: "diff",
+    path: file.path,
+    oldText: file.before === null ? null : maskOutput(file.before),
+    newText: maskOutput(after),
+  }];
 }

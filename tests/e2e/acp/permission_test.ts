@@ -2,7 +2,7 @@
  * `deft acp`'s approvals: a command the approval mode asks about becomes a
  * `session/request_permission` for that tool call; "allow once" runs it, "reject once" does not
  * and the model reads the refusal as on a terminal; "reject always" refuses the same scope later
- * without asking; `session/set_mode never` stops asking.
+ * without asking; `session/set_mode never` stops asking; an edit is asked with its diff.
  */
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
@@ -96,6 +96,50 @@ Deno.test("acp: reject always refuses the same command prefix unasked; set_mode 
     await assert.rejects(Deno.stat(`${dir.path}/c2`), Deno.errors.NotFound);
     assert.match(JSON.stringify(mock.requests[2].body.messages), /The user denied this command/);
     await Deno.stat(`${dir.path}/d1`);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("acp: an edit asked about in mode all shows the client the whole change as a diff", async () => {
+  await using dir = await tempDir("deft-acp-perm-");
+  const file = `${dir.path}/calc.py`;
+  await Deno.writeTextFile(file, "def add(a, b):\n    return a - b\n");
+  const mock = MockLLM.start([
+    chatStream(chatToolCalls([["str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: file,
+      old_str: "a - b",
+      new_str: "a + b",
+    }]])),
+    chatStream(chatText("Fixed.")),
+  ]);
+  try {
+    const { value, code, run } = await withAcp(
+      mock,
+      ["--approval", "all"],
+      ["allow_once"],
+      async (ctx) => {
+        await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+        const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
+        return await ctx.request("session/prompt", {
+          sessionId,
+          prompt: [{ type: "text", text: "fix" }],
+        });
+      },
+    );
+    assert.equal(value.stopReason, "end_turn", run.stderr());
+    assert.equal(code, 0, run.stderr());
+    assert.equal(run.permissions.length, 1, run.stderr());
+    const [diff] = run.permissions[0].toolCall.content ?? [];
+    assert.deepEqual(diff, {
+      type: "diff",
+      path: file,
+      oldText: "def add(a, b):\n    return a - b\n",
+      newText: "def add(a, b):\n    return a + b\n",
+    });
+    assert.equal(run.permissions[0].toolCall.kind, "edit");
+    assert.equal(await Deno.readTextFile(file), "def add(a, b):\n    return a + b\n");
   } finally {
     await mock.close();
   }
