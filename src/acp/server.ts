@@ -35,8 +35,11 @@ export interface LoadedConversation {
 
 /** What the command provides: how sessions open and close, and how a turn runs. */
 export interface AcpHost {
-  /** Opens a Deft session in `cwd` (absolute) with the ACP console and asker. */
-  open(cwd: string, io: AcpSessionIO): Promise<Session>;
+  /**
+   * Opens a Deft session in `cwd` (absolute) with the ACP console and asker; the client's MCP
+   * servers (stdio) start beside the config's.
+   */
+  open(cwd: string, io: AcpSessionIO, mcpServers: readonly acp.McpServer[]): Promise<Session>;
   /** Closes the session's tools (their processes end) and its container. */
   close(session: Session): Promise<void>;
   /** Runs one turn (src/agent/session.ts `runTask`). */
@@ -199,7 +202,11 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
     }
   };
 
-  const openLive = async (cwd: string, id: string): Promise<Live> => {
+  const openLive = async (
+    cwd: string,
+    id: string,
+    mcpServers: readonly acp.McpServer[],
+  ): Promise<Live> => {
     // The console and the asker need the session record; it is filled in below.
     const live = { id, sent: Promise.resolve() } as Live;
     const console = new AcpConsole({
@@ -220,7 +227,7 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       note: host.note,
     });
     try {
-      live.session = await host.open(cwd, { console, asker });
+      live.session = await host.open(cwd, { console, asker }, mcpServers);
     } catch (e) {
       throw openError(e);
     }
@@ -258,13 +265,7 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
     }))
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
       const cwd = checkedCwd(params.cwd);
-      if (params.mcpServers?.length) {
-        host.note(
-          "note: the client's MCP servers are not started; Deft starts the servers of its " +
-            "config (mcp_servers, allow_mcp_servers)",
-        );
-      }
-      const live = await openLive(cwd, host.newId());
+      const live = await openLive(cwd, host.newId(), params.mcpServers ?? []);
       return { sessionId: live.id, modes: modeState(modeOf(live)) };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
@@ -284,7 +285,7 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
           e instanceof Error ? e.message : String(e),
         );
       }
-      const live = await openLive(cwd, params.sessionId);
+      const live = await openLive(cwd, params.sessionId, params.mcpServers ?? []);
       live.conversation = loaded.conversation;
       live.link = loaded.link;
       // The loaded session's file stays as it is: the next turns go to a new trajectory that

@@ -19,6 +19,10 @@ import { resumeTarget } from "./resume.ts";
 import { workspaceOf } from "./context.ts";
 import { onStopSignals } from "./signals.ts";
 import type { AcpHost } from "../acp/server.ts";
+import type { McpServer } from "@agentclientprotocol/sdk";
+import type { Session } from "../agent/session.ts";
+import { ToolExecutor } from "../tools/executor.ts";
+import type { McpServerConfig } from "../config/schema.ts";
 
 /** Options of `deft acp`. */
 export interface AcpOptions extends SessionOptions {
@@ -36,11 +40,11 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
   ]);
   const inContainer = wantsContainer(opts);
   const host: AcpHost = {
-    open: async (cwd, io) => {
+    open: async (cwd, io, mcpServers) => {
       // -w, when given, wins over the client's cwd (the editor's project is usually both).
       const workingDir = opts.workingDir ?? cwd;
       const workspace = await sessionWorkspace({ ...opts, workingDir });
-      return await openSession({ ...opts, workingDir }, {
+      const session = await openSession({ ...opts, workingDir }, {
         workspace,
         console: io.console,
         asking: {
@@ -52,6 +56,14 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
         },
         write: io.asker.write,
       });
+      try {
+        await addClientServers(session, mcpServers);
+      } catch (e) {
+        await session.executor.closeTools().catch(() => []);
+        await closeContainer(session);
+        throw e;
+      }
+      return session;
     },
     close: async (session) => {
       for (const e of await session.executor.closeTools().catch(() => [])) {
@@ -134,4 +146,44 @@ async function latestContinuation(path: string, workspace: string): Promise<stri
     latest = next.get(latest)!;
   }
   return latest;
+}
+
+/**
+ * Starts the MCP servers the client passed (stdio; the editor's user configured them) the way
+ * the config's start (src/mcp/discover.ts, their processes from the policy), and adds their
+ * tools to the session's. Their calls are asked about like any tool Deft does not know. In a
+ * container they are not started, as the config's are not.
+ */
+async function addClientServers(session: Session, servers: readonly McpServer[]): Promise<void> {
+  if (servers.length === 0) return;
+  if (session.container) {
+    session.console.note("warning: the client's MCP servers are not started in a container");
+    return;
+  }
+  const configs: Record<string, McpServerConfig> = {};
+  for (const server of servers) {
+    if (!("command" in server) || ("type" in server && server.type !== "stdio")) {
+      session.console.note(
+        `warning: MCP server '${server.name}' is not a stdio server; Deft starts only those`,
+      );
+      continue;
+    }
+    configs[server.name] = {
+      command: server.command,
+      args: server.args,
+      env: Object.fromEntries(server.env.map((v) => [v.name, v.value])),
+    };
+  }
+  const names = Object.keys(configs);
+  if (names.length === 0) return;
+  const { discoverMcpTools } = await import("../mcp/discover.ts");
+  session.console.note(`starting the client's MCP servers: ${names.join(", ")}`);
+  const { config, workspace } = session;
+  const mcp = await discoverMcpTools(
+    { mcp_servers: configs, allow_mcp_servers: names },
+    { provider: config.model.provider.provider, workspace, settings: config.toolSettings },
+    { annotationsTrusted: true },
+  );
+  for (const error of mcp.errors) session.console.note(`warning: ${error}`);
+  session.executor = new ToolExecutor([...session.executor.tools, ...mcp.tools], session.approval);
 }
