@@ -275,6 +275,23 @@ function buildProgram(setExit: (code: number) => void): Command {
   });
 
   addOptions(
+    program.command("acp")
+      .description("serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, ...)"),
+    [
+      ...MODEL_OPTIONS,
+      described(MAX_STEPS, "step limit per turn"),
+      described(WORKING_DIR, "the workspace (default: each session's cwd)"),
+      SANDBOX,
+      approval("commands"),
+      NO_INSTRUCTIONS,
+      ...CONTAINER_OPTIONS,
+    ],
+  ).action(async (opts) => {
+    const { acpCommand } = await import("./acp.ts");
+    setExit(await acpCommand(opts));
+  });
+
+  addOptions(
     program.command("sessions")
       .description("recent sessions of a workspace (ids for --resume), newest first"),
     [

@@ -8,7 +8,7 @@
  *
  * Rules, top to bottom (a layer may import itself and anything below it, never above):
  *
- *   main.ts → cli → report → batch → agent → trajectory → llm, mcp → config → tools → ckg → policy →
+ *   main.ts → cli → acp, report → batch → agent → trajectory → llm, mcp → config → tools → ckg → policy →
  *   base files (src/env.ts, src/errors.ts, src/line_reader.ts, src/version.ts)
  *
  * llm and mcp share a level but do not import each other: the model clients and the MCP client
@@ -32,6 +32,8 @@ const LAYERS: { name: string; rank: number; has: (path: string) => boolean }[] =
   })),
   // Reads what runs and batches recorded (trajectory, batch); only the CLI uses it.
   { name: "src/report", rank: 1.5, has: (p) => p.startsWith("src/report/") },
+  // The Agent Client Protocol glue of `deft acp`: below the command, above the agent it drives.
+  { name: "src/acp", rank: 1.5, has: (p) => p.startsWith("src/acp/") },
   // Same rank; the peer rule below keeps them apart.
   { name: "src/llm", rank: 5, has: (p) => p.startsWith("src/llm/") },
   { name: "src/mcp", rank: 5, has: (p) => p.startsWith("src/mcp/") },

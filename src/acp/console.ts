@@ -1,0 +1,243 @@
+/**
+ * The agent console of an ACP session: what `deft run` shows on a terminal becomes
+ * `session/update` notifications. Streamed text is an `agent_message_chunk`; each tool call is a
+ * `tool_call` (its kind, title and locations from the catalog's effects) and, once it ran, a
+ * `tool_call_update` (completed or failed; an edit as a diff block, other output as text);
+ * `sequentialthinking` thoughts are the session's `plan`. Notes go to stderr: stdout is the
+ * protocol's.
+ */
+import { isAbsolute, resolve } from "node:path";
+import type { AgentConsole } from "../agent/console.ts";
+import type { LLMToolCall } from "../llm/types.ts";
+import type { CallEffect } from "../tools/base.ts";
+import type { ToolCallResult } from "../tools/executor.ts";
+import { maskOutput } from "../policy/secrets.ts";
+import { readWorkspaceFile } from "../tools/fs/workspace_read.ts";
+
+/** The session updates this console sends (a subset of the protocol's `SessionUpdate`). */
+export type Update = Record<string, unknown> & { sessionUpdate: string };
+
+/** The largest file whose text goes into a diff block; a larger one is shown as text. */
+const DIFF_BYTES = 1024 * 1024;
+/** The most text of one tool result sent to the client. */
+const OUTPUT_CHARS = 50_000;
+
+/** One call the console has announced and not yet seen finish. */
+export interface OpenCall {
+  call: LLMToolCall;
+  effect?: CallEffect;
+  /** An edit's file: its absolute path and its text before the call (null: no such file). */
+  file?: { path: string; before: string | null } | "unreadable";
+}
+
+/** What the console needs from its session: how to send, and what a call does. */
+export interface AcpConsoleOptions {
+  /** Sends one update (in order; the caller queues them). */
+  send(update: Update): void;
+  /** The call's effect by the tool's catalog entry (undefined: the tool cannot say). */
+  effects(call: LLMToolCall): CallEffect | undefined;
+  /** The workspace: relative paths resolve against it. */
+  workspace(): string;
+  /** False when the tools run in a container: its files are not readable here. */
+  hostFiles(): boolean;
+  /** Writes a line of diagnostics (stderr). */
+  note(text: string): void;
+}
+
+/** Text sent to the client: secrets masked as the trajectory masks them. */
+function masked(text: string): string {
+  return maskOutput(text);
+}
+
+function clip(text: string, max = OUTPUT_CHARS): string {
+  return text.length > max
+    ? `${text.slice(0, max)}\n… (${text.length - max} more characters)`
+    : text;
+}
+
+function argumentsOf(call: LLMToolCall): Record<string, unknown> {
+  const args = call.arguments;
+  return args !== null && typeof args === "object" && !Array.isArray(args)
+    ? args as Record<string, unknown>
+    : {};
+}
+
+/** The protocol's tool kind of a call. */
+export function toolKind(name: string, effect: CallEffect | undefined): string {
+  switch (effect?.kind) {
+    case "edit":
+      return "edit";
+    case "command":
+      return "execute";
+    case "read":
+      if (name === "sequentialthinking") return "think";
+      if (name === "task_done") return "other";
+      if (name === "ckg") return "search";
+      return "read";
+    default:
+      return "other";
+  }
+}
+
+/** A short title for the call, as a client lists it. */
+export function toolTitle(call: LLMToolCall, effect: CallEffect | undefined): string {
+  const args = argumentsOf(call);
+  switch (effect?.kind) {
+    case "command":
+      return `$ ${oneLine(effect.command, 200)}`;
+    case "edit":
+      return `${String(args.command ?? "edit")} ${effect.path}`;
+    default: {
+      const path = typeof args.path === "string" ? ` ${args.path}` : "";
+      const command = typeof args.command === "string" ? ` ${args.command}` : "";
+      return `${call.name}${command}${path}`;
+    }
+  }
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** The console; one per ACP session, its turns one after another. */
+export class AcpConsole implements AgentConsole {
+  readonly #open = new Map<string, OpenCall>();
+  readonly #plan: { content: string; status: string }[] = [];
+  /** The text streamed in the current turn (to tell whether the final answer was shown). */
+  streamed = "";
+
+  constructor(private readonly opts: AcpConsoleOptions) {}
+
+  /** A turn starts: nothing of the last one is pending. */
+  beginTurn(): void {
+    this.streamed = "";
+    this.#open.clear();
+  }
+
+  /** The calls announced and not yet finished, oldest first (the approval asks about one). */
+  openCalls(): OpenCall[] {
+    return [...this.#open.values()];
+  }
+
+  text(delta: string): void {
+    if (delta === "") return;
+    this.streamed += delta;
+    this.opts.send({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: masked(delta) },
+    });
+  }
+
+  calling(_step: number, calls: LLMToolCall[]): void {
+    for (const call of calls) {
+      let effect: CallEffect | undefined;
+      try {
+        effect = this.opts.effects(call);
+      } catch {
+        effect = undefined;
+      }
+      const open: OpenCall = { call, effect };
+      const locations: { path: string; line?: number }[] = [];
+      if (effect?.kind === "edit") {
+        const path = isAbsolute(effect.path)
+          ? effect.path
+          : resolve(this.opts.workspace(), effect.path);
+        locations.push({ path });
+        const read = this.#readText(path);
+        open.file = read ? { path, before: read.before } : "unreadable";
+      } else {
+        const path = argumentsOf(call).path;
+        if (typeof path === "string" && path !== "") {
+          locations.push({ path: isAbsolute(path) ? path : resolve(this.opts.workspace(), path) });
+        }
+      }
+      this.#open.set(call.call_id, open);
+      this.opts.send({
+        sessionUpdate: "tool_call",
+        toolCallId: call.call_id,
+        title: masked(toolTitle(call, effect)),
+        kind: toolKind(call.name, effect),
+        status: "pending",
+        locations,
+        rawInput: call.arguments,
+      });
+    }
+  }
+
+  step(_step: number, calls: LLMToolCall[], results: ToolCallResult[], _text: string): void {
+    calls.forEach((call, i) => {
+      const open = this.#open.get(call.call_id);
+      this.#open.delete(call.call_id);
+      if (!open) return;
+      const result = results[i];
+      const success = result?.success === true;
+      const content: unknown[] = [];
+      const file = open.file;
+      if (success && file && file !== "unreadable") {
+        const after = this.#readText(file.path);
+        if (after && after.before !== null) {
+          content.push({
+            type: "diff",
+            path: file.path,
+            oldText: file.before === null ? null : masked(file.before),
+            newText: masked(after.before),
+          });
+        }
+      }
+      if (content.length === 0) {
+        const text = result
+          ? (success ? result.output ?? "" : result.error ?? result.output ?? "failed")
+          : "no result";
+        if (text !== "") {
+          content.push({ type: "content", content: { type: "text", text: masked(clip(text)) } });
+        }
+      }
+      this.opts.send({
+        sessionUpdate: "tool_call_update",
+        toolCallId: call.call_id,
+        status: success ? "completed" : "failed",
+        content,
+      });
+      if (call.name === "sequentialthinking" && success) this.#thought(call);
+    });
+  }
+
+  /** A thought of `sequentialthinking` becomes an entry of the session's plan. */
+  #thought(call: LLMToolCall): void {
+    const args = argumentsOf(call);
+    if (typeof args.thought !== "string") return;
+    for (const entry of this.#plan) entry.status = "completed";
+    this.#plan.push({
+      content: oneLine(args.thought, 300),
+      status: args.nextThoughtNeeded === true ? "in_progress" : "completed",
+    });
+    this.opts.send({
+      sessionUpdate: "plan",
+      entries: this.#plan.map((e) => ({
+        content: masked(e.content),
+        priority: "medium",
+        status: e.status,
+      })),
+    });
+  }
+
+  /** The text of a workspace file (null: none), undefined when it cannot be shown. */
+  #readText(path: string): { before: string | null } | undefined {
+    if (!this.opts.hostFiles()) return undefined;
+    try {
+      const bytes = readWorkspaceFile(this.opts.workspace(), path, DIFF_BYTES);
+      if (bytes === undefined) return undefined;
+      if (bytes === null) return { before: null };
+      return { before: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  note(message: string): void {
+    this.opts.note(message);
+  }
+
+  summary(): void {}
+}

@@ -1,0 +1,74 @@
+/**
+ * The ACP console's mapping: a call's kind from the catalog's effects, the prompt's content as
+ * the task text (text, resource links, embedded text; anything else refused), sequential thoughts
+ * as the plan, and secrets masked in streamed text.
+ */
+import assert from "node:assert/strict";
+import { AcpConsole, toolKind, type Update } from "../../src/acp/console.ts";
+import { promptText } from "../../src/acp/server.ts";
+import { effectsOf } from "../../src/tools/catalog.ts";
+
+Deno.test("acp console: tool kinds come from the catalog's effects", () => {
+  const kind = (name: string, args: Record<string, unknown>) =>
+    toolKind(name, effectsOf(name, args));
+  assert.equal(kind("bash", { command: "ls" }), "execute");
+  assert.equal(kind("str_replace_based_edit_tool", { command: "view", path: "/a" }), "read");
+  assert.equal(
+    kind("str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: "/a",
+      old_str: "x",
+      new_str: "y",
+    }),
+    "edit",
+  );
+  assert.equal(kind("sequentialthinking", { thought: "t" }), "think");
+  assert.equal(kind("ckg", { command: "search_function", identifier: "f" }), "search");
+  assert.equal(toolKind("mcp_tool", undefined), "other");
+});
+
+Deno.test("acp console: the prompt's text, links and embedded text make the task", () => {
+  const text = promptText([
+    { type: "text", text: "explain" },
+    { type: "resource_link", name: "a.ts", uri: "file:///w/a.ts" },
+    { type: "resource", resource: { uri: "file:///w/b.ts", text: "let b = 1;" } },
+  ]);
+  assert.equal(
+    text,
+    'explain\n[a.ts](file:///w/a.ts)\n<context uri="file:///w/b.ts">\nlet b = 1;\n</context>',
+  );
+  assert.throws(
+    () => promptText([{ type: "image", mimeType: "image/png", data: "" }]),
+    /Deft takes text, resource links and embedded text resources, not image/,
+  );
+});
+
+Deno.test("acp console: thoughts become the plan; results become updates with their status", () => {
+  const sent: Update[] = [];
+  const console = new AcpConsole({
+    send: (u) => sent.push(u),
+    effects: (call) => effectsOf(call.name, call.arguments as Record<string, unknown>),
+    workspace: () => "/w",
+    hostFiles: () => false,
+    note: () => {},
+  });
+  const call = {
+    call_id: "t1",
+    name: "sequentialthinking",
+    arguments: { thought: "first look at the tests", nextThoughtNeeded: true },
+  };
+  console.calling(1, [call]);
+  console.step(1, [call], [{
+    name: call.name,
+    call_id: "t1",
+    success: true,
+    output: "ok",
+    error: null,
+    error_code: 0,
+  }], "");
+  assert.deepEqual(sent.map((u) => u.sessionUpdate), ["tool_call", "tool_call_update", "plan"]);
+  assert.equal(sent[0].kind, "think");
+  assert.deepEqual(sent[2].entries, [
+    { content: "first look at the tests", priority: "medium", status: "in_progress" },
+  ]);
+});
