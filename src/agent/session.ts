@@ -279,7 +279,11 @@ async function assemble(
     workspace,
     client,
     lakeviewClient,
-    executor: new ToolExecutor(tools, gate),
+    // Without a gate to switch, a gate in `never` still records each call's decision.
+    executor: new ToolExecutor(
+      tools,
+      gate ?? (recording ? undefined : new ApprovalGate("never", asking.ask, io.write)),
+    ),
     console,
     recording,
     approval: gate,
