@@ -9,9 +9,10 @@
  * reader or an edit `commands` does not ask about). `session`: the user answered "session"
  * earlier, so approval is off for the rest of it. `always`: an earlier "always" answer covers
  * the call. `user`: the user was asked and answered (or gave no answer, which is a no).
- * `rule` and `hook` are for deciders still to come (approval rules, PreToolUse hooks).
+ * `recording`: a replay (`deft run --replay`) repeated the recorded decision. `rule` and `hook`
+ * are for deciders still to come (approval rules, PreToolUse hooks).
  */
-export type DecidedBy = "mode" | "session" | "always" | "user" | "rule" | "hook";
+export type DecidedBy = "mode" | "session" | "always" | "user" | "recording" | "rule" | "hook";
 
 /** The user's answer to an approval question; `none` when the prompt closed unanswered. */
 export type ApprovalAnswer = "yes" | "no" | "always" | "session" | "none";

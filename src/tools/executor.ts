@@ -63,7 +63,7 @@ export interface GateDecision {
 export interface CallGate {
   check(tool: Tool, args: Record<string, unknown>): Promise<GateVerdict>;
   /** As `check`, with the decision's record; the executor prefers it when a gate has it. */
-  decide?(tool: Tool, args: Record<string, unknown>): Promise<GateDecision>;
+  decide?(tool: Tool, args: Record<string, unknown>, call: ToolCall): Promise<GateDecision>;
 }
 
 /** Runs calls against a fixed set of tools, each call past `gate` first when there is one. */
@@ -106,7 +106,7 @@ export class ToolExecutor {
       return wrap(call, tool.name, { output: null, error: validation.error, error_code: -1 });
     }
     const gate = this.#gate;
-    const { verdict, decision } = await gate?.decide?.(tool, validation.args) ??
+    const { verdict, decision } = await gate?.decide?.(tool, validation.args, call) ??
       { verdict: await gate?.check(tool, validation.args) ?? null, decision: undefined };
     if (typeof verdict === "string") {
       return wrap(call, tool.name, { output: null, error: verdict, error_code: -1 }, decision);

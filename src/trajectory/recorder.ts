@@ -30,7 +30,7 @@ export interface RecordedToolResult {
   error: string | null;
   /**
    * Whether the call was let through and who decided (the mode, an "always" or "session" answer,
-   * the user); absent where no approval gate ran (a replay, and files from older versions).
+   * the user, or for a replay the recording); absent in files from older versions.
    */
   approval?: ApprovalDecision;
 }
