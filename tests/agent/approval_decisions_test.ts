@@ -4,7 +4,8 @@
  * host is a fake that runs nothing.
  */
 import assert from "node:assert/strict";
-import { ApprovalGate } from "../../src/agent/approval.ts";
+import { ApprovalGate, ReplayGate } from "../../src/agent/approval.ts";
+import type { Trajectory } from "../../src/trajectory/recorder.ts";
 import type { ToolExecResult } from "../../src/tools/base.ts";
 import { ToolExecutor } from "../../src/tools/executor.ts";
 import { type Host, type StandInEntry, StandInTool } from "../../src/tools/stand_in.ts";
@@ -128,4 +129,53 @@ Deno.test("after `session`, a mode the user sets (/approval) decides again, as t
   assert.equal((await script("touch y"))?.decided_by, "session");
   gate.mode = "never";
   assert.equal((await script("touch z"))?.decided_by, "mode");
+});
+
+Deno.test("a replay repeats the recorded decisions: a refused call is refused with its words", async () => {
+  const refusal = "The user denied this command: not there. It did not run.";
+  const recording = {
+    agent_steps: [{
+      tool_results: [
+        { call_id: "a", name: "run_script", success: true, result: "ran", error: null },
+        {
+          call_id: "b",
+          name: "run_script",
+          success: false,
+          result: null,
+          error: refusal,
+          approval: {
+            decision: "deny",
+            decided_by: "user",
+            mode: "commands",
+            asked: true,
+            answer: "no",
+            reason: "not there",
+          },
+        },
+      ],
+    }],
+  } as unknown as Trajectory;
+  const executor = new ToolExecutor(
+    [new StandInTool(RUN_SCRIPT, context, host)],
+    new ReplayGate(recording),
+  );
+  const run = (call_id: string) =>
+    executor.executeToolCall({ name: "run_script", call_id, arguments: { script: "touch x" } });
+  const allowed = await run("a");
+  assert.equal(allowed.success, true);
+  assert.deepEqual(allowed.approval, {
+    decision: "allow",
+    decided_by: "recording",
+    mode: "never",
+    asked: false,
+  });
+  const refused = await run("b");
+  assert.equal(refused.error, refusal);
+  assert.deepEqual(refused.approval, {
+    decision: "deny",
+    decided_by: "recording",
+    mode: "commands",
+    asked: false,
+    reason: "not there",
+  });
 });
