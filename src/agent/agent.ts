@@ -239,6 +239,7 @@ function recordResult(result: ToolCallResult): RecordedToolResult {
     success: result.success,
     result: result.output,
     error: result.error,
+    ...(result.approval ? { approval: result.approval } : {}),
   };
 }
 

@@ -4,20 +4,25 @@
  * before every edit (showing the diff with context) and every call of a tool Deft does not know
  * (MCP). A "no" goes back to the model as the tool's error, with the user's reason; "always" stops
  * asking for that command prefix (or that file) for the rest of the session, "session" stops
- * asking at all. While a question is open it owns the screen (the asker's `hold`).
+ * asking at all. While a question is open it owns the screen (the asker's `hold`). Every call's
+ * decision comes with its record (`decide`): allowed or denied, and by whom.
  */
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { diffFilesSync } from "../policy/git.ts";
 import { defaultSandbox } from "../policy/sandbox.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
+import type { ApprovalDecision } from "../tools/approval_decision.ts";
 import type { CommandEffect, EditEffect, Tool } from "../tools/base.ts";
 import { readWorkspaceFile } from "../tools/fs/workspace_read.ts";
+import type { RecordedToolResult, Trajectory } from "../trajectory/recorder.ts";
 import {
   type CallGate,
+  type GateDecision,
   type GateVerdict,
   normalizeToolName,
   RUN_UNASKED,
+  type ToolCall,
 } from "../tools/executor.ts";
 
 /** The approval modes, most permissive first. */
@@ -152,6 +157,8 @@ function matchesPrefix(command: string, prefix: string): boolean {
 /** Decides, and asks the user when needed, whether each call may run. */
 export class ApprovalGate implements CallGate {
   readonly #always = new Set<string>();
+  /** The user answered "session": `never` is theirs from then on, not the configured mode. */
+  #sessionOff = false;
   #queue: Promise<unknown> = Promise.resolve();
 
   /**
@@ -160,25 +167,43 @@ export class ApprovalGate implements CallGate {
    * on the host) and every command is asked (see #request).
    */
   constructor(
-    public mode: ApprovalMode,
+    mode: ApprovalMode,
     private readonly ask: AskUser,
     private readonly show: (text: string) => void,
     private readonly workspace?: string,
     private readonly inContainer = false,
-  ) {}
+  ) {
+    this.#mode = mode;
+  }
+
+  #mode: ApprovalMode;
+
+  /** The mode in force; setting it (`/approval`) makes it the user's choice, not "session"'s. */
+  get mode(): ApprovalMode {
+    return this.#mode;
+  }
+
+  set mode(mode: ApprovalMode) {
+    this.#mode = mode;
+    this.#sessionOff = false;
+  }
 
   /**
    * Null when the call may run; `RUN_UNASKED` when it may run without asking, where it cannot
    * act; else the refusal the model reads. One question at a time.
    */
-  check(tool: Tool, args: Record<string, unknown>): Promise<GateVerdict> {
+  async check(tool: Tool, args: Record<string, unknown>): Promise<GateVerdict> {
+    return (await this.decide(tool, args)).verdict;
+  }
+
+  /** As `check`, with the record of the decision and who made it. */
+  decide(tool: Tool, args: Record<string, unknown>): Promise<GateDecision> {
     const request = this.#request(tool, args);
-    if (request === RUN_UNASKED) return Promise.resolve(RUN_UNASKED);
-    if (!request) return Promise.resolve(null);
+    if ("verdict" in request) return Promise.resolve(request);
     return this.#ask(request);
   }
 
-  async #ask(request: Request): Promise<string | null> {
+  async #ask(request: Request): Promise<GateDecision> {
     const answer = this.#queue.then(() => this.#decide(request));
     this.#queue = answer.catch(() => {});
     return await answer;
@@ -187,22 +212,22 @@ export class ApprovalGate implements CallGate {
   #request(
     tool: Tool,
     args: Record<string, unknown>,
-  ): Request | typeof RUN_UNASKED | undefined {
-    if (this.mode === "never") return undefined;
+  ): Request | GateDecision {
+    if (this.mode === "never") return this.#unasked();
     // What the call does, as the tool's catalog entry says; nothing here reads argument names.
     const effect = tool.effects(args);
     switch (effect?.kind) {
       case "read":
       case "other":
-        return undefined;
+        return this.#unasked();
       case "command":
         return this.#commandRequest(effect);
       case "edit": {
         // git's own files can make "read-only" git commands run programs: edits there are
         // asked about in `commands` mode too.
-        if (this.mode !== "all" && !this.#touchesGit(effect.path)) return undefined;
+        if (this.mode !== "all" && !this.#touchesGit(effect.path)) return this.#unasked();
         const key = `edit ${effect.path}`;
-        if (this.#always.has(key)) return undefined;
+        if (this.#always.has(key)) return this.#covered(key);
         const preview = this.#preview(effect);
         return {
           kind: "edit",
@@ -215,7 +240,7 @@ export class ApprovalGate implements CallGate {
         // A tool that cannot say what its calls do (an MCP server's, a tool without effects in
         // its catalog entry) may run anything: asked about whenever the mode asks at all.
         const key = `tool ${normalizeToolName(tool.name)}`;
-        if (this.#always.has(key)) return undefined;
+        if (this.#always.has(key)) return this.#covered(key);
         return {
           kind: "tool call",
           show: `${tool.name} ${clip(JSON.stringify(args))}`,
@@ -226,17 +251,47 @@ export class ApprovalGate implements CallGate {
     }
   }
 
-  #commandRequest(effect: CommandEffect): Request | typeof RUN_UNASKED | undefined {
+  /** Let through by the mode (or by the user's earlier "session", which set it to never). */
+  #unasked(sandboxed = false): GateDecision {
+    const decidedBy = this.mode === "never" && this.#sessionOff ? "session" : "mode";
+    return {
+      verdict: sandboxed ? RUN_UNASKED : null,
+      decision: {
+        decision: "allow",
+        decided_by: decidedBy,
+        mode: this.mode,
+        asked: false,
+        ...(sandboxed ? { unasked: true as const } : {}),
+      },
+    };
+  }
+
+  /** Let through by an earlier "always" answer for `key`. */
+  #covered(key: string): GateDecision {
+    return {
+      verdict: null,
+      decision: {
+        decision: "allow",
+        decided_by: "always",
+        mode: this.mode,
+        asked: false,
+        always: key,
+      },
+    };
+  }
+
+  #commandRequest(effect: CommandEffect): Request | GateDecision {
     const command = effect.command;
     // A reader runs unasked only where it cannot act, whatever git or a planted shell function
     // would make of it: by a tool that confines such a call, where a sandbox can run it. Else it
     // is asked like the rest. In a container there is no read-only sandbox to run it in (the
     // container is the boundary, and the workspace is writable there): every command is asked.
     const unasked = effect.confinesUnasked === true && !this.inContainer;
-    if (unasked && isReadOnlyCommand(command) && canRunUnasked()) return RUN_UNASKED;
-    if ([...this.#always].some((p) => p.startsWith("$ ") && matchesPrefix(command, p.slice(2)))) {
-      return undefined;
-    }
+    if (unasked && isReadOnlyCommand(command) && canRunUnasked()) return this.#unasked(true);
+    const covering = [...this.#always].find((p) =>
+      p.startsWith("$ ") && matchesPrefix(command, p.slice(2))
+    );
+    if (covering !== undefined) return this.#covered(covering);
     const prefix = commandPrefix(command);
     return {
       kind: "command",
@@ -281,10 +336,10 @@ export class ApprovalGate implements CallGate {
     return editPreview(effect, before);
   }
 
-  async #decide(request: Request): Promise<string | null> {
+  async #decide(request: Request): Promise<GateDecision> {
     // An earlier answer ("always", "session") may cover this one by now.
-    if (this.mode === "never") return null;
-    if (request.always && this.#always.has(request.always)) return null;
+    if (this.mode === "never") return this.#unasked();
+    if (request.always && this.#always.has(request.always)) return this.#covered(request.always);
     const release = this.ask.hold?.() ?? (() => {});
     try {
       return await this.#question(request);
@@ -293,7 +348,24 @@ export class ApprovalGate implements CallGate {
     }
   }
 
-  async #question(request: Request): Promise<string | null> {
+  async #question(request: Request): Promise<GateDecision> {
+    const mode = this.mode;
+    const user = (
+      answer: ApprovalDecision["answer"] & string,
+      refused?: string,
+      extra: Partial<ApprovalDecision> = {},
+    ): GateDecision => ({
+      verdict: refused === undefined ? null : refusal(request, refused),
+      decision: {
+        decision: refused === undefined ? "allow" : "deny",
+        decided_by: "user",
+        mode,
+        asked: true,
+        answer,
+        ...extra,
+        ...(refused ? { reason: refused } : {}),
+      },
+    });
     const choices = [
       "[y]es",
       `[n]o, with a reason for the model ("n use the test script")`,
@@ -307,34 +379,73 @@ export class ApprovalGate implements CallGate {
       const line = await this.ask("approve> ");
       if (line === null) {
         tell("→ no answer: not run");
-        return refusal(request, "no answer (the prompt was closed or interrupted)");
+        return user("none", "no answer (the prompt was closed or interrupted)");
       }
       const answer = line.trim();
       const word = /^([a-z]+)\b[\s:,.-]*(.*)$/is.exec(answer);
       const head = word?.[1].toLowerCase() ?? "";
       if (head === "y" || head === "yes") {
         tell("→ yes");
-        return null;
+        return user("yes");
       }
       if ((head === "a" || head === "always") && request.always) {
         this.#always.add(request.always);
         tell(`→ yes, and to ${visible(request.alwaysLabel ?? "")} for the rest of the session`);
-        return null;
+        return user("always", undefined, { always: request.always });
       }
       if (head === "s" || head === "session") {
         this.mode = "never";
+        this.#sessionOff = true;
         tell("→ yes, and to every call for the rest of the session (approval: never)");
-        return null;
+        return user("session");
       }
       if (head === "n" || head === "no") {
         const reason = word?.[2].trim() ?? "";
         tell(`→ no${reason ? `; the model is told: ${visible(reason)}` : ""}`);
-        return refusal(request, reason);
+        return user("no", reason);
       }
       this.show(
         `Please answer y, n (with an optional reason)${request.always ? ", a" : ""} or s.`,
       );
     }
+  }
+}
+
+/**
+ * The gate of a replay (`deft run --replay`): the recording's decisions again, asking nobody. A
+ * call the recording refused is refused with the same words, so the replay follows the same
+ * path; a reader that ran unasked runs unasked again; any other call runs.
+ */
+export class ReplayGate implements CallGate {
+  readonly #recorded = new Map<string, RecordedToolResult>();
+
+  constructor(recording: Trajectory) {
+    for (const step of recording.agent_steps) {
+      for (const r of step.tool_results ?? []) this.#recorded.set(r.call_id, r);
+    }
+  }
+
+  async check(tool: Tool, args: Record<string, unknown>, call?: ToolCall): Promise<GateVerdict> {
+    return (await this.decide(tool, args, call)).verdict;
+  }
+
+  decide(_tool: Tool, _args: Record<string, unknown>, call?: ToolCall): Promise<GateDecision> {
+    const recorded = call ? this.#recorded.get(call.call_id) : undefined;
+    const approval = recorded?.approval;
+    const decision: ApprovalDecision = {
+      decision: approval?.decision === "deny" ? "deny" : "allow",
+      decided_by: "recording",
+      mode: approval?.mode ?? "never",
+      asked: false,
+      ...(approval?.unasked ? { unasked: true as const } : {}),
+      ...(approval?.reason ? { reason: approval.reason } : {}),
+    };
+    const verdict = approval?.decision === "deny"
+      ? recorded?.error ?? "The user denied this call when it was recorded. It did not run."
+      : approval?.unasked && canRunUnasked()
+      ? RUN_UNASKED
+      : null;
+    return Promise.resolve({ verdict, decision });
   }
 }
 

@@ -10,6 +10,7 @@ import { compareRuns, type Divergence } from "./replay.ts";
 import { type Session, sessionPatch } from "./session.ts";
 import { costOf } from "../llm/prices.ts";
 import type { LLMUsage } from "../llm/types.ts";
+import type { ApprovalDecision } from "../tools/approval_decision.ts";
 import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
 
 /** The summary of one `deft run`: the `--json` output and the `run_done` event of stream-json. */
@@ -29,8 +30,24 @@ export interface RunSummary {
   trajectory: string;
   session_id?: string;
   patch_path: string | null;
+  /** Each gated call's approval decision, in call order: who let it through or refused it. */
+  approvals: RunApproval[];
   /** Only for a replay: where its tool results differ from the recording. */
   divergences?: Divergence[];
+}
+
+/** One call's approval decision in the summary: the call, then the trajectory's record. */
+export type RunApproval = { step: number; call_id: string; tool: string } & ApprovalDecision;
+
+/** The approval decisions a trajectory records, in call order. */
+export function runApprovals(trajectory: Trajectory): RunApproval[] {
+  return trajectory.agent_steps.flatMap((step) =>
+    step.tool_results.flatMap((r) =>
+      r.approval
+        ? [{ step: step.step_number, call_id: r.call_id, tool: r.name, ...r.approval }]
+        : []
+    )
+  );
 }
 
 /** A run's results beyond the agent's own answer. */
@@ -132,6 +149,7 @@ export function runSummary(
     trajectory: recorder.path,
     session_id: recorder.data.session_id,
     patch_path: outcome.patchPath,
+    approvals: runApprovals(recorder.data),
     ...(outcome.divergences ? { divergences: outcome.divergences } : {}),
   };
 }

@@ -11,7 +11,13 @@ import type { AgentConsole } from "./console.ts";
 import { ContextManager } from "./context.ts";
 import { Lakeview } from "./lakeview.ts";
 import { hostDirs } from "../tools/host/mod.ts";
-import { ApprovalGate, type ApprovalMode, type AskUser, isApprovalMode } from "./approval.ts";
+import {
+  ApprovalGate,
+  type ApprovalMode,
+  type AskUser,
+  isApprovalMode,
+  ReplayGate,
+} from "./approval.ts";
 import type { ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
 import { askToTrust } from "../config/trust.ts";
@@ -277,7 +283,13 @@ async function assemble(
     workspace,
     client,
     lakeviewClient,
-    executor: new ToolExecutor(tools, gate),
+    // Without a gate to switch, a gate in `never` still records each call's decision; a replay
+    // repeats the recording's.
+    executor: new ToolExecutor(
+      tools,
+      gate ??
+        (recording ? new ReplayGate(recording) : new ApprovalGate("never", asking.ask, io.write)),
+    ),
     console,
     recording,
     approval: gate,

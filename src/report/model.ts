@@ -261,3 +261,48 @@ export function listCost(run: RunModel): number | null {
   };
   return costOf(usage, String(t.provider), String(t.model));
 }
+
+/**
+ * A call's approval decision in words, from its recorded result: whether it was let through
+ * ("allowed"/"denied") and who decided (`decided_by` with its detail: the mode, the user's answer
+ * and reason, the "always" prefix, a rule or hook). Undefined when the file records none (older
+ * files); a recorded field that is not the expected type is left out, as the file is data.
+ */
+export function approvalWords(
+  result: { approval?: unknown } | undefined,
+): { denied: boolean; words: string } | undefined {
+  const a = result?.approval;
+  if (!a || typeof a !== "object") return undefined;
+  const field = (name: string): string | undefined => {
+    const value = (a as Record<string, unknown>)[name];
+    return typeof value === "string" ? value : undefined;
+  };
+  const nested = (name: string, key: string): string | undefined => {
+    const value = (a as Record<string, unknown>)[name];
+    if (!value || typeof value !== "object") return undefined;
+    const inner = (value as Record<string, unknown>)[key];
+    return typeof inner === "string" ? inner : undefined;
+  };
+  const denied = field("decision") === "deny";
+  const by = field("decided_by") ?? "unknown";
+  const detail: Record<string, string | undefined> = {
+    mode: `mode ${field("mode") ?? "?"}${
+      (a as { unasked?: unknown }).unasked === true ? " (a reader, run sandboxed)" : ""
+    }`,
+    session: `this session: approval off`,
+    always: `always for ${field("always") ?? "?"}`,
+    user: `the user: ${field("answer") ?? "?"}${
+      field("answer") === "always" && field("always") ? ` (${field("always")})` : ""
+    }`,
+    recording: "the recording (replay)",
+    rule: `rule ${nested("rule", "text") ?? "?"}${
+      nested("rule", "source") ? ` from ${nested("rule", "source")}` : ""
+    }`,
+    hook: `hook ${nested("hook", "name") ?? "?"}`,
+  };
+  const reason = field("reason");
+  const words = `${denied ? "denied" : "allowed"} by ${detail[by] ?? by}${
+    denied && reason ? ` — ${reason}` : ""
+  }`;
+  return { denied, words };
+}

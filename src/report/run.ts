@@ -7,7 +7,7 @@
 import type { RecordedStep, RecordedToolResult } from "../trajectory/recorder.ts";
 import type { LLMToolCall } from "../llm/types.ts";
 import { block, BLOCK_LIMITS, type BlockLimits, text } from "./escape.ts";
-import { type RunModel, runOutcome, runStats } from "./model.ts";
+import { approvalWords, type RunModel, runOutcome, runStats } from "./model.ts";
 
 /** How a number of seconds reads: `42.1 s`, `3 min 5 s`. */
 export function seconds(value: number | null | undefined): string {
@@ -124,8 +124,16 @@ function toolCall(
   limits: BlockLimits,
 ): string {
   const failed = result ? !result.success : false;
+  // Who let the call through or refused it; older files record no decision, only the refusal.
+  const approval = approvalWords(result);
   const marks = [
-    denied(result) ? `<span class="badge warn">denied</span>` : "",
+    approval
+      ? `<span class="badge approval${approval.denied ? " warn" : ""}">${
+        text(approval.words)
+      }</span>`
+      : denied(result)
+      ? `<span class="badge warn">denied</span>`
+      : "",
     failed && !denied(result) ? `<span class="badge bad">failed</span>` : "",
     result ? "" : `<span class="badge warn">no result</span>`,
   ].join(" ");

@@ -15,6 +15,7 @@ import {
   type Tool,
   type ToolExecResult,
 } from "./base.ts";
+import type { ApprovalDecision } from "./approval_decision.ts";
 import { validateArguments } from "./validate.ts";
 import { nestingProblem } from "./nesting.ts";
 
@@ -38,6 +39,8 @@ export interface ToolCallResult {
   output: string | null;
   error: string | null;
   error_code: number;
+  /** The gate's decision on the call and who made it; absent when no gate decided. */
+  approval?: ApprovalDecision;
 }
 
 /**
@@ -50,9 +53,17 @@ export type GateVerdict = string | null | typeof RUN_UNASKED;
 /** The verdict for a call let through without asking the user. */
 export const RUN_UNASKED: unique symbol = Symbol("run unasked");
 
+/** A gate's verdict with the record of who decided it. */
+export interface GateDecision {
+  verdict: GateVerdict;
+  decision: ApprovalDecision;
+}
+
 /** Decides whether a validated call may run. The approval gate (agent/approval.ts) has this shape. */
 export interface CallGate {
   check(tool: Tool, args: Record<string, unknown>): Promise<GateVerdict>;
+  /** As `check`, with the decision's record; the executor prefers it when a gate has it. */
+  decide?(tool: Tool, args: Record<string, unknown>, call: ToolCall): Promise<GateDecision>;
 }
 
 /** Runs calls against a fixed set of tools, each call past `gate` first when there is one. */
@@ -94,16 +105,18 @@ export class ToolExecutor {
     if (!validation.ok) {
       return wrap(call, tool.name, { output: null, error: validation.error, error_code: -1 });
     }
-    const verdict = await this.#gate?.check(tool, validation.args);
+    const gate = this.#gate;
+    const { verdict, decision } = await gate?.decide?.(tool, validation.args, call) ??
+      { verdict: await gate?.check(tool, validation.args) ?? null, decision: undefined };
     if (typeof verdict === "string") {
-      return wrap(call, tool.name, { output: null, error: verdict, error_code: -1 });
+      return wrap(call, tool.name, { output: null, error: verdict, error_code: -1 }, decision);
     }
     // The verdict travels beside the model's arguments, never inside them.
     const plan: CallPlan | undefined = verdict === RUN_UNASKED ? { unasked: true } : undefined;
     try {
-      return wrap(call, tool.name, await tool.execute(validation.args, plan));
+      return wrap(call, tool.name, await tool.execute(validation.args, plan), decision);
     } catch (e) {
-      return wrap(call, tool.name, thrownResult(tool.name, e));
+      return wrap(call, tool.name, thrownResult(tool.name, e), decision);
     }
   }
 
@@ -130,7 +143,12 @@ export class ToolExecutor {
   }
 }
 
-function wrap(call: ToolCall, name: string, result: ToolExecResult): ToolCallResult {
+function wrap(
+  call: ToolCall,
+  name: string,
+  result: ToolExecResult,
+  approval?: ApprovalDecision,
+): ToolCallResult {
   const wrapped: ToolCallResult = {
     name,
     call_id: call.call_id,
@@ -140,5 +158,6 @@ function wrap(call: ToolCall, name: string, result: ToolExecResult): ToolCallRes
     error_code: result.error_code,
   };
   if (call.id !== undefined) wrapped.id = call.id;
+  if (approval) wrapped.approval = approval;
   return wrapped;
 }

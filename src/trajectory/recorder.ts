@@ -8,6 +8,7 @@ import { addOutputSecrets, outputMasker } from "../policy/secrets.ts";
 import { dirname } from "node:path";
 import { z } from "zod";
 import type { LLMMessage, LLMResponse, LLMUsage } from "../llm/types.ts";
+import type { ApprovalDecision } from "../tools/approval_decision.ts";
 import { addUsage, emptyUsage } from "../llm/types.ts";
 
 /** One model call as recorded. */
@@ -27,6 +28,11 @@ export interface RecordedToolResult {
   success: boolean;
   result: string | null;
   error: string | null;
+  /**
+   * Whether the call was let through and who decided (the mode, an "always" or "session" answer,
+   * the user, or for a replay the recording); absent in files from older versions.
+   */
+  approval?: ApprovalDecision;
 }
 
 /** One agent step as recorded. */

@@ -80,6 +80,7 @@ export class StreamJsonConsole implements AgentConsole {
       success: r.success,
       result: r.output,
       error: r.error,
+      ...(r.approval ? { approval: r.approval } : {}),
     }));
     for (const r of recorded) writeEvent({ type: "tool_result", step, ...r });
     writeEvent({

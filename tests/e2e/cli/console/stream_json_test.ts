@@ -87,7 +87,7 @@ Deno.test("stream-json: one JSON event per line, in order, in the trajectory's s
     const result = events.find((e) => e.type === "tool_result");
     assert.deepEqual(
       Object.keys(result).sort(),
-      ["call_id", "error", "name", "result", "step", "success", "type"],
+      ["approval", "call_id", "error", "name", "result", "step", "success", "type"],
     );
     assert.deepEqual({ ...result, type: undefined, step: undefined }, {
       ...recorded.agent_steps[0].tool_results[0],

@@ -1,0 +1,44 @@
+/**
+ * The record of one call's approval: whether it was let through and who decided. The gate
+ * (agent/approval.ts) makes it, the executor hands it back beside the call's result, and the
+ * trajectory, `deft run --json` and the HTML report show it.
+ */
+
+/**
+ * Who decided. `mode`: the approval mode let the call through without asking (`never`, or a
+ * reader or an edit `commands` does not ask about). `session`: the user answered "session"
+ * earlier, so approval is off for the rest of it. `always`: an earlier "always" answer covers
+ * the call. `user`: the user was asked and answered (or gave no answer, which is a no).
+ * `recording`: a replay (`deft run --replay`) repeated the recorded decision. `rule` and `hook`
+ * are for deciders still to come (approval rules, PreToolUse hooks).
+ */
+export type DecidedBy = "mode" | "session" | "always" | "user" | "recording" | "rule" | "hook";
+
+/** The user's answer to an approval question; `none` when the prompt closed unanswered. */
+export type ApprovalAnswer = "yes" | "no" | "always" | "session" | "none";
+
+/** One call's approval decision, as recorded beside the call's result. */
+export interface ApprovalDecision {
+  /** `allow`: the call was let through; `deny`: it was refused before it ran. */
+  decision: "allow" | "deny";
+  decided_by: DecidedBy;
+  /** The approval mode in force when the call was decided. */
+  mode: string;
+  /** Whether the user was asked about this call. */
+  asked: boolean;
+  /** Let through unasked on condition it runs where it cannot act (a reader, sandboxed). */
+  unasked?: true;
+  /**
+   * What an "always" answer covers: `$ PREFIX` for commands, `edit PATH`, `tool NAME`. Set when
+   * such an answer decided the call, and on the answer that gave it.
+   */
+  always?: string;
+  /** The user's answer, when decided by the user. */
+  answer?: ApprovalAnswer;
+  /** The reason the model was given with a refusal (the user's words after "no"). */
+  reason?: string;
+  /** The rule that decided, for `rule`: its text and where it was set (a config file). */
+  rule?: { text: string; source: string };
+  /** The hook that decided, for `hook`: its name (the command) and where it was set. */
+  hook?: { name: string; source?: string };
+}
