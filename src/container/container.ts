@@ -6,8 +6,9 @@
  *
  * A container Deft starts lives only as long as Deft: its one process reads a pipe whose other
  * end Deft holds, so when Deft exits or is killed (even SIGKILL) the process ends and `--rm`
- * removes the container. Each carries Deft's labels, and the next start removes any labelled
- * leftover whose Deft is gone (a daemon that was down when Deft died). `--docker-keep` keeps the
+ * removes the container. Each carries Deft's labels and a proof that this install made it
+ * (ownership.ts), and the next start removes a proven leftover whose run is over (a daemon that
+ * was down when Deft died). `--docker-keep` keeps the
  * container; one named by `--docker-container-id` is never removed.
  */
 import { dirname, resolve } from "node:path";
@@ -21,17 +22,21 @@ import {
   containerImageLaunch,
   containerImageRemoveLaunch,
   containerImagesLaunch,
+  containerImageTagsLaunch,
   containerInspectLaunch,
   containerLaunch,
   containerListLaunch,
   containerLoadLaunch,
   containerProbeLaunch,
   containerRemoveLaunch,
-  helperLaunch,
+  containerSeccompProfile,
+  containerTagLaunch,
   runChild,
+  SECCOMP_BASE_PROFILES,
   spawnChild,
 } from "../policy/process.ts";
 import { type DeftInside, deftInside, INSIDE_TEMP, prepareDeftInside } from "./inside.ts";
+import { provenLeftover, pruneRuns, stampLabels } from "./ownership.ts";
 
 /** The runtimes Deft drives. */
 export const CONTAINER_RUNTIMES = ["docker", "podman"] as const;
@@ -39,14 +44,12 @@ export type ContainerRuntime = (typeof CONTAINER_RUNTIMES)[number];
 
 /** The label every container Deft starts carries. */
 export const DEFT_LABEL = "deft.container";
-const OWNER_LABEL = "deft.owner";
 const KEEP_LABEL = "deft.keep";
 /**
  * The labels of an image Deft builds. Not the containers' own: a container inherits its image's
  * labels, and one started from a kept image must not count as kept, or as another Deft's.
  */
 const IMAGE_LABEL = "deft.image";
-const IMAGE_OWNER_LABEL = "deft.image.owner";
 const IMAGE_KEEP_LABEL = "deft.image.keep";
 
 /** How long a runtime client may take to answer a question. */
@@ -237,47 +240,10 @@ export async function chooseRuntime(
 }
 
 /**
- * This process, as its containers' owner label names it: host, pid and start time. The start
- * time comes from `ps` (Deno lets only a process with every permission read /proc/PID/stat); a
- * pid reused later, or after a reboot, has another.
- */
-async function ownerTag(): Promise<string | undefined> {
-  const start = await processStart(Deno.pid);
-  const host = hostName();
-  return start === undefined || host === undefined ? undefined : `${host}/${Deno.pid}/${start}`;
-}
-
-function hostName(): string | undefined {
-  try {
-    return Deno.hostname();
-  } catch {
-    return undefined;
-  }
-}
-
-/** When `pid` started, as `ps` tells it; undefined when there is no such process (or no ps). */
-async function processStart(pid: number): Promise<string | undefined> {
-  try {
-    const out = await runChild(helperLaunch("ps", ["-o", "lstart=", "-p", String(pid)]), {
-      signal: AbortSignal.timeout(QUERY_TIMEOUT_MS),
-    });
-    const said = new TextDecoder().decode(out.stdout).trim();
-    return out.success && said ? said : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** True when the Deft that `owner` names has ended (a tag of another machine: false). */
-async function ownerGone(owner: string): Promise<boolean> {
-  const [host, pid, start] = owner.split("/");
-  if (host !== hostName() || !/^[0-9]+$/.test(pid ?? "") || !start) return false;
-  return await processStart(Number(pid)) !== start;
-}
-
-/**
- * Removes the containers a Deft on this machine started and did not live to remove (killed
- * while the daemon was down, say): labelled, not kept, their owner gone. Returns their ids.
+ * Removes the containers this install's Deft started and did not live to remove (killed while
+ * the daemon was down, say): labelled, not kept, proven this install's by their HMAC, their run
+ * over (its lock free). A container that merely carries Deft's labels, or whose run still lives
+ * (in any PID namespace), stays. Returns their ids.
  */
 export async function sweepLeftovers(cli: ContainerCli): Promise<string[]> {
   const listed = await query(containerListLaunch(cli, `${DEFT_LABEL}=1`));
@@ -285,7 +251,11 @@ export async function sweepLeftovers(cli: ContainerCli): Promise<string[]> {
   const ids = listed.stdout.split("\n").map((s) => s.trim()).filter(Boolean);
   if (ids.length === 0) return [];
   const inspected = await query(containerInspectLaunch(cli, ids));
-  let details: { Id: string; Config?: { Labels?: Record<string, string> | null } }[] = [];
+  let details: {
+    Id: string;
+    Name?: string;
+    Config?: { Labels?: Record<string, string> | null };
+  }[] = [];
   try {
     details = JSON.parse(inspected.stdout);
   } catch {
@@ -294,16 +264,25 @@ export async function sweepLeftovers(cli: ContainerCli): Promise<string[]> {
   const gone: string[] = [];
   for (const c of details) {
     const labels = c.Config?.Labels ?? {};
-    if (labels[KEEP_LABEL] === "1" || labels[OWNER_LABEL] === undefined) continue;
-    if (await ownerGone(labels[OWNER_LABEL])) gone.push(c.Id);
+    const name = (c.Name ?? "").replace(/^\//, "");
+    if (labels[KEEP_LABEL] === "1" || !name) continue;
+    if (await provenLeftover("container", name, labels)) {
+      gone.push(c.Id);
+    }
   }
   if (gone.length > 0) await query(containerRemoveLaunch(cli, gone));
+  await pruneRuns();
   return gone;
 }
 
+/** An image's tags as Deft named them (podman puts `localhost/` before a name without a host). */
+function imageTags(info: { RepoTags?: string[] | null }): string[] {
+  return (info.RepoTags ?? []).map((t) => t.replace(/^localhost\//, ""));
+}
+
 /**
- * Removes the images a Deft on this machine built and did not live to remove: labelled, not
- * kept, their owner gone. Returns their ids. An image a container still uses stays.
+ * Removes the images this install's Deft built and did not live to remove: labelled, not kept,
+ * proven by their HMAC, their run over. Returns their ids. An image a container still uses stays.
  */
 export async function sweepImages(cli: ContainerCli): Promise<string[]> {
   const listed = await query(containerImagesLaunch(cli, `${IMAGE_LABEL}=1`));
@@ -313,18 +292,25 @@ export async function sweepImages(cli: ContainerCli): Promise<string[]> {
   for (const id of ids) {
     const inspected = await query(containerImageLaunch(cli, id));
     let labels: Record<string, string> = {};
+    let tags: string[] = [];
     try {
       const [info] = JSON.parse(inspected.stdout) as {
+        RepoTags?: string[] | null;
         Labels?: Record<string, string> | null;
         Config?: { Labels?: Record<string, string> | null };
       }[];
       labels = info?.Config?.Labels ?? info?.Labels ?? {};
+      tags = info ? imageTags(info) : [];
     } catch {
       continue;
     }
-    const owner = labels[IMAGE_OWNER_LABEL];
-    if (labels[IMAGE_KEEP_LABEL] === "1" || owner === undefined) continue;
-    if (await ownerGone(owner)) gone.push(id);
+    if (labels[IMAGE_KEEP_LABEL] === "1") continue;
+    for (const tag of tags) {
+      if (await provenLeftover("image", tag, labels)) {
+        gone.push(id);
+        break;
+      }
+    }
   }
   // One at a time: one in use must not keep the others.
   for (const id of gone) await query(containerImageRemoveLaunch(cli, [id]));
@@ -363,11 +349,7 @@ function givenFile(flag: string, path: string, what: string): string {
  * named and labelled for this Deft, so that it can be removed when the run ends. Deft never pulls:
  * a base image (FROM) that is not in the runtime's images is named.
  */
-async function buildImage(
-  cli: ContainerCli,
-  opts: ContainerOptions,
-  owner: string | undefined,
-): Promise<string> {
+async function buildImage(cli: ContainerCli, opts: ContainerOptions): Promise<string> {
   const dockerfile = givenFile(
     "--dockerfile-path",
     opts.dockerfile!,
@@ -375,8 +357,10 @@ async function buildImage(
   );
   const context = dirname(dockerfile);
   const tag = `${containerName().replace(/^deft-/, "deft-built-")}:latest`;
-  const labels: Record<string, string> = { [IMAGE_LABEL]: "1" };
-  if (owner) labels[IMAGE_OWNER_LABEL] = owner;
+  const labels: Record<string, string> = {
+    [IMAGE_LABEL]: "1",
+    ...await stampLabels("image", tag),
+  };
   if (opts.keep) labels[IMAGE_KEEP_LABEL] = "1";
   opts.note?.(`building an image from ${dockerfile} (context ${context}) with ${cli.program}`);
   const built = await query(
@@ -424,6 +408,18 @@ async function imageIds(cli: ContainerCli): Promise<Set<string>> {
   return new Set(listed.stdout.split("\n").map((s) => s.trim().replace(/^sha256:/, "")));
 }
 
+/** Every tag the runtime holds (podman's `localhost/` left off) with its image's id. */
+async function imageTagIds(cli: ContainerCli): Promise<Map<string, string>> {
+  const listed = await query(containerImageTagsLaunch(cli));
+  const tags = new Map<string, string>();
+  for (const line of listed.stdout.split("\n")) {
+    const [tag, id] = line.trim().split(" ");
+    if (!tag || !id || tag.includes("<none>")) continue;
+    tags.set(tag.replace(/^localhost\//, ""), id.replace(/^sha256:/, ""));
+  }
+  return tags;
+}
+
 /** An image's id, without the `sha256:` prefix. */
 async function imageId(cli: ContainerCli, ref: string): Promise<string | undefined> {
   const answer = await query(containerImageLaunch(cli, ref));
@@ -435,18 +431,26 @@ async function imageId(cli: ContainerCli, ref: string): Promise<string | undefin
   }
 }
 
+/** An image Deft built or loaded for a run. */
+interface Made {
+  /** The name Deft runs it by (one of its own). */
+  ref: string;
+  /** The image was not in the runtime before: it goes at the end (unless kept). */
+  isNew: boolean;
+  /** What to remove at the end (unless kept): Deft's own name, and the tags the load added. */
+  cleanup: string[];
+}
+
 /**
- * `--docker-image-file`: loads the archive's images and returns the first one's name, with
- * whether it is new to the runtime (then it goes when the run ends; one the runtime held before
- * stays).
+ * `--docker-image-file`: loads the archive's images and takes the first one under a name of
+ * Deft's own. A tag the archive holds that the runtime already gave another image (the user's
+ * own `myapp:dev`) is given back to that image at once: a load must not take a user's name over.
+ * At the end Deft's name goes, and the image too when it is new to the runtime.
  */
-async function loadImage(
-  cli: ContainerCli,
-  opts: ContainerOptions,
-): Promise<{ ref: string; isNew: boolean }> {
+async function loadImage(cli: ContainerCli, opts: ContainerOptions): Promise<Made> {
   const what = "an image archive written by `docker save` or `podman save`";
   const tar = givenFile("--docker-image-file", opts.imageFile!, what);
-  const before = await imageIds(cli);
+  const [before, tagsBefore] = await Promise.all([imageIds(cli), imageTagIds(cli)]);
   opts.note?.(`loading the image in ${tar} with ${cli.program}`);
   const loaded = await query(containerLoadLaunch(cli, tar), BUILD_TIMEOUT_MS);
   const refs = [...loaded.stdout.matchAll(/^Loaded image(?:\(s\))?(?: ID)?: *(.+)$/gm)]
@@ -458,15 +462,54 @@ async function loadImage(
         `${what} (a tar, plain or gzip-compressed).`,
     );
   }
-  const ref = refs[0];
-  try {
-    checkContainerWord("image", ref);
-  } catch (e) {
-    throw new ContainerError(`${tar} holds an image named oddly: ${(e as Error).message}`);
+  for (const ref of refs) {
+    try {
+      checkContainerWord("image", ref);
+    } catch (e) {
+      throw new ContainerError(`${tar} holds an image named oddly: ${(e as Error).message}`);
+    }
   }
-  if (refs.length > 1) opts.note?.(`${tar} holds ${refs.length} images; using ${ref}`);
-  const id = await imageId(cli, ref);
-  return { ref, isNew: id !== undefined && !before.has(id) };
+  const digest = /^sha256:|^[0-9a-f]{64}$/;
+  // What each name holds now: the loaded image.
+  const loadedIds = new Map<string, string | undefined>();
+  for (const ref of refs) {
+    loadedIds.set(ref, digest.test(ref) ? ref.replace(/^sha256:/, "") : await imageId(cli, ref));
+  }
+  const first = refs[0];
+  const id = loadedIds.get(first);
+  if (id === undefined) throw new ContainerError(`${tar} was loaded, but its image is not found.`);
+  if (refs.length > 1) opts.note?.(`${tar} holds ${refs.length} images; using ${first}`);
+  // Deft's own name first (the image must keep one while the user's names go back).
+  const own = `${containerName().replace(/^deft-/, "deft-loaded-")}:latest`;
+  const tagged = await query(containerTagLaunch(cli, id, own));
+  if (!tagged.ok) {
+    throw new ContainerError(
+      `${cli.program} could not name the image loaded from ${tar}: ${saidBy(tagged.stderr)}`,
+    );
+  }
+  // Every name the load moved off a user's image goes back to it.
+  const added: string[] = [];
+  for (const ref of refs) {
+    if (digest.test(ref)) continue;
+    const tag = ref.replace(/^localhost\//, "");
+    const previous = tagsBefore.get(tag) ?? tagsBefore.get(`${tag}:latest`);
+    const now = loadedIds.get(ref);
+    if (previous === undefined) {
+      added.push(ref);
+      continue;
+    }
+    if (now === undefined || previous === now) continue;
+    const restored = await query(containerTagLaunch(cli, previous, ref));
+    if (!restored.ok) {
+      throw new ContainerError(
+        `loading ${tar} took the name ${ref} from your image ${previous.slice(0, 12)}, and ` +
+          `${cli.program} could not give it back (${saidBy(restored.stderr)}): run ` +
+          `\`${cli.program} tag ${previous.slice(0, 12)} ${ref}\`.`,
+      );
+    }
+    opts.note?.(`${ref} stays your image ${previous.slice(0, 12)}; the loaded one runs as ${own}`);
+  }
+  return { ref: own, isNew: !before.has(id), cleanup: [own, ...added] };
 }
 
 /** An image Deft built or loaded once for many containers (a batch's default image). */
@@ -492,26 +535,35 @@ export async function makeImage(opts: ContainerOptions): Promise<MadeImage> {
   }
   const cli = await chooseRuntime(opts.runtime, opts.podmanRuntime);
   await sweepImages(cli);
-  const made = opts.dockerfile
-    ? { ref: await buildImage(cli, opts, await ownerTag()), isNew: true }
-    : await loadImage(cli, opts);
-  const owned = made.isNew && !opts.keep;
+  const made = opts.dockerfile ? await built(cli, opts) : await loadImage(cli, opts);
   let removed = false;
   return {
     cli,
     ref: made.ref,
-    owned,
+    owned: made.isNew && !opts.keep,
     remove: async () => {
-      if (!owned || removed) return;
+      if (opts.keep || removed) return;
       removed = true;
-      const answer = await query(containerImageRemoveLaunch(cli, [made.ref]));
-      if (!answer.ok) {
-        throw new ContainerError(
-          `the image ${made.ref} could not be removed: ${saidBy(answer.stderr)}`,
-        );
-      }
+      const error = await dropMade(cli, made);
+      if (error) throw new ContainerError(error);
     },
   };
+}
+
+/** `--dockerfile-path`'s image, as made. */
+async function built(cli: ContainerCli, opts: ContainerOptions): Promise<Made> {
+  const tag = await buildImage(cli, opts);
+  return { ref: tag, isNew: true, cleanup: [tag] };
+}
+
+/**
+ * Removes the names Deft gave or the load added (the image goes with its last name); the user's
+ * own names stay. An error is returned, not thrown.
+ */
+async function dropMade(cli: ContainerCli, made: Made): Promise<string | undefined> {
+  const answer = await query(containerImageRemoveLaunch(cli, made.cleanup));
+  if (answer.ok || /no such image|image not known/i.test(answer.stderr)) return undefined;
+  return `the image ${made.ref} could not be removed: ${saidBy(answer.stderr)}`;
 }
 
 /** The image's WORKDIR, or a ContainerError saying the image is not there and how to look. */
@@ -595,6 +647,40 @@ function workspacePlan(
     );
   }
   return { workspace: workingDir.replace(/(.)\/+$/, "$1") };
+}
+
+/**
+ * For a container with a host folder bound in: the runtime's default seccomp profile, changed so
+ * that nothing inside can give a file a setuid or setgid bit (`containerSeccompProfile`), written
+ * to a private file for the runtime's client to read. Returns the file; the caller removes it.
+ */
+async function setIdGuard(workingDir: string): Promise<string> {
+  let base: unknown;
+  for (const path of SECCOMP_BASE_PROFILES) {
+    try {
+      base = JSON.parse(await Deno.readTextFile(path));
+      break;
+    } catch {
+      // Not here (or unreadable): the next.
+    }
+  }
+  let profile: Record<string, unknown>;
+  try {
+    profile = containerSeccompProfile(base);
+  } catch {
+    throw new ContainerError(
+      `-w ${workingDir} binds a host folder, and Deft binds one only with a seccomp profile that ` +
+        "stops the container making setuid programs there (root inside owns the files it " +
+        `writes); it builds on the runtimes' default profile, not found (${
+          SECCOMP_BASE_PROFILES.join(", ")
+        }). Install containers-common (Debian: golang-github-containers-common), or name a ` +
+        "folder inside the image with -w.",
+    );
+  }
+  const file = await Deno.makeTempFile({ prefix: "deft-seccomp-", suffix: ".json" });
+  await Deno.chmod(file, 0o600);
+  await Deno.writeTextFile(file, JSON.stringify(profile));
+  return file;
 }
 
 /** Waits until the container `id` runs; a ContainerError with the runtime's words if it ended. */
@@ -699,6 +785,17 @@ async function prepareInside(
   }
 }
 
+/**
+ * Ends every process in the container `id` but its first (the keeper), as root inside: a signal
+ * to -1 reaches all of them but the caller and the namespace's init. Twice, for one that forked
+ * while the first went round. The container's files stay as the session left them.
+ */
+async function endSessionProcesses(cli: ContainerCli, id: string): Promise<void> {
+  for (let round = 0; round < 2; round++) {
+    await execIn(cli, id, ["sh", "-c", "kill -KILL -1 2>/dev/null; true"]);
+  }
+}
+
 /** Removes `id`, at once; errors are returned, not thrown (a cleanup must not hide the run's end). */
 async function remove(cli: ContainerCli, id: string): Promise<string | undefined> {
   const answer = await query(containerRemoveLaunch(cli, [id]));
@@ -767,19 +864,17 @@ export async function openContainer(
   }
   await Promise.all([sweepLeftovers(cli), sweepImages(cli)]);
   await prepareDeftInside(inside);
-  const owner = await ownerTag();
   // An image Deft builds or loads new goes with the container, unless kept.
-  let made: { ref: string; isNew: boolean } | undefined;
-  if (opts.dockerfile) made = { ref: await buildImage(cli, opts, owner), isNew: true };
+  let made: Made | undefined;
+  if (opts.dockerfile) made = await built(cli, opts);
   else if (opts.imageFile) made = await loadImage(cli, opts);
   const image = made?.ref ?? opts.image!;
+  const kept = made && { ref: made.ref, removed: !opts.keep };
   const dropImage = async (): Promise<string | undefined> => {
-    if (!made?.isNew) return undefined;
-    const answer = await query(containerImageRemoveLaunch(cli, [made.ref]));
+    if (!made) return undefined;
+    const dropping = made;
     made = undefined;
-    return answer.ok
-      ? undefined
-      : `the image ${image} could not be removed: ${saidBy(answer.stderr)}`;
+    return await dropMade(cli, dropping);
   };
   let workdir: string | undefined;
   let plan: ReturnType<typeof workspacePlan>;
@@ -790,13 +885,19 @@ export async function openContainer(
     await dropImage();
     throw e;
   }
-  const labels: Record<string, string> = { ...opts.labels, [DEFT_LABEL]: "1" };
-  if (owner) labels[OWNER_LABEL] = owner;
-  if (opts.keep) labels[KEEP_LABEL] = "1";
   const name = containerName();
+  const labels: Record<string, string> = {
+    ...opts.labels,
+    [DEFT_LABEL]: "1",
+    ...await stampLabels("container", name),
+  };
+  if (opts.keep) labels[KEEP_LABEL] = "1";
   let launch;
+  let seccomp: string | undefined;
   try {
+    if (plan.bind) seccomp = await setIdGuard(opts.workingDir!);
     launch = containerLaunch(cli, {
+      seccompProfile: seccomp,
       image,
       name,
       labels,
@@ -808,7 +909,8 @@ export async function openContainer(
     });
   } catch (e) {
     await dropImage();
-    throw new ContainerError((e as Error).message);
+    if (seccomp) await Deno.remove(seccomp).catch(() => {});
+    throw e instanceof ContainerError ? e : new ContainerError((e as Error).message);
   }
   // Its own session: a Ctrl-C at the terminal must not reach the client (it would end the
   // container before Deft has closed its tools).
@@ -832,6 +934,9 @@ export async function openContainer(
     if (opts.keep) {
       lifeline.releaseLock();
       child.unref();
+      // Nothing of the session lives on in the kept container: every process but its keeper
+      // (`cat`, its first) ends, those the model detached from its shell (`setsid`) too.
+      await endSessionProcesses(cli, name);
       return;
     }
     const error = await remove(cli, name);
@@ -848,21 +953,28 @@ export async function openContainer(
     id = await waitRunning(cli, name, child, opts.keep ?? false, () => stderr);
     await prepareInside(cli, name, image, inside, plan.workspace);
   } catch (e) {
-    await close().catch(() => {});
+    if (seccomp) await Deno.remove(seccomp).catch(() => {});
     if (opts.keep) {
+      closed = true;
+      lifeline.releaseLock();
+      child.unref();
       await remove(cli, name);
       // A failed start keeps nothing, not even an image built or loaded for it.
       await dropImage();
+    } else {
+      await close().catch(() => {});
     }
     throw e;
   }
+  // The client has read the profile: the container runs.
+  if (seccomp) await Deno.remove(seccomp).catch(() => {});
   // Deft's exit must not wait for the client: it ends with the container, or (kept) at once.
   child.unref();
   return {
     cli,
     id,
     image,
-    madeImage: made && { ref: made.ref, removed: made.isNew && !opts.keep },
+    madeImage: kept,
     workspace: plan.workspace,
     started: true,
     kept: opts.keep ?? false,

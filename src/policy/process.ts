@@ -22,7 +22,8 @@
  * hardening, shell_env.ts filters variables. Nothing outside src/policy builds an argv for bwrap,
  * an environment for a child, or calls `Deno.Command` (tests/policy/process_test.ts checks).
  */
-import { envObject } from "../env.ts";
+import { envObject, readEnv } from "../env.ts";
+import { deftCacheDir } from "./dirs.ts";
 import { dieWithDeftPrefix, sandboxCommand, type SandboxMode } from "./sandbox.ts";
 import { CORE_VARIABLES, shellEnvironment, type ShellEnvironmentPolicy } from "./shell_env.ts";
 
@@ -420,6 +421,11 @@ export interface ContainerSpec {
   pidsLimit?: number;
   binds: readonly ContainerBind[];
   /**
+   * A seccomp profile file (`containerSeccompProfile`'s JSON) replacing the runtime's default:
+   * given when a host folder is bound, so nothing inside can make a setuid or setgid file there.
+   */
+  seccompProfile?: string;
+  /**
    * Kept containers run detached. The others are attached to Deft by their standard input: the
    * container's only process reads it and ends when Deft's end of the pipe closes (Deft exits,
    * or is killed), and `--rm` then removes the container.
@@ -446,7 +452,6 @@ const CONTAINER_CLI_VARIABLES = [
   "HOME",
   "DOCKER_HOST",
   "DOCKER_CONTEXT",
-  "DOCKER_CONFIG",
   "DOCKER_CERT_PATH",
   "DOCKER_TLS_VERIFY",
   "CONTAINER_HOST",
@@ -474,6 +479,74 @@ export function checkContainerWord(what: string, word: string): void {
   }
 }
 
+/**
+ * The docker client's configuration folder Deft gives it: not the user's. The user's
+ * `config.json` can hold `proxies`, which the client copies into every container it starts (and
+ * every build) as variables the model would read, and credentials Deft never needs (it never
+ * pulls). Deft's own folder keeps only the choice of daemon (`currentContext`, with the user's
+ * `contexts` and `cli-plugins` folders linked in). Made once per process; undefined when it
+ * cannot be written (the client then runs with an empty, missing folder of Deft's).
+ */
+let clientConfig: string | undefined;
+
+/** The user's docker configuration folder: `$DOCKER_CONFIG`, else `~/.docker`. */
+function userDockerConfig(): string | undefined {
+  const explicit = readEnv("DOCKER_CONFIG");
+  if (explicit) return explicit;
+  const home = readEnv("HOME");
+  return home ? `${home}/.docker` : undefined;
+}
+
+/** What of the user's docker `config.json` Deft keeps: the daemon it chose, nothing else. */
+export function dockerClientConfig(user: unknown): Record<string, string> {
+  const context = (user as { currentContext?: unknown } | null)?.currentContext;
+  return typeof context === "string" && /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(context)
+    ? { currentContext: context }
+    : {};
+}
+
+/** Deft's docker configuration folder (see `clientConfig`), made on first use. */
+export function dockerClientConfigDir(): string {
+  if (clientConfig) return clientConfig;
+  const dir = `${deftCacheDir()}/docker-config-${Deno.uid() ?? "user"}`;
+  const user = userDockerConfig();
+  let kept: Record<string, string> = {};
+  if (user) {
+    try {
+      kept = dockerClientConfig(JSON.parse(Deno.readTextFileSync(`${user}/config.json`)));
+    } catch {
+      // No config, or not JSON: the client's defaults.
+    }
+  }
+  try {
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    Deno.chmodSync(dir, 0o700);
+    for (const sub of ["contexts", "cli-plugins"]) {
+      const link = `${dir}/${sub}`;
+      try {
+        Deno.removeSync(link);
+      } catch {
+        // Not there yet.
+      }
+      if (user) {
+        try {
+          Deno.symlinkSync(`${user}/${sub}`, link);
+        } catch {
+          // Another Deft made it just now; it points at the same folder.
+        }
+      }
+    }
+    // Written whole under a private name, then renamed: another Deft may read it meanwhile.
+    const tmp = `${dir}/config.json.${Deno.pid}`;
+    Deno.writeTextFileSync(tmp, JSON.stringify(kept) + "\n", { mode: 0o600 });
+    Deno.renameSync(tmp, `${dir}/config.json`);
+  } catch {
+    // Unwritable cache: the client gets the folder anyway (missing means no configuration).
+  }
+  clientConfig = dir;
+  return dir;
+}
+
 /** The runtime client with `args`, its daemon's variables only. */
 function containerCli(cli: ContainerCli, args: readonly string[]): Launch {
   const global = cli.program === "podman" && cli.ociRuntime ? ["--runtime", cli.ociRuntime] : [];
@@ -482,6 +555,8 @@ function containerCli(cli: ContainerCli, args: readonly string[]): Launch {
     args: [...global, ...args],
     env: {
       ...shellEnvironment({ include_only: CONTAINER_CLI_VARIABLES }),
+      // Never the user's configuration (its proxies would reach the container): Deft's own.
+      ...(cli.program === "docker" ? { DOCKER_CONFIG: dockerClientConfigDir() } : {}),
       // No colours or progress bars in what Deft parses.
       NO_COLOR: "1",
     },
@@ -535,6 +610,16 @@ export function containerLaunch(cli: ContainerCli, spec: ContainerSpec): Launch 
   }
   args.push("--network", spec.network);
   args.push("--security-opt", "no-new-privileges");
+  // No device nodes (a 0666 disk in a bound host folder) and no file capabilities (a program
+  // that grants root on the host): nothing of Deft's tools needs either.
+  args.push("--cap-drop", "MKNOD", "--cap-drop", "SETFCAP");
+  if (spec.seccompProfile) {
+    checkClientPath("seccomp profile", spec.seccompProfile);
+    args.push("--security-opt", `seccomp=${spec.seccompProfile}`);
+  }
+  // Podman copies its own proxy variables in unless told not to (docker's come from its
+  // configuration, which Deft replaces: `dockerClientConfigDir`).
+  if (cli.program === "podman") args.push("--http-proxy=false");
   if (spec.memory) args.push("--memory", spec.memory);
   if (spec.pidsLimit) args.push("--pids-limit", String(spec.pidsLimit));
   if (cli.program === "podman") {
@@ -556,6 +641,82 @@ export function containerLaunch(cli: ContainerCli, spec: ContainerSpec): Launch 
   }
   args.push("--entrypoint", "cat", "--", spec.image);
   return containerCli(cli, args);
+}
+
+/** Where the container runtimes' own default seccomp profile lies (containers-common). */
+export const SECCOMP_BASE_PROFILES = [
+  "/etc/containers/seccomp.json",
+  "/usr/share/containers/seccomp.json",
+];
+
+/** The mode bits that make a file run as its owner or group. */
+const SET_ID_BITS = 0o6000;
+
+/**
+ * The calls that set a file's mode, with the index of their mode argument. Each is allowed only
+ * with neither set-id bit in that mode: root inside a container is root on the host's files in a
+ * bound folder, and a setuid-root program left there would give a host user root. (A `nosuid`
+ * bind does not help: it stops running such a program through that mount, not making it.)
+ */
+const MODE_CALLS: [string, number][] = [
+  ["chmod", 1],
+  ["fchmod", 1],
+  ["fchmodat", 2],
+  ["fchmodat2", 2],
+  ["creat", 1],
+  ["open", 2],
+  ["openat", 3],
+  ["mknod", 1],
+  ["mknodat", 2],
+];
+
+/**
+ * Calls whose mode cannot be seen by a filter (openat2's is in a struct; io_uring does opens of
+ * its own): answered "not implemented", so C libraries and runtimes fall back to the ones above.
+ */
+const UNFILTERABLE_CALLS = ["openat2", "io_uring_setup", "io_uring_enter", "io_uring_register"];
+
+interface SeccompRule {
+  names: string[];
+  action: string;
+  args?: { index: number; value: number; valueTwo: number; op: string }[];
+  errnoRet?: number;
+  [key: string]: unknown;
+}
+
+/**
+ * The runtime's default seccomp profile (`base`, the JSON of containers-common's
+ * seccomp.json, which Docker reads as well) with one change: no call can give a file a set-id
+ * bit. Every other rule stays as it is. Throws when `base` is not such a profile.
+ */
+export function containerSeccompProfile(base: unknown): Record<string, unknown> {
+  const profile = base as { defaultAction?: unknown; syscalls?: SeccompRule[] };
+  if (
+    typeof profile?.defaultAction !== "string" || !Array.isArray(profile.syscalls) ||
+    profile.defaultAction === "SCMP_ACT_ALLOW"
+  ) {
+    throw new Error("not a seccomp profile that allows only what it lists");
+  }
+  const guarded = new Set([...MODE_CALLS.map(([name]) => name), ...UNFILTERABLE_CALLS]);
+  const syscalls: SeccompRule[] = [];
+  for (const rule of profile.syscalls) {
+    if (rule.action !== "SCMP_ACT_ALLOW" || !Array.isArray(rule.names)) {
+      syscalls.push(rule);
+      continue;
+    }
+    const names = rule.names.filter((name) => !guarded.has(name));
+    if (names.length > 0) syscalls.push({ ...rule, names });
+  }
+  for (const [name, index] of MODE_CALLS) {
+    syscalls.push({
+      names: [name],
+      action: "SCMP_ACT_ALLOW",
+      args: [{ index, value: SET_ID_BITS, valueTwo: 0, op: "SCMP_CMP_MASKED_EQ" }],
+    });
+  }
+  // ENOSYS: "this kernel has no such call", which makes callers use the filtered ones.
+  syscalls.push({ names: UNFILTERABLE_CALLS, action: "SCMP_ACT_ERRNO", errnoRet: 38 });
+  return { ...profile, syscalls };
 }
 
 /** A file or folder the runtime client reads: absolute (never read as an option), one line. */
@@ -615,6 +776,23 @@ export function containerImagesLaunch(cli: ContainerCli, label?: string): Launch
     "--no-trunc",
     ...(label ? ["--filter", `label=${label}`] : []),
   ]);
+}
+
+/** Every tagged image, one `NAME:TAG ID` a line (the id in full). */
+export function containerImageTagsLaunch(cli: ContainerCli): Launch {
+  return containerCli(cli, [
+    "images",
+    "--no-trunc",
+    "--format",
+    "{{.Repository}}:{{.Tag}} {{.ID}}",
+  ]);
+}
+
+/** Gives the image `source` (a name or an id) the name `target` too. */
+export function containerTagLaunch(cli: ContainerCli, source: string, target: string): Launch {
+  checkContainerWord("image", source);
+  checkContainerWord("image", target);
+  return containerCli(cli, ["tag", source, target]);
 }
 
 /** Removes images (a name removes that tag; an id the image), never one a container uses. */
