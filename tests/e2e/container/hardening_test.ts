@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { runMocked, trustedHome } from "../../helpers/deft.ts";
+import { denoDir, mockRunArgs, REPO_ROOT, runMocked, trustedHome } from "../../helpers/deft.ts";
+import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { type TestRuntime, testRuntime } from "./setup.ts";
 
@@ -86,6 +87,10 @@ async function hmacHex(secret: string, message: string): Promise<string> {
   );
   const signed = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message));
   return [...new Uint8Array(signed)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
 }
 
 function randomHex(bytes: number): string {
@@ -199,18 +204,79 @@ for (const runtime of ["docker", "podman"] as const) {
     );
 
     await t.step(
-      "Deft's own code bound in from its source tree is read-only to the model",
+      "from a source tree without node_modules: the tools get their packages, the code is read-only",
       async () => {
-        const run = await deftIn(rt, "/testbed", [[["bash", {
-          command: "ls /opt/deft/code/main.ts && " +
-            "(echo x >> /opt/deft/code/main.ts; touch /opt/deft/code/planted) 2>&1; echo done",
-        }]]], ["--docker-image", rt.image]);
-        assert.equal(run.code, 0, run.stderr);
-        const said = run.results[0]?.result ?? "";
-        assert.match(said, /^\/opt\/deft\/code\/main\.ts\n/, said);
-        assert.match(said, /Read-only file system[\s\S]*Read-only file system/, said);
-        const root = new URL("../../../", import.meta.url).pathname;
-        assert.ok(!(await Deno.stat(`${root}planted`).then(() => true, () => false)));
+        // A copy of Deft's source (so a broken promise writes to the copy, never the real tree),
+        // started as from a read-only tree: no node_modules, the packages from Deno's cache.
+        await using tree = await tempDir("deft-src-");
+        const copied = await new Deno.Command("sh", {
+          args: [
+            "-c",
+            'tar -C "$1" --exclude=./node_modules --exclude=./.git -cf - . | tar -C "$2" -xf -',
+            "sh",
+            REPO_ROOT,
+            tree.path,
+          ],
+        }).output();
+        assert.ok(copied.success, new TextDecoder().decode(copied.stderr));
+        const main = `${tree.path}/main.ts`;
+        const before = await Deno.readTextFile(main);
+        await using dir = await tempDir();
+        await Deno.writeTextFile(
+          `${dir.path}/config.yaml`,
+          [
+            "model_providers: { mock: { provider: openai_compatible } }",
+            "models: { main: { model_provider: mock, model: mock-model } }",
+            "agents: { deft_agent: { model: main, tools: [bash, ckg, task_done] } }",
+          ].join("\n") + "\n",
+        );
+        const mock = MockLLM.start([
+          chatToolCalls([["bash", {
+            command: "ls /opt/deft/code/main.ts && (echo x >> /opt/deft/code/main.ts; " +
+              "touch /opt/deft/code/planted) 2>&1; echo done",
+          }]]),
+          chatToolCalls([["ckg", {
+            command: "search_function",
+            path: "/testbed",
+            identifier: "add",
+          }]]),
+          chatToolCalls([["task_done", {}]]),
+        ]);
+        try {
+          const args = mockRunArgs(mock, "t", "/testbed", {
+            extra: [
+              "--docker-image",
+              rt.image,
+              "--container-runtime",
+              rt.name,
+              "--config-file",
+              `${dir.path}/config.yaml`,
+              "-t",
+              `${dir.path}/t.json`,
+            ],
+          });
+          const out = await new Deno.Command(Deno.execPath(), {
+            args: ["run", ...deftFlags(), "--node-modules-dir=none", main, ...args],
+            cwd: dir.path,
+            env: { NO_COLOR: "1", DENO_DIR: denoDir(), ...rt.env },
+          }).output();
+          const stderr = new TextDecoder().decode(out.stderr);
+          assert.equal(out.code, 0, stderr);
+          assert.ok(!(await exists(`${tree.path}/node_modules`)), "Deno made node_modules");
+          const data = JSON.parse(await Deno.readTextFile(`${dir.path}/t.json`));
+          // deno-lint-ignore no-explicit-any
+          const results = data.agent_steps.flatMap((s: any) => s.tool_results ?? []);
+          const said = results[0]?.result ?? "";
+          assert.match(said, /^\/opt\/deft\/code\/main\.ts\n/, JSON.stringify(results));
+          assert.match(said, /Read-only file system[\s\S]*Read-only file system/, said);
+          assert.equal(await Deno.readTextFile(main), before);
+          assert.ok(!(await exists(`${tree.path}/planted`)));
+          // The code graph loads its packages lazily: they are inside too.
+          assert.ok(results[1]?.success, JSON.stringify(results[1]));
+          assert.match(results[1]?.result ?? "", /calc\.py/, JSON.stringify(results[1]));
+        } finally {
+          await mock.close();
+        }
       },
     );
 
