@@ -227,7 +227,7 @@ for (const runtime of ["docker", "podman"] as const) {
           [
             "model_providers: { mock: { provider: openai_compatible } }",
             "models: { main: { model_provider: mock, model: mock-model } }",
-            "agents: { deft_agent: { model: main, tools: [bash, ckg, task_done] } }",
+            "agents: { deft_agent: { model: main, tools: [bash, ckg, str_replace_based_edit_tool, task_done] } }",
           ].join("\n") + "\n",
         );
         const mock = MockLLM.start([
@@ -240,6 +240,15 @@ for (const runtime of ["docker", "podman"] as const) {
             path: "/testbed",
             identifier: "add",
           }]]),
+          // A legacy encoding: the editor loads its codec packages (npm) for it.
+          chatToolCalls([["bash", { command: "printf 'caf\\351 = 1\\n' > /testbed/latin.py" }]]),
+          chatToolCalls([["str_replace_based_edit_tool", {
+            command: "str_replace",
+            path: "/testbed/latin.py",
+            old_str: "café = 1",
+            new_str: "café = 2",
+          }]]),
+          chatToolCalls([["bash", { command: "od -An -b /testbed/latin.py | tr -s ' '" }]]),
           chatToolCalls([["task_done", {}]]),
         ]);
         try {
@@ -274,6 +283,8 @@ for (const runtime of ["docker", "podman"] as const) {
           // The code graph loads its packages lazily: they are inside too.
           assert.ok(results[1]?.success, JSON.stringify(results[1]));
           assert.match(results[1]?.result ?? "", /calc\.py/, JSON.stringify(results[1]));
+          assert.ok(results[3]?.success, JSON.stringify(results[3]));
+          assert.equal(results[4]?.result?.trim(), "143 141 146 351 040 075 040 062 012");
         } finally {
           await mock.close();
         }
