@@ -43,7 +43,8 @@ async function leftImages(rt: TestRuntime, before: string[]): Promise<string[]> 
       id,
     ).catch(() => "");
     if (!/^[0-9a-f]{32}$/.test(run)) continue;
-    const lock = await Deno.open(`${deftCacheDir()}/containers/runs/${run}.lock`, { write: true })
+    const cache = rt.env.DEFT_CACHE_DIR ?? deftCacheDir();
+    const lock = await Deno.open(`${cache}/containers/runs/${run}.lock`, { write: true })
       .catch(() => undefined);
     const over = lock === undefined || await lock.tryLock(true);
     lock?.close();

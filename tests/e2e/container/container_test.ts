@@ -394,7 +394,7 @@ for (const runtime of ["docker", "podman"] as const) {
         assert.equal(run.code, 0, run.stderr);
         // A pid and a host name prove nothing (another PID namespace, a copied label): all stay.
         // What is proven this install's is swept (hardening_test.ts).
-        const left = await rt.deftContainers();
+        const left = await rt.cli("ps", "-a", "-q", "--no-trunc");
         for (const id of [dead, reused, foreign]) {
           assert.ok(left.includes(id), `${id} was swept: ${left}`);
         }

@@ -11,12 +11,19 @@ const SCRIPTS = `${REPO_ROOT}scripts/containers`;
 /** A runtime ready for tests: its client's variables, the test image, a way to run its client. */
 export interface TestRuntime {
   name: "docker" | "podman";
-  /** Variables Deft and the client need (DOCKER_HOST for the private daemon). */
+  /**
+   * Variables Deft and the client need: DOCKER_HOST for the private daemon, and DEFT_CACHE_DIR, a
+   * private cache whose secret proves which containers this test's Defts started.
+   */
   env: Record<string, string>;
   image: string;
   /** Runs the client with `args` (podman with runc); stdout, trimmed. Throws on failure. */
   cli(...args: string[]): Promise<string>;
-  /** Ids of every container carrying Deft's label. */
+  /**
+   * Ids of the containers this test's Defts started (run with `env`): Deft's label, and a proof
+   * made under this test's private secret. Another suite's, or a user's Deft's, on the same
+   * runtime are not counted.
+   */
   deftContainers(): Promise<string[]>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -33,6 +40,7 @@ async function run(program: string, args: string[], env: Record<string, string> 
 
 /** Starts a private dockerd (or uses Podman), builds or finds the test image. */
 export async function testRuntime(name: "docker" | "podman"): Promise<TestRuntime> {
+  const cache = await Deno.makeTempDir({ prefix: "deft-test-cache-" });
   let env: Record<string, string> = {};
   let stop = async () => {};
   if (name === "docker") {
@@ -45,6 +53,12 @@ export async function testRuntime(name: "docker" | "podman"): Promise<TestRuntim
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     };
   }
+  const stopDaemon = stop;
+  stop = async () => {
+    await stopDaemon();
+    await Deno.remove(cache, { recursive: true }).catch(() => {});
+  };
+  env = { ...env, DEFT_CACHE_DIR: cache };
   let image: string;
   try {
     image = (await run(`${SCRIPTS}/build-test-image.sh`, [name], env)).split("\n").at(-1)!;
@@ -68,11 +82,54 @@ export async function testRuntime(name: "docker" | "podman"): Promise<TestRuntim
     env,
     image,
     cli,
-    deftContainers: async () =>
-      (await cli("ps", "-a", "-q", "--no-trunc", "--filter", "label=deft.container=1"))
-        .split("\n").filter(Boolean),
+    deftContainers: async () => {
+      const ids = (await cli("ps", "-a", "-q", "--no-trunc", "--filter", "label=deft.container=1"))
+        .split("\n").filter(Boolean);
+      const mine: string[] = [];
+      for (const id of ids) {
+        const said = await cli("container", "inspect", id).catch(() => "[]");
+        const [info] = JSON.parse(said) as {
+          Name?: string;
+          Config?: { Labels?: Record<string, string> | null };
+        }[];
+        const labels = info?.Config?.Labels ?? {};
+        const name = (info?.Name ?? "").replace(/^\//, "");
+        if (await provenBy(cache, name, labels["deft.run"], labels["deft.proof"])) mine.push(id);
+      }
+      return mine;
+    },
     [Symbol.asyncDispose]: stop,
   };
+}
+
+/** True when `proof` is the HMAC of `container:NAME:RUN` under the secret in `cache`. */
+async function provenBy(
+  cache: string,
+  name: string,
+  run: string | undefined,
+  proof: string | undefined,
+): Promise<boolean> {
+  if (!run || !proof) return false;
+  let secret: string;
+  try {
+    secret = (await Deno.readTextFile(`${cache}/containers/secret`)).trim();
+  } catch {
+    return false;
+  }
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const signed = await crypto.subtle.sign(
+    "HMAC",
+    key,
+    new TextEncoder().encode(`container:${name}:${run}`),
+  );
+  const hex = [...new Uint8Array(signed)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex === proof;
 }
 
 /**
