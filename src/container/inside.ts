@@ -8,7 +8,8 @@
 import { basename, join } from "node:path";
 import { readEnv } from "../env.ts";
 import { codeLocation } from "../policy/permissions.ts";
-import { type ContainerBind, denoCacheLaunch, runChild } from "../policy/process.ts";
+import type { ContainerBind } from "../policy/container_cli.ts";
+import { denoCacheLaunch, runChild } from "../policy/process.ts";
 
 /** Where Deft's files appear inside. */
 export const INSIDE_ROOT = "/opt/deft";
