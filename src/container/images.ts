@@ -179,37 +179,55 @@ export async function loadImage(cli: ContainerCli, opts: ContainerOptions): Prom
   const id = loadedIds.get(first);
   if (id === undefined) throw new ContainerError(`${tar} was loaded, but its image is not found.`);
   if (refs.length > 1) opts.note?.(`${tar} holds ${refs.length} images; using ${first}`);
-  // Deft's own name first (the image must keep one while the user's names go back).
-  const own = `${containerName().replace(/^deft-/, "deft-loaded-")}:latest`;
-  const tagged = await query(containerTagLaunch(cli, id, own));
-  if (!tagged.ok) {
-    throw new ContainerError(
-      `${cli.program} could not name the image loaded from ${tar}: ${saidBy(tagged.stderr)}`,
-    );
+  // What each name held before the load (podman's `localhost/` left off).
+  const previousOf = (ref: string) => {
+    const tag = ref.replace(/^localhost\//, "");
+    return tagsBefore.get(tag) ?? tagsBefore.get(`${tag}:latest`);
+  };
+  const takenOver = (ref: string) => {
+    const previous = previousOf(ref);
+    const now = loadedIds.get(ref);
+    return !digest.test(ref) && previous !== undefined && now !== undefined && previous !== now;
+  };
+  // The first image runs under its own name, unless that name was one of the user's images':
+  // then under a name of Deft's, given before the user's name goes back (an image keeps a name).
+  let own: string | undefined;
+  if (takenOver(first)) {
+    own = `${containerName().replace(/^deft-/, "deft-loaded-")}:latest`;
+    const tagged = await query(containerTagLaunch(cli, id, own));
+    if (!tagged.ok) {
+      throw new ContainerError(
+        `${cli.program} could not name the image loaded from ${tar}: ${saidBy(tagged.stderr)}`,
+      );
+    }
   }
   // Every name the load moved off a user's image goes back to it.
   const added: string[] = [];
   for (const ref of refs) {
-    if (digest.test(ref)) continue;
-    const tag = ref.replace(/^localhost\//, "");
-    const previous = tagsBefore.get(tag) ?? tagsBefore.get(`${tag}:latest`);
-    const now = loadedIds.get(ref);
-    if (previous === undefined) {
-      added.push(ref);
-      continue;
-    }
-    if (now === undefined || previous === now) continue;
-    const restored = await query(containerTagLaunch(cli, previous, ref));
+    const previous = previousOf(ref);
+    if (previous === undefined) added.push(ref);
+    if (!takenOver(ref)) continue;
+    const restored = await query(containerTagLaunch(cli, previous!, ref));
     if (!restored.ok) {
       throw new ContainerError(
-        `loading ${tar} took the name ${ref} from your image ${previous.slice(0, 12)}, and ` +
+        `loading ${tar} took the name ${ref} from your image ${previous!.slice(0, 12)}, and ` +
           `${cli.program} could not give it back (${saidBy(restored.stderr)}): run ` +
-          `\`${cli.program} tag ${previous.slice(0, 12)} ${ref}\`.`,
+          `\`${cli.program} tag ${previous!.slice(0, 12)} ${ref}\`.`,
       );
     }
-    opts.note?.(`${ref} stays your image ${previous.slice(0, 12)}; the loaded one runs as ${own}`);
+    opts.note?.(
+      `${ref} stays your image ${previous!.slice(0, 12)}` +
+        (ref === first ? `; the loaded one runs as ${own}` : ""),
+    );
   }
-  return { ref: own, isNew: !before.has(id), cleanup: [own, ...added] };
+  const isNew = !before.has(id);
+  // At the end: Deft's own name, and the names the load added to an image new to the runtime
+  // (with its last name the image goes); an image the runtime held keeps its names.
+  return {
+    ref: own ?? first,
+    isNew,
+    cleanup: [...(own ? [own] : []), ...(isNew ? added : [])],
+  };
 }
 
 /** An image Deft built or loaded once for many containers (a batch's default image). */

@@ -441,7 +441,6 @@ for (const runtime of ["docker", "podman"] as const) {
         const copied = await start(`user-${tag}`, {
           "deft.run": randomHex(16),
           "deft.proof": randomHex(32),
-          "deft.owner": `${Deno.hostname()}/99999999/Thu Jan  1 00:00:00 1970`,
         });
         // A live Deft's (its run's lock held, as a Deft in another PID namespace holds it).
         const liveRun = randomHex(16);
