@@ -72,6 +72,8 @@ interface Live {
   recorder?: TrajectoryRecorder;
   link?: LoadedConversation["link"];
   trajectoryFile: string;
+  /** The trajectory's `session_id`: the ACP session id, or a new one for a loaded session. */
+  trajectoryId: string;
   /** The running turn, if any. */
   turn?: AbortController;
   /** The client of the running prompt (updates and questions go there). */
@@ -276,6 +278,7 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
     live.console = console;
     if (clientCaps?.fs?.readTextFile && clientCaps.fs.writeTextFile) useClientFs(live);
     live.conversation = [];
+    live.trajectoryId = id;
     live.trajectoryFile = host.trajectoryPath(id);
     sessions.set(id, live);
     return live;
@@ -336,7 +339,8 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       live.link = loaded.link;
       // The loaded session's file stays as it is: the next turns go to a new trajectory that
       // names it (`resumed_from`), as `deft run --resume` does.
-      live.trajectoryFile = host.trajectoryPath(host.newId());
+      live.trajectoryId = host.newId();
+      live.trajectoryFile = host.trajectoryPath(live.trajectoryId);
       live.client = client;
       for (const update of replayUpdates(loaded.conversation)) send(live, update);
       await live.sent;
@@ -391,6 +395,7 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
             resumedFrom: live.link,
             textEndsTurn: true,
             trajectoryFile: live.trajectoryFile,
+            sessionId: live.trajectoryId,
           });
           live.recorder = ran.recorder;
           result = ran.result;
