@@ -73,6 +73,21 @@ export class ClientFsEditor extends Tool {
     return this.inner.close();
   }
 
+  /**
+   * The client's text of `path` when a `str_replace` or `insert` there would go through the
+   * client (a confined regular file); undefined otherwise. For the diff an approval shows.
+   */
+  async bufferText(path: string): Promise<string | undefined> {
+    const fs = this.fs();
+    if (!fs || !isAbsolute(path)) return undefined;
+    let text: string | undefined;
+    await withConfinedFile(this.context, path, false, async (real) => {
+      if ((await Deno.stat(real)).isFile) text = await fs.read(real);
+      return ok("");
+    }).catch(() => undefined);
+    return text;
+  }
+
   /** The edit the last call made to `path` through the client, once. */
   takeEdit(path: string): ClientEdit | undefined {
     const edit = this.#edits.get(path);

@@ -268,6 +268,7 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
     const asker = new PermissionAsker({
       console,
       request: (toolCall, always) => ask(live, toolCall, always),
+      bufferText: (path) => live.clientEditor?.bufferText(path) ?? Promise.resolve(undefined),
       note: host.note,
     });
     try {

@@ -13,8 +13,13 @@ const EDIT = "str_replace_based_edit_tool";
 const DISK = "def add(a, b):\n    return a - b\n";
 
 /** One prompt in a new session in `cwd`, the client offering its file system. */
-async function promptWithFs(mock: MockLLM, cwd: string, files: ClientFiles) {
-  return await withAcp(mock, ["--approval", "never"], [], async (ctx) => {
+async function promptWithFs(
+  mock: MockLLM,
+  cwd: string,
+  files: ClientFiles,
+  approval: [string, string[]] = ["never", []],
+) {
+  return await withAcp(mock, ["--approval", approval[0]], approval[1], async (ctx) => {
     await ctx.request("initialize", {
       protocolVersion: 1,
       clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
@@ -152,6 +157,39 @@ Deno.test("acp fs: a path outside the workspace is refused before any fs request
     assert.deepEqual(files.reads, []);
     assert.deepEqual(files.writes, []);
     assert.equal(await Deno.readTextFile(away), "keep\n");
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("acp fs: an edit asked about shows the client's buffer as the diff", async () => {
+  await using dir = await tempDir("deft-acp-fs-ask-");
+  const file = `${dir.path}/calc.py`;
+  await Deno.writeTextFile(file, DISK);
+  const buffer = "def add(a, b):\n    return a - b  # unsaved\n";
+  const files: ClientFiles = { buffers: new Map([[file, buffer]]), reads: [], writes: [] };
+  const mock = MockLLM.start([
+    chatStream(chatToolCalls([[EDIT, {
+      command: "str_replace",
+      path: file,
+      old_str: "return a - b",
+      new_str: "return a + b",
+    }]])),
+    chatStream(chatText("Fixed.")),
+  ]);
+  try {
+    const { value, run } = await promptWithFs(mock, dir.path, files, ["all", ["allow_once"]]);
+    assert.equal(value.stopReason, "end_turn", run.stderr());
+    assert.equal(run.permissions.length, 1);
+    const after = "def add(a, b):\n    return a + b  # unsaved\n";
+    assert.deepEqual((run.permissions[0].toolCall.content as unknown[])[0], {
+      type: "diff",
+      path: file,
+      oldText: buffer,
+      newText: after,
+    });
+    assert.deepEqual(files.writes, [{ path: file, content: after }]);
+    assert.equal(await Deno.readTextFile(file), DISK);
   } finally {
     await mock.close();
   }
