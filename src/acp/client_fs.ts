@@ -252,38 +252,49 @@ export class ClientFsEditor extends Tool {
     this.#edits.set(real, edit);
   }
 
+  /** `view` of the buffer, with the disk view's numbering, range rules and messages. */
   #view(file: TextFile, args: Record<string, unknown>): string {
     const { shown } = file;
-    const lines = splitLines(new TextDecoder("utf-8", { ignoreBOM: true }).decode(file.bytes));
     const range = Array.isArray(args.view_range) && args.view_range.length > 0
       ? args.view_range as number[]
       : undefined;
-    if (range === undefined && lines.length === 0) return `The file ${shown} is empty.`;
-    let [from, to] = range ?? [1, -1];
-    if (range !== undefined) {
-      if (range.length !== 2) {
-        throw new FileToolError("Invalid `view_range`. It should be a list of two integers.");
-      }
-      if (from < 1 || from > lines.length) {
-        throw new FileToolError(
-          `Invalid \`view_range\`: [${from}, ${to}]. Its first element \`${from}\` should be ` +
-            `within the range of lines of the file: [1, ${lines.length}]`,
-        );
-      }
-      if (to !== -1 && (to < from || to > lines.length)) {
-        throw new FileToolError(
-          `Invalid \`view_range\`: [${from}, ${to}]. Its second element \`${to}\` should be ` +
-            `between \`${from}\` and the number of lines in the file: \`${lines.length}\``,
-        );
-      }
+    if (range !== undefined && range.length !== 2) {
+      throw new FileToolError("Invalid `view_range`. It should be a list of two integers.");
     }
-    if (to === -1) to = lines.length;
-    const numbered = numberLines(lines.slice(from - 1, to), from);
+    const [from, to] = range ?? [1, -1];
+    if (range !== undefined && to !== -1 && (to < from || to < 1)) {
+      throw new FileToolError(
+        `Invalid \`view_range\`: [${from}, ${to}]. Its second element \`${to}\` should be larger ` +
+          `or equal than its first \`${from}\` (or -1 for the end of the file)`,
+      );
+    }
+    const all = splitLines(
+      new TextDecoder("utf-8", { ignoreBOM: true }).decode(
+        file.bytes.subarray(file.encoding.bomLength),
+      ),
+    );
+    if (all.length === 0) {
+      if (range === undefined) return `The file ${shown} is empty.`;
+      throw new FileToolError(
+        `Invalid \`view_range\`: [${from}, ${to}]. The file ${shown} is empty.`,
+      );
+    }
+    if (from < 1 || from > all.length) {
+      throw new FileToolError(
+        `Invalid \`view_range\`: [${from}, ${to}]. Its first element \`${from}\` should be within ` +
+          `the range of lines of the file: [1, ${all.length}]`,
+      );
+    }
+    const numbered = numberLines(all.slice(from - 1, to === -1 ? all.length : to), from);
+    const last = from + numbered.shown - 1;
     let out = `Here's the result of running \`cat -n\` on ${shown}:\n${numbered.text}\n`;
     if (numbered.clipped) {
       out += `<response clipped><NOTE>To save on context only part of this file has been shown ` +
-        `to you (lines ${from}-${from + numbered.shown - 1} of ${lines.length}). Narrow ` +
-        `\`view_range\` to the lines you need.</NOTE>\n`;
+        `to you (lines ${from}-${last} of ${all.length}). Narrow \`view_range\` to the lines you ` +
+        `need, or search with \`grep -n\` in bash to find line numbers, then view that ` +
+        `range.</NOTE>\n`;
+    } else if (to !== -1 && to > all.length) {
+      out += `<NOTE>The file has only ${all.length} lines; shown up to the last one.</NOTE>\n`;
     }
     return out;
   }
