@@ -383,6 +383,8 @@ export interface TaskOptions {
   recordedTask?: string;
   /** A helper run for a slash command (`/init`): recorded as such, with its conversation. */
   helperOf?: Trajectory["helper_of"];
+  /** The trajectory's `session_id` (an ACP session's id); a new one when absent. */
+  sessionId?: string;
 }
 
 /** Runs one task (or one turn of a conversation); the session's tools keep their state. */
@@ -468,7 +470,7 @@ function turnRecord(session: Session, recorder: TrajectoryRecorder, before: LLMU
 
 function newRecorder(session: Session, task: string, opts: TaskOptions): TrajectoryRecorder {
   const { config } = session;
-  const sessionId = newSessionId();
+  const sessionId = opts.sessionId ?? newSessionId();
   const recorder = new TrajectoryRecorder(
     resolve(opts.trajectoryFile ?? defaultTrajectoryPath(sessionId)),
     {
