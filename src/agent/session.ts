@@ -21,7 +21,7 @@ import {
 import type { ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
 import { askToTrust } from "../config/trust.ts";
-import { openApprovalRules } from "./approval_rules.ts";
+import { type ApprovalRules, openApprovalRules } from "./approval_rules.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
@@ -111,6 +111,8 @@ export interface Session {
   recording?: Trajectory;
   /** Set when tool calls may need the user's approval. */
   approval?: ApprovalGate;
+  /** The approval rules in force (for /status); none in a replay. */
+  approvalRules?: ApprovalRules;
   /** The AGENTS.md files for the system prompt. */
   instructions: ProjectInstructions;
   /** The container the tools run in; `close()` it when the session ends. */
@@ -309,6 +311,7 @@ async function assemble(
     console,
     recording,
     approval: gate,
+    approvalRules: rules,
     instructions,
     container,
     baseline,

@@ -63,7 +63,7 @@ const COMMANDS: SlashCommand[] = [
         `instructions: ${instructions.files.map((f) => f.path).join(", ") || "(none)"}`,
         `tools:        ${executor.tools.map((t) => t.name).join(", ")}`,
         `config:       ${config.configPath ?? "(defaults)"}`,
-        ...approvalRuleLines(approval?.rules?.list() ?? []),
+        ...approvalRuleLines(ctx.session.approvalRules?.list() ?? []),
       ].join("\n"));
     },
   },

@@ -159,3 +159,42 @@ Deno.test("rules: --approval-rules FILE denies by policy in a run and records th
     await mock.close();
   }
 });
+
+Deno.test("rules: /status in interactive shows the rules in force with their source", async () => {
+  await using homeTemp = await tempDir();
+  await using repoTemp = await tempDir();
+  const home = homeTemp.path;
+  await Deno.mkdir(`${home}/.config/deft`, { recursive: true });
+  await Deno.writeTextFile(
+    `${home}/.config/deft/config.yaml`,
+    "approvals:\n  allow: ['$ git status']\n  deny: ['$ git push']\n",
+  );
+  const mock = MockLLM.start([chatText("unused")]);
+  try {
+    const r = await runDeft(
+      [
+        "interactive",
+        "-w",
+        repoTemp.path,
+        "--approval",
+        "never",
+        "-p",
+        "openai_compatible",
+        "-m",
+        "mock",
+        "--model-base-url",
+        `${mock.url}/v1`,
+        "-k",
+        "k",
+      ],
+      { cwd: home, env: { HOME: home }, stdin: "/status\nexit\n" },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      /rules:\n {2}1\. deny {3}\$ git push {2}\(your config: \S+config\.yaml\)\n {2}2\. allow {2}\$ git status/,
+    );
+  } finally {
+    await mock.close();
+  }
+});
