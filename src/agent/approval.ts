@@ -510,11 +510,9 @@ export class ApprovalGate implements CallGate {
         return user("yes");
       }
       if ((head === "a" || head === "always") && request.always) {
-        const where = await this.#alwaysWhere(request.always, word?.[2] ?? "");
-        if (where === null) {
-          tell("→ no answer: not run");
-          return user("none", "no answer (the prompt was closed or interrupted)");
-        }
+        // No answer to "where" (the prompt closed, or an asker that only answers approval
+        // questions, such as an ACP client's "always allow"): the yes stands, for this session.
+        const where = await this.#alwaysWhere(request.always, word?.[2] ?? "") ?? "session";
         this.#always.add(request.always);
         if (where === "project" && this.rules) {
           try {
