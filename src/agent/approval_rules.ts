@@ -251,9 +251,9 @@ export async function openApprovalRules(
   project: string,
   options: { rulesFile?: string; configFile?: string; warn: (text: string) => void },
 ): Promise<ApprovalRules> {
-  const user = loaded.path !== undefined && (await loadUserConfig())?.path !== loaded.path
-    ? await loadUserConfig()
-    : undefined;
+  // The user's own lists, when the loaded file is another (a repository's `deft.yaml`).
+  const userConfig = loaded.path !== undefined ? await loadUserConfig() : undefined;
+  const user = userConfig?.path !== loaded.path ? userConfig : undefined;
   const { rules, warnings } = await loadApprovalRules({
     configPath: loaded.path,
     configApprovals: loaded.config.approvals,

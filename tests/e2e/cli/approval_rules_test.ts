@@ -194,6 +194,15 @@ Deno.test("rules: /status in interactive shows the rules in force with their sou
       r.stderr,
       /rules:\n {2}1\. deny {3}\$ git push {2}\(your config: \S+config\.yaml\)\n {2}2\. allow {2}\$ git status/,
     );
+    // `deft approvals remove` takes a rule out of the user's config, keeping the rest.
+    const removed = await runDeft(["approvals", "remove", "1"], {
+      cwd: home,
+      env: { HOME: home },
+    });
+    assert.equal(removed.code, 0, removed.stderr);
+    const config = await Deno.readTextFile(`${home}/.config/deft/config.yaml`);
+    assert.doesNotMatch(config, /git push/);
+    assert.match(config, /git status/);
   } finally {
     await mock.close();
   }
