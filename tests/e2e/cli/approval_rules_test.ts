@@ -76,7 +76,7 @@ Deno.test("rules (pty): always in this project survives a new session there, not
   assert.equal(listed.code, 0, listed.stderr);
   assert.match(
     listed.stdout,
-    /^1\. allow  \$ touch  \(this project: .*project_approvals\.yaml\)$/m,
+    /^1\. allow {2}\$ touch {2}\(this project: .*project_approvals\.yaml\)$/m,
   );
   const inB = await runDeft(["approvals"], { cwd: b, env });
   assert.equal(inB.stdout, "", "the rule does not apply in another project");
@@ -114,7 +114,7 @@ Deno.test("rules: a repository's deft.yaml allow rule is ignored with a warning;
     const second = JSON.stringify(mock.requests[1].body.messages);
     assert.match(second, /deny rule \(`\$ rm`, set in [^)]*deft\.yaml\) refuses this command/);
     const listed = await runDeft(["approvals"], { cwd: repo, env: { HOME: home } });
-    assert.match(listed.stdout, /^1\. deny   \$ rm  \(this repository's config: /m);
+    assert.match(listed.stdout, /^1\. deny {3}\$ rm {2}\(this repository's config: /m);
     assert.doesNotMatch(listed.stdout, /allow/);
     const removing = await runDeft(["approvals", "remove", "1"], {
       cwd: repo,
