@@ -6,7 +6,7 @@
  * sure (redirections, escapes, a substitution inside quotes) is never covered by an allow. A
  * deny or ask matches when any part, split loosely, starts with its prefix.
  */
-import { basename, isAbsolute, relative } from "node:path";
+import { basename, isAbsolute, relative, resolve } from "node:path";
 import {
   type ApprovalAction,
   type ApprovalRule,
@@ -136,13 +136,19 @@ export function globRegExp(glob: string): RegExp {
   return new RegExp(`^${out}$`);
 }
 
+/**
+ * Whether an edit of `path` matches `glob`: a relative glob against the path relative to the
+ * workspace, an absolute one (an "always" answer for an absolute path) against the full path.
+ */
 function editMatches(glob: string, path: string, workspace: string | undefined): boolean {
+  const full = isAbsolute(path) || !workspace ? path : resolve(workspace, path);
   let rel = path;
   if (workspace && isAbsolute(path)) {
     const r = relative(workspace, path);
     if (!r.startsWith("..") && !isAbsolute(r)) rel = r;
   }
   rel = rel.replace(/^\.\//, "");
+  if (isAbsolute(glob)) return globRegExp(glob).test(full);
   const re = globRegExp(glob.replace(/^\.\//, ""));
   return re.test(rel) || (!glob.includes("/") && re.test(basename(rel)));
 }

@@ -137,6 +137,13 @@ Deno.test("rules: an ask rule asks where the mode would not; edit globs and tool
   assert.equal(doc.decision.decided_by, "rule");
   const other = await all.decide(editor, { path: "src/main.ts" });
   assert.equal(other.decision.decided_by, "user");
+  // An "always" answer for an absolute path saves `edit /abs/path`: it covers that file again.
+  const { gate: abs } = gate("all", { allow: ["edit /nonexistent-workspace/calc.py"] });
+  assert.equal((await abs.decide(editor, { path: "calc.py" })).decision.decided_by, "rule");
+  assert.equal(
+    (await abs.decide(editor, { path: "/nonexistent-workspace/calc.py" })).decision.decided_by,
+    "rule",
+  );
 });
 
 Deno.test("commandParts splits compound commands and gives up on what it cannot read for sure", () => {
