@@ -6,7 +6,7 @@
  * policy.
  */
 import assert from "node:assert/strict";
-import { mockRunArgs, runDeft, runMocked } from "../../helpers/deft.ts";
+import { mockRunArgs, runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
@@ -206,4 +206,17 @@ Deno.test("rules: /status in interactive shows the rules in force with their sou
   } finally {
     await mock.close();
   }
+});
+
+Deno.test("rules: a trusted repository's deft.yaml still adds no allow rule", async () => {
+  const home = await trustedHome();
+  await Deno.writeTextFile(
+    `${home}/deft.yaml`,
+    "approvals:\n  allow: ['$ rm']\n  ask: ['$ curl']\n",
+  );
+  const listed = await runDeft(["approvals"], { cwd: home, env: { HOME: home } });
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, /^1\. ask {4}\$ curl {2}\(this repository's config: deft\.yaml\)$/m);
+  assert.doesNotMatch(listed.stdout, /\$ rm/);
+  assert.match(listed.stderr, /never 'allow': its allow rules \(\$ rm\) are ignored/);
 });
