@@ -21,6 +21,7 @@ import {
 import type { ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
 import { askToTrust } from "../config/trust.ts";
+import { type ApprovalRules, openApprovalRules } from "./approval_rules.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
@@ -55,6 +56,8 @@ export interface SessionOptions extends ConfigOverrides, SessionContainerOptions
   approval?: string;
   /** False with `--no-project-instructions`. */
   projectInstructions?: boolean;
+  /** `--approval-rules FILE`: a policy file of allow/ask/deny rules (agent/approval_rules.ts). */
+  approvalRules?: string;
 }
 
 /** The container flags (src/container): the tools run inside when an image or id is given. */
@@ -108,6 +111,8 @@ export interface Session {
   recording?: Trajectory;
   /** Set when tool calls may need the user's approval. */
   approval?: ApprovalGate;
+  /** The approval rules in force (for /status); none in a replay. */
+  approvalRules?: ApprovalRules;
   /** The AGENTS.md files for the system prompt. */
   instructions: ProjectInstructions;
   /** The container the tools run in; `close()` it when the session ends. */
@@ -268,12 +273,18 @@ async function assemble(
     throw e;
   }
   const canSwitch = asking.switchable && asking.terminal;
+  const rules = recording ? undefined : await openApprovalRules(loaded, io.workspace, {
+    rulesFile: opts.approvalRules,
+    configFile: opts.configFile,
+    warn: (text) => io.write(`warning: ${terminalText(text)}`),
+  });
   const gate = (approvalMode === "never" && !canSwitch) || recording ? undefined : new ApprovalGate(
     approvalMode,
     asking.ask,
     io.write,
     workspace,
     workplace.container !== undefined,
+    rules,
   );
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
@@ -288,11 +299,19 @@ async function assemble(
     executor: new ToolExecutor(
       tools,
       gate ??
-        (recording ? new ReplayGate(recording) : new ApprovalGate("never", asking.ask, io.write)),
+        (recording ? new ReplayGate(recording) : new ApprovalGate(
+          "never",
+          asking.ask,
+          io.write,
+          workspace,
+          workplace.container !== undefined,
+          rules,
+        )),
     ),
     console,
     recording,
     approval: gate,
+    approvalRules: rules,
     instructions,
     container,
     baseline,
