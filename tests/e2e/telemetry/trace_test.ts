@@ -1,0 +1,199 @@
+/**
+ * OpenTelemetry traces, received the way a collector would: a tiny OTLP/HTTP JSON receiver on
+ * 127.0.0.1 gets what Deno's exporter sends while `deft batch` runs two tasks against the mock
+ * model, and the test checks the span tree, the attributes and the parentage from an inbound
+ * `TRACEPARENT`. A second test points the exporter at a port nobody listens on.
+ */
+import * as assert from "node:assert/strict";
+import { join } from "node:path";
+import { makeBatchFixture } from "../../helpers/batch_fixture.ts";
+import { runDeft } from "../../helpers/deft.ts";
+import {
+  chatToolCalls,
+  MockLLM,
+  type MockReply,
+  type MockRequest,
+} from "../../helpers/mock_llm.ts";
+import { tempDir } from "../../helpers/temp.ts";
+
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+  boolValue?: boolean;
+  doubleValue?: number;
+  arrayValue?: { values: OtlpValue[] };
+}
+
+interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes: Record<string, unknown>;
+  status?: { code?: number };
+}
+
+function plain(v: OtlpValue): unknown {
+  if (v.stringValue !== undefined) return v.stringValue;
+  if (v.intValue !== undefined) return Number(v.intValue);
+  if (v.boolValue !== undefined) return v.boolValue;
+  if (v.doubleValue !== undefined) return v.doubleValue;
+  if (v.arrayValue) return v.arrayValue.values.map(plain);
+  return undefined;
+}
+
+/** An OTLP/HTTP JSON trace receiver on 127.0.0.1. */
+function receiver() {
+  const spans: ReceivedSpan[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.json().catch(() => ({}));
+    // deno-lint-ignore no-explicit-any
+    for (const rs of (body as any).resourceSpans ?? []) {
+      for (const ss of rs.scopeSpans ?? []) {
+        for (const s of ss.spans ?? []) {
+          const attributes: Record<string, unknown> = {};
+          for (const a of s.attributes ?? []) attributes[a.key] = plain(a.value);
+          spans.push({ ...s, attributes });
+        }
+      }
+    }
+    return Response.json({});
+  });
+  return { spans, url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
+}
+
+/** The model: fixes the bug and prints the shell's TRACEPARENT, then calls task_done. */
+function model(req: MockRequest): MockReply {
+  const messages = req.body?.messages ?? [];
+  const last = messages[messages.length - 1];
+  if (last?.role === "tool") return chatToolCalls([["task_done", {}]]);
+  return chatToolCalls([["bash", {
+    command: `sed -i 's/a - b/a + b/' calc.py && echo "TP=$TRACEPARENT"`,
+  }]]);
+}
+
+const INBOUND_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+const INBOUND_SPAN = "00f067aa0ba902b7";
+
+Deno.test({
+  name: "deft batch of two tasks exports one trace under the inbound TRACEPARENT",
+  sanitizeResources: false,
+  fn: async () => {
+    await using dir = await tempDir("deft-otel-");
+    const collector = receiver();
+    const mock = MockLLM.start([], model);
+    try {
+      const { tasksFile } = await makeBatchFixture(dir.path, 2, () => "fix", () => ({
+        replay: undefined as unknown as string,
+      }));
+      const out = join(dir.path, "out");
+      const run = await runDeft([
+        "batch",
+        tasksFile,
+        "--out",
+        out,
+        "--concurrency",
+        "2",
+        "-p",
+        "openai_compatible",
+        "-m",
+        "mock-model",
+        "--model-base-url",
+        `${mock.url}/v1`,
+      ], {
+        env: {
+          OPENAI_COMPATIBLE_API_KEY: "k",
+          OTEL_DENO: "true",
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+          TRACEPARENT: `00-${INBOUND_TRACE}-${INBOUND_SPAN}-01`,
+        },
+      });
+      assert.equal(run.code, 0, run.stderr);
+      const spans = collector.spans;
+      const byId = new Map(spans.map((s) => [s.spanId, s]));
+      const named = (prefix: string) => spans.filter((s) => s.name.startsWith(prefix));
+      const parentOf = (s: ReceivedSpan) => byId.get(s.parentSpanId ?? "");
+      const summary = spans.map((s) => `${s.name} ${s.spanId}<-${s.parentSpanId}`).join("\n");
+
+      // One trace, continuing the caller's.
+      for (
+        const s of named("deft.").concat(
+          named("invoke_agent"),
+          named("chat "),
+          named("execute_tool"),
+        )
+      ) {
+        assert.equal(s.traceId, INBOUND_TRACE, `${s.name} is in another trace\n${summary}`);
+      }
+      const [batch] = named("deft.batch");
+      assert.ok(batch, `no batch span\n${summary}`);
+      assert.equal(batch.parentSpanId, INBOUND_SPAN);
+
+      const tasks = named("deft.task");
+      assert.deepEqual(tasks.map((t) => t.attributes["deft.task.id"]).sort(), ["t00", "t01"]);
+      for (const t of tasks) assert.equal(t.parentSpanId, batch.spanId, summary);
+
+      const runs = named("invoke_agent");
+      assert.equal(runs.length, 2, summary);
+      for (const r of runs) {
+        assert.ok(tasks.includes(parentOf(r)!), `run ${r.spanId} is not under a task\n${summary}`);
+        assert.equal(r.attributes["deft.exit_code"], 0);
+      }
+
+      const chats = named("chat ");
+      assert.equal(chats.length, 4, summary);
+      for (const c of chats) {
+        assert.ok(runs.includes(parentOf(c)!), `chat ${c.spanId} is not under a run\n${summary}`);
+        assert.equal(c.attributes["gen_ai.system"], "openai_compatible");
+        assert.equal(c.attributes["gen_ai.provider.name"], "openai_compatible");
+        assert.equal(c.attributes["gen_ai.request.model"], "mock-model");
+        assert.equal(c.attributes["gen_ai.usage.input_tokens"], 100);
+        assert.equal(c.attributes["gen_ai.usage.output_tokens"], 20);
+        assert.deepEqual(c.attributes["gen_ai.response.finish_reasons"], ["tool_calls"]);
+        // No prompt or answer text unless the user opts in.
+        assert.equal(c.attributes["gen_ai.input.messages"], undefined);
+        assert.equal(c.attributes["gen_ai.output.messages"], undefined);
+      }
+
+      const tools = named("execute_tool");
+      assert.deepEqual(tools.map((t) => t.attributes["gen_ai.tool.name"]).sort(), [
+        "bash",
+        "bash",
+        "task_done",
+        "task_done",
+      ]);
+      for (const t of tools) {
+        assert.ok(runs.includes(parentOf(t)!), `tool ${t.spanId} is not under a run\n${summary}`);
+        assert.equal(t.attributes["deft.tool.success"], true);
+        assert.equal(t.attributes["deft.approval.decision"], "allow");
+      }
+      const bashes = tools.filter((t) => t.attributes["gen_ai.tool.name"] === "bash");
+      for (const b of bashes) assert.equal(b.attributes["deft.tool.effect"], "command");
+
+      // The shell's command saw its own tool span as TRACEPARENT.
+      const seen = mock.requests.flatMap((r) =>
+        (r.body?.messages ?? []).filter((m: { role: string }) => m.role === "tool")
+          .map((m: { content: string }) => m.content.match(/TP=(\S*)/)?.[1])
+      ).filter((tp) => tp !== undefined);
+      assert.deepEqual(
+        [...new Set(seen)].sort(),
+        bashes.map((b) => `00-${INBOUND_TRACE}-${b.spanId}-01`).sort(),
+      );
+
+      // The model requests carried a traceparent inside the model call's span.
+      for (const r of mock.requests) {
+        const header = r.headers.get("traceparent");
+        assert.ok(header, "a model request without traceparent");
+        const [, trace, span] = header.split("-");
+        assert.equal(trace, INBOUND_TRACE);
+        let at = byId.get(span);
+        while (at && !at.name.startsWith("chat ")) at = parentOf(at);
+        assert.ok(at, `traceparent ${header} names no span under a model call\n${summary}`);
+      }
+    } finally {
+      await mock.close();
+      await collector.close();
+    }
+  },
+});
