@@ -19,7 +19,7 @@ import type { ApprovalDecision } from "./approval_decision.ts";
 import { validateArguments } from "./validate.ts";
 import { nestingProblem } from "./nesting.ts";
 import { traceToolCall } from "../telemetry/tool.ts";
-import { tracingEnabled } from "../telemetry/tracing.ts";
+import { traceparentEnv, tracingEnabled } from "../telemetry/tracing.ts";
 
 // Name matching lives with the tools; callers that match names as the executor does import it here.
 export { normalizeToolName } from "./base.ts";
@@ -124,7 +124,9 @@ export class ToolExecutor {
       return wrap(call, tool.name, { output: null, error: verdict, error_code: -1 }, decision);
     }
     // The verdict travels beside the model's arguments, never inside them.
-    const plan: CallPlan | undefined = verdict === RUN_UNASKED ? { unasked: true } : undefined;
+    let plan: CallPlan | undefined = verdict === RUN_UNASKED ? { unasked: true } : undefined;
+    const { TRACEPARENT: traceparent } = traceparentEnv();
+    if (traceparent) plan = { ...plan, traceparent };
     try {
       return wrap(call, tool.name, await tool.execute(validation.args, plan), decision);
     } catch (e) {

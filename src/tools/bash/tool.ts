@@ -80,7 +80,7 @@ export class BashTool extends Tool {
       }
       throw e;
     }
-    const result = await session.run(command, timeout * 1000, ++this.#calls);
+    const result = await session.run(command, timeout * 1000, ++this.#calls, plan?.traceparent);
     this.#cwd = session.cwd;
     return this.#report(result, timeout, notes);
   }
