@@ -59,8 +59,8 @@ export async function runCommand(taskArg: string | undefined, opts: RunOptions):
   const format = outputFormat(opts);
   try {
     return await withSpan(
-      "invoke_agent deft",
-      { "gen_ai.operation.name": "invoke_agent" },
+      "deft.run",
+      {},
       async (span) => {
         const code = await runFormatted(taskArg, { ...opts, outputFormat: format });
         span.set({ "deft.exit_code": code });

@@ -73,7 +73,8 @@ const NO_SPAN: SpanHandle = { set() {}, fail() {} };
 /**
  * Runs `fn` inside a span named `name` (active for everything `fn` starts), ending it when `fn`
  * settles; a throw marks it failed and passes on. With tracing off or not loaded yet, just `fn`.
- * A `root` span takes an inbound `TRACEPARENT` as its parent.
+ * A `root` span (a run, a turn, a batch) loads the API first, and without an active span takes an
+ * inbound `TRACEPARENT` as its parent.
  */
 export async function withSpan<T>(
   name: string,
@@ -84,7 +85,9 @@ export async function withSpan<T>(
   if (options.root) await initTracing();
   const a = api;
   if (!a) return fn(NO_SPAN);
-  const parent = (options.root ? inboundContext(a) : undefined) ?? a.context.active();
+  const active = a.context.active();
+  const parent = (options.root && !a.trace.getSpan(active) ? inboundContext(a) : undefined) ??
+    active;
   const span = a.trace.getTracer("deft").startSpan(name, {}, parent);
   setAll(span, attributes);
   const handle: SpanHandle = {

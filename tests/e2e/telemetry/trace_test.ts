@@ -134,17 +134,23 @@ Deno.test({
       assert.deepEqual(tasks.map((t) => t.attributes["deft.task.id"]).sort(), ["t00", "t01"]);
       for (const t of tasks) assert.equal(t.parentSpanId, batch.spanId, summary);
 
-      const runs = named("invoke_agent");
+      const runs = named("deft.run");
       assert.equal(runs.length, 2, summary);
       for (const r of runs) {
         assert.ok(tasks.includes(parentOf(r)!), `run ${r.spanId} is not under a task\n${summary}`);
         assert.equal(r.attributes["deft.exit_code"], 0);
       }
+      const turns = named("invoke_agent");
+      assert.equal(turns.length, 2, summary);
+      for (const t of turns) {
+        assert.ok(runs.includes(parentOf(t)!), `turn ${t.spanId} is not under a run\n${summary}`);
+        assert.equal(t.attributes["deft.turn.steps"], 2);
+      }
 
       const chats = named("chat ");
       assert.equal(chats.length, 4, summary);
       for (const c of chats) {
-        assert.ok(runs.includes(parentOf(c)!), `chat ${c.spanId} is not under a run\n${summary}`);
+        assert.ok(turns.includes(parentOf(c)!), `chat ${c.spanId} is not under a turn\n${summary}`);
         assert.equal(c.attributes["gen_ai.system"], "openai_compatible");
         assert.equal(c.attributes["gen_ai.provider.name"], "openai_compatible");
         assert.equal(c.attributes["gen_ai.request.model"], "mock-model");
@@ -164,7 +170,7 @@ Deno.test({
         "task_done",
       ]);
       for (const t of tools) {
-        assert.ok(runs.includes(parentOf(t)!), `tool ${t.spanId} is not under a run\n${summary}`);
+        assert.ok(turns.includes(parentOf(t)!), `tool ${t.spanId} is not under a turn\n${summary}`);
         assert.equal(t.attributes["deft.tool.success"], true);
         assert.equal(t.attributes["deft.approval.decision"], "allow");
       }
