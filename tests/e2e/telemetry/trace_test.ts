@@ -2,13 +2,14 @@
  * OpenTelemetry traces, received the way a collector would: a tiny OTLP/HTTP JSON receiver on
  * 127.0.0.1 gets what Deno's exporter sends while `deft batch` runs two tasks against the mock
  * model, and the test checks the span tree, the attributes and the parentage from an inbound
- * `TRACEPARENT`. A second test points the exporter at a port nobody listens on.
+ * `TRACEPARENT`; and that prompt and answer text stay off the spans unless the user opts in.
  */
 import * as assert from "node:assert/strict";
 import { join } from "node:path";
 import { makeBatchFixture } from "../../helpers/batch_fixture.ts";
-import { runDeft } from "../../helpers/deft.ts";
+import { runDeft, runMocked } from "../../helpers/deft.ts";
 import {
+  chatText,
   chatToolCalls,
   MockLLM,
   type MockReply,
@@ -87,6 +88,8 @@ Deno.test({
         replay: undefined as unknown as string,
       }));
       const out = join(dir.path, "out");
+      const home = join(dir.path, "home");
+      await Deno.mkdir(home);
       const run = await runDeft([
         "batch",
         tasksFile,
@@ -102,6 +105,7 @@ Deno.test({
         `${mock.url}/v1`,
       ], {
         env: {
+          HOME: home,
           OPENAI_COMPATIBLE_API_KEY: "k",
           OTEL_DENO: "true",
           OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
@@ -201,5 +205,47 @@ Deno.test({
       await mock.close();
       await collector.close();
     }
+  },
+});
+
+Deno.test({
+  name: "prompt and answer text go on model spans only when the user opts in",
+  sanitizeResources: false,
+  fn: async () => {
+    await using dir = await tempDir("deft-trace-content-");
+    const home = join(dir.path, "home");
+    await Deno.mkdir(home);
+    const spansOf = async (extra: Record<string, string>) => {
+      const collector = receiver();
+      const mock = MockLLM.start([chatText("The secret word is PAPAYA.")]);
+      try {
+        const run = await runMocked(mock, "Say the word BANANA-PROMPT back.", dir.path, {
+          env: {
+            HOME: home,
+            OTEL_DENO: "true",
+            OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+            OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+            ...extra,
+          },
+        });
+        assert.equal(run.code, 0, run.stderr);
+        return collector.spans;
+      } finally {
+        await mock.close();
+        await collector.close();
+      }
+    };
+    const plainRun = await spansOf({});
+    const everything = JSON.stringify(plainRun);
+    assert.ok(plainRun.some((s) => s.name === "chat mock-model"), everything);
+    assert.doesNotMatch(everything, /BANANA-PROMPT|PAPAYA/);
+
+    const optedIn = await spansOf({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" });
+    const chat = optedIn.find((s) => s.name === "chat mock-model");
+    assert.match(String(chat?.attributes["gen_ai.input.messages"]), /BANANA-PROMPT/);
+    assert.match(String(chat?.attributes["gen_ai.output.messages"]), /PAPAYA/);
+    // A run outside any batch or inbound trace is a trace of its own, rooted at the run.
+    const run = optedIn.find((s) => s.name === "deft.run");
+    assert.ok(run && !run.parentSpanId, JSON.stringify(run));
   },
 });
