@@ -77,7 +77,7 @@ export function runBatchTask(
     const result = await runTask(task, ctx, signal);
     span.set({ "deft.task.status": result.status, "deft.task.success": result.success });
     return result;
-  });
+  }, { root: true });
 }
 
 async function runTask(
