@@ -249,3 +249,58 @@ Deno.test({
     assert.ok(run && !run.parentSpanId, JSON.stringify(run));
   },
 });
+
+Deno.test({
+  name: "each interactive turn is a span with its model calls under it",
+  sanitizeResources: false,
+  fn: async () => {
+    await using dir = await tempDir("deft-trace-turns-");
+    const home = join(dir.path, "home");
+    await Deno.mkdir(home);
+    const collector = receiver();
+    const mock = MockLLM.start([chatText("First answer."), chatText("Second answer.")]);
+    try {
+      const run = await runDeft([
+        "interactive",
+        "-w",
+        dir.path,
+        "--approval",
+        "never",
+        "-p",
+        "openai_compatible",
+        "-m",
+        "mock",
+        "--model-base-url",
+        `${mock.url}/v1`,
+        "-k",
+        "k",
+      ], {
+        cwd: dir.path,
+        stdin: "first question\nsecond question\n",
+        env: {
+          HOME: home,
+          XDG_STATE_HOME: join(home, "state"),
+          OTEL_DENO: "true",
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+          TRACEPARENT: `00-${INBOUND_TRACE}-${INBOUND_SPAN}-01`,
+        },
+      });
+      assert.equal(run.code, 0, run.stderr);
+      const spans = collector.spans;
+      const summary = spans.map((s) => `${s.name} ${s.spanId}<-${s.parentSpanId}`).join("\n");
+      const turns = spans.filter((s) => s.name === "invoke_agent deft");
+      assert.equal(turns.length, 2, summary);
+      for (const turn of turns) {
+        assert.equal(turn.traceId, INBOUND_TRACE, summary);
+        assert.equal(turn.parentSpanId, INBOUND_SPAN, summary);
+        const chats = spans.filter((s) => s.name === "chat mock" && s.parentSpanId === turn.spanId);
+        assert.equal(chats.length, 1, summary);
+      }
+      assert.ok(!spans.some((s) => s.name === "deft.run"), summary);
+    } finally {
+      await mock.close();
+      await collector.close();
+    }
+  },
+});
