@@ -35,7 +35,9 @@ export function contentCaptured(): boolean {
 export function initTracing(): Promise<void> {
   if (!tracingEnabled()) return Promise.resolve();
   loading ??= import("@opentelemetry/api").then((m) => {
-    api = m;
+    // The one-file bundle hands the package over as a CommonJS default export.
+    const found = (m.context ? m : (m as unknown as { default?: Api }).default) as Api | undefined;
+    if (typeof found?.trace?.getTracer === "function" && found.context) api = found;
   }, () => {
     // A tracing library that fails to load must never stop a run.
   });
