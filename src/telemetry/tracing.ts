@@ -58,8 +58,12 @@ function inboundContext(a: Api): Context | undefined {
 }
 
 function setAll(span: Span, attributes: SpanAttributes): void {
-  for (const [key, value] of Object.entries(attributes)) {
-    if (value !== undefined && value !== null) span.setAttribute(key, value);
+  try {
+    for (const [key, value] of Object.entries(attributes)) {
+      if (value !== undefined && value !== null) span.setAttribute(key, value);
+    }
+  } catch {
+    // An attribute the exporter refuses is lost; the run goes on.
   }
 }
 
@@ -87,17 +91,25 @@ export async function withSpan<T>(
   if (options.root) await initTracing();
   const a = api;
   if (!a) return fn(NO_SPAN);
-  const active = a.context.active();
-  const parent = (options.root && !a.trace.getSpan(active) ? inboundContext(a) : undefined) ??
-    active;
-  const span = a.trace.getTracer("deft").startSpan(name, {}, parent);
+  let span: Span;
+  let inside: Context;
+  try {
+    const active = a.context.active();
+    const parent = (options.root && !a.trace.getSpan(active) ? inboundContext(a) : undefined) ??
+      active;
+    span = a.trace.getTracer("deft").startSpan(name, {}, parent);
+    inside = a.trace.setSpan(parent, span);
+  } catch {
+    // Tracing that misbehaves costs the span, never the run.
+    return fn(NO_SPAN);
+  }
   setAll(span, attributes);
   const handle: SpanHandle = {
     set: (more) => setAll(span, more),
     fail: (message) => span.setStatus({ code: a.SpanStatusCode.ERROR, message }),
   };
   try {
-    return await a.context.with(a.trace.setSpan(parent, span), () => fn(handle));
+    return await a.context.with(inside, () => fn(handle));
   } catch (e) {
     handle.fail((e as Error)?.message ?? String(e));
     throw e;
