@@ -12,6 +12,7 @@ import type { ContextManager } from "./context.ts";
 import type { Lakeview } from "./lakeview.ts";
 import type { GitSandbox } from "../policy/git.ts";
 import { workspacePatch } from "./patch.ts";
+import { withSpan } from "../telemetry/tracing.ts";
 import { EMPTY_PATCH_REFUSAL, NO_TOOL_CALL_NUDGE, systemPrompt, taskMessage } from "./prompt.ts";
 
 /** What a run needs. */
@@ -51,7 +52,19 @@ export interface AgentResult {
 }
 
 /** Runs `task` to completion, the step limit, an error or an interruption. */
-export async function runAgent(task: string, options: AgentOptions): Promise<AgentResult> {
+export function runAgent(task: string, options: AgentOptions): Promise<AgentResult> {
+  // One span per run or interactive turn; its model and tool calls are its children.
+  return withSpan("invoke_agent deft", {
+    "gen_ai.operation.name": "invoke_agent",
+    "gen_ai.agent.name": "deft",
+  }, async (span) => {
+    const result = await runTurn(task, options);
+    span.set({ "deft.turn.steps": result.steps, "deft.turn.success": result.success });
+    return result;
+  }, { root: true });
+}
+
+async function runTurn(task: string, options: AgentOptions): Promise<AgentResult> {
   const { client, executor, recorder, console, signal } = options;
   const definitions = executor.tools.map((t) => t.jsonDefinition());
   const messages = options.conversation ?? [];

@@ -21,6 +21,7 @@ import { resolveRunConfig } from "../config/resolve.ts";
 import { resolveToolSettings } from "../config/tool_settings.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
 import { deftArgv } from "../policy/self.ts";
+import { withSpan } from "../telemetry/tracing.ts";
 
 /** How a batch runs: its own limits, and the flags every task's `deft run` gets. */
 export interface BatchSettings {
@@ -218,20 +219,26 @@ export async function runLocal(
   const ctx = await context(out, settings, "local");
   const kept: string[] = [];
   try {
-    await runPool(todo, concurrency, ctx, signal, {
-      started: () => {
-        counts.running++;
-        progress.update({ ...counts });
-      },
-      finished: (_task, result) => {
-        counts.running--;
-        if (result.status !== "interrupted") counts.done++;
-        if (!result.success && result.status !== "interrupted") counts.failed++;
-        counts.tokens += result.tokens?.total ?? 0;
-        if (result.container_id) kept.push(result.container_id);
-        progress.finished(result, { ...counts });
-      },
-    });
+    await withSpan(
+      "deft.batch",
+      { "deft.batch.tasks": todo.length },
+      () =>
+        runPool(todo, concurrency, ctx, signal, {
+          started: () => {
+            counts.running++;
+            progress.update({ ...counts });
+          },
+          finished: (_task, result) => {
+            counts.running--;
+            if (result.status !== "interrupted") counts.done++;
+            if (!result.success && result.status !== "interrupted") counts.failed++;
+            counts.tokens += result.tokens?.total ?? 0;
+            if (result.container_id) kept.push(result.container_id);
+            progress.finished(result, { ...counts });
+          },
+        }),
+      { root: true },
+    );
   } finally {
     dispose();
     progress.stop();

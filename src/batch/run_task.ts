@@ -38,6 +38,7 @@ import {
 } from "../policy/process.ts";
 import { defaultSandbox, type SandboxMode } from "../policy/sandbox.ts";
 import type { BatchTask } from "./tasks.ts";
+import { traceparentEnv, withSpan } from "../telemetry/tracing.ts";
 
 /** What every task of one batch process shares. */
 export interface TaskContext {
@@ -67,7 +68,19 @@ export interface TaskContext {
 }
 
 /** Runs one task and records its result; never throws for a task's own failure. */
-export async function runBatchTask(
+export function runBatchTask(
+  task: BatchTask,
+  ctx: TaskContext,
+  signal: AbortSignal,
+): Promise<TaskResult> {
+  return withSpan(`deft.task ${task.id}`, { "deft.task.id": task.id }, async (span) => {
+    const result = await runTask(task, ctx, signal);
+    span.set({ "deft.task.status": result.status, "deft.task.success": result.success });
+    return result;
+  }, { root: true });
+}
+
+async function runTask(
   task: BatchTask,
   ctx: TaskContext,
   signal: AbortSignal,
@@ -106,7 +119,8 @@ export async function runBatchTask(
 
     const log = await Deno.open(paths.log, { write: true, create: true, truncate: true });
     try {
-      const env = { [TASK_TAG]: tag, NO_COLOR: "1" };
+      // With tracing on, the task's run and test are children of the task's span.
+      const env = { [TASK_TAG]: tag, NO_COLOR: "1", ...traceparentEnv() };
       const run = await runInGroup(
         deftTaskLaunch(
           [...deftArgv(), "run", ...runArgs(task, ctx, paths, container)],

@@ -39,6 +39,7 @@ import {
   sessionPlace,
 } from "./resume.ts";
 import { onStopSignals } from "./signals.ts";
+import { withSpan } from "../telemetry/tracing.ts";
 
 /** Options of `deft run`, as commander hands them over. */
 export interface RunOptions extends SessionOptions, ResumeOptions {
@@ -57,7 +58,16 @@ export interface RunOptions extends SessionOptions, ResumeOptions {
 export async function runCommand(taskArg: string | undefined, opts: RunOptions): Promise<number> {
   const format = outputFormat(opts);
   try {
-    return await runFormatted(taskArg, { ...opts, outputFormat: format });
+    return await withSpan(
+      "deft.run",
+      {},
+      async (span) => {
+        const code = await runFormatted(taskArg, { ...opts, outputFormat: format });
+        span.set({ "deft.exit_code": code });
+        return code;
+      },
+      { root: true },
+    );
   } catch (e) {
     // Scripts reading stdout get the error there too, in the shape they parse.
     if (e instanceof UsageError && format !== "text") {

@@ -12,6 +12,8 @@ import { GoogleClient } from "./google.ts";
 import { OllamaClient } from "./ollama.ts";
 import { OpenAIChatClient } from "./openai_chat.ts";
 import { type RetryOptions, withRetry } from "./retry.ts";
+import { traceModelCall } from "../telemetry/genai.ts";
+import { costOf } from "./prices.ts";
 import type { LLMClient, LLMMessage, LLMResponse, TextListener } from "./types.ts";
 
 const OPENROUTER_URL = "https://openrouter.ai/api/v1";
@@ -37,9 +39,16 @@ export class RetryingClient implements LLMClient {
     signal?: AbortSignal,
     onText?: TextListener,
   ): Promise<LLMResponse> {
-    return withRetry(
-      () => this.inner.chat(messages, tools, signal, onText),
-      { ...this.options, signal },
+    return traceModelCall(
+      this.provider,
+      this.model,
+      messages,
+      () =>
+        withRetry(() => this.inner.chat(messages, tools, signal, onText), {
+          ...this.options,
+          signal,
+        }),
+      (r) => costOf(r.usage, this.provider, this.model),
     );
   }
 }

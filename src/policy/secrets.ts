@@ -10,7 +10,9 @@ import { envObject } from "../env.ts";
  */
 
 /** Variable names that hold secrets (any case). */
-export const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL/i;
+// The OTLP exporter's headers carry a hosted collector's key (`x-honeycomb-team=…`).
+export const SECRET_NAME =
+  /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|^OTEL_EXPORTER_OTLP_(\w+_)?HEADERS$/i;
 
 /** Text that stands in for a masked secret. */
 export const MASK = "***";

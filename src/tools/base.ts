@@ -117,6 +117,8 @@ export interface CallPlan {
    * `unaskedPolicy`) instead of the session's shell.
    */
   readonly unasked?: boolean;
+  /** With tracing on, the call's span as a W3C `traceparent`, for the commands it runs. */
+  readonly traceparent?: string;
 }
 
 /** A successful result carrying `output`. */

@@ -18,6 +18,8 @@ import {
 import type { ApprovalDecision } from "./approval_decision.ts";
 import { validateArguments } from "./validate.ts";
 import { nestingProblem } from "./nesting.ts";
+import { traceToolCall } from "../telemetry/tool.ts";
+import { traceparentEnv, tracingEnabled } from "../telemetry/tracing.ts";
 
 // Name matching lives with the tools; callers that match names as the executor does import it here.
 export { normalizeToolName } from "./base.ts";
@@ -89,7 +91,17 @@ export class ToolExecutor {
   }
 
   /** Runs one call. Always resolves. */
-  async executeToolCall(call: ToolCall): Promise<ToolCallResult> {
+  executeToolCall(call: ToolCall): Promise<ToolCallResult> {
+    const tool = this.find(call.name);
+    return traceToolCall(
+      tool?.name ?? call.name,
+      call.call_id,
+      tracingEnabled() ? effectKind(tool, call.arguments) : undefined,
+      () => this.#execute(call),
+    );
+  }
+
+  async #execute(call: ToolCall): Promise<ToolCallResult> {
     const tool = this.find(call.name);
     if (!tool) {
       const names = this.#tools.map((t) => t.name).join(", ");
@@ -112,7 +124,9 @@ export class ToolExecutor {
       return wrap(call, tool.name, { output: null, error: verdict, error_code: -1 }, decision);
     }
     // The verdict travels beside the model's arguments, never inside them.
-    const plan: CallPlan | undefined = verdict === RUN_UNASKED ? { unasked: true } : undefined;
+    let plan: CallPlan | undefined = verdict === RUN_UNASKED ? { unasked: true } : undefined;
+    const { TRACEPARENT: traceparent } = traceparentEnv();
+    if (traceparent) plan = { ...plan, traceparent };
     try {
       return wrap(call, tool.name, await tool.execute(validation.args, plan), decision);
     } catch (e) {
@@ -160,4 +174,15 @@ function wrap(
   if (call.id !== undefined) wrapped.id = call.id;
   if (approval) wrapped.approval = approval;
   return wrapped;
+}
+
+/** The kind of effect the catalog gives a call, for its trace span; undefined when unknown. */
+function effectKind(tool: Tool | undefined, args: unknown): string | undefined {
+  try {
+    return args && typeof args === "object"
+      ? tool?.effects(args as Record<string, unknown>)?.kind
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -44,6 +44,8 @@ const LAYERS: { name: string; rank: number; has: (path: string) => boolean }[] =
   })),
   // Between the tools (whose container host uses it) and the code graph; it uses the policy.
   { name: "src/container", rank: 7.5, has: (p) => p.startsWith("src/container/") },
+  // Traces through Deno's OpenTelemetry exporter: every layer above may open a span.
+  { name: "src/telemetry", rank: 9.5, has: (p) => p.startsWith("src/telemetry/") },
   {
     name: "base files",
     rank: 10,

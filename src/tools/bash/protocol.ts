@@ -118,11 +118,19 @@ export function initScript(tag: string, runFile: string): string {
 
 const encoder = new TextEncoder();
 
-/** The bytes that run `command` as call number `call`. */
-export function commandBytes(command: string, call: number): Uint8Array {
+/**
+ * The bytes that run `command` as call number `call`; with `env` (Deft's own variables, such as the
+ * tool span's `TRACEPARENT`), the shell exports those first.
+ */
+export function commandBytes(
+  command: string,
+  call: number,
+  env: Record<string, string> = {},
+): Uint8Array {
   const body = encoder.encode(command);
+  const exports = Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)};`).join("");
   const line = encoder.encode(
-    `__deft_read ${body.length} ${call};__deft_run\n`,
+    `${exports}__deft_read ${body.length} ${call};__deft_run\n`,
   );
   const bytes = new Uint8Array(line.length + body.length);
   bytes.set(line);

@@ -181,7 +181,12 @@ export class BashSession {
    * Runs `command` and resolves when it ends, however it ends. `timeoutMs` bounds the wait;
    * `callNumber` names the files a clipped output is saved to.
    */
-  async run(command: string, timeoutMs: number, callNumber: number): Promise<RunResult> {
+  async run(
+    command: string,
+    timeoutMs: number,
+    callNumber: number,
+    traceparent?: string,
+  ): Promise<RunResult> {
     if (this.#busy) throw new Error("BashSession.run called while a command is running");
     if (!this.alive) throw new Error("BashSession.run called on a session that has ended");
     this.#busy = true;
@@ -194,7 +199,12 @@ export class BashSession {
     const timeout = timer(Math.min(timeoutMs, MAX_TIMER_MS), "timeout" as const);
     const shellEnded = this.#whenEnded();
     try {
-      const sent = this.#stdin.write(commandBytes(command, call)).then(() => true, () => false);
+      // With tracing on, the command sees its tool span as TRACEPARENT.
+      const env: Record<string, string> = traceparent ? { TRACEPARENT: traceparent } : {};
+      const sent = this.#stdin.write(commandBytes(command, call, env)).then(
+        () => true,
+        () => false,
+      );
       const first = await Promise.race([
         finished,
         shellEnded.promise,

@@ -68,7 +68,7 @@ export class BashTool extends Tool {
       return fail(`Invalid \`timeout\`: ${timeout}. It must be a positive number of seconds.`);
     }
 
-    if (plan?.unasked === true) return await this.#runUnasked(command, timeout);
+    if (plan?.unasked === true) return await this.#runUnasked(command, timeout, plan.traceparent);
 
     const notes: string[] = [];
     let session: BashSession;
@@ -80,7 +80,7 @@ export class BashTool extends Tool {
       }
       throw e;
     }
-    const result = await session.run(command, timeout * 1000, ++this.#calls);
+    const result = await session.run(command, timeout * 1000, ++this.#calls, plan?.traceparent);
     this.#cwd = session.cwd;
     return this.#report(result, timeout, notes);
   }
@@ -91,7 +91,11 @@ export class BashTool extends Tool {
    * The session's variables, functions and aliases are not there, so a function planted under a
    * reader's name (`cat() { … }`) is not what runs.
    */
-  async #runUnasked(command: string, timeout: number): Promise<ToolExecResult> {
+  async #runUnasked(
+    command: string,
+    timeout: number,
+    traceparent?: string,
+  ): Promise<ToolExecResult> {
     const settings = this.context.settings;
     const policy = unaskedPolicy(processPolicy(this.context.workspace, settings));
     let session: BashSession;
@@ -115,7 +119,7 @@ export class BashTool extends Tool {
       throw e;
     }
     try {
-      const result = await session.run(command, timeout * 1000, ++this.#calls);
+      const result = await session.run(command, timeout * 1000, ++this.#calls, traceparent);
       const status = result.end === "completed" ? result.status : TIMEOUT_STATUS;
       const notes = result.end === "completed" ? [] : [
         `Command ${
