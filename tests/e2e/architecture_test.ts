@@ -54,7 +54,14 @@ const LAYERS: { name: string; rank: number; has: (path: string) => boolean }[] =
 ];
 
 /** The folders that never print. */
-const SILENT = ["src/tools/", "src/ckg/", "src/policy/", "src/container/", "src/report/"];
+const SILENT = [
+  "src/tools/",
+  "src/ckg/",
+  "src/policy/",
+  "src/container/",
+  "src/report/",
+  "src/telemetry/",
+];
 
 /**
  * Modules in a silent folder that may write to the standard streams. `deft __tool-host`'s relay
