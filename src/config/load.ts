@@ -114,6 +114,8 @@ const configSchema = z.strictObject({
   // in tool_settings.ts, which must tell a chosen `none` from no choice.
   sandbox: z.enum(SANDBOX_MODES).optional(),
   allow_network: z.boolean().default(false),
+  /** A checkpoint of the workspace after each turn (src/agent/checkpoints.ts); false: none. */
+  checkpoints: z.boolean().default(true),
   /** When to ask before a tool call; unset: `never` for run, `commands` for interactive. */
   approval: z.enum(["never", "commands", "all"]).optional(),
   /** Folders whose own config file may set every key (`deft trust`); only read from user config. */
