@@ -8,11 +8,19 @@
 import {
   ChangedOutsideError,
   CheckpointError,
+  type CheckpointPlace,
   hostCheckpointPlace,
   rewind,
 } from "../agent/checkpoints.ts";
-import { latestSession, loadResumable, ResumeError } from "../trajectory/conversation.ts";
-import type { Trajectory } from "../trajectory/recorder.ts";
+import type { LLMMessage } from "../llm/types.ts";
+import { terminalLine } from "../policy/terminal_text.ts";
+import {
+  latestSession,
+  loadResumable,
+  rebuildConversation,
+  ResumeError,
+} from "../trajectory/conversation.ts";
+import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
 import { workspaceOf } from "./context.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 
@@ -91,8 +99,8 @@ export async function rewindCommand(
 ): Promise<number> {
   const picked = [opts.files, opts.conversation, opts.both].filter(Boolean).length;
   if (picked > 1) throw new UsageError("give one of --files, --conversation, --both.");
-  if (!Number.isInteger(opts.to) || opts.to < 0) {
-    throw new UsageError(`--to takes a turn number (0: the session's start), got ${opts.to}.`);
+  if (opts.to === undefined) {
+    throw new UsageError("--to TURN is needed: deft checkpoints lists the turns to go back to.");
   }
   const workspace = await workspaceOf(opts.workingDir);
   const { path, trajectory } = await sessionToRewind(session, workspace);
@@ -134,4 +142,116 @@ async function writeTrajectory(path: string, trajectory: Trajectory): Promise<vo
   const temp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   await Deno.writeTextFile(temp, JSON.stringify(trajectory, null, 2) + "\n");
   await Deno.rename(temp, path);
+}
+
+/** What `/rewind` needs of the interactive session. */
+export interface RewindContext {
+  session: { checkpointPlace?: { at: CheckpointPlace | null } };
+  recorder?: TrajectoryRecorder;
+  conversation: LLMMessage[];
+  write(text: string): void;
+  choose?(question: string, options: string[]): Promise<string | null>;
+}
+
+/**
+ * `/rewind` in `deft interactive`: a picker of this conversation's checkpoints (turn, time, files
+ * changed, label), then what to restore (files, conversation, both); a file changed outside Deft
+ * since the last checkpoint is named and the user asked before it is overwritten. `arg` may name
+ * the turn and what (`/rewind 2 files`) instead.
+ */
+export async function rewindInteractive(ctx: RewindContext, arg: string): Promise<void> {
+  const recorder = ctx.recorder;
+  const checkpoints = recorder?.data.checkpoints ?? [];
+  if (!recorder || checkpoints.length === 0) {
+    ctx.write(
+      "no checkpoints in this conversation yet (one is taken after each turn, in a git " +
+        "repository, unless the config says `checkpoints: false`).",
+    );
+    return;
+  }
+  const [turnWord, whatWord] = arg.trim().split(/\s+/).filter(Boolean);
+  let turn = turnWord !== undefined && /^\d+$/.test(turnWord) ? Number(turnWord) : undefined;
+  if (turn === undefined) {
+    const lines = checkpoints.map((c) =>
+      `${String(c.turn).padStart(3)}. ${c.time.replace("T", " ").slice(11, 19)}  ` +
+      `${String(c.files_changed).padStart(3)} file(s)  ${terminalLine(c.label)}` +
+      (c.kind === "rewind" ? "  (before a rewind)" : "")
+    );
+    ctx.write(["Checkpoints (turn, time UTC, files changed, label):", ...lines].join("\n"));
+    if (!ctx.choose) {
+      ctx.write("go back with /rewind TURN [files|conversation|both].");
+      return;
+    }
+    const answer = await ctx.choose("rewind to which turn? (number; empty: none)> ", lines);
+    const text = answer?.trim() ?? "";
+    const n = /^\d+$/.test(text) ? Number(text) : Number(/^\s*(\d+)\./.exec(text)?.[1] ?? NaN);
+    if (text === "" || Number.isNaN(n)) {
+      ctx.write("nothing rewound.");
+      return;
+    }
+    turn = n;
+  }
+  let what = whatWord;
+  if (what === undefined && ctx.choose) {
+    const answer = await ctx.choose("restore: files, conversation or both? (empty: both)> ", [
+      "both",
+      "files",
+      "conversation",
+    ]);
+    if (answer === null) {
+      ctx.write("nothing rewound.");
+      return;
+    }
+    what = answer.trim() || "both";
+  }
+  what ??= "both";
+  if (!["files", "conversation", "both"].includes(what)) {
+    ctx.write(`'${terminalLine(what)}' is not one of files, conversation, both; nothing rewound.`);
+    return;
+  }
+  const files = what !== "conversation";
+  const conversation = what !== "files";
+  const at = ctx.session.checkpointPlace?.at ?? undefined;
+  const options = { turn, files, conversation };
+  let done: Awaited<ReturnType<typeof rewind>>;
+  try {
+    try {
+      done = await rewind(at, recorder.data, options);
+    } catch (e) {
+      if (!(e instanceof ChangedOutsideError)) throw e;
+      const answer = ctx.choose
+        ? await ctx.choose(
+          `${e.files.join(", ")} changed outside Deft since the last turn; overwrite? (y/N)> `,
+          ["y", "n"],
+        )
+        : null;
+      if (!/^y(es)?$/i.test(answer?.trim() ?? "")) {
+        ctx.write(`${e.message}\nnothing rewound.`);
+        return;
+      }
+      done = await rewind(at, recorder.data, { ...options, force: true });
+    }
+  } catch (e) {
+    ctx.write(`cannot rewind: ${(e as Error).message}`);
+    return;
+  } finally {
+    recorder.flush();
+  }
+  if (conversation) {
+    ctx.conversation = rebuildConversation(recorder.data);
+    // The next turn records only what follows the cut conversation.
+    const last = ctx.conversation.at(-1);
+    if (last) recorder.markRecorded(last);
+  }
+  ctx.write(
+    `rewound ${
+      files && conversation
+        ? "the files and the conversation"
+        : files
+        ? "the files"
+        : "the conversation"
+    } ` +
+      `to turn ${done.target.turn} (${terminalLine(done.target.label)})` +
+      (done.before ? `; /rewind ${done.before.turn} undoes this.` : "."),
+  );
 }

@@ -151,3 +151,34 @@ Deno.test("checkpoints: three turns, rewind to turn 1 (files exact, conversation
     await mock.close();
   }
 });
+
+Deno.test("checkpoints: /rewind in interactive goes back to the start, files and conversation", async () => {
+  const repo = await makeRepo();
+  const h = await tempDirUntilExit("deft-home-");
+  const env = { HOME: h, XDG_STATE_HOME: `${h}/state` };
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: "echo one >> notes.txt && rm doomed.txt" }]]),
+    chatText("done one"),
+    chatToolCalls([["bash", { command: "echo two > created.txt && ln -sfn tabs.txt link" }]]),
+    chatText("done two"),
+    chatText("after the rewind"),
+  ]);
+  try {
+    const initial = await snapshot(repo);
+    const session = await runDeft(
+      ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock)],
+      { cwd: h, env, stdin: "first\nsecond\n/rewind 0 both\nwhat now\n" },
+    );
+    assert.equal(session.code, 0, session.stderr);
+    assert.match(
+      session.stderr + session.stdout,
+      /rewound the files and the conversation to turn 0/,
+    );
+    assert.deepEqual(await snapshot(repo), initial, "back to the session's start");
+    const sent: Json[] = mock.requests.at(-1)!.body.messages;
+    assert.deepEqual(sent.map((m) => m.role), ["system", "user"]);
+    assert.match(sent[1].content, /what now/);
+  } finally {
+    await mock.close();
+  }
+});
