@@ -106,6 +106,8 @@ Deno.test("checkpoints: three turns, rewind to turn 1 (files exact, conversation
     ]);
     assert.deepEqual(checkpoints.map((c: Json) => c.files_changed), [0, 1, 6, 1]);
     assert.equal(checkpoints[2].label, "shell things");
+    const sessions = await runDeft(["sessions", "-w", repo], { cwd: h, env });
+    assert.match(sessions.stdout, /CHECKPOINTS[\s\S]*\d{2}:\d{2}\s+4\s+\d+\s+\w+\s+fix calc/);
 
     // A file the user changed after the last turn: named, and nothing is overwritten.
     await Deno.writeTextFile(`${repo}/data.json`, '{"a": "mine"}\n');
