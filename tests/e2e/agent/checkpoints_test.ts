@@ -184,3 +184,35 @@ Deno.test("checkpoints: /rewind in interactive goes back to the start, files and
     await mock.close();
   }
 });
+
+Deno.test("checkpoints: `checkpoints: false` in the config takes none", async () => {
+  const repo = await makeRepo();
+  const h = await tempDirUntilExit("deft-home-");
+  const env = { HOME: h, XDG_STATE_HOME: `${h}/state` };
+  await Deno.writeTextFile(`${h}/deft.yaml`, "checkpoints: false\n");
+  const mock = MockLLM.start([chatToolCalls([["task_done", {}]])]);
+  try {
+    const r = await runDeft(
+      [
+        "run",
+        "nothing",
+        "-w",
+        repo,
+        "--json",
+        "--config-file",
+        `${h}/deft.yaml`,
+        ...modelArgs(mock),
+      ],
+      { cwd: h, env },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const t = JSON.parse(await Deno.readTextFile(JSON.parse(r.stdout).trajectory));
+    assert.equal(t.checkpoints, undefined);
+    assert.equal(
+      await Deno.stat(`${h}/state/deft/checkpoints`).then(() => true, () => false),
+      false,
+    );
+  } finally {
+    await mock.close();
+  }
+});
