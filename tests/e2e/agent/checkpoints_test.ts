@@ -2,7 +2,14 @@ import assert from "node:assert/strict";
 import { runDeft } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { git } from "../../helpers/repo.ts";
-import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
+import { markersIn, plantHostileConfig } from "../../helpers/hostile_git.ts";
+import {
+  changedBetween,
+  checkpointHostPlace,
+  recordCheckpointIn,
+  restoreCheckpointIn,
+} from "../../../src/agent/patch.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -215,4 +222,29 @@ Deno.test("checkpoints: `checkpoints: false` in the config takes none", async ()
   } finally {
     await mock.close();
   }
+});
+
+Deno.test("checkpoints: a hostile repository's git config runs nothing while one is taken and restored", async () => {
+  const repo = await makeRepo();
+  await using markers = await tempDir("deft-markers-");
+  await using store = await tempDir("deft-ckpt-store-");
+  const planted = await new Deno.Command("sh", {
+    args: ["-c", plantHostileConfig(markers.path)],
+    cwd: repo,
+  }).output();
+  assert.ok(planted.success);
+  await Deno.mkdir(`${store.path}/objects`);
+  const place = await checkpointHostPlace(repo, store.path);
+  const first = await recordCheckpointIn(place, store.path);
+  await Deno.writeTextFile(`${repo}/crlf.txt`, "changed\r\n");
+  await Deno.remove(`${repo}/doomed.txt`);
+  const second = await recordCheckpointIn(place, store.path);
+  assert.deepEqual(
+    (await changedBetween(place, store.path, first.tree, second.tree)).sort(),
+    ["crlf.txt", "doomed.txt"],
+  );
+  await restoreCheckpointIn(place, store.path, second.tree, first.tree);
+  assert.equal(await Deno.readTextFile(`${repo}/crlf.txt`), "alpha\r\nbeta\r\n");
+  assert.equal(await Deno.readTextFile(`${repo}/doomed.txt`), "to be deleted\n");
+  assert.deepEqual(await markersIn(markers.path), [], "no planted program ran");
 });
