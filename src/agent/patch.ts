@@ -214,6 +214,107 @@ async function recordTree(place: GitPlace, store: string): Promise<string> {
   return (await must(place.git(["write-tree"], env), "write-tree")).out.trim();
 }
 
+/** Config that makes a checkpoint's files go in and come back byte for byte, links as links. */
+const EXACT_FILES = [
+  "-c",
+  "core.autocrlf=false",
+  "-c",
+  "core.safecrlf=false",
+  "-c",
+  "core.symlinks=true",
+  "-c",
+  "core.filemode=true",
+];
+
+/** A checkpoint written into a lasting store: its tree, and the new files it does not hold. */
+export interface CheckpointTree {
+  tree: string;
+  /** New files left out as the patch leaves them out (large, or binary above a small size). */
+  leftOut: string[];
+}
+
+/**
+ * Writes the work tree's state (as `recordBaseline` does) as a tree into `store`, a lasting folder
+ * with `objects/` whose `index` is kept between checkpoints, so only changed files are read again.
+ */
+export async function recordCheckpointIn(place: GitPlace, store: string): Promise<CheckpointTree> {
+  const repoObjects = await objectsOf(place);
+  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
+  const exact: GitPlace = { ...place, git: (a, e, i) => place.git([...EXACT_FILES, ...a], e, i) };
+  // A new store's index starts from HEAD; a kept one already lists the last checkpoint.
+  const listed = await must(
+    exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
+    "ls-files",
+  );
+  if (listed.bytes.length === 0) {
+    const hasHead = (await exact.git(["rev-parse", "--verify", "-q", "HEAD"], env)).ok;
+    await must(
+      exact.git(hasHead ? ["read-tree", "HEAD"] : ["read-tree", "--empty"], env),
+      "read-tree",
+    );
+  }
+  const leftOut = await stageWorkTree(exact, env);
+  const tree = (await must(exact.git(["write-tree"], env), "write-tree")).out.trim();
+  return { tree, leftOut };
+}
+
+/**
+ * The files (paths from the repository's top) that differ between two trees in `store`.
+ */
+export async function changedBetween(
+  place: GitPlace,
+  store: string,
+  from: string,
+  to: string,
+): Promise<string[]> {
+  const repoObjects = await objectsOf(place);
+  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
+  const r = await must(
+    place.git(["diff-tree", "-r", "-z", "--name-only", "--no-renames", from, to], env),
+    "diff-tree",
+  );
+  return splitNul(r.bytes).map((name) => new TextDecoder().decode(name));
+}
+
+/**
+ * Brings the work tree from checkpoint `current` (just recorded: the store's index matches the
+ * work tree) to checkpoint `target`: git's two-tree read-tree, which writes changed files, brings
+ * deleted ones back and removes files `target` does not have; symlinks are restored as links and
+ * git never writes through a symlinked folder. Files neither tree holds are left alone; git stops
+ * (and nothing is overwritten) when one stands where `target` has a file.
+ */
+export async function restoreCheckpointIn(
+  place: GitPlace,
+  store: string,
+  current: string,
+  target: string,
+): Promise<void> {
+  const repoObjects = await objectsOf(place);
+  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
+  await must(
+    place.git([...EXACT_FILES, "read-tree", "-m", "-u", current, target], env),
+    "read-tree",
+  );
+}
+
+/** The size in bytes of `store`'s objects (git count-objects). */
+export async function storeBytes(place: GitPlace, store: string): Promise<number> {
+  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, []);
+  const r = await must(place.git(["count-objects", "-v"], env), "count-objects");
+  const kib = (key: string) => Number(new RegExp(`^${key}: (\\d+)`, "m").exec(r.out)?.[1] ?? 0);
+  return (kib("size") + kib("size-pack")) * 1024;
+}
+
+/** The host as a place for a lasting checkpoint store (`store` writable to git in the sandbox). */
+export function checkpointHostPlace(
+  dir: string,
+  store: string,
+  sandbox?: GitSandbox,
+  limits?: GitLimits,
+): Promise<GitPlace> {
+  return hostPlace(dir, sandbox, limits, store);
+}
+
 /** The repository's object store, absolute. */
 async function objectsOf(place: GitPlace): Promise<string> {
   const objects = await must(
@@ -234,7 +335,7 @@ async function must(running: Promise<GitResult>, what: string): Promise<GitResul
  * the new files git does not ignore (minus droppings and large files). First, no ignore or
  * attributes file git would open may be a FIFO or a device.
  */
-async function stageWorkTree(place: GitPlace, env: Record<string, string>): Promise<void> {
+async function stageWorkTree(place: GitPlace, env: Record<string, string>): Promise<string[]> {
   await refuseSpecialFiles(place);
   await must(place.git(["add", "-u", "."], env), "add");
   const listed = await must(
@@ -249,7 +350,8 @@ async function stageWorkTree(place: GitPlace, env: Record<string, string>): Prom
     anyOver: MAX_NEW_FILE_BYTES,
   });
   const fresh = candidates.filter((_, i) => !large[i]);
-  if (fresh.length === 0) return;
+  const left = candidates.filter((_, i) => large[i]).map((name) => decoder.decode(name));
+  if (fresh.length === 0) return left;
   // The list goes in on stdin, as bytes: no file, no path on a command line, no name re-encoded.
   await must(
     place.git(
@@ -259,6 +361,7 @@ async function stageWorkTree(place: GitPlace, env: Record<string, string>): Prom
     ),
     "add",
   );
+  return left;
 }
 
 /** Throws a PatchError naming each ignore or attributes file that is not a regular file. */

@@ -29,6 +29,13 @@ import type { LLMClient, LLMMessage, LLMUsage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
 import { SandboxUnavailableError } from "../policy/sandbox.ts";
 import type { WorkspaceBaseline } from "./patch.ts";
+import {
+  type CheckpointPlace,
+  containerCheckpointPlace,
+  hostCheckpointPlace,
+  lastTurn,
+  takeCheckpoint,
+} from "./checkpoints.ts";
 import { containerWorkplace, hostWorkplace, type Workplace } from "./workplace.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
@@ -126,6 +133,8 @@ export interface Session {
   workplace: Workplace;
   /** What each task or turn run in this session did, oldest first (for /undo and /cost). */
   turns?: TurnRecord[];
+  /** Where this session's checkpoints go, per trajectory (session id); null: none are taken. */
+  checkpointPlace?: { sessionId: string; at: CheckpointPlace | null };
 }
 
 /** What one `runTask` did: its model, usage and the tool calls that ran. */
@@ -434,6 +443,9 @@ export async function runTask(
   }
   const lakeview = session.lakeviewClient ? new Lakeview(session.lakeviewClient, task) : undefined;
   const usageBefore = { ...recorder.data.total_usage };
+  if (!recorder.data.checkpoints?.length) {
+    await checkpoint(session, recorder, { turn: 0, kind: "start", label: "session start" });
+  }
   let result: AgentResult;
   try {
     result = await runAgent(task, {
@@ -457,6 +469,11 @@ export async function runTask(
   } finally {
     (session.turns ??= []).push(turnRecord(session, recorder, usageBefore));
   }
+  await checkpoint(session, recorder, {
+    turn: lastTurn(recorder.data) + 1,
+    kind: "turn",
+    label: opts.recordedTask ?? task,
+  });
   await lakeview?.drain();
   console.summary({
     success: result.success,
@@ -467,6 +484,55 @@ export async function runTask(
   });
   console.note(`trajectory saved to ${trajectoryPath}`);
   return { result, recorder };
+}
+
+/**
+ * Takes a checkpoint of the workspace into the session's store (./checkpoints.ts) and records it
+ * in the trajectory. Off with the config's `checkpoints: false`, outside a repository and in a
+ * replay; a failure is a warning, and the session takes no more.
+ */
+async function checkpoint(
+  session: Session,
+  recorder: TrajectoryRecorder,
+  what: { turn: number; kind: "start" | "turn"; label: string },
+): Promise<void> {
+  if (session.config.checkpoints === false || session.recording || recorder.data.helper_of) return;
+  const sessionId = recorder.data.session_id ?? "";
+  try {
+    if (session.checkpointPlace?.sessionId !== sessionId) {
+      const repository = sessionId !== "" && await session.workplace.isRepository();
+      session.checkpointPlace = {
+        sessionId,
+        at: !repository
+          ? null
+          : session.container
+          ? await containerCheckpointPlace(session.container)
+          : await hostCheckpointPlace(
+            session.workspace,
+            sessionId,
+            gitSandbox(session.workspace, session.config.toolSettings),
+          ),
+      };
+    }
+    const at = session.checkpointPlace.at;
+    if (!at) return;
+    const record = await takeCheckpoint(at, recorder.data, what);
+    recorder.flush();
+    if (record.left_out) {
+      session.console.note(
+        `checkpoint ${record.id} (turn ${record.turn}) does not hold ${record.left_out.length} ` +
+          `large or binary new file(s): ${record.left_out.slice(0, 5).join(", ")}` +
+          `${record.left_out.length > 5 ? ", …" : ""}; a rewind leaves them as they are.`,
+      );
+    }
+  } catch (e) {
+    if (e instanceof SandboxUnavailableError) throw e;
+    session.checkpointPlace = { sessionId, at: null };
+    session.console.note(
+      `warning: no checkpoint of turn ${what.turn} (${(e as Error).message}); this session ` +
+        "takes no more, and cannot be rewound past this point.",
+    );
+  }
 }
 
 /** The turn that just ran in `recorder`: its steps after `recorder.stepOffset`. */

@@ -144,6 +144,8 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     },
     write: say,
     pick: () => pickSession(sessionPlace(session), reader, say),
+    // Piped input answers no question: /rewind then takes its turn as an argument.
+    choose: terminal ? (question, options) => reader.choose(question, options) : undefined,
     // A slash command's model work (/compact, /init) runs as a turn does.
     asTurn: async (work, label) => {
       current = new AbortController();

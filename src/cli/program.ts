@@ -247,6 +247,11 @@ function buildProgram(setExit: (code: number) => void): Command {
       APPROVAL_RULES,
       CONTINUE,
       option("-r, --resume <id>", "go on with the session ID (or a trajectory FILE)"),
+      option(
+        "--rewind-to <turn>",
+        "with --continue/--resume: first go back to that turn's checkpoint (files and conversation)",
+        { integer: "non-negative" },
+      ),
       NO_INSTRUCTIONS,
       ...CONTAINER_OPTIONS,
     ],
@@ -308,6 +313,39 @@ function buildProgram(setExit: (code: number) => void): Command {
   ).action(async (opts) => {
     const { sessionsCommand } = await import("./sessions.ts");
     setExit(await sessionsCommand(opts));
+  });
+
+  addOptions(
+    program.command("checkpoints")
+      .description("a session's checkpoints, one per turn (turns for deft rewind --to)")
+      .argument("[session]", "the session id or trajectory file (default: the latest)"),
+    [
+      described(WORKING_DIR, "the workspace (default: current directory)"),
+      described(JSON_OUTPUT, "print the checkpoints as JSON"),
+    ],
+  ).action(async (session, opts) => {
+    const { checkpointsCommand } = await import("./checkpoints.ts");
+    setExit(await checkpointsCommand(session, opts));
+  });
+
+  addOptions(
+    program.command("rewind")
+      .description("go back to a turn's checkpoint: the files, the conversation, or both")
+      .argument("[session]", "the session id or trajectory file (default: the latest)"),
+    [
+      described(WORKING_DIR, "the workspace (default: current directory)"),
+      option("--to <turn>", "the turn to go back to (0: the session's start)", {
+        integer: "non-negative",
+      }),
+      option("--files", "restore the files only"),
+      option("--conversation", "cut the conversation only"),
+      option("--both", "restore both (the default)"),
+      option("--force", "overwrite files changed outside Deft since the last checkpoint"),
+      described(JSON_OUTPUT, "print what was done as JSON"),
+    ],
+  ).action(async (session, opts) => {
+    const { rewindCommand } = await import("./rewind.ts");
+    setExit(await rewindCommand(session, opts));
   });
 
   program.command("report")

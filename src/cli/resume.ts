@@ -24,6 +24,8 @@ export interface ResumeOptions {
   continue?: boolean;
   resume?: string;
   workingDir?: string;
+  /** Before going on, rewind the session's files and conversation to this turn (`deft rewind`). */
+  rewindTo?: number;
 }
 
 /** An earlier session to go on with. */
@@ -61,7 +63,12 @@ export async function resumeTarget(
   place?: SessionPlace,
 ): Promise<Resumed | undefined> {
   checkResumeOptions(opts);
-  if (!opts.continue && opts.resume === undefined) return undefined;
+  if (!opts.continue && opts.resume === undefined) {
+    if (opts.rewindTo !== undefined) {
+      throw new UsageError("--rewind-to goes with --continue or --resume ID.");
+    }
+    return undefined;
+  }
   const where = place ?? { workspace: await workspaceOf(opts.workingDir) };
   let ref = opts.resume;
   if (opts.continue) {
@@ -77,6 +84,14 @@ export async function resumeTarget(
   }
   try {
     const { path, trajectory } = await loadResumable(ref!, where);
+    if (opts.rewindTo !== undefined) {
+      const { rewindSession } = await import("./rewind.ts");
+      await rewindSession(path, trajectory, where.workspace, {
+        turn: opts.rewindTo,
+        files: true,
+        conversation: true,
+      });
+    }
     return {
       path,
       trajectory,

@@ -31,11 +31,12 @@ export async function sessionsCommand(opts: SessionsOptions): Promise<number> {
   const rows = grouped(sessions).map(({ session: s, under }) => [
     (under ? "└ " : "") + terminalLine(s.id),
     s.started.replace("T", " ").slice(0, 16),
+    String(s.checkpoints ?? 0),
     String(s.steps),
     s.outcome,
     taskText(s, under),
   ]);
-  const header = ["ID", "STARTED (UTC)", "STEPS", "OUTCOME", "TASK"];
+  const header = ["ID", "STARTED (UTC)", "CHECKPOINTS", "STEPS", "OUTCOME", "TASK"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const format = (row: string[]) =>
     row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd(widths[i])).join("  ");

@@ -115,6 +115,8 @@ const configSchema = z.strictObject({
   // in tool_settings.ts, which must tell a chosen `none` from no choice.
   sandbox: z.enum(SANDBOX_MODES).optional(),
   allow_network: z.boolean().default(false),
+  /** A checkpoint of the workspace after each turn (src/agent/checkpoints.ts); false: none. */
+  checkpoints: z.boolean().default(true),
   /** When to ask before a tool call; unset: `never` for run, `commands` for interactive. */
   approval: z.enum(["never", "commands", "all"]).optional(),
   /** Approval rules (`allow`, `ask`, `deny` lists; config/approval_rules.ts). */

@@ -54,6 +54,8 @@ export interface RunConfig {
   approval?: DeftConfig["approval"];
   /** Model prices from the config file (USD per million tokens). */
   prices: DeftConfig["prices"];
+  /** Take a checkpoint after each turn (the config's `checkpoints`; default true). */
+  checkpoints?: boolean;
 }
 
 /** The agent section Deft reads: `deft_agent`, else Trae Agent's `trae_agent`. */
@@ -104,6 +106,7 @@ export function resolveRunConfig(
     configPath: loaded.path,
     approval: config.approval,
     prices: config.prices ?? {},
+    checkpoints: config.checkpoints,
   };
 }
 

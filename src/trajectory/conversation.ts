@@ -7,6 +7,7 @@ import type { LLMMessage } from "../llm/types.ts";
 import {
   checkTrajectory,
   type ContainerMarker,
+  type InteractionRanges,
   readTrajectory,
   trajectoriesDir,
   type Trajectory,
@@ -26,6 +27,8 @@ export interface SessionSummary {
   last_reply?: string;
   /** A helper session (`/init`): the command and the conversation it was typed in. */
   helper_of?: { command: string; session_id: string | null; path: string | null };
+  /** How many checkpoints it took (absent: none recorded). */
+  checkpoints?: number;
   /** The session that goes on from this one's /compact summary (listed, hence newer). */
   compacted_into?: string;
 }
@@ -210,7 +213,10 @@ export async function loadResumable(
  */
 export function rebuildConversation(trajectory: Trajectory): LLMMessage[] {
   const messages: LLMMessage[] = [];
-  for (const interaction of trajectory.llm_interactions) {
+  const kept = conversationRanges(trajectory).flatMap(([from, to]) =>
+    trajectory.llm_interactions.slice(from, to)
+  );
+  for (const interaction of kept) {
     messages.push(...interaction.input_messages);
     const { content, tool_calls } = interaction.response;
     messages.push({ role: "assistant", content, tool_calls });
@@ -247,6 +253,19 @@ export function rebuildConversation(trajectory: Trajectory): LLMMessage[] {
   return messages;
 }
 
+/**
+ * The model calls that make up the conversation now, as ranges of `llm_interactions`: all of them,
+ * or after a rewind (`rewinds`), the ranges it kept and the calls made since.
+ */
+export function conversationRanges(trajectory: Trajectory): InteractionRanges {
+  const total = trajectory.llm_interactions.length;
+  const last = trajectory.rewinds?.at(-1);
+  if (!last) return total > 0 ? [[0, total]] : [];
+  const ranges = last.ranges.map(([a, b]): [number, number] => [a, b]);
+  if (total > last.at_interactions) ranges.push([last.at_interactions, total]);
+  return ranges;
+}
+
 function summarize(path: string, data: Trajectory): SessionSummary {
   return {
     id: data.session_id ?? basename(path, ".json"),
@@ -256,6 +275,7 @@ function summarize(path: string, data: Trajectory): SessionSummary {
     steps: data.agent_steps.length,
     outcome: outcome(data),
     working_dir: data.working_dir,
+    ...(Array.isArray(data.checkpoints) && { checkpoints: data.checkpoints.length }),
     ...lastReply(data),
     ...(data.helper_of && { helper_of: data.helper_of }),
   };

@@ -86,6 +86,55 @@ export interface Trajectory {
   project_instructions?: { path: string; bytes: number; truncated: boolean }[];
   /** Where the tools ran when in a container (absent: on the host; older files have none). */
   container?: ContainerMarker;
+  /** The workspace's state at the session's start and after each turn (absent: none taken). */
+  checkpoints?: CheckpointRecord[];
+  /** Each rewind of the conversation and files, oldest first (absent: none). */
+  rewinds?: RewindRecord[];
+}
+
+/** Ranges `[from, to)` of `llm_interactions` that make up a conversation, in order. */
+export type InteractionRanges = [number, number][];
+
+/**
+ * The workspace's state after a turn (or at the start, or before a rewind): a git tree in the
+ * session's checkpoint store (src/agent/checkpoints.ts), and the conversation then.
+ */
+export interface CheckpointRecord {
+  /** 1, 2, … in the order taken. */
+  id: number;
+  /** The turn it follows (0: the session's start). */
+  turn: number;
+  kind: "start" | "turn" | "rewind";
+  /** One line: the turn's task, or what the checkpoint is. */
+  label: string;
+  time: string;
+  /** The tree's id in the store. */
+  tree: string;
+  /** The conversation then: ranges of `llm_interactions`, and its length in model calls. */
+  conversation: InteractionRanges;
+  interactions: number;
+  /** Files that differ from the checkpoint before it. */
+  files_changed: number;
+  /** New files the checkpoint does not hold (large, or binary above a small size). */
+  left_out?: string[];
+  /** Where the store is (host path, or inside the container). */
+  store: string;
+  /** Milliseconds it took. */
+  ms: number;
+}
+
+/** A rewind: the checkpoint gone back to, what was restored, and the conversation from then on. */
+export interface RewindRecord {
+  time: string;
+  to_checkpoint: number;
+  to_turn: number;
+  files: boolean;
+  conversation: boolean;
+  /** The checkpoint of the state before the rewind (undo a rewind by going back to it). */
+  before_checkpoint?: number;
+  /** `llm_interactions.length` when it happened; later interactions follow `ranges`. */
+  at_interactions: number;
+  ranges: InteractionRanges;
 }
 
 /** Which slash command a helper session ran for, and in which conversation. */

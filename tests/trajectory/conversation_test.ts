@@ -112,3 +112,27 @@ Deno.test("listing: a /init helper and a conversation compacted into a newer one
     else Deno.env.set("XDG_STATE_HOME", saved);
   }
 });
+
+Deno.test("a rewind cuts the rebuilt conversation; turns after it follow the cut; a later rewind brings the cut turns back", () => {
+  const interaction = (user: string, answer: string) => ({
+    timestamp: "t",
+    provider: "p",
+    model: "m",
+    input_messages: [{ role: "user", content: user } as LLMMessage],
+    response: response(answer),
+    tools_available: [],
+  });
+  // deno-lint-ignore no-explicit-any
+  const data: any = {
+    llm_interactions: [interaction("one", "1"), interaction("two", "2"), interaction("three", "3")],
+    agent_steps: [],
+  };
+  const said = () => rebuildConversation(data).map((m) => m.content);
+  assert.deepEqual(said(), ["one", "1", "two", "2", "three", "3"]);
+  data.rewinds = [{ at_interactions: 3, ranges: [[0, 1]] }];
+  assert.deepEqual(said(), ["one", "1"]);
+  data.llm_interactions.push(interaction("four", "4"));
+  assert.deepEqual(said(), ["one", "1", "four", "4"]);
+  data.rewinds.push({ at_interactions: 4, ranges: [[0, 3]] });
+  assert.deepEqual(said(), ["one", "1", "two", "2", "three", "3"]);
+});

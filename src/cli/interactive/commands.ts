@@ -24,6 +24,8 @@ export interface CommandContext {
     from?: { conversation: LLMMessage[]; link: { session_id: string | null; path: string } },
   ): void;
   write(text: string): void;
+  /** Asks a question with choices to walk (on a terminal); the answer, or null. */
+  choose?(question: string, options: string[]): Promise<string | null>;
   /** Lets the user pick one of the workspace's sessions (on a terminal): its id, or undefined. */
   pick?(): Promise<string | undefined>;
 }
@@ -94,6 +96,15 @@ const COMMANDS: SlashCommand[] = [
     usage: "/undo",
     help: "take back the file edits of the last turn (files it created are removed)",
     run: (ctx) => undoLastTurn(ctx),
+  },
+  {
+    name: "rewind",
+    usage: "/rewind [TURN [files|conversation|both]]",
+    help: "go back to a turn's checkpoint: files (shell changes too), conversation, or both",
+    run: async (ctx, arg) => {
+      const { rewindInteractive } = await import("../rewind.ts");
+      await rewindInteractive(ctx, arg);
+    },
   },
   {
     name: "compact",

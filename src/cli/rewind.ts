@@ -1,0 +1,257 @@
+/**
+ * `deft rewind [SESSION] --to TURN [--files|--conversation|--both] [--force]`: goes back to a
+ * turn's checkpoint (src/agent/checkpoints.ts) — the workspace's files, the conversation, or
+ * both — and records the rewind in the session's trajectory; `deft run --continue --rewind-to`
+ * does the same before going on. The state before is a checkpoint: rewinding to its turn undoes
+ * the rewind.
+ */
+import {
+  ChangedOutsideError,
+  CheckpointError,
+  type CheckpointPlace,
+  hostCheckpointPlace,
+  rewind,
+} from "../agent/checkpoints.ts";
+import type { LLMMessage } from "../llm/types.ts";
+import { terminalLine } from "../policy/terminal_text.ts";
+import {
+  latestSession,
+  loadResumable,
+  rebuildConversation,
+  ResumeError,
+} from "../trajectory/conversation.ts";
+import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
+import { workspaceOf } from "./context.ts";
+import { UsageError, writeStderr, writeStdout } from "./io.ts";
+
+/** Options of `deft rewind`. */
+export interface RewindCommandOptions {
+  workingDir?: string;
+  to: number;
+  files?: boolean;
+  conversation?: boolean;
+  both?: boolean;
+  force?: boolean;
+  json?: boolean;
+}
+
+/** The session `ref` names (default: the workspace's latest conversation), checked for `workspace`. */
+export async function sessionToRewind(
+  ref: string | undefined,
+  workspace: string,
+): Promise<{ path: string; trajectory: Trajectory }> {
+  try {
+    const path = ref ?? (await latestSession(workspace))?.path;
+    if (!path) {
+      throw new UsageError(`no session recorded in ${workspace} yet; deft sessions lists them.`);
+    }
+    return await loadResumable(path, workspace);
+  } catch (e) {
+    if (e instanceof ResumeError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+/**
+ * Rewinds the session recorded at `path` and writes its trajectory back. `files`/`conversation`:
+ * what to restore. Throws UsageError saying why it cannot (a container session, no checkpoint of
+ * that turn, files changed outside Deft without `force`).
+ */
+export async function rewindSession(
+  path: string,
+  trajectory: Trajectory,
+  workspace: string,
+  what: { turn: number; files: boolean; conversation: boolean; force?: boolean },
+): Promise<Awaited<ReturnType<typeof rewind>>> {
+  if (what.files && trajectory.container) {
+    throw new UsageError(
+      `${path} was recorded in a container, and its checkpoints are kept inside it: rewind ` +
+        "its files from an interactive session there (/rewind), or rewind only --conversation.",
+    );
+  }
+  if (!trajectory.checkpoints?.length) {
+    throw new UsageError(
+      `${path} has no checkpoints (taken after each turn unless the config says ` +
+        "`checkpoints: false`, and only in a git repository): there is nothing to go back to.",
+    );
+  }
+  try {
+    const at = what.files
+      ? await hostCheckpointPlace(workspace, trajectory.session_id ?? "unknown")
+      : undefined;
+    const done = await rewind(at, trajectory, what);
+    await writeTrajectory(path, trajectory);
+    return done;
+  } catch (e) {
+    if (e instanceof ChangedOutsideError) {
+      // The checkpoint of the state then is kept: nothing else changed.
+      throw new UsageError(e.message);
+    }
+    if (e instanceof CheckpointError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+/** `deft rewind`; returns the exit code. */
+export async function rewindCommand(
+  session: string | undefined,
+  opts: RewindCommandOptions,
+): Promise<number> {
+  const picked = [opts.files, opts.conversation, opts.both].filter(Boolean).length;
+  if (picked > 1) throw new UsageError("give one of --files, --conversation, --both.");
+  if (opts.to === undefined) {
+    throw new UsageError("--to TURN is needed: deft checkpoints lists the turns to go back to.");
+  }
+  const workspace = await workspaceOf(opts.workingDir);
+  const { path, trajectory } = await sessionToRewind(session, workspace);
+  const files = opts.files || opts.both || picked === 0;
+  const conversation = opts.conversation || opts.both || picked === 0;
+  const { target, before } = await rewindSession(path, trajectory, workspace, {
+    turn: opts.to,
+    files,
+    conversation,
+    force: opts.force,
+  });
+  if (opts.json) {
+    await writeStdout(
+      JSON.stringify({
+        session_id: trajectory.session_id,
+        to: target,
+        before,
+        files,
+        conversation,
+      }) +
+        "\n",
+    );
+    return 0;
+  }
+  writeStderr(
+    `rewound ${
+      [files && "the files", conversation && "the conversation"].filter(Boolean)
+        .join(" and ")
+    } to turn ${target.turn} (${target.label})` +
+      (before
+        ? `; the state before is checkpoint ${before.id}: deft rewind --to ${before.turn} undoes this`
+        : ""),
+  );
+  return 0;
+}
+
+/** Writes `trajectory` back to `path` atomically. */
+async function writeTrajectory(path: string, trajectory: Trajectory): Promise<void> {
+  const temp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  await Deno.writeTextFile(temp, JSON.stringify(trajectory, null, 2) + "\n");
+  await Deno.rename(temp, path);
+}
+
+/** What `/rewind` needs of the interactive session. */
+export interface RewindContext {
+  session: { checkpointPlace?: { at: CheckpointPlace | null } };
+  recorder?: TrajectoryRecorder;
+  conversation: LLMMessage[];
+  write(text: string): void;
+  choose?(question: string, options: string[]): Promise<string | null>;
+}
+
+/**
+ * `/rewind` in `deft interactive`: a picker of this conversation's checkpoints (turn, time, files
+ * changed, label), then what to restore (files, conversation, both); a file changed outside Deft
+ * since the last checkpoint is named and the user asked before it is overwritten. `arg` may name
+ * the turn and what (`/rewind 2 files`) instead.
+ */
+export async function rewindInteractive(ctx: RewindContext, arg: string): Promise<void> {
+  const recorder = ctx.recorder;
+  const checkpoints = recorder?.data.checkpoints ?? [];
+  if (!recorder || checkpoints.length === 0) {
+    ctx.write(
+      "no checkpoints in this conversation yet (one is taken after each turn, in a git " +
+        "repository, unless the config says `checkpoints: false`).",
+    );
+    return;
+  }
+  const [turnWord, whatWord] = arg.trim().split(/\s+/).filter(Boolean);
+  let turn = turnWord !== undefined && /^\d+$/.test(turnWord) ? Number(turnWord) : undefined;
+  if (turn === undefined) {
+    const lines = checkpoints.map((c) =>
+      `${String(c.turn).padStart(3)}. ${c.time.replace("T", " ").slice(11, 19)}  ` +
+      `${String(c.files_changed).padStart(3)} file(s)  ${terminalLine(c.label)}` +
+      (c.kind === "rewind" ? "  (before a rewind)" : "")
+    );
+    ctx.write(["Checkpoints (turn, time UTC, files changed, label):", ...lines].join("\n"));
+    if (!ctx.choose) {
+      ctx.write("go back with /rewind TURN [files|conversation|both].");
+      return;
+    }
+    const answer = await ctx.choose("rewind to which turn? (number; empty: none)> ", lines);
+    const text = answer?.trim() ?? "";
+    const n = /^\d+$/.test(text) ? Number(text) : Number(/^\s*(\d+)\./.exec(text)?.[1] ?? NaN);
+    if (text === "" || Number.isNaN(n)) {
+      ctx.write("nothing rewound.");
+      return;
+    }
+    turn = n;
+  }
+  let what = whatWord;
+  if (what === undefined && ctx.choose) {
+    const answer = await ctx.choose("restore: files, conversation or both? (empty: both)> ", [
+      "both",
+      "files",
+      "conversation",
+    ]);
+    if (answer === null) {
+      ctx.write("nothing rewound.");
+      return;
+    }
+    what = answer.trim() || "both";
+  }
+  what ??= "both";
+  if (!["files", "conversation", "both"].includes(what)) {
+    ctx.write(`'${terminalLine(what)}' is not one of files, conversation, both; nothing rewound.`);
+    return;
+  }
+  const files = what !== "conversation";
+  const conversation = what !== "files";
+  const at = ctx.session.checkpointPlace?.at ?? undefined;
+  const options = { turn, files, conversation };
+  let done: Awaited<ReturnType<typeof rewind>>;
+  try {
+    try {
+      done = await rewind(at, recorder.data, options);
+    } catch (e) {
+      if (!(e instanceof ChangedOutsideError)) throw e;
+      const answer = ctx.choose
+        ? await ctx.choose(
+          `${e.files.join(", ")} changed outside Deft since the last turn; overwrite? (y/N)> `,
+          ["y", "n"],
+        )
+        : null;
+      if (!/^y(es)?$/i.test(answer?.trim() ?? "")) {
+        ctx.write(`${e.message}\nnothing rewound.`);
+        return;
+      }
+      done = await rewind(at, recorder.data, { ...options, force: true });
+    }
+  } catch (e) {
+    ctx.write(`cannot rewind: ${(e as Error).message}`);
+    return;
+  } finally {
+    recorder.flush();
+  }
+  if (conversation) {
+    ctx.conversation = rebuildConversation(recorder.data);
+    // The next turn records only what follows the cut conversation.
+    const last = ctx.conversation.at(-1);
+    if (last) recorder.markRecorded(last);
+  }
+  ctx.write(
+    `rewound ${
+      files && conversation
+        ? "the files and the conversation"
+        : files
+        ? "the files"
+        : "the conversation"
+    } ` +
+      `to turn ${done.target.turn} (${terminalLine(done.target.label)})` +
+      (done.before ? `; /rewind ${done.before.turn} undoes this.` : "."),
+  );
+}
