@@ -31,6 +31,8 @@ import type { WorkspaceBaseline } from "./patch.ts";
 import { containerWorkplace, hostWorkplace, type Workplace } from "./workplace.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
+import { HookGate, promptWithHooks, runWithStopHooks, sessionHooks } from "./hook_gate.ts";
+import type { Hooks } from "../hooks/hooks.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/mod.ts";
@@ -121,6 +123,9 @@ export interface Session {
   workplace: Workplace;
   /** What each task or turn run in this session did, oldest first (for /undo and /cost). */
   turns?: TurnRecord[];
+  /** The config's hooks (hook_gate.ts); SessionStart has fired once `hooksStarted` is set. */
+  hooks?: Hooks;
+  hooksStarted?: boolean;
 }
 
 /** What one `runTask` did: its model, usage and the tool calls that ran. */
@@ -275,6 +280,13 @@ async function assemble(
     workspace,
     workplace.container !== undefined,
   );
+  // Hooks run in front of the approval gate; a replay runs none (it repeats the recording).
+  const hooks = recording
+    ? undefined
+    : sessionHooks(loaded.config.hooks, loaded.path, workspace, (t) =>
+      console.note(`warning: ${t}`));
+  const baseGate = gate ??
+    (recording ? new ReplayGate(recording) : new ApprovalGate("never", asking.ask, io.write));
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }
@@ -287,9 +299,9 @@ async function assemble(
     // repeats the recording's.
     executor: new ToolExecutor(
       tools,
-      gate ??
-        (recording ? new ReplayGate(recording) : new ApprovalGate("never", asking.ask, io.write)),
+      hooks ? new HookGate(hooks, baseGate, () => gate?.mode ?? approvalMode) : baseGate,
     ),
+    hooks,
     console,
     recording,
     approval: gate,
@@ -414,8 +426,25 @@ export async function runTask(
   const lakeview = session.lakeviewClient ? new Lakeview(session.lakeviewClient, task) : undefined;
   const usageBefore = { ...recorder.data.total_usage };
   let result: AgentResult;
-  try {
-    result = await runAgent(task, {
+  let message = task;
+  if (session.hooks) {
+    session.hooks.setSession(recorder.data.session_id ?? "", trajectoryPath);
+    const said = await promptWithHooks(session.hooks, task, !session.hooksStarted);
+    session.hooksStarted = true;
+    if ("blocked" in said) {
+      console.note(said.blocked);
+      recorder.finalize(false, said.blocked);
+      result = { success: false, interrupted: false, finalResult: said.blocked, steps: 0 };
+      return { result, recorder };
+    }
+    message = said.message;
+  }
+  // The conversation is this task's own array, so a Stop hook's reason goes on with it.
+  const conversation = opts.conversation ?? [];
+  const turnOffset = recorder.stepOffset;
+  const run = (text: string) => {
+    recorder.stepOffset = recorder.data.agent_steps.at(-1)?.step_number ?? 0;
+    return runAgent(text, {
       client: session.client,
       executor: session.executor,
       recorder,
@@ -429,11 +458,15 @@ export async function runTask(
       signal: opts.signal,
       context: contextManager(config),
       lakeview,
-      conversation: opts.conversation,
+      conversation,
       textEndsTurn: opts.textEndsTurn,
       instructions: session.instructions.prompt,
     });
+  };
+  try {
+    result = await runWithStopHooks(session.hooks, message, run, (t) => console.note(t));
   } finally {
+    recorder.stepOffset = turnOffset;
     (session.turns ??= []).push(turnRecord(session, recorder, usageBefore));
   }
   await lakeview?.drain();
