@@ -33,6 +33,7 @@ import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import { HookGate, promptWithHooks, runWithStopHooks, sessionHooks } from "./hook_gate.ts";
 import type { Hooks } from "../hooks/hooks.ts";
+import { hooksSource } from "../hooks/source.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/mod.ts";
@@ -283,7 +284,7 @@ async function assemble(
   // Hooks run in front of the approval gate; a replay runs none (it repeats the recording).
   const hooks = recording
     ? undefined
-    : sessionHooks(loaded.config.hooks, loaded.path, workspace, (t) =>
+    : sessionHooks(loaded.config.hooks, hooksSource(loaded), workspace, (t) =>
       console.note(`warning: ${t}`));
   const baseGate = gate ??
     (recording ? new ReplayGate(recording) : new ApprovalGate("never", asking.ask, io.write));
