@@ -259,3 +259,46 @@ Deno.test("a repository's deft.yaml with hooks runs nothing until the folder is 
     await mock.close();
   }
 });
+
+Deno.test("a Claude Code settings file imported: deft hooks lists it and the same deny happens", async () => {
+  const home = await homeWith(`  {}`, { "deny.sh": DENY_RM });
+  const claude = {
+    hooks: {
+      PreToolUse: [
+        {
+          matcher: "Bash",
+          hooks: [{ type: "command", command: `bash ${home}/deny.sh`, timeout: 10 }],
+        },
+        { matcher: "Glob|Grep", hooks: [{ type: "command", command: "true" }] },
+      ],
+      Notification: [{ hooks: [{ type: "command", command: "notify-send hi" }] }],
+    },
+  };
+  await Deno.writeTextFile(`${home}/settings.json`, JSON.stringify(claude));
+  const imported = await runDeft(["hooks", "import", `${home}/settings.json`], {
+    cwd: home,
+    env: { HOME: home },
+  });
+  assert.equal(imported.code, 0, imported.stderr);
+  assert.match(imported.stderr, /Glob has no Deft tool/);
+  assert.match(imported.stderr, /Notification/);
+  assert.match(imported.stdout, /matcher: bash/);
+  // The imported YAML replaces the empty hooks key of the user's config.
+  const path = `${home}/.config/deft/config.yaml`;
+  const text = (await Deno.readTextFile(path)).replace("hooks:\n  {}\n", "");
+  await Deno.writeTextFile(path, text + imported.stdout);
+  const listed = await runDeft(["hooks"], { cwd: home, env: { HOME: home } });
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(
+    listed.stdout,
+    /PreToolUse\tbash\tbash .*deny\.sh\ttimeout 10s\tfrom .*config\.yaml/,
+  );
+  const repo = await makeBuggyRepo();
+  const { r, toolMessages } = await runWith(home, repo, [
+    chatToolCalls([["bash", { command: "rm calc.py" }]]),
+    chatToolCalls([["task_done", {}]]),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(await Deno.stat(`${repo}/calc.py`));
+  assert.match(toolMessages(1)[0], /rm is not allowed in this project/);
+});
