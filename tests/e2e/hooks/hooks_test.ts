@@ -152,7 +152,7 @@ wait
   const pid = Number((await Deno.readTextFile(`${home}/hook-child.pid`)).trim());
   let alive = true;
   for (let i = 0; i < 20 && alive; i++) {
-    alive = await Deno.stat(`/proc/${pid}`).then(() => true, () => false);
+    alive = isRunning(pid);
     if (alive) await new Promise((ok) => setTimeout(ok, 100));
   }
   if (alive) Deno.kill(pid, "SIGKILL");
@@ -302,3 +302,13 @@ Deno.test("a Claude Code settings file imported: deft hooks lists it and the sam
   assert.ok(await Deno.stat(`${repo}/calc.py`));
   assert.match(toolMessages(1)[0], /rm is not allowed in this project/);
 });
+
+/** Whether process `pid` exists (a harmless SIGCONT: an error says it does not). */
+function isRunning(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
+}
