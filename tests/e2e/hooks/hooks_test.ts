@@ -312,3 +312,63 @@ function isRunning(pid: number): boolean {
     return false;
   }
 }
+
+Deno.test("prompt hooks: SessionStart and UserPromptSubmit add context; a blocked prompt never reaches the model", async () => {
+  const prompt = `#!/bin/bash
+input=$(cat)
+if printf '%s' "$input" | grep -q 'forbidden'; then echo "no forbidden prompts" >&2; exit 2; fi
+echo "context from the prompt hook"
+`;
+  const home = await homeWith(
+    `  SessionStart:\n    - hooks:\n        - { type: command, command: "echo context from session start" }\n  UserPromptSubmit:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/prompt.sh" }`,
+    { "prompt.sh": prompt },
+  );
+  const repo = await makeBuggyRepo();
+  const { r, mock } = await runWith(home, repo, [chatToolCalls([["task_done", {}]])]);
+  assert.equal(r.code, 0, r.stderr);
+  const user = JSON.stringify(mock.requests[0].body.messages);
+  assert.match(user, /context from session start/);
+  assert.match(user, /context from the prompt hook/);
+  const blocked = MockLLM.start([chatToolCalls([["task_done", {}]])]);
+  try {
+    const b = await runMocked(blocked, "a forbidden task", repo, {
+      cwd: home,
+      env: { HOME: home },
+    });
+    assert.notEqual(b.code, 0);
+    assert.match(b.stderr, /no forbidden prompts/);
+    assert.equal(blocked.requests.length, 0, "the blocked prompt reached the model");
+  } finally {
+    await blocked.close();
+  }
+});
+
+Deno.test("a hook sees the core variables and DEFT_PROJECT_DIR, a key only when its env names it; megabytes are cut", async () => {
+  const dump = `#!/bin/bash\ncat >/dev/null\nenv > "$HOME/env-$1.txt"\n`;
+  const flood = `#!/bin/bash\ncat >/dev/null\nhead -c 5000000 /dev/zero | tr '\\\\0' x\n`;
+  const home = await homeWith(
+    `  PreToolUse:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/dump.sh plain" }\n        - { type: command, command: "bash $HOME_DIR/dump.sh named", env: [DEFT_HOOK_TEST_API_KEY] }\n        - { type: command, command: "bash $HOME_DIR/flood.sh" }`,
+    { "dump.sh": dump, "flood.sh": flood },
+  );
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: "echo ok" }]]),
+    chatToolCalls([["task_done", {}]]),
+  ]);
+  try {
+    const r = await runMocked(mock, "do it", repo, {
+      cwd: home,
+      env: { HOME: home, DEFT_HOOK_TEST_API_KEY: "sk-hook-secret", DEFT_HOOK_PLAIN: "p" },
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const plain = await Deno.readTextFile(`${home}/env-plain.txt`);
+    assert.match(plain, new RegExp(`^DEFT_PROJECT_DIR=${repo}$`, "m"));
+    assert.match(plain, /^HOME=/m);
+    assert.doesNotMatch(plain, /sk-hook-secret|DEFT_HOOK_PLAIN/);
+    const named = await Deno.readTextFile(`${home}/env-named.txt`);
+    assert.match(named, /^DEFT_HOOK_TEST_API_KEY=sk-hook-secret$/m);
+    assert.match(r.stderr, /flood\.sh.*output was cut/);
+  } finally {
+    await mock.close();
+  }
+});
