@@ -372,3 +372,26 @@ Deno.test("a hook sees the core variables and DEFT_PROJECT_DIR, a key only when 
     await mock.close();
   }
 });
+
+Deno.test("deft serve runs PreToolUse hooks too: the denied call comes back with the reason", async () => {
+  const home = await homeWith(
+    `  PreToolUse:\n    - matcher: bash\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/deny.sh" }`,
+    { "deny.sh": DENY_RM },
+  );
+  const repo = await makeBuggyRepo();
+  const input = [
+    { id: 1, name: "bash", arguments: { command: "rm calc.py" } },
+    { id: 2, name: "bash", arguments: { command: "echo served" } },
+  ].map((c) => JSON.stringify(c)).join("\n") + "\n";
+  const run = await runDeft(["serve", "-w", repo], {
+    stdin: input,
+    cwd: home,
+    env: { HOME: home },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const out = run.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.equal(out[0].success, false);
+  assert.match(out[0].error, /rm is not allowed in this project/);
+  assert.match(out[1].output, /served/);
+  assert.ok(await Deno.stat(`${repo}/calc.py`));
+});
