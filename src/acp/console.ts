@@ -42,6 +42,11 @@ export interface AcpConsoleOptions {
   hostFiles(): boolean;
   /** Writes a line of diagnostics (stderr). */
   note(text: string): void;
+  /**
+   * The edit the last call made to `path` through the client's file system (its buffer's text
+   * before and after), taken once; undefined when it went to disk.
+   */
+  clientEdit?(path: string): { before: string; after: string } | undefined;
 }
 
 /** Text sent to the client: secrets masked as the trajectory masks them. */
@@ -174,7 +179,17 @@ export class AcpConsole implements AgentConsole {
       const success = result?.success === true;
       const content: unknown[] = [];
       const file = open.file;
-      if (success && file && file !== "unreadable") {
+      const viaClient = success && open.effect?.kind === "edit"
+        ? this.opts.clientEdit?.(open.effect.path)
+        : undefined;
+      if (viaClient && file && file !== "unreadable") {
+        content.push({
+          type: "diff",
+          path: file.path,
+          oldText: masked(viaClient.before),
+          newText: masked(viaClient.after),
+        });
+      } else if (success && file && file !== "unreadable") {
         const after = this.#readText(file.path);
         if (after && after.before !== null) {
           content.push({

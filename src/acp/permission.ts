@@ -42,6 +42,11 @@ export interface PermissionOptions {
   request(toolCall: Record<string, unknown>, always: boolean): Promise<PermissionAnswer | null>;
   /** Writes a line of diagnostics (stderr). */
   note(text: string): void;
+  /**
+   * The client's text of a file the editor edits through the client (its buffer), undefined
+   * when edits go to disk; the diff asked about is then the buffer's.
+   */
+  bufferText?(path: string): Promise<string | undefined>;
 }
 
 /** The asker and the `write` the gate shows its question with. */
@@ -80,9 +85,14 @@ export class PermissionAsker {
         status: "pending",
       }
       : { toolCallId: `approval-${crypto.randomUUID()}`, title: `${question.kind}` };
+    let open = picked;
+    if (open?.effect?.kind === "edit" && open.file && open.file !== "unreadable") {
+      const buffer = await this.opts.bufferText?.(open.file.path).catch(() => undefined);
+      if (buffer !== undefined) open = { ...open, file: { path: open.file.path, before: buffer } };
+    }
     toolCall.content = [
       // An edit as the file would change, whole: editors show it as a diff.
-      ...editDiff(picked),
+      ...editDiff(open),
       { type: "content", content: { type: "text", text: maskOutput(question.show) } },
     ];
     const answer = await this.opts.request(toolCall, question.always !== undefined);

@@ -16,6 +16,8 @@ import type { Trajectory } from "../trajectory/recorder.ts";
 import { AcpConsole, toolKind, toolTitle, type Update } from "./console.ts";
 import type { CallEffect } from "../tools/base.ts";
 import { type PermissionAnswer, PermissionAsker } from "./permission.ts";
+import { type ClientFs, ClientFsEditor } from "./client_fs.ts";
+import { ToolExecutor } from "../tools/executor.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { effectsOf } from "../tools/catalog.ts";
 import { normalizeToolName } from "../tools/executor.ts";
@@ -70,12 +72,51 @@ interface Live {
   recorder?: TrajectoryRecorder;
   link?: LoadedConversation["link"];
   trajectoryFile: string;
+  /** The trajectory's `session_id`: the ACP session id, or a new one for a loaded session. */
+  trajectoryId: string;
   /** The running turn, if any. */
   turn?: AbortController;
   /** The client of the running prompt (updates and questions go there). */
   client?: acp.AgentContext;
   /** Updates in the order they were made. */
   sent: Promise<void>;
+  /** The editor through the client's file system, when the client offers one. */
+  clientEditor?: ClientFsEditor;
+}
+
+/** The client's file system as a session reaches it: through the running prompt's client. */
+function clientFs(live: Live): ClientFs | undefined {
+  const client = live.client;
+  if (!client) return undefined;
+  return {
+    read: async (path) =>
+      (await client.request(acp.methods.client.fs.readTextFile, { sessionId: live.id, path }))
+        .content,
+    write: async (path, content) => {
+      await client.request(acp.methods.client.fs.writeTextFile, {
+        sessionId: live.id,
+        path,
+        content,
+      });
+    },
+  };
+}
+
+/**
+ * The session's editor replaced by one that reads and writes through the client (see
+ * client_fs.ts); not in a container, whose files are not the editor's.
+ */
+function useClientFs(live: Live): void {
+  const { session } = live;
+  if (session.container) return;
+  const editor = session.executor.find("str_replace_based_edit_tool");
+  if (!editor) return;
+  const wrapped = new ClientFsEditor(editor, () => clientFs(live));
+  live.clientEditor = wrapped;
+  session.executor = new ToolExecutor(
+    session.executor.tools.map((t) => t === editor ? wrapped : t),
+    session.approval,
+  );
 }
 
 const MODE_NAMES: Record<ApprovalMode, [string, string]> = {
@@ -154,6 +195,8 @@ export function promptText(blocks: readonly acp.ContentBlock[]): string {
 /** Builds the agent app; `connect` it to a stream. */
 export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promise<void> } {
   const sessions = new Map<string, Live>();
+  /** What the client said it offers (initialize). */
+  let clientCaps: acp.ClientCapabilities | undefined;
 
   const send = (live: Live, update: Update) => {
     const client = live.client;
@@ -220,10 +263,12 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       // In a container the files are not the host's: no diffs are read here.
       hostFiles: () => !live.session?.container,
       note: host.note,
+      clientEdit: (path) => live.clientEditor?.takeEdit(path),
     });
     const asker = new PermissionAsker({
       console,
       request: (toolCall, always) => ask(live, toolCall, always),
+      bufferText: (path) => live.clientEditor?.bufferText(path) ?? Promise.resolve(undefined),
       note: host.note,
     });
     try {
@@ -232,7 +277,9 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       throw openError(e);
     }
     live.console = console;
+    if (clientCaps?.fs?.readTextFile && clientCaps.fs.writeTextFile) useClientFs(live);
     live.conversation = [];
+    live.trajectoryId = id;
     live.trajectoryFile = host.trajectoryPath(id);
     sessions.set(id, live);
     return live;
@@ -252,17 +299,20 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
   const modeOf = (live: Live): ApprovalMode => live.session.approval?.mode ?? "never";
 
   const app = acp.agent({ name: "deft" })
-    .onRequest(acp.methods.agent.initialize, ({ params }) => ({
-      protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
-      agentCapabilities: {
-        loadSession: true,
-        promptCapabilities: { image: false, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: false, sse: false },
-        sessionCapabilities: { list: {} },
-      },
-      agentInfo: { name: "deft", title: "Deft", version: host.version },
-      authMethods: [],
-    }))
+    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+      clientCaps = params.clientCapabilities;
+      return {
+        protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { image: false, audio: false, embeddedContext: true },
+          mcpCapabilities: { http: false, sse: false },
+          sessionCapabilities: { list: {} },
+        },
+        agentInfo: { name: "deft", title: "Deft", version: host.version },
+        authMethods: [],
+      };
+    })
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
       const cwd = checkedCwd(params.cwd);
       const live = await openLive(cwd, host.newId(), params.mcpServers ?? []);
@@ -290,7 +340,8 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       live.link = loaded.link;
       // The loaded session's file stays as it is: the next turns go to a new trajectory that
       // names it (`resumed_from`), as `deft run --resume` does.
-      live.trajectoryFile = host.trajectoryPath(host.newId());
+      live.trajectoryId = host.newId();
+      live.trajectoryFile = host.trajectoryPath(live.trajectoryId);
       live.client = client;
       for (const update of replayUpdates(loaded.conversation)) send(live, update);
       await live.sent;
@@ -345,6 +396,7 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
             resumedFrom: live.link,
             textEndsTurn: true,
             trajectoryFile: live.trajectoryFile,
+            sessionId: live.trajectoryId,
           });
           live.recorder = ran.recorder;
           result = ran.result;

@@ -13,7 +13,8 @@ import { defaultSandbox } from "../policy/sandbox.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import type { ApprovalDecision } from "../tools/approval_decision.ts";
-import type { CommandEffect, EditEffect, Tool } from "../tools/base.ts";
+import type { CallEffect, CommandEffect, EditEffect, Tool } from "../tools/base.ts";
+import type { ApprovalRules, RuleMatch } from "./approval_rules.ts";
 import { readWorkspaceFile } from "../tools/fs/workspace_read.ts";
 import type { RecordedToolResult, Trajectory } from "../trajectory/recorder.ts";
 import {
@@ -55,6 +56,8 @@ interface Request {
   always?: string;
   alwaysLabel?: string;
   kind: "command" | "edit" | "tool call";
+  /** An ask rule asks about it: no earlier "always" covers it. */
+  rule?: RuleMatch["rule"];
 }
 
 // Commands that only read. Anything with shell syntax beyond a plain pipe is asked about.
@@ -172,6 +175,8 @@ export class ApprovalGate implements CallGate {
     private readonly show: (text: string) => void,
     private readonly workspace?: string,
     private readonly inContainer = false,
+    /** The approval rules in force (agent/approval_rules.ts); none when not given. */
+    readonly rules?: ApprovalRules,
   ) {
     this.#mode = mode;
   }
@@ -198,9 +203,83 @@ export class ApprovalGate implements CallGate {
 
   /** As `check`, with the record of the decision and who made it. */
   decide(tool: Tool, args: Record<string, unknown>): Promise<GateDecision> {
-    const request = this.#request(tool, args);
+    // What the call does, as the tool's catalog entry says; nothing here reads argument names.
+    const effect = tool.effects(args);
+    // Rules: a deny refuses in every mode (it is a policy); in `never` nothing else is asked or
+    // needs allowing. An ask rule asks even where the mode would not; an allow rule lets through
+    // what the mode would ask about.
+    const ruled = this.rules?.match(normalizeToolName(tool.name), effect, this.workspace);
+    if (ruled?.action === "deny") return Promise.resolve(this.#ruleDenied(effect, ruled));
+    if (this.mode === "never") return Promise.resolve(this.#unasked());
+    if (ruled?.action === "ask") {
+      const forced = this.#forcedRequest(tool, args, effect);
+      // "always" is not offered: the ask rule would ask again anyway.
+      return this.#ask({ ...forced, always: undefined, rule: ruled.rule });
+    }
+    const request = this.#request(tool, args, effect);
     if ("verdict" in request) return Promise.resolve(request);
+    if (ruled?.action === "allow") return Promise.resolve(this.#ruleAllowed(ruled));
     return this.#ask(request);
+  }
+
+  #ruleDenied(effect: CallEffect | undefined, ruled: RuleMatch): GateDecision {
+    const what = effect?.kind === "command" ? "command" : effect?.kind === "edit" ? "edit" : "call";
+    return {
+      verdict: `A deny rule (\`${ruled.rule.text}\`, set in ${ruled.rule.source}) refuses this ` +
+        `${what}. It did not run. Do not retry it or work around it; if it is needed, ask the ` +
+        `user to run it or to change the rule.`,
+      decision: {
+        decision: "deny",
+        decided_by: "rule",
+        mode: this.mode,
+        asked: false,
+        rule: ruled.rule,
+      },
+    };
+  }
+
+  #ruleAllowed(ruled: RuleMatch): GateDecision {
+    return {
+      verdict: null,
+      decision: {
+        decision: "allow",
+        decided_by: "rule",
+        mode: this.mode,
+        asked: false,
+        rule: ruled.rule,
+      },
+    };
+  }
+
+  /** The question for a call an ask rule matched, whatever the mode would have done. */
+  #forcedRequest(
+    tool: Tool,
+    args: Record<string, unknown>,
+    effect: CallEffect | undefined,
+  ): Request {
+    if (effect?.kind === "command") {
+      const prefix = commandPrefix(effect.command);
+      return {
+        kind: "command",
+        show: `$ ${effect.command}`,
+        always: prefix === undefined ? undefined : `$ ${prefix}`,
+        alwaysLabel: prefix === undefined ? undefined : `\`${prefix}\` commands`,
+      };
+    }
+    if (effect?.kind === "edit") {
+      return {
+        kind: "edit",
+        show: this.#preview(effect) ?? limitLines(effect.summary.split("\n")).join("\n"),
+        always: `edit ${effect.path}`,
+        alwaysLabel: `edits to ${effect.path}`,
+      };
+    }
+    return {
+      kind: "tool call",
+      show: `${tool.name} ${clip(JSON.stringify(args))}`,
+      always: `tool ${normalizeToolName(tool.name)}`,
+      alwaysLabel: `${tool.name} calls`,
+    };
   }
 
   async #ask(request: Request): Promise<GateDecision> {
@@ -212,10 +291,9 @@ export class ApprovalGate implements CallGate {
   #request(
     tool: Tool,
     args: Record<string, unknown>,
+    effect: CallEffect | undefined,
   ): Request | GateDecision {
     if (this.mode === "never") return this.#unasked();
-    // What the call does, as the tool's catalog entry says; nothing here reads argument names.
-    const effect = tool.effects(args);
     switch (effect?.kind) {
       case "read":
       case "other":
@@ -339,12 +417,42 @@ export class ApprovalGate implements CallGate {
   async #decide(request: Request): Promise<GateDecision> {
     // An earlier answer ("always", "session") may cover this one by now.
     if (this.mode === "never") return this.#unasked();
-    if (request.always && this.#always.has(request.always)) return this.#covered(request.always);
+    if (!request.rule && request.always && this.#always.has(request.always)) {
+      return this.#covered(request.always);
+    }
     const release = this.ask.hold?.() ?? (() => {});
     try {
       return await this.#question(request);
     } finally {
       release();
+    }
+  }
+
+  /**
+   * Where an "always" answer holds: this session, or (when the gate knows its project) this
+   * project, saved as an allow rule. `rest` is what followed the `a` (`a p`); else asked. Null
+   * when nobody answers.
+   */
+  async #alwaysWhere(key: string, rest: string): Promise<"session" | "project" | null> {
+    if (!this.rules?.project) return "session";
+    const pick = (text: string) => {
+      const head = text.trim().toLowerCase();
+      if (/^(p|project)\b/.test(head)) return "project" as const;
+      if (head === "" || /^(s|session)\b/.test(head)) return "session" as const;
+      return undefined;
+    };
+    const inline = rest.trim() === "" ? undefined : pick(rest);
+    if (inline) return inline;
+    this.show(
+      `Always allow \`${visible(key)}\`: [s] this session only (Enter) · [p] this project ` +
+        `(saved as the rule \`allow ${visible(key)}\`, kept outside the repository)`,
+    );
+    for (;;) {
+      const line = await this.ask("always> ");
+      if (line === null) return null;
+      const where = pick(line);
+      if (where) return where;
+      this.show("Please answer s (this session) or p (this project).");
     }
   }
 
@@ -369,12 +477,25 @@ export class ApprovalGate implements CallGate {
     const choices = [
       "[y]es",
       `[n]o, with a reason for the model ("n use the test script")`,
-      ...(request.always ? [`[a]lways for ${visible(request.alwaysLabel ?? "")}`] : []),
+      ...(request.always
+        ? [
+          `[a]lways for ${visible(request.alwaysLabel ?? "")}${
+            this.rules?.project ? " (this session or this project)" : ""
+          }`,
+        ]
+        : []),
       "[s]ession: ask nothing more in this session",
     ].join(" · ");
     const tell = (text: string) => this.ask.tell?.(text);
     // The file's lines around an edit can hold a key: masked as the trajectory masks it.
-    this.show(`\nApprove this ${request.kind}?\n${maskOutput(visible(request.show))}\n${choices}`);
+    const asking = request.rule
+      ? `\n(asked by the rule \`ask ${visible(request.rule.text)}\` from ${
+        visible(request.rule.source)
+      })`
+      : "";
+    this.show(
+      `\nApprove this ${request.kind}?${asking}\n${maskOutput(visible(request.show))}\n${choices}`,
+    );
     for (;;) {
       const line = await this.ask("approve> ");
       if (line === null) {
@@ -389,7 +510,30 @@ export class ApprovalGate implements CallGate {
         return user("yes");
       }
       if ((head === "a" || head === "always") && request.always) {
+        // No answer to "where" (the prompt closed, or an asker that only answers approval
+        // questions, such as an ACP client's "always allow"): the yes stands, for this session.
+        const where = await this.#alwaysWhere(request.always, word?.[2] ?? "") ?? "session";
         this.#always.add(request.always);
+        if (where === "project" && this.rules) {
+          try {
+            const file = await this.rules.addProject("allow", request.always);
+            tell(
+              `→ yes, and always in this project: saved the rule \`allow ${
+                visible(request.always)
+              }\` (${visible(file)}; \`deft approvals\` lists and removes it)`,
+            );
+            return user("always", undefined, {
+              always: request.always,
+              rule: { text: request.always, source: file },
+            });
+          } catch (e) {
+            this.show(
+              `Could not save the rule for this project (${
+                (e as Error).message
+              }); it holds for this session only.`,
+            );
+          }
+        }
         tell(`→ yes, and to ${visible(request.alwaysLabel ?? "")} for the rest of the session`);
         return user("always", undefined, { always: request.always });
       }

@@ -21,6 +21,7 @@ import {
 import type { ProjectInstructions } from "./instructions.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
 import { askToTrust } from "../config/trust.ts";
+import { type ApprovalRules, openApprovalRules } from "./approval_rules.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
@@ -58,6 +59,8 @@ export interface SessionOptions extends ConfigOverrides, SessionContainerOptions
   approval?: string;
   /** False with `--no-project-instructions`. */
   projectInstructions?: boolean;
+  /** `--approval-rules FILE`: a policy file of allow/ask/deny rules (agent/approval_rules.ts). */
+  approvalRules?: string;
 }
 
 /** The container flags (src/container): the tools run inside when an image or id is given. */
@@ -111,6 +114,8 @@ export interface Session {
   recording?: Trajectory;
   /** Set when tool calls may need the user's approval. */
   approval?: ApprovalGate;
+  /** The approval rules in force (for /status); none in a replay. */
+  approvalRules?: ApprovalRules;
   /** The AGENTS.md files for the system prompt. */
   instructions: ProjectInstructions;
   /** The container the tools run in; `close()` it when the session ends. */
@@ -274,12 +279,18 @@ async function assemble(
     throw e;
   }
   const canSwitch = asking.switchable && asking.terminal;
+  const rules = recording ? undefined : await openApprovalRules(loaded, io.workspace, {
+    rulesFile: opts.approvalRules,
+    configFile: opts.configFile,
+    warn: (text) => io.write(`warning: ${terminalText(text)}`),
+  });
   const gate = (approvalMode === "never" && !canSwitch) || recording ? undefined : new ApprovalGate(
     approvalMode,
     asking.ask,
     io.write,
     workspace,
     workplace.container !== undefined,
+    rules,
   );
   // Hooks run in front of the approval gate; a replay runs none (it repeats the recording).
   const hooks = recording
@@ -287,7 +298,14 @@ async function assemble(
     : sessionHooks(loaded.config.hooks, hooksSource(loaded), workspace, (t) =>
       console.note(`warning: ${t}`));
   const baseGate = gate ??
-    (recording ? new ReplayGate(recording) : new ApprovalGate("never", asking.ask, io.write));
+    (recording ? new ReplayGate(recording) : new ApprovalGate(
+      "never",
+      asking.ask,
+      io.write,
+      workspace,
+      workplace.container !== undefined,
+      rules,
+    ));
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }
@@ -306,6 +324,7 @@ async function assemble(
     console,
     recording,
     approval: gate,
+    approvalRules: rules,
     instructions,
     container,
     baseline,
@@ -396,6 +415,8 @@ export interface TaskOptions {
   recordedTask?: string;
   /** A helper run for a slash command (`/init`): recorded as such, with its conversation. */
   helperOf?: Trajectory["helper_of"];
+  /** The trajectory's `session_id` (an ACP session's id); a new one when absent. */
+  sessionId?: string;
 }
 
 /** Runs one task (or one turn of a conversation); the session's tools keep their state. */
@@ -502,7 +523,7 @@ function turnRecord(session: Session, recorder: TrajectoryRecorder, before: LLMU
 
 function newRecorder(session: Session, task: string, opts: TaskOptions): TrajectoryRecorder {
   const { config } = session;
-  const sessionId = newSessionId();
+  const sessionId = opts.sessionId ?? newSessionId();
   const recorder = new TrajectoryRecorder(
     resolve(opts.trajectoryFile ?? defaultTrajectoryPath(sessionId)),
     {

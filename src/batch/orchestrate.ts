@@ -34,6 +34,8 @@ export interface BatchSettings {
   model?: string;
   modelBaseUrl?: string;
   configFile?: string;
+  /** `--approval-rules`: each task's `deft run` gets the policy file. */
+  approvalRules?: string;
   maxSteps?: number;
   sandbox?: SandboxMode;
   /** Extra sbatch options. */
@@ -92,6 +94,7 @@ function runFlags(settings: BatchSettings): string[] {
   if (settings.configFile) args.push("--config-file", resolve(settings.configFile));
   if (settings.maxSteps !== undefined) args.push("--max-steps", String(settings.maxSteps));
   if (settings.sandbox) args.push("--sandbox", settings.sandbox);
+  if (settings.approvalRules) args.push("--approval-rules", resolve(settings.approvalRules));
   return args;
 }
 

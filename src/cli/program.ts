@@ -92,6 +92,10 @@ const CONTINUE = option(
   "go on with this workspace's latest conversation (never a /init helper)",
 );
 const NO_INSTRUCTIONS = option("--no-project-instructions", "do not read AGENTS.md files");
+const APPROVAL_RULES = option(
+  "--approval-rules <file>",
+  "a policy file of approval rules (allow/ask/deny lists; see deft approvals)",
+);
 
 function approval(defaultMode: string): OptionSpec {
   return option(
@@ -110,6 +114,7 @@ const INTERACTIVE_OPTIONS = [
   COLOR,
   SANDBOX,
   approval("commands"),
+  APPROVAL_RULES,
   NO_INSTRUCTIONS,
   ...CONTAINER_OPTIONS,
 ];
@@ -239,6 +244,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       option("--replay-exact", "compare replayed tool output byte for byte (no normalising)"),
       SANDBOX,
       approval("never"),
+      APPROVAL_RULES,
       CONTINUE,
       option("-r, --resume <id>", "go on with the session ID (or a trajectory FILE)"),
       NO_INSTRUCTIONS,
@@ -320,6 +326,17 @@ function buildProgram(setExit: (code: number) => void): Command {
     const { configCommand } = await import("./config.ts");
     setExit(await configCommand(opts));
   });
+
+  program.command("approvals")
+    .description("the approval rules in force here, and where each was set; remove one")
+    .argument("[action]", "remove: take rule N away (as numbered in the list)")
+    .argument("[n]", "the rule's number")
+    .option("--config-file <file>", "the config file (as for deft run)")
+    .option("--approval-rules <file>", "also list the rules of this policy file")
+    .action(async (action, n, opts) => {
+      const { approvalsCommand } = await import("./approvals.ts");
+      setExit(await approvalsCommand(action, n, opts));
+    });
 
   program.command("trust")
     .description("let a folder's own config file (deft.yaml) set every key, or --revoke that")
@@ -416,6 +433,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     described(CONFIG_FILE, "config file for every task"),
     described(MAX_STEPS, "step limit per task (a task's own wins)"),
     SANDBOX,
+    described(APPROVAL_RULES, "a policy file of approval rules for every task (deny rules)"),
     ...BATCH_CONTAINER_OPTIONS,
   ]).action(async (tasks, dir, opts) => {
     const { batchCommand } = await import("./batch.ts");

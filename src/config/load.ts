@@ -16,6 +16,7 @@ import {
   type TrustDecision,
 } from "./trust.ts";
 import { ConfigError } from "./errors.ts";
+import { approvalsSchema } from "./approval_rules.ts";
 import { MAX_CONFIG_BYTES, readConfigFile } from "./read.ts";
 import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
 import { nestingDepth } from "../tools/nesting.ts";
@@ -117,6 +118,8 @@ const configSchema = z.strictObject({
   allow_network: z.boolean().default(false),
   /** When to ask before a tool call; unset: `never` for run, `commands` for interactive. */
   approval: z.enum(["never", "commands", "all"]).optional(),
+  /** Approval rules (`allow`, `ask`, `deny` lists; config/approval_rules.ts). */
+  approvals: approvalsSchema.optional(),
   /** Folders whose own config file may set every key (`deft trust`); only read from user config. */
   trusted_folders: z.array(z.string()).default([]),
   /** Which variables the model's shell inherits (policy/shell_env.ts). */

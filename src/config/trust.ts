@@ -178,6 +178,9 @@ export function layerUntrusted(repoText: string, repoPath: string, userText = ""
   const ignored: string[] = [];
   for (const pair of repo.contents.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+    // A repository's approval rules are read on their own (config/approval_rules.ts): its deny
+    // and ask rules apply, trusted or not; its allow rules never do.
+    if (key === "approvals") continue;
     if (key === "tool_settings" && isMap(pair.value)) {
       for (const inner of pair.value.items) {
         const name = isScalar(inner.key) ? String(inner.key.value) : String(inner.key);

@@ -8,7 +8,8 @@
 import { basename, join } from "node:path";
 import { readEnv } from "../env.ts";
 import { codeLocation } from "../policy/permissions.ts";
-import { type ContainerBind, denoCacheLaunch, runChild } from "../policy/process.ts";
+import type { ContainerBind } from "../policy/container_cli.ts";
+import { denoCacheLaunch, runChild } from "../policy/process.ts";
 
 /** Where Deft's files appear inside. */
 export const INSIDE_ROOT = "/opt/deft";
@@ -66,6 +67,7 @@ export function deftInside(entry: string, hostCommand: string): DeftInside {
   const code = codeLocation(entry);
   let inner: string;
   let modules = "none";
+  let source: DeftInside["source"];
   if (code && code !== main) {
     // The source tree: bound whole, the entry at its place in it.
     binds.push({ host: code, container: `${INSIDE_ROOT}/code`, readOnly: true });
@@ -73,6 +75,8 @@ export function deftInside(entry: string, hostCommand: string): DeftInside {
     // A tree whose node_modules Deno made (nodeModulesDir "auto") holds every package: use it as
     // it is (read-only: `manual` never writes there). Else the packages come from Deno's cache.
     modules = isDirectory(`${code}/node_modules`) ? "manual" : "none";
+    // Else Deno's cache must hold them before the container starts (`prepareDeftInside`).
+    if (modules === "none") source = { deno: exec, main, config: `${code}/deno.json` };
   } else {
     binds.push({ host: main, container: `${INSIDE_ROOT}/${basename(main)}`, readOnly: true });
     inner = `${INSIDE_ROOT}/${basename(main)}`;
@@ -82,6 +86,7 @@ export function deftInside(entry: string, hostCommand: string): DeftInside {
     argv: [deno, "run", ...INSIDE_FLAGS, `--node-modules-dir=${modules}`, inner, hostCommand],
     env,
     probe: [deno, "--version"],
+    source,
   };
 }
 

@@ -17,6 +17,7 @@
  * | a batch task (Deft itself)     | `deftTaskLaunch`    | its own session, dies with Deft | Deft's own      |
  * | a batch task's test            | `taskTestLaunch`    | the task's sandbox       | `shell_environment`    |
  * | Deft's helper scripts, Slurm   | `helperLaunch`      | none                     | none / Deft's own      |
+ * | a container runtime's client   | `container_cli.ts`  | the container's own      | the daemon's variables |
  * | a configured hook              | `hooks.ts` `hookLaunch` | its own process group | core + `DEFT_PROJECT_DIR` + its `env` |
  *
  * The modules beside this one do the detailed work: sandbox.ts builds bwrap argv, git.ts the git
@@ -347,258 +348,32 @@ function confined(
   });
 }
 
-/**
- * A container runtime's client: `docker`, or `podman` with the OCI runtime and rlimits it needs
- * on this kind of machine (crun cannot run on a cgroups-v1 hybrid layout; podman's default rlimits
- * are above the hard ones and fail).
- */
-export interface ContainerCli {
-  program: "docker" | "podman";
-  /** Podman's OCI runtime (`--runtime`), e.g. `runc`. */
-  ociRuntime?: string;
-}
-
-/** A host folder shown inside a container. */
-export interface ContainerBind {
-  host: string;
-  container: string;
-  readOnly: boolean;
-}
-
-/** Everything a container Deft starts is started with. */
-export interface ContainerSpec {
-  image: string;
-  /** The container's name (Deft chooses it, so it is known before the runtime answers). */
-  name: string;
-  labels: Record<string, string>;
-  /** The runtime's network; `none` unless the config allows the network. */
-  network: "none" | "host";
-  /** `--memory`, e.g. `4g`. */
-  memory?: string;
-  /** `--pids-limit`. */
-  pidsLimit?: number;
-  binds: readonly ContainerBind[];
-  /**
-   * Kept containers run detached. The others are attached to Deft by their standard input: the
-   * container's only process reads it and ends when Deft's end of the pipe closes (Deft exits,
-   * or is killed), and `--rm` then removes the container.
-   */
-  keep: boolean;
-}
-
-/** What runs inside a container with `exec`. */
-export interface ContainerExec {
-  argv: readonly string[];
-  /** Variables set inside (on top of the image's own); nothing of Deft's is passed. */
-  env?: Record<string, string>;
-  workdir?: string;
-  /** Keep standard input open (the tool host's message stream). */
-  interactive?: boolean;
-}
-
-/**
- * The variables a runtime client needs to find its daemon or storage, and nothing else: the
- * container never sees them (`exec` passes only what `-e` names).
- */
-const CONTAINER_CLI_VARIABLES = [
-  "PATH",
-  "HOME",
-  "DOCKER_HOST",
-  "DOCKER_CONTEXT",
-  "DOCKER_CONFIG",
-  "DOCKER_CERT_PATH",
-  "DOCKER_TLS_VERIFY",
-  "CONTAINER_HOST",
-  "CONTAINERS_CONF",
-  "CONTAINERS_STORAGE_CONF",
-  "XDG_RUNTIME_DIR",
-  "XDG_CONFIG_HOME",
-  "XDG_DATA_HOME",
-  "TMPDIR",
-];
-
-/**
- * One word the runtime reads as a name, not an option: an image reference or a container id as
- * the user wrote it. A leading dash or a space would make the client read something else.
- */
-const CONTAINER_WORD = /^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$/;
-
-/** Throws unless `word` is a plain image reference, container id or name. */
-export function checkContainerWord(what: string, word: string): void {
-  if (!CONTAINER_WORD.test(word) || word.length > 512) {
-    throw new Error(
-      `${what} '${word}' is not a plain name: it must start with a letter or digit and hold ` +
-        "only letters, digits and . _ / : @ + -",
-    );
-  }
-}
-
-/** The runtime client with `args`, its daemon's variables only. */
-function containerCli(cli: ContainerCli, args: readonly string[]): Launch {
-  const global = cli.program === "podman" && cli.ociRuntime ? ["--runtime", cli.ociRuntime] : [];
-  return {
-    program: cli.program,
-    args: [...global, ...args],
-    env: {
-      ...shellEnvironment({ include_only: CONTAINER_CLI_VARIABLES }),
-      // No colours or progress bars in what Deft parses.
-      NO_COLOR: "1",
-    },
-  };
-}
-
-/** Asks the runtime whether it works: the daemon's version (docker), the engine's (podman). */
-export function containerProbeLaunch(cli: ContainerCli): Launch {
-  return containerCli(cli, ["version", "--format", "{{.Server.Version}}"]);
-}
-
-/** `image inspect IMAGE`: JSON, with the image's WORKDIR, or an error when it is missing. */
-export function containerImageLaunch(cli: ContainerCli, image: string): Launch {
-  checkContainerWord("image", image);
-  return containerCli(cli, ["image", "inspect", "--", image]);
-}
-
-/** `inspect ID…`: JSON of each container (state, labels). */
-export function containerInspectLaunch(cli: ContainerCli, ids: readonly string[]): Launch {
-  for (const id of ids) checkContainerWord("container", id);
-  return containerCli(cli, ["container", "inspect", "--", ...ids]);
-}
-
-/** The ids of every container, running or not, that carries `label` (a `KEY=VALUE`). */
-export function containerListLaunch(cli: ContainerCli, label: string): Launch {
-  return containerCli(cli, ["ps", "-a", "-q", "--no-trunc", "--filter", `label=${label}`]);
-}
-
-/** Removes containers at once, running or not. */
-export function containerRemoveLaunch(cli: ContainerCli, ids: readonly string[]): Launch {
-  for (const id of ids) checkContainerWord("container", id);
-  const now = cli.program === "podman" ? ["-t", "0"] : [];
-  return containerCli(cli, ["rm", "-f", ...now, "--", ...ids]);
-}
-
-/**
- * Starts a container for Deft's tools: no network (unless allowed), memory and process limits,
- * no variables of Deft's, only the given binds, every one Deft's label. Its one process is
- * `cat` reading standard input, which keeps it alive without doing anything (see `keep`).
- * Bind paths are written into the runtime's `-v` syntax, so a path with `:` or `,` is refused.
- */
-export function containerLaunch(cli: ContainerCli, spec: ContainerSpec): Launch {
-  checkContainerWord("image", spec.image);
-  checkContainerWord("container name", spec.name);
-  const args = ["run", ...(spec.keep ? ["-d", "-i"] : ["-i", "--rm"]), "--name", spec.name];
-  for (const [key, value] of Object.entries(spec.labels)) {
-    if (!/^[a-z0-9.-]+$/.test(key) || /[\n\r]/.test(value)) {
-      throw new Error(`container label ${key} is not a plain label`);
-    }
-    args.push("--label", `${key}=${value}`);
-  }
-  args.push("--network", spec.network);
-  args.push("--security-opt", "no-new-privileges");
-  if (spec.memory) args.push("--memory", spec.memory);
-  if (spec.pidsLimit) args.push("--pids-limit", String(spec.pidsLimit));
-  if (cli.program === "podman") {
-    // Podman's defaults are above the hard limits here; these sit below any usual hard limit.
-    args.push("--ulimit", "nofile=1024:1024");
-    const nproc = spec.pidsLimit ?? 4096;
-    args.push("--ulimit", `nproc=${nproc}:${nproc}`);
-  }
-  for (const bind of spec.binds) {
-    for (const path of [bind.host, bind.container]) {
-      if (!path.startsWith("/") || /[:,\n]/.test(path)) {
-        throw new Error(
-          `the path ${JSON.stringify(path)} cannot be bound into a container: it must be ` +
-            "absolute and hold no ':' ',' or newline",
-        );
-      }
-    }
-    args.push("-v", `${bind.host}:${bind.container}:${bind.readOnly ? "ro" : "rw"}`);
-  }
-  args.push("--entrypoint", "cat", "--", spec.image);
-  return containerCli(cli, args);
-}
-
-/** A file or folder the runtime client reads: absolute (never read as an option), one line. */
-function checkClientPath(what: string, path: string): void {
-  if (!path.startsWith("/") || /[\n\r\0]/.test(path)) {
-    throw new Error(`the ${what} ${JSON.stringify(path)} must be an absolute path on one line`);
-  }
-}
-
-/** What `--dockerfile-path` builds. */
-export interface ContainerBuild {
-  /** The Dockerfile, an absolute path. */
-  dockerfile: string;
-  /** The build context, an absolute folder. */
-  context: string;
-  /** The name the built image gets (Deft chooses it, so it can remove the image later). */
-  tag: string;
-  labels: Record<string, string>;
-  /** The network of the build's RUN steps; `none` unless the config allows the network. */
-  network: "none" | "host";
-}
-
-/**
- * Builds an image: `-q` (the output is the image's id), no pull (podman's `--pull=never`; docker's
- * builder fetches a missing base only when its daemon reaches a registry), the build's RUN steps
- * on the given network, podman with the same rlimits as `run`.
- */
-export function containerBuildLaunch(cli: ContainerCli, build: ContainerBuild): Launch {
-  checkContainerWord("image", build.tag);
-  checkClientPath("Dockerfile", build.dockerfile);
-  checkClientPath("build context", build.context);
-  const args = ["build", "-q", "--network", build.network, "-t", build.tag];
-  for (const [key, value] of Object.entries(build.labels)) {
-    if (!/^[a-z0-9.-]+$/.test(key) || /[\n\r]/.test(value)) {
-      throw new Error(`image label ${key} is not a plain label`);
-    }
-    args.push("--label", `${key}=${value}`);
-  }
-  if (cli.program === "podman") {
-    args.push("--pull=never", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096");
-  }
-  args.push("-f", build.dockerfile, "--", build.context);
-  return containerCli(cli, args);
-}
-
-/** `load -i TAR`: the images of a `docker save` / `podman save` archive; prints their names. */
-export function containerLoadLaunch(cli: ContainerCli, tar: string): Launch {
-  checkClientPath("image file", tar);
-  return containerCli(cli, ["load", "-q", "-i", tar]);
-}
-
-/** The ids of every image (`label`: only those carrying it, a `KEY=VALUE`). */
-export function containerImagesLaunch(cli: ContainerCli, label?: string): Launch {
-  return containerCli(cli, [
-    "images",
-    "-q",
-    "--no-trunc",
-    ...(label ? ["--filter", `label=${label}`] : []),
-  ]);
-}
-
-/** Removes images (a name removes that tag; an id the image), never one a container uses. */
-export function containerImageRemoveLaunch(cli: ContainerCli, refs: readonly string[]): Launch {
-  for (const ref of refs) checkContainerWord("image", ref);
-  return containerCli(cli, ["image", "rm", "--", ...refs]);
-}
-
-/**
- * Runs `exec.argv` inside container `id`: argv as it is (the runtime passes it to execve, no
- * shell), the variables `exec.env` names with their values (a bare name would copy the client's
- * own value in, so every one carries `=`).
- */
-export function containerExecLaunch(cli: ContainerCli, id: string, exec: ContainerExec): Launch {
-  checkContainerWord("container", id);
-  const args = ["exec"];
-  if (exec.interactive) args.push("-i");
-  if (exec.workdir) args.push("-w", exec.workdir);
-  for (const [name, value] of Object.entries(exec.env ?? {})) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`bad variable name ${name}`);
-    args.push("-e", `${name}=${value}`);
-  }
-  args.push("--", id, ...exec.argv);
-  return containerCli(cli, args);
-}
+// The container views live in container_cli.ts; re-exported for the modules that import them here.
+export {
+  checkContainerWord,
+  type ContainerBind,
+  type ContainerBuild,
+  containerBuildLaunch,
+  type ContainerCli,
+  type ContainerExec,
+  containerExecLaunch,
+  containerImageLaunch,
+  containerImageRemoveLaunch,
+  containerImagesLaunch,
+  containerImageTagsLaunch,
+  containerInspectLaunch,
+  containerLaunch,
+  containerListLaunch,
+  containerLoadLaunch,
+  containerProbeLaunch,
+  containerRemoveLaunch,
+  containerSeccompProfile,
+  type ContainerSpec,
+  containerTagLaunch,
+  dockerClientConfig,
+  dockerClientConfigDir,
+  SECCOMP_BASE_PROFILES,
+} from "./container_cli.ts";
 
 /**
  * Deno fetching the npm packages of Deft's source tree into its cache (`deno cache`), before that

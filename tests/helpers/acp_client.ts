@@ -19,6 +19,18 @@ export interface AcpRun {
   stderr(): string;
 }
 
+/**
+ * An editor's file system for `fs/read_text_file` and `fs/write_text_file`: open buffers by path
+ * (a read of another path reads the disk), every request kept; `refuseWrites` answers writes with
+ * that error. The buffers change on write; the disk never does.
+ */
+export interface ClientFiles {
+  buffers: Map<string, string>;
+  reads: string[];
+  writes: { path: string; content: string }[];
+  refuseWrites?: string;
+}
+
 /** How the client answers permission requests, in order (then "reject_once"). */
 export type PermissionScript = (string | "never-answer")[];
 
@@ -79,7 +91,7 @@ export async function withAcp<T>(
   extra: string[],
   answers: PermissionScript,
   op: (ctx: acp.ClientContext, run: AcpRun) => Promise<T>,
-  options: { raw?: string; home?: string; env?: Record<string, string> } = {},
+  options: { raw?: string; home?: string; env?: Record<string, string>; fs?: ClientFiles } = {},
 ): Promise<{ value: T; code: number; run: AcpRun }> {
   const child = await spawnAcp(mock, extra, options.home, options.env);
   if (options.raw !== undefined) {
@@ -121,6 +133,18 @@ export async function withAcp<T>(
       }
       return { outcome: { outcome: "selected", optionId: answer } };
     });
+  const files = options.fs;
+  if (files) {
+    app.onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
+      files.reads.push(params.path);
+      return { content: files.buffers.get(params.path) ?? await Deno.readTextFile(params.path) };
+    }).onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+      files.writes.push({ path: params.path, content: params.content });
+      if (files.refuseWrites) throw acp.RequestError.internalError(undefined, files.refuseWrites);
+      files.buffers.set(params.path, params.content);
+      return {};
+    });
+  }
   let value: T;
   try {
     value = await app.connectWith(

@@ -17,7 +17,11 @@ const SCRIPTS = `${REPO_ROOT}scripts/containers`;
 /** A runtime ready for tests: its client's variables, the test image, a way to run its client. */
 export interface TestRuntime {
   name: "docker" | "podman";
-  /** Variables Deft and the client need (DOCKER_HOST for the private daemon). */
+  /**
+   * Variables Deft and the client need: DOCKER_HOST for the private daemon, and DEFT_CACHE_DIR, a
+   * private cache whose secret proves which containers this run's Defts started (so a sweep by
+   * one suite never counts another's as its own).
+   */
   env: Record<string, string>;
   /** The test image, as this run's own (its containers carry `label`). */
   image: string;
@@ -44,22 +48,27 @@ async function run(program: string, args: string[], env: Record<string, string> 
 
 /** Starts a private dockerd (or uses Podman), builds or finds the test image. */
 export async function testRuntime(name: "docker" | "podman"): Promise<TestRuntime> {
-  let env: Record<string, string> = {};
-  let stop = async () => {};
+  const cache = await tempDir("deft-test-cache-");
+  let env: Record<string, string> = { DEFT_CACHE_DIR: cache.path };
+  let stop = async () => {
+    await cache.remove();
+  };
   if (name === "docker") {
     // A short path: the socket's path must fit a unix socket's 107 bytes.
     const dir = await tempDir("dkd-", { dir: "/tmp" });
     try {
       const said = await run(`${SCRIPTS}/dockerd.sh`, ["start", dir.path]);
-      env = { DOCKER_HOST: said.replace(/^export DOCKER_HOST=/, "") };
+      env = { ...env, DOCKER_HOST: said.replace(/^export DOCKER_HOST=/, "") };
     } catch (e) {
       await run(`${SCRIPTS}/dockerd.sh`, ["stop", dir.path]).catch(() => {});
       await dir.remove();
+      await cache.remove();
       throw e;
     }
     stop = async () => {
       await run(`${SCRIPTS}/dockerd.sh`, ["stop", dir.path]).catch(() => {});
       await dir.remove();
+      await cache.remove();
     };
   }
   const prefix = name === "podman" ? ["--runtime", "runc"] : [];

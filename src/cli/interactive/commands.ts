@@ -4,6 +4,8 @@
  */
 import { APPROVAL_MODES, isApprovalMode } from "../../agent/approval.ts";
 import { createClient } from "../../llm/client.ts";
+import type { ApprovalRule } from "../../config/approval_rules.ts";
+import { ruleLine } from "../approvals.ts";
 import type { LLMMessage } from "../../llm/types.ts";
 import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 import { type Session, sessionPatch } from "../../agent/session.ts";
@@ -46,7 +48,7 @@ const COMMANDS: SlashCommand[] = [
   {
     name: "status",
     usage: "/status",
-    help: "model, workspace, approval mode, conversation and usage",
+    help: "model, workspace, approval mode and rules, conversation and usage",
     run: (ctx) => {
       const { config, workspace, approval, instructions, executor } = ctx.session;
       ctx.write([
@@ -61,6 +63,7 @@ const COMMANDS: SlashCommand[] = [
         `instructions: ${instructions.files.map((f) => f.path).join(", ") || "(none)"}`,
         `tools:        ${executor.tools.map((t) => t.name).join(", ")}`,
         `config:       ${config.configPath ?? "(defaults)"}`,
+        ...approvalRuleLines(ctx.session.approvalRules?.list() ?? []),
       ].join("\n"));
     },
   },
@@ -257,4 +260,14 @@ export async function runSlashCommand(
 export function isCommandName(word: string): boolean {
   const name = word.trim().toLowerCase();
   return COMMANDS.some((c) => c.name === name);
+}
+
+/** The approval rules in force, strongest first, one a line, for /status. */
+function approvalRuleLines(rules: readonly ApprovalRule[]): string[] {
+  if (rules.length === 0) {
+    return ["rules:        (none; deft approvals, or answer a → this project)"];
+  }
+  const order = ["deny", "ask", "allow"];
+  const sorted = [...rules].sort((a, b) => order.indexOf(a.action) - order.indexOf(b.action));
+  return ["rules:", ...sorted.map((r, i) => `  ${i + 1}. ${ruleLine(r)}`)];
 }

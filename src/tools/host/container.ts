@@ -9,7 +9,8 @@
  */
 import type { Container } from "../../container/container.ts";
 import { INSIDE_ROOT, INSIDE_TEMP } from "../../container/inside.ts";
-import { containerExecLaunch, spawnChild } from "../../policy/process.ts";
+import { containerExecLaunch } from "../../policy/container_cli.ts";
+import { spawnChild } from "../../policy/process.ts";
 import type { ToolDirs } from "../../policy/permissions.ts";
 import type { HostRequest } from "./protocol.ts";
 import type { LinkStarter } from "./link.ts";

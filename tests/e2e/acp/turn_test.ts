@@ -67,6 +67,8 @@ Deno.test("acp: a turn views, edits and runs a command as session updates, then 
     for (const line of run.stdoutLines) assert.equal(JSON.parse(line).jsonrpc, "2.0", line);
     // The session's trajectory is the ordinary format: `deft run --replay` replays it.
     const trajectory = `${home}/state/deft/trajectories/trajectory_${value.sessionId}.json`;
+    // Its session id is the ACP session's.
+    assert.equal(JSON.parse(await Deno.readTextFile(trajectory)).session_id, value.sessionId);
     await Deno.writeTextFile(file, "def add(a, b):\n    return a - b\n");
     const replay = await runDeft(["run", "--replay", trajectory, "-w", dir.path], {
       cwd: home,

@@ -38,6 +38,7 @@ Deno.test("run --approval commands --json: the trajectory and the summary say wh
           send: "n not there\r",
         },
         { expect: "Approve this command\\?[\\s\\S]*one[\\s\\S]*approve> ", send: "a\r" },
+        { expect: "always> ", send: "s\r" },
       ],
       { cwd: home, env: { HOME: home } },
     );

@@ -100,6 +100,7 @@ Deno.test("interactive (pty): approvals ask before rm -rf, not ls; no sends the 
       { send: "n keep the build folder" + ENTER },
       { expect: "Approve this command\\?\\s+\\$ touch made_1[\\s\\S]*`touch` commands" },
       { expect: "approve> ", send: "a" + ENTER },
+      { expect: "always> ", send: "s" + ENTER },
       { expect: "All done\\.[\\s\\S]*deft> ", send: "/clear" + ENTER },
       { expect: "new conversation[\\s\\S]*deft> ", send: "hello\\" + ENTER },
       { expect: "… ", send: "again" + ENTER },

@@ -52,7 +52,7 @@ Deno.test({
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["run", ...BUNDLE_FULL_FLAGS, `${tmp.path}/deft.js`, ...args],
       cwd: tmp.path,
-      env: { NO_COLOR: "1" },
+      env: { NO_COLOR: "1", ...rt.env },
     }).output();
     const stderr = new TextDecoder().decode(out.stderr);
     assert.equal(out.code, 0, stderr);

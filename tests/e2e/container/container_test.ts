@@ -365,7 +365,7 @@ for (const runtime of ["docker", "podman"] as const) {
     });
 
     await t.step(
-      "the next start sweeps a dead Deft's leftover, not another machine's",
+      "the next start leaves containers that only carry Deft's labels (no proof)",
       async () => {
         const start = (owner: string) =>
           rt.cli(
@@ -390,12 +390,20 @@ for (const runtime of ["docker", "podman"] as const) {
         const foreign = await start(`another-host/99999999/${old}`);
         const run = await runInContainer(rt, [[["bash", { command: "true" }]]]);
         assert.equal(run.code, 0, run.stderr);
-        const left = await rt.deftContainers();
-        assert.ok(!left.includes(dead), `the dead Deft's container is still there: ${left}`);
-        assert.ok(!left.includes(reused), `the reused pid's container is still there: ${left}`);
-        assert.ok(!left.includes(reused), `the reused pid's container is still there: ${left}`);
-        assert.deepEqual(left, [foreign]);
-        await rt.cli("rm", "-f", ...(rt.name === "podman" ? ["-t", "0"] : []), foreign);
+        // A pid and a host name prove nothing (another PID namespace, a copied label): all stay.
+        // What is proven this install's is swept (hardening_test.ts).
+        const left = await rt.cli("ps", "-a", "-q", "--no-trunc");
+        for (const id of [dead, reused, foreign]) {
+          assert.ok(left.includes(id), `${id} was swept: ${left}`);
+        }
+        await rt.cli(
+          "rm",
+          "-f",
+          ...(rt.name === "podman" ? ["-t", "0"] : []),
+          dead,
+          reused,
+          foreign,
+        );
       },
     );
 

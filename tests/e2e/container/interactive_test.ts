@@ -138,5 +138,32 @@ for (const runtime of ["docker", "podman"] as const) {
         await mock.close();
       }
     });
+
+    await t.step(
+      "container.keep: true in the user's config keeps the session's container",
+      async () => {
+        const config = `${home.path}/.config/deft/config.yaml`;
+        await Deno.mkdir(`${home.path}/.config/deft`, { recursive: true });
+        await Deno.writeTextFile(config, "container:\n  keep: true\n");
+        const mock = MockLLM.start([]);
+        let id: string | undefined;
+        try {
+          const run = await runDeftInPty(["interactive", ...modelArgs(mock), ...flags], [
+            { expect: "deft> ", send: CTRL_D },
+            { expect: "bye" },
+          ], { cwd: home.path, env, timeoutSeconds: 120 });
+          const out = plain(run.output);
+          assert.equal(run.failed, null, out);
+          assert.equal(run.code, 0, out);
+          id = /container kept: (\S+)/.exec(out)?.[1];
+          assert.ok(id, out);
+          assert.ok(await containerExists(rt, id), "the kept container was removed");
+        } finally {
+          await mock.close();
+          await Deno.remove(config);
+          if (id) await rt.cli("rm", "-f", ...(rt.name === "podman" ? ["-t", "0"] : []), id);
+        }
+      },
+    );
   });
 }

@@ -40,6 +40,7 @@ Deno.test("run (pty): approve> is not drawn over while waiting; the answer is ec
     ], [
       // Wait a second at the prompt: a spinner still running would redraw the line ten times.
       { expect: "\\$ touch made_1[\\s\\S]*approve> ", send: "a" + ENTER, delay: 1 },
+      { expect: "always> ", send: "s" + ENTER },
       { expect: "\\$ mkdir [\\s\\S]*approve> ", send: "n not that one" + ENTER, delay: 0.5 },
     ], { cwd: home, env: { HOME: home, XDG_STATE_HOME: `${home}/state` } });
     const out = plain(r.output);
