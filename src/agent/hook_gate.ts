@@ -129,6 +129,7 @@ export function sessionHooks(
   report: (text: string) => void,
 ): Hooks | undefined {
   const hooks = new Hooks(config, source, { cwd: workspace, report });
+  if (hooks.has("SessionEnd")) report("SessionEnd hooks are not run by this version of Deft");
   return hooks.entries.length > 0 ? hooks : undefined;
 }
 
