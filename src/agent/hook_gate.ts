@@ -1,11 +1,12 @@
 /**
  * The hooks' gate: PreToolUse hooks first, then the approval gate behind them; PostToolUse
  * hooks on each result. A hook's deny refuses the call (the model reads the reason as the call's
- * error), its allow lets the call through without asking, its ask has the approval gate ask (as an
- * ask rule does), no answer at all leaves the call to the approval gate, and its `updatedInput` is checked against the tool's parameters
- * again before anything runs: an invalid rewrite refuses the call. Every decision a hook makes is
- * recorded as `decided_by: "hook"` with the hook's command and config file, and a rewrite's
- * arguments are recorded beside the model's (`updated_input`).
+ * error), its allow lets the call through without asking, its ask has the approval gate ask (as
+ * an ask rule does), no answer at all leaves the call to the approval gate, and its
+ * `updatedInput` is checked against the tool's parameters again before anything runs: an invalid
+ * rewrite refuses the call. Every decision a hook makes is recorded as `decided_by: "hook"` with
+ * the hook's command and config file, and a rewrite's arguments are recorded beside the model's
+ * (`updated_input`).
  */
 import type { AgentResult } from "./agent.ts";
 import type { HooksConfig } from "../config/hooks_schema.ts";
