@@ -93,7 +93,9 @@ export class HookGate implements CallGate {
     args: Record<string, unknown>,
     result: ToolCallResult,
   ): Promise<ToolCallResult> {
-    const response = result.success ? result.output : { error: result.error };
+    // As in Claude Code, PostToolUse follows a call that completed; a failed one is the model's.
+    if (!result.success) return result;
+    const response = result.output;
     const said = await this.#hooks.postToolUse(tool.name, args, response);
     if (!said.block && !said.context) return result;
     const notes: string[] = [];
