@@ -9,6 +9,7 @@
  * (`updated_input`).
  */
 import type { AgentResult } from "./agent.ts";
+import { ApprovalGate } from "./approval.ts";
 import type { HooksConfig } from "../config/hooks_schema.ts";
 import { Hooks } from "../hooks/hooks.ts";
 import type { ApprovalDecision } from "../tools/approval_decision.ts";
@@ -74,11 +75,17 @@ export class HookGate implements CallGate {
       return { verdict: null, decision: { ...record("allow"), ...rewritten }, args: runArgs };
     }
     const inner = this.#inner;
-    const behind: GateDecision = call && inner?.decide ? await inner.decide(tool, runArgs, call) : {
-      verdict: (await inner?.check(tool, runArgs)) ?? null,
-      decision: { decision: "allow", decided_by: "mode", mode: this.#mode(), asked: false },
-    };
-    const hookRecord = said.updatedInput !== undefined && said.by
+    // A hook's `ask` is asked like an ask rule's: even where the mode would not ask.
+    const asking = said.decision === "ask" && inner instanceof ApprovalGate ? inner : undefined;
+    const behind: GateDecision = asking
+      ? await asking.decideAsking(tool, runArgs)
+      : call && inner?.decide
+      ? await inner.decide(tool, runArgs, call)
+      : {
+        verdict: (await inner?.check(tool, runArgs)) ?? null,
+        decision: { decision: "allow", decided_by: "mode", mode: this.#mode(), asked: false },
+      };
+    const hookRecord = (said.updatedInput !== undefined || asking) && said.by
       ? { hook: { name: said.by.name, source: said.by.source } }
       : {};
     return {
