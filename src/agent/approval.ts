@@ -222,6 +222,18 @@ export class ApprovalGate implements CallGate {
     return this.#ask(request);
   }
 
+  /**
+   * As `decide` for a call a PreToolUse hook answered `ask` about: asked like a call an ask rule
+   * matched (a deny rule still refuses; in `never` it runs unasked, as an ask rule's would).
+   */
+  decideAsking(tool: Tool, args: Record<string, unknown>): Promise<GateDecision> {
+    const effect = tool.effects(args);
+    const ruled = this.rules?.match(normalizeToolName(tool.name), effect, this.workspace);
+    if (ruled?.action === "deny") return Promise.resolve(this.#ruleDenied(effect, ruled));
+    if (this.mode === "never") return Promise.resolve(this.#unasked());
+    return this.#ask({ ...this.#forcedRequest(tool, args, effect), always: undefined });
+  }
+
   #ruleDenied(effect: CallEffect | undefined, ruled: RuleMatch): GateDecision {
     const what = effect?.kind === "command" ? "command" : effect?.kind === "edit" ? "edit" : "call";
     return {

@@ -39,6 +39,9 @@ import {
 import { containerWorkplace, hostWorkplace, type Workplace } from "./workplace.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
+import { HookGate, promptWithHooks, runWithStopHooks, sessionHooks } from "./hook_gate.ts";
+import type { Hooks } from "../hooks/hooks.ts";
+import { hooksSource } from "../hooks/source.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/mod.ts";
@@ -135,6 +138,9 @@ export interface Session {
   turns?: TurnRecord[];
   /** Where this session's checkpoints go, per trajectory (session id); null: none are taken. */
   checkpointPlace?: { sessionId: string; at: CheckpointPlace | null };
+  /** The config's hooks (hook_gate.ts); SessionStart has fired once `hooksStarted` is set. */
+  hooks?: Hooks;
+  hooksStarted?: boolean;
 }
 
 /** What one `runTask` did: its model, usage and the tool calls that ran. */
@@ -295,6 +301,20 @@ async function assemble(
     workplace.container !== undefined,
     rules,
   );
+  // Hooks run in front of the approval gate; a replay runs none (it repeats the recording).
+  const hooks = recording
+    ? undefined
+    : sessionHooks(loaded.config.hooks, hooksSource(loaded), workspace, (t) =>
+      console.note(`warning: ${t}`));
+  const baseGate = gate ??
+    (recording ? new ReplayGate(recording) : new ApprovalGate(
+      "never",
+      asking.ask,
+      io.write,
+      workspace,
+      workplace.container !== undefined,
+      rules,
+    ));
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }
@@ -307,16 +327,9 @@ async function assemble(
     // repeats the recording's.
     executor: new ToolExecutor(
       tools,
-      gate ??
-        (recording ? new ReplayGate(recording) : new ApprovalGate(
-          "never",
-          asking.ask,
-          io.write,
-          workspace,
-          workplace.container !== undefined,
-          rules,
-        )),
+      hooks ? new HookGate(hooks, baseGate, () => gate?.mode ?? approvalMode) : baseGate,
     ),
+    hooks,
     console,
     recording,
     approval: gate,
@@ -447,8 +460,25 @@ export async function runTask(
     await checkpoint(session, recorder, { turn: 0, kind: "start", label: "session start" });
   }
   let result: AgentResult;
-  try {
-    result = await runAgent(task, {
+  let message = task;
+  if (session.hooks) {
+    session.hooks.setSession(recorder.data.session_id ?? "", trajectoryPath);
+    const said = await promptWithHooks(session.hooks, task, !session.hooksStarted);
+    session.hooksStarted = true;
+    if ("blocked" in said) {
+      console.note(said.blocked);
+      recorder.finalize(false, said.blocked);
+      result = { success: false, interrupted: false, finalResult: said.blocked, steps: 0 };
+      return { result, recorder };
+    }
+    message = said.message;
+  }
+  // The conversation is this task's own array, so a Stop hook's reason goes on with it.
+  const conversation = opts.conversation ?? [];
+  const turnOffset = recorder.stepOffset;
+  const run = (text: string) => {
+    recorder.stepOffset = recorder.data.agent_steps.at(-1)?.step_number ?? 0;
+    return runAgent(text, {
       client: session.client,
       executor: session.executor,
       recorder,
@@ -462,11 +492,15 @@ export async function runTask(
       signal: opts.signal,
       context: contextManager(config),
       lakeview,
-      conversation: opts.conversation,
+      conversation,
       textEndsTurn: opts.textEndsTurn,
       instructions: session.instructions.prompt,
     });
+  };
+  try {
+    result = await runWithStopHooks(session.hooks, message, run, (t) => console.note(t));
   } finally {
+    recorder.stepOffset = turnOffset;
     (session.turns ??= []).push(turnRecord(session, recorder, usageBefore));
   }
   await checkpoint(session, recorder, {

@@ -185,5 +185,8 @@ async function addClientServers(session: Session, servers: readonly McpServer[])
     { annotationsTrusted: true },
   );
   for (const error of mcp.errors) session.console.note(`warning: ${error}`);
-  session.executor = new ToolExecutor([...session.executor.tools, ...mcp.tools], session.approval);
+  session.executor = new ToolExecutor(
+    [...session.executor.tools, ...mcp.tools],
+    session.executor.gate,
+  );
 }

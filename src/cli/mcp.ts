@@ -32,6 +32,7 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
   // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
   const executor = new ToolExecutor(
     await createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
+    await (await import("./hooks.ts")).toolServerHooks(context.workspace),
   );
   const [{ createToolServer }, { DenoStdioServerTransport }] = await Promise.all([
     import("../mcp/server.ts"),

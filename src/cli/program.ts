@@ -386,6 +386,21 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(await trustCommand(dir, opts));
     });
 
+  const hooks = program.command("hooks")
+    .description("list the hooks in force and the config file each came from")
+    .option("--config-file <file>", "the config file to read")
+    .action(async (opts) => {
+      const { hooksList } = await import("./hooks.ts");
+      setExit(await hooksList(opts));
+    });
+  hooks.command("import")
+    .description("print a Claude Code settings file's hooks as Deft's `hooks:` config (YAML)")
+    .argument("<file>", "the settings file (.claude/settings.json)")
+    .action(async (file) => {
+      const { hooksImport } = await import("./hooks.ts");
+      setExit(await hooksImport(file));
+    });
+
   const ckg = program.command("ckg").description(
     "the code knowledge graph: index a codebase, find functions, classes and methods by name",
   );

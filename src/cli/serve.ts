@@ -35,7 +35,10 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext(opts);
   const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
-  const executor = new ToolExecutor(tools);
+  const executor = new ToolExecutor(
+    tools,
+    await (await import("./hooks.ts")).toolServerHooks(context.workspace),
+  );
   // A stop signal closes the tools (ending every process they started), then exits 128 + n.
   let stopping = false;
   const removeSignals = onStopSignals(async (_name, code) => {

@@ -22,6 +22,7 @@ import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
 import { nestingDepth } from "../tools/nesting.ts";
 import { SANDBOX_MODES } from "../policy/sandbox.ts";
 import type { ShellEnvironmentPolicy } from "../policy/shell_env.ts";
+import { hooksSchema } from "./hooks_schema.ts";
 
 export { ConfigError } from "./errors.ts";
 export { MAX_CONFIG_BYTES } from "./read.ts";
@@ -155,6 +156,8 @@ const configSchema = z.strictObject({
     /** Podman's OCI runtime (default runc when installed: crun fails on cgroups-v1 hosts). */
     podman_runtime: z.string().regex(/^[A-Za-z0-9._/-]+$/).optional(),
   }).default({ keep: false, memory: "4g", pids_limit: 4096, allow_network: false }),
+  /** Programs run at points of a session (Claude Code's shape; src/hooks/README.md, docs/hooks.md). */
+  hooks: hooksSchema.default({}),
   /** Tool settings (all optional; defaults live with the tools). */
   tool_settings: z.strictObject({
     bash_timeout: z.number().positive().optional(),

@@ -41,4 +41,6 @@ export interface ApprovalDecision {
   rule?: { text: string; source: string };
   /** The hook that decided, for `hook`: its name (the command) and where it was set. */
   hook?: { name: string; source?: string };
+  /** The arguments a PreToolUse hook rewrote the call into (the model's stay with the call). */
+  updated_input?: Record<string, unknown>;
 }

@@ -59,6 +59,8 @@ export const RUN_UNASKED: unique symbol = Symbol("run unasked");
 export interface GateDecision {
   verdict: GateVerdict;
   decision: ApprovalDecision;
+  /** Arguments to run instead of the model's (a PreToolUse hook's rewrite, already validated). */
+  args?: Record<string, unknown>;
 }
 
 /** Decides whether a validated call may run. The approval gate (agent/approval.ts) has this shape. */
@@ -66,6 +68,12 @@ export interface CallGate {
   check(tool: Tool, args: Record<string, unknown>): Promise<GateVerdict>;
   /** As `check`, with the decision's record; the executor prefers it when a gate has it. */
   decide?(tool: Tool, args: Record<string, unknown>, call: ToolCall): Promise<GateDecision>;
+  /** Sees each result of a call the gate let through (PostToolUse hooks) and may amend it. */
+  after?(
+    tool: Tool,
+    args: Record<string, unknown>,
+    result: ToolCallResult,
+  ): Promise<ToolCallResult>;
 }
 
 /** Runs calls against a fixed set of tools, each call past `gate` first when there is one. */
@@ -78,6 +86,11 @@ export class ToolExecutor {
     this.#tools = tools;
     this.#gate = gate;
     this.#byName = new Map(tools.map((t) => [normalizeToolName(t.name), t]));
+  }
+
+  /** The gate calls pass (hooks, approvals), for an executor built over more tools. */
+  get gate(): CallGate | undefined {
+    return this.#gate;
   }
 
   /** The tools this executor runs, in registration order. */
@@ -118,8 +131,9 @@ export class ToolExecutor {
       return wrap(call, tool.name, { output: null, error: validation.error, error_code: -1 });
     }
     const gate = this.#gate;
-    const { verdict, decision } = await gate?.decide?.(tool, validation.args, call) ??
-      { verdict: await gate?.check(tool, validation.args) ?? null, decision: undefined };
+    const { verdict, decision, args = validation.args } =
+      await gate?.decide?.(tool, validation.args, call) ??
+        { verdict: await gate?.check(tool, validation.args) ?? null, decision: undefined };
     if (typeof verdict === "string") {
       return wrap(call, tool.name, { output: null, error: verdict, error_code: -1 }, decision);
     }
@@ -127,11 +141,13 @@ export class ToolExecutor {
     let plan: CallPlan | undefined = verdict === RUN_UNASKED ? { unasked: true } : undefined;
     const { TRACEPARENT: traceparent } = traceparentEnv();
     if (traceparent) plan = { ...plan, traceparent };
+    let result: ToolCallResult;
     try {
-      return wrap(call, tool.name, await tool.execute(validation.args, plan), decision);
+      result = wrap(call, tool.name, await tool.execute(args, plan), decision);
     } catch (e) {
-      return wrap(call, tool.name, thrownResult(tool.name, e), decision);
+      result = wrap(call, tool.name, thrownResult(tool.name, e), decision);
     }
+    return gate?.after ? await gate.after(tool, args, result) : result;
   }
 
   /** Runs all calls at once; results come back in call order. */

@@ -8,7 +8,8 @@
  *
  * Rules, top to bottom (a layer may import itself and anything below it, never above):
  *
- *   main.ts → cli → acp, report → batch → agent → trajectory → llm, mcp → config → tools → ckg → policy →
+ *   main.ts → cli → acp, report → batch → agent → trajectory → llm, mcp → hooks → config → tools → ckg →
+ *   policy →
  *   base files (src/env.ts, src/errors.ts, src/line_reader.ts, src/version.ts)
  *
  * llm and mcp share a level but do not import each other: the model clients and the MCP client
@@ -37,6 +38,8 @@ const LAYERS: { name: string; rank: number; has: (path: string) => boolean }[] =
   // Same rank; the peer rule below keeps them apart.
   { name: "src/llm", rank: 5, has: (p) => p.startsWith("src/llm/") },
   { name: "src/mcp", rank: 5, has: (p) => p.startsWith("src/mcp/") },
+  // The hook runner: below the agent that fires hooks, above the config and policy it reads.
+  { name: "src/hooks", rank: 5.5, has: (p) => p.startsWith("src/hooks/") },
   ...["config", "tools", "ckg", "policy"].map((dir, i) => ({
     name: `src/${dir}`,
     rank: i + 6,

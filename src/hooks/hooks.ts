@@ -1,0 +1,316 @@
+/**
+ * The hooks in force for one session, and what their answers mean, event by event, following
+ * Claude Code's hooks reference: the same input fields on stdin, the same exit codes, the same
+ * JSON answers (`decision`/`reason`, `continue`/`stopReason`, `hookSpecificOutput` with
+ * `permissionDecision`, `permissionDecisionReason`, `updatedInput`, `additionalContext`).
+ *
+ * Hooks of one event that match run at once; their answers are read in config order: a deny
+ * wins over an ask, an ask over an allow, and the first `updatedInput` is the rewrite. A hook that
+ * crashes, times out or answers with something that is not JSON is reported and counts as no
+ * answer: the call goes on to the ordinary approval gate, never "allowed" by the hook.
+ */
+import type { CommandHookConfig, HookEvent, HooksConfig } from "../config/hooks_schema.ts";
+import { type HookRun, runHook } from "./runner.ts";
+
+/** One hook with where it was set, as `deft hooks` lists it. */
+export interface HookEntry {
+  event: HookEvent;
+  matcher?: string;
+  hook: CommandHookConfig;
+  /** The config file that set it. */
+  source?: string;
+}
+
+/** Which hook decided: its command (shortened) and its config file. */
+export interface HookName {
+  name: string;
+  source?: string;
+}
+
+/** What the PreToolUse hooks said about one call. */
+export interface PreToolOutcome {
+  /** `undefined`: no hook decided; the ordinary approval applies. */
+  decision?: "allow" | "deny" | "ask";
+  reason?: string;
+  /** The arguments a hook rewrote the call into (still to be checked against the schema). */
+  updatedInput?: Record<string, unknown>;
+  /** The hook that decided (or rewrote). */
+  by?: HookName;
+}
+
+/** What PostToolUse or UserPromptSubmit or Stop hooks said: block with a reason, add context. */
+export interface HookOutcome {
+  block?: { reason: string; by: HookName };
+  /** Text for the model. */
+  context?: string;
+}
+
+/** Where a session's hooks run and what they are told about it. */
+export interface HookContext {
+  /** The workspace: hooks start there and see it as `DEFT_PROJECT_DIR`. */
+  cwd: string;
+  sessionId?: string;
+  transcriptPath?: string;
+  /** Tells the user about a hook that failed (one line). */
+  report: (text: string) => void;
+}
+
+/** Parsed answer of one hook run. */
+interface Answer {
+  run: HookRun;
+  by: HookName;
+  /** The JSON object the hook printed on exit 0, if any. */
+  json?: Record<string, unknown>;
+  /** Exit 2, or `continue: false`: the hook blocks; the reason is stderr or `stopReason`. */
+  blocked?: string;
+  /** Plain stdout of a successful hook (context for the prompt events). */
+  plain?: string;
+}
+
+const TOOL_EVENTS: ReadonlySet<HookEvent> = new Set(["PreToolUse", "PostToolUse"]);
+
+/** The hooks of a session. */
+export class Hooks {
+  readonly #entries: readonly HookEntry[];
+  readonly #ctx: HookContext;
+
+  constructor(config: HooksConfig, source: string | undefined, ctx: HookContext) {
+    this.#entries = hookEntries(config, source);
+    this.#ctx = { ...ctx };
+  }
+
+  /** Names the session's id and trajectory file in the hooks' input from now on. */
+  setSession(sessionId: string, transcriptPath: string): void {
+    this.#ctx.sessionId = sessionId;
+    this.#ctx.transcriptPath = transcriptPath;
+  }
+
+  /** Every configured hook, in config order. */
+  get entries(): readonly HookEntry[] {
+    return this.#entries;
+  }
+
+  /** Whether any hook is configured for `event`. */
+  has(event: HookEvent): boolean {
+    return this.#entries.some((e) => e.event === event);
+  }
+
+  /** PreToolUse: may allow, deny, ask or rewrite the call. */
+  async preToolUse(toolName: string, input: Record<string, unknown>): Promise<PreToolOutcome> {
+    const answers = await this.#fire("PreToolUse", toolName, {
+      tool_name: toolName,
+      tool_input: input,
+    });
+    let outcome: PreToolOutcome = {};
+    const rank = { allow: 1, ask: 2, deny: 3 } as const;
+    for (const a of answers) {
+      let decision: PreToolOutcome["decision"];
+      let reason: string | undefined;
+      if (a.blocked !== undefined) {
+        decision = "deny";
+        reason = a.blocked;
+      } else if (a.json) {
+        const specific = objectAt(a.json, "hookSpecificOutput");
+        const said = specific?.permissionDecision ?? legacyDecision(a.json.decision);
+        if (said === "allow" || said === "deny" || said === "ask") {
+          decision = said;
+          reason = stringAt(specific, "permissionDecisionReason") ?? stringAt(a.json, "reason");
+        } else if (said !== undefined) {
+          this.#ctx.report(
+            `hook ${a.by.name}: unknown permissionDecision ${JSON.stringify(said)}; ignored`,
+          );
+        }
+        const updated = specific?.updatedInput;
+        if (updated !== undefined && outcome.updatedInput === undefined) {
+          if (isObject(updated)) {
+            outcome.updatedInput = updated;
+            outcome.by ??= a.by;
+          } else {
+            // Not an object cannot be a tool's arguments: the call is refused, not run as it was.
+            decision = "deny";
+            reason = "its updatedInput is not a JSON object";
+          }
+        }
+      }
+      if (decision && (!outcome.decision || rank[decision] > rank[outcome.decision])) {
+        outcome = { ...outcome, decision, reason, by: a.by };
+      }
+    }
+    if (outcome.decision === "deny") {
+      outcome.reason = `PreToolUse hook ${outcome.by?.name} refused the call` +
+        (outcome.reason ? `: ${outcome.reason}` : ".");
+    }
+    return outcome;
+  }
+
+  /** PostToolUse: may block (the reason goes to the model) or add context. */
+  async postToolUse(
+    toolName: string,
+    input: Record<string, unknown>,
+    response: unknown,
+  ): Promise<HookOutcome> {
+    const answers = await this.#fire("PostToolUse", toolName, {
+      tool_name: toolName,
+      tool_input: input,
+      tool_response: response,
+    });
+    return blockOrContext(answers, false);
+  }
+
+  /** UserPromptSubmit: may block the prompt or add context (plain stdout counts as context). */
+  async userPromptSubmit(prompt: string): Promise<HookOutcome> {
+    return blockOrContext(await this.#fire("UserPromptSubmit", undefined, { prompt }), true);
+  }
+
+  /**
+   * Stop: a `decision: "block"` (or exit 2) keeps the run going, its reason the model's next
+   * message. `active` is true when the run already continued because of a Stop hook.
+   */
+  async stop(active: boolean): Promise<HookOutcome> {
+    return blockOrContext(await this.#fire("Stop", undefined, { stop_hook_active: active }), false);
+  }
+
+  /** SessionStart: plain stdout or `additionalContext` is context for the model. */
+  async sessionStart(source: "startup" | "resume"): Promise<string | undefined> {
+    return blockOrContext(await this.#fire("SessionStart", undefined, { source }), true).context;
+  }
+
+  /** SessionEnd: nothing it says changes anything. */
+  async sessionEnd(reason: string): Promise<void> {
+    await this.#fire("SessionEnd", undefined, { reason });
+  }
+
+  async #fire(
+    event: HookEvent,
+    toolName: string | undefined,
+    fields: Record<string, unknown>,
+  ): Promise<Answer[]> {
+    const chosen = this.#entries.filter((e) =>
+      e.event === event && (!TOOL_EVENTS.has(event) || matches(e.matcher, toolName ?? ""))
+    );
+    if (chosen.length === 0) return [];
+    const input = {
+      session_id: this.#ctx.sessionId ?? "",
+      transcript_path: this.#ctx.transcriptPath ?? "",
+      cwd: this.#ctx.cwd,
+      hook_event_name: event,
+      ...fields,
+    };
+    const runs = await Promise.all(chosen.map((e) => runHook(e.hook, input, this.#ctx.cwd)));
+    return runs.map((run, i) => this.#read(event, chosen[i], run));
+  }
+
+  #read(event: HookEvent, entry: HookEntry, run: HookRun): Answer {
+    const by = hookName(entry);
+    const report = (what: string) => this.#ctx.report(`${event} hook ${by.name}: ${what}`);
+    if (run.truncated) report(`printed more than it may; its output was cut`);
+    if (run.startError !== undefined) {
+      report(`could not start (${run.startError}); ignored`);
+      return { run, by };
+    }
+    if (run.timedOut) {
+      report(`did not finish in ${entry.hook.timeout ?? 60} s; killed, its answer ignored`);
+      return { run, by };
+    }
+    if (run.code === 2) {
+      return { run, by, blocked: run.stderr.trim() || `the hook exited with status 2` };
+    }
+    if (run.code !== 0) {
+      const said = run.stderr.trim().split("\n").slice(-1)[0] ?? "";
+      report(`failed with status ${run.code}${said ? ` (${said.slice(0, 200)})` : ""}; ignored`);
+      return { run, by };
+    }
+    const text = run.stdout.trim();
+    if (text === "") return { run, by };
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (!isObject(json)) {
+      if (event === "UserPromptSubmit" || event === "SessionStart") return { run, by, plain: text };
+      report(`answered with something that is not a JSON object; ignored`);
+      return { run, by };
+    }
+    if (json.continue === false) {
+      return {
+        run,
+        by,
+        json,
+        blocked: stringAt(json, "stopReason") ?? "the hook said not to continue",
+      };
+    }
+    return { run, by, json };
+  }
+}
+
+/** The configured hooks, flattened in config order. */
+export function hookEntries(config: HooksConfig, source?: string): HookEntry[] {
+  const out: HookEntry[] = [];
+  for (const [event, groups] of Object.entries(config) as [HookEvent, HooksConfig[HookEvent]][]) {
+    for (const group of groups ?? []) {
+      for (const hook of group.hooks) out.push({ event, matcher: group.matcher, hook, source });
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether a group's matcher selects `toolName`: no matcher, `""` and `*` select every tool;
+ * otherwise the matcher is a regular expression that must match the whole name (`Edit|Write`
+ * selects both, not `NotebookEdit`), as Claude Code reads it.
+ */
+export function matches(matcher: string | undefined, toolName: string): boolean {
+  if (matcher === undefined || matcher === "" || matcher === "*") return true;
+  try {
+    return new RegExp(`^(?:${matcher})$`).test(toolName);
+  } catch {
+    return false;
+  }
+}
+
+function hookName(entry: HookEntry): HookName {
+  const c = entry.hook.command;
+  return { name: `'${c.length > 80 ? c.slice(0, 77) + "..." : c}'`, source: entry.source };
+}
+
+function blockOrContext(answers: Answer[], plainIsContext: boolean): HookOutcome {
+  const out: HookOutcome = {};
+  const contexts: string[] = [];
+  for (const a of answers) {
+    if (a.blocked !== undefined) {
+      out.block ??= { reason: a.blocked, by: a.by };
+      continue;
+    }
+    if (a.json?.decision === "block") {
+      out.block ??= { reason: stringAt(a.json, "reason") ?? "blocked by a hook", by: a.by };
+    }
+    const extra = stringAt(objectAt(a.json, "hookSpecificOutput"), "additionalContext");
+    if (extra) contexts.push(extra);
+    if (plainIsContext && a.plain) contexts.push(a.plain);
+  }
+  if (contexts.length > 0) out.context = contexts.join("\n");
+  return out;
+}
+
+function legacyDecision(value: unknown): string | undefined {
+  if (value === "approve") return "allow";
+  if (value === "block") return "deny";
+  return undefined;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function objectAt(v: unknown, key: string): Record<string, unknown> | undefined {
+  if (!isObject(v)) return undefined;
+  const inner = v[key];
+  return isObject(inner) ? inner : undefined;
+}
+
+function stringAt(v: Record<string, unknown> | undefined, key: string): string | undefined {
+  const s = v?.[key];
+  return typeof s === "string" && s !== "" ? s : undefined;
+}

@@ -1,0 +1,134 @@
+/**
+ * `deft hooks import`: a Claude Code settings file's `hooks` as Deft's `hooks:` key. Events and
+ * command hooks keep their shape; matchers are rewritten to Deft's tool names:
+ *
+ * - `Bash` → `bash`.
+ * - `Edit`, `Write`, `MultiEdit`, `Read` → `str_replace_based_edit_tool`, the editor, whose
+ *   `command` argument (`view`, `create`, `str_replace`, `insert`) says which of them a call is.
+ *   A matcher selects tools, not commands, so a hook imported for `Write` alone also sees the
+ *   editor's views: the hook must read `tool_input.command` itself when that matters. The editor's
+ *   arguments are named as Deft names them (`path`, `old_str`, `new_str`, `file_text`), not
+ *   `file_path`/`old_string`.
+ * - `mcp__SERVER__TOOL` names, `*` and an empty matcher stay as they are.
+ * - Other tools (`Glob`, `Grep`, `LS`, `WebFetch`, `WebSearch`, `Task`, `NotebookEdit`,
+ *   `TodoWrite`, …) have no Deft tool: they are dropped from the matcher and named; a group left
+ *   matching nothing is dropped. So are events Deft does not fire (`Notification`, `SubagentStop`,
+ *   `PreCompact`) and hooks that are not `type: command`.
+ */
+import { HOOK_EVENTS, type HookEvent, type HooksConfig } from "../config/hooks_schema.ts";
+
+const EDITOR = "str_replace_based_edit_tool";
+
+/** Claude Code's tool names that have a Deft tool. */
+const TOOL_MAP: Readonly<Record<string, string>> = {
+  Bash: "bash",
+  Edit: EDITOR,
+  Write: EDITOR,
+  MultiEdit: EDITOR,
+  Read: EDITOR,
+};
+
+/** The converted hooks, and what could not be converted (one line each). */
+export interface ImportedHooks {
+  hooks: HooksConfig;
+  unmapped: string[];
+  /** Notes on what maps only approximately (the editor's commands). */
+  notes: string[];
+}
+
+/** Converts the `hooks` of a Claude Code settings object. */
+export function importClaudeHooks(settings: unknown): ImportedHooks {
+  const out: ImportedHooks = { hooks: {}, unmapped: [], notes: [] };
+  const hooks = isObject(settings) ? settings.hooks : undefined;
+  if (!isObject(hooks)) {
+    out.unmapped.push("the file has no `hooks` object");
+    return out;
+  }
+  for (const [event, groups] of Object.entries(hooks)) {
+    if (!HOOK_EVENTS.includes(event as HookEvent)) {
+      out.unmapped.push(`event ${event}: Deft does not fire it; its hooks are dropped`);
+      continue;
+    }
+    if (!Array.isArray(groups)) {
+      out.unmapped.push(`event ${event}: not a list of matcher groups; dropped`);
+      continue;
+    }
+    const converted: NonNullable<HooksConfig[HookEvent]> = [];
+    for (const group of groups) {
+      if (!isObject(group) || !Array.isArray(group.hooks)) {
+        out.unmapped.push(`event ${event}: a group without a hooks list; dropped`);
+        continue;
+      }
+      const matcher = mapMatcher(event, group.matcher, out);
+      if (matcher === null) continue;
+      const commands = [];
+      for (const hook of group.hooks) {
+        if (!isObject(hook) || hook.type !== "command" || typeof hook.command !== "string") {
+          const kind = isObject(hook) ? String(hook.type) : typeof hook;
+          out.unmapped.push(`event ${event}: a hook of type ${kind} (only command hooks run)`);
+          continue;
+        }
+        commands.push({
+          type: "command" as const,
+          command: hook.command,
+          ...(typeof hook.timeout === "number" && hook.timeout > 0
+            ? { timeout: hook.timeout }
+            : {}),
+        });
+      }
+      if (commands.length === 0) continue;
+      converted.push({ ...(matcher !== undefined ? { matcher } : {}), hooks: commands });
+    }
+    if (converted.length > 0) out.hooks[event as HookEvent] = converted;
+  }
+  return out;
+}
+
+/** The Deft matcher for a Claude Code one; undefined: every tool; null: nothing is left. */
+function mapMatcher(
+  event: string,
+  matcher: unknown,
+  out: ImportedHooks,
+): string | undefined | null {
+  if (matcher === undefined || matcher === "" || matcher === "*") return undefined;
+  if (typeof matcher !== "string") {
+    out.unmapped.push(`event ${event}: a matcher that is not a string; its group is dropped`);
+    return null;
+  }
+  if (!/^[A-Za-z0-9_|]+$/.test(matcher)) {
+    // A real regular expression: names Deft shares (mcp__…) still match; say it was kept.
+    out.notes.push(
+      `event ${event}: matcher ${JSON.stringify(matcher)} kept as written (a regular ` +
+        `expression over Deft's tool names now; Claude Code's tool names in it match nothing)`,
+    );
+    return matcher;
+  }
+  const names: string[] = [];
+  for (const name of matcher.split("|").filter((n) => n !== "")) {
+    const mapped = name.startsWith("mcp__") ? name : TOOL_MAP[name];
+    if (!mapped) {
+      out.unmapped.push(`event ${event}: tool ${name} has no Deft tool; dropped from its matcher`);
+      continue;
+    }
+    if (mapped === EDITOR) {
+      out.notes.push(
+        `event ${event}: ${name} → ${EDITOR} (the editor: a matcher cannot select its command; ` +
+          `the hook sees every editor call and can read tool_input.command)`,
+      );
+    }
+    if (!names.includes(mapped)) names.push(mapped);
+  }
+  if (names.length === 0) {
+    out.unmapped.push(
+      `event ${event}: matcher ${
+        JSON.stringify(matcher)
+      } selects no Deft tool; its group is dropped`,
+    );
+    return null;
+  }
+  return names.join("|");
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
