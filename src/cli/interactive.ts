@@ -35,6 +35,7 @@ import type { TurnCommandContext } from "./interactive/turn_commands.ts";
 import type { ColorMode } from "./console/style.ts";
 import { closeContainer, closeContainerOnSignals, sessionWorkspace } from "./container_session.ts";
 import { workspaceOf } from "./context.ts";
+import { runShellLine, shellLine } from "./interactive/shell_line.ts";
 
 /** Options of `deft interactive`. */
 export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, "continue"> {
@@ -189,6 +190,18 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     void executor.find("bash")?.close();
   };
   reader.onInterrupt = interrupt;
+  // `!` alone: every line is a shell command until Esc or another `!`.
+  let shellMode = false;
+  // What `!command`s printed since the last prompt: the user's own context for the next one.
+  const shellContext: string[] = [];
+  reader.onEscape = () => {
+    if (current) interrupt();
+    else if (shellMode) {
+      shellMode = false;
+      writeStderr("\n(shell mode off)");
+      reader.clearLine();
+    }
+  };
   reader.onQueued = (line) => {
     waiting?.clear();
     session.console.note(`queued: ${line.trim() || "(empty line)"} (sent when this turn ends)`);
@@ -204,11 +217,37 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   if (first !== undefined && terminal) writeStderr(`deft> ${shown(first)}`);
   try {
     for (;;) {
-      const line = first ?? await reader.read("deft> ");
+      const line = first ?? await reader.read(shellMode ? "deft !> " : "deft> ");
       first = undefined;
       if (line === null) break;
       const input = line.trim();
       if (input === "") continue;
+      const shell = shellLine(input, shellMode);
+      if (shell && "toggle" in shell) {
+        shellMode = !shellMode;
+        say(
+          shellMode
+            ? "shell mode: each line runs in the session's shell (Esc or ! alone to leave)."
+            : "shell mode off.",
+        );
+        continue;
+      }
+      if (shell) {
+        if (shell.command === "") continue;
+        current = new AbortController();
+        reader.busy = true;
+        try {
+          const outcome = await runShellLine(executor, shell.command);
+          say(outcome.shown);
+          if (outcome.context && !current.signal.aborted) shellContext.push(outcome.context);
+        } catch (e) {
+          say(`the command failed: ${e instanceof Error ? e.message : String(e)}`);
+        } finally {
+          reader.busy = false;
+          current = undefined;
+        }
+        continue;
+      }
       if (/^(exit|quit)$/i.test(input)) break;
       if (isSlashCommand(input)) {
         if (await runSlashCommand(input, state) === "exit") break;
@@ -228,7 +267,10 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       reader.busy = true;
       try {
         if (!state.recorder) conversations++;
-        const { result, recorder } = await runTask(session, line, {
+        // What the user's `!command`s printed goes with the prompt, marked as theirs.
+        const task = shellContext.length > 0 ? `${shellContext.join("\n\n")}\n\n${line}` : line;
+        shellContext.length = 0;
+        const { result, recorder } = await runTask(session, task, {
           signal: current.signal,
           conversation: state.conversation,
           recorder: state.recorder,
