@@ -36,6 +36,13 @@ import type { ColorMode } from "./console/style.ts";
 import { closeContainer, closeContainerOnSignals, sessionWorkspace } from "./container_session.ts";
 import { workspaceOf } from "./context.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
+import {
+  completeMention,
+  mentionsIn,
+  readMention,
+  withAttachments,
+  workspaceFiles,
+} from "./interactive/mentions.ts";
 
 /** Options of `deft interactive`. */
 export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, "continue"> {
@@ -194,6 +201,15 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   let shellMode = false;
   // What `!command`s printed since the last prompt: the user's own context for the next one.
   const shellContext: string[] = [];
+  // Tab completes an `@` mention over the workspace's files (listed once per few seconds).
+  let listed: { at: number; files: Promise<string[]> } | undefined;
+  reader.completer = async (line) => {
+    if (!/(?:^|\s)@[^\s@]*$/.test(line)) return [[], line];
+    if (!listed || performance.now() - listed.at > 5000) {
+      listed = { at: performance.now(), files: workspaceFiles(session.workspace) };
+    }
+    return completeMention(line, await listed.files);
+  };
   reader.onEscape = () => {
     if (current) interrupt();
     else if (shellMode) {
@@ -267,8 +283,20 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       reader.busy = true;
       try {
         if (!state.recorder) conversations++;
-        // What the user's `!command`s printed goes with the prompt, marked as theirs.
-        const task = shellContext.length > 0 ? `${shellContext.join("\n\n")}\n\n${line}` : line;
+        // What the user's `!command`s printed goes with the prompt, marked as theirs; then the
+        // files the prompt mentions, attached.
+        let task = shellContext.length > 0 ? `${shellContext.join("\n\n")}\n\n${line}` : line;
+        const mentioned = await Promise.all(
+          mentionsIn(line).map((path) => readMention(session.workspace, path)),
+        );
+        for (const m of mentioned) {
+          say(
+            "text" in m
+              ? `attached @${m.path} (${m.lines} line(s), ${m.bytes} bytes)`
+              : `not attached: @${m.path}: ${m.refused}`,
+          );
+        }
+        task = withAttachments(task, mentioned);
         shellContext.length = 0;
         const { result, recorder } = await runTask(session, task, {
           signal: current.signal,

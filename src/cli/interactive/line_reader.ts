@@ -44,6 +44,7 @@ export class LineReader {
   // A question (ask/choose) is on screen: a paste is held for the next prompt.
   #asking = false;
   #onEscape: () => void = () => {};
+  #complete: (line: string) => Promise<[string[], string]> = (line) => Promise.resolve([[], line]);
   // Bracketed paste: inside a paste, its text so far; the '~' ending a marker is skipped.
   #paste: string | undefined;
   #skipTilde = false;
@@ -68,6 +69,11 @@ export class LineReader {
       history: [...history].reverse(),
       historySize: HISTORY_SIZE,
       removeHistoryDuplicates: true,
+      completer: terminal
+        ? (line: string, done: (err: null, answer: [string[], string]) => void) => {
+          this.#complete(line).then((answer) => done(null, answer), () => done(null, [[], line]));
+        }
+        : undefined,
     });
     this.#rl.on("line", (line: string) => this.#push(line));
     this.#rl.on("close", () => {
@@ -191,6 +197,11 @@ export class LineReader {
   /** Called for Ctrl-C while the terminal is in raw mode (a signal otherwise). */
   set onInterrupt(handler: () => void) {
     this.#onInterrupt = handler;
+  }
+
+  /** Completes the line on Tab: the candidates and the part of the line they replace. */
+  set completer(handler: (line: string) => Promise<[string[], string]>) {
+    this.#complete = handler;
   }
 
   /** Called for a lone Esc (on a terminal). */

@@ -149,3 +149,39 @@ Deno.test("interactive (pty): Esc stops a running command's turn and leaves no p
     await mock.close();
   }
 });
+
+Deno.test("interactive (pty): @src/calc.py completes on Tab and attaches the file; a path outside the workspace or a FIFO is refused", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  await Deno.mkdir(`${repo}/src`);
+  await Deno.writeTextFile(`${repo}/src/calc.py`, "def mul(a, b):\n    return a * b\n");
+  await Deno.writeTextFile(`${repo}/.gitignore`, "*_ignored.py\n");
+  await Deno.writeTextFile(`${repo}/src/calc_ignored.py`, "never listed\n");
+  const fifo = new Deno.Command("mkfifo", { args: [`${repo}/pipe`] });
+  assert.ok((await fifo.output()).success);
+  const mock = MockLLM.start([chatText("Attached.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "explain @src/ca" },
+      { expect: "@src/ca", send: "\t", delay: 0.3 },
+      { expect: "lc\\.py", send: " and @/etc/hostname and @pipe" + ENTER, delay: 0.5 },
+      { expect: "Attached\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(out, /attached @src\/calc\.py \(2 line\(s\), 32 bytes\)/);
+    assert.match(out, /not attached: @\/etc\/hostname: it is outside the workspace/);
+    assert.match(out, /not attached: @pipe: it is not a regular file/);
+    const prompt = lastUser(mock.requests[0].body);
+    assert.match(prompt, /explain @src\/calc\.py and @\/etc\/hostname and @pipe/);
+    assert.match(
+      prompt,
+      /<attached-file path="src\/calc\.py">\ndef mul\(a, b\):\n {4}return a \* b\n<\/attached-file>/,
+    );
+    assert.equal(prompt.match(/<attached-file/g)?.length, 1);
+  } finally {
+    await mock.close();
+  }
+});
