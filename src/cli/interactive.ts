@@ -38,6 +38,7 @@ import { workspaceOf } from "./context.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
 import {
   completeMention,
+  imageRefusal,
   mentionsIn,
   readMention,
   withAttachments,
@@ -293,10 +294,28 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
           say(
             "text" in m
               ? `attached @${m.path} (${m.lines} line(s), ${m.bytes} bytes)`
+              : "image" in m
+              ? `attached image @${m.path} (${m.image.mediaType}, ${m.bytes} bytes)`
               : `not attached: @${m.path}: ${m.refused}`,
           );
         }
         task = withAttachments(task, mentioned);
+        const images = mentioned.flatMap((m) => "image" in m ? [m.image] : []);
+        if (images.length > 0) {
+          const refusal = imageRefusal(config.model.provider.provider);
+          if (refusal) {
+            say(`the prompt was not sent: ${refusal}.`);
+            continue;
+          }
+          // The images go as a user message of their own just before the prompt.
+          state.conversation.push({
+            role: "user",
+            content: `[image(s) attached by the user: ${
+              mentioned.flatMap((m) => "image" in m ? [m.path] : []).join(", ")
+            }]`,
+            images,
+          });
+        }
         shellContext.length = 0;
         const { result, recorder } = await runTask(session, task, {
           signal: current.signal,

@@ -15,9 +15,12 @@ import { binaryReason } from "../../tools/edit/binary.ts";
 import { maskOutput } from "../../policy/secrets.ts";
 import { isInside } from "../../policy/workspace.ts";
 import { runGit } from "../../policy/git.ts";
+import type { LLMImage } from "../../llm/types.ts";
 
 /** Largest file attached (bytes). */
 export const MENTION_MAX_BYTES = 256 * 1024;
+/** Largest image attached (bytes): the smallest of the providers' limits. */
+export const IMAGE_MAX_BYTES = 5 * 1024 * 1024;
 /** Most files listed for completion. */
 const LIST_LIMIT = 20_000;
 
@@ -34,6 +37,7 @@ export function mentionsIn(input: string): string[] {
 /** A mention read: its text to attach, or why it was refused. */
 export type Mention =
   | { path: string; text: string; lines: number; bytes: number }
+  | { path: string; image: LLMImage; bytes: number }
   | { path: string; refused: string };
 
 /** Reads the file a mention names (relative to `workspace`, or absolute inside it). */
@@ -63,19 +67,30 @@ export async function readMention(workspace: string, path: string): Promise<Ment
   if (!info.isFile) {
     return { path, refused: "it is not a regular file (a FIFO, socket or device is never read)" };
   }
-  if (info.size > MENTION_MAX_BYTES) {
+  const limit = imageName(path) ? IMAGE_MAX_BYTES : MENTION_MAX_BYTES;
+  if (info.size > limit) {
     return {
       path,
-      refused: `it is ${info.size} bytes, over the ${MENTION_MAX_BYTES}-byte limit for an ` +
+      refused: `it is ${info.size} bytes, over the ${limit}-byte limit for an ` +
         `attachment; ask the model to read the part you need`,
     };
   }
-  const bytes = readWorkspaceFile(root, absolute, MENTION_MAX_BYTES);
+  const bytes = readWorkspaceFile(root, absolute, limit);
   if (bytes === null || bytes === undefined) {
     return {
       path,
       refused: "it could not be read as a regular file inside the workspace (a link leading " +
         "out of it, or a file that changed while it was read)",
+    };
+  }
+  const mediaType = imageType(bytes);
+  if (mediaType) {
+    return { path, image: { mediaType, base64: encodeBase64(bytes) }, bytes: bytes.length };
+  }
+  if (imageName(path)) {
+    return {
+      path,
+      refused: "it is not a PNG, JPEG, GIF or WebP image (judged by its first bytes)",
     };
   }
   const binary = binaryReason(bytes, true);
@@ -93,6 +108,39 @@ export async function readMention(workspace: string, path: string): Promise<Ment
   text = maskOutput(text);
   const lines = text === "" ? 0 : text.replace(/\n$/, "").split("\n").length;
   return { path, text, lines, bytes: bytes.length };
+}
+
+function encodeBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
+
+function imageName(path: string): boolean {
+  return /\.(png|jpe?g|gif|webp)$/i.test(path);
+}
+
+/** The image type `bytes` start with (PNG, JPEG, GIF, WebP), else undefined. */
+export function imageType(bytes: Uint8Array): LLMImage["mediaType"] | undefined {
+  const starts = (...b: number[]) => b.every((x, i) => bytes[i] === x);
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif";
+  if (starts(0x52, 0x49, 0x46, 0x46) && String.fromCharCode(...bytes.subarray(8, 12)) === "WEBP") {
+    return "image/webp";
+  }
+  return undefined;
+}
+
+/** Providers whose models Deft sends images to. */
+const IMAGE_PROVIDERS = new Set(["openai", "openai_compatible", "azure", "anthropic", "google"]);
+
+/** Why `provider` cannot take the images, or null when it can. */
+export function imageRefusal(provider: string): string | null {
+  return IMAGE_PROVIDERS.has(provider) ? null : `provider '${provider}' does not take image ` +
+    `input in Deft (images go to OpenAI, Anthropic and Google models); nothing was sent`;
 }
 
 /** The prompt with the attached files after it, each marked as attached by the user. */

@@ -185,3 +185,36 @@ Deno.test("interactive (pty): @src/calc.py completes on Tab and attaches the fil
     await mock.close();
   }
 });
+
+Deno.test("interactive (pty): @shot.png sends the image in the provider's own format; a fake image is refused", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const png = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4);
+  await Deno.writeFile(`${repo}/shot.png`, png);
+  await Deno.writeTextFile(`${repo}/fake.png`, "not an image\n");
+  const mock = MockLLM.start([chatText("A picture.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "what is in @shot.png and @fake.png?" + ENTER },
+      { expect: "A picture\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(out, /attached image @shot\.png \(image\/png, 12 bytes\)/);
+    assert.match(out, /not attached: @fake\.png: it is not a PNG, JPEG, GIF or WebP image/);
+    // deno-lint-ignore no-explicit-any
+    const parts = mock.requests[0].body.messages.flatMap((m: any) =>
+      Array.isArray(m.content) ? m.content : []
+    );
+    // deno-lint-ignore no-explicit-any
+    const image = parts.find((p: any) => p.type === "image_url");
+    assert.equal(
+      image?.image_url.url,
+      `data:image/png;base64,${btoa(String.fromCharCode(...png))}`,
+    );
+  } finally {
+    await mock.close();
+  }
+});
