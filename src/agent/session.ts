@@ -24,7 +24,7 @@ import { askToTrust } from "../config/trust.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
-import type { LLMClient, LLMMessage, LLMUsage } from "../llm/types.ts";
+import type { LLMClient, LLMImage, LLMMessage, LLMUsage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
 import { SandboxUnavailableError } from "../policy/sandbox.ts";
 import type { WorkspaceBaseline } from "./patch.ts";
@@ -373,6 +373,8 @@ export interface TaskOptions {
   signal?: AbortSignal;
   /** The conversation to go on with; the turn is appended to it. Fresh when absent. */
   conversation?: LLMMessage[];
+  /** Images the user attached to the task (`--image`, `@shot.png`). */
+  images?: LLMImage[];
   /** Record into this trajectory (the next turn of a conversation) instead of a new one. */
   recorder?: TrajectoryRecorder;
   /** The session this run continues, recorded in the new trajectory. */
@@ -430,6 +432,7 @@ export async function runTask(
       context: contextManager(config),
       lakeview,
       conversation: opts.conversation,
+      images: opts.images,
       textEndsTurn: opts.textEndsTurn,
       instructions: session.instructions.prompt,
     });

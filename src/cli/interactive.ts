@@ -40,6 +40,7 @@ import {
   completeMention,
   imageRefusal,
   mentionsIn,
+  readImageFile,
   readMention,
   withAttachments,
   workspaceFiles,
@@ -54,6 +55,8 @@ export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, 
   resume?: string | boolean;
   /** The first prompt (`deft "task"`, `deft interactive "task"`), sent at once. */
   prompt?: string;
+  /** `--image FILE` (repeatable): images sent with the first prompt. */
+  image?: string[];
 }
 
 /** Runs the session; returns the exit code. */
@@ -73,6 +76,10 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       'the first prompt is empty: give a task in words, e.g. deft "fix the bug".',
     );
   }
+  // `--image`: checked now, sent with the first prompt.
+  let launchImages = await Promise.all((opts.image ?? []).map(readImageFile)).catch((e) => {
+    throw new UsageError((e as Error).message);
+  });
   const reader = await LineReader.open(terminal, `${stateDir()}/history`);
   // The session to go on with: asked for now on the host; in a container once it is open (its
   // workspace and image say which sessions are its).
@@ -300,27 +307,24 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
           );
         }
         task = withAttachments(task, mentioned);
-        const images = mentioned.flatMap((m) => "image" in m ? [m.image] : []);
+        const images = [
+          ...launchImages,
+          ...mentioned.flatMap((m) => "image" in m ? [m.image] : []),
+        ];
+        launchImages = [];
         if (images.length > 0) {
           const refusal = imageRefusal(config.model.provider.provider);
           if (refusal) {
             say(`the prompt was not sent: ${refusal}.`);
             continue;
           }
-          // The images go as a user message of their own just before the prompt.
-          state.conversation.push({
-            role: "user",
-            content: `[image(s) attached by the user: ${
-              mentioned.flatMap((m) => "image" in m ? [m.path] : []).join(", ")
-            }]`,
-            images,
-          });
         }
         shellContext.length = 0;
         const { result, recorder } = await runTask(session, task, {
           signal: current.signal,
           conversation: state.conversation,
           recorder: state.recorder,
+          images,
           resumedFrom: link,
           textEndsTurn: true,
           trajectoryFile: opts.trajectoryFile

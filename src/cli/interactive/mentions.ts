@@ -134,6 +134,34 @@ export function imageType(bytes: Uint8Array): LLMImage["mediaType"] | undefined 
   return undefined;
 }
 
+/**
+ * The image at `path` (`--image FILE`: the user's own file, anywhere), checked: a regular file
+ * (never a FIFO or device), at most IMAGE_MAX_BYTES, a PNG, JPEG, GIF or WebP by its first bytes.
+ * Throws an Error saying what is wrong.
+ */
+export async function readImageFile(path: string): Promise<LLMImage> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(path);
+  } catch (e) {
+    throw new Error(`--image ${path}: cannot read it (${(e as Error).message})`);
+  }
+  if (!info.isFile) {
+    throw new Error(`--image ${path}: not a regular file (a folder, FIFO or device is not read)`);
+  }
+  if (info.size > IMAGE_MAX_BYTES) {
+    throw new Error(`--image ${path}: ${info.size} bytes, over the ${IMAGE_MAX_BYTES}-byte limit`);
+  }
+  const bytes = await Deno.readFile(path);
+  const mediaType = imageType(bytes);
+  if (!mediaType) {
+    throw new Error(
+      `--image ${path}: not a PNG, JPEG, GIF or WebP image (judged by its first bytes)`,
+    );
+  }
+  return { mediaType, base64: encodeBase64(bytes) };
+}
+
 /** Providers whose models Deft sends images to. */
 const IMAGE_PROVIDERS = new Set(["openai", "openai_compatible", "azure", "anthropic", "google"]);
 
