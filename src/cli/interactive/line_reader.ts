@@ -9,6 +9,7 @@
  * than one line is shown folded as `[pasted N lines]` and sent whole on Enter. A paste while a
  * question is asked never answers it: it waits for the next prompt. Esc while a turn runs stops it
  * as Ctrl-C does (a lone Esc; arrow keys and other sequences are told apart by the decoder).
+ * Ctrl-R brings back the newest earlier input holding what is typed (again: older ones).
  *
  * While a turn runs (`busy`), what the user types is not echoed (the console owns the screen);
  * each line completed with Enter is queued, reported through `onQueued`, and returned by the next
@@ -44,6 +45,8 @@ export class LineReader {
   // A question (ask/choose) is on screen: a paste is held for the next prompt.
   #asking = false;
   #onEscape: () => void = () => {};
+  // Ctrl-R: what is searched for, and where in the history (newest first) to look next.
+  #search: { query: string; from: number } | undefined;
   #complete: (line: string) => Promise<[string[], string]> = (line) => Promise.resolve([[], line]);
   // Bracketed paste: inside a paste, its text so far; the '~' ending a marker is skipped.
   #paste: string | undefined;
@@ -130,7 +133,34 @@ export class LineReader {
       this.#onEscape();
       return false;
     }
+    if (key?.ctrl && key.name === "r" && !this.#asking) {
+      this.#searchHistory();
+      return false;
+    }
+    if (!(key?.ctrl && key.name === "r")) this.#search = undefined;
     return true;
+  }
+
+  /**
+   * Ctrl-R: the newest earlier input holding what is typed replaces the line; Ctrl-R again goes
+   * on to older ones with the same text searched for.
+   */
+  #searchHistory(): void {
+    // deno-lint-ignore no-explicit-any
+    const rl = this.#rl as any;
+    const history: string[] = rl.history ?? [];
+    if (!this.#search) this.#search = { query: rl.line ?? "", from: 0 };
+    const { query } = this.#search;
+    for (let i = this.#search.from; i < history.length; i++) {
+      if (history[i].includes(query) && history[i] !== rl.line) {
+        this.#search.from = i + 1;
+        rl.line = history[i];
+        rl.cursor = rl.line.length;
+        rl._refreshLine?.();
+        return;
+      }
+    }
+    process.stderr.write("\x07");
   }
 
   /** A paste arrived whole: onto the line (short, one line) or folded; held during a question. */

@@ -218,3 +218,25 @@ Deno.test("interactive (pty): @shot.png sends the image in the provider's own fo
     await mock.close();
   }
 });
+
+Deno.test("interactive (pty): Ctrl-R brings back the earlier prompt holding what is typed", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([chatText("One."), chatText("Two."), chatText("Three.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "tell me about zebras" + ENTER },
+      { expect: "One\\.[\\s\\S]*deft> ", send: "and lions" + ENTER, delay: 0.3 },
+      { expect: "Two\\.[\\s\\S]*deft> ", send: "zeb\x12", delay: 0.3 },
+      { expect: "zebras", send: ENTER, delay: 0.3 },
+      { expect: "Three\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(lastUser(mock.requests[2].body), /^tell me about zebras\n*$/);
+  } finally {
+    await mock.close();
+  }
+});
