@@ -6,7 +6,9 @@
  * queued and sent after it. Ctrl-C stops the running turn, not the session; /exit, `exit` or
  * Ctrl-D on an empty line leaves. A first prompt (`deft "task"`) is sent at once; `--resume`
  * without an id picks the session to go on with. `/compact` and `/init` run as turns do: timed
- * on their own, type-ahead queued, Ctrl-C stopping them.
+ * on their own, type-ahead queued, Ctrl-C stopping them. The composer (bracketed paste folded
+ * into one prompt, Alt-Enter for a newline, `@file` attachments and images, `!command`, Esc,
+ * Ctrl-R) is line_reader.ts, mentions.ts and shell_line.ts.
  */
 import { openSession, runTask, type SessionOptions, wantsContainer } from "../agent/session.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
@@ -35,6 +37,7 @@ import type { TurnCommandContext } from "./interactive/turn_commands.ts";
 import type { ColorMode } from "./console/style.ts";
 import { closeContainer, closeContainerOnSignals, sessionWorkspace } from "./container_session.ts";
 import { workspaceOf } from "./context.ts";
+import { onStopSignals } from "./signals.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
 import {
   completeMention,
@@ -142,6 +145,15 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     }
   }
   const keepSignals = closeContainerOnSignals(session);
+  // On the host, SIGTERM and SIGHUP end the session as they would have, with the terminal's
+  // bracketed paste turned off first (a container session exits through Deno.exit, whose unload
+  // turns it off).
+  const keepPasteSignals = session.container || !terminal
+    ? () => {}
+    : onStopSignals((_name, code) => {
+      reader.close();
+      Deno.exit(code);
+    }, ["SIGTERM", "SIGHUP"]);
   const { executor, config } = session;
   let current: AbortController | undefined;
   // The spinner of a slash command's model call (/compact), which shows no progress itself.
@@ -353,6 +365,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     reader.close();
     for (const e of await executor.closeTools()) session.console.note(`warning: ${e.message}`);
     keepSignals();
+    keepPasteSignals();
     await closeContainer(session);
   }
   writeStderr("bye");
