@@ -5,7 +5,7 @@
  */
 import type { ToolCallResult, ToolExecutor } from "../tools/executor.ts";
 import { catalogEntry } from "../tools/catalog.ts";
-import type { LLMClient, LLMMessage, LLMResponse, LLMToolCall } from "../llm/types.ts";
+import type { LLMClient, LLMImage, LLMMessage, LLMResponse, LLMToolCall } from "../llm/types.ts";
 import type { RecordedToolResult, TrajectoryRecorder } from "../trajectory/recorder.ts";
 import type { AgentConsole } from "./console.ts";
 import type { ContextManager } from "./context.ts";
@@ -37,6 +37,8 @@ export interface AgentOptions {
   lakeview?: Lakeview;
   /** A conversation to go on with (interactive turns, resumed runs); the loop appends to it. */
   conversation?: LLMMessage[];
+  /** Images the user attached to the task: they go with its message. */
+  images?: LLMImage[];
   /** A text-only answer ends the run (someone is there to read it); else the model is nudged. */
   textEndsTurn?: boolean;
   /** The project's instructions (AGENTS.md), added to the system prompt. */
@@ -73,6 +75,10 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
     messages.push({ role: "user", content: taskMessage(options.workspace, task) });
   } else {
     messages.push({ role: "user", content: task });
+  }
+  if (options.images?.length) {
+    const last = messages[messages.length - 1];
+    if (last.role === "user") last.images = options.images;
   }
   const definitionChars = JSON.stringify(definitions).length;
   for (let step = 1; step <= options.maxSteps; step++) {

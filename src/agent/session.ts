@@ -25,7 +25,7 @@ import { type ApprovalRules, openApprovalRules } from "./approval_rules.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
-import type { LLMClient, LLMMessage, LLMUsage } from "../llm/types.ts";
+import type { LLMClient, LLMImage, LLMMessage, LLMUsage } from "../llm/types.ts";
 import { gitSandbox } from "../policy/git.ts";
 import { SandboxUnavailableError } from "../policy/sandbox.ts";
 import type { WorkspaceBaseline } from "./patch.ts";
@@ -414,6 +414,8 @@ export interface TaskOptions {
   signal?: AbortSignal;
   /** The conversation to go on with; the turn is appended to it. Fresh when absent. */
   conversation?: LLMMessage[];
+  /** Images the user attached to the task (`--image`, `@shot.png`). */
+  images?: LLMImage[];
   /** Record into this trajectory (the next turn of a conversation) instead of a new one. */
   recorder?: TrajectoryRecorder;
   /** The session this run continues, recorded in the new trajectory. */
@@ -493,6 +495,8 @@ export async function runTask(
       context: contextManager(config),
       lakeview,
       conversation,
+      // The images go with the task itself, not with a Stop hook's reason sent after it.
+      images: text === message ? opts.images : undefined,
       textEndsTurn: opts.textEndsTurn,
       instructions: session.instructions.prompt,
     });

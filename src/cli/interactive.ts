@@ -6,7 +6,9 @@
  * queued and sent after it. Ctrl-C stops the running turn, not the session; /exit, `exit` or
  * Ctrl-D on an empty line leaves. A first prompt (`deft "task"`) is sent at once; `--resume`
  * without an id picks the session to go on with. `/compact` and `/init` run as turns do: timed
- * on their own, type-ahead queued, Ctrl-C stopping them.
+ * on their own, type-ahead queued, Ctrl-C stopping them. The composer (bracketed paste folded
+ * into one prompt, Alt-Enter for a newline, `@file` attachments and images, `!command`, Esc,
+ * Ctrl-R) is line_reader.ts, mentions.ts and shell_line.ts.
  */
 import { openSession, runTask, type SessionOptions, wantsContainer } from "../agent/session.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
@@ -35,6 +37,17 @@ import type { TurnCommandContext } from "./interactive/turn_commands.ts";
 import type { ColorMode } from "./console/style.ts";
 import { closeContainer, closeContainerOnSignals, sessionWorkspace } from "./container_session.ts";
 import { workspaceOf } from "./context.ts";
+import { onStopSignals } from "./signals.ts";
+import { runShellLine, shellLine } from "./interactive/shell_line.ts";
+import {
+  completeMention,
+  imageRefusal,
+  mentionsIn,
+  readImageFile,
+  readMention,
+  withAttachments,
+  workspaceFiles,
+} from "./interactive/mentions.ts";
 
 /** Options of `deft interactive`. */
 export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, "continue"> {
@@ -45,6 +58,8 @@ export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, 
   resume?: string | boolean;
   /** The first prompt (`deft "task"`, `deft interactive "task"`), sent at once. */
   prompt?: string;
+  /** `--image FILE` (repeatable): images sent with the first prompt. */
+  image?: string[];
 }
 
 /** Runs the session; returns the exit code. */
@@ -64,6 +79,10 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       'the first prompt is empty: give a task in words, e.g. deft "fix the bug".',
     );
   }
+  // `--image`: checked now, sent with the first prompt.
+  let launchImages = await Promise.all((opts.image ?? []).map(readImageFile)).catch((e) => {
+    throw new UsageError((e as Error).message);
+  });
   const reader = await LineReader.open(terminal, `${stateDir()}/history`);
   // The session to go on with: asked for now on the host; in a container once it is open (its
   // workspace and image say which sessions are its).
@@ -126,6 +145,15 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     }
   }
   const keepSignals = closeContainerOnSignals(session);
+  // On the host, SIGTERM and SIGHUP end the session as they would have, with the terminal's
+  // bracketed paste turned off first (a container session exits through Deno.exit, whose unload
+  // turns it off).
+  const keepPasteSignals = session.container || !terminal
+    ? () => {}
+    : onStopSignals((_name, code) => {
+      reader.close();
+      Deno.exit(code);
+    }, ["SIGTERM", "SIGHUP"]);
   const { executor, config } = session;
   let current: AbortController | undefined;
   // The spinner of a slash command's model call (/compact), which shows no progress itself.
@@ -191,6 +219,27 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     void executor.find("bash")?.close();
   };
   reader.onInterrupt = interrupt;
+  // `!` alone: every line is a shell command until Esc or another `!`.
+  let shellMode = false;
+  // What `!command`s printed since the last prompt: the user's own context for the next one.
+  const shellContext: string[] = [];
+  // Tab completes an `@` mention over the workspace's files (listed once per few seconds).
+  let listed: { at: number; files: Promise<string[]> } | undefined;
+  reader.completer = async (line) => {
+    if (!/(?:^|\s)@[^\s@]*$/.test(line)) return [[], line];
+    if (!listed || performance.now() - listed.at > 5000) {
+      listed = { at: performance.now(), files: workspaceFiles(session.workspace) };
+    }
+    return completeMention(line, await listed.files);
+  };
+  reader.onEscape = () => {
+    if (current) interrupt();
+    else if (shellMode) {
+      shellMode = false;
+      writeStderr("\n(shell mode off)");
+      reader.clearLine();
+    }
+  };
   reader.onQueued = (line) => {
     waiting?.clear();
     session.console.note(`queued: ${line.trim() || "(empty line)"} (sent when this turn ends)`);
@@ -206,11 +255,37 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   if (first !== undefined && terminal) writeStderr(`deft> ${shown(first)}`);
   try {
     for (;;) {
-      const line = first ?? await reader.read("deft> ");
+      const line = first ?? await reader.read(shellMode ? "deft !> " : "deft> ");
       first = undefined;
       if (line === null) break;
       const input = line.trim();
       if (input === "") continue;
+      const shell = shellLine(input, shellMode);
+      if (shell && "toggle" in shell) {
+        shellMode = !shellMode;
+        say(
+          shellMode
+            ? "shell mode: each line runs in the session's shell (Esc or ! alone to leave)."
+            : "shell mode off.",
+        );
+        continue;
+      }
+      if (shell) {
+        if (shell.command === "") continue;
+        current = new AbortController();
+        reader.busy = true;
+        try {
+          const outcome = await runShellLine(executor, shell.command);
+          say(outcome.shown);
+          if (outcome.context && !current.signal.aborted) shellContext.push(outcome.context);
+        } catch (e) {
+          say(`the command failed: ${e instanceof Error ? e.message : String(e)}`);
+        } finally {
+          reader.busy = false;
+          current = undefined;
+        }
+        continue;
+      }
       if (/^(exit|quit)$/i.test(input)) break;
       if (isSlashCommand(input)) {
         if (await runSlashCommand(input, state) === "exit") break;
@@ -230,10 +305,40 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       reader.busy = true;
       try {
         if (!state.recorder) conversations++;
-        const { result, recorder } = await runTask(session, line, {
+        // What the user's `!command`s printed goes with the prompt, marked as theirs; then the
+        // files the prompt mentions, attached.
+        let task = shellContext.length > 0 ? `${shellContext.join("\n\n")}\n\n${line}` : line;
+        const mentioned = await Promise.all(
+          mentionsIn(line).map((path) => readMention(session.workspace, path)),
+        );
+        for (const m of mentioned) {
+          say(
+            "text" in m
+              ? `attached @${m.path} (${m.lines} line(s), ${m.bytes} bytes)`
+              : "image" in m
+              ? `attached image @${m.path} (${m.image.mediaType}, ${m.bytes} bytes)`
+              : `not attached: @${m.path}: ${m.refused}`,
+          );
+        }
+        task = withAttachments(task, mentioned);
+        const images = [
+          ...launchImages,
+          ...mentioned.flatMap((m) => "image" in m ? [m.image] : []),
+        ];
+        launchImages = [];
+        if (images.length > 0) {
+          const refusal = imageRefusal(config.model.provider.provider);
+          if (refusal) {
+            say(`the prompt was not sent: ${refusal}.`);
+            continue;
+          }
+        }
+        shellContext.length = 0;
+        const { result, recorder } = await runTask(session, task, {
           signal: current.signal,
           conversation: state.conversation,
           recorder: state.recorder,
+          images,
           resumedFrom: link,
           textEndsTurn: true,
           trajectoryFile: opts.trajectoryFile
@@ -262,6 +367,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     reader.close();
     for (const e of await executor.closeTools()) session.console.note(`warning: ${e.message}`);
     keepSignals();
+    keepPasteSignals();
     await closeContainer(session);
   }
   writeStderr("bye");

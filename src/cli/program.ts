@@ -107,8 +107,13 @@ function approval(defaultMode: string): OptionSpec {
 }
 
 /** What `deft interactive` and `deft resume` take besides the model options. */
+const IMAGE = option("--image <file>", "send the image FILE with the (first) prompt (repeatable)", {
+  repeatable: true,
+});
+
 const INTERACTIVE_OPTIONS = [
   described(MAX_STEPS, "step limit per turn"),
+  IMAGE,
   REPOSITORY,
   described(TRAJECTORY_FILE, "record conversation N to FILE.N.json"),
   COLOR,
@@ -225,6 +230,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       .argument("[task]", "the task, in words (none: read from stdin when something is piped in)"),
     [
       option("-f, --file <file>", "read the task from a file (`-f -`: from stdin)"),
+      IMAGE,
       ...MODEL_OPTIONS,
       MAX_STEPS,
       REPOSITORY,

@@ -4,6 +4,7 @@
  * Progress goes to stderr; `--output-format json` (`--json`) prints a summary on stdout,
  * `stream-json` one event per line.
  */
+import { readImageFile } from "./interactive/mentions.ts";
 import { type RunOutcome, runOutcome, runSummary } from "../agent/outcome.ts";
 import { divergenceLines } from "../agent/replay.ts";
 import type { AgentResult } from "../agent/agent.ts";
@@ -44,6 +45,8 @@ import { withSpan } from "../telemetry/tracing.ts";
 /** Options of `deft run`, as commander hands them over. */
 export interface RunOptions extends SessionOptions, ResumeOptions {
   file?: string;
+  /** `--image FILE` (repeatable): images sent with the task. */
+  image?: string[];
   mustPatch?: boolean;
   patchPath?: string;
   trajectoryFile?: string;
@@ -101,6 +104,7 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   const goOn = wantsResume && taskArg === undefined && opts.file === undefined;
   if (resumed && goOn) refuseCompleted(resumed, opts);
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
+  const images = await Promise.all((opts.image ?? []).map(readImageFile));
   // With a container, -w names a folder inside it; the session resolves it there.
   const workspace = await sessionWorkspace(opts);
   const session = await openSession(opts, {
@@ -135,6 +139,7 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
       // Headless peers end when the model answers; --must-patch asks for an edit, so it nudges on.
       textEndsTurn: !opts.mustPatch,
       conversation: resumed?.conversation,
+      images: images.length > 0 ? images : undefined,
       resumedFrom: resumed?.link,
       recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
     });

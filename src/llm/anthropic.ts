@@ -125,7 +125,13 @@ function toMessages(messages: readonly LLMMessage[]): MessageParam[] {
       case "system":
         break;
       case "user":
-        push("user", [{ type: "text", text: m.content }]);
+        push("user", [
+          { type: "text", text: m.content },
+          ...(m.images ?? []).map((i): Block => ({
+            type: "image",
+            source: { type: "base64", media_type: i.mediaType, data: i.base64 },
+          })),
+        ]);
         break;
       case "assistant": {
         const blocks: Block[] = m.content ? [{ type: "text", text: m.content }] : [];

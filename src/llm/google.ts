@@ -156,7 +156,12 @@ export class GoogleClient implements LLMClient {
         case "system":
           break;
         case "user":
-          push("user", [{ text: m.content }]);
+          push("user", [
+            { text: m.content },
+            ...(m.images ?? []).map((i) => ({
+              inlineData: { mimeType: i.mediaType, data: i.base64 },
+            })),
+          ]);
           break;
         case "assistant": {
           const parts: Part[] = m.content ? [{ text: m.content }] : [];

@@ -121,7 +121,14 @@ export class OllamaClient implements LLMClient {
 function toMessage(m: LLMMessage): Message {
   switch (m.role) {
     case "system":
+      return { role: m.role, content: m.content };
     case "user":
+      if (m.images?.length) {
+        throw new Error(
+          "provider 'ollama' does not take image input in Deft: the image was not sent and no " +
+            "model call was made; use an OpenAI, Anthropic or Google model for images.",
+        );
+      }
       return { role: m.role, content: m.content };
     case "assistant": {
       if (!m.tool_calls?.length) return { role: "assistant", content: m.content };

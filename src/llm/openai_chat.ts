@@ -124,8 +124,19 @@ export class OpenAIChatClient implements LLMClient {
 function toChatMessage(m: LLMMessage): ChatMessage {
   switch (m.role) {
     case "system":
-    case "user":
       return { role: m.role, content: m.content };
+    case "user":
+      if (!m.images?.length) return { role: m.role, content: m.content };
+      return {
+        role: "user",
+        content: [
+          { type: "text", text: m.content },
+          ...m.images.map((i) => ({
+            type: "image_url" as const,
+            image_url: { url: `data:${i.mediaType};base64,${i.base64}` },
+          })),
+        ],
+      };
     case "assistant":
       if (!m.tool_calls?.length) return { role: "assistant", content: m.content };
       return {

@@ -13,10 +13,16 @@ export interface LLMToolCall {
   argumentsError?: string;
 }
 
+/** An image the user attached: its type (checked by its magic bytes) and its bytes in base64. */
+export interface LLMImage {
+  mediaType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+  base64: string;
+}
+
 /** One message of the conversation. */
 export type LLMMessage =
   | { role: "system"; content: string }
-  | { role: "user"; content: string }
+  | { role: "user"; content: string; images?: LLMImage[] }
   | { role: "assistant"; content: string; tool_calls?: LLMToolCall[] }
   | { role: "tool"; call_id: string; name: string; content: string; is_error: boolean };
 

@@ -1,7 +1,15 @@
 /**
  * The interactive prompt's input: node:readline on a terminal (line editing, the arrow keys walk a
  * history kept across sessions in Deft's state folder), plain lines otherwise. One input may span
- * lines: a trailing backslash continues it, and lines pasted at once arrive as one input.
+ * lines: Alt-Enter or Ctrl-J puts a newline in it, a trailing backslash continues it, and lines
+ * pasted at once arrive as one input.
+ *
+ * On a terminal the reader turns on bracketed paste (and off again when it closes or the process
+ * exits): a paste of any size is held in the composer, its newlines never send it; a paste of more
+ * than one line is shown folded as `[pasted N lines]` and sent whole on Enter. A paste while a
+ * question is asked never answers it: it waits for the next prompt. Esc while a turn runs stops it
+ * as Ctrl-C does (a lone Esc; arrow keys and other sequences are told apart by the decoder).
+ * Ctrl-R brings back the newest earlier input holding what is typed (again: older ones).
  *
  * While a turn runs (`busy`), what the user types is not echoed (the console owns the screen);
  * each line completed with Enter is queued, reported through `onQueued`, and returned by the next
@@ -16,6 +24,11 @@ import { dirname } from "node:path";
 const HISTORY_SIZE = 1000;
 /** Lines arriving within this window of each other were pasted together. */
 const PASTE_MS = 15;
+/** Terminal sequences: bracketed paste on and off. */
+const PASTE_ON = "\x1b[?2004h";
+const PASTE_OFF = "\x1b[?2004l";
+/** A one-line paste up to this many characters is put on the line as it is, not folded. */
+const FOLD_CHARS = 200;
 
 /** Reads inputs and answers from the user. */
 export class LineReader {
@@ -29,6 +42,22 @@ export class LineReader {
   #busy = false;
   // A prompt is on screen (read or ask): what is typed is echoed even while busy.
   #prompting = false;
+  // A question (ask/choose) is on screen: a paste is held for the next prompt.
+  #asking = false;
+  #onEscape: () => void = () => {};
+  // Ctrl-R: what is searched for, and where in the history (newest first) to look next.
+  #search: { query: string; from: number } | undefined;
+  #complete: (line: string) => Promise<[string[], string]> = (line) => Promise.resolve([[], line]);
+  // Bracketed paste: inside a paste, its text so far; the '~' ending a marker is skipped.
+  #paste: string | undefined;
+  #skipTilde = false;
+  // Folded pastes on the line being composed: the placeholder shown, and the text it stands for.
+  readonly #folded = new Map<string, string>();
+  #pastes = 0;
+  // What was on the composer line when a question came up, and pastes made during the question.
+  #held = "";
+  #pasteOn = false;
+  readonly #pasteOff = () => this.#bracketedPaste(false);
 
   private constructor(
     readonly terminal: boolean,
@@ -43,6 +72,11 @@ export class LineReader {
       history: [...history].reverse(),
       historySize: HISTORY_SIZE,
       removeHistoryDuplicates: true,
+      completer: terminal
+        ? (line: string, done: (err: null, answer: [string[], string]) => void) => {
+          this.#complete(line).then((answer) => done(null, answer), () => done(null, [[], line]));
+        }
+        : undefined,
     });
     this.#rl.on("line", (line: string) => this.#push(line));
     this.#rl.on("close", () => {
@@ -57,7 +91,126 @@ export class LineReader {
       rl._writeToOutput = (text: string) => {
         if (!this.#busy || this.#prompting) write(text);
       };
+      const ttyWrite = rl._ttyWrite.bind(rl);
+      rl._ttyWrite = (s: string | undefined, key: KeyPress | undefined) => {
+        if (this.#key(s, key)) ttyWrite(s, key);
+      };
+      this.#bracketedPaste(true);
     }
+  }
+
+  /**
+   * Handles the composer's own keys; returns whether readline should handle the key as usual.
+   * Deno's decoder gives the paste markers ESC[200~ and ESC[201~ as the code `[200`/`[201`
+   * followed by a separate `~`.
+   */
+  #key(s: string | undefined, key: KeyPress | undefined): boolean {
+    if (this.#skipTilde) {
+      this.#skipTilde = false;
+      if (s === "~") return false;
+    }
+    if (key?.code === "[200") {
+      this.#paste = "";
+      this.#skipTilde = true;
+      return false;
+    }
+    if (this.#paste !== undefined) {
+      if (key?.code === "[201") {
+        const text = this.#paste;
+        this.#paste = undefined;
+        this.#skipTilde = true;
+        this.#pasted(text);
+      } else if (key?.name === "return" || key?.name === "enter") this.#paste += "\n";
+      else this.#paste += s ?? key?.sequence ?? "";
+      return false;
+    }
+    // Alt-Enter or Ctrl-J: a newline in the input, not the end of it.
+    if ((key?.name === "return" && key.meta) || key?.name === "enter") {
+      this.#insert("\n");
+      return false;
+    }
+    if (key?.name === "escape") {
+      this.#onEscape();
+      return false;
+    }
+    if (key?.ctrl && key.name === "r" && !this.#asking) {
+      this.#searchHistory();
+      return false;
+    }
+    if (!(key?.ctrl && key.name === "r")) this.#search = undefined;
+    return true;
+  }
+
+  /**
+   * Ctrl-R: the newest earlier input holding what is typed replaces the line; Ctrl-R again goes
+   * on to older ones with the same text searched for.
+   */
+  #searchHistory(): void {
+    // deno-lint-ignore no-explicit-any
+    const rl = this.#rl as any;
+    const history: string[] = rl.history ?? [];
+    if (!this.#search) this.#search = { query: rl.line ?? "", from: 0 };
+    const { query } = this.#search;
+    for (let i = this.#search.from; i < history.length; i++) {
+      if (history[i].includes(query) && history[i] !== rl.line) {
+        this.#search.from = i + 1;
+        rl.line = history[i];
+        rl.cursor = rl.line.length;
+        rl._refreshLine?.();
+        return;
+      }
+    }
+    process.stderr.write("\x07");
+  }
+
+  /** A paste arrived whole: onto the line (short, one line) or folded; held during a question. */
+  #pasted(raw: string): void {
+    const text = raw.replace(/\r\n?/g, "\n");
+    if (text === "") return;
+    const lines = text.replace(/\n$/, "").split("\n").length;
+    let shown = text;
+    if (text.includes("\n") || text.length > FOLD_CHARS) {
+      this.#pastes++;
+      const size = lines > 1 ? `${lines} lines` : `${text.length} characters`;
+      shown = `[pasted ${size}${this.#pastes > 1 ? ` #${this.#pastes}` : ""}]`;
+      this.#folded.set(shown, text.replace(/\n$/, ""));
+    }
+    if (this.#asking) {
+      // Never the answer to a question: kept for the prompt after it.
+      this.#held += shown;
+      process.stderr.write(
+        `\n(the paste is kept for the next prompt; type the answer to the question)\n`,
+      );
+      // deno-lint-ignore no-explicit-any
+      (this.#rl as any)._refreshLine?.();
+      return;
+    }
+    this.#insert(shown);
+  }
+
+  #insert(text: string): void {
+    // deno-lint-ignore no-explicit-any
+    (this.#rl as any)._insertString(text);
+  }
+
+  /** Turns bracketed paste on or off; off again at exit, whatever ends the process. */
+  #bracketedPaste(on: boolean): void {
+    if (on === this.#pasteOn) return;
+    this.#pasteOn = on;
+    try {
+      Deno.stderr.writeSync(new TextEncoder().encode(on ? PASTE_ON : PASTE_OFF));
+    } catch { /* the terminal is gone */ }
+    if (on) globalThis.addEventListener("unload", this.#pasteOff);
+    else globalThis.removeEventListener("unload", this.#pasteOff);
+  }
+
+  /** The line with its folded pastes unfolded. */
+  #unfold(line: string): string {
+    if (this.#folded.size === 0) return line;
+    let out = line;
+    for (const [shown, text] of this.#folded) out = out.split(shown).join(text);
+    this.#folded.clear();
+    return out;
   }
 
   /** Opens the reader; `historyFile` is read now and appended to as inputs arrive. */
@@ -74,6 +227,16 @@ export class LineReader {
   /** Called for Ctrl-C while the terminal is in raw mode (a signal otherwise). */
   set onInterrupt(handler: () => void) {
     this.#onInterrupt = handler;
+  }
+
+  /** Completes the line on Tab: the candidates and the part of the line they replace. */
+  set completer(handler: (line: string) => Promise<[string[], string]>) {
+    this.#complete = handler;
+  }
+
+  /** Called for a lone Esc (on a terminal). */
+  set onEscape(handler: () => void) {
+    this.#onEscape = handler;
   }
 
   /** Called with each line typed ahead while busy (on a terminal). */
@@ -146,7 +309,7 @@ export class LineReader {
    * prompt), not kept in the history.
    */
   async ask(question: string): Promise<string | null> {
-    const line = await this.#wait(question);
+    const line = await this.#question(question);
     if (this.terminal && line !== null) this.#forgetLast();
     return line;
   }
@@ -164,7 +327,7 @@ export class LineReader {
       rl.historyIndex = -1;
     }
     try {
-      return await this.#wait(question);
+      return await this.#question(question);
     } finally {
       if (this.terminal) {
         rl.history = history;
@@ -178,9 +341,34 @@ export class LineReader {
     this.#deliver(null);
   }
 
-  /** Stops reading. */
+  /** Stops reading; bracketed paste is turned off. */
   close(): void {
     this.#rl.close();
+    if (this.terminal) this.#bracketedPaste(false);
+  }
+
+  /**
+   * A question: what was being composed (typed ahead, pasted) is set aside, so the answer is only
+   * what is typed now, and put back on the composer line afterwards.
+   */
+  async #question(question: string): Promise<string | null> {
+    if (!this.terminal) return await this.#wait(question);
+    // deno-lint-ignore no-explicit-any
+    const rl = this.#rl as any;
+    this.#held = rl.line ?? "";
+    rl.line = "";
+    rl.cursor = 0;
+    this.#asking = true;
+    try {
+      return await this.#wait(question);
+    } finally {
+      this.#asking = false;
+      if (this.#held !== "") {
+        rl.line = this.#held + (rl.line ?? "");
+        rl.cursor = rl.line.length;
+      }
+      this.#held = "";
+    }
   }
 
   #next(prompt: string): Promise<string | null> {
@@ -199,11 +387,12 @@ export class LineReader {
     return answer;
   }
 
-  #push(line: string): void {
+  #push(raw: string): void {
+    const line = this.#asking ? raw : this.#unfold(raw);
     if (this.#waiting) this.#deliver(line);
     else {
       this.#queue.push(line);
-      if (this.terminal && this.#busy) this.#onQueued(line);
+      if (this.terminal && this.#busy) this.#onQueued(raw);
     }
   }
 
@@ -235,6 +424,15 @@ export class LineReader {
       }
     } catch { /* history is a convenience; never fail a turn over it */ }
   }
+}
+
+/** A key as node:readline's decoder reports it. */
+interface KeyPress {
+  name?: string;
+  sequence?: string;
+  code?: string;
+  ctrl?: boolean;
+  meta?: boolean;
 }
 
 // One JSON string per line, so inputs spanning lines stay whole.

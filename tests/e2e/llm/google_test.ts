@@ -262,3 +262,16 @@ Deno.test("google: deft run end to end, an error result then task_done", async (
     assert.match(last.parts[0].functionResponse.response.error, /Tool 'no_such_tool' not found/);
   });
 });
+
+Deno.test("google: a user's image goes as an inlineData part beside the text", async () => {
+  await withMock([geminiText("a cat")], async (mock) => {
+    const client = new GoogleClient(gemini(mock.url));
+    const image = { mediaType: "image/webp" as const, base64: "UklGRgAAAABXRUJQ" };
+    await client.chat([{ role: "user", content: "what is it?", images: [image] }], TOOLS);
+    const [user] = mock.requests[0].body.contents;
+    assert.deepEqual(user.parts, [
+      { text: "what is it?" },
+      { inlineData: { mimeType: "image/webp", data: "UklGRgAAAABXRUJQ" } },
+    ]);
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * `!command` at the interactive prompt: the user's own shell command, run by the session's bash
+ * tool (its shell, its sandbox, its working folder) without a question — the user typed it — and
+ * without a model call. Its output is shown, and kept as the user's own context for the next
+ * prompt, marked as such so the model does not take it for its own tool call. `!` alone toggles a
+ * shell mode where every line is a command, until Esc or another empty `!`.
+ */
+import type { ToolExecutor } from "../../tools/executor.ts";
+import { maskOutput } from "../../policy/secrets.ts";
+
+/** Longest output kept as context for the model (characters); the rest is cut with a note. */
+const CONTEXT_CHARS = 16_000;
+
+/** What a prompt line is: a shell command, the shell mode toggle, or neither. */
+export type ShellLine = { command: string } | { toggle: true } | undefined;
+
+/** Reads `input` (trimmed) as a shell line; in shell mode every line but `!` is a command. */
+export function shellLine(input: string, shellMode: boolean): ShellLine {
+  if (input === "!") return { toggle: true };
+  if (input.startsWith("!")) return { command: input.slice(1).trim() };
+  if (shellMode) return { command: input };
+  return undefined;
+}
+
+/** The outcome of a `!command`: the text to show, and the context block for the next prompt. */
+export interface ShellOutcome {
+  shown: string;
+  context: string;
+}
+
+/** Runs `command` in the session's bash tool, unasked. */
+export async function runShellLine(
+  executor: ToolExecutor,
+  command: string,
+): Promise<ShellOutcome> {
+  const bash = executor.find("bash");
+  if (!bash) {
+    const shown = "no shell in this session (the bash tool is turned off): nothing was run.";
+    return { shown, context: "" };
+  }
+  const result = await bash.execute({ command });
+  const parts = [result.output ?? "", result.error ?? ""].filter((p) => p.trim() !== "");
+  const output = maskOutput(parts.join("\n").trimEnd());
+  const code = result.error_code;
+  const kept = output.length > CONTEXT_CHARS
+    ? `${output.slice(0, CONTEXT_CHARS)}\n[… ${output.length - CONTEXT_CHARS} more characters cut]`
+    : output;
+  const context = `<user-shell-command>\n` +
+    `The user ran this command in the session's shell themselves (not a tool call of yours); ` +
+    `its output is context for their next message.\n$ ${command}\n${kept}\n` +
+    `(exit code ${code})\n</user-shell-command>`;
+  const shown = `${output === "" ? "(no output)" : output}\n(exit code ${code}; ` +
+    `kept as context for your next prompt)`;
+  return { shown, context };
+}

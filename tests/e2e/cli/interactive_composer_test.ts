@@ -1,0 +1,242 @@
+/**
+ * The composer of `deft interactive` on a real pseudo-terminal: bracketed paste (a paste of any
+ * size is one prompt, shown folded; a paste during a question never answers it; the terminal's
+ * paste mode is turned off at exit), `!command` in the session's shell with no model call, and Esc
+ * stopping a turn.
+ */
+import assert from "node:assert/strict";
+import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
+import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
+
+const ENTER = "\r";
+const CTRL_D = "\x04";
+const ESC = "\x1b";
+
+/** What a terminal sends for a bracketed paste of `text` (its newlines as carriage returns). */
+function paste(text: string): string {
+  return `\x1b[200~${text.replace(/\n/g, "\r")}\x1b[201~`;
+}
+
+async function home(): Promise<Record<string, string>> {
+  const dir = await tempDirUntilExit("deft-home-");
+  return { HOME: dir, XDG_STATE_HOME: `${dir}/state` };
+}
+
+function modelArgs(mock: MockLLM): string[] {
+  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
+}
+
+// deno-lint-ignore no-explicit-any
+function lastUser(body: any): string {
+  // deno-lint-ignore no-explicit-any
+  return body.messages.filter((m: any) => m.role === "user").at(-1).content;
+}
+
+Deno.test("interactive (pty): a 200-line paste is one prompt, shown folded, sent whole on Enter", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const lines = Array.from({ length: 200 }, (_, i) => `line ${i + 1} of the paste`);
+  const mock = MockLLM.start([chatText("Got it.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "look at this: " + paste(lines.join("\n") + "\n") },
+      { expect: "\\[pasted 200 lines\\]", send: ENTER, delay: 0.5 },
+      { expect: "Got it\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.equal(mock.requests.length, 1, "one prompt, one model call");
+    assert.ok(lastUser(mock.requests[0].body).includes(`look at this: ${lines.join("\n")}\n`));
+    // Folded on the screen, never drawn line by line.
+    assert.match(out, /deft> look at this: \[pasted 200 lines\]/);
+    assert.doesNotMatch(out, /line 150 of the paste/);
+    // Bracketed paste on at the start, off again at the end.
+    assert.ok(r.output.includes("\x1b[?2004h"), "bracketed paste was turned on");
+    assert.ok(r.output.lastIndexOf("\x1b[?2004l") > r.output.lastIndexOf("\x1b[?2004h"));
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): a paste during an approval never answers it; it waits for the next prompt", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: "touch pasted_yes" }]]),
+    chatText("Stopped."),
+    chatText("Read the paste."),
+  ]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "go" + ENTER },
+      { expect: "\\$ touch pasted_yes[\\s\\S]*approve> ", send: paste("y\nsecond line\n") },
+      { expect: "kept for the next prompt", send: "n" + ENTER, delay: 0.5 },
+      { expect: "→ no" },
+      { expect: "Stopped\\.[\\s\\S]*deft> [^\\n]*\\[pasted 2 lines\\]", send: ENTER, delay: 0.5 },
+      { expect: "Read the paste\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    await assert.rejects(Deno.stat(`${repo}/pasted_yes`), Deno.errors.NotFound);
+    assert.match(lastUser(mock.requests[2].body), /(^|\n)y\nsecond line\n*$/);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): !git status runs in the session's shell without a model call; its output is the next prompt's context", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  await Deno.writeTextFile(`${repo}/untracked_marker.txt`, "x\n");
+  const mock = MockLLM.start([chatText("Seen.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "!git status --short" + ENTER },
+      { expect: "exit code 0[\\s\\S]*deft> ", send: "what is new?" + ENTER, delay: 0.3 },
+      { expect: "Seen\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(out, /\?\? untracked_marker\.txt/);
+    assert.equal(mock.requests.length, 1, "the ! command made no model call");
+    const prompt = lastUser(mock.requests[0].body);
+    assert.match(prompt, /<user-shell-command>[\s\S]*ran this command[\s\S]*\$ git status --short/);
+    assert.match(prompt, /\?\? untracked_marker\.txt[\s\S]*what is new\?\n*$/);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): Esc stops a running command's turn and leaves no process", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: "sleep 119.37" }]]),
+    chatText("After."),
+  ]);
+  try {
+    const r = await runDeftInPty([
+      "interactive",
+      "-w",
+      repo,
+      ...modelArgs(mock),
+      "--approval",
+      "never",
+    ], [
+      { expect: "deft> ", send: "go" + ENTER },
+      { expect: "sleep 119\\.37", send: ESC, delay: 1.5 },
+      { expect: "interrupted: stopping the turn" },
+      { expect: "deft> ", send: "next" + ENTER, delay: 0.5 },
+      { expect: "After\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env, timeoutSeconds: 60 });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    // No process of the command is left (the sandbox has its own pid numbers: look by argv).
+    const left = async () => (await pidsByCmdline("sleep 119.37")).length === 0;
+    assert.ok(await eventually(left, 5000), "the command's process was left running");
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): @src/calc.py completes on Tab and attaches the file; a path outside the workspace or a FIFO is refused", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  await Deno.mkdir(`${repo}/src`);
+  await Deno.writeTextFile(`${repo}/src/calc.py`, "def mul(a, b):\n    return a * b\n");
+  await Deno.writeTextFile(`${repo}/.gitignore`, "*_ignored.py\n");
+  await Deno.writeTextFile(`${repo}/src/calc_ignored.py`, "never listed\n");
+  const fifo = new Deno.Command("mkfifo", { args: [`${repo}/pipe`] });
+  assert.ok((await fifo.output()).success);
+  const mock = MockLLM.start([chatText("Attached.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "explain @src/ca" },
+      { expect: "@src/ca", send: "\t", delay: 0.3 },
+      { expect: "lc\\.py", send: " and @/etc/hostname and @pipe" + ENTER, delay: 0.5 },
+      { expect: "Attached\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(out, /attached @src\/calc\.py \(2 line\(s\), 32 bytes\)/);
+    assert.match(out, /not attached: @\/etc\/hostname: it is outside the workspace/);
+    assert.match(out, /not attached: @pipe: it is not a regular file/);
+    const prompt = lastUser(mock.requests[0].body);
+    assert.match(prompt, /explain @src\/calc\.py and @\/etc\/hostname and @pipe/);
+    assert.match(
+      prompt,
+      /<attached-file path="src\/calc\.py">\ndef mul\(a, b\):\n {4}return a \* b\n<\/attached-file>/,
+    );
+    assert.equal(prompt.match(/<attached-file/g)?.length, 1);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): @shot.png sends the image in the provider's own format; a fake image is refused", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const png = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4);
+  await Deno.writeFile(`${repo}/shot.png`, png);
+  await Deno.writeTextFile(`${repo}/fake.png`, "not an image\n");
+  const mock = MockLLM.start([chatText("A picture.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "what is in @shot.png and @fake.png?" + ENTER },
+      { expect: "A picture\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(out, /attached image @shot\.png \(image\/png, 12 bytes\)/);
+    assert.match(out, /not attached: @fake\.png: it is not a PNG, JPEG, GIF or WebP image/);
+    // deno-lint-ignore no-explicit-any
+    const parts = mock.requests[0].body.messages.flatMap((m: any) =>
+      Array.isArray(m.content) ? m.content : []
+    );
+    // deno-lint-ignore no-explicit-any
+    const image = parts.find((p: any) => p.type === "image_url");
+    assert.equal(
+      image?.image_url.url,
+      `data:image/png;base64,${btoa(String.fromCharCode(...png))}`,
+    );
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): Ctrl-R brings back the earlier prompt holding what is typed", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([chatText("One."), chatText("Two."), chatText("Three.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "tell me about zebras" + ENTER },
+      { expect: "One\\.[\\s\\S]*deft> ", send: "and lions" + ENTER, delay: 0.3 },
+      { expect: "Two\\.[\\s\\S]*deft> ", send: "zeb\x12", delay: 0.3 },
+      { expect: "zebras", send: ENTER, delay: 0.3 },
+      { expect: "Three\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(lastUser(mock.requests[2].body), /^tell me about zebras\n*$/);
+  } finally {
+    await mock.close();
+  }
+});
