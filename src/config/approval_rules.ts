@@ -104,7 +104,8 @@ async function readProjectFile(path: string): Promise<Record<string, ApprovalLis
   try {
     text = await readConfigFile(path);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return {};
+    // Like the user config: a file Deft may not read (narrowed --allow-read) counts as absent.
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotCapable) return {};
     throw e;
   }
   const doc = parseDocument(text);

@@ -460,6 +460,24 @@ export function mountArgs(options: SandboxOptions, view: MountView): string[] {
 }
 
 /**
+ * True when the sandbox shows `path` through the workspace's own bind: `path` lies inside the
+ * workspace and no folder the sandbox replaces with a private one (its /tmp, /dev, /proc, a hidden
+ * socket folder) sits between the workspace and `path`. A path inside the workspace that such a
+ * folder covers (Deft's code under /tmp with a workspace at `/`) must be bound on its own.
+ */
+export function shownByWorkspace(
+  workspace: string,
+  path: string,
+  hidden: readonly string[] = hiddenSocketDirs(),
+): boolean {
+  const ws = resolve(workspace);
+  const p = resolve(path);
+  if (!isBelow(ws, p)) return false;
+  return !["/dev", "/proc", "/tmp", ...hidden.map((d) => resolve(d))]
+    .some((r) => r !== ws && isBelow(ws, r) && isBelow(r, p));
+}
+
+/**
  * Replaced folders whose own mounts hold still (the kernel's, or none): a folder above them is
  * bound whole and they are covered on top, which costs one bind instead of one per entry. Every
  * other replaced folder (/tmp, /run, a container runtime's storage) holds mounts that containers

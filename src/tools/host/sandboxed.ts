@@ -20,7 +20,7 @@ import { deftArgv } from "../../policy/self.ts";
 import type { Boundary } from "../../policy/boundary.ts";
 import { processPolicy, spawnChild, toolHostLaunch } from "../../policy/process.ts";
 import { permissionFlags } from "../../policy/grants.ts";
-import { isInside } from "../../policy/workspace.ts";
+import { shownByWorkspace } from "../../policy/sandbox.ts";
 import type { ToolSettings } from "../base.ts";
 import type { SandboxedPlace } from "../registry.ts";
 import type { LinkStarter } from "./link.ts";
@@ -40,7 +40,7 @@ export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPla
     const ckgDir = boundary.context.settings.ckgDir;
     // A workspace that holds the graph's folder (Deft run on $HOME) stays writable for the graph:
     // binding a folder inside it that the model's shell can swap would be worse.
-    const graphInWorkspace = !!ckgDir && isInside(boundary.dirs.workspace, ckgDir);
+    const graphInWorkspace = !!ckgDir && shownByWorkspace(boundary.dirs.workspace, ckgDir);
     const launch = toolHostLaunch(processPolicy(boundary.dirs.workspace, settings), {
       argv: [...deftArgv(permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
       readOnly: codePaths(boundary, entry),
@@ -81,7 +81,9 @@ function codePaths(boundary: Boundary, entry: string): string[] {
   const paths = [Deno.execPath()];
   if (boundary.dirs.code) paths.push(boundary.dirs.code);
   else if (entry.startsWith("file:")) paths.push(decodeURIComponent(new URL(entry).pathname));
-  return paths.filter((p) => isAbsolute(p) && !isInside(boundary.dirs.workspace, p));
+  // A path the workspace's bind already shows is not bound again (read-only, it would hide the
+  // workspace's own writes there); one a private folder covers (/tmp with a workspace at /) is.
+  return paths.filter((p) => isAbsolute(p) && !shownByWorkspace(boundary.dirs.workspace, p));
 }
 
 /**
@@ -98,7 +100,7 @@ function ownFolders(boundary: Boundary, cache: boolean): string[] {
   const folders: string[] = [];
   const own = cache ? [boundary.dirs.temp, boundary.context.settings.ckgDir] : [boundary.dirs.temp];
   for (const dir of own) {
-    if (!dir || isInside(boundary.dirs.workspace, dir)) continue;
+    if (!dir || shownByWorkspace(boundary.dirs.workspace, dir)) continue;
     try {
       Deno.mkdirSync(dir, { recursive: true });
       folders.push(dir);
