@@ -11,8 +11,8 @@ import { tempDir } from "../helpers/temp.ts";
 
 /** Test files whose temp folders must all be gone when their run ends, pass or fail. */
 export const SAMPLE = [
-  "tests/trajectory/recorder_test.ts", // tempDir() in each test
-  "tests/tools/edit/view_test.ts", // withEditor(): tempDir() around a callback
+  "tests/e2e/trajectory/recorder_test.ts", // tempDir() in each test
+  "tests/e2e/tools/edit/view_test.ts", // withEditor(): tempDir() around a callback
   "tests/e2e/policy/permissions_test.ts", // deft tool in a workspace; Deft's own temp folders
   "tests/e2e/cli/console/stream_json_test.ts", // makeBuggyRepo() and a HOME per run: until exit
 ];
