@@ -24,7 +24,8 @@ import { FileToolError } from "../tools/fs/errors.ts";
 import { DEFAULT_MAX_FILE_BYTES, formatSize } from "../tools/fs/size.ts";
 import { foldInput } from "../tools/edit/line_breaks.ts";
 import { planInsert } from "../tools/edit/insert.ts";
-import { numberLines, splitLines } from "../tools/edit/numbering.ts";
+import { splitLines } from "../tools/edit/numbering.ts";
+import { viewOfLines } from "../tools/edit/view_file.ts";
 import { planUnderEveryReading } from "../tools/edit/readings.ts";
 import { planReplace } from "../tools/edit/replace.ts";
 import { editSnippet } from "../tools/edit/snippet.ts";
@@ -273,30 +274,7 @@ export class ClientFsEditor extends Tool {
         file.bytes.subarray(file.encoding.bomLength),
       ),
     );
-    if (all.length === 0) {
-      if (range === undefined) return `The file ${shown} is empty.`;
-      throw new FileToolError(
-        `Invalid \`view_range\`: [${from}, ${to}]. The file ${shown} is empty.`,
-      );
-    }
-    if (from < 1 || from > all.length) {
-      throw new FileToolError(
-        `Invalid \`view_range\`: [${from}, ${to}]. Its first element \`${from}\` should be within ` +
-          `the range of lines of the file: [1, ${all.length}]`,
-      );
-    }
-    const numbered = numberLines(all.slice(from - 1, to === -1 ? all.length : to), from);
-    const last = from + numbered.shown - 1;
-    let out = `Here's the result of running \`cat -n\` on ${shown}:\n${numbered.text}\n`;
-    if (numbered.clipped) {
-      out += `<response clipped><NOTE>To save on context only part of this file has been shown ` +
-        `to you (lines ${from}-${last} of ${all.length}). Narrow \`view_range\` to the lines you ` +
-        `need, or search with \`grep -n\` in bash to find line numbers, then view that ` +
-        `range.</NOTE>\n`;
-    } else if (to !== -1 && to > all.length) {
-      out += `<NOTE>The file has only ${all.length} lines; shown up to the last one.</NOTE>\n`;
-    }
-    return out;
+    return viewOfLines(all, shown, from, to, range !== undefined);
   }
 }
 

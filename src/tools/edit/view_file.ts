@@ -114,30 +114,7 @@ async function viewWhole(
   const { bytes } = readPinned(request.real, shown);
   const encoding = await encodingOf(bytes, shown, "shown", request.encoding);
   const all = splitLines(decode(bytes.subarray(encoding.bomLength), encoding.name));
-  if (all.length === 0) {
-    if (!ranged) return `The file ${shown} is empty.`;
-    throw new FileToolError(
-      `Invalid \`view_range\`: [${from}, ${to}]. The file ${shown} is empty.`,
-    );
-  }
-  if (from < 1 || from > all.length) {
-    throw new FileToolError(
-      `Invalid \`view_range\`: [${from}, ${to}]. Its first element \`${from}\` should be within ` +
-        `the range of lines of the file: [1, ${all.length}]`,
-    );
-  }
-  const numbered = numberLines(all.slice(from - 1, to === -1 ? all.length : to), from);
-  const last = from + numbered.shown - 1;
-  let out = `Here's the result of running \`cat -n\` on ${shown}:\n${numbered.text}\n`;
-  if (numbered.clipped) {
-    out += `<response clipped><NOTE>To save on context only part of this file has been shown ` +
-      `to you (lines ${from}-${last} of ${all.length}). Narrow \`view_range\` to the lines you ` +
-      `need, or search with \`grep -n\` in bash to find line numbers, then view that ` +
-      `range.</NOTE>\n`;
-  } else if (to !== -1 && to > all.length) {
-    out += `<NOTE>The file has only ${all.length} lines; shown up to the last one.</NOTE>\n`;
-  }
-  return out + encodingNote(encoding);
+  return viewOfLines(all, shown, from, to, ranged) + encodingNote(encoding);
 }
 
 /** The line a view of a file not in UTF-8 ends with: which encoding it was read as. */
@@ -298,6 +275,44 @@ function concat(parts: Uint8Array[], total: number): Uint8Array {
   for (const part of parts) {
     out.set(part, at);
     at += part.length;
+  }
+  return out;
+}
+
+/**
+ * `view` of a whole text's lines: numbered like `cat -n`, the range checked with the messages
+ * models know, clipped past the output limit. Shared by the disk editor and an editor whose text
+ * comes from elsewhere (an ACP client's buffer).
+ */
+export function viewOfLines(
+  all: string[],
+  shown: string,
+  from: number,
+  to: number,
+  ranged: boolean,
+): string {
+  if (all.length === 0) {
+    if (!ranged) return `The file ${shown} is empty.`;
+    throw new FileToolError(
+      `Invalid \`view_range\`: [${from}, ${to}]. The file ${shown} is empty.`,
+    );
+  }
+  if (from < 1 || from > all.length) {
+    throw new FileToolError(
+      `Invalid \`view_range\`: [${from}, ${to}]. Its first element \`${from}\` should be within ` +
+        `the range of lines of the file: [1, ${all.length}]`,
+    );
+  }
+  const numbered = numberLines(all.slice(from - 1, to === -1 ? all.length : to), from);
+  const last = from + numbered.shown - 1;
+  let out = `Here's the result of running \`cat -n\` on ${shown}:\n${numbered.text}\n`;
+  if (numbered.clipped) {
+    out += `<response clipped><NOTE>To save on context only part of this file has been shown ` +
+      `to you (lines ${from}-${last} of ${all.length}). Narrow \`view_range\` to the lines you ` +
+      `need, or search with \`grep -n\` in bash to find line numbers, then view that ` +
+      `range.</NOTE>\n`;
+  } else if (to !== -1 && to > all.length) {
+    out += `<NOTE>The file has only ${all.length} lines; shown up to the last one.</NOTE>\n`;
   }
   return out;
 }
