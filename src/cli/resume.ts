@@ -56,11 +56,13 @@ export function checkResumeOptions(opts: ResumeOptions): void {
 
 /**
  * The session `opts` asks to resume, or undefined when it asks for none. `place` is where the
- * new session works; without it, the host folder `-w` names (default: the current one).
+ * new session works; without it, the host folder `-w` names (default: the current one). `check`
+ * may refuse the session (by throwing) before `--rewind-to` changes anything.
  */
 export async function resumeTarget(
   opts: ResumeOptions,
   place?: SessionPlace,
+  check?: (trajectory: Trajectory) => void,
 ): Promise<Resumed | undefined> {
   checkResumeOptions(opts);
   if (!opts.continue && opts.resume === undefined) {
@@ -84,6 +86,7 @@ export async function resumeTarget(
   }
   try {
     const { path, trajectory } = await loadResumable(ref!, where);
+    check?.(trajectory);
     if (opts.rewindTo !== undefined) {
       const { rewindSession } = await import("./rewind.ts");
       await rewindSession(path, trajectory, where.workspace, {
