@@ -24,8 +24,10 @@ import {
 } from "./patch.ts";
 import type { GitPlace, GitSandbox } from "../policy/git.ts";
 import type { Container } from "../container/container.ts";
+import { resolve } from "node:path";
 import {
   type CheckpointRecord,
+  defaultTrajectoryPath,
   type RewindRecord,
   stateDir,
   type Trajectory,
@@ -35,14 +37,111 @@ import { conversationRanges } from "../trajectory/conversation.ts";
 /** A store above this size takes no more checkpoints (the session says so). */
 export const MAX_STORE_BYTES = 1024 * 1024 * 1024;
 
-/** Where a session's checkpoints are kept on the host. */
+/** Where a session's checkpoints are kept on the host; throws for an id that is not a plain name. */
 export function checkpointStoreDir(sessionId: string): string {
-  return `${stateDir()}/checkpoints/${sessionId}`;
+  if (!/^[\w.-]+$/.test(sessionId) || /^\.+$/.test(sessionId)) {
+    throw new CheckpointError(
+      `'${sessionId}' is not a session id (letters, digits, '_', '-', '.'): refused, so that no ` +
+        "folder outside Deft's checkpoint store is touched. deft sessions lists the ids.",
+    );
+  }
+  return `${checkpointsRoot()}/${sessionId}`;
 }
 
-/** Removes a session's host store (quietly, when there is none). */
-export async function removeCheckpointStore(sessionId: string): Promise<void> {
-  await Deno.remove(checkpointStoreDir(sessionId), { recursive: true }).catch(() => {});
+function checkpointsRoot(): string {
+  return `${stateDir()}/checkpoints`;
+}
+
+/** The file in a store that names the trajectory of its session (for the sweep). */
+const OWNER_FILE = "session.json";
+
+/**
+ * Removes a session's host store; false when there was none. Refuses (CheckpointError) a store
+ * or a checkpoints folder that is a symlink, not a folder, or not the user's own: nothing
+ * outside the state dir is followed or removed.
+ */
+export async function removeCheckpointStore(sessionId: string): Promise<boolean> {
+  const store = checkpointStoreDir(sessionId);
+  for (const path of [checkpointsRoot(), store]) {
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.lstat(path);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return false;
+      throw e;
+    }
+    const uid = Deno.uid();
+    if (!info.isDirectory || info.isSymlink || (uid !== null && info.uid !== uid)) {
+      throw new CheckpointError(
+        `${path} is ${
+          info.isSymlink ? "a symlink" : !info.isDirectory ? "not a folder" : "another user's"
+        }, not a checkpoint store Deft made: left alone. Remove it yourself if it should go.`,
+      );
+    }
+  }
+  // Deno.remove does not follow links inside the folder: a planted link goes, not its target.
+  await Deno.remove(store, { recursive: true });
+  return true;
+}
+
+/** How the sweep of stores whose session is gone is bounded. */
+export interface SweepLimits {
+  /** Stores looked at (default 500). */
+  look?: number;
+  /** Stores removed (default 20). */
+  remove?: number;
+  /** A store younger than this many ms is never swept: its session may be starting (1 hour). */
+  minAgeMs?: number;
+}
+
+/**
+ * Removes host stores whose session no longer exists: the trajectory the store names (its
+ * `session.json`, else the default trajectory path of its id) is gone. Bounded (`limits`), and
+ * safe: links, foreign and unreadable entries and young stores are left alone. The ids removed.
+ */
+export async function sweepCheckpointStores(limits: SweepLimits = {}): Promise<string[]> {
+  const { look = 500, remove = 20, minAgeMs = 60 * 60 * 1000 } = limits;
+  const removed: string[] = [];
+  const root = checkpointsRoot();
+  const rootInfo = await Deno.lstat(root).catch(() => undefined);
+  if (!rootInfo?.isDirectory) return removed;
+  let looked = 0;
+  for await (const entry of Deno.readDir(root)) {
+    if (++looked > look || removed.length >= remove) break;
+    if (!entry.isDirectory || entry.isSymlink) continue;
+    try {
+      const store = checkpointStoreDir(entry.name);
+      const info = await Deno.lstat(store);
+      const age = Date.now() - (info.mtime?.getTime() ?? Date.now());
+      if (age < minAgeMs) continue;
+      const trajectory = await ownerOf(store) ?? defaultTrajectoryPath(entry.name);
+      if (
+        await Deno.lstat(trajectory).then(() => true, (e) => !(e instanceof Deno.errors.NotFound))
+      ) {
+        continue;
+      }
+      if (await removeCheckpointStore(entry.name)) removed.push(entry.name);
+    } catch {
+      // Not a store Deft made, or it went away meanwhile: left alone.
+    }
+  }
+  return removed;
+}
+
+/** The trajectory path a store's owner file names; undefined when it has none or a strange one. */
+async function ownerOf(store: string): Promise<string | undefined> {
+  const path = `${store}/${OWNER_FILE}`;
+  const info = await Deno.lstat(path).catch(() => undefined);
+  // Read only a small regular file: a FIFO or a link planted there is not opened.
+  if (!info?.isFile || info.size > 64 * 1024) return undefined;
+  try {
+    const owner = JSON.parse(await Deno.readTextFile(path));
+    return typeof owner?.trajectory === "string" && owner.trajectory.startsWith("/")
+      ? owner.trajectory
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Where checkpoints are written: a git place and the store folder there. */
@@ -51,14 +150,28 @@ export interface CheckpointPlace {
   store: string;
 }
 
-/** The host's checkpoint place for a session (the store made when missing, mode 0700). */
+/**
+ * The host's checkpoint place for a session (the store made when missing, mode 0700).
+ * `trajectory`: the session's trajectory file, written in a new store so that the sweep
+ * (`sweepCheckpointStores`, run here for a new store) knows when the session is gone.
+ */
 export async function hostCheckpointPlace(
   workspace: string,
   sessionId: string,
   sandbox?: GitSandbox,
+  trajectory?: string,
 ): Promise<CheckpointPlace> {
   const store = checkpointStoreDir(sessionId);
+  const isNew = !await Deno.lstat(store).then(() => true, () => false);
   await Deno.mkdir(`${store}/objects`, { recursive: true, mode: 0o700 });
+  if (isNew && trajectory) {
+    await Deno.writeTextFile(
+      `${store}/${OWNER_FILE}`,
+      JSON.stringify({ trajectory: resolve(trajectory) }) + "\n",
+      { createNew: true, mode: 0o600 },
+    ).catch(() => {});
+    await sweepCheckpointStores().catch(() => []);
+  }
   return { place: await checkpointHostPlace(workspace, store, sandbox), store };
 }
 

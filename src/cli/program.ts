@@ -310,28 +310,39 @@ function buildProgram(setExit: (code: number) => void): Command {
 
   addOptions(
     program.command("sessions")
-      .description("recent sessions of a workspace (ids for --resume), newest first"),
+      .description("recent sessions of a workspace (ids for --resume), newest first")
+      .argument("[action]", "rm: remove the sessions named, with their checkpoints")
+      .argument("[ids...]", "the sessions to remove"),
     [
       described(WORKING_DIR, "the workspace (default: current directory)"),
       option("-n, --limit <n>", "how many to list (default 20)", { integer: "positive" }),
       described(JSON_OUTPUT, "print the sessions as JSON"),
     ],
-  ).action(async (opts) => {
-    const { sessionsCommand } = await import("./sessions.ts");
-    setExit(await sessionsCommand(opts));
+  ).action(async (action, ids, opts) => {
+    const { sessionsCommand, sessionsRemoveCommand } = await import("./sessions.ts");
+    setExit(
+      action === undefined
+        ? await sessionsCommand(opts)
+        : await sessionsRemoveCommand(action, ids, opts),
+    );
   });
 
   addOptions(
     program.command("checkpoints")
       .description("a session's checkpoints, one per turn (turns for deft rewind --to)")
-      .argument("[session]", "the session id or trajectory file (default: the latest)"),
+      .argument(
+        "[session]",
+        "the session id or trajectory file (default: the latest); rm SESSION: delete its checkpoints",
+      )
+      .argument("[rm-session]", "after rm: the session whose checkpoints go"),
     [
       described(WORKING_DIR, "the workspace (default: current directory)"),
       described(JSON_OUTPUT, "print the checkpoints as JSON"),
+      option("--prune", "remove the checkpoints of sessions that no longer exist"),
     ],
-  ).action(async (session, opts) => {
+  ).action(async (session, more, opts) => {
     const { checkpointsCommand } = await import("./checkpoints.ts");
-    setExit(await checkpointsCommand(session, opts));
+    setExit(await checkpointsCommand(session, opts, more));
   });
 
   addOptions(

@@ -9,6 +9,7 @@ import {
   ChangedOutsideError,
   CheckpointError,
   type CheckpointPlace,
+  checkpointStoreDir,
   hostCheckpointPlace,
   rewind,
 } from "../agent/checkpoints.ts";
@@ -76,9 +77,14 @@ export async function rewindSession(
     );
   }
   try {
-    const at = what.files
-      ? await hostCheckpointPlace(workspace, trajectory.session_id ?? "unknown")
-      : undefined;
+    const id = trajectory.session_id ?? "unknown";
+    if (what.files && !await Deno.lstat(checkpointStoreDir(id)).then(() => true, () => false)) {
+      throw new UsageError(
+        `the checkpoints of session ${id} were removed (deft checkpoints rm, or swept with its ` +
+          "session): its files cannot be rewound. --conversation still cuts the conversation.",
+      );
+    }
+    const at = what.files ? await hostCheckpointPlace(workspace, id) : undefined;
     const done = await rewind(at, trajectory, what);
     await writeTrajectory(path, trajectory);
     return done;
