@@ -172,13 +172,104 @@ export async function hostCheckpointPlace(
     ).catch(() => {});
     await sweepCheckpointStores().catch(() => []);
   }
-  return { place: await checkpointHostPlace(workspace, store, sandbox), store };
+  const place = await checkpointHostPlace(workspace, store, sandbox);
+  return { place: await exactBytes(place, store), store };
 }
 
 /** A container's checkpoint place: a store inside it, kept for as long as the container. */
 export async function containerCheckpointPlace(container: Container): Promise<CheckpointPlace> {
   const place = (await import("../container/patch.ts")).containerPlace(container);
-  return { place, store: await place.scratch("baseline") };
+  const store = await place.scratch("baseline");
+  return { place: await exactBytes(place, store), store };
+}
+
+/** Attributes that turn off every conversion between the files and a checkpoint's bytes. */
+const NO_CONVERSION = "* -text -eol -crlf -ident -filter -working-tree-encoding\n";
+
+/**
+ * `place` with the repository's attributes out of the way: a `.gitattributes` saying
+ * `text eol=lf`, `ident` or a `working-tree-encoding` would otherwise change what a checkpoint
+ * holds and what a rewind writes. Git 2.39 has no `--attr-source`, but
+ * `$GIT_COMMON_DIR/info/attributes` outranks every in-tree file: each git call on the store's
+ * index runs with a common dir of the store's own (`<store>/attrs`, made here through git, so it
+ * works inside a container too) whose `info/attributes` unsets them all and whose `info/exclude`
+ * is a link to the repository's (ignored files stay ignored). Calls that name `HEAD` read the
+ * repository's refs as before (they write no file). Throws CheckpointError when the override is
+ * not in force after it was written.
+ */
+async function exactBytes(place: GitPlace, store: string): Promise<GitPlace> {
+  const common = `${store}/attrs`;
+  const inForce = async () => {
+    const r = await place.git(
+      ["check-attr", "text", "ident", "working-tree-encoding", "--", "deft-probe"],
+      { GIT_COMMON_DIR: common },
+    );
+    return r.ok && r.out.split("\n").filter((l) => l.endsWith(": unset")).length === 3;
+  };
+  if (!await inForce()) {
+    const last = await writeCommonDir(place, store, common);
+    if (!last.ok || !await inForce()) {
+      throw new CheckpointError(
+        `could not keep checkpoints byte-exact in ${place.where} (${
+          last.err.trim() || "the attributes override is not in force"
+        }): none are taken, so that no rewind writes converted line endings.`,
+      );
+    }
+  }
+  const own = (args: readonly string[], env?: Record<string, string>) =>
+    env?.GIT_INDEX_FILE !== undefined && !args.includes("HEAD");
+  return {
+    ...place,
+    git: (args, env, stdin) =>
+      place.git(args, own(args, env) ? { ...env, GIT_COMMON_DIR: common } : env, stdin),
+  };
+}
+
+/** Makes `common` (see exactBytes) with git alone; the last git step's result. */
+async function writeCommonDir(place: GitPlace, store: string, common: string) {
+  const format = await place.git(["rev-parse", "--show-object-format"]);
+  const exclude = await place.git(
+    ["rev-parse", "--path-format=absolute", "--git-path", "info/exclude"],
+  );
+  if (!exclude.ok) return exclude;
+  const made = await place.git([
+    "init",
+    "-q",
+    "--bare",
+    "--template=",
+    `--object-format=${format.ok ? format.out.trim() : "sha1"}`,
+    common,
+  ]);
+  if (!made.ok) return made;
+  // Not bare: it stands in for the repository's common dir while git works on the files.
+  const config = await place.git(["config", "core.bare", "false"], { GIT_DIR: common });
+  if (!config.ok) return config;
+  const env = {
+    GIT_DIR: common,
+    GIT_WORK_TREE: common,
+    GIT_INDEX_FILE: `${common}/write.index`,
+    GIT_OBJECT_DIRECTORY: `${store}/objects`,
+  };
+  const blob = (text: string) =>
+    place.git(["hash-object", "-w", "--stdin"], env, new TextEncoder().encode(text));
+  const attributes = await blob(NO_CONVERSION);
+  const link = await blob(exclude.out.replace(/\n$/, ""));
+  if (!attributes.ok) return attributes;
+  if (!link.ok) return link;
+  const listed = await place.git(
+    ["update-index", "--add", "--index-info"],
+    env,
+    new TextEncoder().encode(
+      `100644 ${attributes.out.trim()}\tinfo/attributes\n` +
+        `120000 ${link.out.trim()}\tinfo/exclude\n`,
+    ),
+  );
+  if (!listed.ok) return listed;
+  // The user's own attributes file could convert this one too.
+  return await place.git(
+    ["-c", "core.attributesFile=/dev/null", "checkout-index", "-f", "-a"],
+    env,
+  );
 }
 
 /** Checkpoints cannot be taken or restored: what failed and what to do. */
