@@ -272,6 +272,36 @@ async function writeCommonDir(place: GitPlace, store: string, common: string) {
   );
 }
 
+/**
+ * The checkpoint place of a session recorded in `container`, for rewinding it there: the store
+ * its checkpoints name (inside the container, made by `containerCheckpointPlace`). Throws
+ * CheckpointError when the records name none, or a path that is not such a store.
+ */
+export async function recordedContainerPlace(
+  container: Container,
+  data: Trajectory,
+): Promise<CheckpointPlace> {
+  const store = data.checkpoints?.at(-1)?.store ?? "";
+  if (!/^\/tmp\/deft\/baseline\.[A-Za-z0-9]+$/.test(store)) {
+    throw new CheckpointError(
+      `the session's checkpoints name no store Deft makes in a container ('${store}'): ` +
+        "its files cannot be rewound; rewind only the conversation.",
+    );
+  }
+  const place = (await import("../container/patch.ts")).containerPlace(container);
+  const there = await place.git(["-c", "core.bare=false", "rev-parse", "--git-dir"], {
+    GIT_DIR: `${store}/attrs`,
+  });
+  if (!there.ok) {
+    throw new CheckpointError(
+      `the checkpoint store ${store} is not in ${place.where} (${there.err.trim()}): it was ` +
+        "removed with the session's container, or this is another one. Rewind only the " +
+        "conversation, or attach to the container the session ran in (--docker-container-id).",
+    );
+  }
+  return { place: await exactBytes(place, store), store };
+}
+
 /** Checkpoints cannot be taken or restored: what failed and what to do. */
 export class CheckpointError extends Error {
   constructor(message: string) {

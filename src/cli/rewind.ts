@@ -11,8 +11,10 @@ import {
   type CheckpointPlace,
   checkpointStoreDir,
   hostCheckpointPlace,
+  recordedContainerPlace,
   rewind,
 } from "../agent/checkpoints.ts";
+import type { Container } from "../container/container.ts";
 import type { LLMMessage } from "../llm/types.ts";
 import { terminalLine } from "../policy/terminal_text.ts";
 import {
@@ -20,6 +22,7 @@ import {
   loadResumable,
   rebuildConversation,
   ResumeError,
+  sameContainer,
 } from "../trajectory/conversation.ts";
 import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
 import { workspaceOf } from "./context.ts";
@@ -63,11 +66,16 @@ export async function rewindSession(
   trajectory: Trajectory,
   workspace: string,
   what: { turn: number; files: boolean; conversation: boolean; force?: boolean },
+  container?: Container,
 ): Promise<Awaited<ReturnType<typeof rewind>>> {
-  if (what.files && trajectory.container) {
+  const recordedIn = trajectory.container;
+  if (what.files && recordedIn && (!container || !sameContainer(recordedIn.id, container.id))) {
     throw new UsageError(
-      `${path} was recorded in a container, and its checkpoints are kept inside it: rewind ` +
-        "its files from an interactive session there (/rewind), or rewind only --conversation.",
+      `${path} was recorded in the container ${recordedIn.id.slice(0, 12)}, and its ` +
+        "checkpoints are kept inside it: its files can be rewound only there, while it is " +
+        "alive (kept with --docker-keep): `deft run --continue --rewind-to TURN " +
+        `--docker-container-id ${recordedIn.id.slice(0, 12)}\` or /rewind in an interactive ` +
+        "session there. Or rewind only --conversation.",
     );
   }
   if (!trajectory.checkpoints?.length) {
@@ -78,6 +86,15 @@ export async function rewindSession(
   }
   try {
     const id = trajectory.session_id ?? "unknown";
+    if (what.files && container) {
+      const done = await rewind(
+        await recordedContainerPlace(container, trajectory),
+        trajectory,
+        what,
+      );
+      await writeTrajectory(path, trajectory);
+      return done;
+    }
     if (what.files && !await Deno.lstat(checkpointStoreDir(id)).then(() => true, () => false)) {
       throw new UsageError(
         `the checkpoints of session ${id} were removed (deft checkpoints rm, or swept with its ` +

@@ -119,7 +119,7 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   if (inContainer && wantsResume) {
     try {
       const place = sessionPlace(session);
-      resumed = await resumeTarget(opts, place, check);
+      resumed = await resumeTarget(opts, place, check, session.container);
       const note = resumed && resumedContainerNote(resumed, place);
       if (note) session.console.note(note);
     } catch (e) {

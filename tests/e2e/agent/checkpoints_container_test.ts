@@ -77,6 +77,37 @@ Deno.test({
       await Deno.stat(`${state}/deft/checkpoints`).then(() => true, () => false),
       false,
     );
+
+    // Headless, in the same (kept) container: back to the session's start, then on from there.
+    mock.push(chatText("went on"));
+    const onward = await runDeft(
+      [
+        "run",
+        "go on",
+        "--continue",
+        "--rewind-to",
+        "0",
+        "--docker-container-id",
+        id,
+        "--container-runtime",
+        "podman",
+        "-w",
+        "/testbed",
+        ...modelArgs(mock),
+      ],
+      { cwd: home.path, env },
+    );
+    assert.equal(onward.code, 0, onward.stderr);
+    assert.equal(
+      await sh(
+        "cd /testbed && ls -a crlf.txt made.txt .gitattributes 2>&1 | wc -l; " +
+          "test -x calc.py || echo plain; git status --porcelain",
+      ),
+      "3\nplain",
+      "every file as at the session's start",
+    );
+    const went: Json[] = mock.requests.at(-1)!.body.messages;
+    assert.deepEqual(went.map((m) => m.role), ["system", "user"]);
   } finally {
     await mock.close();
     if (id) await rt.cli("rm", "-f", id).catch(() => {});
