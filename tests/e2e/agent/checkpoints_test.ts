@@ -292,3 +292,40 @@ Deno.test("checkpoints: a .gitattributes with text/eol changes no byte a rewind 
     await mock.close();
   }
 });
+
+Deno.test("checkpoints: a hostile repository's config and hooks run nothing in a whole session and its rewind", async () => {
+  const repo = await makeRepo();
+  await using markers = await tempDir("deft-markers-");
+  const planted = await new Deno.Command("sh", {
+    args: ["-c", plantHostileConfig(markers.path)],
+    cwd: repo,
+  }).output();
+  assert.ok(planted.success);
+  const h = await tempDirUntilExit("deft-home-");
+  const env = { HOME: h, XDG_STATE_HOME: `${h}/state` };
+  const mock = MockLLM.start([
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: `${repo}/calc.py`,
+      old_str: "a - b",
+      new_str: "a + b",
+    }]]),
+    chatText("done"),
+  ]);
+  try {
+    const initial = await snapshot(repo);
+    const session = await runDeft(
+      // No sandbox: a planted program could write its marker outside the workspace.
+      ["interactive", "-w", repo, "--approval", "never", "--sandbox", "none", ...modelArgs(mock)],
+      { cwd: h, env, stdin: "fix calc\n" },
+    );
+    assert.equal(session.code, 0, session.stderr);
+    assert.match(await Deno.readTextFile(`${repo}/calc.py`), /a \+ b/, "the turn ran");
+    const back = await runDeft(["rewind", "-w", repo, "--to", "0"], { cwd: h, env });
+    assert.equal(back.code, 0, back.stderr);
+    assert.deepEqual(await snapshot(repo), initial);
+    assert.deepEqual(await markersIn(markers.path), [], "no planted program ran");
+  } finally {
+    await mock.close();
+  }
+});
