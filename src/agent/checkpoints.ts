@@ -173,14 +173,14 @@ export async function hostCheckpointPlace(
     await sweepCheckpointStores().catch(() => []);
   }
   const place = await checkpointHostPlace(workspace, store, sandbox);
-  return { place: await exactBytes(place, store), store };
+  return { place: await exactBytes(place, store, isNew), store };
 }
 
 /** A container's checkpoint place: a store inside it, kept for as long as the container. */
 export async function containerCheckpointPlace(container: Container): Promise<CheckpointPlace> {
   const place = (await import("../container/patch.ts")).containerPlace(container);
   const store = await place.scratch("baseline");
-  return { place: await exactBytes(place, store), store };
+  return { place: await exactBytes(place, store, true), store };
 }
 
 /** Attributes that turn off every conversion between the files and a checkpoint's bytes. */
@@ -197,7 +197,7 @@ const NO_CONVERSION = "* -text -eol -crlf -ident -filter -working-tree-encoding\
  * repository's refs as before (they write no file). Throws CheckpointError when the override is
  * not in force after it was written.
  */
-async function exactBytes(place: GitPlace, store: string): Promise<GitPlace> {
+async function exactBytes(place: GitPlace, store: string, fresh = false): Promise<GitPlace> {
   const common = `${store}/attrs`;
   const inForce = async () => {
     const r = await place.git(
@@ -206,7 +206,7 @@ async function exactBytes(place: GitPlace, store: string): Promise<GitPlace> {
     );
     return r.ok && r.out.split("\n").filter((l) => l.endsWith(": unset")).length === 3;
   };
-  if (!await inForce()) {
+  if (fresh || !await inForce()) {
     const last = await writeCommonDir(place, store, common);
     if (!last.ok || !await inForce()) {
       throw new CheckpointError(
@@ -227,17 +227,17 @@ async function exactBytes(place: GitPlace, store: string): Promise<GitPlace> {
 
 /** Makes `common` (see exactBytes) with git alone; the last git step's result. */
 async function writeCommonDir(place: GitPlace, store: string, common: string) {
-  const format = await place.git(["rev-parse", "--show-object-format"]);
-  const exclude = await place.git(
-    ["rev-parse", "--path-format=absolute", "--git-path", "info/exclude"],
+  const found = await place.git(
+    ["rev-parse", "--show-object-format", "--path-format=absolute", "--git-path", "info/exclude"],
   );
-  if (!exclude.ok) return exclude;
+  if (!found.ok) return found;
+  const [format, exclude] = found.out.split("\n");
   const made = await place.git([
     "init",
     "-q",
     "--bare",
     "--template=",
-    `--object-format=${format.ok ? format.out.trim() : "sha1"}`,
+    `--object-format=${format}`,
     common,
   ]);
   if (!made.ok) return made;
@@ -253,7 +253,7 @@ async function writeCommonDir(place: GitPlace, store: string, common: string) {
   const blob = (text: string) =>
     place.git(["hash-object", "-w", "--stdin"], env, new TextEncoder().encode(text));
   const attributes = await blob(NO_CONVERSION);
-  const link = await blob(exclude.out.replace(/\n$/, ""));
+  const link = await blob(exclude);
   if (!attributes.ok) return attributes;
   if (!link.ok) return link;
   const listed = await place.git(
