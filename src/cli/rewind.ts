@@ -20,11 +20,16 @@ import { terminalLine } from "../policy/terminal_text.ts";
 import {
   latestSession,
   loadResumable,
+  locateSession,
   rebuildConversation,
   ResumeError,
   sameContainer,
 } from "../trajectory/conversation.ts";
-import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
+import {
+  readTrajectory,
+  type Trajectory,
+  type TrajectoryRecorder,
+} from "../trajectory/recorder.ts";
 import { workspaceOf } from "./context.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 
@@ -51,8 +56,25 @@ export async function sessionToRewind(
     }
     return await loadResumable(path, workspace);
   } catch (e) {
-    if (e instanceof ResumeError) throw new UsageError(e.message);
-    throw e;
+    if (!(e instanceof ResumeError)) throw e;
+    // A container session named outright: its records are on the host, wherever -w is.
+    const inContainer = ref !== undefined && await containerSession(ref);
+    if (inContainer) return inContainer;
+    throw new UsageError(e.message);
+  }
+}
+
+/** The container session `ref` names, loaded for its own place; undefined for any other. */
+async function containerSession(
+  ref: string,
+): Promise<{ path: string; trajectory: Trajectory } | undefined> {
+  try {
+    const path = await locateSession(ref);
+    const { container, working_dir } = await readTrajectory(path);
+    if (!container || typeof working_dir !== "string") return undefined;
+    return await loadResumable(path, { workspace: working_dir, container });
+  } catch {
+    return undefined;
   }
 }
 

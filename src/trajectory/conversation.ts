@@ -335,6 +335,11 @@ async function trajectoryFiles(): Promise<string[]> {
   return files.slice(0, SCANNED_FILES).map((f) => f.path);
 }
 
+/** The trajectory file of a session id (or the file itself); throws ResumeError when none. */
+export function locateSession(idOrFile: string): Promise<string> {
+  return locate(idOrFile);
+}
+
 async function locate(idOrFile: string): Promise<string> {
   if (idOrFile.includes("/") || idOrFile.endsWith(".json")) {
     try {

@@ -145,3 +145,35 @@ Deno.test("sessions rm removes the trajectory and the checkpoints; --prune and a
   assert.ok(await exists(`${root}/20200101_000000_cccccc`), "the link is left alone");
   assert.equal(await Deno.readTextFile(`${victim}/keep.txt`), "keep");
 });
+
+Deno.test("a container session named outright: listed, its conversation cut from the host, its files refused saying where they are", async () => {
+  const { repo, h, env, path } = await completedSession();
+  const id = "20200101_000000_ctnr01";
+  const box = "a".repeat(64);
+  const t = JSON.parse(await Deno.readTextFile(path));
+  const copy = `${h}/state/deft/trajectories/trajectory_${id}.json`;
+  await Deno.writeTextFile(
+    copy,
+    JSON.stringify({
+      ...t,
+      session_id: id,
+      working_dir: "/testbed",
+      container: { runtime: "podman", image: "img", id: box },
+    }),
+  );
+  const fixed = await Deno.readTextFile(`${repo}/calc.py`);
+  const listed = await runDeft(["checkpoints", id, "-w", repo, "--json"], { cwd: h, env });
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.equal(JSON.parse(listed.stdout).checkpoints.length, t.checkpoints.length);
+  const files = await runDeft(["rewind", id, "--to", "0", "-w", repo], { cwd: h, env });
+  assert.equal(files.code, 2, files.stderr);
+  assert.match(files.stderr, /recorded in the container a{12}, and its checkpoints are kept/);
+  assert.match(files.stderr, /--docker-container-id a{12}/);
+  const talk = await runDeft(["rewind", id, "--to", "0", "--conversation", "-w", repo], {
+    cwd: h,
+    env,
+  });
+  assert.equal(talk.code, 0, talk.stderr);
+  assert.equal(JSON.parse(await Deno.readTextFile(copy)).rewinds.length, 1);
+  assert.equal(await Deno.readTextFile(`${repo}/calc.py`), fixed, "no host file touched");
+});
