@@ -1,36 +1,31 @@
 /**
- * Deft's entry point. `deft --version`, pipeline commands with a plain command line
- * (`deft tool`, `deft tools`, `deft serve`) and plain `deft ckg search-*` lines take a fast path
- * that never loads commander; everything else, including help and usage errors, goes through the
- * full commander program in src/cli/program.ts. Tools that touch the system run in a worker started from this same module
+ * Deft's entry point. `deft --version` and `deft --help` answer from small tables (src/cli/help.ts);
+ * pipeline commands with a plain command line (`deft tool`, `deft tools`, `deft serve`) and plain
+ * `deft ckg search-*` lines take a fast path that never loads commander; everything else,
+ * including subcommands' help and usage errors, goes through the full commander program in
+ * src/cli/program.ts. Tools that touch the system run in a worker started from this same module
  * with narrowed permissions.
  *
  * Nothing is imported statically: a static import would load in the tool worker too, which needs
- * none of the CLI (and every module it loads delays its first tool call).
+ * none of the CLI (and every module it loads delays its first tool call). Each path loads only
+ * what it uses: the help loads no `node:` module (the first one costs every start ~6 ms).
  */
 
 async function main(args: string[]): Promise<number> {
-  const [
-    { runPipelineCommand },
-    { fastAnswer, fastParse },
-    { UsageError, writeStderr, writeStdout },
-    { maskOutput },
-    { terminalText },
-  ] = await Promise.all([
-    import("./src/cli/dispatch.ts"),
-    import("./src/cli/fast.ts"),
+  const [{ fastAnswer }, { UsageError, writeStderr, writeStdout }] = await Promise.all([
+    import("./src/cli/help.ts"),
     import("./src/cli/io.ts"),
-    import("./src/policy/secrets.ts"),
-    import("./src/policy/terminal_text.ts"),
   ]);
-  // An error can echo model or repository text (a path, a model id, a key): masked and inert.
-  const shown = (message: string) => terminalText(maskOutput(message));
   try {
     const answer = fastAnswer(args);
     if (answer !== undefined) {
       await writeStdout(answer);
       return 0;
     }
+    const [{ fastParse }, { runPipelineCommand }] = await Promise.all([
+      import("./src/cli/fast.ts"),
+      import("./src/cli/dispatch.ts"),
+    ]);
     const fast = fastParse(args);
     if (fast) return await runPipelineCommand(fast);
     if (args[0] === "ckg") {
@@ -41,11 +36,17 @@ async function main(args: string[]): Promise<number> {
     const { runProgram } = await import("./src/cli/program.ts");
     return await runProgram(args);
   } catch (e) {
+    if (e instanceof Deno.errors.BrokenPipe) return 0;
+    // An error can echo model or repository text (a path, a model id, a key): masked and inert.
+    const [{ maskOutput }, { terminalText }] = await Promise.all([
+      import("./src/policy/secrets.ts"),
+      import("./src/policy/terminal_text.ts"),
+    ]);
+    const shown = (message: string) => terminalText(maskOutput(message));
     if (e instanceof UsageError) {
       writeStderr(`deft: ${shown(e.message)}`);
       return 2;
     }
-    if (e instanceof Deno.errors.BrokenPipe) return 0;
     writeStderr(`deft: ${shown(e instanceof Error ? e.message : String(e))}`);
     return 1;
   }

@@ -1,22 +1,12 @@
 /**
- * The fast path for `deft --version` and the pipeline commands: parses a well-formed command line with node:util's
+ * The fast path for the pipeline commands (`deft --version` and `deft --help` answer in help.ts):
+ * parses a well-formed command line with node:util's
  * parseArgs against the table in `spec.ts`. Anything it does not fully understand (help,
  * unknown options, bad choices, missing arguments) returns undefined, and commander takes over
  * to print help or a proper usage error.
  */
 import { parseArgs } from "node:util";
 import { type CommandSpec, optionKey, PIPELINE_COMMANDS } from "./spec.ts";
-import { VERSION } from "../version.ts";
-
-/**
- * What `deft --version` (or `-V`, commander's spelling) prints, or undefined for any other
- * command line. Loading commander costs more than the rest of a pipeline call together, so the
- * most common query of all answers without it, exactly as commander would.
- */
-export function fastAnswer(args: readonly string[]): string | undefined {
-  if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) return `${VERSION}\n`;
-  return undefined;
-}
 
 /** A parsed pipeline command line. */
 export interface FastParse {
@@ -32,6 +22,7 @@ export function fastParse(args: readonly string[]): FastParse | undefined {
   const spec: CommandSpec = PIPELINE_COMMANDS[command as keyof typeof PIPELINE_COMMANDS];
   const config: Record<string, { type: "string" | "boolean"; short?: string }> = {};
   for (const o of spec.options) {
+    if (o.optional) return undefined; // parseArgs has no optional values: commander decides.
     config[o.long] = { type: o.value ? "string" : "boolean" };
     if (o.short) config[o.long].short = o.short;
   }
