@@ -9,7 +9,6 @@ import type { FastParse } from "./fast.ts";
 import type { RunOptions } from "./run.ts";
 import type { InteractiveOptions } from "./interactive.ts";
 import {
-  API_KEY,
   approval,
   APPROVAL_RULES,
   argumentTerm,
@@ -18,17 +17,21 @@ import {
   CONFIG_FILE,
   DEADLINE,
   described,
+  FAST_COMMANDS,
+  JSON_OUTPUT,
   LAUNCH,
   MAX_LINE_BYTES,
   MAX_STEPS,
   MODEL,
   MODEL_BASE_URL,
+  MODEL_OPTIONS,
   NO_INSTRUCTIONS,
   option,
   optionFlags,
   type OptionSpec,
   OUTPUT_FORMAT,
   PIPELINE_COMMANDS,
+  PROVIDER,
   REPOSITORY,
   SANDBOX,
   WORKING_DIR,
@@ -65,21 +68,9 @@ function addOptions(command: Command, specs: readonly OptionSpec[]): Command {
   return command;
 }
 
-// The options several commands share, declared once; each command picks its own below.
-const PROVIDER = option(
-  "-p, --provider <provider>",
-  "model provider (a name under model_providers, or a kind)",
-);
-/** The model and where its settings come from: `run`, `interactive` and `config`. */
-const MODEL_OPTIONS = [
-  PROVIDER,
-  MODEL,
-  MODEL_BASE_URL,
-  API_KEY,
-  CONFIG_FILE,
-];
+// The options several commands share, declared once (the rest in spec.ts); each command picks
+// its own below.
 const TRAJECTORY_FILE = option("-t, --trajectory-file <file>", "where to record the run");
-const JSON_OUTPUT = option("--json", "print a JSON summary on stdout (--output-format json)");
 const CONTINUE = option(
   "-c, --continue",
   "go on with this workspace's latest conversation (never a /init helper)",
@@ -249,14 +240,8 @@ function buildProgram(setExit: (code: number) => void): Command {
     setExit(await acpCommand(opts));
   });
 
-  addOptions(
-    declared(program, "sessions"),
-    [
-      described(WORKING_DIR, "the workspace (default: current directory)"),
-      option("-n, --limit <n>", "how many to list (default 20)", { integer: "positive" }),
-      described(JSON_OUTPUT, "print the sessions as JSON"),
-    ],
-  ).action(async (opts) => {
+  // Its options are in spec.ts: a plain `deft sessions` line is parsed there, without commander.
+  addOptions(declared(program, "sessions"), FAST_COMMANDS.sessions.options).action(async (opts) => {
     const { sessionsCommand } = await import("./sessions.ts");
     setExit(await sessionsCommand(opts));
   });
@@ -297,10 +282,8 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(await reportCommand(paths, opts));
     });
 
-  addOptions(
-    declared(program, "config"),
-    MODEL_OPTIONS,
-  ).action(async (opts) => {
+  // Its options are in spec.ts: a plain `deft config` line is parsed there, without commander.
+  addOptions(declared(program, "config"), FAST_COMMANDS.config.options).action(async (opts) => {
     const { configCommand } = await import("./config.ts");
     setExit(await configCommand(opts));
   });
@@ -446,6 +429,29 @@ export function commanderHelp(width?: number): string {
   const program = buildProgram(() => {});
   program.configureOutput({ getOutHelpWidth: () => width ?? 80, getOutHasColors: () => false });
   return program.helpInformation();
+}
+
+/**
+ * What commander makes of `args` (the command's name and options) without running the command:
+ * tests hold the fast path's parse (fast.ts) to it.
+ */
+export async function commanderParse(
+  args: readonly string[],
+): Promise<{ command: string; options: Record<string, unknown> }> {
+  const program = buildProgram(() => {});
+  const stop = new Error("parsed");
+  let seen: { command: string; options: Record<string, unknown> } | undefined;
+  program.hook("preAction", (_, action) => {
+    seen = { command: action.name(), options: action.opts() };
+    throw stop;
+  });
+  try {
+    await program.parseAsync(args, { from: "user" });
+  } catch (e) {
+    if (e !== stop) throw e;
+  }
+  if (!seen) throw new Error(`commander ran no command for: ${args.join(" ")}`);
+  return seen;
 }
 
 /** Parses `args` with commander and runs the command; returns the exit code. */

@@ -254,6 +254,22 @@ export const OUTPUT_FORMAT = option(
 );
 export const COLOR = option("--color <when>", "colour the console", { choices: COLOR_MODES });
 export const NO_INSTRUCTIONS = option("--no-project-instructions", "do not read AGENTS.md files");
+export const PROVIDER = option(
+  "-p, --provider <provider>",
+  "model provider (a name under model_providers, or a kind)",
+);
+/** The model and where its settings come from: `run`, `interactive` and `config`. */
+export const MODEL_OPTIONS: readonly OptionSpec[] = [
+  PROVIDER,
+  MODEL,
+  MODEL_BASE_URL,
+  API_KEY,
+  CONFIG_FILE,
+];
+export const JSON_OUTPUT = option(
+  "--json",
+  "print a JSON summary on stdout (--output-format json)",
+);
 export const APPROVAL_RULES = option(
   "--approval-rules <file>",
   "a policy file of approval rules (allow/ask/deny lists; see deft approvals)",
@@ -458,3 +474,21 @@ export function optionFlags(o: OptionSpec): string {
   const value = o.value ? (o.optional ? ` [${o.value}]` : ` <${o.value}>`) : "";
   return `${o.short ? `-${o.short}, ` : ""}--${o.long}${value}`;
 }
+
+/**
+ * The commands whose plain command line fast.ts parses without commander: the pipeline commands,
+ * and `deft sessions` and `deft config`, which read files and print (their summaries are in
+ * `COMMANDS`; program.ts builds their commander commands from these same options).
+ */
+export const FAST_COMMANDS = {
+  ...PIPELINE_COMMANDS,
+  sessions: {
+    arguments: [],
+    options: [
+      described(WORKING_DIR, "the workspace (default: current directory)"),
+      option("-n, --limit <n>", "how many to list (default 20)", { integer: "positive" }),
+      described(JSON_OUTPUT, "print the sessions as JSON"),
+    ],
+  },
+  config: { arguments: [], options: MODEL_OPTIONS },
+} satisfies Record<string, Omit<CommandSpec, "description">>;
