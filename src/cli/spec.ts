@@ -1,9 +1,12 @@
 /**
- * Command-line options, each declared once, and the pipeline commands' table. `main.ts` builds commander from this table for
- * help and errors, and `fast.ts` parses the same table with node:util's parseArgs, so that
- * `deft tool` and `deft tools` start without loading commander (which pulls in most of Node's
- * compatibility layer and doubles start-up). The options other commands share with them live here
- * too; the rest are declared in `program.ts`.
+ * The command line's tables, each option and each command's summary declared once: `COMMANDS`
+ * (every command's summary and arguments), `LAUNCH` (bare `deft`), the pipeline commands' table
+ * and `FAST_COMMANDS`. `program.ts` builds commander from them for help and errors; `help.ts`
+ * writes `deft --help` from them; `fast.ts` parses `FAST_COMMANDS` with node:util's parseArgs, so
+ * that `deft tool`, `tools`, `serve`, `sessions` and `config` start without loading commander
+ * (which pulls in most of Node's compatibility layer and doubles start-up). This module stays
+ * light (no `node:` or npm module): `deft --help` loads it. The options only other commands use
+ * are declared in `program.ts`.
  */
 import { SANDBOX_MODES } from "../policy/sandbox_modes.ts";
 import { APPROVAL_MODES } from "../agent/approval_modes.ts";
