@@ -11,21 +11,35 @@
  * what it uses: the help loads no `node:` module (the first one costs every start ~6 ms).
  */
 
-async function main(args: string[]): Promise<number> {
-  const [{ fastAnswer }, { UsageError, writeStderr, writeStdout }] = await Promise.all([
-    import("./src/cli/help.ts"),
+/**
+ * The modules a command line needs first, loaded in one round with the user's folder's: the
+ * streams, and either the instant answers (a lone option: `--help`, `-h`, `--version`, `-V`) or
+ * the fast path's parser (node:util), which the instant answers do without.
+ */
+interface FirstModules {
+  io: typeof import("./src/cli/io.ts");
+  help?: typeof import("./src/cli/help.ts");
+  fastPath?: FastPath;
+}
+
+function firstModules(args: readonly string[]): Promise<FirstModules> {
+  const answerable = args.length === 1 && args[0].startsWith("-");
+  return Promise.all([
     import("./src/cli/io.ts"),
-  ]);
+    answerable ? import("./src/cli/help.ts") : undefined,
+    answerable ? undefined : loadFastPath(),
+  ]).then(([io, help, fastPath]) => ({ io, help, fastPath }));
+}
+
+async function main(args: string[], first: FirstModules): Promise<number> {
+  const { UsageError, writeStderr, writeStdout } = first.io;
   try {
-    const answer = fastAnswer(args);
+    const answer = first.help?.fastAnswer(args);
     if (answer !== undefined) {
       await writeStdout(answer);
       return 0;
     }
-    const [{ fastParse }, { runPipelineCommand }] = await Promise.all([
-      import("./src/cli/fast.ts"),
-      import("./src/cli/dispatch.ts"),
-    ]);
+    const { fastParse, runPipelineCommand } = first.fastPath ?? await loadFastPath();
     const fast = fastParse(args);
     if (fast) return await runPipelineCommand(fast);
     if (args[0] === "ckg") {
@@ -52,6 +66,19 @@ async function main(args: string[]): Promise<number> {
   }
 }
 
+interface FastPath {
+  fastParse: typeof import("./src/cli/fast.ts").fastParse;
+  runPipelineCommand: typeof import("./src/cli/dispatch.ts").runPipelineCommand;
+}
+
+async function loadFastPath(): Promise<FastPath> {
+  const [{ fastParse }, { runPipelineCommand }] = await Promise.all([
+    import("./src/cli/fast.ts"),
+    import("./src/cli/dispatch.ts"),
+  ]);
+  return { fastParse, runPipelineCommand };
+}
+
 // The same module is the entry of the worker that hosts the tools (see src/tools/host). The host's
 // entries are reached directly, not through its public module, so a worker loads none of the main
 // thread's side.
@@ -68,8 +95,11 @@ if (inWorker()) {
   setWorkerEntry(import.meta.url);
   Deno.exit(await relayToolHost());
 } else if (import.meta.main) {
-  const { enterInvocationDir } = await import("./src/cli/invocation_dir.ts");
+  const [{ enterInvocationDir }, first] = await Promise.all([
+    import("./src/cli/invocation_dir.ts"),
+    firstModules(Deno.args),
+  ]);
   setWorkerEntry(import.meta.url);
   enterInvocationDir(import.meta.url);
-  Deno.exit(await main(Deno.args));
+  Deno.exit(await main(Deno.args, first));
 }

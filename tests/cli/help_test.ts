@@ -71,11 +71,17 @@ Deno.test("deft --help and --version load neither commander nor any node: or npm
   visit(new URL("../../src/cli/io.ts", import.meta.url));
   assert.deepEqual(outside, [], "the help path must stay light (each costs every start)");
   assert.ok(seen.size > 4, `the walk found the modules (${seen.size})`);
+  // main.ts's first round of imports: io.ts and, for a lone option, help.ts; the fast path's
+  // parser (node:util) only for a line help.ts cannot answer.
   const main = Deno.readTextFileSync(new URL("../../main.ts", import.meta.url));
-  const first = main.slice(main.indexOf("async function main"), main.indexOf("fastAnswer(args)"));
+  const first = main.slice(
+    main.indexOf("function firstModules"),
+    main.indexOf("async function main"),
+  );
   assert.deepEqual(
     [...first.matchAll(/import\("([^"]+)"\)/g)].map((m) => m[1]),
-    ["./src/cli/help.ts", "./src/cli/io.ts"],
+    ["./src/cli/io.ts", "./src/cli/help.ts"],
     "main.ts loads only help.ts and io.ts before it answers --help and --version",
   );
+  assert.match(first, /answerable \? undefined : loadFastPath\(\)/);
 });
