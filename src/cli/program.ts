@@ -399,8 +399,8 @@ function buildProgram(setExit: (code: number) => void): Command {
 }
 
 async function workspaceOf(opts: { workingDir?: string }): Promise<string> {
-  const context = await import("./context.ts");
-  return await context.workspaceOf(opts.workingDir);
+  const { workspaceOf } = await import("./workspace_arg.ts");
+  return await workspaceOf(opts.workingDir);
 }
 
 function positiveInteger(value: string): number {

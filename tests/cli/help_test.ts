@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { fastAnswer, topLevelHelp } from "../../src/cli/help.ts";
 import { commanderHelp } from "../../src/cli/program.ts";
 import { VERSION } from "../../src/version.ts";
+import { loadedModules } from "../helpers/imports.ts";
 
 Deno.test("fastAnswer: --version, -V, --help and -h alone answer; anything else goes on", () => {
   assert.equal(fastAnswer(["--version"], 80), `${VERSION}\n`);
@@ -43,34 +44,14 @@ Deno.test("deft --help without commander is commander's help, byte for byte, at 
   }
 });
 
-/** The modules `path` imports at load time (type-only imports are erased), relative ones resolved. */
-function staticImports(path: URL): string[] {
-  const text = Deno.readTextFileSync(path);
-  const found: string[] = [];
-  const pattern = /^(import|export)(\s+type\b)?[^;]*?\sfrom\s+"([^"]+)"|^import\s+"([^"]+)"/gms;
-  for (const m of text.matchAll(pattern)) {
-    if (m[2]) continue;
-    found.push(m[3] ?? m[4]);
-  }
-  return found;
-}
-
 Deno.test("deft --help and --version load neither commander nor any node: or npm module", () => {
   // What main.ts loads before it answers: help.ts and io.ts, and what they import.
-  const seen = new Set<string>();
-  const outside: string[] = [];
-  const visit = (url: URL) => {
-    if (seen.has(url.href)) return;
-    seen.add(url.href);
-    for (const specifier of staticImports(url)) {
-      if (specifier.startsWith(".")) visit(new URL(specifier, url));
-      else outside.push(`${url.pathname.replace(/.*\/src\//, "src/")} imports ${specifier}`);
-    }
-  };
-  visit(new URL("../../src/cli/help.ts", import.meta.url));
-  visit(new URL("../../src/cli/io.ts", import.meta.url));
+  const { files, outside } = loadedModules([
+    new URL("../../src/cli/help.ts", import.meta.url),
+    new URL("../../src/cli/io.ts", import.meta.url),
+  ]);
   assert.deepEqual(outside, [], "the help path must stay light (each costs every start)");
-  assert.ok(seen.size > 4, `the walk found the modules (${seen.size})`);
+  assert.ok(files.length > 4, `the walk found the modules (${files.length})`);
   // main.ts's first round of imports: io.ts and, for a lone option, help.ts; the fast path's
   // parser (node:util) only for a line help.ts cannot answer.
   const main = Deno.readTextFileSync(new URL("../../main.ts", import.meta.url));
