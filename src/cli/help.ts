@@ -6,7 +6,14 @@
  * than the rest of Deft's start together; the help a user types first does not need it.
  * tests/cli/help_test.ts holds this text to commander's, byte for byte, at several widths.
  */
-import { argumentTerm, COMMANDS, LAUNCH, optionFlags, type OptionSpec } from "./spec.ts";
+import {
+  argumentTerm,
+  type CommandEntry,
+  COMMANDS,
+  LAUNCH,
+  optionFlags,
+  type OptionSpec,
+} from "./spec.ts";
 import { VERSION } from "../version.ts";
 
 /**
@@ -40,7 +47,9 @@ export function topLevelHelp(width = 80): string {
     ...LAUNCH.options.map((o) => [optionFlags(o), optionDescription(o)]),
     [HELP_OPTION.flags, HELP_OPTION.description],
   ];
-  const commandItems = Object.entries(COMMANDS).map(([name, entry]) => [
+  const commandItems = (Object.entries(COMMANDS) as [string, CommandEntry][]).map((
+    [name, entry],
+  ) => [
     [
       name + (entry.alias ? `|${entry.alias}` : ""),
       entry.options ? "[options]" : "",

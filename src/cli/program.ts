@@ -13,6 +13,7 @@ import {
   APPROVAL_RULES,
   argumentTerm,
   COLOR,
+  type CommandEntry,
   COMMANDS,
   CONFIG_FILE,
   DEADLINE,
@@ -44,7 +45,7 @@ import { DEFINITION_SEARCHES, EDGE_SEARCHES, INDIRECT, searchOptionSpecs } from 
  * spec.ts's `COMMANDS` (the table `deft --help` is written from); its options are added here.
  */
 function declared(program: Command, name: keyof typeof COMMANDS): Command {
-  const entry = COMMANDS[name];
+  const entry: CommandEntry = COMMANDS[name];
   const command = program.command(name).description(entry.description);
   if (entry.alias) command.alias(entry.alias);
   for (const arg of entry.arguments) {
@@ -158,12 +159,14 @@ function buildProgram(setExit: (code: number) => void): Command {
     });
 
   for (const [name, spec] of Object.entries(PIPELINE_COMMANDS)) {
-    addOptions(declared(program, name), spec.options).action(async (...params: unknown[]) => {
-      const options = params[spec.arguments.length] as FastParse["options"];
-      const positionals = params.slice(0, spec.arguments.length) as (string | undefined)[];
-      const command = name as FastParse["command"];
-      setExit(await runPipelineCommand({ command, positionals, options }));
-    });
+    addOptions(declared(program, name as keyof typeof PIPELINE_COMMANDS), spec.options).action(
+      async (...params: unknown[]) => {
+        const options = params[spec.arguments.length] as FastParse["options"];
+        const positionals = params.slice(0, spec.arguments.length) as (string | undefined)[];
+        const command = name as FastParse["command"];
+        setExit(await runPipelineCommand({ command, positionals, options }));
+      },
+    );
   }
 
   addOptions(

@@ -345,14 +345,10 @@ const SESSION_ARGUMENT: ArgumentSpec = {
  * entry here, and `deft --help` is written from this table without building them (help.ts), so a
  * summary is written once.
  */
-export const COMMANDS: Record<string, CommandEntry> = {
-  ...Object.fromEntries(
-    Object.entries(PIPELINE_COMMANDS).map(([name, spec]: [string, CommandSpec]) => [name, {
-      description: spec.description,
-      arguments: spec.arguments,
-      options: spec.options.length > 0,
-    }]),
-  ),
+export const COMMANDS = {
+  tools: pipelineEntry("tools"),
+  tool: pipelineEntry("tool"),
+  serve: pipelineEntry("serve"),
   run: {
     description: "run the agent on a task until it calls task_done or answers in words",
     alias: "exec",
@@ -464,7 +460,17 @@ export const COMMANDS: Record<string, CommandEntry> = {
     arguments: [],
     options: true,
   },
-};
+} satisfies Record<string, CommandEntry>;
+
+/** A pipeline command's entry: its summary and arguments are in `PIPELINE_COMMANDS`. */
+function pipelineEntry(name: keyof typeof PIPELINE_COMMANDS): CommandEntry {
+  const spec: CommandSpec = PIPELINE_COMMANDS[name];
+  return {
+    description: spec.description,
+    arguments: spec.arguments,
+    options: spec.options.length > 0,
+  };
+}
 
 /** An argument as commander and help write it: `<name>`, `[name]`, `<name...>`. */
 export function argumentTerm(arg: ArgumentSpec): string {
