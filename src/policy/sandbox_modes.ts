@@ -1,6 +1,6 @@
 /**
  * The sandbox modes, on their own so that the command line's help can list them without loading
- * the sandbox's code (sandbox.ts re-exports them; every list of modes is this one).
+ * the sandbox's code (sandbox.ts re-exports them).
  *
  * How commands are confined: `none` runs them as Deft's own user; `workspace-write` uses bwrap;
  * `read-only` uses bwrap with the workspace read-only too. Every list of modes (config schema,
