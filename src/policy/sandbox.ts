@@ -15,15 +15,9 @@ import { deftCacheDir } from "./dirs.ts";
 import { probeLaunch, runChildSync } from "./spawn.ts";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 
-/**
- * How commands are confined: `none` runs them as Deft's own user; `workspace-write` uses bwrap;
- * `read-only` uses bwrap with the workspace read-only too. Every list of modes (config schema,
- * command-line choices, messages) is this one.
- */
-export const SANDBOX_MODES = ["none", "workspace-write", "read-only"] as const;
-
-/** One of `SANDBOX_MODES`. */
-export type SandboxMode = typeof SANDBOX_MODES[number];
+// The modes live in a module of their own (the command line's help lists them without this one).
+import type { SandboxMode } from "./sandbox_modes.ts";
+export { SANDBOX_MODES, type SandboxMode } from "./sandbox_modes.ts";
 
 /** Everything needed to decide how one command is started. */
 export interface SandboxOptions {
