@@ -19,7 +19,8 @@ import { terminalText } from "../policy/terminal_text.ts";
 // What interactive prints itself (the model id, /diff, the answer) is model or repository text:
 // masked like the trajectory, and inert on the terminal.
 const shown = (text: string) => terminalText(maskOutput(text));
-const say = (text: string) => writeStderr(shown(text));
+// Written around the composer line a running turn shows under its output (console/screen.ts).
+const say = (text: string) => screen.write(`${shown(text).replace(/\n?$/, "\n")}`);
 import {
   type CommandContext,
   isCommandName,
@@ -31,6 +32,7 @@ import { resumedContainerNote, type ResumeOptions, resumeTarget, sessionPlace } 
 import type { SessionPlace } from "../trajectory/conversation.ts";
 import { chooseConsole } from "./console/choose.ts";
 import { holdScreen, Spinner } from "./console/spinner.ts";
+import { screen, screenWrite } from "./console/screen.ts";
 import { TurnConsole } from "./interactive/turn_console.ts";
 import { pickSession } from "./interactive/picker.ts";
 import type { TurnCommandContext } from "./interactive/turn_commands.ts";
@@ -48,6 +50,9 @@ import {
   withAttachments,
   workspaceFiles,
 } from "./interactive/mentions.ts";
+
+/** A second Esc within this many milliseconds of the first opens /rewind. */
+const REWIND_ESC_MS = 1500;
 
 /** Options of `deft interactive`. */
 export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, "continue"> {
@@ -119,7 +124,15 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         defaultMode: "commands",
         // The question owns the screen: the spinner stops until it is answered.
         ask: Object.assign((question: string) => reader.ask(question), {
-          hold: holdScreen,
+          // The spinner and the composer line under the output both leave the screen.
+          hold: () => {
+            const composer = screen.hold();
+            const spinner = holdScreen();
+            return () => {
+              spinner();
+              composer();
+            };
+          },
           tell: say,
         }),
         terminal,
@@ -232,11 +245,22 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     }
     return completeMention(line, await listed.files);
   };
+  // Esc twice on an empty composer (between turns) opens the /rewind picker.
+  let escapedAt = -Infinity;
   reader.onEscape = () => {
     if (current) interrupt();
     else if (shellMode) {
       shellMode = false;
       writeStderr("\n(shell mode off)");
+      reader.clearLine();
+    } else if (reader.line === "") {
+      const now = performance.now();
+      if (now - escapedAt < REWIND_ESC_MS && reader.submit("/rewind")) {
+        escapedAt = -Infinity;
+        return;
+      }
+      escapedAt = now;
+      writeStderr("\n(Esc again to rewind to a checkpoint)");
       reader.clearLine();
     }
   };
@@ -375,8 +399,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
 }
 
 function writeBytes(bytes: Uint8Array): void {
-  let written = 0;
-  while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+  screenWrite(bytes);
 }
 
 function usedTokens(recorder: TrajectoryRecorder | undefined): number {

@@ -5,7 +5,7 @@
  * stopping a turn.
  */
 import assert from "node:assert/strict";
-import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
+import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
@@ -236,6 +236,56 @@ Deno.test("interactive (pty): Ctrl-R brings back the earlier prompt holding what
     assert.equal(r.failed, null, out);
     assert.equal(r.code, 0, out);
     assert.match(lastUser(mock.requests[2].body), /^tell me about zebras\n*$/);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): the line typed during a turn is drawn under the output, edited, and sent after the turn", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: "sleep 4.31" }]]),
+    chatStream(chatText("First line of the answer.\nSecond line of the answer."), 150),
+    chatText("Next answered."),
+  ]);
+  try {
+    const r = await runDeftInPty([
+      "interactive",
+      "-w",
+      repo,
+      ...modelArgs(mock),
+      "--approval",
+      "never",
+    ], [
+      { expect: "deft> ", send: "go" + ENTER },
+      // Typed while the command runs: visible at once, then edited with Backspace.
+      { expect: "sleep 4\\.31", send: "secnd qestion", delay: 0.5 },
+      { expect: "next> secnd qestion", send: "\x7f".repeat(12), delay: 0.2 },
+      { expect: "next> s\\b", send: "econd question", delay: 0.2 },
+      { expect: "next> second question" },
+      // The answer streams in above it; the typed line comes back at the prompt after the turn.
+      {
+        expect: "Second line of the answer\\.[\\s\\S]*deft> second question",
+        send: ENTER,
+        delay: 0.5,
+      },
+      { expect: "Next answered\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    // Drawn during the turn: before the command's result and the answer.
+    const typed = out.indexOf("next> second question");
+    assert.ok(typed >= 0 && typed < out.indexOf("✓ ok"), out);
+    assert.ok(out.indexOf("next> secnd qestion") < out.indexOf("✓ ok"), out);
+    // Each output chunk erased the composer line before it was written: the composer's text never
+    // runs on into the console's lines.
+    // deno-lint-ignore no-control-regex
+    assert.doesNotMatch(r.output, /next> [^\r\n\x1b]*(✓|First line|Second line|step)/);
+    assert.equal(mock.requests.length, 3);
+    assert.match(lastUser(mock.requests[2].body), /^second question\n*$/);
   } finally {
     await mock.close();
   }
