@@ -252,7 +252,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     else if (shellMode) {
       shellMode = false;
       writeStderr("\n(shell mode off)");
-      reader.clearLine();
+      reader.clearLine("deft> ");
     } else if (reader.line === "") {
       const now = performance.now();
       if (now - escapedAt < REWIND_ESC_MS && reader.submit("/rewind")) {
@@ -375,7 +375,9 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         // streamed in; why a turn stopped short is progress, on stderr.
         if (result.success && result.finalResult) {
           if (!(Deno.stdout.isTerminal() && console.showed(result.finalResult))) {
-            await writeStdout(`${shown(result.finalResult.trimEnd())}\n`);
+            // Off the composer line's row first: stdout may be the same terminal.
+            const release = screen.hold();
+            await writeStdout(`${shown(result.finalResult.trimEnd())}\n`).finally(release);
           }
         } else if (!result.interrupted && result.finalResult) say(result.finalResult);
       } catch (e) {

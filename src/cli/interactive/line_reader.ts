@@ -303,13 +303,14 @@ export class LineReader {
     return dropped;
   }
 
-  /** Clears what is typed on the prompt line and shows the prompt again. */
-  clearLine(): void {
+  /** Clears what is typed on the prompt line and shows the prompt (or `prompt` now) again. */
+  clearLine(prompt?: string): void {
     if (!this.terminal) return;
     // deno-lint-ignore no-explicit-any
     const rl = this.#rl as any;
     rl.line = "";
     rl.cursor = 0;
+    if (prompt !== undefined) this.#rl.setPrompt(prompt);
     process.stderr.write("\n");
     this.#rl.prompt();
   }
