@@ -2,8 +2,9 @@
  * `deft interactive`: a conversation at a prompt. Each prompt is a turn of one conversation (the
  * model sees the earlier turns until /clear); a turn ends when the model answers without a tool
  * call or calls task_done. The tools (the bash session, edit history) persist for the session.
- * Turns are shown by `deft run`'s console (live on a terminal); lines typed during a turn are
- * queued and sent after it. Ctrl-C stops the running turn, not the session; /exit, `exit` or
+ * Turns are shown by `deft run`'s console (live on a terminal); the line typed during a turn is
+ * drawn under its output (console/screen.ts) and edited there, lines entered are queued and sent
+ * after it. Ctrl-C stops the running turn, not the session; /exit, `exit` or
  * Ctrl-D on an empty line leaves. A first prompt (`deft "task"`) is sent at once; `--resume`
  * without an id picks the session to go on with. `/compact` and `/init` run as turns do: timed
  * on their own, type-ahead queued, Ctrl-C stopping them. The composer (bracketed paste folded
@@ -43,10 +44,12 @@ import { onStopSignals } from "./signals.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
 import {
   completeMention,
+  containerWorkspaceFiles,
   imageRefusal,
   mentionsIn,
   readImageFile,
   readMention,
+  readMentionInContainer,
   withAttachments,
   workspaceFiles,
 } from "./interactive/mentions.ts";
@@ -241,7 +244,12 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   reader.completer = async (line) => {
     if (!/(?:^|\s)@[^\s@]*$/.test(line)) return [[], line];
     if (!listed || performance.now() - listed.at > 5000) {
-      listed = { at: performance.now(), files: workspaceFiles(session.workspace) };
+      listed = {
+        at: performance.now(),
+        files: session.container
+          ? containerWorkspaceFiles(session.container)
+          : workspaceFiles(session.workspace),
+      };
     }
     return completeMention(line, await listed.files);
   };
@@ -333,7 +341,12 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         // files the prompt mentions, attached.
         let task = shellContext.length > 0 ? `${shellContext.join("\n\n")}\n\n${line}` : line;
         const mentioned = await Promise.all(
-          mentionsIn(line).map((path) => readMention(session.workspace, path)),
+          mentionsIn(line).map((path) =>
+            // In a container the workspace is the container's: judged and read in there.
+            session.container
+              ? readMentionInContainer(session.container, path)
+              : readMention(session.workspace, path)
+          ),
         );
         for (const m of mentioned) {
           say(
