@@ -433,7 +433,9 @@ export class LineReader {
     if (this.terminal) {
       this.#prompting = true;
       this.#rl.setPrompt(prompt);
-      this.#rl.prompt();
+      // A line typed during the turn (or kept over a question) is shown with the cursor where
+      // it was, at its end after typing; readline would put it at the start.
+      this.#rl.prompt(true);
     }
     return answer;
   }

@@ -264,10 +264,11 @@ Deno.test("interactive (pty): the line typed during a turn is drawn under the ou
       { expect: "next> secnd qestion", send: "\x7f".repeat(12), delay: 0.2 },
       { expect: "next> s\\b", send: "econd question", delay: 0.2 },
       { expect: "next> second question" },
-      // The answer streams in above it; the typed line comes back at the prompt after the turn.
+      // The answer streams in above it; the typed line comes back at the prompt after the turn,
+      // the cursor at its end (what is typed now goes after it).
       {
         expect: "Second line of the answer\\.[\\s\\S]*deft> second question",
-        send: ENTER,
+        send: "?" + ENTER,
         delay: 0.5,
       },
       { expect: "Next answered\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
@@ -285,7 +286,7 @@ Deno.test("interactive (pty): the line typed during a turn is drawn under the ou
     // deno-lint-ignore no-control-regex
     assert.doesNotMatch(r.output, /next> [^\r\n\x1b]*(✓|First line|Second line|step)/);
     assert.equal(mock.requests.length, 3);
-    assert.match(lastUser(mock.requests[2].body), /^second question\n*$/);
+    assert.match(lastUser(mock.requests[2].body), /^second question\?\n*$/);
   } finally {
     await mock.close();
   }
