@@ -259,7 +259,10 @@ export class LineReader {
   set busy(value: boolean) {
     if (value === this.#busy) return;
     this.#busy = value;
-    if (this.terminal) screen.compose(value ? () => this.#composerLine() : undefined);
+    // Drawn only where the console draws: stderr a terminal too (not a log file).
+    if (this.terminal && Deno.stderr.isTerminal()) {
+      screen.compose(value ? () => this.#composerLine() : undefined);
+    }
   }
 
   /** What is typed on the composer line now (folded pastes as shown). */
