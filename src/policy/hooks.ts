@@ -4,7 +4,9 @@
  * core variables (`CORE_VARIABLES`: HOME, PATH, SHELL, USER, locale, temp dir, TERM, TZ) minus
  * anything that looks like a secret, plus `DEFT_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` (the
  * workspace, so hooks written for Claude Code find the project), plus the variables the hook's
- * own `env:` names. Deft's provider keys reach a hook only when its `env:` names them.
+ * own `env:` names. Deft's provider keys reach a hook only when its `env:` names them. In a
+ * container session the hook still runs on the host (its program is the user's, there), told the
+ * container by `DEFT_CONTAINER`, `DEFT_CONTAINER_RUNTIME` and `DEFT_CONTAINER_WORKSPACE`.
  */
 import { envObject } from "../env.ts";
 import { CORE_VARIABLES, shellEnvironment } from "./shell_env.ts";
@@ -18,6 +20,8 @@ export interface HookPlaces {
   projectDir: string;
   /** Names of Deft's own variables the hook's config passes on purpose. */
   passEnv?: readonly string[];
+  /** The session's container: `DEFT_CONTAINER` (its id), `_RUNTIME` and `_WORKSPACE`. */
+  container?: { id: string; runtime: string; workspace: string };
 }
 
 /** The launch of one hook; start it detached (its own process group). */
@@ -31,6 +35,11 @@ export function hookLaunch(places: HookPlaces): Launch {
   }
   env.DEFT_PROJECT_DIR = places.projectDir;
   env.CLAUDE_PROJECT_DIR = places.projectDir;
+  if (places.container) {
+    env.DEFT_CONTAINER = places.container.id;
+    env.DEFT_CONTAINER_RUNTIME = places.container.runtime;
+    env.DEFT_CONTAINER_WORKSPACE = places.container.workspace;
+  }
   env.PATH ??= "/usr/local/bin:/usr/bin:/bin";
   return { program: "bash", args: ["-c", places.command], env, cwd: places.projectDir };
 }
