@@ -322,7 +322,11 @@ export function hookStopMessage(stop: HookStopped): string {
   return `Stopped by ${stop.event} hook ${stop.hook} (continue: false): ${stop.reason}`;
 }
 
-function stoppedByHook(recorder: TrajectoryRecorder, steps: number, stop: HookStopped): AgentResult {
+function stoppedByHook(
+  recorder: TrajectoryRecorder,
+  steps: number,
+  stop: HookStopped,
+): AgentResult {
   const message = hookStopMessage(stop);
   recorder.recordStep(emptyStep(steps + 1, "interrupted", message));
   recorder.finalize(false, message);

@@ -144,6 +144,7 @@ const LAUNCH_OPTIONS = [
   COLOR,
   SANDBOX,
   approval("commands (never with -p)"),
+  APPROVAL_RULES,
   NO_INSTRUCTIONS,
 ];
 
@@ -300,6 +301,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       described(WORKING_DIR, "the workspace (default: each session's cwd)"),
       SANDBOX,
       approval("commands"),
+      APPROVAL_RULES,
       NO_INSTRUCTIONS,
       ...CONTAINER_OPTIONS,
     ],
