@@ -6,7 +6,16 @@
  * the trajectory and the `--json` summary, and nothing lost (patch written).
  */
 import assert from "node:assert/strict";
-import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
+import { deftFlags } from "../../../scripts/deft_flags.ts";
+import {
+  denoDir,
+  mockRunArgs,
+  REPO_ROOT,
+  runDeft,
+  runMocked,
+  trustedHome,
+} from "../../helpers/deft.ts";
+import { eventually } from "../../helpers/bash.ts";
 import { chatText, chatToolCalls, MockLLM, type MockReply } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 
@@ -289,4 +298,43 @@ Deno.test("deft serve and deft mcp run SessionEnd when their input ends", async 
     ["other", "input_closed"],
     ["other", "connection_closed"],
   ]);
+});
+
+Deno.test("SIGTERM during a run: SessionEnd still runs, bounded to a few seconds whatever its timeout", async () => {
+  const slow = `#!/bin/bash\ncat > "$HOME/end.json"\nsleep 50\n`;
+  const home = await homeWith(
+    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/slow.sh", timeout: 120 }`,
+    { "slow.sh": slow },
+  );
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([], () => chatToolCalls([["bash", { command: "sleep 300" }]]));
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...mockRunArgs(mock, "wait", repo)],
+    cwd: home,
+    env: { HOME: home, NO_COLOR: "1", DENO_DIR: denoDir() },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  try {
+    assert.ok(await eventually(() => Promise.resolve(mock.requests.length >= 1), 30_000));
+    await new Promise((r) => setTimeout(r, 1500));
+    const signalled = Date.now();
+    child.kill("SIGTERM");
+    const out = await child.output();
+    const seconds = (Date.now() - signalled) / 1000;
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 143, stderr);
+    const end = JSON.parse(await Deno.readTextFile(`${home}/end.json`));
+    assert.equal(end.deft_reason, "interrupted");
+    assert.ok(seconds < 20, `the exit waited ${seconds} s for a SessionEnd hook`);
+    assert.match(stderr, /SessionEnd hook .*slow\.sh.*did not finish in 5 s/);
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await mock.close();
+  }
 });
