@@ -486,6 +486,9 @@ export async function runTask(
   let message = task;
   if (session.hooks) {
     session.hooks.setSession(recorder.data.session_id ?? "", trajectoryPath);
+    // A stop asked outside a run (a `!command` line in interactive, whose call it refused) does
+    // not carry over into this one.
+    session.hooks.takeStop();
     const said = await promptWithHooks(session.hooks, task, !session.hooksStarted);
     session.hooksStarted = true;
     if ("blocked" in said) {
