@@ -148,14 +148,17 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   const keepSignals = closeContainerOnSignals(session);
   // On the host, SIGTERM and SIGHUP end the session as they would have, with the terminal's
   // bracketed paste turned off first (a container session exits through Deno.exit, whose unload
-  // turns it off).
-  const keepPasteSignals = session.container || !terminal
+  // turns it off). Without a terminal they are handled only for the session's SessionEnd hooks.
+  const keepPasteSignals = session.container || (!terminal && !session.hooks?.has("SessionEnd"))
     ? () => {}
     : onStopSignals((name, code) => {
-      reader.close();
-      // SessionEnd hooks still run, each bounded (SESSION_END_SIGNAL_BOUND_S).
+      // SessionEnd hooks still run, each bounded (SESSION_END_SIGNAL_BOUND_S); the prompt stays
+      // open meanwhile, so the session does not also end as if its input had closed.
       void endSessionHooks(session.hooks, { reason: "other", deft: `signal ${name}`, signal: true })
-        .finally(() => Deno.exit(code));
+        .finally(() => {
+          reader.close();
+          Deno.exit(code);
+        });
     }, ["SIGTERM", "SIGHUP"]);
   const { executor, config } = session;
   let current: AbortController | undefined;

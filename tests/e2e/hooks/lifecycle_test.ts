@@ -338,3 +338,52 @@ Deno.test("SIGTERM during a run: SessionEnd still runs, bounded to a few seconds
     await mock.close();
   }
 });
+
+Deno.test("SIGTERM ends deft interactive: SessionEnd runs first (reason other, signal SIGTERM)", async () => {
+  const home = await homeWith(
+    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh end" }`,
+    { "record.sh": RECORD },
+  );
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([chatText("hello")]);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...deftFlags(),
+      `${REPO_ROOT}main.ts`,
+      "interactive",
+      "-w",
+      repo,
+      "--approval",
+      "never",
+      ...MODEL(mock),
+    ],
+    cwd: home,
+    env: { HOME: home, NO_COLOR: "1", DENO_DIR: denoDir() },
+    stdin: "piped",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  try {
+    await writer.write(new TextEncoder().encode("hi\n"));
+    assert.ok(await eventually(() => Promise.resolve(mock.requests.length >= 1), 30_000));
+    await new Promise((r) => setTimeout(r, 1500));
+    child.kill("SIGTERM");
+    const out = await child.output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 143, `exit ${out.code}: ${stderr}`);
+    const ends = await recorded(home, "end");
+    assert.equal(ends.length, 1, stderr);
+    assert.equal(ends[0].reason, "other");
+    assert.equal(ends[0].deft_reason, "signal SIGTERM");
+  } finally {
+    await writer.close().catch(() => {});
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await mock.close();
+  }
+});
