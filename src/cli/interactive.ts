@@ -39,6 +39,7 @@ import { pickSession } from "./interactive/picker.ts";
 import type { TurnCommandContext } from "./interactive/turn_commands.ts";
 import type { ColorMode } from "./console/style.ts";
 import { closeContainer, closeContainerOnSignals, sessionWorkspace } from "./container_session.ts";
+import { endSessionHooks, type SessionEnding } from "../agent/hook_gate.ts";
 import { workspaceOf } from "./context.ts";
 import { onStopSignals } from "./signals.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
@@ -163,12 +164,17 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   const keepSignals = closeContainerOnSignals(session);
   // On the host, SIGTERM and SIGHUP end the session as they would have, with the terminal's
   // bracketed paste turned off first (a container session exits through Deno.exit, whose unload
-  // turns it off).
-  const keepPasteSignals = session.container || !terminal
+  // turns it off). Without a terminal they are handled only for the session's SessionEnd hooks.
+  const keepPasteSignals = session.container || (!terminal && !session.hooks?.has("SessionEnd"))
     ? () => {}
-    : onStopSignals((_name, code) => {
-      reader.close();
-      Deno.exit(code);
+    : onStopSignals((name, code) => {
+      // SessionEnd hooks still run, each bounded (SESSION_END_SIGNAL_BOUND_S); the prompt stays
+      // open meanwhile, so the session does not also end as if its input had closed.
+      void endSessionHooks(session.hooks, { reason: "other", deft: `signal ${name}`, signal: true })
+        .finally(() => {
+          reader.close();
+          Deno.exit(code);
+        });
     }, ["SIGTERM", "SIGHUP"]);
   const { executor, config } = session;
   let current: AbortController | undefined;
@@ -285,11 +291,16 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   );
   let first = opts.prompt;
   if (first !== undefined && terminal) writeStderr(`deft> ${shown(first)}`);
+  // How the session ended, for its SessionEnd hooks: the user left at the prompt, or not.
+  let ending: SessionEnding = { reason: "other", deft: "error" };
   try {
     for (;;) {
       const line = first ?? await reader.read(shellMode ? "deft !> " : "deft> ");
       first = undefined;
-      if (line === null) break;
+      if (line === null) {
+        ending = { reason: "prompt_input_exit", deft: "input_closed" };
+        break;
+      }
       const input = line.trim();
       if (input === "") continue;
       const shell = shellLine(input, shellMode);
@@ -318,9 +329,15 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         }
         continue;
       }
-      if (/^(exit|quit)$/i.test(input)) break;
+      if (/^(exit|quit)$/i.test(input)) {
+        ending = { reason: "prompt_input_exit", deft: "exit" };
+        break;
+      }
       if (isSlashCommand(input)) {
-        if (await runSlashCommand(input, state) === "exit") break;
+        if (await runSlashCommand(input, state) === "exit") {
+          ending = { reason: "prompt_input_exit", deft: "exit" };
+          break;
+        }
         continue;
       }
       // A command's name alone is most likely the command with its slash forgotten.
@@ -407,6 +424,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     for (const e of await executor.closeTools()) session.console.note(`warning: ${e.message}`);
     keepSignals();
     keepPasteSignals();
+    await endSessionHooks(session.hooks, ending);
     await closeContainer(session);
   }
   writeStderr("bye");

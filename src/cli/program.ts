@@ -235,6 +235,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       described(WORKING_DIR, "the workspace (default: each session's cwd)"),
       SANDBOX,
       approval("commands"),
+      APPROVAL_RULES,
       NO_INSTRUCTIONS,
       ...CONTAINER_OPTIONS,
     ],

@@ -319,6 +319,7 @@ export const LAUNCH: CommandSpec = {
     COLOR,
     SANDBOX,
     approval("commands (never with -p)"),
+    APPROVAL_RULES,
     NO_INSTRUCTIONS,
     option("-r, --resume [id]", "go on with session ID (none: pick one from a list)"),
   ],
