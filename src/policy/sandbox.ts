@@ -564,6 +564,65 @@ const LOOK = [
 ].join("\n");
 
 function lookAtHost(candidates: readonly string[], dirs: readonly string[]): MountView {
+  return lookDirectly(candidates, dirs) ?? lookWithBash(candidates, dirs);
+}
+
+/**
+ * The same look as `LOOK`, by Deno itself, where this process may read everything (Deft's main
+ * thread): no bash to start, which is most of a one-off call's mount set-up. Undefined where Deno
+ * may not read some of it (the permission-fenced tool worker): bash looks then.
+ */
+function lookDirectly(
+  candidates: readonly string[],
+  dirs: readonly string[],
+): MountView | undefined {
+  try {
+    if (Deno.permissions.querySync({ name: "read" }).state !== "granted") return undefined;
+    const realDir = (path: string) => {
+      try {
+        const info = Deno.lstatSync(path);
+        return info.isDirectory && !info.isSymlink;
+      } catch (e) {
+        if (e instanceof Deno.errors.NotCapable) throw e;
+        return false;
+      }
+    };
+    const hidden = candidates.filter(realDir);
+    const listings = new Map<string, MountEntry[]>();
+    for (const dir of dirs) {
+      if (!realDir(dir)) continue;
+      const entries: MountEntry[] = [];
+      listings.set(dir, entries);
+      let names: Deno.DirEntry[];
+      try {
+        names = [...Deno.readDirSync(dir)];
+      } catch (e) {
+        if (e instanceof Deno.errors.NotCapable) throw e;
+        continue; // Unreadable: like bash's glob, no entries.
+      }
+      // bash's glob order (C locale), so the mounts come out as they did.
+      names.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+      for (const entry of names) {
+        const path = join(dir, entry.name);
+        if (entry.isSymlink) {
+          let target = "";
+          try {
+            target = Deno.readLinkSync(path);
+          } catch (e) {
+            if (e instanceof Deno.errors.NotCapable) throw e;
+          }
+          entries.push({ name: entry.name, kind: "symlink", target });
+        } else if (entry.isDirectory) entries.push({ name: entry.name, kind: "dir" });
+        else if (entry.isFile) entries.push({ name: entry.name, kind: "file" });
+      }
+    }
+    return { hidden, listings };
+  } catch {
+    return undefined;
+  }
+}
+
+function lookWithBash(candidates: readonly string[], dirs: readonly string[]): MountView {
   const hidden: string[] = [];
   const listings = new Map<string, MountEntry[]>();
   let out: Deno.CommandOutput;

@@ -16,10 +16,10 @@
  *   names, and no path of the model's can lead it to write anything else.
  */
 import { isAbsolute } from "node:path";
-import { deftArgv } from "../../policy/self.ts";
+import { deftArgv, takesPermissionFlags } from "../../policy/self.ts";
 import type { Boundary } from "../../policy/boundary.ts";
 import { processPolicy, spawnChild, toolHostLaunch } from "../../policy/process.ts";
-import { permissionFlags } from "../../policy/grants.ts";
+import { flagFor, permissionFlags } from "../../policy/grants.ts";
 import { shownByWorkspace } from "../../policy/sandbox.ts";
 import type { ToolSettings } from "../base.ts";
 import type { SandboxedPlace } from "../registry.ts";
@@ -31,6 +31,11 @@ import { TOOL_HOST_COMMAND } from "./entry_points.ts";
 export interface BootMessage {
   type: "boot";
   permissions: Deno.PermissionOptionsObject;
+  /**
+   * The process was started with exactly `permissions` as its Deno flags, so it may serve the
+   * calls itself rather than in a worker fenced the same way (relay.ts checks it holds no more).
+   */
+  fencedProcess?: boolean;
 }
 
 /** A starter for the sandboxed host at `place` under `settings` (sandbox mode, bwrap). */
@@ -41,8 +46,9 @@ export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPla
     // A workspace that holds the graph's folder (Deft run on $HOME) stays writable for the graph:
     // binding a folder inside it that the model's shell can swap would be worse.
     const graphInWorkspace = !!ckgDir && shownByWorkspace(boundary.dirs.workspace, ckgDir);
+    const fence = processFence(boundary.permissions);
     const launch = toolHostLaunch(processPolicy(boundary.dirs.workspace, settings), {
-      argv: [...deftArgv(permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
+      argv: [...deftArgv(fence ?? permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
       readOnly: codePaths(boundary, entry),
       writable: ownFolders(boundary, cache),
       readOnlyWorkspace: cache && !graphInWorkspace,
@@ -55,7 +61,13 @@ export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPla
       (status, said) =>
         `the sandboxed tool host exited (${describeStatus(status)})${said ? `: ${said}` : ""}`,
     );
-    link.send({ type: "boot", permissions: boundary.permissions } satisfies BootMessage);
+    link.send(
+      {
+        type: "boot",
+        permissions: boundary.permissions,
+        fencedProcess: !!fence && takesPermissionFlags(),
+      } satisfies BootMessage,
+    );
     return {
       post: link.send,
       terminate: () => {
@@ -70,6 +82,29 @@ export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPla
       reportsHostPids: false,
     };
   };
+}
+
+/**
+ * The Deno flags that give the host's process exactly `permissions`, the worker's set, or
+ * undefined when flags cannot say it (a path with a comma, a run grant widened to every program,
+ * a network, system or FFI grant): the process then starts its worker as before. Deno lets a
+ * process import from a few code hosts unasked; the worker may import from none, so neither may
+ * this process (`--deny-import`).
+ */
+function processFence(permissions: Deno.PermissionOptionsObject): string[] | undefined {
+  const flags = permissionFlags(permissions);
+  const exact: string[] = [];
+  for (const kind of ["read", "write", "run", "env"] as const) {
+    const value = permissions[kind];
+    if (value === true) exact.push(flagFor(kind));
+    else if (Array.isArray(value) && value.length > 0) exact.push(flagFor(kind, value.join(",")));
+    else if (value !== false && value !== undefined && !Array.isArray(value)) return undefined;
+  }
+  const denied = (["net", "sys", "ffi", "import"] as const).every((kind) =>
+    permissions[kind] === false
+  );
+  if (!denied || exact.join(" ") !== flags.join(" ")) return undefined;
+  return [...flags, "--deny-import"];
 }
 
 /**
