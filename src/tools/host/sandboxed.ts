@@ -15,7 +15,10 @@
  *   the cache only at paths Deft makes from the workspace's own real path, never at one the model
  *   names, and no path of the model's can lead it to write anything else.
  */
-import { isAbsolute } from "node:path";
+import { isAbsolute, join } from "node:path";
+import { readEnv } from "../../env.ts";
+import { deftCacheDir } from "../../policy/dirs.ts";
+import { entryOf } from "../catalog.ts";
 import { deftArgv, takesPermissionFlags } from "../../policy/self.ts";
 import type { Boundary } from "../../policy/boundary.ts";
 import { processPolicy, spawnChild, toolHostLaunch } from "../../policy/process.ts";
@@ -82,6 +85,72 @@ export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPla
       reportsHostPids: false,
     };
   };
+}
+
+/**
+ * Makes sure Deno's cache holds the compiled form of the host's code before a sandboxed host
+ * starts. The host sees that cache read-only: a module it finds missing or stale there it
+ * compiles itself and then fails to store, and Deno retries the store with pauses that add up to
+ * 150 ms, at every start. Nothing but the sandboxed host loads its entry (relay.ts), so without
+ * this its cache entry is never written. When the entry's compiled form is older than its source
+ * (or missing), this process, whose cache is writable, loads the host's modules once: the
+ * relay, the worker's side, and the implementations of `names`, which Deno then stores. Loading
+ * them runs nothing (they only define). Skipped when Deft runs from a bundle or a compiled
+ * executable (no TypeScript to compile) or when the cache cannot be found or read.
+ */
+export async function warmSandboxedCode(names: readonly string[]): Promise<void> {
+  const sentinels = ["./relay.ts", "./worker.ts"].map((m) =>
+    decodeURIComponent(new URL(m, import.meta.url).pathname)
+  );
+  try {
+    const gen = denoGenDir();
+    if (!gen) return;
+    // A source touched without a change (a checkout) leaves the compiled form valid but older:
+    // the sources' times when last warmed are kept in Deft's cache, so that is warmed once.
+    const key = JSON.stringify([Deno.version.deno, ...sentinels.map(modifiedAt)]);
+    const marker = join(deftCacheDir(), "sandbox-code.json");
+    const fresh = (source: string) => {
+      const compiled = modifiedAt(join(gen, "file", `${source}.js`));
+      return compiled !== undefined && compiled >= (modifiedAt(source) ?? Infinity);
+    };
+    if (
+      sentinels.every(fresh) ||
+      (sentinels.every((s) => modifiedAt(join(gen, "file", `${s}.js`))) && readText(marker) === key)
+    ) return;
+    await Promise.all([import("./relay.ts"), import("./worker.ts")]);
+    await Promise.all(names.map((name) => entryOf(name).load()));
+    Deno.mkdirSync(deftCacheDir(), { recursive: true });
+    Deno.writeTextFileSync(marker, key);
+  } catch {
+    // Only a start-up cost is at stake: the host compiles what it needs either way.
+  }
+}
+
+function modifiedAt(path: string): number | undefined {
+  try {
+    return Deno.statSync(path).mtime?.getTime();
+  } catch {
+    return undefined;
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where Deno keeps compiled modules (`$DENO_DIR/gen`), or undefined when not a source run. */
+function denoGenDir(): string | undefined {
+  if (!import.meta.url.startsWith("file:") || !import.meta.url.endsWith(".ts")) return undefined;
+  const home = readEnv("HOME");
+  const caches = Deno.build.os === "darwin"
+    ? home && join(home, "Library", "Caches")
+    : readEnv("XDG_CACHE_HOME") ?? (home && join(home, ".cache"));
+  const dir = readEnv("DENO_DIR") ?? (caches && join(caches, "deno"));
+  return dir ? join(dir, "gen") : undefined;
 }
 
 /**
