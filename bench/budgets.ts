@@ -89,14 +89,14 @@ export const BUDGETS: Record<FigureId, Budget> = {
   str_replace_20mb_deft_tool: {
     measures: "`deft tool` `str_replace` on a 20 MB file, default sandbox",
     baseline: "`python3` reading the file as text and writing it back, start to exit",
-    budget: 2.2,
+    budget: 2.8,
     target: 1.0,
-    measured: "1.25-1.6 (was 1.7-3.2)",
+    measured: "1.25-2.3 under load 7-10 (was 1.7-3.2; about 10% less CPU per call)",
     checked: false,
     reason: "Start-up (Deft, then its sandboxed host) dominates: the edit itself is checked by " +
       "`str_replace_20mb`, and the host runs it without the `deft` task's V8 flags (which make " +
-      "the same edit about twice as slow in the unsandboxed worker). Budget: the top of the " +
-      "spread plus a third. Too slow for the check (two Deft starts per sample).",
+      "the same edit about twice as slow in the unsandboxed worker). Python's own time swings " +
+      "widely under load. Budget: the top of the spread plus a quarter. Too slow for the check (two Deft starts per sample).",
   },
   str_replace_20mb: {
     measures: "the editor's `str_replace` on a 20 MB file (in process: the edit alone)",
