@@ -96,7 +96,8 @@ export const BUDGETS: Record<FigureId, Budget> = {
     reason: "Start-up (Deft, then its sandboxed host) dominates: the edit itself is checked by " +
       "`str_replace_20mb`, and the host runs it without the `deft` task's V8 flags (which make " +
       "the same edit about twice as slow in the unsandboxed worker). Python's own time swings " +
-      "widely under load. Budget: the top of the spread plus a quarter. Too slow for the check (two Deft starts per sample).",
+      "widely under load. Budget: the top of the spread plus a quarter. Too slow for the " +
+      "check (two Deft starts per sample).",
   },
   str_replace_20mb: {
     measures: "the editor's `str_replace` on a 20 MB file (in process: the edit alone)",
