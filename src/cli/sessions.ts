@@ -3,14 +3,8 @@
  * A helper session (`/init`) is shown under the conversation it was typed in (marked, when that
  * one is not listed); a conversation compacted with /compact says which session goes on from it.
  */
-import {
-  listSessions,
-  removeSession,
-  ResumeError,
-  type SessionSummary,
-} from "../trajectory/conversation.ts";
-import { CheckpointError, removeCheckpointStore } from "../agent/checkpoints.ts";
-import { workspaceOf } from "./context.ts";
+import { listSessions, type SessionSummary } from "../trajectory/conversation.ts";
+import { workspaceOf } from "./workspace_arg.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalLine } from "../policy/terminal_text.ts";
@@ -68,6 +62,9 @@ export async function sessionsRemoveCommand(
   }
   if (ids.length === 0) throw new UsageError("deft sessions rm ID…: name the sessions to remove.");
   const workspace = await workspaceOf(opts.workingDir);
+  // Loaded here: a plain `deft sessions` starts without them.
+  const { removeSession, ResumeError } = await import("../trajectory/conversation.ts");
+  const { CheckpointError, removeCheckpointStore } = await import("../agent/checkpoints.ts");
   let code = 0;
   for (const id of ids) {
     try {
