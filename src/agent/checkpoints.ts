@@ -24,8 +24,10 @@ import {
 } from "./patch.ts";
 import type { GitPlace, GitSandbox } from "../policy/git.ts";
 import type { Container } from "../container/container.ts";
+import { resolve } from "node:path";
 import {
   type CheckpointRecord,
+  defaultTrajectoryPath,
   type RewindRecord,
   stateDir,
   type Trajectory,
@@ -35,14 +37,111 @@ import { conversationRanges } from "../trajectory/conversation.ts";
 /** A store above this size takes no more checkpoints (the session says so). */
 export const MAX_STORE_BYTES = 1024 * 1024 * 1024;
 
-/** Where a session's checkpoints are kept on the host. */
+/** Where a session's checkpoints are kept on the host; throws for an id that is not a plain name. */
 export function checkpointStoreDir(sessionId: string): string {
-  return `${stateDir()}/checkpoints/${sessionId}`;
+  if (!/^[\w.-]+$/.test(sessionId) || /^\.+$/.test(sessionId)) {
+    throw new CheckpointError(
+      `'${sessionId}' is not a session id (letters, digits, '_', '-', '.'): refused, so that no ` +
+        "folder outside Deft's checkpoint store is touched. deft sessions lists the ids.",
+    );
+  }
+  return `${checkpointsRoot()}/${sessionId}`;
 }
 
-/** Removes a session's host store (quietly, when there is none). */
-export async function removeCheckpointStore(sessionId: string): Promise<void> {
-  await Deno.remove(checkpointStoreDir(sessionId), { recursive: true }).catch(() => {});
+function checkpointsRoot(): string {
+  return `${stateDir()}/checkpoints`;
+}
+
+/** The file in a store that names the trajectory of its session (for the sweep). */
+const OWNER_FILE = "session.json";
+
+/**
+ * Removes a session's host store; false when there was none. Refuses (CheckpointError) a store
+ * or a checkpoints folder that is a symlink, not a folder, or not the user's own: nothing
+ * outside the state dir is followed or removed.
+ */
+export async function removeCheckpointStore(sessionId: string): Promise<boolean> {
+  const store = checkpointStoreDir(sessionId);
+  for (const path of [checkpointsRoot(), store]) {
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.lstat(path);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return false;
+      throw e;
+    }
+    const uid = Deno.uid();
+    if (!info.isDirectory || info.isSymlink || (uid !== null && info.uid !== uid)) {
+      throw new CheckpointError(
+        `${path} is ${
+          info.isSymlink ? "a symlink" : !info.isDirectory ? "not a folder" : "another user's"
+        }, not a checkpoint store Deft made: left alone. Remove it yourself if it should go.`,
+      );
+    }
+  }
+  // Deno.remove does not follow links inside the folder: a planted link goes, not its target.
+  await Deno.remove(store, { recursive: true });
+  return true;
+}
+
+/** How the sweep of stores whose session is gone is bounded. */
+export interface SweepLimits {
+  /** Stores looked at (default 500). */
+  look?: number;
+  /** Stores removed (default 20). */
+  remove?: number;
+  /** A store younger than this many ms is never swept: its session may be starting (1 hour). */
+  minAgeMs?: number;
+}
+
+/**
+ * Removes host stores whose session no longer exists: the trajectory the store names (its
+ * `session.json`, else the default trajectory path of its id) is gone. Bounded (`limits`), and
+ * safe: links, foreign and unreadable entries and young stores are left alone. The ids removed.
+ */
+export async function sweepCheckpointStores(limits: SweepLimits = {}): Promise<string[]> {
+  const { look = 500, remove = 20, minAgeMs = 60 * 60 * 1000 } = limits;
+  const removed: string[] = [];
+  const root = checkpointsRoot();
+  const rootInfo = await Deno.lstat(root).catch(() => undefined);
+  if (!rootInfo?.isDirectory) return removed;
+  let looked = 0;
+  for await (const entry of Deno.readDir(root)) {
+    if (++looked > look || removed.length >= remove) break;
+    if (!entry.isDirectory || entry.isSymlink) continue;
+    try {
+      const store = checkpointStoreDir(entry.name);
+      const info = await Deno.lstat(store);
+      const age = Date.now() - (info.mtime?.getTime() ?? Date.now());
+      if (age < minAgeMs) continue;
+      const trajectory = await ownerOf(store) ?? defaultTrajectoryPath(entry.name);
+      if (
+        await Deno.lstat(trajectory).then(() => true, (e) => !(e instanceof Deno.errors.NotFound))
+      ) {
+        continue;
+      }
+      if (await removeCheckpointStore(entry.name)) removed.push(entry.name);
+    } catch {
+      // Not a store Deft made, or it went away meanwhile: left alone.
+    }
+  }
+  return removed;
+}
+
+/** The trajectory path a store's owner file names; undefined when it has none or a strange one. */
+async function ownerOf(store: string): Promise<string | undefined> {
+  const path = `${store}/${OWNER_FILE}`;
+  const info = await Deno.lstat(path).catch(() => undefined);
+  // Read only a small regular file: a FIFO or a link planted there is not opened.
+  if (!info?.isFile || info.size > 64 * 1024) return undefined;
+  try {
+    const owner = JSON.parse(await Deno.readTextFile(path));
+    return typeof owner?.trajectory === "string" && owner.trajectory.startsWith("/")
+      ? owner.trajectory
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Where checkpoints are written: a git place and the store folder there. */
@@ -51,21 +150,156 @@ export interface CheckpointPlace {
   store: string;
 }
 
-/** The host's checkpoint place for a session (the store made when missing, mode 0700). */
+/**
+ * The host's checkpoint place for a session (the store made when missing, mode 0700).
+ * `trajectory`: the session's trajectory file, written in a new store so that the sweep
+ * (`sweepCheckpointStores`, run here for a new store) knows when the session is gone.
+ */
 export async function hostCheckpointPlace(
   workspace: string,
   sessionId: string,
   sandbox?: GitSandbox,
+  trajectory?: string,
 ): Promise<CheckpointPlace> {
   const store = checkpointStoreDir(sessionId);
+  const isNew = !await Deno.lstat(store).then(() => true, () => false);
   await Deno.mkdir(`${store}/objects`, { recursive: true, mode: 0o700 });
-  return { place: await checkpointHostPlace(workspace, store, sandbox), store };
+  if (isNew && trajectory) {
+    await Deno.writeTextFile(
+      `${store}/${OWNER_FILE}`,
+      JSON.stringify({ trajectory: resolve(trajectory) }) + "\n",
+      { createNew: true, mode: 0o600 },
+    ).catch(() => {});
+    await sweepCheckpointStores().catch(() => []);
+  }
+  const place = await checkpointHostPlace(workspace, store, sandbox);
+  return { place: await exactBytes(place, store, isNew), store };
 }
 
 /** A container's checkpoint place: a store inside it, kept for as long as the container. */
 export async function containerCheckpointPlace(container: Container): Promise<CheckpointPlace> {
   const place = (await import("../container/patch.ts")).containerPlace(container);
-  return { place, store: await place.scratch("baseline") };
+  const store = await place.scratch("baseline");
+  return { place: await exactBytes(place, store, true), store };
+}
+
+/** Attributes that turn off every conversion between the files and a checkpoint's bytes. */
+const NO_CONVERSION = "* -text -eol -crlf -ident -filter -working-tree-encoding\n";
+
+/**
+ * `place` with the repository's attributes out of the way: a `.gitattributes` saying
+ * `text eol=lf`, `ident` or a `working-tree-encoding` would otherwise change what a checkpoint
+ * holds and what a rewind writes. Git 2.39 has no `--attr-source`, but
+ * `$GIT_COMMON_DIR/info/attributes` outranks every in-tree file: each git call on the store's
+ * index runs with a common dir of the store's own (`<store>/attrs`, made here through git, so it
+ * works inside a container too) whose `info/attributes` unsets them all and whose `info/exclude`
+ * is a link to the repository's (ignored files stay ignored). Calls that name `HEAD` read the
+ * repository's refs as before (they write no file). Throws CheckpointError when the override is
+ * not in force after it was written.
+ */
+async function exactBytes(place: GitPlace, store: string, fresh = false): Promise<GitPlace> {
+  const common = `${store}/attrs`;
+  const inForce = async () => {
+    const r = await place.git(
+      ["check-attr", "text", "ident", "working-tree-encoding", "--", "deft-probe"],
+      { GIT_COMMON_DIR: common },
+    );
+    return r.ok && r.out.split("\n").filter((l) => l.endsWith(": unset")).length === 3;
+  };
+  if (fresh || !await inForce()) {
+    const last = await writeCommonDir(place, store, common);
+    if (!last.ok || !await inForce()) {
+      throw new CheckpointError(
+        `could not keep checkpoints byte-exact in ${place.where} (${
+          last.err.trim() || "the attributes override is not in force"
+        }): none are taken, so that no rewind writes converted line endings.`,
+      );
+    }
+  }
+  const own = (args: readonly string[], env?: Record<string, string>) =>
+    env?.GIT_INDEX_FILE !== undefined && !args.includes("HEAD");
+  return {
+    ...place,
+    git: (args, env, stdin) =>
+      place.git(args, own(args, env) ? { ...env, GIT_COMMON_DIR: common } : env, stdin),
+  };
+}
+
+/** Makes `common` (see exactBytes) with git alone; the last git step's result. */
+async function writeCommonDir(place: GitPlace, store: string, common: string) {
+  const found = await place.git(
+    ["rev-parse", "--show-object-format", "--path-format=absolute", "--git-path", "info/exclude"],
+  );
+  if (!found.ok) return found;
+  const [format, exclude] = found.out.split("\n");
+  const made = await place.git([
+    "init",
+    "-q",
+    "--bare",
+    "--template=",
+    `--object-format=${format}`,
+    common,
+  ]);
+  if (!made.ok) return made;
+  // Not bare: it stands in for the repository's common dir while git works on the files.
+  const config = await place.git(["config", "core.bare", "false"], { GIT_DIR: common });
+  if (!config.ok) return config;
+  const env = {
+    GIT_DIR: common,
+    GIT_WORK_TREE: common,
+    GIT_INDEX_FILE: `${common}/write.index`,
+    GIT_OBJECT_DIRECTORY: `${store}/objects`,
+  };
+  const blob = (text: string) =>
+    place.git(["hash-object", "-w", "--stdin"], env, new TextEncoder().encode(text));
+  const attributes = await blob(NO_CONVERSION);
+  const link = await blob(exclude);
+  if (!attributes.ok) return attributes;
+  if (!link.ok) return link;
+  const listed = await place.git(
+    ["update-index", "--add", "--index-info"],
+    env,
+    new TextEncoder().encode(
+      `100644 ${attributes.out.trim()}\tinfo/attributes\n` +
+        `120000 ${link.out.trim()}\tinfo/exclude\n`,
+    ),
+  );
+  if (!listed.ok) return listed;
+  // The user's own attributes file could convert this one too.
+  return await place.git(
+    ["-c", "core.attributesFile=/dev/null", "checkout-index", "-f", "-a"],
+    env,
+  );
+}
+
+/**
+ * The checkpoint place of a session recorded in `container`, for rewinding it there: the store
+ * its checkpoints name (inside the container, made by `containerCheckpointPlace`). Throws
+ * CheckpointError when the records name none, or a path that is not such a store.
+ */
+export async function recordedContainerPlace(
+  container: Container,
+  data: Trajectory,
+): Promise<CheckpointPlace> {
+  const store = data.checkpoints?.at(-1)?.store ?? "";
+  if (!/^\/tmp\/deft\/baseline\.[A-Za-z0-9]+$/.test(store)) {
+    throw new CheckpointError(
+      `the session's checkpoints name no store Deft makes in a container ('${store}'): ` +
+        "its files cannot be rewound; rewind only the conversation.",
+    );
+  }
+  const place = (await import("../container/patch.ts")).containerPlace(container);
+  const there = await place.git(["-c", "core.bare=false", "rev-parse", "--git-dir"], {
+    GIT_DIR: `${store}/attrs`,
+  });
+  if (!there.ok) {
+    throw new CheckpointError(
+      `the checkpoint store ${store} is not in ${place.where} (${there.err.trim()}): it was ` +
+        "removed with the session's container, or this is another one. Rewind only the " +
+        "conversation, or attach to the container the session ran in (--docker-container-id).",
+    );
+  }
+  return { place: await exactBytes(place, store), store };
 }
 
 /** Checkpoints cannot be taken or restored: what failed and what to do. */

@@ -600,6 +600,7 @@ async function checkpoint(
             session.workspace,
             sessionId,
             gitSandbox(session.workspace, session.config.toolSettings),
+            recorder.path,
           ),
       };
     }

@@ -244,21 +244,29 @@ function buildProgram(setExit: (code: number) => void): Command {
     setExit(await acpCommand(opts));
   });
 
-  // Its options are in spec.ts: a plain `deft sessions` line is parsed there, without commander.
-  addOptions(declared(program, "sessions"), FAST_COMMANDS.sessions.options).action(async (opts) => {
-    const { sessionsCommand } = await import("./sessions.ts");
-    setExit(await sessionsCommand(opts));
-  });
+  // Its options are in spec.ts: a plain `deft sessions` line is parsed there, without commander;
+  // `deft sessions rm ID…` comes here.
+  addOptions(declared(program, "sessions"), FAST_COMMANDS.sessions.options).action(
+    async (action, ids, opts) => {
+      const { sessionsCommand, sessionsRemoveCommand } = await import("./sessions.ts");
+      setExit(
+        action === undefined
+          ? await sessionsCommand(opts)
+          : await sessionsRemoveCommand(action, ids, opts),
+      );
+    },
+  );
 
   addOptions(
     declared(program, "checkpoints"),
     [
       described(WORKING_DIR, "the workspace (default: current directory)"),
       described(JSON_OUTPUT, "print the checkpoints as JSON"),
+      option("--prune", "remove the checkpoints of sessions that no longer exist"),
     ],
-  ).action(async (session, opts) => {
+  ).action(async (session, more, opts) => {
     const { checkpointsCommand } = await import("./checkpoints.ts");
-    setExit(await checkpointsCommand(session, opts));
+    setExit(await checkpointsCommand(session, opts, more));
   });
 
   addOptions(

@@ -16,6 +16,7 @@ import {
 } from "../trajectory/conversation.ts";
 import { containerMarker, type Trajectory } from "../trajectory/recorder.ts";
 import type { Session } from "../agent/session.ts";
+import type { Container } from "../container/container.ts";
 import { workspaceOf } from "./context.ts";
 import { UsageError } from "./io.ts";
 
@@ -56,11 +57,15 @@ export function checkResumeOptions(opts: ResumeOptions): void {
 
 /**
  * The session `opts` asks to resume, or undefined when it asks for none. `place` is where the
- * new session works; without it, the host folder `-w` names (default: the current one).
+ * new session works; without it, the host folder `-w` names (default: the current one). `check`
+ * may refuse the session (by throwing) before `--rewind-to` changes anything; `container`, the
+ * session's open container, is where `--rewind-to` finds a container session's checkpoints.
  */
 export async function resumeTarget(
   opts: ResumeOptions,
   place?: SessionPlace,
+  check?: (trajectory: Trajectory) => void,
+  container?: Container,
 ): Promise<Resumed | undefined> {
   checkResumeOptions(opts);
   if (!opts.continue && opts.resume === undefined) {
@@ -84,13 +89,14 @@ export async function resumeTarget(
   }
   try {
     const { path, trajectory } = await loadResumable(ref!, where);
+    check?.(trajectory);
     if (opts.rewindTo !== undefined) {
       const { rewindSession } = await import("./rewind.ts");
       await rewindSession(path, trajectory, where.workspace, {
         turn: opts.rewindTo,
         files: true,
         conversation: true,
-      });
+      }, container);
     }
     return {
       path,

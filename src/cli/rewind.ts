@@ -9,18 +9,27 @@ import {
   ChangedOutsideError,
   CheckpointError,
   type CheckpointPlace,
+  checkpointStoreDir,
   hostCheckpointPlace,
+  recordedContainerPlace,
   rewind,
 } from "../agent/checkpoints.ts";
+import type { Container } from "../container/container.ts";
 import type { LLMMessage } from "../llm/types.ts";
 import { terminalLine } from "../policy/terminal_text.ts";
 import {
   latestSession,
   loadResumable,
+  locateSession,
   rebuildConversation,
   ResumeError,
+  sameContainer,
 } from "../trajectory/conversation.ts";
-import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
+import {
+  readTrajectory,
+  type Trajectory,
+  type TrajectoryRecorder,
+} from "../trajectory/recorder.ts";
 import { workspaceOf } from "./context.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 
@@ -47,8 +56,25 @@ export async function sessionToRewind(
     }
     return await loadResumable(path, workspace);
   } catch (e) {
-    if (e instanceof ResumeError) throw new UsageError(e.message);
-    throw e;
+    if (!(e instanceof ResumeError)) throw e;
+    // A container session named outright: its records are on the host, wherever -w is.
+    const inContainer = ref !== undefined && await containerSession(ref);
+    if (inContainer) return inContainer;
+    throw new UsageError(e.message);
+  }
+}
+
+/** The container session `ref` names, loaded for its own place; undefined for any other. */
+async function containerSession(
+  ref: string,
+): Promise<{ path: string; trajectory: Trajectory } | undefined> {
+  try {
+    const path = await locateSession(ref);
+    const { container, working_dir } = await readTrajectory(path);
+    if (!container || typeof working_dir !== "string") return undefined;
+    return await loadResumable(path, { workspace: working_dir, container });
+  } catch {
+    return undefined;
   }
 }
 
@@ -62,11 +88,16 @@ export async function rewindSession(
   trajectory: Trajectory,
   workspace: string,
   what: { turn: number; files: boolean; conversation: boolean; force?: boolean },
+  container?: Container,
 ): Promise<Awaited<ReturnType<typeof rewind>>> {
-  if (what.files && trajectory.container) {
+  const recordedIn = trajectory.container;
+  if (what.files && recordedIn && (!container || !sameContainer(recordedIn.id, container.id))) {
     throw new UsageError(
-      `${path} was recorded in a container, and its checkpoints are kept inside it: rewind ` +
-        "its files from an interactive session there (/rewind), or rewind only --conversation.",
+      `${path} was recorded in the container ${recordedIn.id.slice(0, 12)}, and its ` +
+        "checkpoints are kept inside it: its files can be rewound only there, while it is " +
+        "alive (kept with --docker-keep): `deft run --continue --rewind-to TURN " +
+        `--docker-container-id ${recordedIn.id.slice(0, 12)}\` or /rewind in an interactive ` +
+        "session there. Or rewind only --conversation.",
     );
   }
   if (!trajectory.checkpoints?.length) {
@@ -76,9 +107,23 @@ export async function rewindSession(
     );
   }
   try {
-    const at = what.files
-      ? await hostCheckpointPlace(workspace, trajectory.session_id ?? "unknown")
-      : undefined;
+    const id = trajectory.session_id ?? "unknown";
+    if (what.files && container) {
+      const done = await rewind(
+        await recordedContainerPlace(container, trajectory),
+        trajectory,
+        what,
+      );
+      await writeTrajectory(path, trajectory);
+      return done;
+    }
+    if (what.files && !await Deno.lstat(checkpointStoreDir(id)).then(() => true, () => false)) {
+      throw new UsageError(
+        `the checkpoints of session ${id} were removed (deft checkpoints rm, or swept with its ` +
+          "session): its files cannot be rewound. --conversation still cuts the conversation.",
+      );
+    }
+    const at = what.files ? await hostCheckpointPlace(workspace, id) : undefined;
     const done = await rewind(at, trajectory, what);
     await writeTrajectory(path, trajectory);
     return done;

@@ -34,7 +34,6 @@ import { eventLine } from "./console/stream_json.ts";
 import {
   checkResumeOptions,
   CONTINUE_MESSAGE,
-  type Resumed,
   resumedContainerNote,
   type ResumeOptions,
   resumeTarget,
@@ -101,9 +100,12 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   const inContainer = wantsContainer(opts);
   // A container's sessions are looked up once it is open: its workspace (the image's WORKDIR
   // by default) and its image are known then.
-  let resumed = inContainer ? undefined : await resumeTarget(opts);
   const goOn = wantsResume && taskArg === undefined && opts.file === undefined;
-  if (resumed && goOn) refuseCompleted(resumed, opts);
+  // Refused before --rewind-to touches the files.
+  const check = (t: Trajectory) => {
+    if (goOn) refuseCompleted(t, opts);
+  };
+  let resumed = inContainer ? undefined : await resumeTarget(opts, undefined, check);
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
   const images = await Promise.all((opts.image ?? []).map(readImageFile));
   // With a container, -w names a folder inside it; the session resolves it there.
@@ -118,8 +120,7 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   if (inContainer && wantsResume) {
     try {
       const place = sessionPlace(session);
-      resumed = await resumeTarget(opts, place);
-      if (resumed && goOn) refuseCompleted(resumed, opts);
+      resumed = await resumeTarget(opts, place, check, session.container);
       const note = resumed && resumedContainerNote(resumed, place);
       if (note) session.console.note(note);
     } catch (e) {
@@ -193,10 +194,10 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
 }
 
 /** A completed session is not gone on with without a next task. */
-function refuseCompleted(resumed: Resumed, opts: RunOptions): void {
-  if (!resumed.trajectory.success) return;
+function refuseCompleted(trajectory: Trajectory, opts: RunOptions): void {
+  if (!trajectory.success) return;
   throw new UsageError(
-    `session ${resumed.link.session_id} completed its task; give the next one: ` +
+    `session ${trajectory.session_id ?? null} completed its task; give the next one: ` +
       `deft run "TASK" ${opts.continue ? "--continue" : `--resume ${opts.resume}`}`,
   );
 }

@@ -5,7 +5,7 @@
  */
 import { listSessions, type SessionSummary } from "../trajectory/conversation.ts";
 import { workspaceOf } from "./workspace_arg.ts";
-import { writeStderr, writeStdout } from "./io.ts";
+import { UsageError, writeStderr, writeStdout } from "./io.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalLine } from "../policy/terminal_text.ts";
 
@@ -46,6 +46,42 @@ export async function sessionsCommand(opts: SessionsOptions): Promise<number> {
       "deft -c (helper sessions are never taken for it)",
   );
   return 0;
+}
+
+/**
+ * `deft sessions rm ID…`: removes each session's trajectory and its checkpoint store (the
+ * sessions of this workspace only). Returns the exit code: 1 when one could not be removed.
+ */
+export async function sessionsRemoveCommand(
+  action: string,
+  ids: readonly string[],
+  opts: Pick<SessionsOptions, "workingDir">,
+): Promise<number> {
+  if (action !== "rm") {
+    throw new UsageError(`'${terminalLine(action)}' is not an action of deft sessions (rm).`);
+  }
+  if (ids.length === 0) throw new UsageError("deft sessions rm ID…: name the sessions to remove.");
+  const workspace = await workspaceOf(opts.workingDir);
+  // Loaded here: a plain `deft sessions` starts without them.
+  const { removeSession, ResumeError } = await import("../trajectory/conversation.ts");
+  const { CheckpointError, removeCheckpointStore } = await import("../agent/checkpoints.ts");
+  let code = 0;
+  for (const id of ids) {
+    try {
+      const { path, trajectory } = await removeSession(id, workspace);
+      const sessionId = trajectory.session_id;
+      const store = sessionId ? await removeCheckpointStore(sessionId) : false;
+      writeStderr(
+        `removed session ${terminalLine(sessionId ?? id)} (${terminalLine(path)})` +
+          (store ? " and its checkpoints" : ""),
+      );
+    } catch (e) {
+      if (!(e instanceof ResumeError || e instanceof CheckpointError)) throw e;
+      writeStderr(`deft sessions rm: ${terminalLine(e.message)}`);
+      code = 1;
+    }
+  }
+  return code;
 }
 
 /** The sessions in order, each helper moved right under its conversation when that is listed. */

@@ -382,12 +382,23 @@ export const COMMANDS = {
   },
   sessions: {
     description: "recent sessions of a workspace (ids for --resume), newest first",
-    arguments: [],
+    arguments: [
+      {
+        name: "action",
+        required: false,
+        description: "rm: remove the sessions named, with their checkpoints",
+      },
+      { name: "ids", required: false, variadic: true, description: "the sessions to remove" },
+    ],
     options: true,
   },
   checkpoints: {
     description: "a session's checkpoints, one per turn (turns for deft rewind --to)",
-    arguments: [SESSION_ARGUMENT],
+    arguments: [SESSION_ARGUMENT, {
+      name: "rm-session",
+      required: false,
+      description: "after `rm`: the session whose checkpoints are deleted",
+    }],
     options: true,
   },
   rewind: {

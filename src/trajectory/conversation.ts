@@ -137,6 +137,24 @@ export async function listSessions(
 }
 
 /**
+ * Removes the trajectory file of a session recorded in `where` (`idOrFile`: its id or file, as
+ * for a resume); returns what it was. Throws ResumeError for a session that is not there, or a
+ * path that is not a regular file (a link is left alone: its target is not Deft's to remove).
+ */
+export async function removeSession(
+  idOrFile: string,
+  where: string | SessionPlace,
+): Promise<{ path: string; trajectory: Trajectory }> {
+  const found = await loadResumable(idOrFile, where);
+  const info = await Deno.lstat(found.path);
+  if (!info.isFile) {
+    throw new ResumeError(`${found.path} is not a regular file: left alone.`);
+  }
+  await Deno.remove(found.path);
+  return found;
+}
+
+/**
  * The user's newest conversation recorded in `where` (never a helper session), or undefined
  * when it has none.
  */
@@ -315,6 +333,11 @@ async function trajectoryFiles(): Promise<string[]> {
   }
   files.sort((a, b) => b.mtime - a.mtime || b.path.localeCompare(a.path));
   return files.slice(0, SCANNED_FILES).map((f) => f.path);
+}
+
+/** The trajectory file of a session id (or the file itself); throws ResumeError when none. */
+export function locateSession(idOrFile: string): Promise<string> {
+  return locate(idOrFile);
 }
 
 async function locate(idOrFile: string): Promise<string> {

@@ -248,3 +248,84 @@ Deno.test("checkpoints: a hostile repository's git config runs nothing while one
   assert.equal(await Deno.readTextFile(`${repo}/doomed.txt`), "to be deleted\n");
   assert.deepEqual(await markersIn(markers.path), [], "no planted program ran");
 });
+
+Deno.test("checkpoints: a .gitattributes with text/eol changes no byte a rewind restores", async () => {
+  const repo = await tempDirUntilExit("deft-ckpt-attr-");
+  await Deno.writeTextFile(`${repo}/.gitattributes`, "* text eol=lf\nlf.txt text eol=crlf\n");
+  await Deno.writeTextFile(`${repo}/crlf.txt`, "alpha\r\nbeta\r\n");
+  await Deno.writeTextFile(`${repo}/lf.txt`, "gamma\ndelta\n");
+  await git(repo, "init", "-q");
+  await git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".");
+  await git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init");
+  await Deno.writeTextFile(`${repo}/new.txt`, "untracked\r\n");
+  // Ignored through the repository's own exclude list: no checkpoint holds it, no rewind removes it.
+  await Deno.writeTextFile(`${repo}/.git/info/exclude`, "scratch.log\n");
+  const h = await tempDirUntilExit("deft-home-");
+  const env = { HOME: h, XDG_STATE_HOME: `${h}/state` };
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", {
+      command: "printf 'one\\r\\ntwo\\n' > crlf.txt && printf 'three\\r\\n' > lf.txt && " +
+        "printf 'x\\r\\n' > new.txt && echo log > scratch.log",
+    }]]),
+    chatText("done"),
+  ]);
+  try {
+    const initial = await snapshot(repo);
+    const session = await runDeft(
+      ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock)],
+      { cwd: h, env, stdin: "change line endings\n" },
+    );
+    assert.equal(session.code, 0, session.stderr);
+    const turn1 = await snapshot(repo);
+    assert.equal(turn1["crlf.txt"], `644 ${JSON.stringify("one\r\ntwo\n")}`, "the turn ran");
+    const back = await runDeft(["rewind", "-w", repo, "--to", "0"], { cwd: h, env });
+    assert.equal(back.code, 0, back.stderr);
+    assert.deepEqual(
+      await snapshot(repo),
+      { ...initial, "scratch.log": turn1["scratch.log"] },
+      "CRLF and LF bytes come back exactly; the ignored file stays",
+    );
+    const undo = await runDeft(["rewind", "-w", repo, "--to", "1"], { cwd: h, env });
+    assert.equal(undo.code, 0, undo.stderr);
+    assert.deepEqual(await snapshot(repo), turn1, "and so do turn 1's");
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("checkpoints: a hostile repository's config and hooks run nothing in a whole session and its rewind", async () => {
+  const repo = await makeRepo();
+  await using markers = await tempDir("deft-markers-");
+  const planted = await new Deno.Command("sh", {
+    args: ["-c", plantHostileConfig(markers.path)],
+    cwd: repo,
+  }).output();
+  assert.ok(planted.success);
+  const h = await tempDirUntilExit("deft-home-");
+  const env = { HOME: h, XDG_STATE_HOME: `${h}/state` };
+  const mock = MockLLM.start([
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: `${repo}/calc.py`,
+      old_str: "a - b",
+      new_str: "a + b",
+    }]]),
+    chatText("done"),
+  ]);
+  try {
+    const initial = await snapshot(repo);
+    const session = await runDeft(
+      // No sandbox: a planted program could write its marker outside the workspace.
+      ["interactive", "-w", repo, "--approval", "never", "--sandbox", "none", ...modelArgs(mock)],
+      { cwd: h, env, stdin: "fix calc\n" },
+    );
+    assert.equal(session.code, 0, session.stderr);
+    assert.match(await Deno.readTextFile(`${repo}/calc.py`), /a \+ b/, "the turn ran");
+    const back = await runDeft(["rewind", "-w", repo, "--to", "0"], { cwd: h, env });
+    assert.equal(back.code, 0, back.stderr);
+    assert.deepEqual(await snapshot(repo), initial);
+    assert.deepEqual(await markersIn(markers.path), [], "no planted program ran");
+  } finally {
+    await mock.close();
+  }
+});
