@@ -15,7 +15,7 @@ import type { ToolDirs } from "../../policy/permissions.ts";
 import type { HostRequest } from "./protocol.ts";
 import type { LinkStarter } from "./link.ts";
 import { describeStatus, linkProcess } from "./process_link.ts";
-import type { BootMessage } from "./sandboxed.ts";
+import type { BootMessage } from "./protocol.ts";
 
 /** How long the exec client may take to end after its input closed. */
 const CLIENT_GRACE_MS = 3000;

@@ -31,3 +31,14 @@ export type HostReply =
   | { type: "probed"; id: number; outcome: string }
   /** A process group a tool started (`running`) or that ended; killed if the worker is. */
   | ChildReport;
+
+/** The first line the sandboxed process reads: the permissions of the worker it starts. */
+export interface BootMessage {
+  type: "boot";
+  permissions: Deno.PermissionOptionsObject;
+  /**
+   * The process was started with exactly `permissions` as its Deno flags, so it may serve the
+   * calls itself rather than in a worker fenced the same way (relay.ts checks it holds no more).
+   */
+  fencedProcess?: boolean;
+}

@@ -14,7 +14,7 @@ import { readLines } from "../../line_reader.ts";
 import { startWorker } from "../../policy/workers.ts";
 import { workerEntry } from "./entry_points.ts";
 import type { HostReply, HostRequest } from "./protocol.ts";
-import type { BootMessage } from "./sandboxed.ts";
+import type { BootMessage } from "./protocol.ts";
 
 /** Serves until standard input ends; returns the exit code. */
 export async function relayToolHost(): Promise<number> {

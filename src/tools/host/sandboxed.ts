@@ -15,6 +15,7 @@
  *   the cache only at paths Deft makes from the workspace's own real path, never at one the model
  *   names, and no path of the model's can lead it to write anything else.
  */
+import type { BootMessage } from "./protocol.ts";
 import { isAbsolute, join } from "node:path";
 import { readEnv } from "../../env.ts";
 import { deftCacheDir } from "../../policy/dirs.ts";
@@ -29,17 +30,6 @@ import type { SandboxedPlace } from "../registry.ts";
 import type { LinkStarter } from "./link.ts";
 import { describeStatus, linkProcess } from "./process_link.ts";
 import { TOOL_HOST_COMMAND } from "./entry_points.ts";
-
-/** The first line the sandboxed process reads: the permissions of the worker it starts. */
-export interface BootMessage {
-  type: "boot";
-  permissions: Deno.PermissionOptionsObject;
-  /**
-   * The process was started with exactly `permissions` as its Deno flags, so it may serve the
-   * calls itself rather than in a worker fenced the same way (relay.ts checks it holds no more).
-   */
-  fencedProcess?: boolean;
-}
 
 /** A starter for the sandboxed host at `place` under `settings` (sandbox mode, bwrap). */
 export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPlace): LinkStarter {
