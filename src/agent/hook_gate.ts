@@ -11,7 +11,12 @@
 import { type AgentResult, hookStopMessage, type HookStopped } from "./agent.ts";
 import { ApprovalGate } from "./approval.ts";
 import type { HooksConfig } from "../config/hooks_schema.ts";
-import { type HookContainer, Hooks, type HookStop } from "../hooks/hooks.ts";
+import {
+  type HookContainer,
+  Hooks,
+  type HookStop,
+  type SessionStartSource,
+} from "../hooks/hooks.ts";
 import type { ApprovalDecision } from "../tools/approval_decision.ts";
 import type { Tool } from "../tools/base.ts";
 import type { CallGate, GateDecision, ToolCall, ToolCallResult } from "../tools/executor.ts";
@@ -187,16 +192,20 @@ export function stoppedBy(stop: HookStop): HookStopped {
   return { event: stop.event, hook: stop.by.name, source: stop.by.source, reason: stop.reason };
 }
 
-/** What the prompt hooks made of a task: the message for the model, or why it is not sent. */
+/**
+ * What the prompt hooks made of a task: the message for the model, or why it is not sent. With
+ * `start` (the first prompt of a conversation: a new, resumed, cleared or compacted one) the
+ * SessionStart hooks run first, and their context goes with this prompt.
+ */
 export async function promptWithHooks(
   hooks: Hooks,
   task: string,
-  firstTurn: boolean,
+  start: SessionStartSource | undefined,
 ): Promise<{ message: string } | { blocked: string; stopped?: HookStopped }> {
   const contexts: string[] = [];
-  if (firstTurn) {
-    const start = await hooks.sessionStart("startup");
-    if (start) contexts.push(start);
+  if (start) {
+    const context = await hooks.sessionStart(start);
+    if (context) contexts.push(context);
   }
   const said = await hooks.userPromptSubmit(task);
   const stop = hooks.takeStop();

@@ -147,6 +147,11 @@ export interface Session {
   /** The config's hooks (hook_gate.ts); SessionStart has fired once `hooksStarted` is set. */
   hooks?: Hooks;
   hooksStarted?: boolean;
+  /**
+   * The conversation starts over at the next prompt (`/clear`, `/compact`, `/resume` set it): the
+   * SessionStart hooks run again then, with this `source`.
+   */
+  hooksRestart?: "clear" | "compact" | "resume";
 }
 
 /** What one `runTask` did: its model, usage and the tool calls that ran. */
@@ -489,7 +494,10 @@ export async function runTask(
     // A stop asked outside a run (a `!command` line in interactive, whose call it refused) does
     // not carry over into this one.
     session.hooks.takeStop();
-    const said = await promptWithHooks(session.hooks, task, !session.hooksStarted);
+    const start = session.hooksRestart ??
+      (session.hooksStarted ? undefined : opts.resumedFrom ? "resume" : "startup");
+    session.hooksRestart = undefined;
+    const said = await promptWithHooks(session.hooks, task, start);
     session.hooksStarted = true;
     if ("blocked" in said) {
       console.note(said.blocked);

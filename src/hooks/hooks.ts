@@ -57,6 +57,13 @@ export interface HookStop {
   by: HookName;
 }
 
+/**
+ * How a conversation started, as SessionStart hooks are told (and their matchers match):
+ * `startup` a new session, `resume` one continued (`deft -c`, `-r`, `/resume`, `deft run
+ * --continue/--resume`, ACP `session/load`), `clear` after `/clear`, `compact` after `/compact`.
+ */
+export type SessionStartSource = "startup" | "resume" | "clear" | "compact";
+
 /** The container a session's tools run in, as its hooks are told (they run on the host). */
 export interface HookContainer {
   id: string;
@@ -228,8 +235,11 @@ export class Hooks {
     return blockOrContext(await this.#fire("Stop", undefined, { stop_hook_active: active }), false);
   }
 
-  /** SessionStart: plain stdout or `additionalContext` is context for the model. */
-  async sessionStart(source: "startup" | "resume"): Promise<string | undefined> {
+  /**
+   * SessionStart: plain stdout or `additionalContext` is context for the model. `source` is how
+   * the conversation started, in Claude Code's words (`SessionStartSource`).
+   */
+  async sessionStart(source: SessionStartSource): Promise<string | undefined> {
     return blockOrContext(await this.#fire("SessionStart", source, { source }), true).context;
   }
 
