@@ -151,8 +151,9 @@ export function sessionHooks(
   cwd: string,
   report: (text: string) => void,
   container?: HookContainer,
+  tell?: (text: string) => void,
 ): Hooks | undefined {
-  const hooks = new Hooks(config, source, { cwd, report, container });
+  const hooks = new Hooks(config, source, { cwd, report, container, tell });
   return hooks.entries.length > 0 ? hooks : undefined;
 }
 

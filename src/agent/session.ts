@@ -322,6 +322,7 @@ async function assemble(
     (t) => console.note(`warning: ${t}`),
     container &&
       { id: container.id, runtime: container.cli.program, workspace: container.workspace },
+    (t) => console.note(t),
   );
   const baseGate = gate ??
     (recording ? new ReplayGate(recording) : new ApprovalGate(

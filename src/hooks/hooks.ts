@@ -86,6 +86,11 @@ export interface HookContext {
   transcriptPath?: string;
   /** Tells the user about a hook that failed (one line). */
   report: (text: string) => void;
+  /**
+   * Shows the user what a hook says for them: its `systemMessage`, the reason of a PreToolUse
+   * `allow` or `ask`, the stderr of an exit 2 where the event cannot block. `report` when absent.
+   */
+  tell?: (text: string) => void;
 }
 
 /** Parsed answer of one hook run. */
@@ -204,6 +209,12 @@ export class Hooks {
     if (outcome.decision === "deny") {
       outcome.reason = `PreToolUse hook ${outcome.by?.name} refused the call` +
         (outcome.reason ? `: ${outcome.reason}` : ".");
+    } else if (outcome.decision && outcome.reason) {
+      // As in Claude Code, an allow's or an ask's reason is for the user, not the model.
+      this.#tell(
+        `PreToolUse hook ${outcome.by?.name} said ${outcome.decision} for ${toolName}: ` +
+          outcome.reason,
+      );
     }
     return outcome;
   }
@@ -300,6 +311,10 @@ export class Hooks {
     return runs.map((run, i) => this.#read(event, chosen[i], run));
   }
 
+  #tell(text: string): void {
+    (this.#ctx.tell ?? this.#ctx.report)(text);
+  }
+
   #read(event: HookEvent, entry: HookEntry, run: HookRun): Answer {
     const by = hookName(entry);
     const report = (what: string) => this.#ctx.report(`${event} hook ${by.name}: ${what}`);
@@ -313,7 +328,13 @@ export class Hooks {
       return { run, by };
     }
     if (run.code === 2) {
-      return { run, by, blocked: run.stderr.trim() || `the hook exited with status 2` };
+      const said = run.stderr.trim();
+      if (event === "SessionStart" || event === "SessionEnd") {
+        // Nothing to block: as in Claude Code, the stderr is shown to the user only.
+        this.#tell(`${event} hook ${by.name} exited with status 2${said ? `: ${said}` : ""}`);
+        return { run, by };
+      }
+      return { run, by, blocked: said || `the hook exited with status 2` };
     }
     if (run.code !== 0) {
       const said = run.stderr.trim().split("\n").slice(-1)[0] ?? "";
@@ -333,6 +354,10 @@ export class Hooks {
       report(`answered with something that is not a JSON object; ignored`);
       return { run, by };
     }
+    // `systemMessage` is for the user, whatever the event (`suppressOutput` has nothing to hide:
+    // Deft never shows a hook's stdout, which is an answer or context for the model).
+    const message = stringAt(json, "systemMessage");
+    if (message) this.#tell(`${event} hook ${by.name}: ${message}`);
     if (json.continue === false && event !== "SessionEnd") {
       const stop = stringAt(json, "stopReason") ?? "the hook said not to continue";
       this.#stop ??= { event, reason: stop, by };
@@ -354,14 +379,17 @@ export function hookEntries(config: HooksConfig, source?: string): HookEntry[] {
 }
 
 /**
- * Whether a group's matcher selects `toolName`: no matcher, `""` and `*` select every tool;
- * otherwise the matcher is a regular expression that must match the whole name (`Edit|Write`
- * selects both, not `NotebookEdit`), as Claude Code reads it.
+ * Whether a group's matcher selects `toolName` (or the source, reason, trigger it matches), as
+ * Claude Code reads it: no matcher, `""` and `*` select everything; a matcher of letters,
+ * digits, `_`, `-` and `|` only is a list of exact names (`Edit|Write` selects both, not
+ * `NotebookEdit`; `bash` not `bash_extra`); anything else is a regular expression that selects
+ * the names it finds a match in (`^mcp__github`, `mcp__.*__create`, `Notebook.*`).
  */
 export function matches(matcher: string | undefined, toolName: string): boolean {
   if (matcher === undefined || matcher === "" || matcher === "*") return true;
+  if (/^[A-Za-z0-9_|-]+$/.test(matcher)) return matcher.split("|").includes(toolName);
   try {
-    return new RegExp(`^(?:${matcher})$`).test(toolName);
+    return new RegExp(matcher).test(toolName);
   } catch {
     return false;
   }
