@@ -4,10 +4,11 @@
  * JSON answers (`decision`/`reason`, `continue`/`stopReason`, `hookSpecificOutput` with
  * `permissionDecision`, `permissionDecisionReason`, `updatedInput`, `additionalContext`).
  *
- * Hooks of one event that match run at once; their answers are read in config order: a deny
- * wins over an ask, an ask over an allow, and the first `updatedInput` is the rewrite. A hook that
- * crashes, times out or answers with something that is not JSON is reported and counts as no
- * answer: the call goes on to the ordinary approval gate, never "allowed" by the hook.
+ * Hooks of one event that match run at once (the same command once); their answers are read in
+ * config order: a deny wins over an ask, an ask over an allow, and the first `updatedInput` is
+ * the rewrite. A hook that crashes, times out or answers with something that is not JSON is
+ * reported and counts as no answer: the call goes on to the ordinary approval gate, never
+ * "allowed" by the hook.
  *
  * `continue: false` (with `stopReason`) asks Deft to stop the run, whatever the event (but
  * SessionEnd, which ends anyway): it takes precedence over the answer's `decision`, and the first
@@ -286,10 +287,17 @@ export class Hooks {
     fields: Record<string, unknown>,
     boundSeconds?: number,
   ): Promise<Answer[]> {
-    const chosen = this.#entries.filter((e) =>
-      e.event === event &&
-      (!TOOL_EVENTS.has(event) && !MATCHED_FIELD[event] || matches(e.matcher, matched ?? ""))
-    );
+    // As in Claude Code, the same command selected twice (two groups, two config files) runs once.
+    const commands = new Set<string>();
+    const chosen: HookEntry[] = [];
+    for (const e of this.#entries) {
+      if (e.event !== event || commands.has(e.hook.command)) continue;
+      if (TOOL_EVENTS.has(event) || MATCHED_FIELD[event]) {
+        if (!matches(e.matcher, matched ?? "")) continue;
+      }
+      commands.add(e.hook.command);
+      chosen.push(e);
+    }
     if (chosen.length === 0) return [];
     const { container } = this.#ctx;
     const input = {

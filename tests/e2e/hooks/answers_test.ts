@@ -80,3 +80,20 @@ echo '{"systemMessage":"audit log is on","hookSpecificOutput":{"hookEventName":"
   assert.doesNotMatch(sent, /audit log is on|formatted 1 file|read-only command|vault is locked/);
   assert.equal(mock.requests.length, 2, "SessionStart's exit 2 blocked the prompt");
 });
+
+Deno.test("the same command selected by two groups runs once per call, as in Claude Code", async () => {
+  const record = `#!/bin/bash\ncat >/dev/null\necho "$1" >> "$HOME/ran.log"\n`;
+  const home = await homeWith(
+    `  PreToolUse:\n    - matcher: bash\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh same" }\n` +
+      `    - matcher: "^ba"\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh same" }\n` +
+      `        - { type: command, command: "bash $HOME_DIR/record.sh other" }`,
+    { "record.sh": record },
+  );
+  const { r } = await run(home, [
+    chatToolCalls([["bash", { command: "true" }]]),
+    chatToolCalls([["task_done", {}]]),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const ran = (await Deno.readTextFile(`${home}/ran.log`)).trim().split("\n").sort();
+  assert.deepEqual(ran, ["other", "same"]);
+});
