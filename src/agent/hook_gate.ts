@@ -51,7 +51,7 @@ export class HookGate implements CallGate {
   }
 
   async decide(tool: Tool, args: Record<string, unknown>, call?: ToolCall): Promise<GateDecision> {
-    const said = await this.#hooks.preToolUse(tool.name, args);
+    const said = await this.#hooks.preToolUse(tool.name, args, call?.call_id);
     const record = (decision: "allow" | "deny", reason?: string): ApprovalDecision => ({
       decision,
       decided_by: "hook",
@@ -113,7 +113,7 @@ export class HookGate implements CallGate {
     // As in Claude Code, PostToolUse follows a call that completed; a failed one is the model's.
     if (!result.success) return result;
     const response = result.output;
-    const said = await this.#hooks.postToolUse(tool.name, args, response);
+    const said = await this.#hooks.postToolUse(tool.name, args, response, result.call_id);
     if (!said.block && !said.context) return result;
     const notes: string[] = [];
     if (said.block) {

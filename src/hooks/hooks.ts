@@ -162,11 +162,19 @@ export class Hooks {
     return this.#entries.some((e) => e.event === event);
   }
 
-  /** PreToolUse: may allow, deny, ask or rewrite the call. */
-  async preToolUse(toolName: string, input: Record<string, unknown>): Promise<PreToolOutcome> {
+  /**
+   * PreToolUse: may allow, deny, ask or rewrite the call. `toolUseId` is the model's id of the
+   * call (`tool_use_id`, the same in its PostToolUse).
+   */
+  async preToolUse(
+    toolName: string,
+    input: Record<string, unknown>,
+    toolUseId?: string,
+  ): Promise<PreToolOutcome> {
     const answers = await this.#fire("PreToolUse", toolName, {
       tool_name: toolName,
       tool_input: input,
+      ...(toolUseId ? { tool_use_id: toolUseId } : {}),
     });
     let outcome: PreToolOutcome = {};
     const rank = { allow: 1, ask: 2, deny: 3 } as const;
@@ -225,11 +233,13 @@ export class Hooks {
     toolName: string,
     input: Record<string, unknown>,
     response: unknown,
+    toolUseId?: string,
   ): Promise<HookOutcome> {
     const answers = await this.#fire("PostToolUse", toolName, {
       tool_name: toolName,
       tool_input: input,
       tool_response: response,
+      ...(toolUseId ? { tool_use_id: toolUseId } : {}),
     });
     return blockOrContext(answers, false);
   }

@@ -97,3 +97,27 @@ Deno.test("the same command selected by two groups runs once per call, as in Cla
   const ran = (await Deno.readTextFile(`${home}/ran.log`)).trim().split("\n").sort();
   assert.deepEqual(ran, ["other", "same"]);
 });
+
+Deno.test("PreToolUse and PostToolUse are told the call's tool_use_id, the same for both", async () => {
+  const record = `#!/bin/bash\ncat >> "$HOME/$1.jsonl"\necho >> "$HOME/$1.jsonl"\n`;
+  const home = await homeWith(
+    `  PreToolUse:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh pre" }\n` +
+      `  PostToolUse:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh post" }`,
+    { "record.sh": record },
+  );
+  const { r, mock } = await run(home, [
+    chatToolCalls([["bash", { command: "true" }]]),
+    chatToolCalls([["task_done", {}]]),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const read = async (name: string) =>
+    (await Deno.readTextFile(`${home}/${name}.jsonl`)).split("\n").filter((l) => l.trim())
+      .map((l) => JSON.parse(l));
+  const [pre, post] = [await read("pre"), await read("post")];
+  const toolMessage = mock.requests[1].body.messages.find((m: { role: string }) =>
+    m.role === "tool"
+  ) as { tool_call_id: string };
+  assert.ok(toolMessage?.tool_call_id, "no tool message in the second request");
+  assert.equal(pre[0].tool_use_id, toolMessage.tool_call_id);
+  assert.equal(post[0].tool_use_id, toolMessage.tool_call_id);
+});
