@@ -196,31 +196,38 @@ export function stoppedBy(stop: HookStop): HookStopped {
 /**
  * What the prompt hooks made of a task: the message for the model, or why it is not sent. With
  * `start` (the first prompt of a conversation: a new, resumed, cleared or compacted one) the
- * SessionStart hooks run first, and their context goes with this prompt.
+ * SessionStart hooks run first, and their context goes with this prompt. `carried` is such
+ * context not yet delivered (its prompt was blocked); a blocked prompt hands its own back as
+ * `startContext`, for the next prompt.
  */
 export async function promptWithHooks(
   hooks: Hooks,
   task: string,
   start: SessionStartSource | undefined,
-): Promise<{ message: string } | { blocked: string; stopped?: HookStopped }> {
-  const contexts: string[] = [];
+  carried?: string,
+): Promise<
+  { message: string } | { blocked: string; stopped?: HookStopped; startContext?: string }
+> {
+  const starts: string[] = carried ? [carried] : [];
   if (start) {
     const context = await hooks.sessionStart(start);
-    if (context) contexts.push(context);
+    if (context) starts.push(context);
   }
+  const startContext = starts.length > 0 ? starts.join("\n\n") : undefined;
   const said = await hooks.userPromptSubmit(task);
   const stop = hooks.takeStop();
   if (stop) {
     const stopped = stoppedBy(stop);
-    return { blocked: hookStopMessage(stopped), stopped };
+    return { blocked: hookStopMessage(stopped), stopped, startContext };
   }
   if (said.block) {
     return {
       blocked:
         `UserPromptSubmit hook ${said.block.by.name} blocked the prompt: ${said.block.reason}`,
+      startContext,
     };
   }
-  if (said.context) contexts.push(said.context);
+  const contexts = [...starts, ...(said.context ? [said.context] : [])];
   return { message: contexts.length > 0 ? `${task}\n\n${contexts.join("\n\n")}` : task };
 }
 

@@ -152,6 +152,8 @@ export interface Session {
    * SessionStart hooks run again then, with this `source`.
    */
   hooksRestart?: "clear" | "compact" | "resume";
+  /** SessionStart context whose prompt a hook blocked: it goes with the next prompt instead. */
+  hooksStartContext?: string;
 }
 
 /** What one `runTask` did: its model, usage and the tool calls that ran. */
@@ -497,9 +499,12 @@ export async function runTask(
     session.hooks.takeStop();
     const start = session.hooksRestart ??
       (session.hooksStarted ? undefined : opts.resumedFrom ? "resume" : "startup");
+    // A conversation started over (/clear, /compact, /resume) gets its own context, not the last.
+    const carried = session.hooksRestart ? undefined : session.hooksStartContext;
     session.hooksRestart = undefined;
-    const said = await promptWithHooks(session.hooks, task, start);
+    const said = await promptWithHooks(session.hooks, task, start, carried);
     session.hooksStarted = true;
+    session.hooksStartContext = "blocked" in said ? said.startContext : undefined;
     if ("blocked" in said) {
       console.note(said.blocked);
       if (said.stopped) recorder.data.hook_stop = said.stopped;

@@ -174,3 +174,34 @@ Deno.test("acp: session/new says startup, session/load says resume, with the con
     await mock.close();
   }
 });
+
+Deno.test("interactive: a first prompt that UserPromptSubmit blocks does not lose SessionStart's context; it goes with the next", async () => {
+  const home = await startHome();
+  const path = `${home}/.config/deft/config.yaml`;
+  await Deno.writeTextFile(
+    `${home}/gate.sh`,
+    `#!/bin/bash\nif grep -q secret; then echo "no secrets" >&2; exit 2; fi\n`,
+  );
+  await Deno.writeTextFile(
+    path,
+    (await Deno.readTextFile(path)) +
+      `  UserPromptSubmit:\n    - hooks:\n        - { type: command, command: "bash ${home}/gate.sh" }\n`,
+  );
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([chatText("one"), chatText("two")]);
+  try {
+    const r = await runDeft(
+      ["interactive", "-w", repo, "--approval", "never", ...MODEL(mock)],
+      { cwd: home, env: { HOME: home }, stdin: "my secret\nhello\nagain\n/exit\n" },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /blocked the prompt: no secrets/);
+    assert.deepEqual(await sources(home), ["startup"], "SessionStart ran twice");
+    assert.equal(mock.requests.length, 2, r.stderr);
+    assert.match(lastUser(mock.requests[0]), /hello[\s\S]*START-startup/);
+    assert.doesNotMatch(JSON.stringify(mock.requests[0].body.messages), /my secret/);
+    assert.doesNotMatch(lastUser(mock.requests[1]), /START-/);
+  } finally {
+    await mock.close();
+  }
+});
