@@ -50,7 +50,8 @@ export interface AgentOptions {
   hookStop?: () => HookStopped | undefined;
   /**
    * Asked before the conversation is shortened to fit the window (PreCompact hooks, trigger
-   * `auto`); false keeps it as it is this step.
+   * `auto`); false keeps it as it is. Asked once each time the conversation crosses the window:
+   * after a false it is kept whole, unasked, until it is back under the window (or the run ends).
    */
   beforeCompact?: () => Promise<boolean>;
 }
@@ -101,10 +102,12 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
     if (last.role === "user") last.images = options.images;
   }
   const definitionChars = JSON.stringify(definitions).length;
+  // Whether a PreCompact hook kept the conversation whole since it last crossed the window.
+  const kept = { whole: false };
   for (let step = 1; step <= options.maxSteps; step++) {
     if (signal?.aborted) return interrupted(recorder, step - 1);
     let estimated = 0;
-    if (await compactAllowed(messages, definitionChars, options)) {
+    if (await compactAllowed(messages, definitionChars, options, kept)) {
       estimated = fitContext(messages, step, definitionChars, options);
     } else estimated = options.context?.estimate(messages, definitionChars) ?? 0;
     const stopBefore = options.hookStop?.();
@@ -219,16 +222,27 @@ function summarize(
   });
 }
 
-/** False when the conversation would be shortened and a PreCompact hook keeps it as it is. */
+/**
+ * False when the conversation would be shortened and a PreCompact hook keeps it as it is. The
+ * hook is asked once per crossing of the window: a block holds (`kept.whole`), unasked, while
+ * the conversation stays over it, so a hook that keeps blocking runs once, not at every step.
+ */
 async function compactAllowed(
   messages: LLMMessage[],
   definitionChars: number,
   options: AgentOptions,
+  kept: { whole: boolean },
 ): Promise<boolean> {
   const { context, beforeCompact } = options;
   if (!context || !beforeCompact) return true;
-  if (context.estimate(messages, definitionChars) <= context.budget) return true;
-  return await beforeCompact();
+  if (context.estimate(messages, definitionChars) <= context.budget) {
+    kept.whole = false;
+    return true;
+  }
+  if (kept.whole) return false;
+  const allowed = await beforeCompact();
+  kept.whole = !allowed;
+  return allowed;
 }
 
 /** Shortens old messages when the window requires it; returns the prompt's estimated tokens. */

@@ -11,7 +11,12 @@
 import { type AgentResult, hookStopMessage, type HookStopped } from "./agent.ts";
 import { ApprovalGate } from "./approval.ts";
 import type { HooksConfig } from "../config/hooks_schema.ts";
-import { type HookContainer, Hooks, type HookStop } from "../hooks/hooks.ts";
+import {
+  type HookContainer,
+  Hooks,
+  type HookStop,
+  type SessionStartSource,
+} from "../hooks/hooks.ts";
 import type { ApprovalDecision } from "../tools/approval_decision.ts";
 import type { Tool } from "../tools/base.ts";
 import type { CallGate, GateDecision, ToolCall, ToolCallResult } from "../tools/executor.ts";
@@ -46,7 +51,7 @@ export class HookGate implements CallGate {
   }
 
   async decide(tool: Tool, args: Record<string, unknown>, call?: ToolCall): Promise<GateDecision> {
-    const said = await this.#hooks.preToolUse(tool.name, args);
+    const said = await this.#hooks.preToolUse(tool.name, args, call?.call_id);
     const record = (decision: "allow" | "deny", reason?: string): ApprovalDecision => ({
       decision,
       decided_by: "hook",
@@ -108,7 +113,7 @@ export class HookGate implements CallGate {
     // As in Claude Code, PostToolUse follows a call that completed; a failed one is the model's.
     if (!result.success) return result;
     const response = result.output;
-    const said = await this.#hooks.postToolUse(tool.name, args, response);
+    const said = await this.#hooks.postToolUse(tool.name, args, response, result.call_id);
     if (!said.block && !said.context) return result;
     const notes: string[] = [];
     if (said.block) {
@@ -146,8 +151,9 @@ export function sessionHooks(
   cwd: string,
   report: (text: string) => void,
   container?: HookContainer,
+  tell?: (text: string) => void,
 ): Hooks | undefined {
-  const hooks = new Hooks(config, source, { cwd, report, container });
+  const hooks = new Hooks(config, source, { cwd, report, container, tell });
   return hooks.entries.length > 0 ? hooks : undefined;
 }
 
@@ -187,30 +193,41 @@ export function stoppedBy(stop: HookStop): HookStopped {
   return { event: stop.event, hook: stop.by.name, source: stop.by.source, reason: stop.reason };
 }
 
-/** What the prompt hooks made of a task: the message for the model, or why it is not sent. */
+/**
+ * What the prompt hooks made of a task: the message for the model, or why it is not sent. With
+ * `start` (the first prompt of a conversation: a new, resumed, cleared or compacted one) the
+ * SessionStart hooks run first, and their context goes with this prompt. `carried` is such
+ * context not yet delivered (its prompt was blocked); a blocked prompt hands its own back as
+ * `startContext`, for the next prompt.
+ */
 export async function promptWithHooks(
   hooks: Hooks,
   task: string,
-  firstTurn: boolean,
-): Promise<{ message: string } | { blocked: string; stopped?: HookStopped }> {
-  const contexts: string[] = [];
-  if (firstTurn) {
-    const start = await hooks.sessionStart("startup");
-    if (start) contexts.push(start);
+  start: SessionStartSource | undefined,
+  carried?: string,
+): Promise<
+  { message: string } | { blocked: string; stopped?: HookStopped; startContext?: string }
+> {
+  const starts: string[] = carried ? [carried] : [];
+  if (start) {
+    const context = await hooks.sessionStart(start);
+    if (context) starts.push(context);
   }
+  const startContext = starts.length > 0 ? starts.join("\n\n") : undefined;
   const said = await hooks.userPromptSubmit(task);
   const stop = hooks.takeStop();
   if (stop) {
     const stopped = stoppedBy(stop);
-    return { blocked: hookStopMessage(stopped), stopped };
+    return { blocked: hookStopMessage(stopped), stopped, startContext };
   }
   if (said.block) {
     return {
       blocked:
         `UserPromptSubmit hook ${said.block.by.name} blocked the prompt: ${said.block.reason}`,
+      startContext,
     };
   }
-  if (said.context) contexts.push(said.context);
+  const contexts = [...starts, ...(said.context ? [said.context] : [])];
   return { message: contexts.length > 0 ? `${task}\n\n${contexts.join("\n\n")}` : task };
 }
 

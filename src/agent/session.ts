@@ -147,6 +147,13 @@ export interface Session {
   /** The config's hooks (hook_gate.ts); SessionStart has fired once `hooksStarted` is set. */
   hooks?: Hooks;
   hooksStarted?: boolean;
+  /**
+   * The conversation starts over at the next prompt (`/clear`, `/compact`, `/resume` set it): the
+   * SessionStart hooks run again then, with this `source`.
+   */
+  hooksRestart?: "clear" | "compact" | "resume";
+  /** SessionStart context whose prompt a hook blocked: it goes with the next prompt instead. */
+  hooksStartContext?: string;
 }
 
 /** What one `runTask` did: its model, usage and the tool calls that ran. */
@@ -317,6 +324,7 @@ async function assemble(
     (t) => console.note(`warning: ${t}`),
     container &&
       { id: container.id, runtime: container.cli.program, workspace: container.workspace },
+    (t) => console.note(t),
   );
   const baseGate = gate ??
     (recording ? new ReplayGate(recording) : new ApprovalGate(
@@ -489,8 +497,14 @@ export async function runTask(
     // A stop asked outside a run (a `!command` line in interactive, whose call it refused) does
     // not carry over into this one.
     session.hooks.takeStop();
-    const said = await promptWithHooks(session.hooks, task, !session.hooksStarted);
+    const start = session.hooksRestart ??
+      (session.hooksStarted ? undefined : opts.resumedFrom ? "resume" : "startup");
+    // A conversation started over (/clear, /compact, /resume) gets its own context, not the last.
+    const carried = session.hooksRestart ? undefined : session.hooksStartContext;
+    session.hooksRestart = undefined;
+    const said = await promptWithHooks(session.hooks, task, start, carried);
     session.hooksStarted = true;
+    session.hooksStartContext = "blocked" in said ? said.startContext : undefined;
     if ("blocked" in said) {
       console.note(said.blocked);
       if (said.stopped) recorder.data.hook_stop = said.stopped;

@@ -4,10 +4,11 @@
  * JSON answers (`decision`/`reason`, `continue`/`stopReason`, `hookSpecificOutput` with
  * `permissionDecision`, `permissionDecisionReason`, `updatedInput`, `additionalContext`).
  *
- * Hooks of one event that match run at once; their answers are read in config order: a deny
- * wins over an ask, an ask over an allow, and the first `updatedInput` is the rewrite. A hook that
- * crashes, times out or answers with something that is not JSON is reported and counts as no
- * answer: the call goes on to the ordinary approval gate, never "allowed" by the hook.
+ * Hooks of one event that match run at once (the same command once); their answers are read in
+ * config order: a deny wins over an ask, an ask over an allow, and the first `updatedInput` is
+ * the rewrite. A hook that crashes, times out or answers with something that is not JSON is
+ * reported and counts as no answer: the call goes on to the ordinary approval gate, never
+ * "allowed" by the hook.
  *
  * `continue: false` (with `stopReason`) asks Deft to stop the run, whatever the event (but
  * SessionEnd, which ends anyway): it takes precedence over the answer's `decision`, and the first
@@ -57,6 +58,13 @@ export interface HookStop {
   by: HookName;
 }
 
+/**
+ * How a conversation started, as SessionStart hooks are told (and their matchers match):
+ * `startup` a new session, `resume` one continued (`deft -c`, `-r`, `/resume`, `deft run
+ * --continue/--resume`, ACP `session/load`), `clear` after `/clear`, `compact` after `/compact`.
+ */
+export type SessionStartSource = "startup" | "resume" | "clear" | "compact";
+
 /** The container a session's tools run in, as its hooks are told (they run on the host). */
 export interface HookContainer {
   id: string;
@@ -79,6 +87,11 @@ export interface HookContext {
   transcriptPath?: string;
   /** Tells the user about a hook that failed (one line). */
   report: (text: string) => void;
+  /**
+   * Shows the user what a hook says for them: its `systemMessage`, the reason of a PreToolUse
+   * `allow` or `ask`, the stderr of an exit 2 where the event cannot block. `report` when absent.
+   */
+  tell?: (text: string) => void;
 }
 
 /** Parsed answer of one hook run. */
@@ -149,11 +162,19 @@ export class Hooks {
     return this.#entries.some((e) => e.event === event);
   }
 
-  /** PreToolUse: may allow, deny, ask or rewrite the call. */
-  async preToolUse(toolName: string, input: Record<string, unknown>): Promise<PreToolOutcome> {
+  /**
+   * PreToolUse: may allow, deny, ask or rewrite the call. `toolUseId` is the model's id of the
+   * call (`tool_use_id`, the same in its PostToolUse).
+   */
+  async preToolUse(
+    toolName: string,
+    input: Record<string, unknown>,
+    toolUseId?: string,
+  ): Promise<PreToolOutcome> {
     const answers = await this.#fire("PreToolUse", toolName, {
       tool_name: toolName,
       tool_input: input,
+      ...(toolUseId ? { tool_use_id: toolUseId } : {}),
     });
     let outcome: PreToolOutcome = {};
     const rank = { allow: 1, ask: 2, deny: 3 } as const;
@@ -197,6 +218,12 @@ export class Hooks {
     if (outcome.decision === "deny") {
       outcome.reason = `PreToolUse hook ${outcome.by?.name} refused the call` +
         (outcome.reason ? `: ${outcome.reason}` : ".");
+    } else if (outcome.decision && outcome.reason) {
+      // As in Claude Code, an allow's or an ask's reason is for the user, not the model.
+      this.#tell(
+        `PreToolUse hook ${outcome.by?.name} said ${outcome.decision} for ${toolName}: ` +
+          outcome.reason,
+      );
     }
     return outcome;
   }
@@ -206,11 +233,13 @@ export class Hooks {
     toolName: string,
     input: Record<string, unknown>,
     response: unknown,
+    toolUseId?: string,
   ): Promise<HookOutcome> {
     const answers = await this.#fire("PostToolUse", toolName, {
       tool_name: toolName,
       tool_input: input,
       tool_response: response,
+      ...(toolUseId ? { tool_use_id: toolUseId } : {}),
     });
     return blockOrContext(answers, false);
   }
@@ -228,8 +257,11 @@ export class Hooks {
     return blockOrContext(await this.#fire("Stop", undefined, { stop_hook_active: active }), false);
   }
 
-  /** SessionStart: plain stdout or `additionalContext` is context for the model. */
-  async sessionStart(source: "startup" | "resume"): Promise<string | undefined> {
+  /**
+   * SessionStart: plain stdout or `additionalContext` is context for the model. `source` is how
+   * the conversation started, in Claude Code's words (`SessionStartSource`).
+   */
+  async sessionStart(source: SessionStartSource): Promise<string | undefined> {
     return blockOrContext(await this.#fire("SessionStart", source, { source }), true).context;
   }
 
@@ -265,10 +297,17 @@ export class Hooks {
     fields: Record<string, unknown>,
     boundSeconds?: number,
   ): Promise<Answer[]> {
-    const chosen = this.#entries.filter((e) =>
-      e.event === event &&
-      (!TOOL_EVENTS.has(event) && !MATCHED_FIELD[event] || matches(e.matcher, matched ?? ""))
-    );
+    // As in Claude Code, the same command selected twice (two groups, two config files) runs once.
+    const commands = new Set<string>();
+    const chosen: HookEntry[] = [];
+    for (const e of this.#entries) {
+      if (e.event !== event || commands.has(e.hook.command)) continue;
+      if (TOOL_EVENTS.has(event) || MATCHED_FIELD[event]) {
+        if (!matches(e.matcher, matched ?? "")) continue;
+      }
+      commands.add(e.hook.command);
+      chosen.push(e);
+    }
     if (chosen.length === 0) return [];
     const { container } = this.#ctx;
     const input = {
@@ -290,6 +329,10 @@ export class Hooks {
     return runs.map((run, i) => this.#read(event, chosen[i], run));
   }
 
+  #tell(text: string): void {
+    (this.#ctx.tell ?? this.#ctx.report)(text);
+  }
+
   #read(event: HookEvent, entry: HookEntry, run: HookRun): Answer {
     const by = hookName(entry);
     const report = (what: string) => this.#ctx.report(`${event} hook ${by.name}: ${what}`);
@@ -303,7 +346,13 @@ export class Hooks {
       return { run, by };
     }
     if (run.code === 2) {
-      return { run, by, blocked: run.stderr.trim() || `the hook exited with status 2` };
+      const said = run.stderr.trim();
+      if (event === "SessionStart" || event === "SessionEnd") {
+        // Nothing to block: as in Claude Code, the stderr is shown to the user only.
+        this.#tell(`${event} hook ${by.name} exited with status 2${said ? `: ${said}` : ""}`);
+        return { run, by };
+      }
+      return { run, by, blocked: said || `the hook exited with status 2` };
     }
     if (run.code !== 0) {
       const said = run.stderr.trim().split("\n").slice(-1)[0] ?? "";
@@ -323,6 +372,10 @@ export class Hooks {
       report(`answered with something that is not a JSON object; ignored`);
       return { run, by };
     }
+    // `systemMessage` is for the user, whatever the event (`suppressOutput` has nothing to hide:
+    // Deft never shows a hook's stdout, which is an answer or context for the model).
+    const message = stringAt(json, "systemMessage");
+    if (message) this.#tell(`${event} hook ${by.name}: ${message}`);
     if (json.continue === false && event !== "SessionEnd") {
       const stop = stringAt(json, "stopReason") ?? "the hook said not to continue";
       this.#stop ??= { event, reason: stop, by };
@@ -344,14 +397,17 @@ export function hookEntries(config: HooksConfig, source?: string): HookEntry[] {
 }
 
 /**
- * Whether a group's matcher selects `toolName`: no matcher, `""` and `*` select every tool;
- * otherwise the matcher is a regular expression that must match the whole name (`Edit|Write`
- * selects both, not `NotebookEdit`), as Claude Code reads it.
+ * Whether a group's matcher selects `toolName` (or the source, reason, trigger it matches), as
+ * Claude Code reads it: no matcher, `""` and `*` select everything; a matcher of letters,
+ * digits, `_`, `-` and `|` only is a list of exact names (`Edit|Write` selects both, not
+ * `NotebookEdit`; `bash` not `bash_extra`); anything else is a regular expression that selects
+ * the names it finds a match in (`^mcp__github`, `mcp__.*__create`, `Notebook.*`).
  */
 export function matches(matcher: string | undefined, toolName: string): boolean {
   if (matcher === undefined || matcher === "" || matcher === "*") return true;
+  if (/^[A-Za-z0-9_|-]+$/.test(matcher)) return matcher.split("|").includes(toolName);
   try {
-    return new RegExp(`^(?:${matcher})$`).test(toolName);
+    return new RegExp(matcher).test(toolName);
   } catch {
     return false;
   }

@@ -13,6 +13,20 @@ Deno.test("matchers: whole tool names, alternatives, every tool when empty or *"
   assert.equal(matches("", "anything"), true);
 });
 
+Deno.test("matchers as Claude Code reads them: plain names are exact, anything else a regex that may match a part", () => {
+  // Letters, digits, _, - and | only: a list of exact names.
+  assert.equal(matches("Edit|Write", "NotebookEdit"), false);
+  assert.equal(matches("Edit|Write", "Write"), true);
+  assert.equal(matches("mcp__github", "mcp__github__create_issue"), false);
+  assert.equal(matches("startup|resume", "resume"), true);
+  // A regular expression selects the names it finds a match in, anchored or not.
+  assert.equal(matches("^mcp__github", "mcp__github__create_issue"), true);
+  assert.equal(matches("mcp__.*__create", "mcp__github__create_issue"), true);
+  assert.equal(matches("^Notebook", "NotebookEdit"), true);
+  assert.equal(matches("^bash$", "bash_extra"), false);
+  assert.equal(matches("^mcp__github", "bash"), false);
+});
+
 Deno.test("import: Claude Code's tools become Deft's; what cannot be mapped is named", () => {
   const out = importClaudeHooks({
     hooks: {

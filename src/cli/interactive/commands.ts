@@ -75,6 +75,8 @@ const COMMANDS: SlashCommand[] = [
     help: "start a new conversation (the shell and edit history stay)",
     run: (ctx) => {
       ctx.reset();
+      // SessionStart hooks run again at the next prompt, told `source: "clear"`.
+      ctx.session.hooksRestart = "clear";
       ctx.write("new conversation: the model no longer sees the earlier turns.");
     },
   },
@@ -113,6 +115,7 @@ const COMMANDS: SlashCommand[] = [
     run: async (ctx, arg) => {
       try {
         await compactConversation(ctx, (conversation) => {
+          ctx.session.hooksRestart = "compact";
           // The next turn records a new trajectory that goes on from this one, so a resume
           // rebuilds the compacted conversation, not the old one with the summary after it.
           const recorder = ctx.recorder;
@@ -210,6 +213,7 @@ const COMMANDS: SlashCommand[] = [
         const note = resumedContainerNote(resumed, place);
         if (note) ctx.write(note);
         ctx.reset({ conversation: resumed.conversation, link: resumed.link });
+        ctx.session.hooksRestart = "resume";
         ctx.write(
           `resumed session ${resumed.link.session_id}: ${resumed.conversation.length} ` +
             `message(s); type the next prompt.`,

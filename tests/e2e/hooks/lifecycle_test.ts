@@ -170,7 +170,7 @@ Deno.test("continue: false on UserPromptSubmit: the prompt never reaches the mod
   assert.equal(JSON.parse(r.stdout).stopped_by_hook.reason, "not today");
 });
 
-Deno.test("PreCompact (auto) runs before the conversation is shortened; a block keeps it whole", async () => {
+Deno.test("PreCompact (auto) runs before the conversation is shortened; a block keeps it whole, asked once per window crossing", async () => {
   for (const blocking of [false, true]) {
     const hook = blocking
       ? `bash $HOME_DIR/record.sh compact; echo keep it >&2; exit 2`
@@ -210,8 +210,14 @@ Deno.test("PreCompact (auto) runs before the conversation is shortened; a block 
       if (blocking) {
         assert.equal(trajectory.context_events, undefined, "a blocked compaction shortened");
         assert.match(r.stderr, /PreCompact hook .* kept the conversation as it is: keep it/);
+        // Bounded: while the conversation stays over the window the block holds, unasked.
+        assert.equal(fired.length, 1, `a blocking PreCompact hook ran ${fired.length} times`);
+        assert.equal(r.stderr.match(/kept the conversation as it is/g)?.length, 1, r.stderr);
+        assert.ok(step >= 6, "the run did not go on after the block");
       } else {
         assert.ok(trajectory.context_events?.length > 0, "nothing was shortened");
+        // Each crossing of the window asks again (the shortened conversation grows back over it).
+        assert.ok(fired.length > 1, `PreCompact ran ${fired.length} time(s) over ${step} steps`);
       }
     } finally {
       await mock.close();
