@@ -136,13 +136,14 @@ function readFunction(name: string, locale: string): string[] {
 const encoder = new TextEncoder();
 
 /**
- * True when every byte is printable ASCII, a tab or a line break: one character per byte in any
- * locale bash can run in (no lead byte of a multibyte character, no escape of a stateful one).
+ * True when every character is printable ASCII, a tab or a line break: one byte, and one
+ * character, in any locale bash can run in (no lead byte of a multibyte character, no escape of a
+ * stateful encoding).
  */
-function isPlainText(bytes: Uint8Array): boolean {
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    if ((b < 0x20 && b !== 0x09 && b !== 0x0a) || b > 0x7e) return false;
+function isPlainText(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09 && c !== 0x0a) || c > 0x7e) return false;
   }
   return true;
 }
@@ -156,10 +157,16 @@ export function commandBytes(
   call: number,
   env: Record<string, string> = {},
 ): Uint8Array {
+  let exports = "";
+  for (const name in env) exports += `export ${name}=${shellQuote(env[name])};`;
+  // Plain text has as many bytes as characters: the line and the command encode in one go.
+  if (isPlainText(command)) {
+    return encoder.encode(
+      `${exports}${READ_TEXT} ${command.length} ${call};__deft_run\n${command}`,
+    );
+  }
   const body = encoder.encode(command);
-  const exports = Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)};`).join("");
-  const read = isPlainText(body) ? READ_TEXT : READ_BYTES;
-  const line = encoder.encode(`${exports}${read} ${body.length} ${call};__deft_run\n`);
+  const line = encoder.encode(`${exports}${READ_BYTES} ${body.length} ${call};__deft_run\n`);
   const bytes = new Uint8Array(line.length + body.length);
   bytes.set(line);
   bytes.set(body, line.length);
