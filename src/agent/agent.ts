@@ -43,6 +43,24 @@ export interface AgentOptions {
   textEndsTurn?: boolean;
   /** The project's instructions (AGENTS.md), added to the system prompt. */
   instructions?: string;
+  /**
+   * A hook's `continue: false` (src/hooks): asked before each model call and after each step's
+   * calls; a stop it returns ends the run there, its reason the run's final result.
+   */
+  hookStop?: () => HookStopped | undefined;
+  /**
+   * Asked before the conversation is shortened to fit the window (PreCompact hooks, trigger
+   * `auto`); false keeps it as it is this step.
+   */
+  beforeCompact?: () => Promise<boolean>;
+}
+
+/** A run a hook stopped (`continue: false`): which event, which hook, and its `stopReason`. */
+export interface HookStopped {
+  event: string;
+  hook: string;
+  source?: string;
+  reason: string;
 }
 
 /** How a run ended. */
@@ -51,6 +69,8 @@ export interface AgentResult {
   interrupted: boolean;
   finalResult: string | null;
   steps: number;
+  /** A hook's `continue: false` ended it. */
+  stoppedByHook?: HookStopped;
 }
 
 /** Runs `task` to completion, the step limit, an error or an interruption. */
@@ -83,7 +103,12 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
   const definitionChars = JSON.stringify(definitions).length;
   for (let step = 1; step <= options.maxSteps; step++) {
     if (signal?.aborted) return interrupted(recorder, step - 1);
-    const estimated = fitContext(messages, step, definitionChars, options);
+    let estimated = 0;
+    if (await compactAllowed(messages, definitionChars, options)) {
+      estimated = fitContext(messages, step, definitionChars, options);
+    } else estimated = options.context?.estimate(messages, definitionChars) ?? 0;
+    const stopBefore = options.hookStop?.();
+    if (stopBefore) return stoppedByHook(recorder, step - 1, stopBefore);
     let response: LLMResponse;
     try {
       console.waiting?.(step);
@@ -172,6 +197,8 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
       recorder.finalize(true, finalResult);
       return { success: true, interrupted: false, finalResult, steps: step };
     }
+    const stopAfter = options.hookStop?.();
+    if (stopAfter) return stoppedByHook(recorder, step, stopAfter);
     if (signal?.aborted) return interrupted(recorder, step);
   }
   const message = "Task execution exceeded maximum steps without completion.";
@@ -190,6 +217,18 @@ function summarize(
     if (summary) options.console.note(`[${step}] ${summary.tag}: ${summary.summary}`);
     else options.console.note(`[${step}] (no step summary: ${error})`);
   });
+}
+
+/** False when the conversation would be shortened and a PreCompact hook keeps it as it is. */
+async function compactAllowed(
+  messages: LLMMessage[],
+  definitionChars: number,
+  options: AgentOptions,
+): Promise<boolean> {
+  const { context, beforeCompact } = options;
+  if (!context || !beforeCompact) return true;
+  if (context.estimate(messages, definitionChars) <= context.budget) return true;
+  return await beforeCompact();
 }
 
 /** Shortens old messages when the window requires it; returns the prompt's estimated tokens. */
@@ -276,6 +315,22 @@ function emptyStep(
     reflection: null,
     error,
   };
+}
+
+/** The message of a run a hook stopped: what the user sees and the trajectory's final result. */
+export function hookStopMessage(stop: HookStopped): string {
+  return `Stopped by ${stop.event} hook ${stop.hook} (continue: false): ${stop.reason}`;
+}
+
+function stoppedByHook(
+  recorder: TrajectoryRecorder,
+  steps: number,
+  stop: HookStopped,
+): AgentResult {
+  const message = hookStopMessage(stop);
+  recorder.recordStep(emptyStep(steps + 1, "interrupted", message));
+  recorder.finalize(false, message);
+  return { success: false, interrupted: false, finalResult: message, steps, stoppedByHook: stop };
 }
 
 function interrupted(recorder: TrajectoryRecorder, steps: number): AgentResult {

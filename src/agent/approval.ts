@@ -26,11 +26,9 @@ import {
   type ToolCall,
 } from "../tools/executor.ts";
 
-/** The approval modes, most permissive first. */
-export const APPROVAL_MODES = ["never", "commands", "all"] as const;
-
-/** When Deft asks before a tool call. */
-export type ApprovalMode = typeof APPROVAL_MODES[number];
+// The modes live in a module of their own (the command line's help lists them without this one).
+import { APPROVAL_MODES, type ApprovalMode } from "./approval_modes.ts";
+export { APPROVAL_MODES, type ApprovalMode } from "./approval_modes.ts";
 
 /**
  * Asks the user one question; resolves to the answer line, or null when nobody answers. `hold`,

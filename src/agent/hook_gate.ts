@@ -8,10 +8,10 @@
  * the hook's command and config file, and a rewrite's arguments are recorded beside the model's
  * (`updated_input`).
  */
-import type { AgentResult } from "./agent.ts";
+import { type AgentResult, hookStopMessage, type HookStopped } from "./agent.ts";
 import { ApprovalGate } from "./approval.ts";
 import type { HooksConfig } from "../config/hooks_schema.ts";
-import { Hooks } from "../hooks/hooks.ts";
+import { type HookContainer, Hooks, type HookStop } from "../hooks/hooks.ts";
 import type { ApprovalDecision } from "../tools/approval_decision.ts";
 import type { Tool } from "../tools/base.ts";
 import type { CallGate, GateDecision, ToolCall, ToolCallResult } from "../tools/executor.ts";
@@ -29,6 +29,11 @@ export class HookGate implements CallGate {
     this.#hooks = hooks;
     this.#inner = inner;
     this.#mode = mode;
+  }
+
+  /** The session's hooks (SessionEnd at the end of `deft serve` and `deft mcp`). */
+  get hooks(): Hooks {
+    return this.#hooks;
   }
 
   /** The gate behind the hooks. */
@@ -131,30 +136,74 @@ export class HookGate implements CallGate {
 /** Times a Stop hook may send one task back to the model before the task ends regardless. */
 export const MAX_STOP_CONTINUATIONS = 3;
 
-/** The session's hooks, when its config has any (none in a replay: it repeats the recording). */
+/**
+ * The session's hooks, when its config has any (none in a replay: it repeats the recording).
+ * `cwd` is a host folder (the workspace, or with a container the folder Deft started in).
+ */
 export function sessionHooks(
   config: HooksConfig,
   source: string | undefined,
-  workspace: string,
+  cwd: string,
   report: (text: string) => void,
+  container?: HookContainer,
 ): Hooks | undefined {
-  const hooks = new Hooks(config, source, { cwd: workspace, report });
-  if (hooks.has("SessionEnd")) report("SessionEnd hooks are not run by this version of Deft");
+  const hooks = new Hooks(config, source, { cwd, report, container });
   return hooks.entries.length > 0 ? hooks : undefined;
 }
 
-/** What the prompt hooks made of a task: the message for the model, or the reason it is blocked. */
+/** Seconds a SessionEnd hook may run when the session ends on a signal (SIGTERM, SIGHUP, …). */
+export const SESSION_END_SIGNAL_BOUND_S = 5;
+
+/**
+ * How a session ended, in Claude Code's SessionEnd `reason` words: `clear` (a new conversation:
+ * /clear), `prompt_input_exit` (the user left at the prompt: /exit, Ctrl-D), `other` (a task or
+ * connection that ended, a signal). Deft has no `logout`. `deft` is Deft's own, finer word.
+ */
+export interface SessionEnding {
+  reason: "clear" | "logout" | "prompt_input_exit" | "other";
+  deft: string;
+  /** Ended by a signal: each hook gets at most `SESSION_END_SIGNAL_BOUND_S` seconds. */
+  signal?: boolean;
+}
+
+/**
+ * Runs the SessionEnd hooks once (a second call does nothing). They cannot block or delay the
+ * end past their timeout, and never throw.
+ */
+export async function endSessionHooks(
+  hooks: Hooks | undefined,
+  ending: SessionEnding,
+): Promise<void> {
+  if (!hooks) return;
+  await hooks.sessionEnd(
+    ending.reason,
+    ending.deft,
+    ending.signal ? SESSION_END_SIGNAL_BOUND_S : undefined,
+  ).catch(() => {});
+}
+
+/** A hook's stop request as the run records it. */
+export function stoppedBy(stop: HookStop): HookStopped {
+  return { event: stop.event, hook: stop.by.name, source: stop.by.source, reason: stop.reason };
+}
+
+/** What the prompt hooks made of a task: the message for the model, or why it is not sent. */
 export async function promptWithHooks(
   hooks: Hooks,
   task: string,
   firstTurn: boolean,
-): Promise<{ message: string } | { blocked: string }> {
+): Promise<{ message: string } | { blocked: string; stopped?: HookStopped }> {
   const contexts: string[] = [];
   if (firstTurn) {
     const start = await hooks.sessionStart("startup");
     if (start) contexts.push(start);
   }
   const said = await hooks.userPromptSubmit(task);
+  const stop = hooks.takeStop();
+  if (stop) {
+    const stopped = stoppedBy(stop);
+    return { blocked: hookStopMessage(stopped), stopped };
+  }
   if (said.block) {
     return {
       blocked:
@@ -169,7 +218,9 @@ export async function promptWithHooks(
  * Runs a task, then its Stop hooks: a hook that blocks the stop sends its reason to the model as
  * the next message and the task goes on, at most `MAX_STOP_CONTINUATIONS` times (the hooks see
  * `stop_hook_active: true` after the first), so no hook can keep a run going forever. Only a
- * task that finished is sent back; an interrupted or failed one ends as it is.
+ * task that finished is sent back; an interrupted or failed one ends as it is. A Stop hook's
+ * `continue: false` takes precedence over its block: the task ends as it is, the stop reason
+ * shown and recorded (`stoppedByHook`).
  */
 export async function runWithStopHooks(
   hooks: Hooks | undefined,
@@ -181,6 +232,12 @@ export async function runWithStopHooks(
   for (let n = 0; hooks && n < MAX_STOP_CONTINUATIONS; n++) {
     if (!result.success || result.interrupted) break;
     const said = await hooks.stop(n > 0);
+    const stop = hooks.takeStop();
+    if (stop) {
+      const stopped = stoppedBy(stop);
+      note(hookStopMessage(stopped));
+      return { ...result, stoppedByHook: stopped };
+    }
     if (!said.block) break;
     note(`Stop hook ${said.block.by.name} sent the model back: ${said.block.reason}`);
     if (n + 1 === MAX_STOP_CONTINUATIONS) {

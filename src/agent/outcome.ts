@@ -33,6 +33,8 @@ export interface RunSummary {
   /** Each gated call's approval decision, in call order: who let it through or refused it. */
   approvals: RunApproval[];
   /** Only for a replay: where its tool results differ from the recording. */
+  /** A hook's `continue: false` stopped the run: event, hook, config file, `stopReason`. */
+  stopped_by_hook?: { event: string; hook: string; source?: string; reason: string };
   divergences?: Divergence[];
 }
 
@@ -151,5 +153,6 @@ export function runSummary(
     patch_path: outcome.patchPath,
     approvals: runApprovals(recorder.data),
     ...(outcome.divergences ? { divergences: outcome.divergences } : {}),
+    ...(result.stoppedByHook ? { stopped_by_hook: result.stoppedByHook } : {}),
   };
 }

@@ -39,7 +39,13 @@ import {
 import { containerWorkplace, hostWorkplace, type Workplace } from "./workplace.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { ToolExecutor } from "../tools/executor.ts";
-import { HookGate, promptWithHooks, runWithStopHooks, sessionHooks } from "./hook_gate.ts";
+import {
+  HookGate,
+  promptWithHooks,
+  runWithStopHooks,
+  sessionHooks,
+  stoppedBy,
+} from "./hook_gate.ts";
 import type { Hooks } from "../hooks/hooks.ts";
 import { hooksSource } from "../hooks/source.ts";
 import type { Tool } from "../tools/base.ts";
@@ -302,10 +308,16 @@ async function assemble(
     rules,
   );
   // Hooks run in front of the approval gate; a replay runs none (it repeats the recording).
-  const hooks = recording
-    ? undefined
-    : sessionHooks(loaded.config.hooks, hooksSource(loaded), workspace, (t) =>
-      console.note(`warning: ${t}`));
+  // They run on the host (the user's programs are there): with a container, in the folder Deft
+  // started in, told the container's id, runtime and workspace.
+  const hooks = recording ? undefined : sessionHooks(
+    loaded.config.hooks,
+    hooksSource(loaded),
+    container ? hostFolder() : workspace,
+    (t) => console.note(`warning: ${t}`),
+    container &&
+      { id: container.id, runtime: container.cli.program, workspace: container.workspace },
+  );
   const baseGate = gate ??
     (recording ? new ReplayGate(recording) : new ApprovalGate(
       "never",
@@ -339,6 +351,15 @@ async function assemble(
     baseline,
     workplace,
   };
+}
+
+/** The folder Deft was started in (the home folder when it is gone). */
+function hostFolder(): string {
+  try {
+    return Deno.cwd();
+  } catch {
+    return readEnv("HOME") ?? "/";
+  }
 }
 
 /** Records the workspace's state before any tool runs; a failure is a warning (patch vs HEAD). */
@@ -465,16 +486,27 @@ export async function runTask(
   let message = task;
   if (session.hooks) {
     session.hooks.setSession(recorder.data.session_id ?? "", trajectoryPath);
+    // A stop asked outside a run (a `!command` line in interactive, whose call it refused) does
+    // not carry over into this one.
+    session.hooks.takeStop();
     const said = await promptWithHooks(session.hooks, task, !session.hooksStarted);
     session.hooksStarted = true;
     if ("blocked" in said) {
       console.note(said.blocked);
+      if (said.stopped) recorder.data.hook_stop = said.stopped;
       recorder.finalize(false, said.blocked);
-      result = { success: false, interrupted: false, finalResult: said.blocked, steps: 0 };
+      result = {
+        success: false,
+        interrupted: false,
+        finalResult: said.blocked,
+        steps: 0,
+        ...(said.stopped ? { stoppedByHook: said.stopped } : {}),
+      };
       return { result, recorder };
     }
     message = said.message;
   }
+  const hooks = session.hooks;
   // The conversation is this task's own array, so a Stop hook's reason goes on with it.
   const conversation = opts.conversation ?? [];
   const turnOffset = recorder.stepOffset;
@@ -499,10 +531,29 @@ export async function runTask(
       images: text === message ? opts.images : undefined,
       textEndsTurn: opts.textEndsTurn,
       instructions: session.instructions.prompt,
+      hookStop: hooks && (() => {
+        const stop = hooks.takeStop();
+        return stop && stoppedBy(stop);
+      }),
+      beforeCompact: hooks?.has("PreCompact")
+        ? async () => {
+          const said = await hooks.preCompact("auto");
+          if (!said.block) return true;
+          console.note(
+            `PreCompact hook ${said.block.by.name} kept the conversation as it is: ` +
+              `${said.block.reason} (the model may now refuse it as too long)`,
+          );
+          return false;
+        }
+        : undefined,
     });
   };
   try {
     result = await runWithStopHooks(session.hooks, message, run, (t) => console.note(t));
+    if (result.stoppedByHook) {
+      recorder.data.hook_stop = result.stoppedByHook;
+      recorder.flush();
+    }
   } finally {
     recorder.stepOffset = turnOffset;
     (session.turns ??= []).push(turnRecord(session, recorder, usageBefore));

@@ -18,6 +18,7 @@ import { closeContainer, sessionWorkspace } from "./container_session.ts";
 import { resumeTarget } from "./resume.ts";
 import { workspaceOf } from "./context.ts";
 import { onStopSignals } from "./signals.ts";
+import { endSessionHooks } from "../agent/hook_gate.ts";
 import type { AcpHost } from "../acp/server.ts";
 import type { McpServer } from "@agentclientprotocol/sdk";
 import type { Session } from "../agent/session.ts";
@@ -39,6 +40,7 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
     import("../acp/server.ts"),
   ]);
   const inContainer = wantsContainer(opts);
+  let signalled = false;
   const host: AcpHost = {
     open: async (cwd, io, mcpServers) => {
       // -w, when given, wins over the client's cwd (the editor's project is usually both).
@@ -69,6 +71,12 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
       for (const e of await session.executor.closeTools().catch(() => [])) {
         say(`warning: ${e.message}`);
       }
+      // Its SessionEnd hooks before its container goes; bounded when a signal ends the command.
+      await endSessionHooks(session.hooks, {
+        reason: "other",
+        deft: signalled ? "signal" : "closed",
+        signal: signalled,
+      });
       await closeContainer(session);
     },
     runTurn: (session, text, taskOpts) => runTask(session, text, taskOpts),
@@ -115,6 +123,7 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
     await closeAll();
   };
   const keepSignals = onStopSignals((_name, code) => {
+    signalled = true;
     void stop().finally(() => Deno.exit(code));
   });
   try {

@@ -6,6 +6,7 @@
 import { type Session, type SessionContainerOptions, wantsContainer } from "../agent/session.ts";
 import { workspaceOf } from "./context.ts";
 import { onStopSignals } from "./signals.ts";
+import { endSessionHooks } from "../agent/hook_gate.ts";
 
 /**
  * The workspace the session starts with: the real path of `-w` (default: the current folder),
@@ -34,11 +35,17 @@ export async function closeContainer(session: Session): Promise<void> {
 export function closeContainerOnSignals(session: Session): () => void {
   if (!session.container) return () => {};
   let stopping = false;
-  return onStopSignals((_name, code) => {
+  return onStopSignals((name, code) => {
     if (stopping) Deno.exit(code);
     stopping = true;
     void (async () => {
       await session.executor.closeTools().catch(() => []);
+      // SessionEnd hooks before the container goes (they may look into it), each bounded.
+      await endSessionHooks(session.hooks, {
+        reason: "other",
+        deft: `signal ${name}`,
+        signal: true,
+      });
       await closeContainer(session);
       Deno.exit(code);
     })();

@@ -1,14 +1,16 @@
 /** Builds the tool context shared by the pipeline commands (`tool`, `serve`, `mcp`). */
 import type { ToolContext } from "../tools/base.ts";
-import { realWorkspace } from "../policy/workspace.ts";
 import { registeredToolNames, resolveToolName } from "../tools/catalog.ts";
 import { checkSandbox, parseDeadlines } from "../tools/host/mod.ts";
 import { UsageError } from "./io.ts";
+import { workspaceOf } from "./workspace_arg.ts";
 import { loadToolConfig, resolveToolSettings } from "../config/tool_settings.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
 
 // Session assembly (src/agent/session.ts) needs these too, so they live with the tool host.
 export { checkSandbox, hostDirs } from "../tools/host/mod.ts";
+// The workspace alone, for commands that run no tool (`deft sessions`), lives on its own.
+export { workspaceOf } from "./workspace_arg.ts";
 
 /** Options every tool-running command accepts. */
 export interface ToolCommandOptions {
@@ -17,24 +19,6 @@ export interface ToolCommandOptions {
   provider?: string;
   /** `--deadline`: `SECONDS` or `TOOL=SECONDS,...`. */
   deadline?: string;
-}
-
-/** The real path of the workspace `-w DIR` names (default: the current directory). */
-export async function workspaceOf(workingDir: string | undefined): Promise<string> {
-  const dir = workingDir ?? currentDirectory();
-  try {
-    return await realWorkspace(dir);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotCapable) {
-      throw new UsageError(
-        `Deno's permissions do not let Deft read the workspace ${dir}: add it to --allow-read ` +
-          "(a symbolic link and its target both: Deno grants paths as written), " +
-          "or pass another directory with -w.",
-      );
-    }
-    const message = (e as Error).message.replace(/\.?$/, ".");
-    throw new UsageError(`${message} Pass an existing directory with -w.`);
-  }
 }
 
 /**
@@ -65,16 +49,4 @@ export async function toolContext(
   }
   checkSandbox(settings, tools);
   return { provider: opts.provider ?? "openai", workspace, settings };
-}
-
-function currentDirectory(): string {
-  try {
-    return Deno.cwd();
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotCapable)) throw e;
-    throw new UsageError(
-      "Deno's permissions do not let Deft read the current directory, the default workspace: " +
-        "pass the workspace with -w DIR, or add it to --allow-read.",
-    );
-  }
 }

@@ -1,4 +1,4 @@
-/** Runs a parsed pipeline command. Each command module is imported only when it runs. */
+/** Runs a command fast.ts parsed. Each command module is imported only when it runs. */
 import type { FastParse } from "./fast.ts";
 
 /** Runs `parsed` and returns its exit code. */
@@ -16,6 +16,14 @@ export async function runPipelineCommand(parsed: FastParse): Promise<number> {
     case "serve": {
       const { serveCommand } = await import("./serve.ts");
       return await serveCommand(options);
+    }
+    case "sessions": {
+      const { sessionsCommand } = await import("./sessions.ts");
+      return await sessionsCommand(options);
+    }
+    case "config": {
+      const { configCommand } = await import("./config.ts");
+      return await configCommand(options);
     }
   }
 }

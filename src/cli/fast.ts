@@ -1,37 +1,30 @@
 /**
- * The fast path for `deft --version` and the pipeline commands: parses a well-formed command line with node:util's
- * parseArgs against the table in `spec.ts`. Anything it does not fully understand (help,
+ * The fast path for the pipeline commands, `deft sessions` and `deft config` (`deft --version` and
+ * `deft --help` answer in help.ts): parses a well-formed command line with node:util's parseArgs
+ * against the table in `spec.ts` (`FAST_COMMANDS`). Anything it does not fully understand (help,
  * unknown options, bad choices, missing arguments) returns undefined, and commander takes over
  * to print help or a proper usage error.
  */
 import { parseArgs } from "node:util";
-import { type CommandSpec, optionKey, PIPELINE_COMMANDS } from "./spec.ts";
-import { VERSION } from "../version.ts";
+import { type CommandSpec, FAST_COMMANDS, optionKey } from "./spec.ts";
 
-/**
- * What `deft --version` (or `-V`, commander's spelling) prints, or undefined for any other
- * command line. Loading commander costs more than the rest of a pipeline call together, so the
- * most common query of all answers without it, exactly as commander would.
- */
-export function fastAnswer(args: readonly string[]): string | undefined {
-  if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) return `${VERSION}\n`;
-  return undefined;
-}
-
-/** A parsed pipeline command line. */
+/** A parsed command line of one of `FAST_COMMANDS`. */
 export interface FastParse {
-  command: keyof typeof PIPELINE_COMMANDS;
+  command: keyof typeof FAST_COMMANDS;
   positionals: (string | undefined)[];
-  options: Record<string, string | boolean>;
+  options: Record<string, string | boolean | number>;
 }
 
-/** Parses `args` when it is a plain, valid pipeline command; otherwise returns undefined. */
+/** Parses `args` when it is a plain, valid command of `FAST_COMMANDS`; otherwise undefined. */
 export function fastParse(args: readonly string[]): FastParse | undefined {
   const [command, ...rest] = args;
-  if (!Object.hasOwn(PIPELINE_COMMANDS, command)) return undefined;
-  const spec: CommandSpec = PIPELINE_COMMANDS[command as keyof typeof PIPELINE_COMMANDS];
+  if (!Object.hasOwn(FAST_COMMANDS, command)) return undefined;
+  const spec: Omit<CommandSpec, "description"> =
+    FAST_COMMANDS[command as keyof typeof FAST_COMMANDS];
   const config: Record<string, { type: "string" | "boolean"; short?: string }> = {};
   for (const o of spec.options) {
+    // What parseArgs does not do as commander does (optional values, lists, `--no-x`): commander.
+    if (o.optional || o.repeatable || o.long.startsWith("no-")) return undefined;
     config[o.long] = { type: o.value ? "string" : "boolean" };
     if (o.short) config[o.long].short = o.short;
   }
@@ -48,11 +41,19 @@ export function fastParse(args: readonly string[]): FastParse | undefined {
   if (positionals.length < required || positionals.length > spec.arguments.length) {
     return undefined;
   }
-  const options: Record<string, string | boolean> = {};
+  const options: FastParse["options"] = {};
   for (const option of spec.options) {
     const value = values[option.long] ?? option.default;
     if (value === undefined) continue;
     if (option.choices && !option.choices.includes(value as string)) return undefined;
+    if (option.integer) {
+      // Plain digits only; anything else (and a 0 where ≥ 1 is asked) is commander's to explain.
+      const n = Number(value);
+      if (!/^\d+$/.test(value as string) || !Number.isSafeInteger(n)) return undefined;
+      if (option.integer === "positive" && n < 1) return undefined;
+      options[optionKey(option.long)] = n;
+      continue;
+    }
     options[optionKey(option.long)] = value as string | boolean;
   }
   return {

@@ -2,8 +2,9 @@
  * `deft interactive`: a conversation at a prompt. Each prompt is a turn of one conversation (the
  * model sees the earlier turns until /clear); a turn ends when the model answers without a tool
  * call or calls task_done. The tools (the bash session, edit history) persist for the session.
- * Turns are shown by `deft run`'s console (live on a terminal); lines typed during a turn are
- * queued and sent after it. Ctrl-C stops the running turn, not the session; /exit, `exit` or
+ * Turns are shown by `deft run`'s console (live on a terminal); the line typed during a turn is
+ * drawn under its output (console/screen.ts) and edited there, lines entered are queued and sent
+ * after it. Ctrl-C stops the running turn, not the session; /exit, `exit` or
  * Ctrl-D on an empty line leaves. A first prompt (`deft "task"`) is sent at once; `--resume`
  * without an id picks the session to go on with. `/compact` and `/init` run as turns do: timed
  * on their own, type-ahead queued, Ctrl-C stopping them. The composer (bracketed paste folded
@@ -19,7 +20,8 @@ import { terminalText } from "../policy/terminal_text.ts";
 // What interactive prints itself (the model id, /diff, the answer) is model or repository text:
 // masked like the trajectory, and inert on the terminal.
 const shown = (text: string) => terminalText(maskOutput(text));
-const say = (text: string) => writeStderr(shown(text));
+// Written around the composer line a running turn shows under its output (console/screen.ts).
+const say = (text: string) => screen.write(`${shown(text).replace(/\n?$/, "\n")}`);
 import {
   type CommandContext,
   isCommandName,
@@ -31,23 +33,30 @@ import { resumedContainerNote, type ResumeOptions, resumeTarget, sessionPlace } 
 import type { SessionPlace } from "../trajectory/conversation.ts";
 import { chooseConsole } from "./console/choose.ts";
 import { holdScreen, Spinner } from "./console/spinner.ts";
+import { screen, screenWrite } from "./console/screen.ts";
 import { TurnConsole } from "./interactive/turn_console.ts";
 import { pickSession } from "./interactive/picker.ts";
 import type { TurnCommandContext } from "./interactive/turn_commands.ts";
 import type { ColorMode } from "./console/style.ts";
 import { closeContainer, closeContainerOnSignals, sessionWorkspace } from "./container_session.ts";
+import { endSessionHooks, type SessionEnding } from "../agent/hook_gate.ts";
 import { workspaceOf } from "./context.ts";
 import { onStopSignals } from "./signals.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
 import {
   completeMention,
+  containerWorkspaceFiles,
   imageRefusal,
   mentionsIn,
   readImageFile,
   readMention,
+  readMentionInContainer,
   withAttachments,
   workspaceFiles,
 } from "./interactive/mentions.ts";
+
+/** A second Esc within this many milliseconds of the first opens /rewind. */
+const REWIND_ESC_MS = 1500;
 
 /** Options of `deft interactive`. */
 export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, "continue"> {
@@ -119,7 +128,15 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         defaultMode: "commands",
         // The question owns the screen: the spinner stops until it is answered.
         ask: Object.assign((question: string) => reader.ask(question), {
-          hold: holdScreen,
+          // The spinner and the composer line under the output both leave the screen.
+          hold: () => {
+            const composer = screen.hold();
+            const spinner = holdScreen();
+            return () => {
+              spinner();
+              composer();
+            };
+          },
           tell: say,
         }),
         terminal,
@@ -147,12 +164,17 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   const keepSignals = closeContainerOnSignals(session);
   // On the host, SIGTERM and SIGHUP end the session as they would have, with the terminal's
   // bracketed paste turned off first (a container session exits through Deno.exit, whose unload
-  // turns it off).
-  const keepPasteSignals = session.container || !terminal
+  // turns it off). Without a terminal they are handled only for the session's SessionEnd hooks.
+  const keepPasteSignals = session.container || (!terminal && !session.hooks?.has("SessionEnd"))
     ? () => {}
-    : onStopSignals((_name, code) => {
-      reader.close();
-      Deno.exit(code);
+    : onStopSignals((name, code) => {
+      // SessionEnd hooks still run, each bounded (SESSION_END_SIGNAL_BOUND_S); the prompt stays
+      // open meanwhile, so the session does not also end as if its input had closed.
+      void endSessionHooks(session.hooks, { reason: "other", deft: `signal ${name}`, signal: true })
+        .finally(() => {
+          reader.close();
+          Deno.exit(code);
+        });
     }, ["SIGTERM", "SIGHUP"]);
   const { executor, config } = session;
   let current: AbortController | undefined;
@@ -228,15 +250,31 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   reader.completer = async (line) => {
     if (!/(?:^|\s)@[^\s@]*$/.test(line)) return [[], line];
     if (!listed || performance.now() - listed.at > 5000) {
-      listed = { at: performance.now(), files: workspaceFiles(session.workspace) };
+      listed = {
+        at: performance.now(),
+        files: session.container
+          ? containerWorkspaceFiles(session.container)
+          : workspaceFiles(session.workspace),
+      };
     }
     return completeMention(line, await listed.files);
   };
+  // Esc twice on an empty composer (between turns) opens the /rewind picker.
+  let escapedAt = -Infinity;
   reader.onEscape = () => {
     if (current) interrupt();
     else if (shellMode) {
       shellMode = false;
       writeStderr("\n(shell mode off)");
+      reader.clearLine("deft> ");
+    } else if (reader.line === "") {
+      const now = performance.now();
+      if (now - escapedAt < REWIND_ESC_MS && reader.submit("/rewind")) {
+        escapedAt = -Infinity;
+        return;
+      }
+      escapedAt = now;
+      writeStderr("\n(Esc again to rewind to a checkpoint)");
       reader.clearLine();
     }
   };
@@ -253,11 +291,16 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   );
   let first = opts.prompt;
   if (first !== undefined && terminal) writeStderr(`deft> ${shown(first)}`);
+  // How the session ended, for its SessionEnd hooks: the user left at the prompt, or not.
+  let ending: SessionEnding = { reason: "other", deft: "error" };
   try {
     for (;;) {
       const line = first ?? await reader.read(shellMode ? "deft !> " : "deft> ");
       first = undefined;
-      if (line === null) break;
+      if (line === null) {
+        ending = { reason: "prompt_input_exit", deft: "input_closed" };
+        break;
+      }
       const input = line.trim();
       if (input === "") continue;
       const shell = shellLine(input, shellMode);
@@ -286,9 +329,15 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         }
         continue;
       }
-      if (/^(exit|quit)$/i.test(input)) break;
+      if (/^(exit|quit)$/i.test(input)) {
+        ending = { reason: "prompt_input_exit", deft: "exit" };
+        break;
+      }
       if (isSlashCommand(input)) {
-        if (await runSlashCommand(input, state) === "exit") break;
+        if (await runSlashCommand(input, state) === "exit") {
+          ending = { reason: "prompt_input_exit", deft: "exit" };
+          break;
+        }
         continue;
       }
       // A command's name alone is most likely the command with its slash forgotten.
@@ -309,7 +358,12 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         // files the prompt mentions, attached.
         let task = shellContext.length > 0 ? `${shellContext.join("\n\n")}\n\n${line}` : line;
         const mentioned = await Promise.all(
-          mentionsIn(line).map((path) => readMention(session.workspace, path)),
+          mentionsIn(line).map((path) =>
+            // In a container the workspace is the container's: judged and read in there.
+            session.container
+              ? readMentionInContainer(session.container, path)
+              : readMention(session.workspace, path)
+          ),
         );
         for (const m of mentioned) {
           say(
@@ -351,7 +405,9 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
         // streamed in; why a turn stopped short is progress, on stderr.
         if (result.success && result.finalResult) {
           if (!(Deno.stdout.isTerminal() && console.showed(result.finalResult))) {
-            await writeStdout(`${shown(result.finalResult.trimEnd())}\n`);
+            // Off the composer line's row first: stdout may be the same terminal.
+            const release = screen.hold();
+            await writeStdout(`${shown(result.finalResult.trimEnd())}\n`).finally(release);
           }
         } else if (!result.interrupted && result.finalResult) say(result.finalResult);
       } catch (e) {
@@ -368,6 +424,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
     for (const e of await executor.closeTools()) session.console.note(`warning: ${e.message}`);
     keepSignals();
     keepPasteSignals();
+    await endSessionHooks(session.hooks, ending);
     await closeContainer(session);
   }
   writeStderr("bye");
@@ -375,8 +432,7 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
 }
 
 function writeBytes(bytes: Uint8Array): void {
-  let written = 0;
-  while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+  screenWrite(bytes);
 }
 
 function usedTokens(recorder: TrajectoryRecorder | undefined): number {

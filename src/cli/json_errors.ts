@@ -1,14 +1,21 @@
 /**
- * Usage errors for scripts: when `deft run` was asked for JSON on stdout (`--json`,
- * `--output-format json|stream-json`), a mistake on the command line is reported there too, so
- * a pipeline reading stdout sees an error object instead of nothing.
+ * Usage errors for scripts: when a headless run (`deft run`, its alias `deft exec`, or the launch
+ * line's `deft -p`) was asked for JSON on stdout (`--json`, `--output-format json|stream-json`), a
+ * mistake on the command line is reported there too, so a pipeline reading stdout sees an error
+ * object instead of nothing.
  */
 import { writeStdout } from "./io.ts";
 import { maskOutput } from "../policy/secrets.ts";
 
-/** The JSON format `args` asked `deft run` for, if any. */
+/** True when `args` is a headless run: `run`, `exec`, or a launch line (options first) with -p. */
+function headless(args: readonly string[]): boolean {
+  if (args[0] === "run" || args[0] === "exec") return true;
+  return args[0]?.startsWith("-") === true && args.some((a) => a === "-p" || a === "--print");
+}
+
+/** The JSON format a headless run's `args` asked for, if any. */
 export function requestedJsonFormat(args: readonly string[]): "json" | "stream-json" | undefined {
-  if (args[0] !== "run") return undefined;
+  if (!headless(args)) return undefined;
   let format: string | undefined;
   args.forEach((arg, i) => {
     if (arg === "--json") format ??= "json";

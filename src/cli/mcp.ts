@@ -4,6 +4,7 @@
  * session and the edit history last until the client disconnects; then the tools are closed (no
  * shell or background job outlives the server) and the process exits.
  */
+import { endSessionHooks } from "../agent/hook_gate.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import { createHostedTools } from "../tools/host/mod.ts";
@@ -30,9 +31,10 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext({ ...opts, provider: "anthropic" });
   // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
+  const hookGate = await (await import("./hooks.ts")).toolServerHooks(context.workspace);
   const executor = new ToolExecutor(
     await createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
-    await (await import("./hooks.ts")).toolServerHooks(context.workspace),
+    hookGate,
   );
   const [{ createToolServer }, { DenoStdioServerTransport }] = await Promise.all([
     import("../mcp/server.ts"),
@@ -63,12 +65,20 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
   // answers), then close.
   transport.ended.then(() => transport.answered()).then(() => transport.close());
 
+  let code: number | undefined;
   try {
     await server.connect(transport);
-    return await finished;
+    code = await finished;
+    return code;
   } finally {
     for (const remove of signals) remove();
     for (const error of await executor.closeTools()) writeStderr(`deft mcp: ${error.message}`);
+    // A signal (exit code other than 0) bounds each SessionEnd hook.
+    await endSessionHooks(hookGate?.hooks, {
+      reason: "other",
+      deft: code === 0 ? "connection_closed" : code === undefined ? "error" : "signal",
+      signal: code !== undefined && code !== 0,
+    });
     await server.close().catch(() => {});
     restoreConsole();
   }

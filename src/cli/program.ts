@@ -9,36 +9,55 @@ import type { FastParse } from "./fast.ts";
 import type { RunOptions } from "./run.ts";
 import type { InteractiveOptions } from "./interactive.ts";
 import {
-  type CommandSpec,
+  approval,
+  APPROVAL_RULES,
+  argumentTerm,
+  COLOR,
+  type CommandEntry,
+  COMMANDS,
+  CONFIG_FILE,
   DEADLINE,
+  described,
+  FAST_COMMANDS,
+  JSON_OUTPUT,
+  LAUNCH,
   MAX_LINE_BYTES,
+  MAX_STEPS,
+  MODEL,
+  MODEL_BASE_URL,
+  MODEL_OPTIONS,
+  NO_INSTRUCTIONS,
   option,
+  optionFlags,
   type OptionSpec,
+  OUTPUT_FORMAT,
   PIPELINE_COMMANDS,
+  PROVIDER,
+  REPOSITORY,
   SANDBOX,
   WORKING_DIR,
 } from "./spec.ts";
 import { BATCH_CONTAINER_OPTIONS, CONTAINER_OPTIONS } from "./spec.ts";
-import { OUTPUT_FORMATS } from "./console/choose.ts";
-import { COLOR_MODES } from "./console/style.ts";
-import { APPROVAL_MODES } from "../agent/approval.ts";
 import { DEFINITION_SEARCHES, EDGE_SEARCHES, INDIRECT, searchOptionSpecs } from "./ckg.ts";
 
-function addSpec(program: Command, name: string, spec: CommandSpec): Command {
-  const command = program.command(name).description(spec.description);
-  for (const arg of spec.arguments) {
-    command.addArgument(
-      new Argument(arg.required ? `<${arg.name}>` : `[${arg.name}]`, arg.description),
-    );
+/**
+ * The command `name` of `program`, with its summary, alias and arguments from its entry in
+ * spec.ts's `COMMANDS` (the table `deft --help` is written from); its options are added here.
+ */
+function declared(program: Command, name: keyof typeof COMMANDS): Command {
+  const entry: CommandEntry = COMMANDS[name];
+  const command = program.command(name).description(entry.description);
+  if (entry.alias) command.alias(entry.alias);
+  for (const arg of entry.arguments) {
+    command.addArgument(new Argument(argumentTerm(arg), arg.description));
   }
-  return addOptions(command, spec.options);
+  return command;
 }
 
 /** Adds `specs` to `command`, in order. */
 function addOptions(command: Command, specs: readonly OptionSpec[]): Command {
   for (const o of specs) {
-    const flags = `${o.short ? `-${o.short}, ` : ""}--${o.long}${o.value ? ` <${o.value}>` : ""}`;
-    const option = new Option(flags, o.description);
+    const option = new Option(optionFlags(o), o.description);
     if (o.choices) option.choices(o.choices);
     if (o.integer) {
       option.argParser(o.integer === "positive" ? positiveInteger : nonNegativeInteger);
@@ -50,61 +69,13 @@ function addOptions(command: Command, specs: readonly OptionSpec[]): Command {
   return command;
 }
 
-/** The same option with the help text this command gives it. */
-function described(spec: OptionSpec, description: string): OptionSpec {
-  return { ...spec, description };
-}
-
-// The options several commands share, declared once; each command picks its own below.
-const PROVIDER = option(
-  "-p, --provider <provider>",
-  "model provider (a name under model_providers, or a kind)",
-);
-const MODEL = option("-m, --model <model>", "model id");
-const MODEL_BASE_URL = option("--model-base-url <url>", "base URL of the provider's API");
-const CONFIG_FILE = option(
-  "--config-file <file>",
-  "config file (default: DEFT_CONFIG, ./deft.yaml, ...)",
-);
-/** The model and where its settings come from: `run`, `interactive` and `config`. */
-const MODEL_OPTIONS = [
-  PROVIDER,
-  MODEL,
-  MODEL_BASE_URL,
-  option("-k, --api-key <key>", "API key (default: <PROVIDER>_API_KEY)"),
-  CONFIG_FILE,
-];
-const MAX_STEPS = option("--max-steps <n>", "step limit", { integer: "positive" });
-const REPOSITORY = described(
-  WORKING_DIR,
-  "the repository to work in (default: current directory)",
-);
+// The options several commands share, declared once (the rest in spec.ts); each command picks
+// its own below.
 const TRAJECTORY_FILE = option("-t, --trajectory-file <file>", "where to record the run");
-const JSON_OUTPUT = option("--json", "print a JSON summary on stdout (--output-format json)");
-const OUTPUT_FORMAT = option(
-  "--output-format <format>",
-  "text, json (a summary) or stream-json (events)",
-  { choices: OUTPUT_FORMATS },
-);
-const COLOR = option("--color <when>", "colour the console", { choices: COLOR_MODES });
 const CONTINUE = option(
   "-c, --continue",
   "go on with this workspace's latest conversation (never a /init helper)",
 );
-const NO_INSTRUCTIONS = option("--no-project-instructions", "do not read AGENTS.md files");
-const APPROVAL_RULES = option(
-  "--approval-rules <file>",
-  "a policy file of approval rules (allow/ask/deny lists; see deft approvals)",
-);
-
-function approval(defaultMode: string): OptionSpec {
-  return option(
-    "--approval <mode>",
-    `ask before tool calls: never, commands (bash, except read-only ones) or all (also edits); ` +
-      `default: config approval, else ${defaultMode}`,
-    { choices: APPROVAL_MODES },
-  );
-}
 
 /** What `deft interactive` and `deft resume` take besides the model options. */
 const IMAGE = option("--image <file>", "send the image FILE with the (first) prompt (repeatable)", {
@@ -122,29 +93,6 @@ const INTERACTIVE_OPTIONS = [
   APPROVAL_RULES,
   NO_INSTRUCTIONS,
   ...CONTAINER_OPTIONS,
-];
-
-/**
- * `deft [options] [prompt]`: the launch line other agents' users type (`claude -c`, `claude -p`,
- * `codex -C DIR`). Only before a command (positional options): `deft run -p X` keeps `-p` for
- * the provider there.
- */
-const LAUNCH_OPTIONS = [
-  option("-c, --continue", "go on with the latest conversation (never a /init helper)"),
-  option("-p, --print", "run the prompt headless, as deft run (the task may come on stdin)"),
-  option("-C, --cd <dir>", "the workspace, as -w (codex's spelling)"),
-  REPOSITORY,
-  option("--provider <provider>", "model provider (a name under model_providers, or a kind)"),
-  MODEL,
-  MODEL_BASE_URL,
-  option("-k, --api-key <key>", "API key (default: <PROVIDER>_API_KEY)"),
-  CONFIG_FILE,
-  MAX_STEPS,
-  described(OUTPUT_FORMAT, "with -p: text, json (a summary) or stream-json (events)"),
-  COLOR,
-  SANDBOX,
-  approval("commands (never with -p)"),
-  NO_INSTRUCTIONS,
 ];
 
 /** The options `deft [options] [prompt]` was given. */
@@ -197,37 +145,32 @@ async function launch(
 }
 
 function buildProgram(setExit: (code: number) => void): Command {
+  // The launch line (spec.ts's LAUNCH): `deft --help` is also written from it, by help.ts.
   const program = new Command("deft")
-    .description("A coding agent's hands: tools, an agent loop and MCP, in one executable.")
+    .description(LAUNCH.description)
     .version(VERSION)
     .exitOverride()
     .showHelpAfterError("(run with --help for usage)")
-    .enablePositionalOptions()
-    .argument(
-      "[prompt...]",
-      'open a conversation with this first prompt (words: deft "fix the bug"); with -p, the ' +
-        "task run headless",
-    );
-  addOptions(program, LAUNCH_OPTIONS)
-    .option("-r, --resume [id]", "go on with session ID (none: pick one from a list)")
+    .enablePositionalOptions();
+  for (const arg of LAUNCH.arguments) program.argument(argumentTerm(arg), arg.description);
+  addOptions(program, LAUNCH.options)
     .action(async (prompt, opts) => {
       setExit(await launch(program, prompt, opts));
     });
 
   for (const [name, spec] of Object.entries(PIPELINE_COMMANDS)) {
-    addSpec(program, name, spec).action(async (...params: unknown[]) => {
-      const options = params[spec.arguments.length] as FastParse["options"];
-      const positionals = params.slice(0, spec.arguments.length) as (string | undefined)[];
-      const command = name as FastParse["command"];
-      setExit(await runPipelineCommand({ command, positionals, options }));
-    });
+    addOptions(declared(program, name as keyof typeof PIPELINE_COMMANDS), spec.options).action(
+      async (...params: unknown[]) => {
+        const options = params[spec.arguments.length] as FastParse["options"];
+        const positionals = params.slice(0, spec.arguments.length) as (string | undefined)[];
+        const command = name as FastParse["command"];
+        setExit(await runPipelineCommand({ command, positionals, options }));
+      },
+    );
   }
 
   addOptions(
-    program.command("run")
-      .alias("exec")
-      .description("run the agent on a task until it calls task_done or answers in words")
-      .argument("[task]", "the task, in words (none: read from stdin when something is piped in)"),
+    declared(program, "run"),
     [
       option("-f, --file <file>", "read the task from a file (`-f -`: from stdin)"),
       IMAGE,
@@ -267,12 +210,7 @@ function buildProgram(setExit: (code: number) => void): Command {
   });
 
   addOptions(
-    program.command("interactive")
-      .description(
-        "a conversation at a prompt: history, slash commands, approvals; tools persist " +
-          '(also bare `deft` on a terminal, and `deft "PROMPT"`)',
-      )
-      .argument("[prompt]", "the first prompt, sent at once"),
+    declared(program, "interactive"),
     [...MODEL_OPTIONS, ...INTERACTIVE_OPTIONS, CONTINUE],
   )
     .option("-r, --resume [id]", "go on with session ID (no ID: pick one from a list)")
@@ -282,9 +220,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     });
 
   addOptions(
-    program.command("resume")
-      .description("go on with an earlier conversation: session ID, or pick one from a list")
-      .argument("[id]", "the session (deft sessions lists them; none: pick on the terminal)"),
+    declared(program, "resume"),
     [...MODEL_OPTIONS, ...INTERACTIVE_OPTIONS],
   ).action(async (id, opts) => {
     const { interactiveCommand } = await import("./interactive.ts");
@@ -292,14 +228,14 @@ function buildProgram(setExit: (code: number) => void): Command {
   });
 
   addOptions(
-    program.command("acp")
-      .description("serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, ...)"),
+    declared(program, "acp"),
     [
       ...MODEL_OPTIONS,
       described(MAX_STEPS, "step limit per turn"),
       described(WORKING_DIR, "the workspace (default: each session's cwd)"),
       SANDBOX,
       approval("commands"),
+      APPROVAL_RULES,
       NO_INSTRUCTIONS,
       ...CONTAINER_OPTIONS,
     ],
@@ -308,23 +244,14 @@ function buildProgram(setExit: (code: number) => void): Command {
     setExit(await acpCommand(opts));
   });
 
-  addOptions(
-    program.command("sessions")
-      .description("recent sessions of a workspace (ids for --resume), newest first"),
-    [
-      described(WORKING_DIR, "the workspace (default: current directory)"),
-      option("-n, --limit <n>", "how many to list (default 20)", { integer: "positive" }),
-      described(JSON_OUTPUT, "print the sessions as JSON"),
-    ],
-  ).action(async (opts) => {
+  // Its options are in spec.ts: a plain `deft sessions` line is parsed there, without commander.
+  addOptions(declared(program, "sessions"), FAST_COMMANDS.sessions.options).action(async (opts) => {
     const { sessionsCommand } = await import("./sessions.ts");
     setExit(await sessionsCommand(opts));
   });
 
   addOptions(
-    program.command("checkpoints")
-      .description("a session's checkpoints, one per turn (turns for deft rewind --to)")
-      .argument("[session]", "the session id or trajectory file (default: the latest)"),
+    declared(program, "checkpoints"),
     [
       described(WORKING_DIR, "the workspace (default: current directory)"),
       described(JSON_OUTPUT, "print the checkpoints as JSON"),
@@ -335,9 +262,7 @@ function buildProgram(setExit: (code: number) => void): Command {
   });
 
   addOptions(
-    program.command("rewind")
-      .description("go back to a turn's checkpoint: the files, the conversation, or both")
-      .argument("[session]", "the session id or trajectory file (default: the latest)"),
+    declared(program, "rewind"),
     [
       described(WORKING_DIR, "the workspace (default: current directory)"),
       option("--to <turn>", "the turn to go back to (0: the session's start)", {
@@ -354,27 +279,20 @@ function buildProgram(setExit: (code: number) => void): Command {
     setExit(await rewindCommand(session, opts));
   });
 
-  program.command("report")
-    .description("one self-contained HTML page of a run, a batch, or two batches compared")
-    .argument("<path...>", "trajectory files, session ids, or batch output folders")
+  declared(program, "report")
     .option("-o, --output <file>", "where to write the page (default: deft-report.html)")
     .action(async (paths, opts) => {
       const { reportCommand } = await import("./report.ts");
       setExit(await reportCommand(paths, opts));
     });
 
-  addOptions(
-    program.command("config").description("print the resolved configuration, keys masked"),
-    MODEL_OPTIONS,
-  ).action(async (opts) => {
+  // Its options are in spec.ts: a plain `deft config` line is parsed there, without commander.
+  addOptions(declared(program, "config"), FAST_COMMANDS.config.options).action(async (opts) => {
     const { configCommand } = await import("./config.ts");
     setExit(await configCommand(opts));
   });
 
-  program.command("approvals")
-    .description("the approval rules in force here, and where each was set; remove one")
-    .argument("[action]", "remove: take rule N away (as numbered in the list)")
-    .argument("[n]", "the rule's number")
+  declared(program, "approvals")
     .option("--config-file <file>", "the config file (as for deft run)")
     .option("--approval-rules <file>", "also list the rules of this policy file")
     .action(async (action, n, opts) => {
@@ -382,9 +300,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(await approvalsCommand(action, n, opts));
     });
 
-  program.command("trust")
-    .description("let a folder's own config file (deft.yaml) set every key, or --revoke that")
-    .argument("[dir]", "the folder (default: the current one)")
+  declared(program, "trust")
     .option("--revoke", "stop trusting the folder")
     .option("--list", "print the trusted folders")
     .action(async (dir, opts) => {
@@ -392,8 +308,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(await trustCommand(dir, opts));
     });
 
-  const hooks = program.command("hooks")
-    .description("list the hooks in force and the config file each came from")
+  const hooks = declared(program, "hooks")
     .option("--config-file <file>", "the config file to read")
     .action(async (opts) => {
       const { hooksList } = await import("./hooks.ts");
@@ -407,9 +322,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(await hooksImport(file));
     });
 
-  const ckg = program.command("ckg").description(
-    "the code knowledge graph: index a codebase, find functions, classes and methods by name",
-  );
+  const ckg = declared(program, "ckg");
   addOptions(
     ckg.command("index")
       .description("index DIR (default: the workspace); later searches refresh incrementally")
@@ -447,13 +360,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     });
   }
 
-  const batch = program.command("batch")
-    .description(
-      "run many tasks (JSON Lines), each in its own checkout: locally, on Slurm, or as a k8s Job; " +
-        "`deft batch status DIR` summarises a batch",
-    )
-    .argument("<tasks>", "the task file (one JSON object per line), or `status`")
-    .argument("[dir]", "with `status`: the batch's output directory");
+  const batch = declared(program, "batch");
   addOptions(batch, [
     option("--out <dir>", "where each task's checkout, trajectory, patch and result go"),
     option("--concurrency <n>", "tasks at once (with --slurm: array tasks at once)", {
@@ -485,8 +392,7 @@ function buildProgram(setExit: (code: number) => void): Command {
   });
 
   addOptions(
-    program.command("mcp")
-      .description("MCP server over stdio exposing the tools (state lasts for the connection)"),
+    declared(program, "mcp"),
     [WORKING_DIR, SANDBOX, DEADLINE, MAX_LINE_BYTES],
   ).action(async (opts) => {
     const { mcpCommand } = await import("./mcp.ts");
@@ -497,8 +403,8 @@ function buildProgram(setExit: (code: number) => void): Command {
 }
 
 async function workspaceOf(opts: { workingDir?: string }): Promise<string> {
-  const context = await import("./context.ts");
-  return await context.workspaceOf(opts.workingDir);
+  const { workspaceOf } = await import("./workspace_arg.ts");
+  return await workspaceOf(opts.workingDir);
 }
 
 function positiveInteger(value: string): number {
@@ -517,6 +423,39 @@ function nonNegativeInteger(value: string): number {
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+/**
+ * Commander's own top-level help, `width` columns wide (default 80): what `deft --help` would
+ * print through commander. tests/cli/help_test.ts holds help.ts's text to it.
+ */
+export function commanderHelp(width?: number): string {
+  const program = buildProgram(() => {});
+  program.configureOutput({ getOutHelpWidth: () => width ?? 80, getOutHasColors: () => false });
+  return program.helpInformation();
+}
+
+/**
+ * What commander makes of `args` (the command's name and options) without running the command:
+ * tests hold the fast path's parse (fast.ts) to it.
+ */
+export async function commanderParse(
+  args: readonly string[],
+): Promise<{ command: string; options: Record<string, unknown> }> {
+  const program = buildProgram(() => {});
+  const stop = new Error("parsed");
+  let seen: { command: string; options: Record<string, unknown> } | undefined;
+  program.hook("preAction", (_, action) => {
+    seen = { command: action.name(), options: action.opts() };
+    throw stop;
+  });
+  try {
+    await program.parseAsync(args, { from: "user" });
+  } catch (e) {
+    if (e !== stop) throw e;
+  }
+  if (!seen) throw new Error(`commander ran no command for: ${args.join(" ")}`);
+  return seen;
 }
 
 /** Parses `args` with commander and runs the command; returns the exit code. */

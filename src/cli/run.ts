@@ -6,6 +6,7 @@
  */
 import { readImageFile } from "./interactive/mentions.ts";
 import { type RunOutcome, runOutcome, runSummary } from "../agent/outcome.ts";
+import { endSessionHooks } from "../agent/hook_gate.ts";
 import { divergenceLines } from "../agent/replay.ts";
 import type { AgentResult } from "../agent/agent.ts";
 import {
@@ -150,6 +151,19 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
       replayExact: opts.replayExact,
     });
   } finally {
+    // SessionEnd hooks first (one may look into the container), bounded on a signal.
+    const interrupted = ran?.result.interrupted === true;
+    await endSessionHooks(session.hooks, {
+      reason: "other",
+      deft: !ran
+        ? "error"
+        : interrupted
+        ? "interrupted"
+        : ran.result.success
+        ? "completed"
+        : "failed",
+      signal: interrupted,
+    });
     await closeContainer(session);
   }
   const { result, recorder, stopCode } = ran;

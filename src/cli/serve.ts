@@ -16,6 +16,7 @@ import { createHostedTools } from "../tools/host/mod.ts";
 import { isPlainObject } from "../tools/validate.ts";
 import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
 import { onStopSignals } from "./signals.ts";
+import { endSessionHooks } from "../agent/hook_gate.ts";
 import { readLines } from "../line_reader.ts";
 import { maxLineBytesOption } from "./line_limit.ts";
 import { writeStdout } from "./io.ts";
@@ -35,16 +36,15 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext(opts);
   const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
-  const executor = new ToolExecutor(
-    tools,
-    await (await import("./hooks.ts")).toolServerHooks(context.workspace),
-  );
+  const hookGate = await (await import("./hooks.ts")).toolServerHooks(context.workspace);
+  const executor = new ToolExecutor(tools, hookGate);
   // A stop signal closes the tools (ending every process they started), then exits 128 + n.
   let stopping = false;
   const removeSignals = onStopSignals(async (_name, code) => {
     if (stopping) return;
     stopping = true;
     await executor.closeTools().catch(() => {});
+    await endSessionHooks(hookGate?.hooks, { reason: "other", deft: "signal", signal: true });
     Deno.exit(code);
   });
   // Replies go out a whole line group at a time, never interleaved.
@@ -87,6 +87,9 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
   } finally {
     removeSignals();
     if (!stopping) await executor.closeTools();
+    if (!stopping) {
+      await endSessionHooks(hookGate?.hooks, { reason: "other", deft: "input_closed" });
+    }
   }
   return 0;
 }

@@ -4,7 +4,7 @@
  * one is not listed); a conversation compacted with /compact says which session goes on from it.
  */
 import { listSessions, type SessionSummary } from "../trajectory/conversation.ts";
-import { workspaceOf } from "./context.ts";
+import { workspaceOf } from "./workspace_arg.ts";
 import { writeStderr, writeStdout } from "./io.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalLine } from "../policy/terminal_text.ts";

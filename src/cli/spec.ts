@@ -1,11 +1,16 @@
 /**
- * Command-line options, each declared once, and the pipeline commands' table. `main.ts` builds commander from this table for
- * help and errors, and `fast.ts` parses the same table with node:util's parseArgs, so that
- * `deft tool` and `deft tools` start without loading commander (which pulls in most of Node's
- * compatibility layer and doubles start-up). The options other commands share with them live here
- * too; the rest are declared in `program.ts`.
+ * The command line's tables, each option and each command's summary declared once: `COMMANDS`
+ * (every command's summary and arguments), `LAUNCH` (bare `deft`), the pipeline commands' table
+ * and `FAST_COMMANDS`. `program.ts` builds commander from them for help and errors; `help.ts`
+ * writes `deft --help` from them; `fast.ts` parses `FAST_COMMANDS` with node:util's parseArgs, so
+ * that `deft tool`, `tools`, `serve`, `sessions` and `config` start without loading commander
+ * (which pulls in most of Node's compatibility layer and doubles start-up). This module stays
+ * light (no `node:` or npm module): `deft --help` loads it. The options only other commands use
+ * are declared in `program.ts`.
  */
-import { SANDBOX_MODES } from "../policy/sandbox.ts";
+import { SANDBOX_MODES } from "../policy/sandbox_modes.ts";
+import { APPROVAL_MODES } from "../agent/approval_modes.ts";
+import { COLOR_MODES } from "./console/style.ts";
 
 /** One option of a command. */
 export interface OptionSpec {
@@ -14,6 +19,8 @@ export interface OptionSpec {
   short?: string;
   /** Placeholder when the option takes a value, e.g. `dir`. */
   value?: string;
+  /** The value may be left out (`[id]` rather than `<id>`). Commander only. */
+  optional?: boolean;
   description: string;
   choices?: readonly string[];
   default?: string;
@@ -27,6 +34,8 @@ export interface OptionSpec {
 export interface ArgumentSpec {
   name: string;
   required: boolean;
+  /** It takes every remaining word (`<path...>`). */
+  variadic?: boolean;
   description: string;
 }
 
@@ -43,6 +52,7 @@ export interface CommandSpec {
  * @example
  * ```ts
  * const MODEL = option("-m, --model <model>", "model id");
+ * const RESUME = option("-r, --resume [id]", "session ID; none: pick one");
  * ```
  */
 export function option(
@@ -50,10 +60,18 @@ export function option(
   description: string,
   more: Omit<Partial<OptionSpec>, "long" | "short" | "value"> = {},
 ): OptionSpec {
-  const match = /^(?:-(\w), )?--([\w-]+)(?: <(\w+)>)?$/.exec(flags);
+  const match = /^(?:-(\w), )?--([\w-]+)(?: (?:<(\w+)>|\[(\w+)\]))?$/.exec(flags);
   if (!match) throw new Error(`option flags must read "-x, --long <value>": ${flags}`);
-  const [, short, long, value] = match;
-  return { long, ...(short && { short }), ...(value && { value }), description, ...more };
+  const [, short, long, required, optional] = match;
+  const value = required ?? optional;
+  return {
+    long,
+    ...(short && { short }),
+    ...(value && { value }),
+    ...(optional && { optional: true }),
+    description,
+    ...more,
+  };
 }
 
 /** `-w/--working-dir`: the workspace. */
@@ -207,3 +225,280 @@ export const BATCH_CONTAINER_OPTIONS: readonly OptionSpec[] = [
     { choices: ["docker", "podman"] },
   ),
 ];
+
+/** `--output-format` values. */
+export type OutputFormat = "text" | "json" | "stream-json";
+
+/** The `--output-format` choices, for the command line. */
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ["text", "json", "stream-json"];
+
+/** The same option with the help text this command gives it. */
+export function described(spec: OptionSpec, description: string): OptionSpec {
+  return { ...spec, description };
+}
+
+// The options the launch line shares with other commands (program.ts), declared once.
+export const MODEL = option("-m, --model <model>", "model id");
+export const MODEL_BASE_URL = option("--model-base-url <url>", "base URL of the provider's API");
+export const API_KEY = option("-k, --api-key <key>", "API key (default: <PROVIDER>_API_KEY)");
+export const CONFIG_FILE = option(
+  "--config-file <file>",
+  "config file (default: DEFT_CONFIG, ./deft.yaml, ...)",
+);
+export const MAX_STEPS = option("--max-steps <n>", "step limit", { integer: "positive" });
+export const REPOSITORY = described(
+  WORKING_DIR,
+  "the repository to work in (default: current directory)",
+);
+export const OUTPUT_FORMAT = option(
+  "--output-format <format>",
+  "text, json (a summary) or stream-json (events)",
+  { choices: OUTPUT_FORMATS },
+);
+export const COLOR = option("--color <when>", "colour the console", { choices: COLOR_MODES });
+export const NO_INSTRUCTIONS = option("--no-project-instructions", "do not read AGENTS.md files");
+export const PROVIDER = option(
+  "-p, --provider <provider>",
+  "model provider (a name under model_providers, or a kind)",
+);
+/** The model and where its settings come from: `run`, `interactive` and `config`. */
+export const MODEL_OPTIONS: readonly OptionSpec[] = [
+  PROVIDER,
+  MODEL,
+  MODEL_BASE_URL,
+  API_KEY,
+  CONFIG_FILE,
+];
+export const JSON_OUTPUT = option(
+  "--json",
+  "print a JSON summary on stdout (--output-format json)",
+);
+export const APPROVAL_RULES = option(
+  "--approval-rules <file>",
+  "a policy file of approval rules (allow/ask/deny lists; see deft approvals)",
+);
+
+/** `--approval`, with the mode a command uses when neither the flag nor the config sets one. */
+export function approval(defaultMode: string): OptionSpec {
+  return option(
+    "--approval <mode>",
+    `ask before tool calls: never, commands (bash, except read-only ones) or all (also edits); ` +
+      `default: config approval, else ${defaultMode}`,
+    { choices: APPROVAL_MODES },
+  );
+}
+
+/**
+ * `deft [options] [prompt]`: the launch line other agents' users type (`claude -c`, `claude -p`,
+ * `codex -C DIR`). Only before a command (positional options): `deft run -p X` keeps `-p` for
+ * the provider there. Commander's own `-V, --version` comes before these and `-h, --help` after.
+ */
+export const LAUNCH: CommandSpec = {
+  description: "A coding agent's hands: tools, an agent loop and MCP, in one executable.",
+  arguments: [
+    {
+      name: "prompt",
+      required: false,
+      variadic: true,
+      description: 'open a conversation with this first prompt (words: deft "fix the bug"); ' +
+        "with -p, the task run headless",
+    },
+  ],
+  options: [
+    option("-c, --continue", "go on with the latest conversation (never a /init helper)"),
+    option("-p, --print", "run the prompt headless, as deft run (the task may come on stdin)"),
+    option("-C, --cd <dir>", "the workspace, as -w (codex's spelling)"),
+    REPOSITORY,
+    option("--provider <provider>", "model provider (a name under model_providers, or a kind)"),
+    MODEL,
+    MODEL_BASE_URL,
+    API_KEY,
+    CONFIG_FILE,
+    MAX_STEPS,
+    described(OUTPUT_FORMAT, "with -p: text, json (a summary) or stream-json (events)"),
+    COLOR,
+    SANDBOX,
+    approval("commands (never with -p)"),
+    APPROVAL_RULES,
+    NO_INSTRUCTIONS,
+    option("-r, --resume [id]", "go on with session ID (none: pick one from a list)"),
+  ],
+};
+
+/** A command as the top-level help lists it: the one place its summary and arguments are written. */
+export interface CommandEntry {
+  description: string;
+  /** Another name for it (`exec` for `run`). */
+  alias?: string;
+  arguments: readonly ArgumentSpec[];
+  /** Whether it takes options (help shows `[options]`); program.ts declares them. */
+  options: boolean;
+}
+
+const SESSION_ARGUMENT: ArgumentSpec = {
+  name: "session",
+  required: false,
+  description: "the session id or trajectory file (default: the latest)",
+};
+
+/**
+ * Every command, in the order `deft --help` lists them. program.ts builds each command from its
+ * entry here, and `deft --help` is written from this table without building them (help.ts), so a
+ * summary is written once.
+ */
+export const COMMANDS = {
+  tools: pipelineEntry("tools"),
+  tool: pipelineEntry("tool"),
+  serve: pipelineEntry("serve"),
+  run: {
+    description: "run the agent on a task until it calls task_done or answers in words",
+    alias: "exec",
+    arguments: [{
+      name: "task",
+      required: false,
+      description: "the task, in words (none: read from stdin when something is piped in)",
+    }],
+    options: true,
+  },
+  interactive: {
+    description: "a conversation at a prompt: history, slash commands, approvals; tools persist " +
+      '(also bare `deft` on a terminal, and `deft "PROMPT"`)',
+    arguments: [{ name: "prompt", required: false, description: "the first prompt, sent at once" }],
+    options: true,
+  },
+  resume: {
+    description: "go on with an earlier conversation: session ID, or pick one from a list",
+    arguments: [{
+      name: "id",
+      required: false,
+      description: "the session (deft sessions lists them; none: pick on the terminal)",
+    }],
+    options: true,
+  },
+  acp: {
+    description: "serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, ...)",
+    arguments: [],
+    options: true,
+  },
+  sessions: {
+    description: "recent sessions of a workspace (ids for --resume), newest first",
+    arguments: [],
+    options: true,
+  },
+  checkpoints: {
+    description: "a session's checkpoints, one per turn (turns for deft rewind --to)",
+    arguments: [SESSION_ARGUMENT],
+    options: true,
+  },
+  rewind: {
+    description: "go back to a turn's checkpoint: the files, the conversation, or both",
+    arguments: [SESSION_ARGUMENT],
+    options: true,
+  },
+  report: {
+    description: "one self-contained HTML page of a run, a batch, or two batches compared",
+    arguments: [{
+      name: "path",
+      required: true,
+      variadic: true,
+      description: "trajectory files, session ids, or batch output folders",
+    }],
+    options: true,
+  },
+  config: {
+    description: "print the resolved configuration, keys masked",
+    arguments: [],
+    options: true,
+  },
+  approvals: {
+    description: "the approval rules in force here, and where each was set; remove one",
+    arguments: [
+      {
+        name: "action",
+        required: false,
+        description: "remove: take rule N away (as numbered in the list)",
+      },
+      { name: "n", required: false, description: "the rule's number" },
+    ],
+    options: true,
+  },
+  trust: {
+    description: "let a folder's own config file (deft.yaml) set every key, or --revoke that",
+    arguments: [{
+      name: "dir",
+      required: false,
+      description: "the folder (default: the current one)",
+    }],
+    options: true,
+  },
+  hooks: {
+    description: "list the hooks in force and the config file each came from",
+    arguments: [],
+    options: true,
+  },
+  ckg: {
+    description:
+      "the code knowledge graph: index a codebase, find functions, classes and methods by name",
+    arguments: [],
+    options: false,
+  },
+  batch: {
+    description:
+      "run many tasks (JSON Lines), each in its own checkout: locally, on Slurm, or as a k8s Job; " +
+      "`deft batch status DIR` summarises a batch",
+    arguments: [
+      {
+        name: "tasks",
+        required: true,
+        description: "the task file (one JSON object per line), or `status`",
+      },
+      { name: "dir", required: false, description: "with `status`: the batch's output directory" },
+    ],
+    options: true,
+  },
+  mcp: {
+    description: "MCP server over stdio exposing the tools (state lasts for the connection)",
+    arguments: [],
+    options: true,
+  },
+} satisfies Record<string, CommandEntry>;
+
+/** A pipeline command's entry: its summary and arguments are in `PIPELINE_COMMANDS`. */
+function pipelineEntry(name: keyof typeof PIPELINE_COMMANDS): CommandEntry {
+  const spec: CommandSpec = PIPELINE_COMMANDS[name];
+  return {
+    description: spec.description,
+    arguments: spec.arguments,
+    options: spec.options.length > 0,
+  };
+}
+
+/** An argument as commander and help write it: `<name>`, `[name]`, `<name...>`. */
+export function argumentTerm(arg: ArgumentSpec): string {
+  const name = `${arg.name}${arg.variadic ? "..." : ""}`;
+  return arg.required ? `<${name}>` : `[${name}]`;
+}
+
+/** An option's flags as commander and help write them: `-w, --working-dir <dir>`. */
+export function optionFlags(o: OptionSpec): string {
+  const value = o.value ? (o.optional ? ` [${o.value}]` : ` <${o.value}>`) : "";
+  return `${o.short ? `-${o.short}, ` : ""}--${o.long}${value}`;
+}
+
+/**
+ * The commands whose plain command line fast.ts parses without commander: the pipeline commands,
+ * and `deft sessions` and `deft config`, which read files and print (their summaries are in
+ * `COMMANDS`; program.ts builds their commander commands from these same options).
+ */
+export const FAST_COMMANDS = {
+  ...PIPELINE_COMMANDS,
+  sessions: {
+    arguments: [],
+    options: [
+      described(WORKING_DIR, "the workspace (default: current directory)"),
+      option("-n, --limit <n>", "how many to list (default 20)", { integer: "positive" }),
+      described(JSON_OUTPUT, "print the sessions as JSON"),
+    ],
+  },
+  config: { arguments: [], options: MODEL_OPTIONS },
+} satisfies Record<string, Omit<CommandSpec, "description">>;

@@ -1,6 +1,7 @@
 /**
  * The `hooks:` key, in Claude Code's shape: an event maps to a list of groups, each a `matcher`
- * (a regular expression over tool names, for the tool events) and the command hooks it runs.
+ * (a regular expression over tool names for the tool events; over `source`, `reason` or `trigger`
+ * for SessionStart, SessionEnd and PreCompact) and the command hooks it runs.
  * Only the user's config (or a trusted folder's) sets it: config/trust.ts drops it from an
  * untrusted repository's file like every key not known to be harmless.
  */
@@ -14,6 +15,7 @@ export const HOOK_EVENTS = [
   "Stop",
   "SessionStart",
   "SessionEnd",
+  "PreCompact",
 ] as const;
 
 /** One hook event's name. */

@@ -8,9 +8,13 @@
  * wins over an ask, an ask over an allow, and the first `updatedInput` is the rewrite. A hook that
  * crashes, times out or answers with something that is not JSON is reported and counts as no
  * answer: the call goes on to the ordinary approval gate, never "allowed" by the hook.
+ *
+ * `continue: false` (with `stopReason`) asks Deft to stop the run, whatever the event (but
+ * SessionEnd, which ends anyway): it takes precedence over the answer's `decision`, and the first
+ * such answer is kept as the session's `stopRequest` until the run that sees it takes it.
  */
 import type { CommandHookConfig, HookEvent, HooksConfig } from "../config/hooks_schema.ts";
-import { type HookRun, runHook } from "./runner.ts";
+import { DEFAULT_HOOK_TIMEOUT_S, type HookRun, runHook } from "./runner.ts";
 
 /** One hook with where it was set, as `deft hooks` lists it. */
 export interface HookEntry {
@@ -45,10 +49,32 @@ export interface HookOutcome {
   context?: string;
 }
 
+/** A `continue: false` answer: the run is to stop, with the hook's `stopReason`. */
+export interface HookStop {
+  event: HookEvent;
+  /** The hook's `stopReason`, or a default sentence. */
+  reason: string;
+  by: HookName;
+}
+
+/** The container a session's tools run in, as its hooks are told (they run on the host). */
+export interface HookContainer {
+  id: string;
+  /** `docker` or `podman`: the program that reaches it (`docker exec ID …`). */
+  runtime: string;
+  /** The workspace inside it, where the tools' paths are. */
+  workspace: string;
+}
+
 /** Where a session's hooks run and what they are told about it. */
 export interface HookContext {
-  /** The workspace: hooks start there and see it as `DEFT_PROJECT_DIR`. */
+  /**
+   * A host folder: hooks start there and see it as `DEFT_PROJECT_DIR`. The workspace, or with a
+   * container the folder Deft was started in (the container's files are not on the host).
+   */
   cwd: string;
+  /** The session's container, when its tools run in one. */
+  container?: HookContainer;
   sessionId?: string;
   transcriptPath?: string;
   /** Tells the user about a hook that failed (one line). */
@@ -61,18 +87,29 @@ interface Answer {
   by: HookName;
   /** The JSON object the hook printed on exit 0, if any. */
   json?: Record<string, unknown>;
-  /** Exit 2, or `continue: false`: the hook blocks; the reason is stderr or `stopReason`. */
+  /** Exit 2: the hook blocks; the reason is stderr. */
   blocked?: string;
+  /** `continue: false`: the run is to stop; the reason is `stopReason`. */
+  stop?: string;
   /** Plain stdout of a successful hook (context for the prompt events). */
   plain?: string;
 }
 
 const TOOL_EVENTS: ReadonlySet<HookEvent> = new Set(["PreToolUse", "PostToolUse"]);
 
+/** Which field of an event's input its matchers match (the tool events: the tool's name). */
+const MATCHED_FIELD: Partial<Record<HookEvent, string>> = {
+  SessionStart: "source",
+  SessionEnd: "reason",
+  PreCompact: "trigger",
+};
+
 /** The hooks of a session. */
 export class Hooks {
   readonly #entries: readonly HookEntry[];
   readonly #ctx: HookContext;
+  #stop?: HookStop;
+  #ended = false;
 
   constructor(config: HooksConfig, source: string | undefined, ctx: HookContext) {
     this.#entries = hookEntries(config, source);
@@ -88,6 +125,23 @@ export class Hooks {
   /** Every configured hook, in config order. */
   get entries(): readonly HookEntry[] {
     return this.#entries;
+  }
+
+  /** The container the session's tools run in, as the hooks are told. */
+  get container(): HookContainer | undefined {
+    return this.#ctx.container;
+  }
+
+  /** A `continue: false` not yet acted on: the run is to stop. */
+  get stopRequest(): HookStop | undefined {
+    return this.#stop;
+  }
+
+  /** Takes the pending stop request (the run that ends on it). */
+  takeStop(): HookStop | undefined {
+    const stop = this.#stop;
+    this.#stop = undefined;
+    return stop;
   }
 
   /** Whether any hook is configured for `event`. */
@@ -106,7 +160,11 @@ export class Hooks {
     for (const a of answers) {
       let decision: PreToolOutcome["decision"];
       let reason: string | undefined;
-      if (a.blocked !== undefined) {
+      if (a.stop !== undefined) {
+        // The run stops, so the call it was about does not run either.
+        decision = "deny";
+        reason = `it stopped the run: ${a.stop}`;
+      } else if (a.blocked !== undefined) {
         decision = "deny";
         reason = a.blocked;
       } else if (a.json) {
@@ -172,31 +230,63 @@ export class Hooks {
 
   /** SessionStart: plain stdout or `additionalContext` is context for the model. */
   async sessionStart(source: "startup" | "resume"): Promise<string | undefined> {
-    return blockOrContext(await this.#fire("SessionStart", undefined, { source }), true).context;
+    return blockOrContext(await this.#fire("SessionStart", source, { source }), true).context;
   }
 
-  /** SessionEnd: nothing it says changes anything. */
-  async sessionEnd(reason: string): Promise<void> {
-    await this.#fire("SessionEnd", undefined, { reason });
+  /**
+   * PreCompact, before the conversation is compacted: `/compact` (`manual`, with what the user
+   * typed after it as `custom_instructions`) or the automatic shortening (`auto`, none). Exit 2
+   * or `decision: "block"` keeps the conversation as it is.
+   */
+  async preCompact(trigger: "manual" | "auto", customInstructions = ""): Promise<HookOutcome> {
+    const answers = await this.#fire("PreCompact", trigger, {
+      trigger,
+      custom_instructions: customInstructions,
+    });
+    return blockOrContext(answers, false);
   }
 
+  /**
+   * SessionEnd, once per session: `reason` is Claude Code's (`clear`, `logout`,
+   * `prompt_input_exit`, `other`), `deftReason` Deft's own word for how it ended. Nothing a
+   * SessionEnd hook answers changes anything; each runs at most `boundSeconds` when given (its
+   * own timeout otherwise).
+   */
+  async sessionEnd(reason: string, deftReason: string, boundSeconds?: number): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    await this.#fire("SessionEnd", reason, { reason, deft_reason: deftReason }, boundSeconds);
+  }
+
+  /** Runs the hooks of `event` whose matcher selects `matched` (tool name, source, …). */
   async #fire(
     event: HookEvent,
-    toolName: string | undefined,
+    matched: string | undefined,
     fields: Record<string, unknown>,
+    boundSeconds?: number,
   ): Promise<Answer[]> {
     const chosen = this.#entries.filter((e) =>
-      e.event === event && (!TOOL_EVENTS.has(event) || matches(e.matcher, toolName ?? ""))
+      e.event === event &&
+      (!TOOL_EVENTS.has(event) && !MATCHED_FIELD[event] || matches(e.matcher, matched ?? ""))
     );
     if (chosen.length === 0) return [];
+    const { container } = this.#ctx;
     const input = {
       session_id: this.#ctx.sessionId ?? "",
       transcript_path: this.#ctx.transcriptPath ?? "",
       cwd: this.#ctx.cwd,
       hook_event_name: event,
+      ...(container ? { deft_container: { ...container } } : {}),
       ...fields,
     };
-    const runs = await Promise.all(chosen.map((e) => runHook(e.hook, input, this.#ctx.cwd)));
+    const runs = await Promise.all(chosen.map((e) =>
+      runHook(e.hook, input, this.#ctx.cwd, {
+        container,
+        timeoutSeconds: boundSeconds === undefined
+          ? undefined
+          : Math.min(boundSeconds, e.hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S),
+      })
+    ));
     return runs.map((run, i) => this.#read(event, chosen[i], run));
   }
 
@@ -209,7 +299,7 @@ export class Hooks {
       return { run, by };
     }
     if (run.timedOut) {
-      report(`did not finish in ${entry.hook.timeout ?? 60} s; killed, its answer ignored`);
+      report(`did not finish in ${run.seconds ?? 60} s; killed, its answer ignored`);
       return { run, by };
     }
     if (run.code === 2) {
@@ -233,13 +323,10 @@ export class Hooks {
       report(`answered with something that is not a JSON object; ignored`);
       return { run, by };
     }
-    if (json.continue === false) {
-      return {
-        run,
-        by,
-        json,
-        blocked: stringAt(json, "stopReason") ?? "the hook said not to continue",
-      };
+    if (json.continue === false && event !== "SessionEnd") {
+      const stop = stringAt(json, "stopReason") ?? "the hook said not to continue";
+      this.#stop ??= { event, reason: stop, by };
+      return { run, by, json, stop };
     }
     return { run, by, json };
   }
@@ -279,6 +366,8 @@ function blockOrContext(answers: Answer[], plainIsContext: boolean): HookOutcome
   const out: HookOutcome = {};
   const contexts: string[] = [];
   for (const a of answers) {
+    // `continue: false` stops the run (Hooks.stopRequest): it neither blocks nor adds context.
+    if (a.stop !== undefined) continue;
     if (a.blocked !== undefined) {
       out.block ??= { reason: a.blocked, by: a.by };
       continue;

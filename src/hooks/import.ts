@@ -12,8 +12,8 @@
  * - `mcp__SERVER__TOOL` names, `*` and an empty matcher stay as they are.
  * - Other tools (`Glob`, `Grep`, `LS`, `WebFetch`, `WebSearch`, `Task`, `NotebookEdit`,
  *   `TodoWrite`, …) have no Deft tool: they are dropped from the matcher and named; a group left
- *   matching nothing is dropped. So are events Deft does not fire (`Notification`, `SubagentStop`,
- *   `PreCompact`) and hooks that are not `type: command`.
+ *   matching nothing is dropped. So are events Deft does not fire (`Notification`, `SubagentStop`)
+ *   and hooks that are not `type: command`.
  */
 import { HOOK_EVENTS, type HookEvent, type HooksConfig } from "../config/hooks_schema.ts";
 
@@ -95,6 +95,8 @@ function mapMatcher(
     out.unmapped.push(`event ${event}: a matcher that is not a string; its group is dropped`);
     return null;
   }
+  // The session events match their source, reason or trigger (`manual|auto`), not tool names.
+  if (!TOOL_EVENTS.has(event)) return matcher;
   if (!/^[A-Za-z0-9_|]+$/.test(matcher)) {
     // A real regular expression: names Deft shares (mcp__…) still match; say it was kept.
     out.notes.push(
@@ -128,6 +130,8 @@ function mapMatcher(
   }
   return names.join("|");
 }
+
+const TOOL_EVENTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse"]);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

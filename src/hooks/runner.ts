@@ -5,7 +5,7 @@
  * killed with its whole process group; its output is cut at `MAX_HOOK_OUTPUT` bytes per stream.
  * The program, its arguments and environment come from src/policy/hooks.ts (`hookLaunch`).
  */
-import { hookLaunch } from "../policy/hooks.ts";
+import { hookLaunch, type HookPlaces } from "../policy/hooks.ts";
 import { spawnChild } from "../policy/spawn.ts";
 import type { CommandHookConfig } from "../config/hooks_schema.ts";
 
@@ -26,6 +26,16 @@ export interface HookRun {
   truncated: boolean;
   /** Why the hook could not be started. */
   startError?: string;
+  /** The seconds it was given. */
+  seconds?: number;
+}
+
+/** How one run differs from the hook's config. */
+export interface HookRunOptions {
+  /** The session's container (its id and runtime reach the hook's environment). */
+  container?: HookPlaces["container"];
+  /** Seconds instead of the hook's `timeout` (a SessionEnd on a signal gets a short bound). */
+  timeoutSeconds?: number;
 }
 
 /** Runs `hook` with `input` on its stdin, in `projectDir`. Always resolves. */
@@ -33,8 +43,15 @@ export async function runHook(
   hook: CommandHookConfig,
   input: Record<string, unknown>,
   projectDir: string,
+  opts: HookRunOptions = {},
 ): Promise<HookRun> {
-  const launch = hookLaunch({ command: hook.command, projectDir, passEnv: hook.env });
+  const seconds = opts.timeoutSeconds ?? hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S;
+  const launch = hookLaunch({
+    command: hook.command,
+    projectDir,
+    passEnv: hook.env,
+    container: opts.container,
+  });
   let child: Deno.ChildProcess;
   try {
     child = spawnChild(launch, {
@@ -51,6 +68,7 @@ export async function runHook(
       timedOut: false,
       truncated: false,
       startError: (e as Error).message,
+      seconds,
     };
   }
   let timedOut = false;
@@ -68,7 +86,7 @@ export async function runHook(
     timedOut = true;
     killGroup();
     late = setTimeout(() => giveUp.abort(), 1000);
-  }, (hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000);
+  }, seconds * 1000);
   const writing = (async () => {
     const writer = child.stdin.getWriter();
     try {
@@ -91,6 +109,7 @@ export async function runHook(
       stderr: err.text,
       timedOut,
       truncated: out.cut || err.cut,
+      seconds,
     };
   } finally {
     clearTimeout(timer);

@@ -15,15 +15,9 @@ import { deftCacheDir } from "./dirs.ts";
 import { probeLaunch, runChildSync } from "./spawn.ts";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 
-/**
- * How commands are confined: `none` runs them as Deft's own user; `workspace-write` uses bwrap;
- * `read-only` uses bwrap with the workspace read-only too. Every list of modes (config schema,
- * command-line choices, messages) is this one.
- */
-export const SANDBOX_MODES = ["none", "workspace-write", "read-only"] as const;
-
-/** One of `SANDBOX_MODES`. */
-export type SandboxMode = typeof SANDBOX_MODES[number];
+// The modes live in a module of their own (the command line's help lists them without this one).
+import type { SandboxMode } from "./sandbox_modes.ts";
+export { SANDBOX_MODES, type SandboxMode } from "./sandbox_modes.ts";
 
 /** Everything needed to decide how one command is started. */
 export interface SandboxOptions {
@@ -564,15 +558,97 @@ const LOOK = [
 ].join("\n");
 
 function lookAtHost(candidates: readonly string[], dirs: readonly string[]): MountView {
+  return lookDirectly(candidates, dirs) ?? lookWithBash(candidates, dirs);
+}
+
+/**
+ * The same look as `LOOK`, by Deno itself, where this process may read everything (Deft's main
+ * thread): no bash and no `readlink` per symlink to start, most of a one-off call's mount set-up.
+ * Deno asks for --allow-all to look at some system folders (/dev/shm): bash looks at those
+ * alone. Undefined where Deno may not read the rest (the permission-fenced tool worker): bash
+ * looks at everything then.
+ */
+function lookDirectly(
+  candidates: readonly string[],
+  dirs: readonly string[],
+): MountView | undefined {
+  try {
+    if (Deno.permissions.querySync({ name: "read" }).state !== "granted") return undefined;
+    // True, false, or undefined where Deno would not look.
+    const realDir = (path: string) => {
+      try {
+        const info = Deno.lstatSync(path);
+        return info.isDirectory && !info.isSymlink;
+      } catch (e) {
+        return e instanceof Deno.errors.NotCapable ? undefined : false;
+      }
+    };
+    const seen = candidates.map((path) => ({ path, real: realDir(path) }));
+    const unseen = seen.filter((c) => c.real === undefined).map((c) => c.path);
+    const byBash = unseen.length > 0 ? lookWithBash(unseen, [], true) : undefined;
+    if (unseen.length > 0 && !byBash) return undefined;
+    const hidden = seen.filter((c) => c.real ?? byBash!.hidden.includes(c.path)).map((c) => c.path);
+    const listings = new Map<string, MountEntry[]>();
+    for (const dir of dirs) {
+      const real = realDir(dir);
+      if (real === undefined) return undefined;
+      if (!real) continue;
+      const entries: MountEntry[] = [];
+      listings.set(dir, entries);
+      let names: Deno.DirEntry[];
+      try {
+        names = [...Deno.readDirSync(dir)];
+      } catch (e) {
+        if (e instanceof Deno.errors.NotCapable) return undefined;
+        continue; // Unreadable: like bash's glob, no entries.
+      }
+      // bash's glob order (C locale), so the mounts come out as they did.
+      names.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+      for (const entry of names) {
+        const path = join(dir, entry.name);
+        if (entry.isSymlink) {
+          let target = "";
+          try {
+            target = Deno.readLinkSync(path);
+          } catch (e) {
+            if (e instanceof Deno.errors.NotCapable) return undefined;
+          }
+          entries.push({ name: entry.name, kind: "symlink", target });
+        } else if (entry.isDirectory) entries.push({ name: entry.name, kind: "dir" });
+        else if (entry.isFile) entries.push({ name: entry.name, kind: "file" });
+      }
+    }
+    return { hidden, listings };
+  } catch {
+    return undefined;
+  }
+}
+
+/** bash's look; with `strict`, undefined when bash cannot look (else an empty view). */
+function lookWithBash(
+  candidates: readonly string[],
+  dirs: readonly string[],
+  strict?: false,
+): MountView;
+function lookWithBash(
+  candidates: readonly string[],
+  dirs: readonly string[],
+  strict: true,
+): MountView | undefined;
+function lookWithBash(
+  candidates: readonly string[],
+  dirs: readonly string[],
+  strict = false,
+): MountView | undefined {
   const hidden: string[] = [];
   const listings = new Map<string, MountEntry[]>();
   let out: Deno.CommandOutput;
   try {
     out = runChildSync(probeLaunch("bash", ["-c", LOOK, "deft", ...candidates, "--", ...dirs]));
   } catch {
-    return { hidden, listings };
+    return strict ? undefined : { hidden, listings };
   }
-  if (!out.success) return { hidden, listings };
+  if (!out.success) return strict ? undefined : { hidden, listings };
   const words = new TextDecoder().decode(out.stdout).split("\0");
   let current: MountEntry[] | undefined;
   for (let i = 0; i < words.length - 1;) {

@@ -23,6 +23,15 @@ export const FULL_PERMISSION_FLAGS: readonly string[] = [
 ];
 
 /**
+ * True when Deft runs as a module under `deno run` (from source, or the bundle), where the
+ * permission flags `deftArgv` is given are the child's; false for a compiled executable, which
+ * keeps the permissions it was built with.
+ */
+export function takesPermissionFlags(): boolean {
+  return /^deno(\.exe)?$/i.test(basename(Deno.execPath()));
+}
+
+/**
  * The argv prefix that runs Deft, e.g. `[deno, run, …flags, /path/main.ts]`, with `permissions`
  * as its Deno permission flags (a compiled executable keeps the ones it was built with) and
  * `main` as the module Deno runs.
@@ -32,7 +41,7 @@ export function deftArgv(
   main = Deno.mainModule,
 ): string[] {
   const exec = Deno.execPath();
-  if (!/^deno(\.exe)?$/i.test(basename(exec))) return [exec];
+  if (!takesPermissionFlags()) return [exec];
   const entry = main.startsWith("file:") ? decodeURIComponent(new URL(main).pathname) : main;
   return [exec, "run", ...UNSTABLE_FLAGS, ...permissions, entry];
 }

@@ -86,6 +86,8 @@ export interface Trajectory {
   project_instructions?: { path: string; bytes: number; truncated: boolean }[];
   /** Where the tools ran when in a container (absent: on the host; older files have none). */
   container?: ContainerMarker;
+  /** A hook's `continue: false` that stopped the run: its event, hook, config file and reason. */
+  hook_stop?: { event: string; hook: string; source?: string; reason: string };
   /** The workspace's state at the session's start and after each turn (absent: none taken). */
   checkpoints?: CheckpointRecord[];
   /** Each rewind of the conversation and files, oldest first (absent: none). */

@@ -43,3 +43,17 @@ Deno.test("import: Claude Code's tools become Deft's; what cannot be mapped is n
   assert.match(out.notes.join("\n"), /cannot select its command/);
   assert.equal(hookEntries(out.hooks, "x.yaml").length, 3);
 });
+
+Deno.test("import: PreCompact and SessionEnd come over with their matchers (trigger, reason) as written", () => {
+  const out = importClaudeHooks({
+    hooks: {
+      PreCompact: [{ matcher: "manual|auto", hooks: [{ type: "command", command: "p" }] }],
+      SessionEnd: [{ matcher: "prompt_input_exit", hooks: [{ type: "command", command: "s" }] }],
+    },
+  });
+  assert.deepEqual(out.hooks, {
+    PreCompact: [{ matcher: "manual|auto", hooks: [{ type: "command", command: "p" }] }],
+    SessionEnd: [{ matcher: "prompt_input_exit", hooks: [{ type: "command", command: "s" }] }],
+  });
+  assert.deepEqual(out.unmapped, []);
+});

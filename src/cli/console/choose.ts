@@ -4,11 +4,9 @@ import { LiveConsole } from "./live.ts";
 import { StreamJsonConsole } from "./stream_json.ts";
 import { type ColorMode, useColor } from "./style.ts";
 
-/** `--output-format` values. */
-export type OutputFormat = "text" | "json" | "stream-json";
-
-/** The `--output-format` choices, for the command line. */
-export const OUTPUT_FORMATS: readonly OutputFormat[] = ["text", "json", "stream-json"];
+// The formats are declared with the command line's options (its help lists them without this).
+import type { OutputFormat } from "../spec.ts";
+export { OUTPUT_FORMATS, type OutputFormat } from "../spec.ts";
 
 /**
  * The console: NDJSON events for `stream-json`; on a terminal (or with `--color always`) the live

@@ -13,6 +13,7 @@ import { diffSince, type Snapshot, snapshot } from "./edit_diff.ts";
 import { maskOutput, StreamMasker } from "../../policy/secrets.ts";
 import { printable } from "./printable.ts";
 import { Spinner } from "./spinner.ts";
+import { screenWrite } from "./screen.ts";
 import { Style } from "./style.ts";
 
 const OUTPUT_LINES = 6;
@@ -28,7 +29,7 @@ export interface LiveOptions {
   /** A terminal: draw the spinner (and redraw lines in place). */
   live: boolean;
   workspace: string;
-  /** Where bytes go (default: stderr). */
+  /** Where bytes go (default: stderr, around the composer line of an interactive turn). */
   write?: (bytes: Uint8Array) => void;
 }
 
@@ -47,7 +48,7 @@ export class LiveConsole implements AgentConsole {
 
   constructor(options: LiveOptions) {
     this.#style = new Style(options.color);
-    this.#write = options.write ?? writeStderr;
+    this.#write = options.write ?? screenWrite;
     this.#workspace = options.workspace;
     if (options.live) this.#spinner = new Spinner(this.#write);
   }
@@ -257,9 +258,4 @@ function clipLines(text: string, max: number): string[] {
     ...lines.slice(0, max).map((l) => l.slice(0, 200)),
     `… ${lines.length - max} more line(s)`,
   ];
-}
-
-function writeStderr(bytes: Uint8Array): void {
-  let written = 0;
-  while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
 }

@@ -108,9 +108,9 @@ const COMMANDS: SlashCommand[] = [
   },
   {
     name: "compact",
-    usage: "/compact",
+    usage: "/compact [instructions]",
     help: "replace the conversation by the model's summary of it (frees context)",
-    run: async (ctx) => {
+    run: async (ctx, arg) => {
       try {
         await compactConversation(ctx, (conversation) => {
           // The next turn records a new trajectory that goes on from this one, so a resume
@@ -125,7 +125,7 @@ const COMMANDS: SlashCommand[] = [
             };
             ctx.reset({ conversation, link });
           }
-        });
+        }, arg);
       } catch (e) {
         ctx.write(`cannot compact: ${(e as Error).message} (the conversation is unchanged)`);
       }

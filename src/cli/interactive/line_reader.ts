@@ -11,7 +11,9 @@
  * as Ctrl-C does (a lone Esc; arrow keys and other sequences are told apart by the decoder).
  * Ctrl-R brings back the newest earlier input holding what is typed (again: older ones).
  *
- * While a turn runs (`busy`), what the user types is not echoed (the console owns the screen);
+ * While a turn runs (`busy`), what the user types is drawn as a composer line (`next> …`) under
+ * the live output (console/screen.ts: erased before each output chunk and drawn again after it,
+ * never mixed into it), editable with the usual keys;
  * each line completed with Enter is queued, reported through `onQueued`, and returned by the next
  * `read`, one input per line. A question (`ask`) never takes a queued line: its answer must be
  * typed after the question is shown.
@@ -19,6 +21,8 @@
 import { createInterface, type Interface } from "node:readline";
 import process from "node:process";
 import { dirname } from "node:path";
+import { fitComposer, screen, screenWidth } from "../console/screen.ts";
+import { printable } from "../console/printable.ts";
 
 /** Entries kept in the history file. */
 const HISTORY_SIZE = 1000;
@@ -29,6 +33,8 @@ const PASTE_ON = "\x1b[?2004h";
 const PASTE_OFF = "\x1b[?2004l";
 /** A one-line paste up to this many characters is put on the line as it is, not folded. */
 const FOLD_CHARS = 200;
+/** The prompt of the composer line drawn under a running turn's output. */
+const NEXT_PROMPT = "next> ";
 
 /** Reads inputs and answers from the user. */
 export class LineReader {
@@ -94,6 +100,8 @@ export class LineReader {
       const ttyWrite = rl._ttyWrite.bind(rl);
       rl._ttyWrite = (s: string | undefined, key: KeyPress | undefined) => {
         if (this.#key(s, key)) ttyWrite(s, key);
+        // During a turn the line being typed is drawn under the output, as it is now.
+        if (this.#busy && !this.#prompting) screen.redraw();
       };
       this.#bracketedPaste(true);
     }
@@ -244,9 +252,51 @@ export class LineReader {
     this.#onQueued = handler;
   }
 
-  /** A turn runs: typed lines are queued, not echoed. */
+  /**
+   * A turn runs: typed lines are queued; the line being typed is drawn under the output (on a
+   * terminal), editable with the usual keys.
+   */
   set busy(value: boolean) {
+    if (value === this.#busy) return;
     this.#busy = value;
+    // Drawn only where the console draws: stderr a terminal too (not a log file).
+    if (this.terminal && Deno.stderr.isTerminal()) {
+      screen.compose(value ? () => this.#composerLine() : undefined);
+    }
+  }
+
+  /** What is typed on the composer line now (folded pastes as shown). */
+  get line(): string {
+    // deno-lint-ignore no-explicit-any
+    return this.terminal ? (this.#rl as any).line ?? "" : "";
+  }
+
+  /**
+   * Sends `line` as if typed and entered at the prompt waiting now (echoed after it); false when
+   * no prompt waits.
+   */
+  submit(line: string): boolean {
+    if (!this.#waiting || this.#asking) return false;
+    // deno-lint-ignore no-explicit-any
+    const rl = this.#rl as any;
+    rl.line = "";
+    rl.cursor = 0;
+    process.stderr.write(`${line}\n`);
+    this.#deliver(line);
+    return true;
+  }
+
+  /** The composer line under a running turn: undefined while a question or a prompt is up. */
+  #composerLine() {
+    if (!this.#busy || this.#prompting || this.#asking) return undefined;
+    // deno-lint-ignore no-explicit-any
+    const rl = this.#rl as any;
+    const line: string = rl.line ?? "";
+    if (line === "") return undefined;
+    const cursor: number = rl.cursor ?? line.length;
+    const before = printable(line.slice(0, cursor));
+    const shown = printable(line);
+    return fitComposer(NEXT_PROMPT, shown, before.length, screenWidth());
   }
 
   /** Drops the lines typed ahead; returns how many there were. */
@@ -256,13 +306,14 @@ export class LineReader {
     return dropped;
   }
 
-  /** Clears what is typed on the prompt line and shows the prompt again. */
-  clearLine(): void {
+  /** Clears what is typed on the prompt line and shows the prompt (or `prompt` now) again. */
+  clearLine(prompt?: string): void {
     if (!this.terminal) return;
     // deno-lint-ignore no-explicit-any
     const rl = this.#rl as any;
     rl.line = "";
     rl.cursor = 0;
+    if (prompt !== undefined) this.#rl.setPrompt(prompt);
     process.stderr.write("\n");
     this.#rl.prompt();
   }
@@ -355,6 +406,8 @@ export class LineReader {
     if (!this.terminal) return await this.#wait(question);
     // deno-lint-ignore no-explicit-any
     const rl = this.#rl as any;
+    // The composer line under a turn leaves the screen to the question, and comes back after.
+    const release = screen.hold();
     this.#held = rl.line ?? "";
     rl.line = "";
     rl.cursor = 0;
@@ -368,6 +421,7 @@ export class LineReader {
         rl.cursor = rl.line.length;
       }
       this.#held = "";
+      release();
     }
   }
 
@@ -382,7 +436,9 @@ export class LineReader {
     if (this.terminal) {
       this.#prompting = true;
       this.#rl.setPrompt(prompt);
-      this.#rl.prompt();
+      // A line typed during the turn (or kept over a question) is shown with the cursor where
+      // it was, at its end after typing; readline would put it at the start.
+      this.#rl.prompt(true);
     }
     return answer;
   }

@@ -7,7 +7,7 @@
  * Tab completes a mention over the workspace's files (`git ls-files`, so .gitignore'd files are
  * left out; a plain walk outside git).
  */
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { isAbsolute, join, posix, relative, resolve } from "node:path";
 import { readWorkspaceFile } from "../../tools/fs/workspace_read.ts";
 import { detectEncoding } from "../../tools/edit/encoding.ts";
 import { loadCodecs } from "../../tools/edit/codecs.ts";
@@ -16,6 +16,7 @@ import { maskOutput } from "../../policy/secrets.ts";
 import { isInside } from "../../policy/workspace.ts";
 import { runGit } from "../../policy/git.ts";
 import type { LLMImage } from "../../llm/types.ts";
+import type { Container } from "../../container/container.ts";
 
 /** Largest file attached (bytes). */
 export const MENTION_MAX_BYTES = 256 * 1024;
@@ -83,6 +84,11 @@ export async function readMention(workspace: string, path: string): Promise<Ment
         "out of it, or a file that changed while it was read)",
     };
   }
+  return await fromBytes(path, bytes);
+}
+
+/** What a mention's bytes are: an image, text (decoded, masked), or refused as binary. */
+async function fromBytes(path: string, bytes: Uint8Array): Promise<Mention> {
   const mediaType = imageType(bytes);
   if (mediaType) {
     return { path, image: { mediaType, base64: encodeBase64(bytes) }, bytes: bytes.length };
@@ -108,6 +114,81 @@ export async function readMention(workspace: string, path: string): Promise<Ment
   text = maskOutput(text);
   const lines = text === "" ? 0 : text.replace(/\n$/, "").split("\n").length;
   return { path, text, lines, bytes: bytes.length };
+}
+
+/**
+ * Checks and reads a mention's file inside a container, as the container sees its workspace
+ * (ours-to-read rules as on the host): the path resolved there (links followed) must be a
+ * regular file inside the workspace's real path and within the size limit; only then is it read,
+ * at most that many bytes. Exit codes say why not; stdout is the file.
+ */
+const CONTAINER_READ_SCRIPT = `ws=$(realpath -e -- "$1") || exit 10
+case "$2" in /*) p=$2 ;; *) p=$ws/$2 ;; esac
+if [ ! -e "$p" ]; then if [ -h "$p" ]; then exit 12; fi; exit 11; fi
+r=$(realpath -e -- "$p") || exit 12
+case "$r" in "$ws"/*) ;; *) exit 13 ;; esac
+if [ -d "$r" ]; then exit 14; fi
+if [ ! -f "$r" ]; then exit 15; fi
+size=$(stat -c %s -- "$r") || exit 15
+if [ "$size" -gt "$3" ]; then echo "$size"; exit 16; fi
+exec head -c "$3" -- "$r"`;
+
+/** Why the container's check refused a mention, by the script's exit code. */
+const CONTAINER_REFUSALS: Record<number, string> = {
+  10: "the container's workspace could not be resolved",
+  11: "there is no such file in the container's workspace",
+  12: "it is a link to nothing",
+  13: "it leads outside the workspace (a link out of it); only the workspace's files attach",
+  14: "it is a folder; name a file in it",
+  15: "it is not a regular file (a FIFO, socket or device is never read)",
+};
+
+/**
+ * Reads the file a mention names in a container session: the path is judged against the
+ * workspace as the container sees it (`container.workspace`), and the file is checked and read
+ * inside the container (never on the host, where that path means another file), with a deadline
+ * and bounded output.
+ */
+export async function readMentionInContainer(container: Container, path: string): Promise<Mention> {
+  const workspace = container.workspace;
+  const absolute = posix.isAbsolute(path) ? posix.resolve(path) : posix.resolve(workspace, path);
+  if (!isInside(posix.resolve(workspace), absolute)) {
+    return { path, refused: "it is outside the workspace; only the workspace's files attach" };
+  }
+  const limit = imageName(path) ? IMAGE_MAX_BYTES : MENTION_MAX_BYTES;
+  const [{ containerExecLaunch }, { runLimited }] = await Promise.all([
+    import("../../policy/process.ts"),
+    import("../../policy/git.ts"),
+  ]);
+  let result;
+  try {
+    result = await runLimited(
+      containerExecLaunch(container.cli, container.id, {
+        argv: ["sh", "-c", CONTAINER_READ_SCRIPT, "sh", workspace, absolute, String(limit)],
+      }),
+      `reading @${path} (in the container)`,
+      undefined,
+      { timeoutMs: 10_000, maxOutputBytes: limit + 64 },
+    );
+  } catch (e) {
+    return { path, refused: `it could not be read in the container (${(e as Error).message})` };
+  }
+  if (result.code === 16) {
+    return {
+      path,
+      refused: `it is ${result.out.trim()} bytes, over the ${limit}-byte limit for an ` +
+        `attachment; ask the model to read the part you need`,
+    };
+  }
+  if (!result.ok) {
+    const why = CONTAINER_REFUSALS[result.code];
+    return {
+      path,
+      refused: why ?? `it could not be read in the container (exit ${result.code}: ` +
+          `${result.err.trim().slice(0, 200)})`,
+    };
+  }
+  return await fromBytes(path, result.bytes);
 }
 
 function encodeBase64(bytes: Uint8Array): string {
@@ -212,6 +293,25 @@ export async function workspaceFiles(workspace: string): Promise<string[]> {
   };
   walk(workspace, 0);
   return files;
+}
+
+/**
+ * The container workspace's files for completion: `git ls-files` run inside (hardened, bounded);
+ * none outside a repository there.
+ */
+export async function containerWorkspaceFiles(container: Container): Promise<string[]> {
+  try {
+    const { containerPlace } = await import("../../container/patch.ts");
+    const listed = await containerPlace(container, {
+      timeoutMs: 5000,
+      maxOutputBytes: 8 * 1024 * 1024,
+    }).git(["ls-files", "--cached", "--others", "--exclude-standard", "-z"]);
+    if (!listed.ok) return [];
+    return new TextDecoder().decode(listed.bytes).split("\0").filter((p) => p !== "")
+      .slice(0, LIST_LIMIT);
+  } catch {
+    return [];
+  }
 }
 
 /**

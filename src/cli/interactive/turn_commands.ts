@@ -153,10 +153,15 @@ export const COMPACTED_HEADER = "[Summary of the conversation so far, compacted 
 /** Characters of one message the summary's transcript keeps (tool output is cut first). */
 const TRANSCRIPT_MESSAGE_CHARS = 8000;
 
-/** `/compact`: the model summarises the conversation, which is replaced by the summary. */
+/**
+ * `/compact [instructions]`: the model summarises the conversation, which is replaced by the
+ * summary. PreCompact hooks run first (trigger `manual`, the instructions as
+ * `custom_instructions`); one that blocks, or says `continue: false`, leaves it unchanged.
+ */
 export async function compactConversation(
   ctx: TurnCommandContext & { conversation: LLMMessage[] },
   replace: (conversation: LLMMessage[]) => void,
+  instructions = "",
 ): Promise<void> {
   const body = ctx.conversation.filter((m) => m.role !== "system");
   if (body.length === 0) {
@@ -164,6 +169,21 @@ export async function compactConversation(
     return;
   }
   const { session } = ctx;
+  const hooks = session.hooks;
+  if (hooks?.has("PreCompact")) {
+    const said = await hooks.preCompact("manual", instructions);
+    const stop = hooks.takeStop();
+    if (stop || said.block) {
+      const why = stop
+        ? `PreCompact hook ${stop.by.name} stopped it (continue: false): ${stop.reason}`
+        : `PreCompact hook ${said.block!.by.name} blocked it: ${said.block!.reason}`;
+      ctx.write(`not compacted: ${why} (the conversation is unchanged)`);
+      return;
+    }
+  }
+  const prompt = instructions.trim() === ""
+    ? COMPACT_PROMPT
+    : `${COMPACT_PROMPT}\n\nThe user asks of this summary: ${instructions.trim()}`;
   const estimate = (messages: readonly LLMMessage[]) =>
     new ContextManager({ window: 1 }).estimate(messages);
   const before = estimate(ctx.conversation);
@@ -171,7 +191,7 @@ export async function compactConversation(
   const response = await (ctx.asTurn ?? interruptible)(
     (signal) =>
       session.client.chat(
-        [{ role: "system", content: COMPACT_PROMPT }, { role: "user", content: transcript(body) }],
+        [{ role: "system", content: prompt }, { role: "user", content: transcript(body) }],
         [],
         signal,
       ),

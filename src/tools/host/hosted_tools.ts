@@ -29,9 +29,13 @@ export async function createHostedTools(
   }
   if (readEnv("DEFT_TOOLS_IN_PROCESS") === "1") return createTools(context, names);
   // The sandboxed host's code loads only when a tool goes there, off every other start-up path.
-  const sandboxed = resolveToolNames(names).some((n) => isSandboxed(placeOf(n, context.settings)))
-    ? (await import("./sandboxed.ts")).sandboxedLinkStarter
-    : undefined;
+  const hosted = resolveToolNames(names).filter((n) => isSandboxed(placeOf(n, context.settings)));
+  let sandboxed: typeof import("./sandboxed.ts").sandboxedLinkStarter | undefined;
+  if (hosted.length > 0) {
+    const module = await import("./sandboxed.ts");
+    await module.warmSandboxedCode(hosted);
+    sandboxed = module.sandboxedLinkStarter;
+  }
   return createTools(
     context,
     names,

@@ -13,7 +13,7 @@
 import { readLines } from "../../line_reader.ts";
 import { startWorker } from "../../policy/workers.ts";
 import { workerEntry } from "./entry_points.ts";
-import type { HostReply } from "./protocol.ts";
+import type { HostReply, HostRequest } from "./protocol.ts";
 import type { BootMessage } from "./sandboxed.ts";
 
 /** Serves until standard input ends; returns the exit code. */
@@ -22,6 +22,8 @@ export async function relayToolHost(): Promise<number> {
   const write = (message: HostReply) =>
     writeAll(Deno.stdout, encoder.encode(`${JSON.stringify(message)}\n`));
   let worker: Worker | undefined;
+  // The host served in this process (see `servesHere`) instead of a worker.
+  let here: ((message: HostRequest) => void) | undefined;
   const groups = new Set<number>();
   const end = (code: number) => {
     worker?.terminate();
@@ -44,6 +46,10 @@ export async function relayToolHost(): Promise<number> {
     } catch {
       return end(fatal("a request was not JSON"));
     }
+    if (here) {
+      here(message as HostRequest);
+      continue;
+    }
     if (worker) {
       try {
         worker.postMessage(message);
@@ -59,6 +65,15 @@ export async function relayToolHost(): Promise<number> {
     if (boot.type !== "boot" || typeof boot.permissions !== "object") {
       return end(fatal("the first request must be the boot message"));
     }
+    if (boot.fencedProcess && servesHere(boot.permissions)) {
+      const { toolHostHandler } = await import("./worker.ts");
+      // Tools here report no process groups (they are not in a worker): bubblewrap's PID
+      // namespace ends every process they started when this one ends.
+      here = toolHostHandler((reply) => {
+        if (reply.type !== "child") write(reply);
+      });
+      continue;
+    }
     worker = startWorker(workerEntry(), boot.permissions);
     worker.onmessage = (e: MessageEvent<HostReply>) => {
       if (e.data.type !== "child") return write(e.data);
@@ -71,6 +86,19 @@ export async function relayToolHost(): Promise<number> {
     };
   }
   return end(0);
+}
+
+/**
+ * True when this process may serve the calls itself, without a worker: Deft started it with the
+ * worker's own permissions as its Deno flags (`fencedProcess`, sandboxed.ts) and none of the
+ * permissions the worker would lack is held whole here. A process that holds more (a compiled
+ * Deft keeps the permissions it was built with) runs the worker, as before.
+ */
+function servesHere(permissions: Deno.PermissionOptionsObject): boolean {
+  const kinds = ["read", "write", "run", "env", "net", "sys", "ffi", "import"] as const;
+  return kinds.every((name) =>
+    permissions[name] === true || Deno.permissions.querySync({ name }).state !== "granted"
+  );
 }
 
 function fatal(message: string): number {

@@ -15,11 +15,14 @@
  *   the cache only at paths Deft makes from the workspace's own real path, never at one the model
  *   names, and no path of the model's can lead it to write anything else.
  */
-import { isAbsolute } from "node:path";
-import { deftArgv } from "../../policy/self.ts";
+import { isAbsolute, join } from "node:path";
+import { readEnv } from "../../env.ts";
+import { deftCacheDir } from "../../policy/dirs.ts";
+import { entryOf } from "../catalog.ts";
+import { deftArgv, takesPermissionFlags } from "../../policy/self.ts";
 import type { Boundary } from "../../policy/boundary.ts";
 import { processPolicy, spawnChild, toolHostLaunch } from "../../policy/process.ts";
-import { permissionFlags } from "../../policy/grants.ts";
+import { flagFor, permissionFlags } from "../../policy/grants.ts";
 import { shownByWorkspace } from "../../policy/sandbox.ts";
 import type { ToolSettings } from "../base.ts";
 import type { SandboxedPlace } from "../registry.ts";
@@ -31,6 +34,11 @@ import { TOOL_HOST_COMMAND } from "./entry_points.ts";
 export interface BootMessage {
   type: "boot";
   permissions: Deno.PermissionOptionsObject;
+  /**
+   * The process was started with exactly `permissions` as its Deno flags, so it may serve the
+   * calls itself rather than in a worker fenced the same way (relay.ts checks it holds no more).
+   */
+  fencedProcess?: boolean;
 }
 
 /** A starter for the sandboxed host at `place` under `settings` (sandbox mode, bwrap). */
@@ -41,8 +49,9 @@ export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPla
     // A workspace that holds the graph's folder (Deft run on $HOME) stays writable for the graph:
     // binding a folder inside it that the model's shell can swap would be worse.
     const graphInWorkspace = !!ckgDir && shownByWorkspace(boundary.dirs.workspace, ckgDir);
+    const fence = processFence(boundary.permissions);
     const launch = toolHostLaunch(processPolicy(boundary.dirs.workspace, settings), {
-      argv: [...deftArgv(permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
+      argv: [...deftArgv(fence ?? permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
       readOnly: codePaths(boundary, entry),
       writable: ownFolders(boundary, cache),
       readOnlyWorkspace: cache && !graphInWorkspace,
@@ -55,7 +64,13 @@ export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPla
       (status, said) =>
         `the sandboxed tool host exited (${describeStatus(status)})${said ? `: ${said}` : ""}`,
     );
-    link.send({ type: "boot", permissions: boundary.permissions } satisfies BootMessage);
+    link.send(
+      {
+        type: "boot",
+        permissions: boundary.permissions,
+        fencedProcess: !!fence && takesPermissionFlags(),
+      } satisfies BootMessage,
+    );
     return {
       post: link.send,
       terminate: () => {
@@ -70,6 +85,95 @@ export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPla
       reportsHostPids: false,
     };
   };
+}
+
+/**
+ * Makes sure Deno's cache holds the compiled form of the host's code before a sandboxed host
+ * starts. The host sees that cache read-only: a module it finds missing or stale there it
+ * compiles itself and then fails to store, and Deno retries the store with pauses that add up to
+ * 150 ms, at every start. Nothing but the sandboxed host loads its entry (relay.ts), so without
+ * this its cache entry is never written. When the entry's compiled form is older than its source
+ * (or missing), this process, whose cache is writable, loads the host's modules once: the
+ * relay, the worker's side, and the implementations of `names`, which Deno then stores. Loading
+ * them runs nothing (they only define). Skipped when Deft runs from a bundle or a compiled
+ * executable (no TypeScript to compile) or when the cache cannot be found or read.
+ */
+export async function warmSandboxedCode(names: readonly string[]): Promise<void> {
+  const sentinels = ["./relay.ts", "./worker.ts"].map((m) =>
+    decodeURIComponent(new URL(m, import.meta.url).pathname)
+  );
+  try {
+    const gen = denoGenDir();
+    if (!gen) return;
+    // A source touched without a change (a checkout) leaves the compiled form valid but older:
+    // the sources' times when last warmed are kept in Deft's cache, so that is warmed once.
+    const key = JSON.stringify([Deno.version.deno, ...sentinels.map(modifiedAt)]);
+    const marker = join(deftCacheDir(), "sandbox-code.json");
+    const fresh = (source: string) => {
+      const compiled = modifiedAt(join(gen, "file", `${source}.js`));
+      return compiled !== undefined && compiled >= (modifiedAt(source) ?? Infinity);
+    };
+    if (
+      sentinels.every(fresh) ||
+      (sentinels.every((s) => modifiedAt(join(gen, "file", `${s}.js`))) && readText(marker) === key)
+    ) return;
+    await Promise.all([import("./relay.ts"), import("./worker.ts")]);
+    await Promise.all(names.map((name) => entryOf(name).load()));
+    Deno.mkdirSync(deftCacheDir(), { recursive: true });
+    Deno.writeTextFileSync(marker, key);
+  } catch {
+    // Only a start-up cost is at stake: the host compiles what it needs either way.
+  }
+}
+
+function modifiedAt(path: string): number | undefined {
+  try {
+    return Deno.statSync(path).mtime?.getTime();
+  } catch {
+    return undefined;
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where Deno keeps compiled modules (`$DENO_DIR/gen`), or undefined when not a source run. */
+function denoGenDir(): string | undefined {
+  if (!import.meta.url.startsWith("file:") || !import.meta.url.endsWith(".ts")) return undefined;
+  const home = readEnv("HOME");
+  const caches = Deno.build.os === "darwin"
+    ? home && join(home, "Library", "Caches")
+    : readEnv("XDG_CACHE_HOME") ?? (home && join(home, ".cache"));
+  const dir = readEnv("DENO_DIR") ?? (caches && join(caches, "deno"));
+  return dir ? join(dir, "gen") : undefined;
+}
+
+/**
+ * The Deno flags that give the host's process exactly `permissions`, the worker's set, or
+ * undefined when flags cannot say it (a path with a comma, a run grant widened to every program,
+ * a network, system or FFI grant): the process then starts its worker as before. Deno lets a
+ * process import from a few code hosts unasked; the worker may import from none, so neither may
+ * this process (`--deny-import`).
+ */
+function processFence(permissions: Deno.PermissionOptionsObject): string[] | undefined {
+  const flags = permissionFlags(permissions);
+  const exact: string[] = [];
+  for (const kind of ["read", "write", "run", "env"] as const) {
+    const value = permissions[kind];
+    if (value === true) exact.push(flagFor(kind));
+    else if (Array.isArray(value) && value.length > 0) exact.push(flagFor(kind, value.join(",")));
+    else if (value !== false && value !== undefined && !Array.isArray(value)) return undefined;
+  }
+  const denied = (["net", "sys", "ffi", "import"] as const).every((kind) =>
+    permissions[kind] === false
+  );
+  if (!denied || exact.join(" ") !== flags.join(" ")) return undefined;
+  return [...flags, "--deny-import"];
 }
 
 /**

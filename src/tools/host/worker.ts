@@ -17,20 +17,31 @@ interface WorkerScope {
 /** Serves tool calls inside this worker until it is terminated. */
 export function serveToolHost(): void {
   const scope = globalThis as unknown as WorkerScope;
+  const handle = toolHostHandler((reply) => scope.postMessage(reply));
+  scope.onmessage = (event) => handle(event.data);
+}
+
+/**
+ * The tool host's message handler, wherever it runs: in a worker (`serveToolHost`), or in the
+ * sandboxed host's own process when that process's Deno permissions are already the worker's
+ * (relay.ts). Posts `ready` at once; then answers each request through `post`.
+ */
+export function toolHostHandler(
+  post: (reply: HostReply) => void,
+): (message: HostRequest) => void {
   let context: ToolContext | undefined;
   let dirs: ToolDirs | undefined;
   let tools: InProcessHost | undefined;
   // Calls run concurrently (tools serialise what must be serialised); init and close run one at a
   // time in arrival order, so closing everything waits for a single close still under way.
   let lifecycle = Promise.resolve();
-  scope.onmessage = (event) => {
-    const message = event.data;
+  const receive = (message: HostRequest) => {
     if (message.type === "call" || message.type === "probe") void handle(message);
     else lifecycle = lifecycle.then(() => handle(message));
   };
   // Messages sent before this handler existed would have been dropped, so the main thread waits
   // for this before it sends anything.
-  scope.postMessage({ type: "ready", id: -1 });
+  queueMicrotask(() => post({ type: "ready", id: -1 }));
   const handle = async (message: HostRequest): Promise<void> => {
     switch (message.type) {
       case "init":
@@ -50,7 +61,7 @@ export function serveToolHost(): void {
           const explained = explainDenial(result.error, context.workspace, dirs);
           if (explained) result = { ...result, error: explained };
         }
-        scope.postMessage({ type: "result", id: message.id, result });
+        post({ type: "result", id: message.id, result });
         break;
       }
       case "probe": {
@@ -61,7 +72,7 @@ export function serveToolHost(): void {
           const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
           outcome = explainDenial(text, context?.workspace ?? "", dirs) ?? text;
         }
-        scope.postMessage({ type: "probed", id: message.id, outcome });
+        post({ type: "probed", id: message.id, outcome });
         break;
       }
       case "close": {
@@ -73,11 +84,12 @@ export function serveToolHost(): void {
             errors = [`closing tool '${message.name}' failed: ${String(e)}`];
           });
         }
-        scope.postMessage({ type: "closed", id: message.id, errors });
+        post({ type: "closed", id: message.id, errors });
         break;
       }
     }
   };
+  return receive;
 }
 
 async function attempt(probe: Probe): Promise<void> {

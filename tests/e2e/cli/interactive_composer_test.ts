@@ -5,7 +5,7 @@
  * stopping a turn.
  */
 import assert from "node:assert/strict";
-import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
+import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
@@ -236,6 +236,168 @@ Deno.test("interactive (pty): Ctrl-R brings back the earlier prompt holding what
     assert.equal(r.failed, null, out);
     assert.equal(r.code, 0, out);
     assert.match(lastUser(mock.requests[2].body), /^tell me about zebras\n*$/);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): the line typed during a turn is drawn under the output, edited, and sent after the turn", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: "sleep 4.31" }]]),
+    chatStream(chatText("First line of the answer.\nSecond line of the answer."), 150),
+    chatText("Next answered."),
+  ]);
+  try {
+    const r = await runDeftInPty([
+      "interactive",
+      "-w",
+      repo,
+      ...modelArgs(mock),
+      "--approval",
+      "never",
+    ], [
+      { expect: "deft> ", send: "go" + ENTER },
+      // Typed while the command runs: visible at once, then edited with Backspace.
+      { expect: "sleep 4\\.31", send: "secnd qestion", delay: 0.5 },
+      { expect: "next> secnd qestion", send: "\x7f".repeat(12), delay: 0.2 },
+      { expect: "next> s\\b", send: "econd question", delay: 0.2 },
+      { expect: "next> second question" },
+      // The answer streams in above it; the typed line comes back at the prompt after the turn,
+      // the cursor at its end (what is typed now goes after it).
+      {
+        expect: "Second line of the answer\\.[\\s\\S]*deft> second question",
+        send: "?" + ENTER,
+        delay: 0.5,
+      },
+      { expect: "Next answered\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    // Drawn during the turn: before the command's result and the answer.
+    const typed = out.indexOf("next> second question");
+    assert.ok(typed >= 0 && typed < out.indexOf("✓ ok"), out);
+    assert.ok(out.indexOf("next> secnd qestion") < out.indexOf("✓ ok"), out);
+    // Each output chunk erased the composer line before it was written: the composer's text never
+    // runs on into the console's lines.
+    // deno-lint-ignore no-control-regex
+    assert.doesNotMatch(r.output, /next> [^\r\n\x1b]*(✓|First line|Second line|step)/);
+    assert.equal(mock.requests.length, 3);
+    assert.match(lastUser(mock.requests[2].body), /^second question\?\n*$/);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): a line being typed when an approval comes up is not its answer; it comes back after", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([
+    { ...chatToolCalls([["bash", { command: "touch typed_yes" }]]), delayMs: 2500 },
+    chatText("Refused then."),
+    chatText("Draft received."),
+  ]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "go" + ENTER },
+      { expect: "waiting for the model", send: "y draft words", delay: 0.3 },
+      { expect: "next> y draft words" },
+      // The question owns the screen: its answer is only what is typed after it.
+      { expect: "\\$ touch typed_yes[\\s\\S]*approve> ", send: "n" + ENTER, delay: 0.5 },
+      { expect: "→ no" },
+      { expect: "Refused then\\.[\\s\\S]*deft> y draft words", send: ENTER, delay: 0.5 },
+      { expect: "Draft received\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    await assert.rejects(Deno.stat(`${repo}/typed_yes`), Deno.errors.NotFound);
+    assert.doesNotMatch(out, /approve> [^\n]*draft/);
+    assert.equal(mock.requests.length, 3);
+    assert.match(lastUser(mock.requests[2].body), /^y draft words\n*$/);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): Esc twice on an empty composer opens the /rewind picker; one Esc does not", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: "echo changed > calc.py" }]]),
+    chatText("Changed it."),
+    chatText("Back at the start."),
+  ]);
+  try {
+    const r = await runDeftInPty([
+      "interactive",
+      "-w",
+      repo,
+      ...modelArgs(mock),
+      "--approval",
+      "never",
+    ], [
+      { expect: "deft> ", send: "change calc" + ENTER },
+      // One Esc says what a second one does, and opens nothing.
+      { expect: "Changed it\\.[\\s\\S]*deft> ", send: ESC, delay: 0.5 },
+      { expect: "Esc again to rewind[\\s\\S]*deft> ", delay: 2 },
+      // Two in a row open the picker: back to turn 0, files and conversation.
+      { send: ESC, delay: 0.2 },
+      { send: ESC, delay: 0.2 },
+      { expect: "rewind to which turn\\? \\(number; empty: none\\)> ", send: "0" + ENTER },
+      { expect: "restore: files, conversation or both\\?[^\\n]*> ", send: ENTER, delay: 0.3 },
+      { expect: "rewound[\\s\\S]*deft> ", send: "where are we" + ENTER, delay: 0.3 },
+      { expect: "Back at the start\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    // The single Esc opened no picker: the picker's question shows once.
+    assert.equal(out.match(/rewind to which turn\?/g)?.length, 1, out);
+    assert.match(out, /Checkpoints \(turn, time UTC, files changed, label\):/);
+    assert.match(await Deno.readTextFile(`${repo}/calc.py`), /def /, "the file is back");
+    // The conversation went back too: the last request holds only the new prompt.
+    // deno-lint-ignore no-explicit-any
+    const users = mock.requests[2].body.messages.filter((m: any) => m.role === "user");
+    assert.equal(users.length, 1);
+    assert.match(users[0].content, /where are we/);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): `!` alone enters shell mode: lines run without `!` until Esc, then go to the model", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([chatText("Back with the model.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "!" + ENTER },
+      { expect: "shell mode: [\\s\\S]*deft !> ", send: "echo first-$((6*7))" + ENTER, delay: 0.3 },
+      { expect: "first-42[\\s\\S]*exit code 0[\\s\\S]*deft !> ", send: "ls" + ENTER, delay: 0.3 },
+      { expect: "check\\.py[\\s\\S]*exit code 0[\\s\\S]*deft !> ", send: ESC, delay: 0.3 },
+      {
+        expect: "shell mode off\\)\\s*(?:\\x1b\\[[0-9;]*[A-Za-z]\\s*)*deft> ",
+        send: "echo not-a-command" + ENTER,
+        delay: 0.3,
+      },
+      { expect: "Back with the model\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.equal(mock.requests.length, 1, "only the line after shell mode reached the model");
+    const prompt = lastUser(mock.requests[0].body);
+    assert.match(prompt, /\$ echo first-\$\(\(6\*7\)\)\nfirst-42/);
+    assert.match(prompt, /\$ ls\n[\s\S]*calc\.py/);
+    assert.match(prompt, /echo not-a-command\n*$/);
+    assert.doesNotMatch(out, /^not-a-command$/m, "the line after Esc was not run");
   } finally {
     await mock.close();
   }

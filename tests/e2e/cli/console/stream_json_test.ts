@@ -223,4 +223,18 @@ Deno.test("a bad flag with --json or stream-json: a JSON error on stdout, exit 2
   const text = await runDeft(["run", "x", "--bogus"], { cwd: home });
   assert.equal(text.code, 2);
   assert.equal(text.stdout, "");
+  // The peers' spellings of a headless run answer the same way.
+  for (
+    const args of [["exec", "x", "--json", "--bogus"], [
+      "-p",
+      "x",
+      "--output-format",
+      "json",
+      "--bogus",
+    ]]
+  ) {
+    const r = await runDeft(args, { cwd: home });
+    assert.equal(r.code, 2, args.join(" "));
+    assert.equal(JSON.parse(r.stdout).error, "unknown option '--bogus'", args.join(" "));
+  }
 });

@@ -1,0 +1,10 @@
+/**
+ * The approval modes, on their own so that the command line's help can list them without loading
+ * the approval gate (approval.ts re-exports them).
+ */
+
+/** The approval modes, most permissive first. */
+export const APPROVAL_MODES = ["never", "commands", "all"] as const;
+
+/** When Deft asks before a tool call. */
+export type ApprovalMode = typeof APPROVAL_MODES[number];
