@@ -54,3 +54,28 @@ Deno.test("--max-line-bytes is a whole number of at least 1024", () => {
     assert.throws(() => parseMaxLineBytes(bad), /--max-line-bytes/);
   }
 });
+
+Deno.test("a reader that fills one buffer again on every read gives the same lines", async () => {
+  // Like Deno.stdin.read: each read overwrites the bytes of the one before.
+  const chunks = ["ab", "c\nde", "f\r\n\n", "字".slice(0, 1) + "\n", "g", "h"]
+    .map((c) => new TextEncoder().encode(c));
+  let next = 0;
+  const reader = {
+    read(buffer: Uint8Array): Promise<number | null> {
+      if (next === chunks.length) return Promise.resolve(null);
+      const chunk = chunks[next++];
+      buffer.fill(0x78);
+      buffer.set(chunk);
+      return Promise.resolve(chunk.length);
+    },
+  };
+  const events: LineEvent[] = [];
+  for await (const event of readLines(reader)) events.push(event);
+  assert.deepEqual(events, [
+    { line: "abc" },
+    { line: "def" },
+    { line: "" },
+    { line: "字" },
+    { line: "gh" },
+  ]);
+});

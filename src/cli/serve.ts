@@ -59,7 +59,7 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
   const running = new Set<Promise<void>>();
   try {
     let lineNumber = 0;
-    for await (const event of readLines(Deno.stdin.readable, maxLineBytes)) {
+    for await (const event of readLines(Deno.stdin, maxLineBytes)) {
       lineNumber++;
       if ("tooLong" in event) {
         const reply = errorReply(

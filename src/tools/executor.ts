@@ -110,12 +110,11 @@ export class ToolExecutor {
       tool?.name ?? call.name,
       call.call_id,
       tracingEnabled() ? effectKind(tool, call.arguments) : undefined,
-      () => this.#execute(call),
+      () => this.#execute(call, tool),
     );
   }
 
-  async #execute(call: ToolCall): Promise<ToolCallResult> {
-    const tool = this.find(call.name);
+  async #execute(call: ToolCall, tool: Tool | undefined): Promise<ToolCallResult> {
     if (!tool) {
       const names = this.#tools.map((t) => t.name).join(", ");
       return wrap(call, call.name, {

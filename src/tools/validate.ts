@@ -36,13 +36,26 @@ export function validateArguments(
   };
 }
 
+// The names each parameter list declares, built once per list: a tool's parameters never change,
+// and every call of it is checked against them.
+const declaredNames = new WeakMap<readonly ToolParameter[], ReadonlySet<string>>();
+
+function namesOf(params: readonly ToolParameter[]): ReadonlySet<string> {
+  let names = declaredNames.get(params);
+  if (!names) {
+    names = new Set(params.map((p) => p.name));
+    declaredNames.set(params, names);
+  }
+  return names;
+}
+
 function checkObject(
   params: readonly ToolParameter[],
   value: Record<string, unknown>,
   prefix: string,
   problems: string[],
 ): Record<string, unknown> {
-  const known = new Map(params.map((p) => [p.name, p]));
+  const known = namesOf(params);
   const cleaned: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
     if (!known.has(key)) problems.push(`unknown argument \`${prefix}${key}\``);

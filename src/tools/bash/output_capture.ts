@@ -31,14 +31,14 @@ export interface CapturedOutput {
 }
 
 const DEFAULT_SPILL_CHARS = 4_000_000;
+const encoder = new TextEncoder();
 const DEFAULT_MAX_SAVED_BYTES = 256 * 1024 * 1024;
 
 /** Captures one stream; `write` raw bytes as they arrive, then `finish` once. */
 export class OutputCapture {
   readonly #options: Required<CaptureOptions>;
-  readonly #decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
-  readonly #encoder = new TextEncoder();
-  readonly #stripper = new AnsiStripper();
+  // Made on the first bytes: most commands print nothing to one stream or the other.
+  #text: { decoder: TextDecoder; stripper: AnsiStripper } | null = null;
   #pieces: string[] = [];
   #head = "";
   #tail: string[] = [];
@@ -65,15 +65,22 @@ export class OutputCapture {
 
   /** Adds raw bytes. Await the result: it applies back-pressure while spilling to disk. */
   write(bytes: Uint8Array): Promise<void> | void {
-    const text = this.#stripper.push(this.#decoder.decode(bytes, { stream: true }));
-    return this.#add(text);
+    this.#text ??= {
+      decoder: new TextDecoder("utf-8", { fatal: false, ignoreBOM: true }),
+      stripper: new AnsiStripper(),
+    };
+    const { decoder, stripper } = this.#text;
+    return this.#add(stripper.push(decoder.decode(bytes, { stream: true })));
   }
 
   /** Ends the capture and returns what to show. Closes the spill file. */
   async finish(): Promise<CapturedOutput> {
     if (this.#finished) throw new Error("OutputCapture.finish called twice");
     this.#finished = true;
-    await this.#add(this.#stripper.push(this.#decoder.decode()) + this.#stripper.flush());
+    if (this.#text) {
+      const { decoder, stripper } = this.#text;
+      await this.#add(stripper.push(decoder.decode()) + stripper.flush());
+    }
     const { limit, savePath, label } = this.#options;
     try {
       if (this.#chars <= limit) {
@@ -142,7 +149,7 @@ export class OutputCapture {
 
   async #save(text: string): Promise<void> {
     if (!this.#savedComplete || !this.#file) return;
-    let bytes = this.#encoder.encode(text);
+    let bytes = encoder.encode(text);
     const room = this.#options.maxSavedBytes - this.#savedBytes;
     if (bytes.length > room) {
       bytes = bytes.subarray(0, room);

@@ -15,6 +15,20 @@ Deno.test("protocol: a command follows its line and its byte count", () => {
   assert.equal(text.slice(newline + 1), "echo é\n}");
 });
 
+Deno.test("protocol: only plain text is read without switching to the C locale", () => {
+  const line = (command: string) => {
+    const text = new TextDecoder().decode(commandBytes(command, 1));
+    return text.slice(0, text.indexOf("\n"));
+  };
+  // Printable ASCII, tabs and line breaks: one character per byte in every locale.
+  assert.match(line("echo 'a\tb' | wc -c\n~!@#$%^&*()_+{}|:<>?"), /^__deft_readt \d+ 1;/);
+  // A multibyte character, an escape (stateful encodings), other control bytes, DEL: counted
+  // as bytes in the C locale.
+  for (const command of ["echo é", "printf '\x1b$B'", "echo \r", "echo \x7f"]) {
+    assert.match(line(command), /^__deft_read \d+ 1;/, JSON.stringify(command));
+  }
+});
+
 Deno.test("protocol: marker tags are fresh and unguessable", () => {
   const tags = new Set(Array.from({ length: 100 }, newMarkerTag));
   assert.equal(tags.size, 100);

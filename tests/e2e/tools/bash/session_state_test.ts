@@ -102,6 +102,18 @@ Deno.test("bash: multi-line, Unicode and large commands arrive intact", async ()
   });
 });
 
+Deno.test("bash: Unicode and plain commands arrive intact in a UTF-8 locale", async () => {
+  await withHarness({}, async (h) => {
+    // Bash counts characters in its locale; a command's byte count must still be what is read.
+    const locale = await h.run("export LC_ALL=C.UTF-8; locale charmap");
+    assert.equal(locale.output, "UTF-8\n");
+    const unicode = await h.run("x='日本 é'; echo \"${#x}:$x\"", { timeout: 10 });
+    assert.deepEqual(unicode, { output: "4:日本 é\n", error: null, error_code: 0 });
+    const plain = await h.run("printf '%s\\t|\\n' plain", { timeout: 10 });
+    assert.deepEqual(plain, { output: "plain\t|\n", error: null, error_code: 0 });
+  });
+});
+
 Deno.test("bash: set -x traces only the user's commands", async () => {
   await withHarness({}, async (h) => {
     await h.run("set -x");
