@@ -1,18 +1,14 @@
 /** Builds the tool context shared by the pipeline commands (`tool`, `serve`, `mcp`). */
 import type { ToolContext } from "../tools/base.ts";
 import { registeredToolNames, resolveToolName } from "../tools/catalog.ts";
-// The host's own files, not its public module: `deft tool task_done` and `deft tools` start no
-// host, and loading one costs every start.
-import { checkSandbox } from "../tools/host/sandbox_check.ts";
-import { parseDeadlines } from "../tools/host/deadlines.ts";
+import { checkSandbox, parseDeadlines } from "../tools/host/mod.ts";
 import { UsageError } from "./io.ts";
 import { workspaceOf } from "./workspace_arg.ts";
 import { loadToolConfig, resolveToolSettings } from "../config/tool_settings.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
 
-// Session assembly (src/agent/session.ts) needs it too, so it lives with the tool host (whose
-// `hostDirs` the commands that start hosts import from host/mod.ts, with `createHostedTools`).
-export { checkSandbox } from "../tools/host/sandbox_check.ts";
+// Session assembly (src/agent/session.ts) needs these too, so they live with the tool host.
+export { checkSandbox, hostDirs } from "../tools/host/mod.ts";
 // The workspace alone, for commands that run no tool (`deft sessions`), lives on its own.
 export { workspaceOf } from "./workspace_arg.ts";
 
@@ -34,7 +30,11 @@ export async function toolContext(
   tools?: readonly string[],
 ): Promise<ToolContext> {
   const workspace = await workspaceOf(opts.workingDir);
-  const settings = resolveToolSettings(await loadToolConfig(), { sandbox: opts.sandbox });
+  // The default sandbox is decided (bwrap probed) only if a tool that needs it is built.
+  const settings = resolveToolSettings(await loadToolConfig(), {
+    sandbox: opts.sandbox,
+    decideOnRead: true,
+  });
   if (opts.deadline !== undefined) {
     try {
       settings.deadlines = parseDeadlines(opts.deadline);

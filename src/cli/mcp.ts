@@ -7,9 +7,9 @@
 import { endSessionHooks } from "../agent/hook_gate.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
 import { ToolExecutor } from "../tools/executor.ts";
-import { createHostedTools, hostDirs } from "../tools/host/mod.ts";
+import { createHostedTools } from "../tools/host/mod.ts";
 import { registeredToolNames } from "../tools/catalog.ts";
-import { toolContext } from "./context.ts";
+import { hostDirs, toolContext } from "./context.ts";
 import { writeStderr } from "./io.ts";
 import { maxLineBytesOption } from "./line_limit.ts";
 

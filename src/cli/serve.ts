@@ -12,9 +12,9 @@
  */
 import { type ToolCall, type ToolCallResult, ToolExecutor } from "../tools/executor.ts";
 import { registeredToolNames } from "../tools/catalog.ts";
-import { createHostedTools, hostDirs } from "../tools/host/mod.ts";
+import { createHostedTools } from "../tools/host/mod.ts";
 import { isPlainObject } from "../tools/validate.ts";
-import { type ToolCommandOptions, toolContext } from "./context.ts";
+import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
 import { onStopSignals } from "./signals.ts";
 import { endSessionHooks } from "../agent/hook_gate.ts";
 import { readLines } from "../line_reader.ts";

