@@ -14,7 +14,7 @@
 /**
  * The modules a command line needs first, loaded in one round with the user's folder's: the
  * streams, and either the instant answers (a lone option: `--help`, `-h`, `--version`, `-V`) or
- * the fast path's parser (node:util), which the instant answers do without.
+ * the fast path's parser, which the instant answers do without.
  */
 interface FirstModules {
   io: typeof import("./src/cli/io.ts");

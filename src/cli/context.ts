@@ -30,7 +30,11 @@ export async function toolContext(
   tools?: readonly string[],
 ): Promise<ToolContext> {
   const workspace = await workspaceOf(opts.workingDir);
-  const settings = resolveToolSettings(await loadToolConfig(), { sandbox: opts.sandbox });
+  // The default sandbox is decided (bwrap probed) only if a tool that needs it is built.
+  const settings = resolveToolSettings(await loadToolConfig(), {
+    sandbox: opts.sandbox,
+    decideOnRead: true,
+  });
   if (opts.deadline !== undefined) {
     try {
       settings.deadlines = parseDeadlines(opts.deadline);

@@ -2,7 +2,7 @@
  * The command line's tables, each option and each command's summary declared once: `COMMANDS`
  * (every command's summary and arguments), `LAUNCH` (bare `deft`), the pipeline commands' table
  * and `FAST_COMMANDS`. `program.ts` builds commander from them for help and errors; `help.ts`
- * writes `deft --help` from them; `fast.ts` parses `FAST_COMMANDS` with node:util's parseArgs, so
+ * writes `deft --help` from them; `fast.ts` parses `FAST_COMMANDS` (by hand, no `node:` module), so
  * that `deft tool`, `tools`, `serve`, `sessions` and `config` start without loading commander
  * (which pulls in most of Node's compatibility layer and doubles start-up). This module stays
  * light (no `node:` or npm module): `deft --help` loads it. The options only other commands use

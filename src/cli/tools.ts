@@ -20,7 +20,8 @@ export async function toolsCommand(opts: ToolsOptions): Promise<number> {
   if (!isProvider(provider)) {
     throw new UsageError(`unknown provider '${provider}'. Known: ${PROVIDERS.join(", ")}.`);
   }
-  const context = await toolContext({ provider });
+  // No tool runs, so none needs the sandbox: it is not checked (nor decided, nor probed).
+  const context = await toolContext({ provider }, []);
   // Listing calls no tool, so no tool host is made: the stand-ins carry the definitions.
   const tools: Tool[] = createTools(context, registeredToolNames());
   const mcp = await mcpTools(context, opts.configFile);

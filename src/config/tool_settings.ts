@@ -15,6 +15,12 @@ import { defaultSandbox, SANDBOX_MODES, type SandboxMode } from "../policy/sandb
 /** What the command line can set for tools. */
 export interface ToolFlags {
   sandbox?: SandboxMode;
+  /**
+   * Decide the default sandbox when it is first read, not now: for the pipeline commands, which
+   * may run no sandboxed tool at all (`deft tool task_done`, `deft tools`). A session decides at
+   * once, so a notice that bubblewrap cannot start comes before anything else is drawn.
+   */
+  decideOnRead?: boolean;
 }
 
 /** The file's part of the configuration that tools read. */
@@ -41,12 +47,14 @@ export function resolveToolSettings(
   }
   const tool = config.tool_settings ?? {};
   const asked = flags.sandbox ?? fromEnv as SandboxMode | undefined ?? config.sandbox;
-  const settings: ToolSettings = {
-    sandbox: asked ?? defaultSandboxOnce(),
-    allowNetwork: network !== undefined
-      ? network === "1" || network === "true"
-      : config.allow_network ?? false,
-  };
+  // `sandbox` stays the first key, as in the file (`deft config` prints the settings in order).
+  const settings = {} as ToolSettings;
+  if (asked !== undefined) settings.sandbox = asked;
+  else if (flags.decideOnRead) decideSandboxOnFirstRead(settings);
+  else settings.sandbox = defaultSandboxOnce();
+  settings.allowNetwork = network !== undefined
+    ? network === "1" || network === "true"
+    : config.allow_network ?? false;
   if (tool.bash_timeout !== undefined) settings.bashTimeoutSeconds = tool.bash_timeout;
   if (tool.output_limit !== undefined) settings.outputLimit = tool.output_limit;
   if (tool.max_file_bytes !== undefined) settings.maxFileBytes = tool.max_file_bytes;
@@ -55,6 +63,35 @@ export function resolveToolSettings(
   if (config.shell_environment !== undefined) settings.shellEnvironment = config.shell_environment;
   return settings;
 }
+/**
+ * Makes `settings.sandbox` the default sandbox, decided when it is first read (or replaced when it
+ * is first written): a command that starts no sandboxed child and prints no settings (`deft tool
+ * task_done`, `deft tools`) never starts bubblewrap to probe it. Whatever reads the setting (the
+ * placement of a tool, a sandboxed child's policy, a copy or a serialization of the settings)
+ * gets the same answer as before, and a bwrap that cannot start still gives the notice and
+ * `none`, at that first read.
+ */
+function decideSandboxOnFirstRead(settings: ToolSettings): void {
+  const settle = (mode: SandboxMode | undefined) => {
+    Object.defineProperty(settings, "sandbox", {
+      value: mode,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  };
+  Object.defineProperty(settings, "sandbox", {
+    get: () => {
+      const mode = defaultSandboxOnce();
+      settle(mode);
+      return mode;
+    },
+    set: settle,
+    enumerable: true,
+    configurable: true,
+  });
+}
+
 /**
  * The sandbox when nobody asked for one: `workspace-write` where bubblewrap works, else `none`,
  * said once per process on stderr (what is unprotected, how to fix it).

@@ -4,7 +4,7 @@
  * start, with no network — intersected with what Deft itself was granted — and the settings the
  * tools inside need to stay within it (where the temp folder and the code graph are).
  */
-import { join } from "node:path";
+import { join } from "./paths.ts";
 import { codeLocation, grantedToolPermissions, type ToolDirs } from "./permissions.ts";
 import { isReadOnly } from "./read_only.ts";
 import { createSessionTemp, type SessionTemp } from "./session_temp.ts";

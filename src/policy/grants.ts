@@ -4,7 +4,7 @@
  * gets what it needs intersected with what Deft has; a call that then needs the rest fails with a
  * message naming the Deno flag to add.
  */
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, relative, resolve } from "./paths.ts";
 import { readEnv } from "../env.ts";
 
 /** The kinds of Deno permission Deft asks about. */

@@ -3,7 +3,7 @@
  * temp dirs, run only bash, bubblewrap and git, no network. They are applied to the worker that
  * hosts the tools (src/tools/host), on top of the real-path checks the tools make themselves.
  */
-import { resolve } from "node:path";
+import { resolve } from "./paths.ts";
 import { flagFor, granted, grantedPaths, grantedPrograms, parseDenial } from "./grants.ts";
 import { isInside } from "./workspace.ts";
 

@@ -13,7 +13,7 @@ import { readEnv } from "../env.ts";
 import { isReadOnly } from "./read_only.ts";
 import { deftCacheDir } from "./dirs.ts";
 import { probeLaunch, runChildSync } from "./spawn.ts";
-import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { delimiter, dirname, isAbsolute, join, resolve } from "./paths.ts";
 
 // The modes live in a module of their own (the command line's help lists them without this one).
 import type { SandboxMode } from "./sandbox_modes.ts";

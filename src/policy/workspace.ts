@@ -3,7 +3,7 @@
  * real path (every symlink resolved) lies inside the workspace root. Deno's own permission checks
  * do not follow symlinks, so every file tool asks here first.
  */
-import { isAbsolute, normalize, relative, resolve, sep } from "node:path";
+import { isAbsolute, normalize, relative, resolve, sep } from "./paths.ts";
 import { missingGrant } from "./grants.ts";
 
 /** A path was refused because it leaves the workspace. */

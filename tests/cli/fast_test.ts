@@ -49,3 +49,48 @@ Deno.test("fastParse: a sessions or config line it is not sure of goes to comman
   ];
   for (const args of lines) assert.equal(fastParse(args), undefined, args.join(" "));
 });
+
+Deno.test("fastParse: tool, tools and serve lines parse without node:util, as commander does", async () => {
+  const lines = [
+    ["tool", "task_done", "{}"],
+    ["tool", "bash", '{"command": "ls -la"}', "-w", "/tmp/ws", "--sandbox", "none"],
+    ["tool", "--sandbox=read-only", "view", "--deadline", "bash=5,default=9"],
+    ["tool", "task_done", "--working-dir=", "{}"],
+    ["tools", "--json", "--provider", "anthropic"],
+    ["tools", "--json", "--json"],
+    ["serve", "--parallel", "-w", "a dir", "--sandbox", "workspace-write"],
+    ["serve", "--sandbox", "none", "--sandbox", "read-only"],
+  ];
+  for (const args of lines) {
+    const fast = fastParse(args);
+    assert.ok(fast, `the fast path takes: ${args.join(" ")}`);
+    const commander = await commanderParse(args);
+    assert.deepEqual(
+      { command: fast.command, options: fast.options },
+      { command: commander.command, options: commander.options },
+      args.join(" "),
+    );
+  }
+  assert.deepEqual(fastParse(["tool", "-w", "/x", "bash", "{}"])?.positionals, ["bash", "{}"]);
+});
+
+Deno.test("fastParse: a pipeline line in any other form goes to commander", () => {
+  const lines = [
+    ["tool"],
+    ["tool", "a", "b", "c"],
+    ["tool", "task_done", "--", "{}"],
+    ["tool", "task_done", "-", "{}"],
+    ["tool", "task_done", "-w"],
+    ["tool", "task_done", "-w", "--sandbox", "none"],
+    ["tool", "task_done", "-wdir"],
+    ["tool", "task_done", "--sandbox", "bogus"],
+    ["tool", "task_done", "--sandbox"],
+    ["tools", "--json=yes"],
+    ["tools", "--jsonx"],
+    ["tools", "-j"],
+    ["serve", "--parallel=1"],
+    ["serve", "--__proto__", "x"],
+    ["serve", "--constructor"],
+  ];
+  for (const args of lines) assert.equal(fastParse(args), undefined, args.join(" "));
+});

@@ -53,7 +53,7 @@ Deno.test("deft --help and --version load neither commander nor any node: or npm
   assert.deepEqual(outside, [], "the help path must stay light (each costs every start)");
   assert.ok(files.length > 4, `the walk found the modules (${files.length})`);
   // main.ts's first round of imports: io.ts and, for a lone option, help.ts; the fast path's
-  // parser (node:util) only for a line help.ts cannot answer.
+  // parser only for a line help.ts cannot answer.
   const main = Deno.readTextFileSync(new URL("../../main.ts", import.meta.url));
   const first = main.slice(
     main.indexOf("function firstModules"),

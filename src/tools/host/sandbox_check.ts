@@ -13,12 +13,13 @@ import { UsageError } from "../../errors.ts";
  * which then run inside bubblewrap too.
  */
 export function checkSandbox(settings: ToolSettings, tools?: readonly string[]): void {
-  if ((settings.sandbox ?? "none") === "none") return;
   const confined = (name: string) => {
     const found = resolveToolName(name);
     return found === undefined || entryOf(found).runs !== "in-process";
   };
+  // Tools that run in this process need no sandbox: the default one is not even decided.
   if (tools && !tools.some(confined)) return;
+  if ((settings.sandbox ?? "none") === "none") return;
   try {
     findBwrap(settings.bwrapPath);
   } catch (e) {
