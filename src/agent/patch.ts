@@ -29,6 +29,7 @@ import {
   type GitPlace,
   type GitResult,
   type GitSandbox,
+  gitScratch,
   INDEX_PATCH_ARGS,
   privateStoreEnv,
   runGit,
@@ -432,8 +433,8 @@ async function hostPlace(
         sandbox: shown && { ...shown, writablePaths: [...writable] },
       }),
     async scratch(kind) {
-      const folder = await Deno.realPath(await Deno.makeTempDir({ prefix: `deft-${kind}-` }));
-      await Deno.mkdir(join(folder, "objects"));
+      // In a sandbox: inside the view's own folder, which its git runner may already write.
+      const folder = await gitScratch(shown, kind);
       writable.push(folder);
       return folder;
     },
