@@ -537,17 +537,18 @@ async function viaRunner(
     if (e instanceof RunnerLostError) throw new GitLimitError(`${what} ${e.message}.`);
     throw e;
   }
-  const stopped = answer.overran
+  const stopped = answer.over === "deadline"
     ? `did not finish within ${Math.round(timeoutMs / 100) / 10} s`
-    : answer.out.length > maxOut
-    ? `printed more than ${Math.round(maxOut / 1024 / 1024 * 10) / 10} MiB on stdout`
-    : answer.err.length > ERROR_OUTPUT_LIMIT
-    ? `printed more than ${Math.round(ERROR_OUTPUT_LIMIT / 1024 / 1024 * 10) / 10} MiB on stderr`
+    : answer.over
+    ? `printed more than ${
+      Math.round((answer.over === "stdout" ? maxOut : ERROR_OUTPUT_LIMIT) / 1024 / 1024 * 10) / 10
+    } MiB on ${answer.over}`
     : undefined;
   if (stopped) throw limitError(what, stopped);
   const decoder = new TextDecoder();
   const err = decoder.decode(answer.err);
-  if (answer.code === 126 && !await isFolder(cwd)) {
+  // `env -C` could not enter the folder: as when a child cannot start there.
+  if (answer.code === 125 && !await isFolder(cwd)) {
     throw new Deno.errors.NotFound(`${what}: the folder ${cwd} is not there`);
   }
   const result = {

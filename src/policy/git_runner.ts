@@ -53,8 +53,8 @@ export interface RunnerAnswer {
   code: number | undefined;
   out: Uint8Array;
   err: Uint8Array;
-  /** It was still running at its deadline (and was killed). */
-  overran: boolean;
+  /** What made Deft stop it, if anything. */
+  over?: "deadline" | "stdout" | "stderr";
 }
 
 /** The runner stopped answering: the command's outcome is unknown, and the runner is gone. */
@@ -65,28 +65,24 @@ export class RunnerLostError extends Error {
   }
 }
 
-// Read one request, run it, answer with its number. Fields: cwd, deadline in seconds, stdout and
-// stderr limits (+1), stdin file (or /dev/null), the number of environment entries, the entries,
-// then argv. `timeout` puts the command in a process group of its own and kills that group.
+// Read one request, run it, answer with its number and exit status. Fields: the folder to start
+// in, the stdin file (or /dev/null), the number of environment entries, the entries, then argv.
+// stdout and stderr are FIFOs Deft reads (and stops reading past its limits); `env -i -C` starts
+// the command with exactly its environment, in its folder (exit 125 when that is not there).
 const LOOP = [
   "io=$1",
+  'mkfifo -m 600 -- "$io/out" "$io/err" || exit 1',
+  "echo ready",
   "while IFS= read -r n; do",
   "  mapfile -d '' f < \"$io/req\"",
-  "  ne=${f[5]}",
-  '  : > "$io/rc"',
-  "  (",
-  '    cd -- "${f[0]}" 2>/dev/null || { echo 126 > "$io/rc"; exit; }',
-  '    { timeout -s KILL "${f[1]}" env -i "${f[@]:6:ne}" "${f[@]:6+ne}" < "${f[4]}" 2>&1 1>&3 3>&- |',
-  '        head -c "${f[3]}" > "$io/err"',
-  '      echo "${PIPESTATUS[0]}" > "$io/rc"',
-  '    } 3>&1 | head -c "${f[2]}" > "$io/out"',
-  "  )",
-  "  printf '%s\\n' \"$n\"",
+  "  ne=${f[2]}",
+  '  env -i -C "${f[0]}" -- "${f[@]:3:ne}" "${f[@]:3+ne}" > "$io/out" 2> "$io/err" < "${f[1]}"',
+  '  printf \'%s %s\\n\' "$n" "$?"',
   "done",
 ].join("\n");
 
-/** How long past a command's deadline the runner may take to answer before it is killed. */
-const GRACE_MS = 3_000;
+/** How long a runner may take to start (bwrap and bash, on a loaded machine). */
+const START_MS = 60_000;
 
 interface Runner {
   child: Deno.ChildProcess;
@@ -180,7 +176,7 @@ export async function runInRunner(
     state.runners.set(key, runner);
   }
   const mine = runner;
-  const turn = mine.queue.then(() => ask(mine, view, request));
+  const turn = mine.queue.then(() => ask(mine, request));
   mine.queue = turn.catch(() => {});
   return await turn;
 }
@@ -232,6 +228,20 @@ async function start(
     count: 0,
   };
   child.status.then(() => runner.dead = true, () => runner.dead = true);
+  // The loop says `ready` once its FIFOs are made; bwrap failing to start says why on stderr.
+  // The timer also keeps Deft waiting: the runner's own pipes, unref'd, do not.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ready = await Promise.race([
+    readLine(runner).catch(() => undefined),
+    new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), START_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (ready !== "ready") {
+    stop(runner);
+    throw await lost(runner);
+  }
   return runner;
 }
 
@@ -250,11 +260,7 @@ function fields(values: readonly string[]): Uint8Array {
   return new TextEncoder().encode(values.map((v) => `${v}\0`).join(""));
 }
 
-async function ask(
-  runner: Runner,
-  view: RunnerView,
-  request: RunnerRequest,
-): Promise<RunnerAnswer> {
+async function ask(runner: Runner, request: RunnerRequest): Promise<RunnerAnswer> {
   if (runner.dead) throw new RunnerLostError("the sandboxed git runner had stopped");
   const number = String(++runner.count);
   const stdinFile = join(runner.io, "in");
@@ -264,9 +270,6 @@ async function ask(
     join(runner.io, "req"),
     fields([
       request.cwd,
-      String(Math.max(request.timeoutMs, 1) / 1000),
-      String(request.maxOut + 1),
-      String(request.maxErr + 1),
       request.stdin ? stdinFile : "/dev/null",
       String(env.length),
       ...env,
@@ -274,44 +277,118 @@ async function ask(
     ]),
     { mode: 0o600 },
   );
-  const started = performance.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const overdue = new Promise<"overdue">((resolve) => {
-    timer = setTimeout(() => resolve("overdue"), request.timeoutMs + GRACE_MS);
-  });
+  let over: "deadline" | "stdout" | "stderr" | undefined;
+  const streams: FifoReader[] = [];
+  // Past the deadline or a limit, the whole sandbox goes (the command, anything it started) and
+  // the FIFOs are let go; the next command starts a new runner.
+  const halt = (why: "deadline" | "stdout" | "stderr") => {
+    over ??= why;
+    stop(runner);
+    for (const stream of streams) stream.release();
+  };
+  streams.push(
+    fifoReader(join(runner.io, "out"), request.maxOut, () => halt("stdout")),
+    fifoReader(join(runner.io, "err"), request.maxErr, () => halt("stderr")),
+  );
+  const timer = setTimeout(() => halt("deadline"), request.timeoutMs);
   try {
     await runner.writer.write(new TextEncoder().encode(`${number}\n`));
-    const answer = await Promise.race([readLine(runner), overdue]);
-    if (answer === "overdue") {
-      stop(runner);
-      return { code: undefined, out: new Uint8Array(), err: new Uint8Array(), overran: true };
-    }
-    if (answer !== number) {
-      stop(runner);
-      throw await lost(runner, view);
-    }
+    const [out, err, line] = await Promise.all([
+      streams[0].bytes,
+      streams[1].bytes,
+      readLine(runner).catch(() => undefined),
+    ]);
+    if (over) return { code: undefined, out, err, over };
+    const [answered, status] = (line ?? "").split(" ");
+    if (answered !== number) throw new RunnerLostError("no answer");
+    return { code: Number(status), out, err };
   } catch (e) {
-    if (e instanceof RunnerLostError || e instanceof SandboxUnavailableError) throw e;
+    if (over) {
+      return {
+        code: undefined,
+        out: new Uint8Array(),
+        err: new Uint8Array(),
+        over,
+      };
+    }
     stop(runner);
-    throw await lost(runner, view);
+    for (const stream of streams) stream.release();
+    throw e instanceof SandboxUnavailableError ? e : await lost(runner);
   } finally {
     clearTimeout(timer);
+    if (request.stdin) await Deno.remove(stdinFile).catch(() => {});
   }
-  const elapsed = performance.now() - started;
-  const rc = await Deno.readTextFile(join(runner.io, "rc")).catch(() => "");
-  const code = rc.trim() === "" ? undefined : Number(rc.trim());
-  const [out, err] = await Promise.all([
-    readRegular(join(runner.io, "out")),
-    readRegular(join(runner.io, "err")),
-  ]);
-  if (request.stdin) await Deno.remove(stdinFile).catch(() => {});
-  // `timeout -s KILL` kills its own group too: it ends as 137, and only at the deadline.
-  const overran = code === 137 && elapsed >= request.timeoutMs * 0.95;
-  return { code, out, err, overran };
+}
+
+/** One of the loop's FIFOs being read. */
+interface FifoReader {
+  /** What was read when the writer closed it (or it was let go). */
+  bytes: Promise<Uint8Array>;
+  release(): void;
+}
+
+/** Reads a FIFO the loop writes, up to `max` bytes (one more calls `onOver`). */
+function fifoReader(path: string, max: number, onOver: () => void): FifoReader {
+  let file: Deno.FsFile | undefined;
+  let released = false;
+  let opened = false;
+  const reader = {
+    /**
+     * Lets go of the FIFO: a read under way ends; an open still waiting for the loop (which will
+     * not come) is completed by opening the other end here, which never waits while it is pending.
+     */
+    release() {
+      if (released) return;
+      released = true;
+      if (!opened) {
+        Deno.open(path, { write: true }).then((w) => w.close(), () => {});
+      }
+      try {
+        file?.close();
+      } catch { /* closed */ }
+    },
+    bytes: (async () => {
+      const chunks: Uint8Array[] = [];
+      let size = 0;
+      try {
+        file = await Deno.open(path, { read: true });
+        opened = true;
+        if (released) {
+          file.close();
+          return new Uint8Array();
+        }
+        const buffer = new Uint8Array(64 * 1024);
+        while (true) {
+          const n = await file.read(buffer);
+          if (n === null) break;
+          if (size + n > max) {
+            onOver();
+            break;
+          }
+          chunks.push(buffer.slice(0, n));
+          size += n;
+        }
+      } catch { /* released */ }
+      if (!released) {
+        released = true;
+        try {
+          file?.close();
+        } catch { /* closed */ }
+      }
+      const all = new Uint8Array(size);
+      let at = 0;
+      for (const chunk of chunks) {
+        all.set(chunk, at);
+        at += chunk.length;
+      }
+      return all;
+    })(),
+  };
+  return reader;
 }
 
 /** The reason a runner stopped: bwrap's own complaint when it made one. */
-async function lost(runner: Runner, _view: RunnerView): Promise<Error> {
+async function lost(runner: Runner): Promise<Error> {
   const text = await Promise.race([
     new Response(runner.child.stderr).text().catch(() => ""),
     new Promise<string>((resolve) => setTimeout(() => resolve(""), 1_000)),
@@ -336,11 +413,4 @@ async function readLine(runner: Runner): Promise<string> {
     if (done) throw new RunnerLostError("the sandboxed git runner ended");
     runner.pending += new TextDecoder().decode(value);
   }
-}
-
-/** A file the loop wrote, read only when it is a regular file. */
-async function readRegular(path: string): Promise<Uint8Array> {
-  const info = await Deno.lstat(path).catch(() => undefined);
-  if (!info?.isFile) return new Uint8Array();
-  return await Deno.readFile(path);
 }
