@@ -452,9 +452,23 @@ export async function runGit(
   options: GitOptions = {},
 ): Promise<GitResult> {
   const limits = { ...options.limits, noDeadline: options.fetch };
-  const drivers = await repositoryDrivers(cwd, options.sandbox, limits);
+  const drivers = readsNoDriver(args) ? [] : await repositoryDrivers(cwd, options.sandbox, limits);
   const invocation = gitInvocation(args, options.env, drivers, options.fetch);
   return spawn(cwd, invocation, options.stdin, options.sandbox, options.signal, limits);
+}
+
+/**
+ * True for the plumbing commands Deft runs that read no file of the work tree and no ignore or
+ * attributes list whatever the configuration says, so the listing of the repository's drivers
+ * (`repositoryDrivers`, a second git process) would change nothing: `rev-parse` (paths, refs) and
+ * `count-objects`. The fixed settings (`HARDENED_GIT_CONFIG`) still apply to them. Anything that
+ * touches the index is listed first: even `read-tree` hashes a file through its clean filter
+ * when the index entry is racy.
+ */
+export function readsNoDriver(args: readonly string[]): boolean {
+  let i = 0;
+  while (i < args.length && args[i].startsWith("-")) i += args[i] === "-c" ? 2 : 1;
+  return args[i] === "rev-parse" || args[i] === "count-objects";
 }
 
 async function spawn(
