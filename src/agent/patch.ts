@@ -82,7 +82,10 @@ export class PatchError extends Error {
 /** True when `dir` is inside a git work tree. Throws only when the sandbox asked for is missing. */
 export async function isGitRepo(dir: string, sandbox?: GitSandbox): Promise<boolean> {
   try {
-    const r = await runGit(dir, ["rev-parse", "--is-inside-work-tree"], { sandbox });
+    // As the baseline and patch see it (the git folders the sandbox hides shown), so the same
+    // long-lived sandbox answers all three.
+    const place = await hostPlace(dir, sandbox, undefined);
+    const r = await place.git(["rev-parse", "--is-inside-work-tree"]);
     return r.ok && r.out.trim() === "true";
   } catch (e) {
     // A git Deft had to stop is not an answer: say so rather than "not a repository".
