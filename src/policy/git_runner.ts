@@ -1,21 +1,19 @@
 /**
  * One sandbox for many git commands. Starting bubblewrap costs far more than the git command it
- * holds (namespaces, a few dozen mounts), and a run's baseline and patch are some thirty short
+ * holds (namespaces, a few dozen mounts), and a run's baseline and patch are some twenty short
  * commands. So a session's sandboxed git goes to a small bash loop started once inside ONE bwrap
  * with the view each command would have had: the same `sandboxCommand` options (mode, workspace,
- * the git folders shown read-only), and as writable places only Deft's own scratch folder for that
- * view (`scratchRoot`, where every temp index and object store of the view is made) plus any
- * lasting store the caller names (a checkpoint store).
+ * the git folders shown read-only), and as writable places only Deft's own folder for that view
+ * (where `runnerScratch` makes every temp index and object store of the view) plus any lasting
+ * store the caller names (a checkpoint store: a runner of its own).
  *
- * Each command is handed over as a file of NUL-separated fields (folder, deadline, limits, the
- * whole environment, argv) in a private exchange folder, and a line on the loop's stdin. The loop
- * starts it with exactly that environment (`env -i`), under coreutils `timeout -s KILL` (its own
- * process group, killed whole at the deadline), its stdout and stderr each cut by `head -c` one
- * byte past their limits (git dies of SIGPIPE there), and answers with a line when it has ended.
- * Deft reads what it printed from the exchange folder and judges the limits as for any git
- * (policy/git.ts). Should the loop itself not answer (a grandchild that left git's process group
- * and holds a pipe), the whole sandbox is killed shortly after the deadline and the next command
- * starts a fresh one. Commands to one runner go one at a time.
+ * Each command is handed over as a file of NUL-separated fields (folder, stdin file, the whole
+ * environment, argv) in the runner's private exchange folder, and a line on the loop's stdin. The
+ * loop starts it with exactly that environment and nothing else (`env -i -C folder`), its stdout
+ * and stderr two FIFOs that Deft reads within the command's limits, and answers with the
+ * command's number and exit status. Past the deadline or a limit, Deft kills the whole sandbox —
+ * the command and anything it started die with bwrap's PID namespace — and the next command starts
+ * a fresh runner. Commands to one runner go one at a time.
  *
  * The runner is unref'd: it never keeps Deft alive, and it dies with Deft (bwrap
  * `--die-with-parent`); its folders go when Deft exits.
@@ -98,7 +96,7 @@ interface Runner {
 interface ViewState {
   /** Deft's own folder for this view: scratch folders and the runners' exchange folders. */
   root: string;
-  runners: Map<string, Runner>;
+  runners: Map<string, Promise<Runner>>;
 }
 
 const views = new Map<string, ViewState>();
@@ -136,7 +134,7 @@ function installCleanup(): void {
   cleanupInstalled = true;
   globalThis.addEventListener("unload", () => {
     for (const state of views.values()) {
-      for (const runner of state.runners.values()) stop(runner);
+      for (const runner of state.runners.values()) runner.then(stop, () => {});
       try {
         Deno.removeSync(state.root, { recursive: true });
       } catch { /* already gone */ }
@@ -170,10 +168,12 @@ export async function runInRunner(
   const state = await viewState(view);
   const extra = [...new Set(writable.filter((p) => !isInside(state.root, p)))].sort();
   const key = JSON.stringify(extra);
-  let runner = state.runners.get(key);
+  // Calls that arrive together share one start (a failed start is tried again next time).
+  let runner = await state.runners.get(key)?.catch(() => undefined);
   if (!runner || runner.dead) {
-    runner = await start(view, state, extra);
-    state.runners.set(key, runner);
+    const starting = start(view, state, extra);
+    state.runners.set(key, starting);
+    runner = await starting;
   }
   const mine = runner;
   const turn = mine.queue.then(() => ask(mine, request));
