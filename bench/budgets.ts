@@ -125,7 +125,7 @@ export const BUDGETS: Record<FigureId, Budget> = {
     checked: false,
     reason: "What a run adds to its tool calls (session, git baseline and patch, trajectory). " +
       "A run's sandboxed git goes to one long-lived sandbox (src/policy/git_runner.ts) instead " +
-      "of a bwrap per command, and the patch asks git 19 times instead of 32. Budget: the top of " +
+      "of a bwrap per command, and a run of the demo starts git 19 times instead of 32. Budget: the top of " +
       "today's spread plus a margin, below the 2.1 of a bwrap per command, so going back to that " +
       "fails. Seconds per sample: too slow for the check.",
   },

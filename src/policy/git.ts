@@ -548,7 +548,12 @@ async function viaRunner(
       },
     );
   } catch (e) {
-    if (e instanceof RunnerLostError) throw new GitLimitError(`${what} ${e.message}.`);
+    if (e instanceof RunnerLostError) {
+      throw new GitLimitError(
+        `${what}: ${e.message}, so its outcome is unknown. The next git command starts a new ` +
+          "sandbox; if this repeats, run with --sandbox none to see git's own error.",
+      );
+    }
     throw e;
   }
   const stopped = answer.over === "deadline"

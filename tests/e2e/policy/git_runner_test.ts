@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { GitLimitError, type GitSandbox, gitScratch, runGit } from "../../../src/policy/git.ts";
+import { SandboxUnavailableError } from "../../../src/policy/sandbox.ts";
 import { git } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
@@ -178,4 +179,24 @@ Deno.test("git runner: a scratch folder is private and every sandboxed git comma
   // The workspace itself stays read-only to it.
   const touch = await runGit(repo, ["update-index", "--refresh"], { sandbox });
   assert.equal(touch.ok, false);
+});
+
+Deno.test("git runner: a bubblewrap that cannot start says why, as a sandbox error, never as git's answer", async () => {
+  await using tmp = await tempDir("deft-git-runner-nobwrap-");
+  const repo = await repoIn(tmp.path);
+  const broken = join(tmp.path, "bwrap");
+  await Deno.writeTextFile(
+    broken,
+    "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+  );
+  await Deno.chmod(broken, 0o755);
+  const sandbox: GitSandbox = { mode: "workspace-write", workspace: repo, bwrapPath: broken };
+  await assert.rejects(
+    within(20_000, runGit(repo, ["rev-parse", "HEAD"], { sandbox })),
+    (e: Error) => {
+      assert.ok(e instanceof SandboxUnavailableError, `${e.name}: ${e.message}`);
+      assert.match(e.message, /could not start git: bwrap: setting up uid map/);
+      return true;
+    },
+  );
 });
