@@ -29,6 +29,7 @@ import {
   type GitPlace,
   type GitResult,
   type GitSandbox,
+  gitScratch,
   INDEX_PATCH_ARGS,
   privateStoreEnv,
   runGit,
@@ -81,7 +82,10 @@ export class PatchError extends Error {
 /** True when `dir` is inside a git work tree. Throws only when the sandbox asked for is missing. */
 export async function isGitRepo(dir: string, sandbox?: GitSandbox): Promise<boolean> {
   try {
-    const r = await runGit(dir, ["rev-parse", "--is-inside-work-tree"], { sandbox });
+    // As the baseline and patch see it (the git folders the sandbox hides shown), so the same
+    // long-lived sandbox answers all three.
+    const place = await hostPlace(dir, sandbox, undefined);
+    const r = await place.git(["rev-parse", "--is-inside-work-tree"]);
     return r.ok && r.out.trim() === "true";
   } catch (e) {
     // A git Deft had to stop is not an answer: say so rather than "not a repository".
@@ -99,7 +103,8 @@ export async function recordBaseline(
   options: { sandbox?: GitSandbox; limits?: GitLimits } = {},
 ): Promise<WorkspaceBaseline | undefined> {
   const place = await hostPlace(dir, options.sandbox, options.limits);
-  if (!await isRepoIn(place)) return undefined;
+  const facts = await repoFacts(place);
+  if (!facts) return undefined;
   const store = await place.scratch("baseline");
   const remove = () => {
     try {
@@ -110,7 +115,7 @@ export async function recordBaseline(
   // The store outlives this call (the run's end diffs against it): gone when Deft exits.
   globalThis.addEventListener("unload", remove);
   try {
-    const tree = await recordTree(place, store);
+    const tree = await recordTree(place, store, facts);
     return { workspace: dir, tree, store, dispose: remove };
   } catch (e) {
     remove();
@@ -126,12 +131,13 @@ export async function recordBaselineIn(
   place: GitPlace,
   workspace: string,
 ): Promise<WorkspaceBaseline | undefined> {
-  if (!await isRepoIn(place)) return undefined;
+  const facts = await repoFacts(place);
+  if (!facts) return undefined;
   const store = await place.scratch("baseline");
   let gone: Promise<void> | undefined;
   const dispose = () => gone ??= place.remove(store).catch(() => {});
   try {
-    return { workspace, tree: await recordTree(place, store), store, dispose };
+    return { workspace, tree: await recordTree(place, store, facts), store, dispose };
   } catch (e) {
     await dispose();
     throw e;
@@ -153,11 +159,12 @@ export async function patchIn(
   place: GitPlace,
   options: { base?: string; baseline?: WorkspaceBaseline } = {},
 ): Promise<string> {
-  if (!await isRepoIn(place)) return "";
+  const facts = await repoFacts(place);
+  if (!facts) return "";
   const { baseline } = options;
   const scratch = await place.scratch("patch");
   try {
-    const repoObjects = await objectsOf(place);
+    const repoObjects = facts.objects;
     const index = `${scratch}/index`;
     const env = privateStoreEnv(
       index,
@@ -170,14 +177,10 @@ export async function patchIn(
       await place.copyIndex(`${baseline.store}/index`, index);
       against = baseline.tree;
     } else {
-      const hasHead = (await place.git(["rev-parse", "--verify", "-q", "HEAD"], env)).ok;
-      await must(
-        place.git(hasHead ? ["read-tree", "HEAD"] : ["read-tree", "--empty"], env),
-        "read-tree",
-      );
+      const hasHead = await readHead(place, env);
       against = options.base ?? (hasHead ? "HEAD" : undefined);
     }
-    await stageWorkTree(place, env);
+    await stageWorkTree(place, env, facts);
     const diffArgs = [...INDEX_PATCH_ARGS, ...(against ? [against] : [])];
     const diff = await must(place.git(diffArgs, env), "diff");
     try {
@@ -195,22 +198,56 @@ export async function patchIn(
   }
 }
 
-/** True when the place's workspace is in a git work tree; a stopped git throws. */
-async function isRepoIn(place: GitPlace): Promise<boolean> {
-  const r = await place.git(["rev-parse", "--is-inside-work-tree"]);
-  return r.ok && r.out.trim() === "true";
+/** What one `git rev-parse` tells about the place's repository (see `repoFacts`). */
+interface RepoFacts {
+  /** The repository's object store, absolute. */
+  objects: string;
+  /** git's own ignore and attributes lists (`info/exclude`, `info/attributes`), absolute. */
+  infoFiles: string[];
+}
+
+/**
+ * Whether the place's workspace is in a git work tree, and where that repository keeps its objects
+ * and its own ignore and attributes lists: one git command for what took three. Undefined outside
+ * a work tree; a stopped git throws.
+ */
+async function repoFacts(place: GitPlace): Promise<RepoFacts | undefined> {
+  const r = await place.git([
+    "rev-parse",
+    "--is-inside-work-tree",
+    "--path-format=absolute",
+    "--git-path",
+    "objects",
+    "--git-path",
+    "info/exclude",
+    "--git-path",
+    "info/attributes",
+  ]);
+  const lines = r.out.split("\n");
+  if (!r.ok || lines[0] !== "true" || lines.length < 4) return undefined;
+  return { objects: lines[1], infoFiles: lines.slice(2, 4).filter(Boolean) };
+}
+
+/**
+ * Fills the private index (`env`) from HEAD, or leaves it empty in a repository with no commit
+ * yet; true when there is a HEAD. One command when there is one (the usual case).
+ */
+async function readHead(place: GitPlace, env: Record<string, string>): Promise<boolean> {
+  const read = await place.git(["read-tree", "HEAD"], env);
+  if (read.ok) return true;
+  // No HEAD (a fresh repository) is the one failure that means "start empty".
+  if ((await place.git(["rev-parse", "--verify", "-q", "HEAD"], env)).ok) {
+    throw new PatchError(`git read-tree failed: ${read.err.trim()}`);
+  }
+  await must(place.git(["read-tree", "--empty"], env), "read-tree");
+  return false;
 }
 
 /** Writes the work tree's state as a tree into `store` (a place's scratch folder); its id. */
-async function recordTree(place: GitPlace, store: string): Promise<string> {
-  const repoObjects = await objectsOf(place);
-  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
-  const hasHead = (await place.git(["rev-parse", "--verify", "-q", "HEAD"], env)).ok;
-  await must(
-    place.git(hasHead ? ["read-tree", "HEAD"] : ["read-tree", "--empty"], env),
-    "read-tree",
-  );
-  await stageWorkTree(place, env);
+async function recordTree(place: GitPlace, store: string, facts: RepoFacts): Promise<string> {
+  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [facts.objects]);
+  await readHead(place, env);
+  await stageWorkTree(place, env, facts);
   return (await must(place.git(["write-tree"], env), "write-tree")).out.trim();
 }
 
@@ -238,22 +275,19 @@ export interface CheckpointTree {
  * with `objects/` whose `index` is kept between checkpoints, so only changed files are read again.
  */
 export async function recordCheckpointIn(place: GitPlace, store: string): Promise<CheckpointTree> {
-  const repoObjects = await objectsOf(place);
-  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
+  const facts = await repoFacts(place);
+  if (!facts) {
+    throw new PatchError(`git rev-parse failed: ${place.where} is not in a git work tree`);
+  }
+  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [facts.objects]);
   const exact: GitPlace = { ...place, git: (a, e, i) => place.git([...EXACT_FILES, ...a], e, i) };
   // A new store's index starts from HEAD; a kept one already lists the last checkpoint.
   const listed = await must(
     exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
     "ls-files",
   );
-  if (listed.bytes.length === 0) {
-    const hasHead = (await exact.git(["rev-parse", "--verify", "-q", "HEAD"], env)).ok;
-    await must(
-      exact.git(hasHead ? ["read-tree", "HEAD"] : ["read-tree", "--empty"], env),
-      "read-tree",
-    );
-  }
-  const leftOut = await stageWorkTree(exact, env);
+  if (listed.bytes.length === 0) await readHead(exact, env);
+  const leftOut = await stageWorkTree(exact, env, facts);
   const tree = (await must(exact.git(["write-tree"], env), "write-tree")).out.trim();
   return { tree, leftOut };
 }
@@ -335,8 +369,12 @@ async function must(running: Promise<GitResult>, what: string): Promise<GitResul
  * the new files git does not ignore (minus droppings and large files). First, no ignore or
  * attributes file git would open may be a FIFO or a device.
  */
-async function stageWorkTree(place: GitPlace, env: Record<string, string>): Promise<string[]> {
-  await refuseSpecialFiles(place);
+async function stageWorkTree(
+  place: GitPlace,
+  env: Record<string, string>,
+  facts: RepoFacts,
+): Promise<string[]> {
+  await refuseSpecialFiles(place, facts);
   await must(place.git(["add", "-u", "."], env), "add");
   const listed = await must(
     place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
@@ -365,19 +403,8 @@ async function stageWorkTree(place: GitPlace, env: Record<string, string>): Prom
 }
 
 /** Throws a PatchError naming each ignore or attributes file that is not a regular file. */
-async function refuseSpecialFiles(place: GitPlace): Promise<void> {
-  const gitPaths = await must(
-    place.git([
-      "rev-parse",
-      "--path-format=absolute",
-      "--git-path",
-      "info/exclude",
-      "--git-path",
-      "info/attributes",
-    ]),
-    "rev-parse",
-  );
-  const special = await place.specialFiles(gitPaths.out.split("\n").filter(Boolean));
+async function refuseSpecialFiles(place: GitPlace, facts: RepoFacts): Promise<void> {
+  const special = await place.specialFiles(facts.infoFiles);
   if (special.length === 0) return;
   throw new PatchError(
     `the patch cannot be computed in ${place.where}: ${special.join(", ")} ` +
@@ -432,8 +459,8 @@ async function hostPlace(
         sandbox: shown && { ...shown, writablePaths: [...writable] },
       }),
     async scratch(kind) {
-      const folder = await Deno.realPath(await Deno.makeTempDir({ prefix: `deft-${kind}-` }));
-      await Deno.mkdir(join(folder, "objects"));
+      // In a sandbox: inside the view's own folder, which its git runner may already write.
+      const folder = await gitScratch(shown, kind);
       writable.push(folder);
       return folder;
     },

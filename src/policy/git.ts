@@ -15,6 +15,7 @@ import {
   spawnChild,
 } from "./process.ts";
 import { dirname } from "node:path";
+import { runInRunner, RunnerLostError, runnerScratch, type RunnerView } from "./git_runner.ts";
 import {
   bwrapNotFound,
   sandboxCommand,
@@ -395,13 +396,7 @@ async function finish(
     ]);
     const status = await child.status;
     await feeding;
-    if (stopped) {
-      throw new GitLimitError(
-        `${what} ${stopped}: Deft stopped it. A repository (or a program put in git's place) ` +
-          "that makes git wait or print without end cannot be diffed; look at the workspace's " +
-          "git setup (a FIFO or device where git reads a file, a hostile `git` on PATH).",
-      );
-    }
+    if (stopped) throw limitError(what, stopped);
     const decoder = new TextDecoder();
     return {
       ok: status.success,
@@ -413,6 +408,14 @@ async function finish(
   } finally {
     clearTimeout(timer);
   }
+}
+
+function limitError(what: string, stopped: string): GitLimitError {
+  return new GitLimitError(
+    `${what} ${stopped}: Deft stopped it. A repository (or a program put in git's place) ` +
+      "that makes git wait or print without end cannot be diffed; look at the workspace's " +
+      "git setup (a FIFO or device where git reads a file, a hostile `git` on PATH).",
+  );
 }
 
 /**
@@ -449,9 +452,23 @@ export async function runGit(
   options: GitOptions = {},
 ): Promise<GitResult> {
   const limits = { ...options.limits, noDeadline: options.fetch };
-  const drivers = await repositoryDrivers(cwd, options.sandbox, limits);
+  const drivers = readsNoDriver(args) ? [] : await repositoryDrivers(cwd, options.sandbox, limits);
   const invocation = gitInvocation(args, options.env, drivers, options.fetch);
   return spawn(cwd, invocation, options.stdin, options.sandbox, options.signal, limits);
+}
+
+/**
+ * True for the plumbing commands Deft runs that read no file of the work tree and no ignore or
+ * attributes list whatever the configuration says, so the listing of the repository's drivers
+ * (`repositoryDrivers`, a second git process) would change nothing: `rev-parse` (paths, refs) and
+ * `count-objects`. The fixed settings (`HARDENED_GIT_CONFIG`) still apply to them. Anything that
+ * touches the index is listed first: even `read-tree` hashes a file through its clean filter
+ * when the index entry is racy.
+ */
+export function readsNoDriver(args: readonly string[]): boolean {
+  let i = 0;
+  while (i < args.length && args[i].startsWith("-")) i += args[i] === "-c" ? 2 : 1;
+  return args[i] === "rev-parse" || args[i] === "count-objects";
 }
 
 async function spawn(
@@ -463,6 +480,12 @@ async function spawn(
   limits: GitLimits & { noDeadline?: boolean } = {},
 ): Promise<GitResult> {
   const sandboxed = sandbox !== undefined && sandbox.mode !== "none";
+  // A command that ends by itself goes to the view's long-lived sandbox (./git_runner.ts): the
+  // same view and limits, without a bwrap of its own. A fetch (no deadline) or one a caller may
+  // abort is started on its own, as below.
+  if (sandbox && sandbox.mode !== "none" && !signal && !limits.noDeadline) {
+    return await viaRunner(cwd, invocation, stdin, { ...sandbox, mode: sandbox.mode }, limits);
+  }
   // `none` is left alone: sandboxCommand would add a PID namespace, which a git call that ends
   // by itself does not need (and which cannot nest inside a tool host already in bwrap).
   const { program, args } = sandboxed
@@ -496,6 +519,96 @@ async function spawn(
     throw new SandboxUnavailableError(`The sandbox could not start git: ${result.err.trim()}`);
   }
   return result;
+}
+
+/** `spawn` through the sandbox view's runner: the same outcome, errors and messages. */
+async function viaRunner(
+  cwd: string,
+  invocation: GitInvocation,
+  stdin: Uint8Array | undefined,
+  sandbox: GitSandbox & { mode: Exclude<SandboxMode, "none"> },
+  limits: GitLimits,
+): Promise<GitResult> {
+  const timeoutMs = limits.timeoutMs ?? GIT_DEADLINE_MS;
+  const maxOut = limits.maxOutputBytes ?? GIT_OUTPUT_LIMIT;
+  const what = describe(invocation.args);
+  let answer;
+  try {
+    answer = await runInRunner(
+      runnerView(sandbox),
+      sandbox.writablePaths ?? [],
+      {
+        cwd,
+        env: { ...invocation.env, GIT_DISCOVERY_ACROSS_FILESYSTEM: "1" },
+        argv: [invocation.program, ...invocation.args],
+        stdin,
+        timeoutMs,
+        maxOut,
+        maxErr: ERROR_OUTPUT_LIMIT,
+      },
+    );
+  } catch (e) {
+    if (e instanceof RunnerLostError) {
+      throw new GitLimitError(
+        `${what}: ${e.message}, so its outcome is unknown. The next git command starts a new ` +
+          "sandbox; if this repeats, run with --sandbox none to see git's own error.",
+      );
+    }
+    throw e;
+  }
+  const stopped = answer.over === "deadline"
+    ? `did not finish within ${Math.round(timeoutMs / 100) / 10} s`
+    : answer.over
+    ? `printed more than ${
+      Math.round((answer.over === "stdout" ? maxOut : ERROR_OUTPUT_LIMIT) / 1024 / 1024 * 10) / 10
+    } MiB on ${answer.over}`
+    : undefined;
+  if (stopped) throw limitError(what, stopped);
+  const decoder = new TextDecoder();
+  const err = decoder.decode(answer.err);
+  // `env -C` could not enter the folder: as when a child cannot start there.
+  if (answer.code === 125 && !await isFolder(cwd)) {
+    throw new Deno.errors.NotFound(`${what}: the folder ${cwd} is not there`);
+  }
+  const result = {
+    ok: answer.code === 0,
+    code: answer.code ?? -1,
+    out: decoder.decode(answer.out),
+    err,
+    bytes: answer.out,
+  };
+  if (!result.ok && err.startsWith("bwrap: ")) {
+    throw new SandboxUnavailableError(`The sandbox could not start git: ${err.trim()}`);
+  }
+  return result;
+}
+
+/** The runner view of a git sandbox. */
+function runnerView(sandbox: GitSandbox & { mode: Exclude<SandboxMode, "none"> }): RunnerView {
+  return {
+    mode: sandbox.mode,
+    workspace: sandbox.workspace,
+    readOnlyPaths: sandbox.readOnlyPaths ?? [],
+    bwrapPath: sandbox.bwrapPath,
+  };
+}
+
+/**
+ * A new private folder (with an empty `objects/`) that every git command in `sandbox` may write:
+ * made in the sandbox view's own folder, so no command needs a sandbox of its own for it.
+ * Outside a sandbox (mode `none`), a temp folder of its own.
+ */
+export async function gitScratch(sandbox: GitSandbox | undefined, kind: string): Promise<string> {
+  if (sandbox && sandbox.mode !== "none") {
+    return await runnerScratch(runnerView({ ...sandbox, mode: sandbox.mode }), `deft-${kind}`);
+  }
+  const folder = await Deno.realPath(await Deno.makeTempDir({ prefix: `deft-${kind}-` }));
+  await Deno.mkdir(`${folder}/objects`);
+  return folder;
+}
+
+async function isFolder(path: string): Promise<boolean> {
+  return await Deno.stat(path).then((s) => s.isDirectory, () => false);
 }
 
 /**

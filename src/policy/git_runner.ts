@@ -1,0 +1,416 @@
+/**
+ * One sandbox for many git commands. Starting bubblewrap costs far more than the git command it
+ * holds (namespaces, a few dozen mounts), and a run's baseline and patch are some twenty short
+ * commands. So a session's sandboxed git goes to a small bash loop started once inside ONE bwrap
+ * with the view each command would have had: the same `sandboxCommand` options (mode, workspace,
+ * the git folders shown read-only), and as writable places only Deft's own folder for that view
+ * (where `runnerScratch` makes every temp index and object store of the view) plus any lasting
+ * store the caller names (a checkpoint store: a runner of its own).
+ *
+ * Each command is handed over as a file of NUL-separated fields (folder, stdin file, the whole
+ * environment, argv) in the runner's private exchange folder, and a line on the loop's stdin. The
+ * loop starts it with exactly that environment and nothing else (`env -i -C folder`), its stdout
+ * and stderr two FIFOs that Deft reads within the command's limits, and answers with the
+ * command's number and exit status. Past the deadline or a limit, Deft kills the whole sandbox —
+ * the command and anything it started die with bwrap's PID namespace — and the next command starts
+ * a fresh runner. Commands to one runner go one at a time.
+ *
+ * The runner is unref'd: it never keeps Deft alive, and it dies with Deft (bwrap
+ * `--die-with-parent`); its folders go when Deft exits.
+ */
+import { join } from "node:path";
+import { sandboxCommand, type SandboxMode, SandboxUnavailableError } from "./sandbox.ts";
+import { spawnChild } from "./spawn.ts";
+import { isInside } from "./workspace.ts";
+import { readEnv } from "../env.ts";
+
+/** The sandbox view a runner serves: what `sandboxCommand` is given, minus the writable places. */
+export interface RunnerView {
+  mode: Exclude<SandboxMode, "none">;
+  workspace: string;
+  readOnlyPaths: readonly string[];
+  bwrapPath?: string;
+}
+
+/** One command for a runner: where, what, and within which limits. */
+export interface RunnerRequest {
+  cwd: string;
+  /** The whole environment of the command (nothing else is inherited). */
+  env: Record<string, string>;
+  /** Program and arguments. */
+  argv: readonly string[];
+  stdin?: Uint8Array;
+  timeoutMs: number;
+  maxOut: number;
+  maxErr: number;
+}
+
+/** How a command ended inside a runner. */
+export interface RunnerAnswer {
+  /** Exit status (128 + n when killed by signal n); undefined when it could not be started. */
+  code: number | undefined;
+  out: Uint8Array;
+  err: Uint8Array;
+  /** What made Deft stop it, if anything. */
+  over?: "deadline" | "stdout" | "stderr";
+}
+
+/** The runner stopped answering: the command's outcome is unknown, and the runner is gone. */
+export class RunnerLostError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RunnerLostError";
+  }
+}
+
+// Read one request, run it, answer with its number and exit status. Fields: the folder to start
+// in, the stdin file (or /dev/null), the number of environment entries, the entries, then argv.
+// stdout and stderr are FIFOs Deft reads (and stops reading past its limits); `env -i -C` starts
+// the command with exactly its environment, in its folder (exit 125 when that is not there).
+const LOOP = [
+  "io=$1",
+  'mkfifo -m 600 -- "$io/out" "$io/err" || exit 1',
+  "echo ready",
+  "while IFS= read -r n; do",
+  "  mapfile -d '' f < \"$io/req\"",
+  "  ne=${f[2]}",
+  '  env -i -C "${f[0]}" -- "${f[@]:3:ne}" "${f[@]:3+ne}" > "$io/out" 2> "$io/err" < "${f[1]}"',
+  '  printf \'%s %s\\n\' "$n" "$?"',
+  "done",
+].join("\n");
+
+/** How long a runner may take to start (bwrap and bash, on a loaded machine). */
+const START_MS = 60_000;
+
+interface Runner {
+  child: Deno.ChildProcess;
+  writer: WritableStreamDefaultWriter<Uint8Array>;
+  reader: ReadableStreamDefaultReader<Uint8Array>;
+  pending: string;
+  io: string;
+  dead: boolean;
+  queue: Promise<unknown>;
+  count: number;
+}
+
+interface ViewState {
+  /** Deft's own folder for this view: scratch folders and the runners' exchange folders. */
+  root: string;
+  runners: Map<string, Promise<Runner>>;
+}
+
+const views = new Map<string, ViewState>();
+let cleanupInstalled = false;
+
+function viewKey(view: RunnerView): string {
+  return JSON.stringify([
+    view.mode,
+    view.workspace,
+    [...view.readOnlyPaths].sort(),
+    view.bwrapPath ?? "",
+  ]);
+}
+
+async function viewState(view: RunnerView): Promise<ViewState> {
+  const key = viewKey(view);
+  let state = views.get(key);
+  if (!state) {
+    const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-git-" }));
+    await Deno.chmod(root, 0o700);
+    // Another call may have made one meanwhile: keep the first.
+    state = views.get(key);
+    if (state) await Deno.remove(root, { recursive: true }).catch(() => {});
+    else {
+      state = { root, runners: new Map() };
+      views.set(key, state);
+      installCleanup();
+    }
+  }
+  return state;
+}
+
+function installCleanup(): void {
+  if (cleanupInstalled) return;
+  cleanupInstalled = true;
+  globalThis.addEventListener("unload", () => {
+    for (const state of views.values()) {
+      for (const runner of state.runners.values()) runner.then(stop, () => {});
+      try {
+        Deno.removeSync(state.root, { recursive: true });
+      } catch { /* already gone */ }
+    }
+    views.clear();
+  });
+}
+
+/**
+ * A new private folder (mode 0700, with an empty `objects/`) inside the view's own folder: every
+ * git command of the view may write it, with no sandbox of its own to start.
+ */
+export async function runnerScratch(view: RunnerView, kind: string): Promise<string> {
+  const { root } = await viewState(view);
+  const folder = await Deno.makeTempDir({ dir: root, prefix: `${kind}-` });
+  await Deno.mkdir(join(folder, "objects"));
+  return folder;
+}
+
+/**
+ * Runs `request` through the view's runner that may write `writable` (paths inside the view's
+ * folder need nothing; others, such as a checkpoint store, get a runner of their own). Throws
+ * `SandboxUnavailableError` when the sandbox cannot start, `RunnerLostError` when the runner
+ * stopped answering (it is killed; the next call starts another).
+ */
+export async function runInRunner(
+  view: RunnerView,
+  writable: readonly string[],
+  request: RunnerRequest,
+): Promise<RunnerAnswer> {
+  const state = await viewState(view);
+  const extra = [...new Set(writable.filter((p) => !isInside(state.root, p)))].sort();
+  const key = JSON.stringify(extra);
+  // Calls that arrive together share one start (a failed start is tried again next time).
+  let runner = await state.runners.get(key)?.catch(() => undefined);
+  if (!runner || runner.dead) {
+    const starting = start(view, state, extra);
+    state.runners.set(key, starting);
+    runner = await starting;
+  }
+  const mine = runner;
+  const turn = mine.queue.then(() => ask(mine, request));
+  mine.queue = turn.catch(() => {});
+  return await turn;
+}
+
+async function start(
+  view: RunnerView,
+  state: ViewState,
+  extra: readonly string[],
+): Promise<Runner> {
+  const io = await Deno.makeTempDir({ dir: state.root, prefix: "io-" });
+  const { program, args } = sandboxCommand(
+    ["bash", "--noprofile", "--norc", "-c", LOOP, "deft-git-runner", io],
+    {
+      mode: view.mode,
+      workspace: view.workspace,
+      cwd: view.workspace,
+      readOnlyPaths: view.readOnlyPaths,
+      writablePaths: [state.root, ...extra],
+      bwrapPath: view.bwrapPath,
+    },
+  );
+  // The loop itself needs only PATH (coreutils, bash); each command gets its own environment.
+  const env = { PATH: readEnv("PATH") ?? "/usr/local/bin:/usr/bin:/bin" };
+  let child: Deno.ChildProcess;
+  try {
+    child = spawnChild({ program, args, env, cwd: view.workspace }, {
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    });
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new SandboxUnavailableError(
+        `The sandbox could not start git: ${program} was not found. Install bubblewrap, or run ` +
+          "with --sandbox none.",
+      );
+    }
+    throw e;
+  }
+  child.unref();
+  const runner: Runner = {
+    child,
+    writer: child.stdin.getWriter(),
+    reader: child.stdout.getReader(),
+    pending: "",
+    io,
+    dead: false,
+    queue: Promise.resolve(),
+    count: 0,
+  };
+  child.status.then(() => runner.dead = true, () => runner.dead = true);
+  // The loop says `ready` once its FIFOs are made; bwrap failing to start says why on stderr.
+  // The timer also keeps Deft waiting: the runner's own pipes, unref'd, do not.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ready = await Promise.race([
+    readLine(runner).catch(() => undefined),
+    new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), START_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (ready !== "ready") {
+    stop(runner);
+    throw await lost(runner);
+  }
+  return runner;
+}
+
+function stop(runner: Runner): void {
+  runner.dead = true;
+  try {
+    runner.child.kill("SIGKILL");
+  } catch { /* already gone */ }
+}
+
+/** NUL-separated fields, as the loop reads them with `mapfile -d ''`. */
+function fields(values: readonly string[]): Uint8Array {
+  for (const value of values) {
+    if (value.includes("\0")) throw new TypeError("a git argument or variable holds a NUL byte");
+  }
+  return new TextEncoder().encode(values.map((v) => `${v}\0`).join(""));
+}
+
+async function ask(runner: Runner, request: RunnerRequest): Promise<RunnerAnswer> {
+  if (runner.dead) throw new RunnerLostError("the sandboxed git runner had stopped");
+  const number = String(++runner.count);
+  const stdinFile = join(runner.io, "in");
+  if (request.stdin) await Deno.writeFile(stdinFile, request.stdin, { mode: 0o600 });
+  const env = Object.entries(request.env).map(([k, v]) => `${k}=${v}`);
+  await Deno.writeFile(
+    join(runner.io, "req"),
+    fields([
+      request.cwd,
+      request.stdin ? stdinFile : "/dev/null",
+      String(env.length),
+      ...env,
+      ...request.argv,
+    ]),
+    { mode: 0o600 },
+  );
+  let over: "deadline" | "stdout" | "stderr" | undefined;
+  const streams: FifoReader[] = [];
+  // Past the deadline or a limit, the whole sandbox goes (the command, anything it started) and
+  // the FIFOs are let go; the next command starts a new runner.
+  const halt = (why: "deadline" | "stdout" | "stderr") => {
+    over ??= why;
+    stop(runner);
+    for (const stream of streams) stream.release();
+  };
+  streams.push(
+    fifoReader(join(runner.io, "out"), request.maxOut, () => halt("stdout")),
+    fifoReader(join(runner.io, "err"), request.maxErr, () => halt("stderr")),
+  );
+  const timer = setTimeout(() => halt("deadline"), request.timeoutMs);
+  try {
+    await runner.writer.write(new TextEncoder().encode(`${number}\n`));
+    const [out, err, line] = await Promise.all([
+      streams[0].bytes,
+      streams[1].bytes,
+      readLine(runner).catch(() => undefined),
+    ]);
+    if (over) return { code: undefined, out, err, over };
+    const [answered, status] = (line ?? "").split(" ");
+    if (answered !== number) throw new RunnerLostError("no answer");
+    return { code: Number(status), out, err };
+  } catch (e) {
+    if (over) {
+      return {
+        code: undefined,
+        out: new Uint8Array(),
+        err: new Uint8Array(),
+        over,
+      };
+    }
+    stop(runner);
+    for (const stream of streams) stream.release();
+    throw e instanceof SandboxUnavailableError ? e : await lost(runner);
+  } finally {
+    clearTimeout(timer);
+    if (request.stdin) await Deno.remove(stdinFile).catch(() => {});
+  }
+}
+
+/** One of the loop's FIFOs being read. */
+interface FifoReader {
+  /** What was read when the writer closed it (or it was let go). */
+  bytes: Promise<Uint8Array>;
+  release(): void;
+}
+
+/** Reads a FIFO the loop writes, up to `max` bytes (one more calls `onOver`). */
+function fifoReader(path: string, max: number, onOver: () => void): FifoReader {
+  let file: Deno.FsFile | undefined;
+  let released = false;
+  let opened = false;
+  const reader = {
+    /**
+     * Lets go of the FIFO: a read under way ends; an open still waiting for the loop (which will
+     * not come) is completed by opening the other end here, which never waits while it is pending.
+     */
+    release() {
+      if (released) return;
+      released = true;
+      if (!opened) {
+        Deno.open(path, { write: true }).then((w) => w.close(), () => {});
+      }
+      try {
+        file?.close();
+      } catch { /* closed */ }
+    },
+    bytes: (async () => {
+      const chunks: Uint8Array[] = [];
+      let size = 0;
+      try {
+        file = await Deno.open(path, { read: true });
+        opened = true;
+        if (released) {
+          file.close();
+          return new Uint8Array();
+        }
+        const buffer = new Uint8Array(64 * 1024);
+        while (true) {
+          const n = await file.read(buffer);
+          if (n === null) break;
+          if (size + n > max) {
+            onOver();
+            break;
+          }
+          chunks.push(buffer.slice(0, n));
+          size += n;
+        }
+      } catch { /* released */ }
+      if (!released) {
+        released = true;
+        try {
+          file?.close();
+        } catch { /* closed */ }
+      }
+      const all = new Uint8Array(size);
+      let at = 0;
+      for (const chunk of chunks) {
+        all.set(chunk, at);
+        at += chunk.length;
+      }
+      return all;
+    })(),
+  };
+  return reader;
+}
+
+/** The reason a runner stopped: bwrap's own complaint when it made one. */
+async function lost(runner: Runner): Promise<Error> {
+  const text = await Promise.race([
+    new Response(runner.child.stderr).text().catch(() => ""),
+    new Promise<string>((resolve) => setTimeout(() => resolve(""), 1_000)),
+  ]);
+  if (text.startsWith("bwrap: ")) {
+    return new SandboxUnavailableError(`The sandbox could not start git: ${text.trim()}`);
+  }
+  return new RunnerLostError(
+    "the sandboxed git runner stopped before answering" + (text ? `: ${text.trim()}` : ""),
+  );
+}
+
+async function readLine(runner: Runner): Promise<string> {
+  while (true) {
+    const newline = runner.pending.indexOf("\n");
+    if (newline >= 0) {
+      const line = runner.pending.slice(0, newline);
+      runner.pending = runner.pending.slice(newline + 1);
+      return line;
+    }
+    const { value, done } = await runner.reader.read();
+    if (done) throw new RunnerLostError("the sandboxed git runner ended");
+    runner.pending += new TextDecoder().decode(value);
+  }
+}
