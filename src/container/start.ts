@@ -5,6 +5,7 @@
  */
 import {
   type ContainerCli,
+  containerExecLaunch,
   containerInspectLaunch,
   containerLaunch,
   containerRemoveLaunch,
@@ -14,7 +15,7 @@ import {
 import { spawnChild } from "../policy/process.ts";
 import { execIn, prepareInside, workspacePlan } from "./checks.ts";
 import { built, dropMade, imageWorkdir, loadImage, type Made } from "./images.ts";
-import { type DeftInside, prepareDeftInside } from "./inside.ts";
+import { type DeftInside, INSIDE_BOOT, prepareDeftInside } from "./inside.ts";
 import { DEFT_LABEL, KEEP_LABEL, sweepImages, sweepLeftovers } from "./leftovers.ts";
 import type { Container, ContainerOptions } from "./options.ts";
 import { stampLabels } from "./ownership.ts";
@@ -57,17 +58,39 @@ async function setIdGuard(workingDir: string): Promise<string> {
   return file;
 }
 
-/** Waits until the container `id` runs; a ContainerError with the runtime's words if it ended. */
+/** Resolves after `ms`, or (sooner) when `cut` resolves; never holds Deft open. */
+function pause(ms: number, cut?: Promise<unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    Deno.unrefTimer(timer);
+    cut?.then(() => {
+      clearTimeout(timer);
+      resolve();
+    }, () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Waits until the container `id` runs; a ContainerError with the runtime's words if it ended.
+ * `started` resolves once its process has started (the keeper's echo; a detached client's end):
+ * the runtime is asked only from then on, and again at short pauses until it says running.
+ */
 async function waitRunning(
   cli: ContainerCli,
   id: string,
   child: Deno.ChildProcess,
   detached: boolean,
   stderr: () => string,
+  started: Promise<unknown>,
 ): Promise<string> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   let exited: Deno.CommandStatus | undefined;
   child.status.then((s) => exited = s);
+  await pause(START_TIMEOUT_MS, Promise.race([started, child.status]));
+  let wait = 5;
   while (Date.now() < deadline) {
     const answer = await query(containerInspectLaunch(cli, [id]));
     if (answer.ok) {
@@ -81,12 +104,49 @@ async function waitRunning(
     // A detached run's client ends as soon as the container is created; an attached one's ends
     // with the container.
     if (exited && (!detached || !exited.success)) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await pause(wait);
+    wait = Math.min(wait * 2, 100);
   }
   const said = stderr().trim().split("\n").slice(-3).join(" ");
   throw new ContainerError(
     `the container could not be started by ${cli.program}${said ? `: ${said}` : ""}`,
   );
+}
+
+/**
+ * Starts the tool host inside (`inside.argv` over `exec -i`, in the workspace) and writes its
+ * boot message, so Deno and the tool worker load while Deft finishes the start. Not holding Deft
+ * open until it is taken.
+ */
+async function startHost(
+  cli: ContainerCli,
+  id: string,
+  inside: DeftInside,
+  workspace: string,
+): Promise<Deno.ChildProcess> {
+  const launch = containerExecLaunch(cli, id, {
+    argv: inside.argv,
+    env: inside.env,
+    workdir: workspace,
+    interactive: true,
+  });
+  const child = spawnChild(launch, { stdin: "piped", detached: true });
+  child.unref();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(`${JSON.stringify(INSIDE_BOOT)}\n`)).catch(() => {
+    // Gone at once: its taker sees it ended (`takeHost` hands out no ended host).
+  });
+  writer.releaseLock();
+  return child;
+}
+
+/** Ends a started tool host's client (the container's end ends the host inside). */
+function killHost(child: Deno.ChildProcess | undefined): void {
+  try {
+    child?.kill("SIGKILL");
+  } catch {
+    // Already gone.
+  }
 }
 
 /**
@@ -124,12 +184,25 @@ export async function startContainer(
         "--docker-container-id.",
     );
   }
-  await Promise.all([sweepLeftovers(cli), sweepImages(cli)]);
-  await prepareDeftInside(inside);
+  // What dead runs left is swept meanwhile (never this run's own: ownership.ts), and the labels
+  // are stamped; both are awaited before the container is handed out.
+  const sweeping = Promise.all([sweepLeftovers(cli), sweepImages(cli)]);
+  const name = containerName();
+  const stamping = stampLabels("container", name);
+  const settled = () => Promise.allSettled([sweeping, stamping]);
+  // Awaited where they are needed; a failure meanwhile must not count as unhandled.
+  sweeping.catch(() => {});
+  stamping.catch(() => {});
   // An image Deft builds or loads new goes with the container, unless kept.
   let made: Made | undefined;
-  if (opts.dockerfile) made = await built(cli, opts);
-  else if (opts.imageFile) made = await loadImage(cli, opts);
+  try {
+    await prepareDeftInside(inside);
+    if (opts.dockerfile) made = await built(cli, opts);
+    else if (opts.imageFile) made = await loadImage(cli, opts);
+  } catch (e) {
+    await settled();
+    throw e;
+  }
   const image = made?.ref ?? opts.image!;
   const kept = made && { ref: made.ref, removed: !opts.keep };
   const dropImage = async (): Promise<string | undefined> => {
@@ -143,15 +216,17 @@ export async function startContainer(
   try {
     workdir = await imageWorkdir(cli, image);
     plan = workspacePlan(opts.workingDir, workdir, false);
+    // The sweep may remove images: done before the run, which must find its own.
+    await sweeping;
   } catch (e) {
+    await settled();
     await dropImage();
     throw e;
   }
-  const name = containerName();
   const labels: Record<string, string> = {
     ...opts.labels,
     [DEFT_LABEL]: "1",
-    ...await stampLabels("container", name),
+    ...await stamping,
   };
   if (opts.keep) labels[KEEP_LABEL] = "1";
   let launch;
@@ -175,10 +250,12 @@ export async function startContainer(
     throw e instanceof ContainerError ? e : new ContainerError((e as Error).message);
   }
   // Its own session: a Ctrl-C at the terminal must not reach the client (it would end the
-  // container before Deft has closed its tools).
+  // container before Deft has closed its tools). Its stdout carries the keeper's echo of the one
+  // line Deft writes, its sign that the container's process has started.
+  const keep = opts.keep ?? false;
   const child = spawnChild(launch, {
     stdin: "piped",
-    stdout: "null",
+    stdout: keep ? "null" : "piped",
     stderr: "piped",
     detached: true,
   });
@@ -187,13 +264,28 @@ export async function startContainer(
     const decoder = new TextDecoder();
     for await (const chunk of child.stderr) stderr = (stderr + decoder.decode(chunk)).slice(-4096);
   })().catch(() => {});
-  // Deft's end of the container's lifeline; never written, closed when Deft ends.
+  // Deft's end of the container's lifeline: one empty line (echoed by the keeper, `cat`), then
+  // nothing; closed when Deft ends. A detached (kept) run's client ends once the container runs.
   const lifeline = child.stdin.getWriter();
+  let started: Promise<unknown> = child.status;
+  if (!keep) {
+    lifeline.write(new Uint8Array([10])).catch(() => {});
+    started = new Promise<void>((echoed) => {
+      void (async () => {
+        // The first bytes are the echo; whatever follows (nothing of Deft's) is read and dropped.
+        for await (const _ of child.stdout) echoed();
+      })().catch(() => {}).finally(echoed);
+    });
+  }
+  let host: Deno.ChildProcess | undefined;
+  let hostEnded = false;
   let closed = false;
   const close = async () => {
     if (closed) return;
     closed = true;
-    if (opts.keep) {
+    killHost(host);
+    host = undefined;
+    if (keep) {
       lifeline.releaseLock();
       child.unref();
       // Nothing of the session lives on in the kept container: every process but its keeper
@@ -212,12 +304,22 @@ export async function startContainer(
   };
   let id: string;
   try {
-    id = await waitRunning(cli, name, child, opts.keep ?? false, () => stderr);
-    await prepareInside(cli, name, image, inside, plan.workspace);
+    id = await waitRunning(cli, name, child, keep, () => stderr, started);
+    // The checks and the tool host's start at once; the host is handed out only if they pass.
+    const hosting = startHost(cli, name, inside, plan.workspace).then((c) => {
+      host = c;
+      c.status.then(() => hostEnded = true);
+    });
+    const [checked] = await Promise.allSettled([
+      prepareInside(cli, name, image, inside, plan.workspace),
+      hosting,
+    ]);
+    if (checked.status === "rejected") throw checked.reason;
   } catch (e) {
     if (seccomp) await Deno.remove(seccomp).catch(() => {});
-    if (opts.keep) {
+    if (keep) {
       closed = true;
+      killHost(host);
       lifeline.releaseLock();
       child.unref();
       await remove(cli, name);
@@ -241,6 +343,13 @@ export async function startContainer(
     started: true,
     kept: opts.keep ?? false,
     inside,
+    takeHost: () => {
+      const taken = hostEnded ? undefined : host;
+      if (!taken) killHost(host);
+      host = undefined;
+      taken?.ref();
+      return taken;
+    },
     close,
   };
 }
