@@ -295,6 +295,8 @@ export async function startContainer(
     }
     const error = await remove(cli, name);
     await lifeline.close().catch(() => {});
+    // Awaited now, so held: an unref'd client's end would not keep Deft's loop alive.
+    child.ref();
     await child.status.catch(() => {});
     // The container is gone, so its image can go.
     const imageError = await dropImage();
