@@ -174,7 +174,8 @@ async function remove(cli: ContainerCli, id: string): Promise<string | undefined
  * and checks Deft can run in it. Throws ContainerError; a failed start leaves nothing behind.
  */
 export async function startContainer(
-  cli: ContainerCli,
+  choosing: Promise<ContainerCli>,
+  likely: ContainerCli,
   opts: ContainerOptions,
   inside: DeftInside,
 ): Promise<Container> {
@@ -184,15 +185,35 @@ export async function startContainer(
         "--docker-container-id.",
     );
   }
-  // What dead runs left is swept meanwhile (never this run's own: ownership.ts), and the labels
-  // are stamped; both are awaited before the container is handed out.
-  const sweeping = Promise.all([sweepLeftovers(cli), sweepImages(cli)]);
+  // While the runtime is being chosen, its likely client asks already: what dead runs left is
+  // swept (never this run's own: ownership.ts), and a named image's WORKDIR read; asked again of
+  // the chosen client when that is another. The labels are stamped meanwhile too.
+  const ask = (c: ContainerCli) => {
+    const asked = {
+      sweeping: Promise.all([sweepLeftovers(c), sweepImages(c)]),
+      workdir: opts.image ? imageWorkdir(c, opts.image) : undefined,
+    };
+    // Awaited where they are needed; a failure meanwhile must not count as unhandled.
+    asked.sweeping.catch(() => {});
+    asked.workdir?.catch(() => {});
+    return asked;
+  };
+  let asked = ask(likely);
   const name = containerName();
   const stamping = stampLabels("container", name);
-  const settled = () => Promise.allSettled([sweeping, stamping]);
-  // Awaited where they are needed; a failure meanwhile must not count as unhandled.
-  sweeping.catch(() => {});
   stamping.catch(() => {});
+  const settled = () => Promise.allSettled([asked.sweeping, asked.workdir, stamping]);
+  let cli: ContainerCli;
+  try {
+    cli = await choosing;
+  } catch (e) {
+    await settled();
+    throw e;
+  }
+  if (cli.program !== likely.program || cli.ociRuntime !== likely.ociRuntime) {
+    await settled();
+    asked = ask(cli);
+  }
   // An image Deft builds or loads new goes with the container, unless kept.
   let made: Made | undefined;
   try {
@@ -211,13 +232,12 @@ export async function startContainer(
     made = undefined;
     return await dropMade(cli, dropping);
   };
-  let workdir: string | undefined;
   let plan: ReturnType<typeof workspacePlan>;
   try {
-    workdir = await imageWorkdir(cli, image);
+    const workdir = await (made ? imageWorkdir(cli, image) : asked.workdir);
     plan = workspacePlan(opts.workingDir, workdir, false);
     // The sweep may remove images: done before the run, which must find its own.
-    await sweeping;
+    await asked.sweeping;
   } catch (e) {
     await settled();
     await dropImage();
