@@ -202,7 +202,8 @@ export async function startContainer(
   const name = containerName();
   const stamping = stampLabels("container", name);
   stamping.catch(() => {});
-  const settled = () => Promise.allSettled([asked.sweeping, asked.workdir, stamping]);
+  const settled = (...more: Promise<unknown>[]) =>
+    Promise.allSettled([asked.sweeping, asked.workdir, stamping, ...more]);
   let cli: ContainerCli;
   try {
     cli = await choosing;
@@ -214,14 +215,17 @@ export async function startContainer(
     await settled();
     asked = ask(cli);
   }
+  // From source, the packages Deft's code may load, in Deno's cache before the run binds it.
+  const preparing = prepareDeftInside(inside);
+  preparing.catch(() => {});
   // An image Deft builds or loads new goes with the container, unless kept.
   let made: Made | undefined;
   try {
-    await prepareDeftInside(inside);
+    await preparing;
     if (opts.dockerfile) made = await built(cli, opts);
     else if (opts.imageFile) made = await loadImage(cli, opts);
   } catch (e) {
-    await settled();
+    await settled(preparing);
     throw e;
   }
   const image = made?.ref ?? opts.image!;
