@@ -44,8 +44,8 @@ export async function openContainer(
 ): Promise<Container> {
   checkContainerOptions(opts);
   const inside = deftInside(entry, hostCommand);
-  const choosing = chooseRuntime(opts.runtime, opts.podmanRuntime);
-  if (opts.containerId) return await attachContainer(await choosing, opts, inside);
+  const choose = () => chooseRuntime(opts.runtime, opts.podmanRuntime);
+  if (opts.containerId) return await attachContainer(await choose(), opts, inside);
   const likely = likelyRuntime(opts.runtime, opts.podmanRuntime);
-  return await startContainer(choosing, likely, opts, inside);
+  return await startContainer(choose, likely, opts, inside);
 }

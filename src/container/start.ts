@@ -174,7 +174,7 @@ async function remove(cli: ContainerCli, id: string): Promise<string | undefined
  * and checks Deft can run in it. Throws ContainerError; a failed start leaves nothing behind.
  */
 export async function startContainer(
-  choosing: Promise<ContainerCli>,
+  choose: () => Promise<ContainerCli>,
   likely: ContainerCli,
   opts: ContainerOptions,
   inside: DeftInside,
@@ -185,9 +185,11 @@ export async function startContainer(
         "--docker-container-id.",
     );
   }
-  // While the runtime is being chosen, its likely client asks already: what dead runs left is
-  // swept (never this run's own: ownership.ts), and a named image's WORKDIR read; asked again of
-  // the chosen client when that is another. The labels are stamped meanwhile too.
+  // The likely runtime's client asks at once: what dead runs left is swept (never this run's
+  // own: ownership.ts), and a named image's WORKDIR read. Its answer about the image also says
+  // the runtime works; only when it does not (or to build or load an image) is the runtime
+  // chosen first (`choose`, whose errors say what is wrong with each runtime), and asked again
+  // when the chosen one is another. The labels are stamped meanwhile.
   const ask = (c: ContainerCli) => {
     const asked = {
       sweeping: Promise.all([sweepLeftovers(c), sweepImages(c)]),
@@ -204,16 +206,18 @@ export async function startContainer(
   stamping.catch(() => {});
   const settled = (...more: Promise<unknown>[]) =>
     Promise.allSettled([asked.sweeping, asked.workdir, stamping, ...more]);
-  let cli: ContainerCli;
-  try {
-    cli = await choosing;
-  } catch (e) {
-    await settled();
-    throw e;
-  }
-  if (cli.program !== likely.program || cli.ociRuntime !== likely.ociRuntime) {
-    await settled();
-    asked = ask(cli);
+  let cli = likely;
+  if (!asked.workdir || !await asked.workdir.then(() => true, () => false)) {
+    try {
+      cli = await choose();
+    } catch (e) {
+      await settled();
+      throw e;
+    }
+    if (cli.program !== likely.program || cli.ociRuntime !== likely.ociRuntime) {
+      await settled();
+      asked = ask(cli);
+    }
   }
   // From source, the packages Deft's code may load, in Deno's cache before the run binds it.
   const preparing = prepareDeftInside(inside);
