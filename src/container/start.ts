@@ -13,13 +13,20 @@ import {
   SECCOMP_BASE_PROFILES,
 } from "../policy/container_cli.ts";
 import { spawnChild } from "../policy/process.ts";
-import { execIn, prepareInside, workspacePlan } from "./checks.ts";
+import {
+  CHECKED_MARK,
+  checkedHostArgv,
+  execIn,
+  NOT_YET_RUNNING,
+  prepareInside,
+  workspacePlan,
+} from "./checks.ts";
 import { built, dropMade, imageWorkdir, loadImage, type Made } from "./images.ts";
 import { type DeftInside, INSIDE_BOOT, prepareDeftInside } from "./inside.ts";
 import { DEFT_LABEL, KEEP_LABEL, sweepImages, sweepLeftovers } from "./leftovers.ts";
 import type { Container, ContainerOptions } from "./options.ts";
 import { stampLabels } from "./ownership.ts";
-import { ContainerError, containerName, query } from "./runtime.ts";
+import { ContainerError, containerName, query, QUERY_TIMEOUT_MS } from "./runtime.ts";
 
 /** How long a new container may take to be running. */
 const START_TIMEOUT_MS = 60_000;
@@ -114,30 +121,61 @@ async function waitRunning(
 }
 
 /**
- * Starts the tool host inside (`inside.argv` over `exec -i`, in the workspace) and writes its
- * boot message, so Deno and the tool worker load while Deft finishes the start. Not holding Deft
- * open until it is taken.
+ * Checks the container and starts the tool host inside in one `exec` (`checkedHostArgv`), its
+ * boot message written at once, so Deno and the tool worker load while Deft finishes the start.
+ * The host once its checks passed; undefined when they did not (or the mark never came), for
+ * the checks one by one to say why. Not holding Deft open once returned.
  */
 async function startHost(
   cli: ContainerCli,
   id: string,
   inside: DeftInside,
   workspace: string,
-): Promise<Deno.ChildProcess> {
-  const launch = containerExecLaunch(cli, id, {
-    argv: inside.argv,
-    env: inside.env,
-    workdir: workspace,
-    interactive: true,
-  });
-  const child = spawnChild(launch, { stdin: "piped", detached: true });
-  child.unref();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(`${JSON.stringify(INSIDE_BOOT)}\n`)).catch(() => {
-    // Gone at once: its taker sees it ended (`takeHost` hands out no ended host).
-  });
-  writer.releaseLock();
-  return child;
+): Promise<Deno.ChildProcess | undefined> {
+  const boot = new TextEncoder().encode(`${JSON.stringify(INSIDE_BOOT)}\n`);
+  for (let tries = 0;; tries++) {
+    const launch = containerExecLaunch(cli, id, {
+      argv: checkedHostArgv(inside, workspace),
+      env: inside.env,
+      interactive: true,
+    });
+    const child = spawnChild(launch, { stdin: "piped", detached: true });
+    const writer = child.stdin.getWriter();
+    // Gone at once: what it said on stderr tells.
+    writer.write(boot).catch(() => {});
+    writer.releaseLock();
+    const said = await checkedMark(child.stderr);
+    if (said === true) {
+      child.unref();
+      return child;
+    }
+    killHost(child);
+    await child.status.catch(() => {});
+    // The keeper may have started a moment before the runtime marks the container running.
+    if (tries >= 20 || !NOT_YET_RUNNING.test(said)) return undefined;
+    await pause(10);
+  }
+}
+
+/**
+ * Reads `stderr` up to the line `CHECKED_MARK` (true; the stream is released for the link), or
+ * to its end or a deadline (what it said).
+ */
+async function checkedMark(stderr: ReadableStream<Uint8Array>): Promise<true | string> {
+  const reader = stderr.getReader();
+  const decoder = new TextDecoder();
+  let said = "";
+  const deadline = pause(QUERY_TIMEOUT_MS).then(() => ({ done: true, value: undefined }));
+  try {
+    while (true) {
+      const { done, value } = await Promise.race([reader.read(), deadline]);
+      if (done) return said;
+      said = (said + decoder.decode(value, { stream: true })).slice(-4096);
+      if (said.includes(`${CHECKED_MARK}\n`)) return true;
+    }
+  } finally {
+    reader.releaseLock();
+  }
 }
 
 /** Ends a started tool host's client (the container's end ends the host inside). */
@@ -335,16 +373,11 @@ export async function startContainer(
   let id: string;
   try {
     id = await waitRunning(cli, name, child, keep, () => stderr, started);
-    // The checks and the tool host's start at once; the host is handed out only if they pass.
-    const hosting = startHost(cli, name, inside, plan.workspace).then((c) => {
-      host = c;
-      c.status.then(() => hostEnded = true);
-    });
-    const [checked] = await Promise.allSettled([
-      prepareInside(cli, name, image, inside, plan.workspace),
-      hosting,
-    ]);
-    if (checked.status === "rejected") throw checked.reason;
+    // The checks and the tool host's start in one `exec`; the host is handed out only if they
+    // pass, and when they do not, the checks one by one say why.
+    host = await startHost(cli, name, inside, plan.workspace);
+    if (host) host.status.then(() => hostEnded = true);
+    else await prepareInside(cli, name, image, inside, plan.workspace);
   } catch (e) {
     if (seccomp) await Deno.remove(seccomp).catch(() => {});
     if (keep) {
