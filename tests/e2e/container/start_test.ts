@@ -14,7 +14,7 @@ import {
   workerEntry,
 } from "../../../src/tools/host/mod.ts";
 import { ToolExecutor } from "../../../src/tools/executor.ts";
-import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
+import { noGlibcImage, type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 
 /** How many tool hosts run in `id` (the pattern matches no command line of its own). */
 async function hosts(rt: TestRuntime, id: string): Promise<number> {
@@ -89,6 +89,27 @@ for (const runtime of ["docker", "podman"] as const) {
         const container = await open();
         await container.close();
         assert.deepEqual(await rt.deftContainers(), [], "the container is left");
+      }));
+
+    await t.step("a failed check is named, and nothing is left", () =>
+      withEnv(rt, async () => {
+        await assert.rejects(
+          openContainer(
+            { runtime, image: rt.image, workingDir: "/nowhere" },
+            workerEntry(),
+            TOOL_HOST_COMMAND,
+          ),
+          /the workspace \/nowhere is not a folder in the image/,
+        );
+        await assert.rejects(
+          openContainer(
+            { runtime, image: await noGlibcImage(rt), workingDir: "/no-such-workspace" },
+            workerEntry(),
+            TOOL_HOST_COMMAND,
+          ),
+          /Deft's runtime \(Deno, linked against glibc\) cannot start/,
+        );
+        assert.deepEqual(await rt.deftContainers(), [], "a container is left");
       }));
 
     await t.step("a kept container keeps no tool host no link took", () =>
