@@ -371,14 +371,28 @@ export async function startContainer(
     }
   };
   let id: string;
+  const running = waitRunning(cli, name, child, keep, () => stderr, started);
+  running.catch(() => {});
+  // The checks and the tool host's start in one `exec`, as soon as the keeper has echoed (it
+  // asks again while the runtime has not yet marked the container running); the host is handed
+  // out only if they pass, and when they do not, the checks one by one say why. Meanwhile the
+  // runtime is asked for the container's id (a kept one's start: first that it runs).
+  let failed = false;
+  const hosting = (keep ? running : started)
+    .then(() => startHost(cli, name, inside, plan.workspace))
+    .then((h) => {
+      // One that comes after the start failed ends (the container goes too).
+      if (failed) killHost(h);
+      else host = h;
+      host?.status.then(() => hostEnded = true);
+      return host;
+    });
+  hosting.catch(() => {});
   try {
-    id = await waitRunning(cli, name, child, keep, () => stderr, started);
-    // The checks and the tool host's start in one `exec`; the host is handed out only if they
-    // pass, and when they do not, the checks one by one say why.
-    host = await startHost(cli, name, inside, plan.workspace);
-    if (host) host.status.then(() => hostEnded = true);
-    else await prepareInside(cli, name, image, inside, plan.workspace);
+    id = await running;
+    if (!await hosting) await prepareInside(cli, name, image, inside, plan.workspace);
   } catch (e) {
+    failed = true;
     if (seccomp) await Deno.remove(seccomp).catch(() => {});
     if (keep) {
       closed = true;
