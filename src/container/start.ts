@@ -174,7 +174,11 @@ async function checkedMark(stderr: ReadableStream<Uint8Array>): Promise<true | s
       if (said.includes(`${CHECKED_MARK}\n`)) return true;
     }
   } finally {
-    reader.releaseLock();
+    try {
+      reader.releaseLock();
+    } catch {
+      // A read still pending (the deadline came first): the host is killed anyway.
+    }
   }
 }
 
