@@ -90,10 +90,63 @@ export async function execIn(
 }
 
 /**
+ * The checks of `prepareInside` in one step, true when they all pass: Deft's runtime starts, the
+ * workspace is a folder, Deft's folder is made. Anything else (no `sh` in the image, a check
+ * that failed) is judged by the checks one by one. The paths are arguments ($1 Deft's runtime,
+ * $2 the workspace, $3 Deft's folder), never part of the script.
+ */
+const CHECKS = `"$1" --version >/dev/null 2>&1 && [ -d "$2" ] && mkdir -p -m 700 "$3"`;
+
+/** Answers of a runtime that had not yet marked the container running when `exec` came. */
+export const NOT_YET_RUNNING = /is not running|state improper|not running/i;
+
+/** What `checkedHostArgv`'s process says on stderr once the checks passed, before Deno starts. */
+export const CHECKED_MARK = "deft: the checks passed";
+
+/**
+ * One `exec` for the checks and the tool host: the checks of `prepareInside`, then (all passed)
+ * `CHECKED_MARK` on stderr and `inside.argv` in the workspace, in the same process. It ends
+ * with code 97 before anything of Deft's runs when a check fails.
+ */
+export function checkedHostArgv(inside: DeftInside, workspace: string): string[] {
+  return [
+    "sh",
+    "-c",
+    `${CHECKS} || exit 97; echo '${CHECKED_MARK}' >&2; cd "$2" && shift 3 && exec "$@"`,
+    "sh",
+    inside.probe[0],
+    workspace,
+    INSIDE_TEMP,
+    ...inside.argv,
+  ];
+}
+
+/**
  * Checks that Deft can run inside (its Deno needs glibc's loader) and that the workspace is a
- * folder there, and makes Deft's private folder.
+ * folder there, and makes Deft's private folder. One `exec` when all is well (each costs the
+ * runtime's round trip, and they slow each other down); the checks one by one, for their
+ * messages, when not.
  */
 export async function prepareInside(
+  cli: ContainerCli,
+  id: string,
+  image: string | undefined,
+  inside: DeftInside,
+  workspace: string,
+): Promise<void> {
+  const argv = ["sh", "-c", `${CHECKS} && echo ok`, "sh", inside.probe[0], workspace, INSIDE_TEMP];
+  // The keeper may have started a moment before the runtime marks the container running.
+  for (let tries = 0;; tries++) {
+    const quick = await execIn(cli, id, argv);
+    if (quick.code === 0 && quick.output === "ok") return;
+    if (tries >= 20 || !NOT_YET_RUNNING.test(quick.output)) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await checkOneByOne(cli, id, image, inside, workspace);
+}
+
+/** `prepareInside`'s checks, each on its own, each failure with its message. */
+async function checkOneByOne(
   cli: ContainerCli,
   id: string,
   image: string | undefined,

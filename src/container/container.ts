@@ -18,7 +18,7 @@
 import { attachContainer } from "./attach.ts";
 import { deftInside } from "./inside.ts";
 import { checkContainerOptions, type Container, type ContainerOptions } from "./options.ts";
-import { chooseRuntime } from "./runtime.ts";
+import { chooseRuntime, likelyRuntime } from "./runtime.ts";
 import { startContainer } from "./start.ts";
 
 export { type MadeImage, makeImage } from "./images.ts";
@@ -43,8 +43,9 @@ export async function openContainer(
   hostCommand: string,
 ): Promise<Container> {
   checkContainerOptions(opts);
-  const cli = await chooseRuntime(opts.runtime, opts.podmanRuntime);
   const inside = deftInside(entry, hostCommand);
-  if (opts.containerId) return await attachContainer(cli, opts, inside);
-  return await startContainer(cli, opts, inside);
+  const choose = () => chooseRuntime(opts.runtime, opts.podmanRuntime);
+  if (opts.containerId) return await attachContainer(await choose(), opts, inside);
+  const likely = likelyRuntime(opts.runtime, opts.podmanRuntime);
+  return await startContainer(choose, likely, opts, inside);
 }

@@ -31,6 +31,27 @@ const INSIDE_FLAGS = [
   "--cached-only",
 ];
 
+/**
+ * The tool worker's permissions inside: everything in the container but the network (Deno's
+ * fence stays a second one; the runtime's `--network none` is the first).
+ */
+export const INSIDE_PERMISSIONS: Deno.PermissionOptionsObject = {
+  read: true,
+  write: true,
+  run: true,
+  env: true,
+  sys: true,
+  net: false,
+  ffi: false,
+  import: false,
+};
+
+/**
+ * The first line the tool host inside reads (`deft __tool-host`'s boot message): the worker's
+ * permissions. Sent as soon as the host starts, so its worker loads while Deft finishes the start.
+ */
+export const INSIDE_BOOT = { type: "boot" as const, permissions: INSIDE_PERMISSIONS };
+
 /** The binds that show Deft inside, and the argv and variables that start its tool host. */
 export interface DeftInside {
   binds: ContainerBind[];

@@ -46,6 +46,12 @@ export interface Container {
   kept: boolean;
   /** How Deft's tool host starts inside. */
   inside: DeftInside;
+  /**
+   * The tool host Deft started inside while the container started (`inside.argv` over `exec -i`,
+   * in the workspace, its boot message `INSIDE_BOOT` already written), handed out once; undefined
+   * after that, or when there is none or it has already ended. Its taker owns it.
+   */
+  takeHost?(): Deno.ChildProcess | undefined;
   /** Removes the container unless it is kept or was not Deft's; safe to call twice. */
   close(): Promise<void>;
 }

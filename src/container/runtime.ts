@@ -61,6 +61,11 @@ function cliFor(runtime: ContainerRuntime, podmanRuntime?: string): ContainerCli
   return { program: "podman", ociRuntime: podmanRuntime ?? defaultPodmanRuntime() };
 }
 
+/** The client `chooseRuntime` most likely picks: the one asked for, else docker. */
+export function likelyRuntime(requested?: ContainerRuntime, podmanRuntime?: string): ContainerCli {
+  return cliFor(requested ?? "docker", podmanRuntime);
+}
+
 /** runc when it is installed: podman's default crun fails on cgroups-v1 hybrid hosts. */
 function defaultPodmanRuntime(): string | undefined {
   for (const dir of ["/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/bin"]) {

@@ -5,6 +5,7 @@
  */
 import {
   type ContainerCli,
+  containerExecLaunch,
   containerInspectLaunch,
   containerLaunch,
   containerRemoveLaunch,
@@ -12,13 +13,20 @@ import {
   SECCOMP_BASE_PROFILES,
 } from "../policy/container_cli.ts";
 import { spawnChild } from "../policy/process.ts";
-import { execIn, prepareInside, workspacePlan } from "./checks.ts";
+import {
+  CHECKED_MARK,
+  checkedHostArgv,
+  execIn,
+  NOT_YET_RUNNING,
+  prepareInside,
+  workspacePlan,
+} from "./checks.ts";
 import { built, dropMade, imageWorkdir, loadImage, type Made } from "./images.ts";
-import { type DeftInside, prepareDeftInside } from "./inside.ts";
+import { type DeftInside, INSIDE_BOOT, prepareDeftInside } from "./inside.ts";
 import { DEFT_LABEL, KEEP_LABEL, sweepImages, sweepLeftovers } from "./leftovers.ts";
 import type { Container, ContainerOptions } from "./options.ts";
 import { stampLabels } from "./ownership.ts";
-import { ContainerError, containerName, query } from "./runtime.ts";
+import { ContainerError, containerName, query, QUERY_TIMEOUT_MS } from "./runtime.ts";
 
 /** How long a new container may take to be running. */
 const START_TIMEOUT_MS = 60_000;
@@ -57,17 +65,39 @@ async function setIdGuard(workingDir: string): Promise<string> {
   return file;
 }
 
-/** Waits until the container `id` runs; a ContainerError with the runtime's words if it ended. */
+/** Resolves after `ms`, or (sooner) when `cut` resolves; never holds Deft open. */
+function pause(ms: number, cut?: Promise<unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    Deno.unrefTimer(timer);
+    cut?.then(() => {
+      clearTimeout(timer);
+      resolve();
+    }, () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Waits until the container `id` runs; a ContainerError with the runtime's words if it ended.
+ * `started` resolves once its process has started (the keeper's echo; a detached client's end):
+ * the runtime is asked only from then on, and again at short pauses until it says running.
+ */
 async function waitRunning(
   cli: ContainerCli,
   id: string,
   child: Deno.ChildProcess,
   detached: boolean,
   stderr: () => string,
+  started: Promise<unknown>,
 ): Promise<string> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   let exited: Deno.CommandStatus | undefined;
   child.status.then((s) => exited = s);
+  await pause(START_TIMEOUT_MS, Promise.race([started, child.status]));
+  let wait = 5;
   while (Date.now() < deadline) {
     const answer = await query(containerInspectLaunch(cli, [id]));
     if (answer.ok) {
@@ -81,12 +111,84 @@ async function waitRunning(
     // A detached run's client ends as soon as the container is created; an attached one's ends
     // with the container.
     if (exited && (!detached || !exited.success)) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await pause(wait);
+    wait = Math.min(wait * 2, 100);
   }
   const said = stderr().trim().split("\n").slice(-3).join(" ");
   throw new ContainerError(
     `the container could not be started by ${cli.program}${said ? `: ${said}` : ""}`,
   );
+}
+
+/**
+ * Checks the container and starts the tool host inside in one `exec` (`checkedHostArgv`), its
+ * boot message written at once, so Deno and the tool worker load while Deft finishes the start.
+ * The host once its checks passed; undefined when they did not (or the mark never came), for
+ * the checks one by one to say why. Not holding Deft open once returned.
+ */
+async function startHost(
+  cli: ContainerCli,
+  id: string,
+  inside: DeftInside,
+  workspace: string,
+): Promise<Deno.ChildProcess | undefined> {
+  const boot = new TextEncoder().encode(`${JSON.stringify(INSIDE_BOOT)}\n`);
+  for (let tries = 0;; tries++) {
+    const launch = containerExecLaunch(cli, id, {
+      argv: checkedHostArgv(inside, workspace),
+      env: inside.env,
+      interactive: true,
+    });
+    const child = spawnChild(launch, { stdin: "piped", detached: true });
+    const writer = child.stdin.getWriter();
+    // Gone at once: what it said on stderr tells.
+    writer.write(boot).catch(() => {});
+    writer.releaseLock();
+    const said = await checkedMark(child.stderr);
+    if (said === true) {
+      child.unref();
+      return child;
+    }
+    killHost(child);
+    await child.status.catch(() => {});
+    // The keeper may have started a moment before the runtime marks the container running.
+    if (tries >= 20 || !NOT_YET_RUNNING.test(said)) return undefined;
+    await pause(10);
+  }
+}
+
+/**
+ * Reads `stderr` up to the line `CHECKED_MARK` (true; the stream is released for the link), or
+ * to its end or a deadline (what it said).
+ */
+async function checkedMark(stderr: ReadableStream<Uint8Array>): Promise<true | string> {
+  const reader = stderr.getReader();
+  const decoder = new TextDecoder();
+  let said = "";
+  const deadline = pause(QUERY_TIMEOUT_MS).then(() => ({ done: true, value: undefined }));
+  try {
+    while (true) {
+      const { done, value } = await Promise.race([reader.read(), deadline]);
+      if (done) return said;
+      said = (said + decoder.decode(value, { stream: true })).slice(-4096);
+      if (said.includes(`${CHECKED_MARK}\n`)) return true;
+    }
+  } finally {
+    try {
+      reader.releaseLock();
+    } catch {
+      // A read still pending (the deadline came first): the host is killed anyway.
+    }
+  }
+}
+
+/** Ends a started tool host's client (the container's end ends the host inside). */
+function killHost(child: Deno.ChildProcess | undefined): void {
+  try {
+    child?.kill("SIGKILL");
+  } catch {
+    // Already gone.
+  }
 }
 
 /**
@@ -114,7 +216,8 @@ async function remove(cli: ContainerCli, id: string): Promise<string | undefined
  * and checks Deft can run in it. Throws ContainerError; a failed start leaves nothing behind.
  */
 export async function startContainer(
-  cli: ContainerCli,
+  choose: () => Promise<ContainerCli>,
+  likely: ContainerCli,
   opts: ContainerOptions,
   inside: DeftInside,
 ): Promise<Container> {
@@ -124,12 +227,53 @@ export async function startContainer(
         "--docker-container-id.",
     );
   }
-  await Promise.all([sweepLeftovers(cli), sweepImages(cli)]);
-  await prepareDeftInside(inside);
+  // The likely runtime's client asks at once: what dead runs left is swept (never this run's
+  // own: ownership.ts), and a named image's WORKDIR read. Its answer about the image also says
+  // the runtime works; only when it does not (or to build or load an image) is the runtime
+  // chosen first (`choose`, whose errors say what is wrong with each runtime), and asked again
+  // when the chosen one is another. The labels are stamped meanwhile.
+  const ask = (c: ContainerCli) => {
+    const asked = {
+      sweeping: Promise.all([sweepLeftovers(c), sweepImages(c)]),
+      workdir: opts.image ? imageWorkdir(c, opts.image) : undefined,
+    };
+    // Awaited where they are needed; a failure meanwhile must not count as unhandled.
+    asked.sweeping.catch(() => {});
+    asked.workdir?.catch(() => {});
+    return asked;
+  };
+  let asked = ask(likely);
+  const name = containerName();
+  const stamping = stampLabels("container", name);
+  stamping.catch(() => {});
+  const settled = (...more: Promise<unknown>[]) =>
+    Promise.allSettled([asked.sweeping, asked.workdir, stamping, ...more]);
+  let cli = likely;
+  if (!asked.workdir || !await asked.workdir.then(() => true, () => false)) {
+    try {
+      cli = await choose();
+    } catch (e) {
+      await settled();
+      throw e;
+    }
+    if (cli.program !== likely.program || cli.ociRuntime !== likely.ociRuntime) {
+      await settled();
+      asked = ask(cli);
+    }
+  }
+  // From source, the packages Deft's code may load, in Deno's cache before the run binds it.
+  const preparing = prepareDeftInside(inside);
+  preparing.catch(() => {});
   // An image Deft builds or loads new goes with the container, unless kept.
   let made: Made | undefined;
-  if (opts.dockerfile) made = await built(cli, opts);
-  else if (opts.imageFile) made = await loadImage(cli, opts);
+  try {
+    await preparing;
+    if (opts.dockerfile) made = await built(cli, opts);
+    else if (opts.imageFile) made = await loadImage(cli, opts);
+  } catch (e) {
+    await settled(preparing);
+    throw e;
+  }
   const image = made?.ref ?? opts.image!;
   const kept = made && { ref: made.ref, removed: !opts.keep };
   const dropImage = async (): Promise<string | undefined> => {
@@ -138,20 +282,21 @@ export async function startContainer(
     made = undefined;
     return await dropMade(cli, dropping);
   };
-  let workdir: string | undefined;
   let plan: ReturnType<typeof workspacePlan>;
   try {
-    workdir = await imageWorkdir(cli, image);
+    const workdir = await (made ? imageWorkdir(cli, image) : asked.workdir);
     plan = workspacePlan(opts.workingDir, workdir, false);
+    // The sweep may remove images: done before the run, which must find its own.
+    await asked.sweeping;
   } catch (e) {
+    await settled();
     await dropImage();
     throw e;
   }
-  const name = containerName();
   const labels: Record<string, string> = {
     ...opts.labels,
     [DEFT_LABEL]: "1",
-    ...await stampLabels("container", name),
+    ...await stamping,
   };
   if (opts.keep) labels[KEEP_LABEL] = "1";
   let launch;
@@ -175,10 +320,12 @@ export async function startContainer(
     throw e instanceof ContainerError ? e : new ContainerError((e as Error).message);
   }
   // Its own session: a Ctrl-C at the terminal must not reach the client (it would end the
-  // container before Deft has closed its tools).
+  // container before Deft has closed its tools). Its stdout carries the keeper's echo of the one
+  // line Deft writes, its sign that the container's process has started.
+  const keep = opts.keep ?? false;
   const child = spawnChild(launch, {
     stdin: "piped",
-    stdout: "null",
+    stdout: keep ? "null" : "piped",
     stderr: "piped",
     detached: true,
   });
@@ -187,13 +334,28 @@ export async function startContainer(
     const decoder = new TextDecoder();
     for await (const chunk of child.stderr) stderr = (stderr + decoder.decode(chunk)).slice(-4096);
   })().catch(() => {});
-  // Deft's end of the container's lifeline; never written, closed when Deft ends.
+  // Deft's end of the container's lifeline: one empty line (echoed by the keeper, `cat`), then
+  // nothing; closed when Deft ends. A detached (kept) run's client ends once the container runs.
   const lifeline = child.stdin.getWriter();
+  let started: Promise<unknown> = child.status;
+  if (!keep) {
+    lifeline.write(new Uint8Array([10])).catch(() => {});
+    started = new Promise<void>((echoed) => {
+      void (async () => {
+        // The first bytes are the echo; whatever follows (nothing of Deft's) is read and dropped.
+        for await (const _ of child.stdout) echoed();
+      })().catch(() => {}).finally(echoed);
+    });
+  }
+  let host: Deno.ChildProcess | undefined;
+  let hostEnded = false;
   let closed = false;
   const close = async () => {
     if (closed) return;
     closed = true;
-    if (opts.keep) {
+    killHost(host);
+    host = undefined;
+    if (keep) {
       lifeline.releaseLock();
       child.unref();
       // Nothing of the session lives on in the kept container: every process but its keeper
@@ -203,6 +365,8 @@ export async function startContainer(
     }
     const error = await remove(cli, name);
     await lifeline.close().catch(() => {});
+    // Awaited now, so held: an unref'd client's end would not keep Deft's loop alive.
+    child.ref();
     await child.status.catch(() => {});
     // The container is gone, so its image can go.
     const imageError = await dropImage();
@@ -211,13 +375,32 @@ export async function startContainer(
     }
   };
   let id: string;
+  const running = waitRunning(cli, name, child, keep, () => stderr, started);
+  running.catch(() => {});
+  // The checks and the tool host's start in one `exec`, as soon as the keeper has echoed (it
+  // asks again while the runtime has not yet marked the container running); the host is handed
+  // out only if they pass, and when they do not, the checks one by one say why. Meanwhile the
+  // runtime is asked for the container's id (a kept one's start: first that it runs).
+  let failed = false;
+  const hosting = (keep ? running : started)
+    .then(() => startHost(cli, name, inside, plan.workspace))
+    .then((h) => {
+      // One that comes after the start failed ends (the container goes too).
+      if (failed) killHost(h);
+      else host = h;
+      host?.status.then(() => hostEnded = true);
+      return host;
+    });
+  hosting.catch(() => {});
   try {
-    id = await waitRunning(cli, name, child, opts.keep ?? false, () => stderr);
-    await prepareInside(cli, name, image, inside, plan.workspace);
+    id = await running;
+    if (!await hosting) await prepareInside(cli, name, image, inside, plan.workspace);
   } catch (e) {
+    failed = true;
     if (seccomp) await Deno.remove(seccomp).catch(() => {});
-    if (opts.keep) {
+    if (keep) {
       closed = true;
+      killHost(host);
       lifeline.releaseLock();
       child.unref();
       await remove(cli, name);
@@ -241,6 +424,13 @@ export async function startContainer(
     started: true,
     kept: opts.keep ?? false,
     inside,
+    takeHost: () => {
+      const taken = hostEnded ? undefined : host;
+      if (!taken) killHost(host);
+      host = undefined;
+      taken?.ref();
+      return taken;
+    },
     close,
   };
 }

@@ -8,7 +8,7 @@
  * nothing is translated on the way in or out.
  */
 import type { Container } from "../../container/container.ts";
-import { INSIDE_ROOT, INSIDE_TEMP } from "../../container/inside.ts";
+import { INSIDE_BOOT, INSIDE_ROOT, INSIDE_TEMP } from "../../container/inside.ts";
 import { containerExecLaunch } from "../../policy/container_cli.ts";
 import { spawnChild } from "../../policy/process.ts";
 import type { ToolDirs } from "../../policy/permissions.ts";
@@ -19,21 +19,6 @@ import type { BootMessage } from "./protocol.ts";
 
 /** How long the exec client may take to end after its input closed. */
 const CLIENT_GRACE_MS = 3000;
-
-/**
- * The worker's permissions inside: everything in the container but the network (Deno's fence
- * stays a second one; the runtime's `--network none` is the first).
- */
-const INSIDE_PERMISSIONS: Deno.PermissionOptionsObject = {
-  read: true,
-  write: true,
-  run: true,
-  env: true,
-  sys: true,
-  net: false,
-  ffi: false,
-  import: false,
-};
 
 /** The places the tools inside use, as they are named inside. */
 function insideDirs(container: Container, readOnly: boolean): ToolDirs {
@@ -49,13 +34,18 @@ function insideDirs(container: Container, readOnly: boolean): ToolDirs {
 /** A starter that runs the tool host inside `container`. */
 export function containerLinkStarter(container: Container): LinkStarter {
   return (boundary, _entry, events) => {
-    const launch = containerExecLaunch(container.cli, container.id, {
-      argv: container.inside.argv,
-      env: container.inside.env,
-      workdir: container.workspace,
-      interactive: true,
-    });
-    const child = spawnChild(launch, { stdin: "piped", detached: true });
+    // The host started with the container, if it is still there (its boot message sent): the
+    // first link's Deno and worker have loaded meanwhile. Else a new one.
+    const early = container.takeHost?.();
+    const child = early ?? spawnChild(
+      containerExecLaunch(container.cli, container.id, {
+        argv: container.inside.argv,
+        env: container.inside.env,
+        workdir: container.workspace,
+        interactive: true,
+      }),
+      { stdin: "piped", detached: true },
+    );
     const link = linkProcess(child, events, "the container's tool host", (status, stderr) => {
       // The runtime's own banners and warnings are not why it ended.
       const said = stderr.split("\n").filter((l) => !/^\W*(Warning|│|╭|╰)/.test(l)).slice(-5)
@@ -65,7 +55,9 @@ export function containerLinkStarter(container: Container): LinkStarter {
       })${said ? `: ${said}` : ""}; the container may have stopped`;
     });
     const write = link.send;
-    write({ type: "boot", permissions: INSIDE_PERMISSIONS } satisfies BootMessage);
+    // The worker's permissions inside: everything in the container but the network (Deno's
+    // fence stays a second one; the runtime's `--network none` is the first).
+    if (!early) write(INSIDE_BOOT satisfies BootMessage);
     const readOnly = boundary.dirs.readOnly ?? false;
     return {
       post: (message: HostRequest) => {
