@@ -76,3 +76,52 @@ Deno.test("rewind: a file turned into a FIFO after the last checkpoint is replac
     assert.ok(info.isFifo, outcome);
   }
 });
+
+/**
+ * Git config planted where a first look at `.git/config` does not show it: an `include.path`, a
+ * conditional include, a per-worktree config, and a `.git` file pointing at a git dir elsewhere.
+ */
+const SNEAKY_PLANTS: [string, (markers: string) => string][] = [
+  [
+    "include.path",
+    (m) =>
+      `git config -f .git/extra.cfg filter.sneaky.clean "sh -c 'touch ${m}/inc-clean; cat'" && git config -f .git/extra.cfg filter.sneaky.smudge "sh -c 'touch ${m}/inc-smudge; cat'" && git config -f .git/extra.cfg core.fsmonitor "sh -c 'touch ${m}/inc-fsmonitor'" && git config include.path extra.cfg && printf '* filter=sneaky\\n' > .gitattributes`,
+  ],
+  [
+    "includeIf gitdir",
+    (m) =>
+      `git config -f .git/if.cfg filter.sneaky.clean "sh -c 'touch ${m}/if-clean; cat'" && git config -f .git/if.cfg filter.sneaky.smudge "sh -c 'touch ${m}/if-smudge; cat'" && git config -f .git/if.cfg core.fsmonitor "sh -c 'touch ${m}/if-fsmonitor'" && git config "includeIf.gitdir:/.path" "$PWD/.git/if.cfg" && printf '* filter=sneaky\\n' > .gitattributes`,
+  ],
+  [
+    "config.worktree",
+    (m) =>
+      `git config extensions.worktreeConfig true && git config --worktree filter.sneaky.clean "sh -c 'touch ${m}/wt-clean; cat'" && git config --worktree filter.sneaky.smudge "sh -c 'touch ${m}/wt-smudge; cat'" && git config --worktree core.fsmonitor "sh -c 'touch ${m}/wt-fsmonitor'" && printf '* filter=sneaky\\n' > .gitattributes`,
+  ],
+  [
+    "a .git file (gitdir: elsewhere)",
+    (m) =>
+      `mv .git ../$(basename $PWD).realgit && printf 'gitdir: ../%s.realgit\\n' "$(basename $PWD)" > .git && git config filter.sneaky.clean "sh -c 'touch ${m}/gd-clean; cat'" && git config filter.sneaky.smudge "sh -c 'touch ${m}/gd-smudge; cat'" && git config core.fsmonitor "sh -c 'touch ${m}/gd-fsmonitor'" && printf '* filter=sneaky\\n' > .gitattributes`,
+  ],
+];
+
+for (const [where, plant] of SNEAKY_PLANTS) {
+  Deno.test(`checkpoints: git config planted through ${where} runs nothing while one is taken and restored`, async () => {
+    const repo = await repoWithSub();
+    await using markers = await tempDir("deft-markers-");
+    await using store = await tempDir("deft-ckpt-store-");
+    const planted = await new Deno.Command("sh", { args: ["-c", plant(markers.path)], cwd: repo })
+      .output();
+    assert.ok(planted.success, new TextDecoder().decode(planted.stderr));
+    await Deno.mkdir(`${store.path}/objects`);
+    const place = await checkpointHostPlace(repo, store.path);
+    const first = await recordCheckpointIn(place, store.path);
+    await Deno.writeTextFile(`${repo}/plain.txt`, "two\n");
+    await Deno.writeTextFile(`${repo}/new.txt`, "new\n");
+    const second = await recordCheckpointIn(place, store.path);
+    await restoreCheckpointIn(place, store.path, second.tree, first.tree);
+    assert.equal(await Deno.readTextFile(`${repo}/plain.txt`), "one\n");
+    const ran: string[] = [];
+    for await (const e of Deno.readDir(markers.path)) ran.push(e.name);
+    assert.deepEqual(ran, [], "a planted program ran");
+  });
+}
