@@ -2,7 +2,9 @@
  * Runs command hooks the way Claude Code does: the event's input as one JSON object on stdin,
  * exit 0 goes on (stdout may be a JSON answer), exit 2 blocks with stderr as the reason, any other
  * exit is an error that is reported and does not block. A hook that outlives its timeout is
- * killed with its whole process group; its output is cut at `MAX_HOOK_OUTPUT` bytes per stream.
+ * killed with its whole process group; one that exits is done then, whatever it left running in
+ * the background (its group is killed, and a child that left the group holding the pipes is read
+ * for `EXIT_GRACE_MS` more, no longer). Its output is cut at `MAX_HOOK_OUTPUT` bytes per stream.
  * The program, its arguments and environment come from src/policy/hooks.ts (`hookLaunch`).
  */
 import { hookLaunch, type HookPlaces } from "../policy/hooks.ts";
