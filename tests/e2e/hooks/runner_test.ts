@@ -41,3 +41,54 @@ for (
     }
   });
 }
+
+Deno.test("what a hook says for the user (systemMessage, exit-2 stderr, a failure's stderr) reaches the terminal inert and masked", async () => {
+  const { runMocked, trustedHome } = await import("../../helpers/deft.ts");
+  const { chatToolCalls, MockLLM } = await import("../../helpers/mock_llm.ts");
+  const { makeBuggyRepo } = await import("../../helpers/repo.ts");
+  const home = await trustedHome("deft-hooks-inert-");
+  const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+  // A title change, a screen clear and a token, in each place a hook's words reach the user.
+  const evil = `\\u001b]0;PWNED\\u0007\\u001b[2J ${token}`;
+  await Deno.writeTextFile(
+    `${home}/say.sh`,
+    `#!/bin/bash\ncat >/dev/null\nprintf '%s' '{"systemMessage":"${evil}"}'\n`,
+  );
+  await Deno.writeTextFile(
+    `${home}/start.sh`,
+    `#!/bin/bash\ncat >/dev/null\nprintf '\\033]0;PWNED\\007\\033[2J ${token}' >&2\nexit 2\n`,
+  );
+  await Deno.writeTextFile(
+    `${home}/fail.sh`,
+    `#!/bin/bash\ncat >/dev/null\nprintf '\\033]0;PWNED\\007\\033[2J ${token}' >&2\nexit 3\n`,
+  );
+  const config = `${home}/.config/deft/config.yaml`;
+  await Deno.writeTextFile(
+    config,
+    `${await Deno.readTextFile(config)}hooks:\n` +
+      `  PreToolUse:\n    - hooks:\n        - { type: command, command: "bash ${home}/say.sh" }\n` +
+      `        - { type: command, command: "bash ${home}/fail.sh" }\n` +
+      `  SessionStart:\n    - hooks:\n        - { type: command, command: "bash ${home}/start.sh" }\n`,
+  );
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: "true" }]]),
+    chatToolCalls([["task_done", {}]]),
+  ]);
+  try {
+    const r = await runMocked(mock, "do it", repo, {
+      cwd: home,
+      env: { HOME: home },
+      extra: ["--approval", "never"],
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /PreToolUse hook .*say\.sh/, "the systemMessage was shown");
+    assert.match(r.stderr, /SessionStart hook .*start\.sh.* exited with status 2/);
+    assert.match(r.stderr, /fail\.sh.*failed with status 3/);
+    assert.ok(!r.stderr.includes("\x1b"), `a raw escape reached the terminal: ${r.stderr}`);
+    assert.ok(!r.stderr.includes("\x07"), "a raw BEL reached the terminal");
+    assert.ok(!r.stderr.includes(token), "the token was shown unmasked");
+  } finally {
+    await mock.close();
+  }
+});
