@@ -1,11 +1,15 @@
 /**
  * Attacks on the hook runner (src/hooks/runner.ts) with hooks that misbehave: a hook that answers
  * and exits but leaves a background child holding its output pipe (in its process group, or in a
- * session of its own) must not keep Deft waiting until the hook's timeout.
+ * session of its own) must not keep Deft waiting until the hook's timeout; what a hook says for
+ * the user reaches the terminal inert and masked.
  */
 import assert from "node:assert/strict";
 import { runHook } from "../../../src/hooks/runner.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { runMocked, trustedHome } from "../../helpers/deft.ts";
+import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
+import { makeBuggyRepo } from "../../helpers/repo.ts";
 
 function isRunning(pid: number): boolean {
   try {
@@ -43,9 +47,6 @@ for (
 }
 
 Deno.test("what a hook says for the user (systemMessage, exit-2 stderr, a failure's stderr) reaches the terminal inert and masked", async () => {
-  const { runMocked, trustedHome } = await import("../../helpers/deft.ts");
-  const { chatToolCalls, MockLLM } = await import("../../helpers/mock_llm.ts");
-  const { makeBuggyRepo } = await import("../../helpers/repo.ts");
   const home = await trustedHome("deft-hooks-inert-");
   const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
   // A title change, a screen clear and a token, in each place a hook's words reach the user.
