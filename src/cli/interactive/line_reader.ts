@@ -75,7 +75,9 @@ export class LineReader {
       input: process.stdin,
       output: process.stderr,
       terminal,
-      history: [...history].reverse(),
+      // An earlier input holding escapes or control bytes (a paste) is kept in the file but
+      // never brought back with Up or Ctrl-R: readline would draw it raw, and the terminal obey.
+      history: history.filter((entry) => printable(entry) === entry).reverse(),
       historySize: HISTORY_SIZE,
       removeHistoryDuplicates: true,
       completer: terminal

@@ -55,3 +55,37 @@ Deno.test("interactive (pty): a one-line paste holding terminal escapes is never
     await mock.close();
   }
 });
+
+Deno.test("interactive (pty): an earlier input holding escapes, brought back with Up, is never drawn raw", async () => {
+  const repo = await makeBuggyRepo();
+  const dir = await tempDirUntilExit("deft-home-");
+  const env = { HOME: dir, XDG_STATE_HOME: `${dir}/state` };
+  await Deno.mkdir(`${dir}/state/deft`, { recursive: true });
+  // The history file as an earlier session wrote it after such a paste.
+  await Deno.writeTextFile(
+    `${dir}/state/deft/history`,
+    JSON.stringify("old \x1b]0;PWNED-TITLE\x07input\x1b[2J") + "\n" + JSON.stringify("plain") +
+      "\n",
+  );
+  const r = await runDeftInPty([
+    "interactive",
+    "-w",
+    repo,
+    "-p",
+    "openai_compatible",
+    "-m",
+    "mock",
+    "--model-base-url",
+    "http://127.0.0.1:9/v1",
+    "-k",
+    "k",
+  ], [
+    { expect: "deft> ", send: "\x1b[A", delay: 0.3 },
+    { expect: "plain", send: "\x1b[A", delay: 0.3 },
+    { send: "\x15" + CTRL_D, delay: 0.5 },
+    { expect: "bye" },
+  ], { cwd: dir, env, timeoutSeconds: 60 });
+  assert.equal(r.failed, null, r.output);
+  assert.ok(!r.output.includes("\x1b]0;PWNED"), "the title escape reached the terminal raw");
+  assert.ok(!r.output.includes("\x1b[2J"), "the erase-display escape reached the terminal raw");
+});
