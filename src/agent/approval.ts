@@ -311,8 +311,8 @@ export class ApprovalGate implements CallGate {
       case "command":
         return this.#commandRequest(effect);
       case "edit": {
-        // git's own files can make "read-only" git commands run programs: edits there are
-        // asked about in `commands` mode too.
+        // git's own files can make "read-only" git commands run programs, and Deft's config
+        // file a later session's hooks: edits there are asked about in `commands` mode too.
         if (this.mode !== "all" && !this.#touchesGit(effect.path)) return this.#unasked();
         const key = `edit ${effect.path}`;
         if (this.#always.has(key)) return this.#covered(key);
@@ -390,15 +390,21 @@ export class ApprovalGate implements CallGate {
   }
 
   /**
-   * Whether an edit lands in git's own files (`.git/…`, `.gitattributes`, `.gitmodules`), by the
-   * path as written and by where it resolves: a symlink `g -> .git` makes `g/config` git's.
+   * Whether an edit lands in git's own files (`.git/…`, `.gitattributes`, `.gitmodules`) or in
+   * Deft's config file of a folder (`deft.yaml`, `trae_config.yaml`: in a trusted folder it sets
+   * hooks and MCP servers, programs started outside the sandbox), by the path as written and by
+   * where it resolves: a symlink `g -> .git` makes `g/config` git's.
    */
   #touchesGit(path: string): boolean {
     const full = isAbsolute(path) ? path : resolve(this.workspace ?? Deno.cwd(), path);
     // A container path means nothing on the host: judged as written (no command runs unasked
     // there, so a symlink to .git cannot make a reader run git's programs).
     return [path, this.inContainer ? full : resolvedPath(full)].some((p) =>
-      p.split("/").some((part) => part === ".git" || /^\.git(attributes|modules)$/.test(part))
+      p.split("/").some((part) =>
+        part === ".git" || /^\.git(attributes|modules)$/.test(part) ||
+        // Deft's own config in a folder: trusted, it sets hooks that run outside the sandbox.
+        part === "deft.yaml" || part === "trae_config.yaml"
+      )
     );
   }
 

@@ -114,7 +114,12 @@ export async function sweepCheckpointStores(limits: SweepLimits = {}): Promise<s
       const info = await Deno.lstat(store);
       const age = Date.now() - (info.mtime?.getTime() ?? Date.now());
       if (age < minAgeMs) continue;
-      const trajectory = await ownerOf(store) ?? defaultTrajectoryPath(entry.name);
+      const owner = await ownerOf(store);
+      // A store being made has no owner file for a moment; a session still starting has no
+      // trajectory yet, but its process is alive: neither is taken, even by --prune.
+      if (!owner && age < OWNERLESS_GRACE_MS) continue;
+      if (owner?.pid !== undefined && await isAlive(owner.pid)) continue;
+      const trajectory = owner?.trajectory ?? defaultTrajectoryPath(entry.name);
       if (
         await Deno.lstat(trajectory).then(() => true, (e) => !(e instanceof Deno.errors.NotFound))
       ) {
@@ -128,20 +133,39 @@ export async function sweepCheckpointStores(limits: SweepLimits = {}): Promise<s
   return removed;
 }
 
-/** The trajectory path a store's owner file names; undefined when it has none or a strange one. */
-async function ownerOf(store: string): Promise<string | undefined> {
+/** A store without an owner file younger than this is left by every sweep (it is being made). */
+const OWNERLESS_GRACE_MS = 60 * 1000;
+
+/**
+ * What a store's owner file says: the trajectory path (undefined when it has none or a strange
+ * one) and the pid of the Deft that made the store; undefined without a readable owner file.
+ */
+async function ownerOf(
+  store: string,
+): Promise<{ trajectory?: string; pid?: number } | undefined> {
   const path = `${store}/${OWNER_FILE}`;
   const info = await Deno.lstat(path).catch(() => undefined);
   // Read only a small regular file: a FIFO or a link planted there is not opened.
   if (!info?.isFile || info.size > 64 * 1024) return undefined;
   try {
     const owner = JSON.parse(await Deno.readTextFile(path));
-    return typeof owner?.trajectory === "string" && owner.trajectory.startsWith("/")
-      ? owner.trajectory
-      : undefined;
+    const trajectory = owner?.trajectory;
+    const pid = owner?.pid;
+    return {
+      trajectory: typeof trajectory === "string" && trajectory.startsWith("/")
+        ? trajectory
+        : undefined,
+      pid: Number.isSafeInteger(pid) && pid > 0 ? pid : undefined,
+    };
   } catch {
     return undefined;
   }
+}
+
+/** Whether process `pid` exists (Linux's /proc; elsewhere unknown, taken as gone). */
+async function isAlive(pid: number): Promise<boolean> {
+  if (pid === Deno.pid) return true;
+  return await Deno.lstat(`/proc/${pid}`).then(() => true, () => false);
 }
 
 /** Where checkpoints are written: a git place and the store folder there. */
@@ -167,7 +191,7 @@ export async function hostCheckpointPlace(
   if (isNew && trajectory) {
     await Deno.writeTextFile(
       `${store}/${OWNER_FILE}`,
-      JSON.stringify({ trajectory: resolve(trajectory) }) + "\n",
+      JSON.stringify({ trajectory: resolve(trajectory), pid: Deno.pid }) + "\n",
       { createNew: true, mode: 0o600 },
     ).catch(() => {});
     await sweepCheckpointStores().catch(() => []);

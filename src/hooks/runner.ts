@@ -2,7 +2,9 @@
  * Runs command hooks the way Claude Code does: the event's input as one JSON object on stdin,
  * exit 0 goes on (stdout may be a JSON answer), exit 2 blocks with stderr as the reason, any other
  * exit is an error that is reported and does not block. A hook that outlives its timeout is
- * killed with its whole process group; its output is cut at `MAX_HOOK_OUTPUT` bytes per stream.
+ * killed with its whole process group; one that exits is done then, whatever it left running in
+ * the background (its group is killed, and a child that left the group holding the pipes is read
+ * for `EXIT_GRACE_MS` more, no longer). Its output is cut at `MAX_HOOK_OUTPUT` bytes per stream.
  * The program, its arguments and environment come from src/policy/hooks.ts (`hookLaunch`).
  */
 import { hookLaunch, type HookPlaces } from "../policy/hooks.ts";
@@ -11,6 +13,9 @@ import type { CommandHookConfig } from "../config/hooks_schema.ts";
 
 /** Bytes of stdout (and of stderr) read from a hook; the rest is dropped and the cut reported. */
 export const MAX_HOOK_OUTPUT = 256 * 1024;
+
+/** Milliseconds the pipes are still read after the hook exited (a child may hold them open). */
+const EXIT_GRACE_MS = 500;
 
 /** Seconds a hook may run when its config gives no `timeout` (Claude Code's default). */
 export const DEFAULT_HOOK_TIMEOUT_S = 60;
@@ -94,17 +99,28 @@ export async function runHook(
       await writer.close();
     } catch { /* the hook need not read its input */ }
   })();
+  // The hook's own exit ends it: its answer counts even when a child it left in the background
+  // (in its group, or one that left it) still holds the pipes. The group goes at once, and what
+  // is already in the pipes is read for a moment more.
+  const status = child.status.then((status) => {
+    clearTimeout(timer);
+    if (!timedOut) {
+      killGroup();
+      late = setTimeout(() => giveUp.abort(), EXIT_GRACE_MS);
+    }
+    return status;
+  });
   try {
-    const [out, err, status] = await Promise.all([
+    const [out, err, ended] = await Promise.all([
       readCapped(child.stdout, giveUp.signal),
       readCapped(child.stderr, giveUp.signal),
-      child.status,
+      status,
     ]);
     await writing;
     // A hook that exits early may leave children behind in its group; none may outlive it.
     killGroup();
     return {
-      code: timedOut ? null : status.code,
+      code: timedOut ? null : ended.code,
       stdout: out.text,
       stderr: err.text,
       timedOut,

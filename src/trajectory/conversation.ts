@@ -342,12 +342,21 @@ export function locateSession(idOrFile: string): Promise<string> {
 
 async function locate(idOrFile: string): Promise<string> {
   if (idOrFile.includes("/") || idOrFile.endsWith(".json")) {
+    let info: Deno.FileInfo;
     try {
-      await Deno.stat(idOrFile);
-      return idOrFile;
+      info = await Deno.stat(idOrFile);
     } catch {
       throw new ResumeError(`cannot resume ${idOrFile}: no such trajectory file.`);
     }
+    // A FIFO or device named like a trajectory (a repository can ship one) would block the
+    // read or never end: only a regular file is opened.
+    if (!info.isFile) {
+      throw new ResumeError(
+        `${idOrFile} is not a regular file (a folder, FIFO, socket or device): refused, it is ` +
+          "not read. Name a trajectory file, or a session id from deft sessions.",
+      );
+    }
+    return idOrFile;
   }
   if (!/^[\w.-]+$/.test(idOrFile)) {
     throw new ResumeError(`'${idOrFile}' is not a session id; see deft sessions for the ids.`);

@@ -75,7 +75,9 @@ export class LineReader {
       input: process.stdin,
       output: process.stderr,
       terminal,
-      history: [...history].reverse(),
+      // An earlier input holding escapes or control bytes (a paste) is kept in the file but
+      // never brought back with Up or Ctrl-R: readline would draw it raw, and the terminal obey.
+      history: history.filter((entry) => printable(entry) === entry).reverse(),
       historySize: HISTORY_SIZE,
       removeHistoryDuplicates: true,
       completer: terminal
@@ -177,7 +179,10 @@ export class LineReader {
     if (text === "") return;
     const lines = text.replace(/\n$/, "").split("\n").length;
     let shown = text;
-    if (text.includes("\n") || text.length > FOLD_CHARS) {
+    // A paste holding escapes or control bytes (copied from a hostile page or file) is folded
+    // too: readline draws the line as it is, and the terminal would obey them. The model still
+    // gets the paste exactly.
+    if (text.includes("\n") || text.length > FOLD_CHARS || printable(text) !== text) {
       this.#pastes++;
       const size = lines > 1 ? `${lines} lines` : `${text.length} characters`;
       shown = `[pasted ${size}${this.#pastes > 1 ? ` #${this.#pastes}` : ""}]`;
@@ -281,7 +286,7 @@ export class LineReader {
     const rl = this.#rl as any;
     rl.line = "";
     rl.cursor = 0;
-    process.stderr.write(`${line}\n`);
+    process.stderr.write(`${printable(line)}\n`);
     this.#deliver(line);
     return true;
   }
@@ -335,7 +340,7 @@ export class LineReader {
         continue;
       }
       // A line typed ahead was not echoed: show it at its prompt now that it is sent.
-      if (typedAhead) process.stderr.write(`${current}${line}\n`);
+      if (typedAhead) process.stderr.write(`${current}${printable(line)}\n`);
       lines.push(line);
       // Each line typed ahead is an input of its own (each was shown as queued).
       if (this.terminal && !typedAhead) {

@@ -150,7 +150,7 @@ function denoGenDir(): string | undefined {
  * process import from a few code hosts unasked; the worker may import from none, so neither may
  * this process (`--deny-import`).
  */
-function processFence(permissions: Deno.PermissionOptionsObject): string[] | undefined {
+export function processFence(permissions: Deno.PermissionOptionsObject): string[] | undefined {
   const flags = permissionFlags(permissions);
   const exact: string[] = [];
   for (const kind of ["read", "write", "run", "env"] as const) {
