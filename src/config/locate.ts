@@ -1,4 +1,5 @@
 /** Where configuration files are looked for; kept light so listing commands can ask cheaply. */
+import { deftConfigDir } from "../policy/dirs.ts";
 import { readEnv } from "../env.ts";
 
 /**
@@ -16,8 +17,7 @@ export function configCandidates(
     "deft.yaml",
     "trae_config.yaml",
   ].map((path) => ({ path, explicit: false, local: true }));
-  const home = readEnv("HOME");
-  const configHome = readEnv("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
-  if (configHome) candidates.push({ path: `${configHome}/deft/config.yaml`, explicit: false });
+  const dir = deftConfigDir();
+  if (dir) candidates.push({ path: `${dir}/config.yaml`, explicit: false });
   return candidates;
 }

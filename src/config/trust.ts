@@ -6,7 +6,7 @@
  * harmless keys, layered over the user's own config; the rest is named in a warning. `deft trust`
  * records a folder in the user config (`trusted_folders`), after which its file sets everything.
  */
-import { readEnv } from "../env.ts";
+import { deftConfigDir } from "../policy/dirs.ts";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { Document, isMap, isScalar, parseDocument } from "yaml";
 import { ConfigError } from "./errors.ts";
@@ -32,9 +32,8 @@ export const NOT_TRUSTED_MARKER = ".deft-not-trusted";
 
 /** The user's own config file: `$XDG_CONFIG_HOME/deft/config.yaml` (or `~/.config/…`). */
 export function userConfigPath(): string | undefined {
-  const home = readEnv("HOME");
-  const configHome = readEnv("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
-  return configHome ? `${configHome}/deft/config.yaml` : undefined;
+  const dir = deftConfigDir();
+  return dir ? `${dir}/config.yaml` : undefined;
 }
 
 /**

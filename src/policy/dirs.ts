@@ -1,4 +1,7 @@
-/** Deft's own directories outside any workspace: its cache and its temporary files. */
+/**
+ * Deft's own directories outside any workspace: its cache, its state, the user's config, and its
+ * temporary files.
+ */
 
 import { readEnv as env } from "../env.ts";
 
@@ -16,4 +19,40 @@ export function deftCacheDir(): string {
 /** The system's temporary directory. */
 export function tempRoot(): string {
   return env("TMPDIR") ?? env("TMP") ?? env("TEMP") ?? "/tmp";
+}
+
+/** The user's config folder for Deft: `$XDG_CONFIG_HOME/deft`, else `~/.config/deft`. */
+export function deftConfigDir(): string | undefined {
+  const home = env("HOME");
+  const configHome = env("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
+  return configHome ? `${configHome}/deft` : undefined;
+}
+
+/** Deft's state folder: `$XDG_STATE_HOME/deft`, else `~/.local/state/deft`. */
+export function deftStateDir(): string {
+  const home = env("HOME") ?? "/tmp";
+  return `${env("XDG_STATE_HOME") ?? `${home}/.local/state`}/deft`;
+}
+
+/** Where Deno keeps its caches (compiled modules): `$DENO_DIR`, else Deno's default. */
+export function denoDir(): string | undefined {
+  const explicit = env("DENO_DIR");
+  if (explicit) return explicit;
+  const home = env("HOME");
+  const caches = env("XDG_CACHE_HOME") ?? (home ? `${home}/.cache` : undefined);
+  return caches ? `${caches}/deno` : undefined;
+}
+
+/**
+ * The places whose contents decide what Deft runs next, on the host: the user's config (hooks,
+ * MCP servers, trusted folders, approval rules), Deft's state (sessions, checkpoints, per-project
+ * rules), its cache (the remembered sandbox probe), Deno's cache (compiled code) and Deno itself.
+ * The sandbox never lets the model write them, even when the workspace holds them.
+ */
+export function deftControlPaths(): string[] {
+  const paths = [deftConfigDir(), deftStateDir(), deftCacheDir(), denoDir()];
+  try {
+    paths.push(Deno.execPath());
+  } catch { /* not allowed to ask: Deno's own folder is then not known */ }
+  return paths.filter((p): p is string => p !== undefined && p.startsWith("/"));
 }

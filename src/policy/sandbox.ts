@@ -11,7 +11,7 @@
  */
 import { readEnv } from "../env.ts";
 import { isReadOnly } from "./read_only.ts";
-import { deftCacheDir } from "./dirs.ts";
+import { deftCacheDir, deftControlPaths } from "./dirs.ts";
 import { probeLaunch, runChildSync } from "./spawn.ts";
 import { delimiter, dirname, isAbsolute, join, resolve } from "./paths.ts";
 
@@ -70,7 +70,74 @@ export function sandboxCommand(
     return pidNamespaceCommand(argv, options) ?? { program: argv[0], args: argv.slice(1) };
   }
   const bwrap = findBwrap(options.bwrapPath);
-  return { program: bwrap, args: [...bwrapArgs(options), "--", ...argv] };
+  const guarded = isReadOnly({ sandbox: options.mode }) ? [] : controlEntries(options.workspace);
+  const withGuard = guarded.length === 0
+    ? options
+    : { ...options, readOnlyPaths: [...guarded, ...(options.readOnlyPaths ?? [])] };
+  return { program: bwrap, args: [...bwrapArgs(withGuard), "--", ...argv] };
+}
+
+/**
+ * The entries right below a writable workspace that hold Deft's control paths (`deftControlPaths`:
+ * the user's config with its hooks and trusted folders, Deft's state and cache, Deno's compiled
+ * code and Deno itself), to show read-only on top of the workspace: with `-w ~`, the model must not
+ * write what the next Deft runs on the host. The entry below the workspace is covered, not the
+ * path itself: inside the workspace the model could rename a folder on the way (a mount moves
+ * with it) and make a new one where Deft looks next; a mount point cannot be renamed or replaced.
+ * A missing entry is made first (0700) so that it can be covered; an entry that is a link cannot
+ * be (the model could swap the link), and the sandbox is refused with what to do.
+ */
+export function controlEntries(
+  workspace: string,
+  paths: readonly string[] = deftControlPaths(),
+): string[] {
+  const ws = resolve(workspace);
+  const entries = new Set<string>();
+  for (const path of paths) {
+    const p = resolve(path);
+    // A path under a folder the sandbox makes private (its /tmp) is out of the model's reach.
+    if (p === ws || !shownByWorkspace(ws, p)) continue;
+    const rest = p.slice(ws === "/" ? 1 : ws.length + 1);
+    entries.add(join(ws, rest.split("/")[0]));
+  }
+  for (const entry of entries) {
+    let info: Deno.FileInfo | undefined;
+    try {
+      info = Deno.lstatSync(entry);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw controlRefusal(ws, entry, String(e));
+    }
+    if (info?.isSymlink) throw controlRefusal(ws, entry, "it is a link");
+    if (!info) {
+      try {
+        Deno.mkdirSync(entry, { mode: 0o700 });
+      } catch (e) {
+        if (!(e instanceof Deno.errors.AlreadyExists)) {
+          throw controlRefusal(ws, entry, `it cannot be made (${e})`);
+        }
+        if (Deno.lstatSync(entry).isSymlink) throw controlRefusal(ws, entry, "it is a link");
+      }
+    }
+  }
+  return [...entries];
+}
+
+function controlRefusal(workspace: string, entry: string, why: string): SandboxUnavailableError {
+  return new SandboxUnavailableError(
+    `The workspace ${workspace} holds ${entry}, where Deft keeps what it runs next (its config, ` +
+      `state or Deno's cache), and the sandbox cannot keep the model from changing it: ${why}. ` +
+      `Use a narrower workspace (-w DIR), or --sandbox read-only.`,
+  );
+}
+
+/**
+ * True when a folder Deft writes for itself (the code graph's) is writable through the workspace's
+ * own bind: shown by the workspace and not under an entry `controlEntries` covers read-only.
+ */
+export function writableThroughWorkspace(workspace: string, path: string): boolean {
+  if (!shownByWorkspace(workspace, path)) return false;
+  const p = resolve(path);
+  return !controlEntries(workspace).some((entry) => p === entry || isBelow(entry, p));
 }
 
 /**

@@ -3,7 +3,7 @@
  * file, then rename) after every interaction and step, so a crash leaves the last completed step on
  * disk. Secrets (API keys) are replaced before anything is written.
  */
-import { readEnv } from "../env.ts";
+import { deftStateDir } from "../policy/dirs.ts";
 import { addOutputSecrets, outputMasker } from "../policy/secrets.ts";
 import { dirname } from "node:path";
 import { z } from "zod";
@@ -278,8 +278,7 @@ export async function readTrajectory(path: string): Promise<Trajectory> {
 
 /** Deft's state folder: `$XDG_STATE_HOME/deft`, else `~/.local/state/deft`. */
 export function stateDir(): string {
-  const home = readEnv("HOME") ?? "/tmp";
-  return `${readEnv("XDG_STATE_HOME") ?? `${home}/.local/state`}/deft`;
+  return deftStateDir();
 }
 
 /** Where trajectories go by default: the user state dir, never the workspace. */

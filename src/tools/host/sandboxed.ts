@@ -24,7 +24,7 @@ import { deftArgv, takesPermissionFlags } from "../../policy/self.ts";
 import type { Boundary } from "../../policy/boundary.ts";
 import { processPolicy, spawnChild, toolHostLaunch } from "../../policy/process.ts";
 import { flagFor, permissionFlags } from "../../policy/grants.ts";
-import { shownByWorkspace } from "../../policy/sandbox.ts";
+import { shownByWorkspace, writableThroughWorkspace } from "../../policy/sandbox.ts";
 import type { ToolSettings } from "../base.ts";
 import type { SandboxedPlace } from "../registry.ts";
 import type { LinkStarter } from "./link.ts";
@@ -38,7 +38,7 @@ export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPla
     const ckgDir = boundary.context.settings.ckgDir;
     // A workspace that holds the graph's folder (Deft run on $HOME) stays writable for the graph:
     // binding a folder inside it that the model's shell can swap would be worse.
-    const graphInWorkspace = !!ckgDir && shownByWorkspace(boundary.dirs.workspace, ckgDir);
+    const graphInWorkspace = !!ckgDir && writableThroughWorkspace(boundary.dirs.workspace, ckgDir);
     const fence = processFence(boundary.permissions);
     const launch = toolHostLaunch(processPolicy(boundary.dirs.workspace, settings), {
       argv: [...deftArgv(fence ?? permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
@@ -194,7 +194,7 @@ function ownFolders(boundary: Boundary, cache: boolean): string[] {
   const folders: string[] = [];
   const own = cache ? [boundary.dirs.temp, boundary.context.settings.ckgDir] : [boundary.dirs.temp];
   for (const dir of own) {
-    if (!dir || shownByWorkspace(boundary.dirs.workspace, dir)) continue;
+    if (!dir || writableThroughWorkspace(boundary.dirs.workspace, dir)) continue;
     try {
       Deno.mkdirSync(dir, { recursive: true });
       folders.push(dir);
