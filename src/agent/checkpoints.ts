@@ -118,7 +118,12 @@ export async function sweepCheckpointStores(limits: SweepLimits = {}): Promise<s
       // A store being made has no owner file for a moment; a session still starting has no
       // trajectory yet, but its process is alive: neither is taken, even by --prune.
       if (!owner && age < OWNERLESS_GRACE_MS) continue;
-      if (owner?.pid !== undefined && await isAlive(owner.pid)) continue;
+      if (owner?.pid !== undefined) {
+        const alive = isAlive(owner.pid);
+        // Deno answers for /proc only under --allow-all: an owner Deft cannot look at is taken
+        // for alive while its store is young (a session starting now), and for gone after.
+        if (alive === true || (alive === undefined && age < UNKNOWN_OWNER_GRACE_MS)) continue;
+      }
       const trajectory = owner?.trajectory ?? defaultTrajectoryPath(entry.name);
       if (
         await Deno.lstat(trajectory).then(() => true, (e) => !(e instanceof Deno.errors.NotFound))
@@ -163,9 +168,20 @@ async function ownerOf(
 }
 
 /** Whether process `pid` exists (Linux's /proc; elsewhere unknown, taken as gone). */
-async function isAlive(pid: number): Promise<boolean> {
+/** A store whose owner Deft cannot look at is left by every sweep while younger than this. */
+const UNKNOWN_OWNER_GRACE_MS = 60 * 60 * 1000;
+
+/** Whether process `pid` runs: true, false, or undefined when Deft may not look (/proc). */
+function isAlive(pid: number): boolean | undefined {
   if (pid === Deno.pid) return true;
-  return await Deno.lstat(`/proc/${pid}`).then(() => true, () => false);
+  // Above the kernel's highest possible pid (2^22): no process.
+  if (pid > 4_194_304) return false;
+  try {
+    Deno.lstatSync(`/proc/${pid}`);
+    return true;
+  } catch (e) {
+    return e instanceof Deno.errors.NotFound ? false : undefined;
+  }
 }
 
 /** Where checkpoints are written: a git place and the store folder there. */

@@ -35,9 +35,16 @@ Deno.test("sweep: --prune leaves the store of a session still starting (its proc
       trajectory: `${root}/../not-written-yet.json`,
       pid: Deno.pid,
     });
+    // Another Deft's session (pid 1 runs in every pid namespace): under the suite's flags Deno
+    // refuses /proc, so its liveness is unknown, and its young store is kept all the same.
+    const other = await store(root, "20260101_000000_live02", {
+      trajectory: `${root}/../not-written-either.json`,
+      pid: 1,
+    });
     const removed = await sweepCheckpointStores({ look: 100, remove: 100, minAgeMs: 0 });
     assert.deepEqual(removed, []);
     assert.ok((await Deno.lstat(live)).isDirectory, "a live session's store was swept");
+    assert.ok((await Deno.lstat(other)).isDirectory, "another live session's store was swept");
   });
 });
 
