@@ -6,7 +6,7 @@
  * bound read-only too: the container has no network to fetch them.
  */
 import { basename, join } from "node:path";
-import { readEnv } from "../env.ts";
+import { denoDir } from "../policy/dirs.ts";
 import { codeLocation } from "../policy/permissions.ts";
 import type { ContainerBind } from "../policy/container_cli.ts";
 import { denoCacheLaunch, runChild } from "../policy/process.ts";
@@ -140,13 +140,10 @@ function isDirectory(path: string): boolean {
 
 /** The host Deno cache's npm folder, when there is one. */
 function npmCache(): string | undefined {
-  const home = readEnv("HOME");
-  const denoDir = readEnv("DENO_DIR") ??
-    (readEnv("XDG_CACHE_HOME") ? join(readEnv("XDG_CACHE_HOME")!, "deno") : undefined) ??
-    (home ? join(home, ".cache", "deno") : undefined);
-  if (!denoDir) return undefined;
+  const cache = denoDir();
+  if (!cache) return undefined;
   try {
-    const npm = Deno.realPathSync(join(denoDir, "npm"));
+    const npm = Deno.realPathSync(join(cache, "npm"));
     return Deno.statSync(npm).isDirectory ? npm : undefined;
   } catch {
     return undefined;

@@ -34,12 +34,17 @@ export function deftStateDir(): string {
   return `${env("XDG_STATE_HOME") ?? `${home}/.local/state`}/deft`;
 }
 
-/** Where Deno keeps its caches (compiled modules): `$DENO_DIR`, else Deno's default. */
+/**
+ * Where Deno keeps its caches (compiled modules, npm packages): `$DENO_DIR`, else Deno's default
+ * (`~/Library/Caches/deno` on macOS, `$XDG_CACHE_HOME/deno` or `~/.cache/deno` elsewhere).
+ */
 export function denoDir(): string | undefined {
   const explicit = env("DENO_DIR");
   if (explicit) return explicit;
   const home = env("HOME");
-  const caches = env("XDG_CACHE_HOME") ?? (home ? `${home}/.cache` : undefined);
+  const caches = Deno.build.os === "darwin"
+    ? home && `${home}/Library/Caches`
+    : env("XDG_CACHE_HOME") ?? (home ? `${home}/.cache` : undefined);
   return caches ? `${caches}/deno` : undefined;
 }
 

@@ -17,8 +17,7 @@
  */
 import type { BootMessage } from "./protocol.ts";
 import { isAbsolute, join } from "node:path";
-import { readEnv } from "../../env.ts";
-import { deftCacheDir } from "../../policy/dirs.ts";
+import { deftCacheDir, denoDir } from "../../policy/dirs.ts";
 import { entryOf } from "../catalog.ts";
 import { deftArgv, takesPermissionFlags } from "../../policy/self.ts";
 import type { Boundary } from "../../policy/boundary.ts";
@@ -135,11 +134,7 @@ function readText(path: string): string | undefined {
 /** Where Deno keeps compiled modules (`$DENO_DIR/gen`), or undefined when not a source run. */
 function denoGenDir(): string | undefined {
   if (!import.meta.url.startsWith("file:") || !import.meta.url.endsWith(".ts")) return undefined;
-  const home = readEnv("HOME");
-  const caches = Deno.build.os === "darwin"
-    ? home && join(home, "Library", "Caches")
-    : readEnv("XDG_CACHE_HOME") ?? (home && join(home, ".cache"));
-  const dir = readEnv("DENO_DIR") ?? (caches && join(caches, "deno"));
+  const dir = denoDir();
   return dir ? join(dir, "gen") : undefined;
 }
 
