@@ -273,3 +273,13 @@ Deno.test("architecture: src/tools, src/ckg and src/policy never print", async (
   }
   assert.deepEqual(found, [], `modules that print:\n  ${found.join("\n  ")}`);
 });
+
+Deno.test("architecture: the console (src/cli/console/) imports nothing from the commands above it", () => {
+  // The commands and their option table use the console; the console never reaches back (it once
+  // read the output formats from cli/spec.ts, which itself reads the colour modes from here).
+  const back = graph.edges.filter((e) =>
+    e.from.startsWith("src/cli/console/") && e.to.startsWith("src/cli/") &&
+    !e.to.startsWith("src/cli/console/")
+  ).map(where);
+  assert.deepEqual(back, [], `the console imports commands:\n  ${back.join("\n  ")}`);
+});
