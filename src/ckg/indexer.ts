@@ -4,33 +4,28 @@
  * whose content hash changed, and forgets files that are gone. Cheap when nothing changed: one
  * listing, one stat per file and one query.
  */
-import { contentHash, decodeSource, MAX_SOURCE_BYTES, skipReason } from "./content.ts";
 import { discoverSources, type ListingCache } from "./discover.ts";
 import type { ExtractedSymbol } from "./extract.ts";
 import type { ExtractedRef } from "./edges.ts";
-import { type GrammarId, grammarsForPaths, languageFor } from "./languages.ts";
+import { grammarsForPaths } from "./languages.ts";
 import type { FileRecord, FileRow, GraphStore } from "./store.ts";
 import type { Parsing } from "./worker_pool.ts";
-import { isInside } from "../policy/workspace.ts";
 import type { CaptureOutcome } from "./capture.ts";
 import type { Needle } from "./prefilter.ts";
 import type * as ParseKit from "./parse_kit.ts";
+import {
+  type Candidate,
+  failedRecord,
+  isRacy,
+  type Pending,
+  readCandidate,
+  type ReadOutcome,
+  REAL_FS,
+  type SourceFs,
+  statSource,
+} from "./source_read.ts";
 
-/** File access the indexer needs; tests replace it to simulate races and unreadable files. */
-export interface SourceFs {
-  lstat(path: string): Deno.FileInfo;
-  stat(path: string): Deno.FileInfo;
-  realPath(path: string): string;
-  readFile(path: string): Promise<Uint8Array>;
-}
-
-/** The real file system. */
-export const REAL_FS: SourceFs = {
-  lstat: (path) => Deno.lstatSync(path),
-  stat: (path) => Deno.statSync(path),
-  realPath: (path) => Deno.realPathSync(path),
-  readFile: (path) => Deno.readFile(path),
-};
+export { REAL_FS, type SourceFs } from "./source_read.ts";
 
 /** How to index. */
 export interface IndexOptions {
@@ -102,8 +97,6 @@ export interface RefreshReport {
   elapsedMs: number;
 }
 
-/** A file whose mtime is this recent may change again within the same mtime tick. */
-const RACY_WINDOW_MS = 2000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_WORKER_THRESHOLD = 1536 * 1024;
 /** Below this much source to re-read, parsing it all costs little more than filtering it. */
@@ -114,20 +107,6 @@ const SLICE_BYTES = 1024 * 1024;
 const MAX_WAITING_BYTES = 48 * 1024 * 1024;
 /** Store this many files per write transaction. */
 const WRITE_BATCH = 256;
-
-interface Candidate {
-  path: string;
-  abs: string;
-  size: number;
-  mtimeMs: number;
-  row?: FileRow;
-}
-
-interface Pending {
-  record: FileRecord;
-  text: string;
-  lang: GrammarId;
-}
 
 /**
  * Default worker count: the cores nothing else is using (cores minus the 1-minute load average,
@@ -568,177 +547,6 @@ class Reparse {
       this.#kit.extractRefs(item.text, outcome.result, symbols),
     );
   }
-}
-
-/**
- * The file's stat, following a symlink only to a regular file inside the workspace; undefined
- * when it is not (or no longer) a source file, an error when it exists but cannot be examined.
- */
-function statSource(
-  fs: SourceFs,
-  root: string,
-  abs: string,
-): Deno.FileInfo | { error: string } | undefined {
-  try {
-    const info = fs.lstat(abs);
-    if (info.isFile) return info;
-    if (!info.isSymlink) return undefined;
-    const real = fs.realPath(abs);
-    if (!isInside(root, real)) return undefined;
-    const target = fs.stat(real);
-    return target.isFile ? target : undefined;
-  } catch (e) {
-    // Vanished since the listing, a dangling link or a link loop: not a source file now.
-    if (e instanceof Deno.errors.NotFound || isLinkLoop(e)) return undefined;
-    return { error: `cannot read: ${describeError(e)}` };
-  }
-}
-
-function isLinkLoop(e: unknown): boolean {
-  return e instanceof Error &&
-    /too many levels of symbolic links|ELOOP|os error 40/i.test(e.message);
-}
-
-function failedRecord(
-  path: string,
-  row: FileRow | undefined,
-  size: number,
-  mtimeMs: number,
-  error: string,
-): FileRecord {
-  return {
-    path,
-    language: row?.language ?? "",
-    size,
-    mtimeMs,
-    hash: "",
-    status: "failed",
-    note: error,
-    hasErrors: false,
-    racy: false,
-  };
-}
-
-function isRacy(mtimeMs: number): boolean {
-  return Date.now() - mtimeMs < RACY_WINDOW_MS;
-}
-
-type ReadOutcome =
-  | { kind: "gone" }
-  | { kind: "deferred"; held: boolean }
-  | { kind: "same" }
-  | { kind: "record"; record: FileRecord }
-  | { kind: "parse"; pending: Pending };
-
-async function readCandidate(
-  fs: SourceFs,
-  candidate: Candidate,
-  needle?: Needle,
-): Promise<ReadOutcome> {
-  const { path, abs, row } = candidate;
-  if (candidate.size > MAX_SOURCE_BYTES) {
-    // Not worth reading: the stat already says it will not be parsed.
-    return {
-      kind: "record",
-      record: {
-        path,
-        language: "",
-        size: candidate.size,
-        mtimeMs: candidate.mtimeMs,
-        hash: "",
-        status: "skipped",
-        note: skipReason(new Uint8Array(0), candidate.size) ?? "",
-        hasErrors: false,
-        racy: isRacy(candidate.mtimeMs),
-      },
-    };
-  }
-  let bytes: Uint8Array;
-  // The prefilter turns most files away: those are read into one reused buffer, which saves
-  // allocating (and collecting) a buffer per file, most of the cost of reading them.
-  const shared = needle !== undefined && fs === REAL_FS && candidate.size <= SHARED_READ_MAX;
-  try {
-    bytes = shared ? readShared(abs, candidate.size) : await fs.readFile(abs);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return { kind: "gone" };
-    const error = `cannot read: ${describeError(e)}`;
-    return {
-      kind: "record",
-      record: failedRecord(path, row, candidate.size, candidate.mtimeMs, error),
-    };
-  }
-  // A new file without the name waits; it needs no hash for that.
-  if (needle && !row && !needle.test(bytes, path)) {
-    return { kind: "deferred", held: needle.holds?.(bytes) ?? false };
-  }
-  // Kept past this file (hashed, parsed): its own copy, since the next read reuses the buffer.
-  if (shared) bytes = bytes.slice();
-  // The size may differ from the stat when the file changed in between; the bytes are the truth.
-  const size = bytes.length;
-  const hash = await contentHash(bytes);
-  const racy = isRacy(candidate.mtimeMs);
-  if (row && row.hash === hash && row.status !== "failed") {
-    return { kind: "same" };
-  }
-  if (needle && !needle.test(bytes, path)) {
-    return { kind: "deferred", held: needle.holds?.(bytes) ?? false };
-  }
-  const base = { path, size, mtimeMs: candidate.mtimeMs, hash, hasErrors: false, racy };
-  const reason = skipReason(bytes);
-  if (reason) {
-    return {
-      kind: "record",
-      record: { ...base, language: "", status: "skipped", note: reason },
-    };
-  }
-  const text = decodeSource(bytes);
-  const lang = languageFor(path, text);
-  if (!lang) {
-    return {
-      kind: "record",
-      record: { ...base, language: "", status: "skipped", note: "not a supported language" },
-    };
-  }
-  return {
-    kind: "parse",
-    pending: { record: { ...base, language: lang, status: "indexed", note: null }, text, lang },
-  };
-}
-
-/** Files up to this size are read into the shared buffer by the prefilter. */
-const SHARED_READ_MAX = 4 * 1024 * 1024;
-let sharedBuffer = new Uint8Array(256 * 1024);
-
-/**
- * Reads the file at `path` whole into the shared buffer and returns the bytes read: valid until
- * the next call. `size` (from the stat) sizes the buffer; a file that grew since is read whole.
- */
-function readShared(path: string, size: number): Uint8Array {
-  if (sharedBuffer.length <= size) {
-    sharedBuffer = new Uint8Array(Math.max(size + 1, sharedBuffer.length * 2));
-  }
-  const file = Deno.openSync(path);
-  try {
-    let length = 0;
-    for (;;) {
-      if (length === sharedBuffer.length) {
-        const grown = new Uint8Array(sharedBuffer.length * 2);
-        grown.set(sharedBuffer);
-        sharedBuffer = grown;
-      }
-      const read = file.readSync(sharedBuffer.subarray(length));
-      if (read === null) return sharedBuffer.subarray(0, length);
-      length += read;
-    }
-  } finally {
-    file.close();
-  }
-}
-
-function describeError(e: unknown): string {
-  if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
-  if (e instanceof Deno.errors.NotCapable) return "Deno permissions do not allow reading it";
-  return e instanceof Error ? e.message : String(e);
 }
 
 /** Workers when there is enough to parse and they start; otherwise this thread. */

@@ -8,138 +8,18 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { ExtractedSymbol, SymbolKind } from "./extract.ts";
 import type { ExtractedRef, RefKind } from "./edges.ts";
 
-/**
- * Bumped whenever the schema or the extraction changes, so an old database is rebuilt instead of
- * answering from symbols an older Deft extracted. Version 2 added references (the `refs` table):
- * a version 1 database is migrated by rebuilding it, since every file must be parsed again to
- * find its references. Version 3 records the anonymous function around a reference no named
- * function encloses, and extracts more edges (calls in Rust macro arguments, re-exports) and
- * fewer false C definitions.
- */
-const SCHEMA_VERSION = 3;
+import {
+  FILE_COLUMNS,
+  type FileRecord,
+  type FileRow,
+  type RefRow,
+  SCHEMA,
+  SCHEMA_VERSION,
+  SYMBOL_COLUMNS,
+  type SymbolRow,
+} from "./store_schema.ts";
 
-/** Whether a tracked file contributed symbols. */
-export type FileStatus = "indexed" | "skipped" | "failed";
-
-/** A tracked file. `path` is relative to the workspace root. */
-export interface FileRow {
-  id: number;
-  path: string;
-  language: string;
-  size: number;
-  mtimeMs: number;
-  hash: string;
-  status: FileStatus;
-  /** Why a file was skipped or failed. */
-  note: string | null;
-  symbols: number;
-  hasErrors: boolean;
-  /** Modified so close to when it was read that an equal mtime proves nothing: hash next time. */
-  racy: boolean;
-}
-
-/** What to record about one file. */
-export type FileRecord = Omit<FileRow, "id" | "symbols">;
-
-/** A symbol as stored, joined with its file. */
-export interface SymbolRow {
-  id: number;
-  fileId: number;
-  path: string;
-  language: string;
-  kind: SymbolKind;
-  subkind: string | null;
-  name: string;
-  className: string | null;
-  parentFunction: string | null;
-  parentId: number | null;
-  startLine: number;
-  endLine: number;
-  startOffset: number;
-  endOffset: number;
-  signature: string;
-}
-
-const SCHEMA = `
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE files (
-  id INTEGER PRIMARY KEY,
-  path TEXT NOT NULL UNIQUE,
-  language TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  mtime_ms REAL NOT NULL,
-  hash TEXT NOT NULL,
-  status TEXT NOT NULL,
-  note TEXT,
-  symbols INTEGER NOT NULL DEFAULT 0,
-  has_errors INTEGER NOT NULL DEFAULT 0,
-  racy INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE symbols (
-  id INTEGER PRIMARY KEY,
-  file_id INTEGER NOT NULL REFERENCES files(id),
-  kind TEXT NOT NULL,
-  subkind TEXT,
-  name TEXT NOT NULL,
-  class_name TEXT,
-  parent_function TEXT,
-  parent_id INTEGER,
-  start_line INTEGER NOT NULL,
-  end_line INTEGER NOT NULL,
-  start_offset INTEGER NOT NULL,
-  end_offset INTEGER NOT NULL,
-  signature TEXT NOT NULL
-);
-CREATE INDEX symbols_by_name ON symbols(name, kind);
-CREATE INDEX symbols_by_class ON symbols(class_name) WHERE class_name IS NOT NULL;
-CREATE INDEX symbols_by_parent ON symbols(parent_id) WHERE parent_id IS NOT NULL;
-CREATE INDEX symbols_by_file ON symbols(file_id);
-CREATE TABLE refs (
-  file_id INTEGER NOT NULL REFERENCES files(id),
-  kind TEXT NOT NULL,
-  name TEXT NOT NULL,
-  derived TEXT,
-  line INTEGER NOT NULL,
-  col INTEGER NOT NULL,
-  start_offset INTEGER NOT NULL,
-  end_offset INTEGER NOT NULL,
-  symbol_id INTEGER,
-  anon_start INTEGER,
-  anon_end INTEGER,
-  anon_start_line INTEGER,
-  anon_end_line INTEGER
-);
-CREATE INDEX refs_by_name ON refs(name, kind);
-CREATE INDEX refs_by_file ON refs(file_id);
-`;
-
-/** A reference as stored, joined with its file and its enclosing symbol (when there is one). */
-export interface RefRow {
-  path: string;
-  language: string;
-  kind: RefKind;
-  name: string;
-  derived: string | null;
-  line: number;
-  column: number;
-  startOffset: number;
-  endOffset: number;
-  symbolId: number | null;
-  /** The anonymous function around it when no named function or method encloses it. */
-  anonStart: number | null;
-  anonEnd: number | null;
-  anonStartLine: number | null;
-  anonEndLine: number | null;
-}
-
-const SYMBOL_COLUMNS = `s.id AS id, s.file_id AS fileId, f.path AS path, f.language AS language,
-  s.kind AS kind, s.subkind AS subkind, s.name AS name, s.class_name AS className,
-  s.parent_function AS parentFunction, s.parent_id AS parentId, s.start_line AS startLine,
-  s.end_line AS endLine, s.start_offset AS startOffset, s.end_offset AS endOffset,
-  s.signature AS signature`;
-
-const FILE_COLUMNS = `id, path, language, size, mtime_ms AS mtimeMs, hash, status, note, symbols,
-  has_errors AS hasErrors, racy`;
+export type { FileRecord, FileRow, FileStatus, RefRow, SymbolRow } from "./store_schema.ts";
 
 /** Raised when the database cannot be opened or created. */
 export class GraphStoreError extends Error {

@@ -11,6 +11,7 @@
 import { SANDBOX_MODES } from "../policy/sandbox_modes.ts";
 import { APPROVAL_MODES } from "../agent/approval_modes.ts";
 import { COLOR_MODES } from "./console/style.ts";
+import { OUTPUT_FORMATS } from "./console/formats.ts";
 
 /** One option of a command. */
 export interface OptionSpec {
@@ -225,12 +226,6 @@ export const BATCH_CONTAINER_OPTIONS: readonly OptionSpec[] = [
     { choices: ["docker", "podman"] },
   ),
 ];
-
-/** `--output-format` values. */
-export type OutputFormat = "text" | "json" | "stream-json";
-
-/** The `--output-format` choices, for the command line. */
-export const OUTPUT_FORMATS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 
 /** The same option with the help text this command gives it. */
 export function described(spec: OptionSpec, description: string): OptionSpec {

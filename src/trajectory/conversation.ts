@@ -4,6 +4,7 @@
  */
 import { basename } from "node:path";
 import type { LLMMessage } from "../llm/types.ts";
+import { journalPath } from "./journal.ts";
 import {
   checkTrajectory,
   type ContainerMarker,
@@ -151,6 +152,11 @@ export async function removeSession(
     throw new ResumeError(`${found.path} is not a regular file: left alone.`);
   }
   await Deno.remove(found.path);
+  // A run that never ended leaves its journal beside it; never followed if it is a link.
+  const journal = journalPath(found.path);
+  if ((await Deno.lstat(journal).catch(() => undefined))?.isFile) {
+    await Deno.remove(journal).catch(() => {});
+  }
   return found;
 }
 

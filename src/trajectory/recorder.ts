@@ -1,7 +1,9 @@
 /**
- * Records a run as one JSON file in Trae Agent's trajectory shape, rewritten atomically (temporary
- * file, then rename) after every interaction and step, so a crash leaves the last completed step on
- * disk. Secrets (API keys) are replaced before anything is written.
+ * Records a run as one JSON file in Trae Agent's trajectory shape. The whole document is written
+ * atomically (temporary file, then rename) at the first record and when the run ends; in between,
+ * each interaction and step is appended to its journal (journal.ts), so a step costs what it holds,
+ * however long the run, and a crash loses at most the record being written. Every reader folds the
+ * journal in (`readTrajectory`). Secrets (API keys) are replaced before anything is written.
  */
 import { deftStateDir } from "../policy/dirs.ts";
 import { addOutputSecrets, outputMasker } from "../policy/secrets.ts";
@@ -10,6 +12,7 @@ import { z } from "zod";
 import type { LLMMessage, LLMResponse, LLMUsage } from "../llm/types.ts";
 import type { ApprovalDecision } from "../tools/approval_decision.ts";
 import { addUsage, emptyUsage } from "../llm/types.ts";
+import { foldJournal, headerOf, type JournalEntry, journalPath, JournalWriter } from "./journal.ts";
 
 /** One model call as recorded. */
 export interface RecordedInteraction {
@@ -170,6 +173,10 @@ export class TrajectoryRecorder {
   readonly data: Trajectory;
   readonly #started = performance.now();
   #lastRecorded: LLMMessage | undefined;
+  /** The journal of the document on disk; none before the first record and after the end. */
+  #journal: JournalWriter | undefined;
+  /** The header as last written (masked JSON), so an unchanged one is not appended again. */
+  #header = "";
   /** Added to step numbers, so the turns of one conversation number their steps on. */
   stepOffset = 0;
 
@@ -207,11 +214,12 @@ export class TrajectoryRecorder {
     };
   }
 
-  /** Records one model call and writes the file. */
+  /** Records one model call. */
   recordInteraction(interaction: Omit<RecordedInteraction, "timestamp">): void {
-    this.data.llm_interactions.push({ timestamp: new Date().toISOString(), ...interaction });
+    const recorded = { timestamp: new Date().toISOString(), ...interaction };
+    this.data.llm_interactions.push(recorded);
     addUsage(this.data.total_usage, interaction.response.usage);
-    this.flush();
+    this.#record({ interaction: recorded, total_usage: this.data.total_usage });
   }
 
   /**
@@ -228,52 +236,101 @@ export class TrajectoryRecorder {
     this.#lastRecorded = message;
   }
 
-  /** Records one finished step and writes the file. */
+  /** Records one finished step. */
   recordStep(step: Omit<RecordedStep, "timestamp">): void {
-    this.data.agent_steps.push({
+    const recorded = {
       timestamp: new Date().toISOString(),
       ...step,
       step_number: step.step_number + this.stepOffset,
-    });
-    this.flush();
+    };
+    this.data.agent_steps.push(recorded);
+    this.#record({ step: recorded });
   }
 
-  /** Attaches a step summary to a recorded step and writes the file. */
+  /** Attaches a step summary to a recorded step. */
   annotateStep(stepNumber: number, lakeview: RecordedStep["lakeview"]): void {
     const number = stepNumber + this.stepOffset;
     const step = this.data.agent_steps.find((s) => s.step_number === number);
     if (!step) return;
     step.lakeview = lakeview;
-    this.flush();
+    this.#record({ annotate: { step_number: number, lakeview } });
   }
 
-  /** Records the outcome and writes the file a last time. */
+  /** Records the outcome and writes the whole file, the journal folded in. */
   finalize(success: boolean, finalResult: string | null): void {
     this.data.success = success;
     this.data.final_result = finalResult;
     this.data.end_time = new Date().toISOString();
     this.data.execution_time = (performance.now() - this.#started) / 1000;
-    this.flush();
+    this.#writeWhole(false);
   }
 
-  /** Writes the current state atomically. */
+  /** Records what changed besides interactions and steps (checkpoints, rewinds, a hook's stop …). */
   flush(): void {
+    this.#record(undefined);
+  }
+
+  /**
+   * Appends `entry` (and the header, if it changed) to the journal. Without one (the first record,
+   * or the first of a new turn) the whole file is written, and a journal opened for the steps to
+   * come; what arrives after a run ended without starting another (a late step summary, the
+   * turn's checkpoint) is written whole, so an ended run's file always stands alone.
+   */
+  #record(entry: JournalEntry | undefined): void {
+    if (!this.#journal) {
+      this.#writeWhole(entry !== undefined && ("interaction" in entry || "step" in entry));
+      return;
+    }
     // Keys as well as values: a secret can be an object key in a tool's arguments.
-    const text = JSON.stringify(outputMasker().maskDeep(this.data), null, 2);
+    const masker = outputMasker();
+    if (entry) this.#journal.append(masker.maskDeep(entry));
+    const header = masker.maskDeep(headerOf(this.data));
+    const text = JSON.stringify(header);
+    if (text !== this.#header) {
+      this.#header = text;
+      this.#journal.append({ header });
+    }
+  }
+
+  /**
+   * Writes the whole document atomically, masked. With `journal`, a new journal goes with it
+   * (named in the document, so only this generation is ever folded in); without, the run's file
+   * stands alone and its journal is removed.
+   */
+  #writeWhole(journal: boolean): void {
+    const masker = outputMasker();
+    const masked = masker.maskDeep(this.data);
+    const id = journal ? crypto.randomUUID() : undefined;
+    const text = JSON.stringify(id ? { ...masked, journal_id: id } : masked, null, 2);
     Deno.mkdirSync(dirname(this.path), { recursive: true });
     const temp = `${this.path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
     Deno.writeTextFileSync(temp, text + "\n");
     Deno.renameSync(temp, this.path);
+    this.#journal?.close(this.path, true);
+    this.#journal = id ? new JournalWriter(this.path, id) : undefined;
+    this.#header = JSON.stringify(headerOf(masked));
   }
 }
 
-/** Reads a trajectory file written by Deft or Trae Agent. */
+/**
+ * Reads a trajectory file written by Deft or Trae Agent; a run still going (or one that crashed)
+ * is read with its journal folded in.
+ */
 export async function readTrajectory(path: string): Promise<Trajectory> {
   const data = JSON.parse(await Deno.readTextFile(path));
   if (!Array.isArray(data?.llm_interactions) || !Array.isArray(data?.agent_steps)) {
     throw new Error(`${path} is not a trajectory (no llm_interactions/agent_steps)`);
   }
-  return data as Trajectory;
+  if (typeof data.journal_id !== "string") return data as Trajectory;
+  let journal: string;
+  try {
+    journal = await Deno.readTextFile(journalPath(path));
+  } catch {
+    return data as Trajectory;
+  }
+  const folded = foldJournal(data as Trajectory, journal);
+  delete (folded as { journal_id?: string }).journal_id;
+  return folded;
 }
 
 /** Deft's state folder: `$XDG_STATE_HOME/deft`, else `~/.local/state/deft`. */

@@ -273,3 +273,39 @@ Deno.test("architecture: src/tools, src/ckg and src/policy never print", async (
   }
   assert.deepEqual(found, [], `modules that print:\n  ${found.join("\n  ")}`);
 });
+
+Deno.test("architecture: the console (src/cli/console/) imports nothing from the commands above it", () => {
+  // The commands and their option table use the console; the console never reaches back (it once
+  // read the output formats from cli/spec.ts, which itself reads the colour modes from here).
+  const back = graph.edges.filter((e) =>
+    e.from.startsWith("src/cli/console/") && e.to.startsWith("src/cli/") &&
+    !e.to.startsWith("src/cli/console/")
+  ).map(where);
+  assert.deepEqual(back, [], `the console imports commands:\n  ${back.join("\n  ")}`);
+});
+
+/** Lines a source file may have: past this, it does more than one job (issue 49). */
+const MAX_FILE_LINES = 600;
+
+const SOURCE_FILES = await sourceFiles("src");
+
+Deno.test("architecture: no source file over 600 lines", () => {
+  const long = SOURCE_FILES.filter((path) => path.endsWith(".ts")).flatMap((path) => {
+    const lines = Deno.readTextFileSync(new URL(path, ROOT)).split("\n").length - 1;
+    return lines > MAX_FILE_LINES ? [`${path}: ${lines} lines`] : [];
+  });
+  assert.deepEqual(long, [], `split these by job:\n  ${long.join("\n  ")}`);
+});
+
+Deno.test("architecture: every src folder of more than five entries has a README.md", () => {
+  const folders = (dir: string): string[] => [
+    dir,
+    ...[...Deno.readDirSync(new URL(dir, ROOT))].filter((e) => e.isDirectory)
+      .flatMap((e) => folders(`${dir}/${e.name}`)),
+  ];
+  const missing = folders("src").filter((dir) => {
+    const entries = [...Deno.readDirSync(new URL(dir, ROOT))].map((e) => e.name);
+    return entries.length > 5 && !entries.includes("README.md");
+  });
+  assert.deepEqual(missing, [], `folders without a README.md:\n  ${missing.join("\n  ")}`);
+});

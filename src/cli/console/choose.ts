@@ -4,9 +4,8 @@ import { LiveConsole } from "./live.ts";
 import { StreamJsonConsole } from "./stream_json.ts";
 import { type ColorMode, useColor } from "./style.ts";
 
-// The formats are declared with the command line's options (its help lists them without this).
-import type { OutputFormat } from "../spec.ts";
-export { OUTPUT_FORMATS, type OutputFormat } from "../spec.ts";
+import type { OutputFormat } from "./formats.ts";
+export { OUTPUT_FORMATS, type OutputFormat } from "./formats.ts";
 
 /**
  * The console: NDJSON events for `stream-json`; on a terminal (or with `--color always`) the live

@@ -54,7 +54,9 @@ export function readWorkspaceFile(
       file.close();
     }
     confirmPinned(real, path, info.ino);
-    return read > maxBytes ? undefined : bytes.slice(0, read);
+    // More than the limit, or not the size it had when opened (it grew or shrank meanwhile):
+    // refused, never returned cut.
+    return read > maxBytes || read !== info.size ? undefined : bytes.slice(0, read);
   } catch {
     return undefined;
   }

@@ -69,31 +69,36 @@ Deno.test("secrets never reach the file", async () => {
   assert.match(text, /\*\*\*/);
 });
 
-Deno.test("each write replaces the file by rename: a new inode, never the old one rewritten", async () => {
+Deno.test("the document is replaced by rename, never rewritten in place; steps go to its journal", async () => {
   await using dirTemp = await tempDir();
   const dir = dirTemp.path;
   const path = `${dir}/t.json`;
   const rec = new TrajectoryRecorder(path, { task: "t", provider: "p", model: "m", max_steps: 3 });
-  const first = (await Deno.stat(path).catch(() => null))?.ino ?? null;
-  rec.recordInteraction({
+  const interaction = (content: string) => ({
     provider: "p",
     model: "m",
     input_messages: [],
-    response: response("a"),
+    response: response(content),
     tools_available: [],
   });
-  const second = (await Deno.stat(path)).ino;
-  rec.recordInteraction({
-    provider: "p",
-    model: "m",
-    input_messages: [],
-    response: response("b"),
-    tools_available: [],
-  });
-  const third = (await Deno.stat(path)).ino;
-  // A write in place keeps the inode; a rename from a temp file brings a new one every time.
-  if (first !== null) assert.notEqual(second, first);
-  assert.notEqual(third, second, "the trajectory was rewritten in place, not replaced atomically");
+  rec.recordInteraction(interaction("a"));
+  const first = await Deno.stat(path);
+  const firstText = await Deno.readTextFile(path);
+  rec.recordInteraction(interaction("b"));
+  rec.recordInteraction(interaction("c"));
+  // Between the first record and the end the document is left alone: the records are appended
+  // to its journal, and a reader folds them in.
+  assert.equal((await Deno.stat(path)).ino, first.ino);
+  assert.equal(await Deno.readTextFile(path), firstText);
+  assert.equal((await readTrajectory(path)).llm_interactions.length, 3);
+  rec.finalize(true, "done");
+  // The end writes the whole document by rename (a new inode, never the old one rewritten) and
+  // removes the journal.
+  assert.notEqual((await Deno.stat(path)).ino, first.ino, "rewritten in place");
+  assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["t.json"]);
+  const whole = JSON.parse(await Deno.readTextFile(path));
+  assert.equal(whole.llm_interactions.length, 3);
+  assert.equal(whole.journal_id, undefined);
 });
 
 Deno.test("a reader in another process never sees a partial trajectory while steps are written", async () => {
