@@ -99,6 +99,8 @@ function clientFs(live: Live): ClientFs | undefined {
         content,
       });
     },
+    // As a cancel does: the shell and everything it started end; the next command starts anew.
+    stopShells: async () => await live.session.executor.find("bash")?.close(),
   };
 }
 
