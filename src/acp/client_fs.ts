@@ -273,8 +273,15 @@ export class ClientFsEditor extends Tool {
 
   async #read(fs: ClientFs, shown: string, real: string): Promise<TextFile> {
     let text: string;
+    let info: Deno.FileInfo;
     try {
-      text = await this.#delegated(fs, real, "read", () => fs.read(real));
+      // The file's facts are taken while the path is held still, with the client's text.
+      [text, info] = await this.#delegated(
+        fs,
+        real,
+        "read",
+        async () => [await fs.read(real), await Deno.stat(real)] as const,
+      );
     } catch (e) {
       if (e instanceof NotDelegated || e instanceof FileToolError) throw e;
       throw new FileToolError(
@@ -291,7 +298,7 @@ export class ClientFsEditor extends Tool {
       );
     }
     const encoding = await encodingOf(bytes, shown, "edited", "utf-8");
-    return { real, shown, bytes, encoding, info: await Deno.stat(real) };
+    return { real, shown, bytes, encoding, info };
   }
 
   async #write(fs: ClientFs, shown: string, real: string, content: string): Promise<void> {
