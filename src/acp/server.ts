@@ -23,6 +23,9 @@ import { effectsOf } from "../tools/catalog.ts";
 import { normalizeToolName } from "../tools/executor.ts";
 import type { LLMToolCall } from "../llm/types.ts";
 
+// The connection's stream (over-size messages are answered, not fatal); the command builds it.
+export { acpStream } from "./stream.ts";
+
 /** What the session's side of a Deft session needs from ACP. */
 export interface AcpSessionIO {
   console: AcpConsole;
