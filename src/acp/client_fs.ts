@@ -62,10 +62,8 @@ export interface ClientFs {
   stopShells?(): Promise<void>;
 }
 
-/** How long a frozen sandbox waits for the client's answer. */
+/** How long a frozen sandbox waits for the client's answer, unless told otherwise. */
 export const CLIENT_ANSWER_MS = 10_000;
-/** The freeze's own bound, should this process stop answering it. */
-const FREEZE_LIMIT_S = CLIENT_ANSWER_MS / 1000 + 10;
 
 /** The client was not asked (or its answer was not used); the disk editor does the call. */
 class NotDelegated extends Error {
@@ -93,11 +91,19 @@ export class ClientFsEditor extends Tool {
   /** What `undo_edit` restores, per real path: the texts before and after each edit. */
   readonly #history = new Map<string, ClientEdit[]>();
 
-  constructor(private readonly inner: Tool, private readonly fs: () => ClientFs | undefined) {
+  /** How long the client's answer is waited for, the sandboxes frozen. */
+  readonly #answerMs: number;
+
+  constructor(
+    private readonly inner: Tool,
+    private readonly fs: () => ClientFs | undefined,
+    options: { answerMs?: number } = {},
+  ) {
     super(inner.context);
     this.name = inner.name;
     this.description = inner.description;
     this.parameters = inner.parameters;
+    this.#answerMs = options.answerMs ?? CLIENT_ANSWER_MS;
   }
 
   override effects(args: Record<string, unknown>): CallEffect | undefined {
@@ -203,7 +209,8 @@ export class ClientFsEditor extends Tool {
   ): Promise<T> {
     let freeze;
     try {
-      freeze = await freezeSandboxes(FREEZE_LIMIT_S);
+      // The freeze's own bound, should this process stop answering it.
+      freeze = await freezeSandboxes(this.#answerMs / 1000 + 10);
     } catch (e) {
       if (e instanceof FreezeRefused) {
         throw new NotDelegated(`the sandbox's processes could not be stopped (${e.message})`);
@@ -216,7 +223,7 @@ export class ClientFsEditor extends Tool {
       await this.#checkChain(real);
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<"late">((resolve) => {
-        timer = setTimeout(() => resolve("late"), CLIENT_ANSWER_MS);
+        timer = setTimeout(() => resolve("late"), this.#answerMs);
       });
       outcome = await Promise.race([
         op().then((value) => ({ value }), (error) => ({ error })),
@@ -230,7 +237,7 @@ export class ClientFsEditor extends Tool {
     }
     if (outcome === "late") {
       throw new FileToolError(
-        `The editor (the ACP client) did not answer within ${CLIENT_ANSWER_MS / 1000} s about ` +
+        `The editor (the ACP client) did not answer within ${this.#answerMs / 1000} s about ` +
           `${real}. The shell was stopped meanwhile (its next command starts a fresh one), so a ` +
           `late ${kind} cannot be misled. Check the file in the editor, then try again.`,
       );
