@@ -6,8 +6,8 @@
  * there included) never leaves a freeze claimed that did not hold, nor anything stopped.
  */
 import assert from "node:assert/strict";
-import { FreezeRefused, freezeSandboxes } from "../../src/policy/freeze.ts";
-import { tempDir } from "../helpers/temp.ts";
+import { FreezeRefused, freezeSandboxes } from "../../../src/policy/freeze.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 /** A bubblewrap sandbox running `script` (bash) with `dir` writable, as the shell's. */
 function sandbox(dir: string, script: string): Deno.ChildProcess {

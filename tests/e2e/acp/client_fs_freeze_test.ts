@@ -6,9 +6,9 @@
  * and the client is never asked. This test process stands for Deft; its sandbox, for the shell's.
  */
 import assert from "node:assert/strict";
-import { type ClientFs, ClientFsEditor } from "../../src/acp/client_fs.ts";
-import { ok, Tool, type ToolExecResult } from "../../src/tools/base.ts";
-import { tempDir } from "../helpers/temp.ts";
+import { type ClientFs, ClientFsEditor } from "../../../src/acp/client_fs.ts";
+import { ok, Tool, type ToolExecResult } from "../../../src/tools/base.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 class DiskEditor extends Tool {
   readonly name = "str_replace_based_edit_tool";
