@@ -9,7 +9,20 @@
  * the editor keeps it: the path is confined by its real path (`withConfinedFile`, the same
  * src/policy/workspace.ts rule and lock), a read-only sandbox refuses writes, and only the
  * confined real path is ever sent to the client. A path the editor would refuse never reaches
- * the client. The edit is planned by the editor's own code (`planReplace`, `planInsert`), so the
+ * the client.
+ *
+ * The client opens that path again, by name and as the user, outside the sandbox; a model process
+ * swapping a folder on the way for a link out of the workspace would lead it outside. So with a
+ * sandbox every request to the client is made with every process in Deft's sandboxes stopped
+ * (src/policy/freeze.ts) and the path's whole chain checked again while they are: its real path
+ * is still itself and a regular file. When the freeze cannot be made (or is seen broken after a
+ * read), the call is not delegated: the ordinary editor does it on disk, confined in its own
+ * sandbox. The frozen time is bounded: a client that does not answer in time gets the session's
+ * shells stopped (so a late write cannot be raced) before anything runs again. With `sandbox:
+ * none` the model's shell already reaches everything the user does; the path is checked, nothing
+ * is frozen. docs/acp.md says the same for users.
+ *
+ * The edit is planned by the editor's own code (`planReplace`, `planInsert`), so the
  * matches, refusals and snippets read as on disk; the client's text is edited character-exactly
  * (as UTF-8 bytes, spliced, nothing outside the change re-encoded).
  *
@@ -17,6 +30,7 @@
  * (missing, not regular), `create` (a new file has no buffer) and the undo of a disk edit.
  */
 import { isAbsolute } from "node:path";
+import { FreezeRefused, freezeSandboxes } from "../policy/freeze.ts";
 import { fail, ok, Tool, type ToolExecResult } from "../tools/base.ts";
 import type { CallEffect } from "../tools/base.ts";
 import { withConfinedFile } from "../tools/fs/confined.ts";
@@ -41,7 +55,25 @@ import {
 export interface ClientFs {
   read(path: string): Promise<string>;
   write(path: string, content: string): Promise<void>;
+  /**
+   * Ends every process the model's shell started (the next command gets a fresh shell): for a
+   * client that did not answer in time, whose late write must not meet a moving link.
+   */
+  stopShells?(): Promise<void>;
 }
+
+/** How long a frozen sandbox waits for the client's answer, unless told otherwise. */
+export const CLIENT_ANSWER_MS = 10_000;
+
+/** The client was not asked (or its answer was not used); the disk editor does the call. */
+class NotDelegated extends Error {
+  constructor(readonly why: string) {
+    super(why);
+  }
+}
+
+/** One freeze at a time in this process: each covers every sandbox Deft started. */
+let freezes: Promise<unknown> = Promise.resolve();
 
 /** An edit made through the client, for the tool call's diff. */
 export interface ClientEdit {
@@ -59,11 +91,19 @@ export class ClientFsEditor extends Tool {
   /** What `undo_edit` restores, per real path: the texts before and after each edit. */
   readonly #history = new Map<string, ClientEdit[]>();
 
-  constructor(private readonly inner: Tool, private readonly fs: () => ClientFs | undefined) {
+  /** How long the client's answer is waited for, the sandboxes frozen. */
+  readonly #answerMs: number;
+
+  constructor(
+    private readonly inner: Tool,
+    private readonly fs: () => ClientFs | undefined,
+    options: { answerMs?: number } = {},
+  ) {
     super(inner.context);
     this.name = inner.name;
     this.description = inner.description;
     this.parameters = inner.parameters;
+    this.#answerMs = options.answerMs ?? CLIENT_ANSWER_MS;
   }
 
   override effects(args: Record<string, unknown>): CallEffect | undefined {
@@ -83,7 +123,9 @@ export class ClientFsEditor extends Tool {
     if (!fs || !isAbsolute(path)) return undefined;
     let text: string | undefined;
     await withConfinedFile(this.context, path, false, async (real) => {
-      if ((await Deno.stat(real)).isFile) text = await fs.read(real);
+      if ((await Deno.stat(real)).isFile) {
+        text = await this.#delegated(fs, real, "read", () => fs.read(real));
+      }
       return ok("");
     }).catch(() => undefined);
     return text;
@@ -104,7 +146,8 @@ export class ClientFsEditor extends Tool {
     if (!fs || !through || typeof path !== "string" || !isAbsolute(path)) {
       return this.inner.execute(args);
     }
-    let disk = false;
+    /** true: the disk editor's case; a string: why the client could not be used. */
+    let disk: boolean | string = false;
     const result = withConfinedFile(this.context, path, command !== "view", async (real) => {
       let info: Deno.FileInfo;
       try {
@@ -118,9 +161,117 @@ export class ClientFsEditor extends Tool {
         return ok("");
       }
       if (!info.isFile) throw notRegularError(path);
-      return await this.#run(fs, command, path, real, args);
+      try {
+        return await this.#run(fs, command, path, real, args);
+      } catch (e) {
+        if (!(e instanceof NotDelegated)) throw e;
+        disk = e.why;
+        return ok("");
+      }
     });
-    return result.then((r) => disk ? this.inner.execute(args) : r);
+    return result.then(async (r) => {
+      if (disk === false) return r;
+      const onDisk = await this.inner.execute(args);
+      if (disk === true || onDisk.output == null) return onDisk;
+      return {
+        ...onDisk,
+        output: `${onDisk.output}\n(The editor's buffer was not used: ${disk}. This call used ` +
+          `the file on disk.)`,
+      };
+    });
+  }
+
+  /**
+   * `op`, a request to the client about `real`, made safe against a model racing it: with a
+   * sandbox, every sandboxed process is stopped while it runs and the path checked again first.
+   * Throws `NotDelegated` when the client must not (or could not safely) be asked.
+   */
+  async #delegated<T>(
+    fs: ClientFs,
+    real: string,
+    kind: "read" | "write",
+    op: () => Promise<T>,
+  ): Promise<T> {
+    if (this.context.settings.sandbox === "none") {
+      await this.#checkChain(real);
+      return await op();
+    }
+    const mine = freezes.then(() => this.#frozen(fs, real, kind, op));
+    freezes = mine.catch(() => {});
+    return await mine;
+  }
+
+  async #frozen<T>(
+    fs: ClientFs,
+    real: string,
+    kind: "read" | "write",
+    op: () => Promise<T>,
+  ): Promise<T> {
+    let freeze;
+    try {
+      // The freeze's own bound, should this process stop answering it.
+      freeze = await freezeSandboxes(this.#answerMs / 1000 + 10);
+    } catch (e) {
+      if (e instanceof FreezeRefused) {
+        throw new NotDelegated(`the sandbox's processes could not be stopped (${e.message})`);
+      }
+      throw e;
+    }
+    let outcome: { value: T } | { error: unknown } | "late" = "late";
+    let verdict: { held: boolean; why?: string } = { held: false };
+    try {
+      await this.#checkChain(real);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<"late">((resolve) => {
+        timer = setTimeout(() => resolve("late"), this.#answerMs);
+      });
+      outcome = await Promise.race([
+        op().then((value) => ({ value }), (error) => ({ error })),
+        late,
+      ]);
+      clearTimeout(timer);
+      // Before anything runs again: a write still to come must find no racer.
+      if (outcome === "late") await fs.stopShells?.().catch(() => {});
+    } finally {
+      verdict = await freeze.release();
+    }
+    if (outcome === "late") {
+      throw new FileToolError(
+        `The editor (the ACP client) did not answer within ${this.#answerMs / 1000} s about ` +
+          `${real}. The shell was stopped meanwhile (its next command starts a fresh one), so a ` +
+          `late ${kind} cannot be misled. Check the file in the editor, then try again.`,
+      );
+    }
+    if (!verdict.held) {
+      if (kind === "read") {
+        throw new NotDelegated(`the sandbox's processes were not all held still (${verdict.why})`);
+      }
+      throw new FileToolError(
+        `The editor (the ACP client) wrote ${real}, but the sandbox's processes were not all held ` +
+          `still meanwhile (${verdict.why}). Check ${real} and the files it could lead to.`,
+      );
+    }
+    if ("error" in outcome) throw outcome.error;
+    return outcome.value;
+  }
+
+  /**
+   * With the sandboxes frozen: `real` still names itself through every folder (no link swapped in
+   * on the way) and is a regular file; else the call goes to the disk editor, which resolves the
+   * path again.
+   */
+  async #checkChain(real: string): Promise<void> {
+    let now: string;
+    let info: Deno.FileInfo;
+    try {
+      now = await Deno.realPath(real);
+      info = await Deno.lstat(real);
+    } catch {
+      throw new NotDelegated("the path changed while it was being checked");
+    }
+    if (now !== real || !info.isFile) {
+      throw new NotDelegated("the path changed while it was being checked");
+    }
   }
 
   get #maxBytes(): number {
@@ -129,9 +280,17 @@ export class ClientFsEditor extends Tool {
 
   async #read(fs: ClientFs, shown: string, real: string): Promise<TextFile> {
     let text: string;
+    let info: Deno.FileInfo;
     try {
-      text = await fs.read(real);
+      // The file's facts are taken while the path is held still, with the client's text.
+      [text, info] = await this.#delegated(
+        fs,
+        real,
+        "read",
+        async () => [await fs.read(real), await Deno.stat(real)] as const,
+      );
     } catch (e) {
+      if (e instanceof NotDelegated || e instanceof FileToolError) throw e;
       throw new FileToolError(
         `The editor (the ACP client) could not read ${shown}: ${errorText(e)}. Nothing was ` +
           `changed; check that the file is open or readable in the editor, then try again.`,
@@ -146,13 +305,14 @@ export class ClientFsEditor extends Tool {
       );
     }
     const encoding = await encodingOf(bytes, shown, "edited", "utf-8");
-    return { real, shown, bytes, encoding, info: await Deno.stat(real) };
+    return { real, shown, bytes, encoding, info };
   }
 
   async #write(fs: ClientFs, shown: string, real: string, content: string): Promise<void> {
     try {
-      await fs.write(real, content);
+      await this.#delegated(fs, real, "write", () => fs.write(real, content));
     } catch (e) {
+      if (e instanceof NotDelegated || e instanceof FileToolError) throw e;
       throw new FileToolError(
         `The editor (the ACP client) refused to write ${shown}: ${errorText(e)}. The file was ` +
           `not changed; check that it is writable in the editor, then repeat the edit.`,

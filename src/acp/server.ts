@@ -23,6 +23,9 @@ import { effectsOf } from "../tools/catalog.ts";
 import { normalizeToolName } from "../tools/executor.ts";
 import type { LLMToolCall } from "../llm/types.ts";
 
+// The connection's stream (over-size messages are answered, not fatal); the command builds it.
+export { acpStream } from "./stream.ts";
+
 /** What the session's side of a Deft session needs from ACP. */
 export interface AcpSessionIO {
   console: AcpConsole;
@@ -99,6 +102,8 @@ function clientFs(live: Live): ClientFs | undefined {
         content,
       });
     },
+    // As a cancel does: the shell and everything it started end; the next command starts anew.
+    stopShells: async () => await live.session.executor.find("bash")?.close(),
   };
 }
 

@@ -35,7 +35,7 @@ const say = (text: string) => writeStderr(terminalText(maskOutput(text)));
 /** Serves ACP on stdin/stdout until the client hangs up; returns the exit code. */
 export async function acpCommand(opts: AcpOptions): Promise<number> {
   // The SDK is loaded only by this command.
-  const [acp, { deftAgent }] = await Promise.all([
+  const [, { acpStream, deftAgent }] = await Promise.all([
     import("@agentclientprotocol/sdk"),
     import("../acp/server.ts"),
   ]);
@@ -115,7 +115,7 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
   };
   const { app, closeAll } = deftAgent(host);
   say(`deft acp ${VERSION}: serving the Agent Client Protocol on stdio`);
-  const connection = app.connect(acp.ndJsonStream(Deno.stdout.writable, Deno.stdin.readable));
+  const connection = app.connect(acpStream(Deno.stdout.writable, Deno.stdin.readable));
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
