@@ -15,6 +15,10 @@
  * such answer is kept as the session's `stopRequest` until the run that sees it takes it.
  */
 import type { CommandHookConfig, HookEvent, HooksConfig } from "../config/hooks_schema.ts";
+import { ConfigError } from "../config/errors.ts";
+import { hookPolicy } from "../policy/hooks.ts";
+import type { ProcessPolicy } from "../policy/process.ts";
+import { namedFiles, outsideHookProblem } from "./outside.ts";
 import { DEFAULT_HOOK_TIMEOUT_S, type HookRun, runHook } from "./runner.ts";
 
 /** One hook with where it was set, as `deft hooks` lists it. */
@@ -83,6 +87,12 @@ export interface HookContext {
   cwd: string;
   /** The session's container, when its tools run in one. */
   container?: HookContainer;
+  /**
+   * The sandbox the hooks run in (all but those that say `sandbox: none`): the session's process
+   * policy over `cwd`. Absent: the default sandbox over `cwd` (`workspace-write` where bubblewrap
+   * works).
+   */
+  policy?: ProcessPolicy;
   sessionId?: string;
   transcriptPath?: string;
   /** Tells the user about a hook that failed (one line). */
@@ -124,9 +134,33 @@ export class Hooks {
   #stop?: HookStop;
   #ended = false;
 
+  /**
+   * Throws ConfigError when a hook that runs outside the sandbox (`sandbox: none`) would run or
+   * read what lies in the workspace (`cwd`): see outside.ts.
+   */
   constructor(config: HooksConfig, source: string | undefined, ctx: HookContext) {
     this.#entries = hookEntries(config, source);
     this.#ctx = { ...ctx };
+    const refused = this.#entries.flatMap((e) => {
+      if (e.hook.sandbox !== "none") return [];
+      const problem = outsideHookProblem(e.hook.command, ctx.cwd);
+      return problem
+        ? [`${e.event} hook '${e.hook.command}' (${e.source ?? "config"}): ${problem}`]
+        : [];
+    });
+    if (refused.length > 0) {
+      throw new ConfigError(
+        `A hook with \`sandbox: none\` runs outside the sandbox, as you, so it may not run or read ` +
+          `what the model can change in the workspace ${ctx.cwd}:\n  ${refused.join("\n  ")}\n` +
+          `Keep the program and what it reads outside the workspace (e.g. in ~/.config/deft/hooks/), ` +
+          `or drop \`sandbox: none\` so the hook runs inside the sandbox (docs/hooks.md).`,
+      );
+    }
+  }
+
+  /** The sandbox the hooks that do not say `sandbox: none` run in. */
+  get policy(): ProcessPolicy {
+    return this.#ctx.policy ??= hookPolicy(this.#ctx.cwd);
   }
 
   /** Names the session's id and trajectory file in the hooks' input from now on. */
@@ -321,12 +355,22 @@ export class Hooks {
     const runs = await Promise.all(chosen.map((e) =>
       runHook(e.hook, input, this.#ctx.cwd, {
         container,
+        policy: this.policy,
+        visible: e.hook.sandbox === "none" ? undefined : this.#visible(e.hook.command),
         timeoutSeconds: boundSeconds === undefined
           ? undefined
           : Math.min(boundSeconds, e.hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S),
       })
     ));
     return runs.map((run, i) => this.#read(event, chosen[i], run));
+  }
+
+  /** What a sandboxed hook is shown read-only: the scripts it names, the transcript. */
+  #visible(command: string): string[] {
+    const transcript = this.#ctx.transcriptPath;
+    const shown = namedFiles(command, this.#ctx.cwd);
+    if (transcript && !shown.includes(transcript) && isFile(transcript)) shown.push(transcript);
+    return shown;
   }
 
   #tell(text: string): void {
@@ -394,6 +438,14 @@ export function hookEntries(config: HooksConfig, source?: string): HookEntry[] {
     }
   }
   return out;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
 }
 
 /**
