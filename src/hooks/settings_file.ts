@@ -47,7 +47,7 @@ export function readSettingsFile(path: string, limit = MAX_SETTINGS_BYTES): stri
       : opened.isCharacterDevice() || opened.isBlockDevice()
       ? "a device"
       : "not a file";
-    checkKind(path, kind, opened.size, limit);
+    checkKind(path, kind, opened.size, limit, " (it changed after the first look)");
     const buffer = new Uint8Array(limit + 1);
     let size = 0;
     while (size < buffer.length) {
@@ -70,10 +70,16 @@ function kindOf(info: Deno.FileInfo): string | undefined {
   return "not a file";
 }
 
-function checkKind(path: string, kind: string | undefined, size: number, limit: number): void {
+function checkKind(
+  path: string,
+  kind: string | undefined,
+  size: number,
+  limit: number,
+  when = "",
+): void {
   if (kind !== undefined) {
     throw new SettingsFileError(
-      `${path} is ${kind}, not a regular file; a settings file is a plain JSON file. Name ` +
+      `${path} is ${kind}${when}, not a regular file; a settings file is a plain JSON file. Name ` +
         `the file itself (not a link to a device or a pipe).`,
     );
   }
