@@ -161,7 +161,8 @@ export function sessionHooks(
 ): Hooks | undefined {
   if (hookEntries(config, source).length === 0) return undefined;
   const policy = hookPolicy(cwd, container ? { ...settings, sandbox: undefined } : settings);
-  return new Hooks(config, source, { cwd, report, container, tell, policy });
+  const modelWorkspace = container?.workspace ?? cwd;
+  return new Hooks(config, source, { cwd, report, container, tell, policy, modelWorkspace });
 }
 
 /** Seconds a SessionEnd hook may run when the session ends on a signal (SIGTERM, SIGHUP, …). */

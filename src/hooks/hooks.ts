@@ -88,6 +88,12 @@ export interface HookContext {
   /** The session's container, when its tools run in one. */
   container?: HookContainer;
   /**
+   * The host folder the model writes, which a `sandbox: none` hook may not run or read: `cwd`,
+   * or in a container session the container's workspace (a host folder only when Deft bound one
+   * there, at the same path).
+   */
+  modelWorkspace?: string;
+  /**
    * The sandbox the hooks run in (all but those that say `sandbox: none`): the session's process
    * policy over `cwd`. Absent: the default sandbox over `cwd` (`workspace-write` where bubblewrap
    * works).
@@ -143,7 +149,8 @@ export class Hooks {
     this.#ctx = { ...ctx };
     const refused = this.#entries.flatMap((e) => {
       if (e.hook.sandbox !== "none") return [];
-      const problem = outsideHookProblem(e.hook.command, ctx.cwd);
+      const workspace = ctx.modelWorkspace ?? ctx.cwd;
+      const problem = outsideHookProblem(e.hook.command, workspace, ctx.cwd);
       return problem
         ? [`${e.event} hook '${e.hook.command}' (${e.source ?? "config"}): ${problem}`]
         : [];
@@ -151,7 +158,9 @@ export class Hooks {
     if (refused.length > 0) {
       throw new ConfigError(
         `A hook with \`sandbox: none\` runs outside the sandbox, as you, so it may not run or read ` +
-          `what the model can change in the workspace ${ctx.cwd}:\n  ${refused.join("\n  ")}\n` +
+          `what the model can change in the workspace ${ctx.modelWorkspace ?? ctx.cwd}:\n  ${
+            refused.join("\n  ")
+          }\n` +
           `Keep the program and what it reads outside the workspace (e.g. in ~/.config/deft/hooks/), ` +
           `or drop \`sandbox: none\` so the hook runs inside the sandbox (docs/hooks.md).`,
       );

@@ -26,14 +26,18 @@ interface Word {
 }
 
 /**
- * Why the outside hook `command` may not run with `workspace` as its project folder, or
- * undefined when nothing in it is the workspace's.
+ * Why the outside hook `command`, started in `cwd` (its project folder), may not run with
+ * `workspace` the folder the model writes, or undefined when nothing in it is the workspace's.
  */
-export function outsideHookProblem(command: string, workspace: string): string | undefined {
+export function outsideHookProblem(
+  command: string,
+  workspace: string,
+  cwd = workspace,
+): string | undefined {
   const ws = realish(workspace);
-  const vars = knownVariables(workspace);
+  const vars = knownVariables(cwd);
   const inside = (p: string) => {
-    const real = realish(isAbsolute(p) ? p : join(workspace, p));
+    const real = realish(isAbsolute(p) ? p : join(cwd, p));
     return real === ws || real.startsWith(ws === "/" ? "/" : ws + "/");
   };
   for (const word of shellWords(command, vars)) {
@@ -44,7 +48,7 @@ export function outsideHookProblem(command: string, workspace: string): string |
       if (word.text.includes("/")) {
         if (inside(word.text)) return `its program ${word.text} lies inside the workspace`;
       } else {
-        const found = onPath(word.text, workspace);
+        const found = onPath(word.text, cwd);
         if (found && inside(found)) return `its program ${word.text} is ${found}, in the workspace`;
       }
       continue;

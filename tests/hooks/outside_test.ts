@@ -96,3 +96,32 @@ Deno.test("import: a hook that logs under ~ or notifies the desktop comes over w
   assert.match(notes, /notify-send.*notifies the desktop.*`sandbox: none`/);
   assert.match(notes, /say\.sh.*runs a program from the project, so it stays sandboxed/);
 });
+
+Deno.test("in a container session an outside hook is judged against the container's workspace, not the folder Deft started in", async () => {
+  await using started = await tempDir("deft-outside-host-");
+  const config = {
+    PostToolUse: [{
+      hooks: [{
+        type: "command" as const,
+        command: `bash ${started.path}/peek.sh`,
+        sandbox: "none" as const,
+      }],
+    }],
+  };
+  // `-w /testbed`: the model writes the container's folder, not the host folder the hook starts in.
+  new Hooks(config, undefined, {
+    cwd: started.path,
+    modelWorkspace: "/testbed-not-on-this-host",
+    report: () => {},
+  });
+  // A host folder bound into the container at its own path is the model's again.
+  assert.throws(
+    () =>
+      new Hooks(config, undefined, {
+        cwd: started.path,
+        modelWorkspace: started.path,
+        report: () => {},
+      }),
+    /peek\.sh, in the workspace/,
+  );
+});
