@@ -182,18 +182,6 @@ Deno.test("deft hooks says where each hook runs: in the sandbox, or outside it",
   assert.match(bare.stdout, /tests-pass\.sh\tunsandboxed \(no sandbox here/);
 });
 
-Deno.test("an untrusted repository's config cannot add a hook, `sandbox: none` or not", async () => {
-  const repo = await makeBuggyRepo();
-  const home = await trustedHome("deft-hooks-untrusted-");
-  await Deno.writeTextFile(
-    `${repo}/deft.yaml`,
-    `hooks:\n  Stop:\n    - hooks:\n        - { type: command, command: "notify-send x", sandbox: none }\n`,
-  );
-  const r = await runDeft(["hooks"], { cwd: repo, env: { HOME: home } });
-  assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /no hooks configured/);
-});
-
 Deno.test("a sandboxed hook that hangs is killed at its timeout with everything it started; the call goes on", async () => {
   const tag = `deft-hook-child-${crypto.randomUUID()}`;
   const repo = await makeBuggyRepo();
