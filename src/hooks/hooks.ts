@@ -216,7 +216,7 @@ export class Hooks {
   ): Promise<PreToolOutcome> {
     const answers = await this.#fire("PreToolUse", toolName, {
       tool_name: toolName,
-      tool_input: input,
+      tool_input: withClaudeNames(toolName, input),
       ...(toolUseId ? { tool_use_id: toolUseId } : {}),
     });
     let outcome: PreToolOutcome = {};
@@ -245,7 +245,7 @@ export class Hooks {
         const updated = specific?.updatedInput;
         if (updated !== undefined && outcome.updatedInput === undefined) {
           if (isObject(updated)) {
-            outcome.updatedInput = updated;
+            outcome.updatedInput = fromClaudeNames(toolName, updated, input);
             outcome.by ??= a.by;
           } else {
             // Not an object cannot be a tool's arguments: the call is refused, not run as it was.
@@ -280,7 +280,7 @@ export class Hooks {
   ): Promise<HookOutcome> {
     const answers = await this.#fire("PostToolUse", toolName, {
       tool_name: toolName,
-      tool_input: input,
+      tool_input: withClaudeNames(toolName, input),
       tool_response: response,
       ...(toolUseId ? { tool_use_id: toolUseId } : {}),
     });
@@ -445,6 +445,52 @@ export function hookEntries(config: HooksConfig, source?: string): HookEntry[] {
     for (const group of groups ?? []) {
       for (const hook of group.hooks) out.push({ event, matcher: group.matcher, hook, source });
     }
+  }
+  return out;
+}
+
+/** Deft's editor's arguments, and the names Claude Code's Write/Edit give them in a hook's input. */
+const EDITOR_FIELDS: readonly (readonly [string, string])[] = [
+  ["path", "file_path"],
+  ["old_str", "old_string"],
+  ["new_str", "new_string"],
+  ["file_text", "content"],
+];
+
+/**
+ * A call's arguments as hooks see them: for the editor (`str_replace_based_edit_tool`), Claude
+ * Code's names beside Deft's own (`file_path` beside `path`, `old_string`, `new_string`,
+ * `content`), so a hook written for Claude Code's Write/Edit finds the file. The call itself keeps
+ * Deft's names.
+ */
+export function withClaudeNames(
+  toolName: string,
+  input: Record<string, unknown>,
+): Record<string, unknown> {
+  if (toolName !== "str_replace_based_edit_tool") return input;
+  const out = { ...input };
+  for (const [deft, claude] of EDITOR_FIELDS) {
+    if (input[deft] !== undefined && !(claude in input)) out[claude] = input[deft];
+  }
+  return out;
+}
+
+/**
+ * A hook's rewrite with Claude Code's editor names (echoed back from its input, or its own) in
+ * Deft's: a Claude Code name whose value differs from the call's own argument is the rewrite.
+ */
+function fromClaudeNames(
+  toolName: string,
+  updated: Record<string, unknown>,
+  input: Record<string, unknown>,
+): Record<string, unknown> {
+  if (toolName !== "str_replace_based_edit_tool") return updated;
+  const out = { ...updated };
+  for (const [deft, claude] of EDITOR_FIELDS) {
+    if (!(claude in out) || claude in input) continue;
+    const value = out[claude];
+    delete out[claude];
+    if (!(deft in out) || value !== input[deft]) out[deft] = value;
   }
   return out;
 }

@@ -7,8 +7,8 @@
  *   `command` argument (`view`, `create`, `str_replace`, `insert`) says which of them a call is.
  *   A matcher selects tools, not commands, so a hook imported for `Write` alone also sees the
  *   editor's views: the hook must read `tool_input.command` itself when that matters. The editor's
- *   arguments are named as Deft names them (`path`, `old_str`, `new_str`, `file_text`), not
- *   `file_path`/`old_string`.
+ *   arguments reach hooks under Deft's names (`path`, `old_str`, `new_str`, `file_text`) and
+ *   Claude Code's (`file_path`, `old_string`, `new_string`, `content`): hooks.ts `withClaudeNames`.
  * - `mcp__SERVER__TOOL` names, `*` and an empty matcher stay as they are.
  * - A hook that writes a log under `~` or notifies the desktop (`outsideReason`) gets
  *   `sandbox: none`, with a note saying what that trusts: inside the sandbox it could not. One that
