@@ -10,7 +10,8 @@
  *   arguments reach hooks under Deft's names (`path`, `old_str`, `new_str`, `file_text`) and
  *   Claude Code's (`file_path`, `old_string`, `new_string`, `content`): hooks.ts `withClaudeNames`.
  * - `mcp__SERVER__TOOL` names, `*` and an empty matcher stay as they are.
- * - A hook that writes a log under `~` or notifies the desktop (`outsideReason`) gets
+ * - A hook that writes a log under `~`, notifies the desktop or posts to the network
+ *   (`outsideReason`) gets
  *   `sandbox: none`, with a note saying what that trusts: inside the sandbox it could not. One that
  *   also runs a program from the project stays sandboxed, with a note on how to move it out.
  * - Other tools (`Glob`, `Grep`, `LS`, `WebFetch`, `WebSearch`, `Task`, `NotebookEdit`,
@@ -159,14 +160,19 @@ const NOTIFIERS =
 /** Writing under the home folder: a redirection or `tee` to `~/…`, `$HOME/…`, `${HOME}/…`. */
 const HOME_WRITE = /(>>?|\btee(\s+-[a-z]+)*)\s*["']?(~|\$HOME|\$\{HOME\})\//;
 
+/** Programs that post somewhere (a chat webhook, a notification service). */
+const NETWORK = /(^|[\s;&|(/])(curl|wget|http|xh)(\s|$)/;
+
 /**
  * Why a Claude Code hook must run outside the sandbox to keep working (it writes a log under `~`,
- * or notifies the desktop: the sandbox shows the home folder read-only and hides the session's
- * sockets), or undefined when it can run inside.
+ * notifies the desktop, or posts to the network: the sandbox shows the home folder read-only, hides
+ * the session's sockets and has no network unless the session allows it), or undefined when it
+ * can run inside.
  */
 export function outsideReason(command: string): string | undefined {
   if (HOME_WRITE.test(command)) return "writes under your home folder";
   if (NOTIFIERS.test(command)) return "notifies the desktop";
+  if (NETWORK.test(command)) return "reaches the network (the sandbox has none unless allowed)";
   return undefined;
 }
 

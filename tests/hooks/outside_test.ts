@@ -70,6 +70,7 @@ Deno.test("import: a hook that logs under ~ or notifies the desktop comes over w
         hooks: [
           { type: "command", command: "jq -r .tool_input.command >> ~/.claude/bash-log.txt" },
           { type: "command", command: "./scripts/lint.sh" },
+          { type: "command", command: "curl -s -d @- https://hooks.example.com/deft" },
         ],
       }],
       Stop: [{
@@ -86,6 +87,7 @@ Deno.test("import: a hook that logs under ~ or notifies the desktop comes over w
   const pre = imported.hooks.PreToolUse![0].hooks;
   assert.equal(pre[0].sandbox, "none");
   assert.equal(pre[1].sandbox, undefined);
+  assert.equal(pre[2].sandbox, "none");
   const stop = imported.hooks.Stop![0].hooks;
   assert.equal(stop[0].sandbox, "none");
   // It writes under ~, but its program is the project's: it stays sandboxed, and the note says
