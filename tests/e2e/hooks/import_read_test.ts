@@ -53,7 +53,7 @@ Deno.test("deft hooks import: a settings file linked to /dev/zero, a FIFO or a h
   assert.match(huge.stderr, /over the limit of 1048576 bytes/);
 });
 
-Deno.test("deft hooks import: a FIFO swapped in after the first look is refused, never waited on (20000 reads against a racer that swaps it all the time)", async () => {
+Deno.test("deft hooks import: a FIFO swapped in after the first look is refused, never waited on (reads against a racer that swaps it all the time, until it won 20 times)", async () => {
   await using dir = await tempDir("deft-hooks-race-");
   const d = dir.path;
   await Deno.writeTextFile(`${d}/real.json`, `{"hooks":{}}`);
@@ -91,7 +91,9 @@ Deno.test("deft hooks import: a FIFO swapped in after the first look is refused,
   const script = `
     import { readSettingsFile } from ${JSON.stringify(`${REPO_ROOT}src/hooks/settings_file.ts`)};
     const counts = { read: 0, fifo: 0, swapped: 0, other: 0 };
-    for (let i = 0; i < 20000; i++) {
+    // Until the race was lost 20 times (a FIFO after the first look), or 45 s.
+    const until = Date.now() + 45_000;
+    for (let i = 0; i < 1_000_000 && counts.swapped < 20 && Date.now() < until; i++) {
       try { readSettingsFile(${JSON.stringify(`${d}/settings.json`)}); counts.read++; }
       catch (e) {
         if (/FIFO.*changed after the first look/.test(e.message)) counts.swapped++;
@@ -116,8 +118,8 @@ Deno.test("deft hooks import: a FIFO swapped in after the first look is refused,
   assert.equal(hung, false, "a read waited on the FIFO swapped in after its first look");
   assert.ok(out.success, new TextDecoder().decode(out.stderr));
   const counts = JSON.parse(new TextDecoder().decode(out.stdout));
-  assert.equal(counts.read + counts.fifo + counts.swapped + counts.other, 20000);
+  assert.equal(counts.other, 0, JSON.stringify(counts));
   // The race was lost (the FIFO came after the first look) and still nothing waited.
   assert.ok(counts.swapped > 0, `the racer never won: ${JSON.stringify(counts)}`);
-  console.log(`race outcomes over 20000 reads: ${JSON.stringify(counts)}`);
+  console.log(`race outcomes of the reads: ${JSON.stringify(counts)}`);
 });
