@@ -13,10 +13,13 @@ import { ApprovalGate } from "./approval.ts";
 import type { HooksConfig } from "../config/hooks_schema.ts";
 import {
   type HookContainer,
+  hookEntries,
   Hooks,
   type HookStop,
   type SessionStartSource,
 } from "../hooks/hooks.ts";
+import { hookPolicy } from "../policy/hooks.ts";
+import type { PolicySettings } from "../policy/process.ts";
 import type { ApprovalDecision } from "../tools/approval_decision.ts";
 import type { Tool } from "../tools/base.ts";
 import type { CallGate, GateDecision, ToolCall, ToolCallResult } from "../tools/executor.ts";
@@ -144,6 +147,8 @@ export const MAX_STOP_CONTINUATIONS = 3;
 /**
  * The session's hooks, when its config has any (none in a replay: it repeats the recording).
  * `cwd` is a host folder (the workspace, or with a container the folder Deft started in).
+ * `settings` are the session's sandbox settings: hooks run in its sandbox over `cwd`; with a
+ * container (the tools' sandbox, so `none` on the host) in the host's default sandbox.
  */
 export function sessionHooks(
   config: HooksConfig,
@@ -152,9 +157,12 @@ export function sessionHooks(
   report: (text: string) => void,
   container?: HookContainer,
   tell?: (text: string) => void,
+  settings: PolicySettings = {},
 ): Hooks | undefined {
-  const hooks = new Hooks(config, source, { cwd, report, container, tell });
-  return hooks.entries.length > 0 ? hooks : undefined;
+  if (hookEntries(config, source).length === 0) return undefined;
+  const policy = hookPolicy(cwd, container ? { ...settings, sandbox: undefined } : settings);
+  const modelWorkspace = container?.workspace ?? cwd;
+  return new Hooks(config, source, { cwd, report, container, tell, policy, modelWorkspace });
 }
 
 /** Seconds a SessionEnd hook may run when the session ends on a signal (SIGTERM, SIGHUP, …). */

@@ -325,6 +325,7 @@ async function assemble(
     container &&
       { id: container.id, runtime: container.cli.program, workspace: container.workspace },
     (t) => console.note(t),
+    config.toolSettings,
   );
   const baseGate = gate ??
     (recording ? new ReplayGate(recording) : new ApprovalGate(

@@ -1,36 +1,48 @@
 /**
- * `deft hooks`: the hooks in force here and the file each came from; `deft hooks import FILE`:
+ * `deft hooks`: the hooks in force here, where each runs (in the sandbox, or outside it) and the
+ * file each came from; `deft hooks import FILE`:
  * a Claude Code settings file's hooks as Deft's `hooks:` YAML. Also the hooks of the tool-serving
  * commands (`deft serve`, `deft mcp`), which have no session to hold them.
  */
 import { stringify } from "yaml";
 import { loadConfig } from "../config/load.ts";
 import { HookGate } from "../agent/hook_gate.ts";
-import { Hooks } from "../hooks/hooks.ts";
+import { hookEntries, Hooks } from "../hooks/hooks.ts";
 import { importClaudeHooks } from "../hooks/import.ts";
+import { readSettingsFile, SettingsFileError } from "../hooks/settings_file.ts";
+import { resolveToolSettings } from "../config/tool_settings.ts";
+import { hookPolicy } from "../policy/hooks.ts";
+import type { PolicySettings } from "../policy/process.ts";
 import { hooksSource } from "../hooks/source.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { UsageError } from "../errors.ts";
 import { writeStderr, writeStdout } from "./io.ts";
 
-/** Prints the hooks in force (the config as `deft run` would load it here). */
+/** Prints the hooks in force (the config as `deft run` would load it here) and where each runs. */
 export async function hooksList(opts: { configFile?: string } = {}): Promise<number> {
   const loaded = await loadConfig(opts.configFile);
-  const hooks = new Hooks(loaded.config.hooks, hooksSource(loaded), {
-    cwd: Deno.cwd(),
-    report: () => {},
-  });
-  if (hooks.entries.length === 0) {
+  const cwd = Deno.cwd();
+  if (hookEntries(loaded.config.hooks).length === 0) {
     await writeStdout(
       "no hooks configured" + (loaded.path ? ` (config: ${loaded.path})` : "") + "\n",
     );
     return 0;
   }
+  const settings = resolveToolSettings(loaded.config, {});
+  const hooks = new Hooks(loaded.config.hooks, hooksSource(loaded), {
+    cwd,
+    report: () => {},
+    policy: hookPolicy(cwd, settings),
+  });
+  const inside = hooks.policy.sandbox === "none"
+    ? "unsandboxed (no sandbox here: sandbox none, as the model's shell)"
+    : `sandboxed (${hooks.policy.sandbox}${hooks.policy.network ? ", network" : ", no network"})`;
   const lines = hooks.entries.map((e) =>
     [
       e.event,
       e.event === "PreToolUse" || e.event === "PostToolUse" ? (e.matcher || "*") : "-",
       e.hook.command,
+      e.hook.sandbox === "none" ? "outside the sandbox (sandbox: none)" : inside,
       `timeout ${e.hook.timeout ?? 60}s`,
       `from ${e.source ?? "(no file)"}`,
     ].map((s) => terminalText(s)).join("\t")
@@ -41,9 +53,16 @@ export async function hooksList(opts: { configFile?: string } = {}): Promise<num
 
 /** Prints FILE's hooks as Deft's config YAML; what could not be converted goes to stderr. */
 export async function hooksImport(file: string): Promise<number> {
+  let text: string;
+  try {
+    text = readSettingsFile(file);
+  } catch (e) {
+    if (e instanceof SettingsFileError) throw new UsageError(e.message);
+    throw e;
+  }
   let settings: unknown;
   try {
-    settings = JSON.parse(await Deno.readTextFile(file));
+    settings = JSON.parse(text);
   } catch (e) {
     throw new UsageError(
       `cannot read ${file} as a Claude Code settings file (JSON): ${(e as Error).message}`,
@@ -58,13 +77,19 @@ export async function hooksImport(file: string): Promise<number> {
 
 /**
  * The PreToolUse/PostToolUse gate for `deft serve` and `deft mcp`, when the config has hooks
- * (those commands ask nobody, so there is no approval gate behind it).
+ * (those commands ask nobody, so there is no approval gate behind it). Its hooks run in the
+ * tools' sandbox (`settings`), over the workspace.
  */
-export async function toolServerHooks(workspace: string): Promise<HookGate | undefined> {
+export async function toolServerHooks(
+  workspace: string,
+  settings: PolicySettings,
+): Promise<HookGate | undefined> {
   const loaded = await loadConfig();
+  if (hookEntries(loaded.config.hooks).length === 0) return undefined;
   const hooks = new Hooks(loaded.config.hooks, hooksSource(loaded), {
     cwd: workspace,
     report: (text) => writeStderr(`deft: warning: ${terminalText(text)}`),
+    policy: hookPolicy(workspace, settings),
   });
   return hooks.entries.length > 0 ? new HookGate(hooks, undefined, () => "never") : undefined;
 }

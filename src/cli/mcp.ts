@@ -31,7 +31,10 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext({ ...opts, provider: "anthropic" });
   // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
-  const hookGate = await (await import("./hooks.ts")).toolServerHooks(context.workspace);
+  const hookGate = await (await import("./hooks.ts")).toolServerHooks(
+    context.workspace,
+    context.settings,
+  );
   const executor = new ToolExecutor(
     await createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
     hookGate,

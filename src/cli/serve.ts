@@ -36,7 +36,10 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext(opts);
   const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
-  const hookGate = await (await import("./hooks.ts")).toolServerHooks(context.workspace);
+  const hookGate = await (await import("./hooks.ts")).toolServerHooks(
+    context.workspace,
+    context.settings,
+  );
   const executor = new ToolExecutor(tools, hookGate);
   // A stop signal closes the tools (ending every process they started), then exits 128 + n.
   let stopping = false;

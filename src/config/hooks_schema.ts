@@ -3,7 +3,8 @@
  * (a regular expression over tool names for the tool events; over `source`, `reason` or `trigger`
  * for SessionStart, SessionEnd and PreCompact) and the command hooks it runs.
  * Only the user's config (or a trusted folder's) sets it: config/trust.ts drops it from an
- * untrusted repository's file like every key not known to be harmless.
+ * untrusted repository's file like every key not known to be harmless, so no repository can add a
+ * hook, least of all one that says `sandbox: none`.
  */
 import { z } from "zod";
 
@@ -28,6 +29,11 @@ const commandHookSchema = z.strictObject({
   timeout: z.number().positive().max(3600).optional(),
   /** Names of Deft's own variables the hook may also see (provider keys only when named here). */
   env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
+  /**
+   * `none`: the hook runs outside the session's sandbox, as the user (a desktop notification, a
+   * log in `~`). Left out, it runs inside, with the model's shell's view of the machine.
+   */
+  sandbox: z.literal("none").optional(),
 });
 
 const matcherGroupSchema = z.strictObject({

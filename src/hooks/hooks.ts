@@ -15,6 +15,10 @@
  * such answer is kept as the session's `stopRequest` until the run that sees it takes it.
  */
 import type { CommandHookConfig, HookEvent, HooksConfig } from "../config/hooks_schema.ts";
+import { ConfigError } from "../config/errors.ts";
+import { hookPolicy } from "../policy/hooks.ts";
+import type { ProcessPolicy } from "../policy/process.ts";
+import { namedFiles, outsideHookProblem } from "./outside.ts";
 import { DEFAULT_HOOK_TIMEOUT_S, type HookRun, runHook } from "./runner.ts";
 
 /** One hook with where it was set, as `deft hooks` lists it. */
@@ -83,6 +87,18 @@ export interface HookContext {
   cwd: string;
   /** The session's container, when its tools run in one. */
   container?: HookContainer;
+  /**
+   * The host folder the model writes, which a `sandbox: none` hook may not run or read: `cwd`,
+   * or in a container session the container's workspace (a host folder only when Deft bound one
+   * there, at the same path).
+   */
+  modelWorkspace?: string;
+  /**
+   * The sandbox the hooks run in (all but those that say `sandbox: none`): the session's process
+   * policy over `cwd`. Absent: the default sandbox over `cwd` (`workspace-write` where bubblewrap
+   * works).
+   */
+  policy?: ProcessPolicy;
   sessionId?: string;
   transcriptPath?: string;
   /** Tells the user about a hook that failed (one line). */
@@ -124,9 +140,36 @@ export class Hooks {
   #stop?: HookStop;
   #ended = false;
 
+  /**
+   * Throws ConfigError when a hook that runs outside the sandbox (`sandbox: none`) would run or
+   * read what lies in the workspace (`cwd`): see outside.ts.
+   */
   constructor(config: HooksConfig, source: string | undefined, ctx: HookContext) {
     this.#entries = hookEntries(config, source);
     this.#ctx = { ...ctx };
+    const refused = this.#entries.flatMap((e) => {
+      if (e.hook.sandbox !== "none") return [];
+      const workspace = ctx.modelWorkspace ?? ctx.cwd;
+      const problem = outsideHookProblem(e.hook.command, workspace, ctx.cwd);
+      return problem
+        ? [`${e.event} hook '${e.hook.command}' (${e.source ?? "config"}): ${problem}`]
+        : [];
+    });
+    if (refused.length > 0) {
+      throw new ConfigError(
+        `A hook with \`sandbox: none\` runs outside the sandbox, as you, so it may not run or read ` +
+          `what the model can change in the workspace ${ctx.modelWorkspace ?? ctx.cwd}:\n  ${
+            refused.join("\n  ")
+          }\n` +
+          `Keep the program and what it reads outside the workspace (e.g. in ~/.config/deft/hooks/), ` +
+          `or drop \`sandbox: none\` so the hook runs inside the sandbox (docs/hooks.md).`,
+      );
+    }
+  }
+
+  /** The sandbox the hooks that do not say `sandbox: none` run in. */
+  get policy(): ProcessPolicy {
+    return this.#ctx.policy ??= hookPolicy(this.#ctx.cwd);
   }
 
   /** Names the session's id and trajectory file in the hooks' input from now on. */
@@ -173,7 +216,7 @@ export class Hooks {
   ): Promise<PreToolOutcome> {
     const answers = await this.#fire("PreToolUse", toolName, {
       tool_name: toolName,
-      tool_input: input,
+      tool_input: withClaudeNames(toolName, input),
       ...(toolUseId ? { tool_use_id: toolUseId } : {}),
     });
     let outcome: PreToolOutcome = {};
@@ -202,7 +245,7 @@ export class Hooks {
         const updated = specific?.updatedInput;
         if (updated !== undefined && outcome.updatedInput === undefined) {
           if (isObject(updated)) {
-            outcome.updatedInput = updated;
+            outcome.updatedInput = fromClaudeNames(toolName, updated, input);
             outcome.by ??= a.by;
           } else {
             // Not an object cannot be a tool's arguments: the call is refused, not run as it was.
@@ -237,7 +280,7 @@ export class Hooks {
   ): Promise<HookOutcome> {
     const answers = await this.#fire("PostToolUse", toolName, {
       tool_name: toolName,
-      tool_input: input,
+      tool_input: withClaudeNames(toolName, input),
       tool_response: response,
       ...(toolUseId ? { tool_use_id: toolUseId } : {}),
     });
@@ -321,12 +364,22 @@ export class Hooks {
     const runs = await Promise.all(chosen.map((e) =>
       runHook(e.hook, input, this.#ctx.cwd, {
         container,
+        policy: this.policy,
+        visible: e.hook.sandbox === "none" ? undefined : this.#visible(e.hook.command),
         timeoutSeconds: boundSeconds === undefined
           ? undefined
           : Math.min(boundSeconds, e.hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S),
       })
     ));
     return runs.map((run, i) => this.#read(event, chosen[i], run));
+  }
+
+  /** What a sandboxed hook is shown read-only: the scripts it names, the transcript. */
+  #visible(command: string): string[] {
+    const transcript = this.#ctx.transcriptPath;
+    const shown = namedFiles(command, this.#ctx.cwd);
+    if (transcript && !shown.includes(transcript) && isFile(transcript)) shown.push(transcript);
+    return shown;
   }
 
   #tell(text: string): void {
@@ -394,6 +447,60 @@ export function hookEntries(config: HooksConfig, source?: string): HookEntry[] {
     }
   }
   return out;
+}
+
+/** Deft's editor's arguments, and the names Claude Code's Write/Edit give them in a hook's input. */
+const EDITOR_FIELDS: readonly (readonly [string, string])[] = [
+  ["path", "file_path"],
+  ["old_str", "old_string"],
+  ["new_str", "new_string"],
+  ["file_text", "content"],
+];
+
+/**
+ * A call's arguments as hooks see them: for the editor (`str_replace_based_edit_tool`), Claude
+ * Code's names beside Deft's own (`file_path` beside `path`, `old_string`, `new_string`,
+ * `content`), so a hook written for Claude Code's Write/Edit finds the file. The call itself keeps
+ * Deft's names.
+ */
+export function withClaudeNames(
+  toolName: string,
+  input: Record<string, unknown>,
+): Record<string, unknown> {
+  if (toolName !== "str_replace_based_edit_tool") return input;
+  const out = { ...input };
+  for (const [deft, claude] of EDITOR_FIELDS) {
+    if (input[deft] !== undefined && !(claude in input)) out[claude] = input[deft];
+  }
+  return out;
+}
+
+/**
+ * A hook's rewrite with Claude Code's editor names (echoed back from its input, or its own) in
+ * Deft's: a Claude Code name whose value differs from the call's own argument is the rewrite.
+ */
+function fromClaudeNames(
+  toolName: string,
+  updated: Record<string, unknown>,
+  input: Record<string, unknown>,
+): Record<string, unknown> {
+  if (toolName !== "str_replace_based_edit_tool") return updated;
+  const out = { ...updated };
+  for (const [deft, claude] of EDITOR_FIELDS) {
+    if (!(claude in out) || claude in input) continue;
+    const value = out[claude];
+    delete out[claude];
+    if (!(deft in out) || value !== input[deft]) out[deft] = value;
+  }
+  return out;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -7,9 +7,13 @@
  *   `command` argument (`view`, `create`, `str_replace`, `insert`) says which of them a call is.
  *   A matcher selects tools, not commands, so a hook imported for `Write` alone also sees the
  *   editor's views: the hook must read `tool_input.command` itself when that matters. The editor's
- *   arguments are named as Deft names them (`path`, `old_str`, `new_str`, `file_text`), not
- *   `file_path`/`old_string`.
+ *   arguments reach hooks under Deft's names (`path`, `old_str`, `new_str`, `file_text`) and
+ *   Claude Code's (`file_path`, `old_string`, `new_string`, `content`): hooks.ts `withClaudeNames`.
  * - `mcp__SERVER__TOOL` names, `*` and an empty matcher stay as they are.
+ * - A hook that writes a log under `~`, notifies the desktop or posts to the network
+ *   (`outsideReason`) gets
+ *   `sandbox: none`, with a note saying what that trusts: inside the sandbox it could not. One that
+ *   also runs a program from the project stays sandboxed, with a note on how to move it out.
  * - Other tools (`Glob`, `Grep`, `LS`, `WebFetch`, `WebSearch`, `Task`, `NotebookEdit`,
  *   `TodoWrite`, …) have no Deft tool: they are dropped from the matcher and named; a group left
  *   matching nothing is dropped. So are events Deft does not fire (`Notification`, `SubagentStop`)
@@ -68,12 +72,29 @@ export function importClaudeHooks(settings: unknown): ImportedHooks {
           out.unmapped.push(`event ${event}: a hook of type ${kind} (only command hooks run)`);
           continue;
         }
+        const outside = outsideReason(hook.command);
+        if (outside && runsProjectCode(hook.command)) {
+          out.notes.push(
+            `event ${event}: hook ${JSON.stringify(hook.command)} ${outside}, which the sandbox ` +
+              `does not allow, but it runs a program from the project, so it stays sandboxed (an ` +
+              `outside hook may not run what the model can change): move the program out of the ` +
+              `project (e.g. to ~/.config/deft/hooks/) and add \`sandbox: none\` to run it outside`,
+          );
+        } else if (outside) {
+          out.notes.push(
+            `event ${event}: hook ${JSON.stringify(hook.command)} ${outside}, so it is imported ` +
+              `with \`sandbox: none\`: it runs outside the sandbox, as you, with your files and ` +
+              `network (git with Deft's hardened settings); it trusts nothing from the project, ` +
+              `so keep it from reading or running what is there`,
+          );
+        }
         commands.push({
           type: "command" as const,
           command: hook.command,
           ...(typeof hook.timeout === "number" && hook.timeout > 0
             ? { timeout: hook.timeout }
             : {}),
+          ...(outside && !runsProjectCode(hook.command) ? { sandbox: "none" as const } : {}),
         });
       }
       if (commands.length === 0) continue;
@@ -132,6 +153,33 @@ function mapMatcher(
 }
 
 const TOOL_EVENTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse"]);
+
+/** Programs that notify the desktop (or speak, or ring): they need the user's session. */
+const NOTIFIERS =
+  /(^|[\s;&|(/])(notify-send|osascript|terminal-notifier|kdialog|zenity|gdbus|dunstify|say|afplay|paplay|aplay|powershell(\.exe)?|wsl-notify-send|ntfy)(\s|$|;|&|\|)/;
+/** Writing under the home folder: a redirection or `tee` to `~/…`, `$HOME/…`, `${HOME}/…`. */
+const HOME_WRITE = /(>>?|\btee(\s+-[a-z]+)*)\s*["']?(~|\$HOME|\$\{HOME\})\//;
+
+/** Programs that post somewhere (a chat webhook, a notification service). */
+const NETWORK = /(^|[\s;&|(/])(curl|wget|http|xh)(\s|$)/;
+
+/**
+ * Why a Claude Code hook must run outside the sandbox to keep working (it writes a log under `~`,
+ * notifies the desktop, or posts to the network: the sandbox shows the home folder read-only, hides
+ * the session's sockets and has no network unless the session allows it), or undefined when it
+ * can run inside.
+ */
+export function outsideReason(command: string): string | undefined {
+  if (HOME_WRITE.test(command)) return "writes under your home folder";
+  if (NOTIFIERS.test(command)) return "notifies the desktop";
+  if (NETWORK.test(command)) return "reaches the network (the sandbox has none unless allowed)";
+  return undefined;
+}
+
+/** The hook runs a program from the project folder (`./…`, `$CLAUDE_PROJECT_DIR/…`). */
+function runsProjectCode(command: string): boolean {
+  return /(^|[\s;&|("'])\.{1,2}\/|\$\{?(CLAUDE|DEFT)_PROJECT_DIR\b/.test(command);
+}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

@@ -7,7 +7,8 @@
  * for `EXIT_GRACE_MS` more, no longer). Its output is cut at `MAX_HOOK_OUTPUT` bytes per stream.
  * The program, its arguments and environment come from src/policy/hooks.ts (`hookLaunch`).
  */
-import { hookLaunch, type HookPlaces } from "../policy/hooks.ts";
+import { hookLaunch, type HookPlaces, hookPolicy } from "../policy/hooks.ts";
+import type { ProcessPolicy } from "../policy/process.ts";
 import { spawnChild } from "../policy/spawn.ts";
 import type { CommandHookConfig } from "../config/hooks_schema.ts";
 
@@ -39,6 +40,13 @@ export interface HookRun {
 export interface HookRunOptions {
   /** The session's container (its id and runtime reach the hook's environment). */
   container?: HookPlaces["container"];
+  /**
+   * The sandbox the hook runs in unless its config says `sandbox: none` (the session's, over
+   * `projectDir`); absent, the default sandbox over `projectDir` (`hookPolicy`).
+   */
+  policy?: ProcessPolicy;
+  /** Files a sandboxed hook is shown read-only (its scripts, the transcript). */
+  visible?: readonly string[];
   /** Seconds instead of the hook's `timeout` (a SessionEnd on a signal gets a short bound). */
   timeoutSeconds?: number;
 }
@@ -51,14 +59,19 @@ export async function runHook(
   opts: HookRunOptions = {},
 ): Promise<HookRun> {
   const seconds = opts.timeoutSeconds ?? hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S;
-  const launch = hookLaunch({
-    command: hook.command,
-    projectDir,
-    passEnv: hook.env,
-    container: opts.container,
-  });
   let child: Deno.ChildProcess;
   try {
+    const runs = hook.sandbox === "none"
+      ? "outside" as const
+      : { policy: opts.policy ?? hookPolicy(projectDir) };
+    const launch = hookLaunch({
+      command: hook.command,
+      projectDir,
+      passEnv: hook.env,
+      container: opts.container,
+      runs,
+      visible: opts.visible,
+    });
     child = spawnChild(launch, {
       stdin: "piped",
       stdout: "piped",

@@ -1,15 +1,31 @@
 /**
- * A hook's launch: the command the user configured, run by `bash -c` in the session's
- * workspace, the leader of its own process group (so a timeout kills all of it), with the
- * core variables (`CORE_VARIABLES`: HOME, PATH, SHELL, USER, locale, temp dir, TERM, TZ) minus
- * anything that looks like a secret, plus `DEFT_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` (the
- * workspace, so hooks written for Claude Code find the project), plus the variables the hook's
- * own `env:` names. Deft's provider keys reach a hook only when its `env:` names them. In a
- * container session the hook still runs on the host (its program is the user's, there), told the
- * container by `DEFT_CONTAINER`, `DEFT_CONTAINER_RUNTIME` and `DEFT_CONTAINER_WORKSPACE`, and
- * given the runtime's connection variables (`DOCKER_HOST`, …) so it can `docker exec` there.
+ * A hook's launch: the command the user configured, run by `bash -c`, the leader of its own
+ * process group (so a timeout kills all of it), with the core variables (`CORE_VARIABLES`: HOME,
+ * PATH, SHELL, USER, locale, temp dir, TERM, TZ) minus anything that looks like a secret, plus
+ * `DEFT_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` (so hooks written for Claude Code find the project),
+ * plus the variables the hook's own `env:` names. Deft's provider keys reach a hook only when its
+ * `env:` names them.
+ *
+ * Where it runs:
+ *
+ * - By default **inside the session's sandbox**, confined exactly as the model's shell is
+ *   (`sandboxCommand` with the session's `ProcessPolicy`: its mode, workspace and network), so a
+ *   hook that runs or reads what the model wrote (a script in the workspace, git obeying the
+ *   model's `.git/config`, a formatter reading `package.json`) acts only where the model could
+ *   itself. Where the session has no sandbox (`none`), the hook runs as the shell then does.
+ * - With `sandbox: none` (its own config entry) **outside**, as the user, in the project folder,
+ *   with Deft's hardened git settings (`HARDENED_GIT_CONFIG`, as `GIT_CONFIG_*`), so the git it
+ *   runs does not start programs a repository's config names (`core.fsmonitor`, hooks, pagers).
+ *
+ * In a container session the hook runs on the host (its program is the user's, there), told the
+ * container by `DEFT_CONTAINER`, `DEFT_CONTAINER_RUNTIME` and `DEFT_CONTAINER_WORKSPACE`; an
+ * outside hook is also given the runtime's connection variables (`DOCKER_HOST`, …) so it can
+ * `docker exec` there (inside the sandbox the runtime's socket is hidden).
  */
 import { envObject } from "../env.ts";
+import { HARDENED_GIT_CONFIG } from "./git.ts";
+import { type PolicySettings, type ProcessPolicy, processPolicy } from "./process.ts";
+import { defaultSandbox, sandboxCommand } from "./sandbox.ts";
 import { CORE_VARIABLES, shellEnvironment } from "./shell_env.ts";
 import type { Launch } from "./spawn.ts";
 
@@ -25,15 +41,28 @@ const RUNTIME_CONNECTION = [
 export interface HookPlaces {
   /** The hook's command line, as configured (run by `bash -c`). */
   command: string;
-  /** The session's workspace: where the hook starts, and its `DEFT_PROJECT_DIR`. */
+  /** The session's host folder: where the hook starts, and its `DEFT_PROJECT_DIR`. */
   projectDir: string;
   /** Names of Deft's own variables the hook's config passes on purpose. */
   passEnv?: readonly string[];
   /** The session's container: `DEFT_CONTAINER` (its id), `_RUNTIME` and `_WORKSPACE`. */
   container?: { id: string; runtime: string; workspace: string };
+  /**
+   * Where the hook runs: `outside` (its config says `sandbox: none`), or inside the sandbox of
+   * this policy (the session's, whose workspace is `projectDir`).
+   */
+  runs: "outside" | { policy: ProcessPolicy };
+  /**
+   * Files shown read-only inside the sandbox besides what it shows anyway: the scripts the
+   * command names, the transcript (where the sandbox hides them, under a private /tmp).
+   */
+  visible?: readonly string[];
 }
 
-/** The launch of one hook; start it detached (its own process group). */
+/**
+ * The launch of one hook; start it detached (its own process group). Throws
+ * `SandboxUnavailableError` when the session's sandbox cannot be made.
+ */
 export function hookLaunch(places: HookPlaces): Launch {
   const own = envObject();
   const env = shellEnvironment({ inherit: "core", include_only: [...CORE_VARIABLES] }, own);
@@ -45,15 +74,67 @@ export function hookLaunch(places: HookPlaces): Launch {
   env.DEFT_PROJECT_DIR = places.projectDir;
   env.CLAUDE_PROJECT_DIR = places.projectDir;
   if (places.container) {
-    // How the runtime's client reaches its daemon (no secrets), so `docker exec` works as Deft's.
-    for (const name of RUNTIME_CONNECTION) {
-      const value = own[name];
-      if (value !== undefined && !value.startsWith("()")) env[name] = value;
+    if (places.runs === "outside") {
+      // How the runtime's client reaches its daemon (no secrets), so `docker exec` works as Deft's.
+      for (const name of RUNTIME_CONNECTION) {
+        const value = own[name];
+        if (value !== undefined && !value.startsWith("()")) env[name] = value;
+      }
     }
     env.DEFT_CONTAINER = places.container.id;
     env.DEFT_CONTAINER_RUNTIME = places.container.runtime;
     env.DEFT_CONTAINER_WORKSPACE = places.container.workspace;
   }
   env.PATH ??= "/usr/local/bin:/usr/bin:/bin";
-  return { program: "bash", args: ["-c", places.command], env, cwd: places.projectDir };
+  const argv = ["bash", "-c", places.command];
+  if (places.runs === "outside") {
+    Object.assign(env, hardenedGitEnvironment());
+    return { program: "bash", args: argv.slice(1), env, cwd: places.projectDir };
+  }
+  const { policy } = places.runs;
+  const { program, args } = sandboxCommand(argv, {
+    mode: policy.sandbox,
+    workspace: policy.workspace,
+    cwd: places.projectDir,
+    allowNetwork: policy.network,
+    readOnlyPaths: places.visible,
+    bwrapPath: policy.bwrapPath,
+    unsharePath: policy.unsharePath,
+  });
+  // Outside a sandbox the hook starts where it is asked; inside, bwrap changes directory.
+  return {
+    program,
+    args,
+    env,
+    cwd: policy.sandbox === "none" ? places.projectDir : policy.workspace,
+  };
+}
+
+/**
+ * The sandbox hooks run in over `projectDir` (the session's host folder) under the session's
+ * `settings`; without a mode, the default one (`workspace-write` where bubblewrap works, else
+ * `none`, as for the model's shell).
+ */
+export function hookPolicy(projectDir: string, settings: PolicySettings = {}): ProcessPolicy {
+  let workspace = projectDir;
+  try {
+    workspace = Deno.realPathSync(projectDir);
+  } catch { /* the sandbox reports a folder that is not there */ }
+  return processPolicy(workspace, {
+    ...settings,
+    sandbox: settings.sandbox ?? defaultSandbox(settings.bwrapPath).mode,
+  });
+}
+
+/**
+ * Deft's own git hardening as variables: git ranks `GIT_CONFIG_COUNT`'s settings above every
+ * config file, so a repository's `.git/config` cannot make the hook's git start a program.
+ */
+export function hardenedGitEnvironment(): Record<string, string> {
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(HARDENED_GIT_CONFIG.length) };
+  HARDENED_GIT_CONFIG.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return env;
 }

@@ -18,7 +18,7 @@
  * | a batch task's test            | `taskTestLaunch`    | the task's sandbox       | `shell_environment`    |
  * | Deft's helper scripts, Slurm   | `helperLaunch`      | none                     | none / Deft's own      |
  * | a container runtime's client   | `container_cli.ts`  | the container's own      | the daemon's variables |
- * | a configured hook              | `hooks.ts` `hookLaunch` | its own process group | core + `DEFT_PROJECT_DIR` + its `env` |
+ * | a configured hook              | `hooks.ts` `hookLaunch` | the shell's sandbox; `sandbox: none`: its own process group | core + `DEFT_PROJECT_DIR` + its `env` (+ hardened git outside) |
  *
  * The modules beside this one do the detailed work: sandbox.ts builds bwrap argv, git.ts the git
  * hardening, shell_env.ts filters variables. Nothing outside src/policy builds an argv for bwrap,

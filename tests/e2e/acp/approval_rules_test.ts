@@ -17,7 +17,7 @@ Deno.test("acp: --approval-rules denies by the policy file unasked; SessionEnd r
   await Deno.writeTextFile(
     config,
     (await Deno.readTextFile(config)) +
-      `hooks:\n  SessionEnd:\n    - hooks:\n        - { type: command, command: "cat > ${home}/end.json" }\n`,
+      `hooks:\n  SessionEnd:\n    - hooks:\n        - { type: command, command: "cat > ${home}/end.json", sandbox: none }\n`,
   );
   const mock = MockLLM.start([
     chatStream(chatToolCalls([["bash", { command: "touch by-acp" }]])),

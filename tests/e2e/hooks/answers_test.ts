@@ -84,9 +84,9 @@ echo '{"systemMessage":"audit log is on","hookSpecificOutput":{"hookEventName":"
 Deno.test("the same command selected by two groups runs once per call, as in Claude Code", async () => {
   const record = `#!/bin/bash\ncat >/dev/null\necho "$1" >> "$HOME/ran.log"\n`;
   const home = await homeWith(
-    `  PreToolUse:\n    - matcher: bash\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh same" }\n` +
-      `    - matcher: "^ba"\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh same" }\n` +
-      `        - { type: command, command: "bash $HOME_DIR/record.sh other" }`,
+    `  PreToolUse:\n    - matcher: bash\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh same", sandbox: none }\n` +
+      `    - matcher: "^ba"\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh same", sandbox: none }\n` +
+      `        - { type: command, command: "bash $HOME_DIR/record.sh other", sandbox: none }`,
     { "record.sh": record },
   );
   const { r } = await run(home, [
@@ -101,8 +101,8 @@ Deno.test("the same command selected by two groups runs once per call, as in Cla
 Deno.test("PreToolUse and PostToolUse are told the call's tool_use_id, the same for both", async () => {
   const record = `#!/bin/bash\ncat >> "$HOME/$1.jsonl"\necho >> "$HOME/$1.jsonl"\n`;
   const home = await homeWith(
-    `  PreToolUse:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh pre" }\n` +
-      `  PostToolUse:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh post" }`,
+    `  PreToolUse:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh pre", sandbox: none }\n` +
+      `  PostToolUse:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh post", sandbox: none }`,
     { "record.sh": record },
   );
   const { r, mock } = await run(home, [

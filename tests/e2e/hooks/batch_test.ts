@@ -10,7 +10,10 @@ import { runDeft, trustedHome } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBatchFixture } from "../../helpers/batch_fixture.ts";
 
-/** A hook that appends its stdin (one JSON object) as a line to $HOME/NAME.jsonl. */
+/**
+ * A hook that appends its stdin (one JSON object) as a line to $HOME/NAME.jsonl: a log in ~, so
+ * it runs outside the sandbox (`sandbox: none` in its entry).
+ */
 const RECORD = `#!/bin/bash\ncat >> "$HOME/$1.jsonl"\necho >> "$HOME/$1.jsonl"\n`;
 
 async function recorded(home: string, name: string): Promise<Record<string, unknown>[]> {
@@ -33,7 +36,7 @@ Deno.test({
     try {
       await Deno.writeTextFile(`${home}/record.sh`, RECORD);
       const hook = (name: string) =>
-        `    - hooks:\n        - { type: command, command: "bash ${home}/record.sh ${name}" }\n`;
+        `    - hooks:\n        - { type: command, command: "bash ${home}/record.sh ${name}", sandbox: none }\n`;
       const config = `${home}/.config/deft/config.yaml`;
       await Deno.writeTextFile(
         config,

@@ -31,7 +31,7 @@ Deno.test({
   await Deno.writeTextFile(
     config,
     (await Deno.readTextFile(config)) +
-      `hooks:\n  PostToolUse:\n    - matcher: bash\n      hooks:\n        - { type: command, command: "bash ${home}/peek.sh" }\n`,
+      `hooks:\n  PostToolUse:\n    - matcher: bash\n      hooks:\n        - { type: command, command: "bash ${home}/peek.sh", sandbox: none }\n`,
   );
   const mock = MockLLM.start([
     chatToolCalls([["bash", { command: "echo made-inside > /testbed/made.txt" }]]),

@@ -137,7 +137,7 @@ echo $! > "$HOME/hook-child.pid"
 wait
 `;
   const home = await homeWith(
-    `  PreToolUse:\n    - matcher: bash\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/hang.sh", timeout: 1 }`,
+    `  PreToolUse:\n    - matcher: bash\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/hang.sh", timeout: 1, sandbox: none }`,
     { "hang.sh": hang },
   );
   const repo = await makeBuggyRepo();
@@ -206,7 +206,7 @@ if [ ! -e "$HOME/stopped-once" ]; then
 fi
 `;
   const home = await homeWith(
-    `  Stop:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/stop.sh" }`,
+    `  Stop:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/stop.sh", sandbox: none }`,
     { "stop.sh": stop },
   );
   const repo = await makeBuggyRepo();
@@ -238,7 +238,7 @@ Deno.test("a repository's deft.yaml with hooks runs nothing until the folder is 
   const repo = await makeBuggyRepo();
   await Deno.writeTextFile(
     `${repo}/deft.yaml`,
-    `hooks:\n  PreToolUse:\n    - hooks:\n        - { type: command, command: "cat >/dev/null; touch ${home}/repo-hook-ran" }\n`,
+    `hooks:\n  PreToolUse:\n    - hooks:\n        - { type: command, command: "cat >/dev/null; touch ${repo}/repo-hook-ran" }\n`,
   );
   const replies = () => [
     chatToolCalls([["bash", { command: "echo hi" }]]),
@@ -249,12 +249,13 @@ Deno.test("a repository's deft.yaml with hooks runs nothing until the folder is 
     const first = await runMocked(mock, "do it", repo, { cwd: repo, env: { HOME: home } });
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stderr, /not trusted[^\n]*\bhooks\b/, "the ignored key is named");
-    assert.equal(await Deno.stat(`${home}/repo-hook-ran`).then(() => true, () => false), false);
+    assert.equal(await Deno.stat(`${repo}/repo-hook-ran`).then(() => true, () => false), false);
     const trust = await runDeft(["trust", repo], { cwd: repo, env: { HOME: home } });
     assert.equal(trust.code, 0, trust.stderr);
     const second = await runMocked(mock, "do it", repo, { cwd: repo, env: { HOME: home } });
     assert.equal(second.code, 0, second.stderr);
-    assert.ok(await Deno.stat(`${home}/repo-hook-ran`), "the trusted repository's hook ran");
+    // The hook runs sandboxed: it marks the workspace, the one place it may write.
+    assert.ok(await Deno.stat(`${repo}/repo-hook-ran`), "the trusted repository's hook ran");
   } finally {
     await mock.close();
   }
@@ -291,7 +292,7 @@ Deno.test("a Claude Code settings file imported: deft hooks lists it and the sam
   assert.equal(listed.code, 0, listed.stderr);
   assert.match(
     listed.stdout,
-    /PreToolUse\tbash\tbash .*deny\.sh\ttimeout 10s\tfrom .*config\.yaml/,
+    /PreToolUse\tbash\tbash .*deny\.sh\t(un)?sandboxed [^\t]*\ttimeout 10s\tfrom .*config\.yaml/,
   );
   const repo = await makeBuggyRepo();
   const { r, toolMessages } = await runWith(home, repo, [
@@ -347,7 +348,7 @@ Deno.test("a hook sees the core variables and DEFT_PROJECT_DIR, a key only when 
   const dump = `#!/bin/bash\ncat >/dev/null\nenv > "$HOME/env-$1.txt"\n`;
   const flood = `#!/bin/bash\ncat >/dev/null\nhead -c 5000000 /dev/zero | tr '\\\\0' x\n`;
   const home = await homeWith(
-    `  PreToolUse:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/dump.sh plain" }\n        - { type: command, command: "bash $HOME_DIR/dump.sh named", env: [DEFT_HOOK_TEST_API_KEY] }\n        - { type: command, command: "bash $HOME_DIR/flood.sh" }`,
+    `  PreToolUse:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/dump.sh plain", sandbox: none }\n        - { type: command, command: "bash $HOME_DIR/dump.sh named", env: [DEFT_HOOK_TEST_API_KEY], sandbox: none }\n        - { type: command, command: "bash $HOME_DIR/flood.sh" }`,
     { "dump.sh": dump, "flood.sh": flood },
   );
   const repo = await makeBuggyRepo();

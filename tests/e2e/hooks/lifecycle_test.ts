@@ -32,7 +32,10 @@ async function homeWith(hooksYaml: string, scripts: Record<string, string> = {},
   return home;
 }
 
-/** A hook that appends its stdin (one JSON object) as a line to $HOME/NAME.jsonl. */
+/**
+ * A hook that appends its stdin (one JSON object) as a line to $HOME/NAME.jsonl: a log in ~, so
+ * it runs outside the sandbox (`sandbox: none` in its entry).
+ */
 const RECORD = `#!/bin/bash\ncat >> "$HOME/$1.jsonl"\necho >> "$HOME/$1.jsonl"\n`;
 
 async function recorded(home: string, name: string): Promise<Record<string, unknown>[]> {
@@ -60,7 +63,7 @@ async function run(home: string, repo: string, replies: MockReply[], extra: stri
 
 Deno.test("SessionEnd runs once when deft run ends: reason other, Deft's reason, the session's ids", async () => {
   const home = await homeWith(
-    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh end" }`,
+    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh end", sandbox: none }`,
     { "record.sh": RECORD },
   );
   const repo = await makeBuggyRepo();
@@ -83,7 +86,7 @@ Deno.test("a SessionEnd hook that hangs delays the end no more than its timeout;
   const block =
     `#!/bin/bash\ncat >/dev/null\necho '{"continue":false,"stopReason":"no"}'\nexit 2\n`;
   const home = await homeWith(
-    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/hang.sh", timeout: 2 }\n        - { type: command, command: "bash $HOME_DIR/block.sh" }`,
+    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/hang.sh", timeout: 2, sandbox: none }\n        - { type: command, command: "bash $HOME_DIR/block.sh" }`,
     { "hang.sh": hang, "block.sh": block },
   );
   const repo = await makeBuggyRepo();
@@ -189,7 +192,7 @@ Deno.test("PreCompact (auto) runs before the conversation is shortened; a block 
       return reply;
     });
     const home = await homeWith(
-      `  PreCompact:\n    - matcher: auto\n      hooks:\n        - { type: command, command: "${hook}" }`,
+      `  PreCompact:\n    - matcher: auto\n      hooks:\n        - { type: command, command: "${hook}", sandbox: none }`,
       { "record.sh": RECORD },
       `model_providers:\n  m: { provider: openai_compatible, base_url: "${mock.url}/v1", api_key: k }\n` +
         `models:\n  m: { model_provider: m, model: mock, max_retries: 0, context_window: 4000, max_tokens: 500 }\n` +
@@ -238,8 +241,8 @@ const MODEL = (mock: MockLLM) => [
 
 Deno.test("interactive: /compact runs PreCompact (manual, its instructions); /exit runs SessionEnd (prompt_input_exit)", async () => {
   const home = await homeWith(
-    `  PreCompact:\n    - matcher: manual\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh compact" }\n` +
-      `  SessionEnd:\n    - matcher: prompt_input_exit\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh end" }`,
+    `  PreCompact:\n    - matcher: manual\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh compact", sandbox: none }\n` +
+      `  SessionEnd:\n    - matcher: prompt_input_exit\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh end", sandbox: none }`,
     { "record.sh": RECORD },
   );
   const repo = await makeBuggyRepo();
@@ -287,7 +290,7 @@ Deno.test("interactive: a PreCompact hook that blocks leaves the conversation un
 
 Deno.test("deft serve and deft mcp run SessionEnd when their input ends", async () => {
   const home = await homeWith(
-    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh end" }`,
+    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh end", sandbox: none }`,
     { "record.sh": RECORD },
   );
   const repo = await makeBuggyRepo();
@@ -309,7 +312,7 @@ Deno.test("deft serve and deft mcp run SessionEnd when their input ends", async 
 Deno.test("SIGTERM during a run: SessionEnd still runs, bounded to a few seconds whatever its timeout", async () => {
   const slow = `#!/bin/bash\ncat > "$HOME/end.json"\nsleep 50\n`;
   const home = await homeWith(
-    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/slow.sh", timeout: 120 }`,
+    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/slow.sh", timeout: 120, sandbox: none }`,
     { "slow.sh": slow },
   );
   const repo = await makeBuggyRepo();
@@ -347,7 +350,7 @@ Deno.test("SIGTERM during a run: SessionEnd still runs, bounded to a few seconds
 
 Deno.test("SIGTERM ends deft interactive: SessionEnd runs first (reason other, signal SIGTERM)", async () => {
   const home = await homeWith(
-    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh end" }`,
+    `  SessionEnd:\n    - hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh end", sandbox: none }`,
     { "record.sh": RECORD },
   );
   const repo = await makeBuggyRepo();

@@ -30,7 +30,7 @@ printf '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext
   await Deno.writeTextFile(
     path,
     (await Deno.readTextFile(path)) +
-      `hooks:\n  SessionStart:\n    - hooks:\n        - { type: command, command: "bash ${home}/start.sh" }\n` +
+      `hooks:\n  SessionStart:\n    - hooks:\n        - { type: command, command: "bash ${home}/start.sh", sandbox: none }\n` +
       `    - matcher: resume\n      hooks:\n        - { type: command, command: "echo ONLY-ON-RESUME" }\n`,
   );
   return home;
