@@ -69,6 +69,9 @@ export const NEEDS: readonly Need[] = [
     present: (p) => ["slurmctld", "slurmd", "sbatch", "munged"].every((n) => p.hasProgram(n)),
     e2eOnly: true,
   },
+  // The tool worker's permission test (tests/e2e/policy/permissions_test.ts) has Deno refuse to
+  // run curl; Deno looks the program up first, so without curl it fails as not found instead.
+  { what: "curl", packages: ["curl"], present: program("curl"), e2eOnly: true },
   // Container tests drive a private dockerd and Podman (with runc) on an image debootstrap makes.
   { what: "dockerd", packages: ["docker.io"], present: program("dockerd"), e2eOnly: true },
   { what: "podman", packages: ["podman"], present: program("podman"), e2eOnly: true },
