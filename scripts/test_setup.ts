@@ -191,7 +191,7 @@ export async function plan(missing: Missing, runner: Runner): Promise<Plan> {
 
 /** The one message shown when the set-up cannot install: what is missing and how to install it. */
 export function stopMessage(missing: Missing, why: string): string {
-  const lines = ["The tests need what this machine does not have:"];
+  const lines = ["", "No test was run: the tests need what this machine does not have:"];
   for (const need of missing.needs) lines.push(`  ${need.what} (${need.packages.join(" ")})`);
   if (missing.nobody) lines.push(`  a user with uid ${NOBODY_UID} (nobody)`);
   lines.push(`The set-up could not install them (${why}). Install them, then run the tests again:`);

@@ -258,3 +258,19 @@ Deno.test("test set-up: every program a test starts by name is in the list or on
   ).map(([name, file]) => `${name} (${file})`);
   assert.deepEqual(unlisted, [], "programs the tests start that the set-up does not install");
 });
+
+Deno.test("test set-up: deno task's install on a fresh clone warns about no skipped build script", async () => {
+  // `deno task test` installs the npm packages before the set-up runs; a package with install
+  // scripts Deno skips gets a warning box there, just above the set-up's message, unless
+  // deno.json says it is skipped on purpose (`allowScripts.deny`). Deft runs none of them: the
+  // grammars are loaded as WebAssembly, and protobufjs's script serves its command-line tool.
+  const root = new URL("../../", import.meta.url);
+  const lock = JSON.parse(await Deno.readTextFile(new URL("deno.lock", root)));
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", root)));
+  const denied = new Set<string>(config.allowScripts?.deny ?? []);
+  const withScripts = Object.entries(lock.npm as Record<string, { scripts?: boolean }>)
+    .filter(([, info]) => info.scripts).map(([id]) => id.replace(/@[^@]*$/, ""));
+  assert.ok(withScripts.length > 0, "the lockfile marks packages with install scripts");
+  const warned = withScripts.filter((name) => !denied.has(`npm:${name}`));
+  assert.deepEqual([...new Set(warned)], [], "add these to deno.json's allowScripts.deny");
+});
