@@ -52,7 +52,7 @@ export function label(value: string | undefined | null): string | undefined {
 }
 
 /**
- * The kind of a thrown error for a span's status: its class name (`BadRequestError`,
+ * The kind of a thrown error for a span's status: its class name (`LLMCallError`,
  * `AbortError`), which the code chose, never its message, which the data may fill.
  */
 export function errorKind(error: unknown): string {
