@@ -69,6 +69,9 @@ export const NEEDS: readonly Need[] = [
     present: (p) => ["slurmctld", "slurmd", "sbatch", "munged"].every((n) => p.hasProgram(n)),
     e2eOnly: true,
   },
+  // The tool worker's permission test (tests/e2e/policy/permissions_test.ts) has Deno refuse to
+  // run curl; Deno looks the program up first, so without curl it fails as not found instead.
+  { what: "curl", packages: ["curl"], present: program("curl"), e2eOnly: true },
   // Container tests drive a private dockerd and Podman (with runc) on an image debootstrap makes.
   { what: "dockerd", packages: ["docker.io"], present: program("dockerd"), e2eOnly: true },
   { what: "podman", packages: ["podman"], present: program("podman"), e2eOnly: true },
@@ -188,7 +191,7 @@ export async function plan(missing: Missing, runner: Runner): Promise<Plan> {
 
 /** The one message shown when the set-up cannot install: what is missing and how to install it. */
 export function stopMessage(missing: Missing, why: string): string {
-  const lines = ["The tests need what this machine does not have:"];
+  const lines = ["", "No test was run: the tests need what this machine does not have:"];
   for (const need of missing.needs) lines.push(`  ${need.what} (${need.packages.join(" ")})`);
   if (missing.nobody) lines.push(`  a user with uid ${NOBODY_UID} (nobody)`);
   lines.push(`The set-up could not install them (${why}). Install them, then run the tests again:`);

@@ -3,8 +3,14 @@
  * `OTEL_DENO=true` is set when Deft starts (Deno reads it at process start; the exporter, its
  * endpoint and protocol are Deno's: `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_PROTOCOL`).
  * When it is off, `@opentelemetry/api` is never loaded and every helper here calls straight
- * through. Prompt and answer text goes on spans only with
- * `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
+ * through.
+ *
+ * Content (prompts, answers, tool output, error text, file text, argument values) goes on a span
+ * only with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`, and that is kept here, where
+ * every attribute and status is written: a text attribute is written only when it is a label
+ * (identifier-shaped, as a model or tool name is) or one of `CONTENT_KEYS` with the opt-in on; a
+ * failed span's status message is an error kind, with the error's text after it only with the
+ * opt-in.
  */
 import { readEnv } from "../env.ts";
 
@@ -23,6 +29,35 @@ let loading: Promise<void> | undefined;
 /** Whether tracing is on: Deno's exporter was switched on as this process started. */
 export function tracingEnabled(): boolean {
   return readEnv("OTEL_DENO")?.toLowerCase() === "true";
+}
+
+/** The attributes that carry content; written only with the content opt-in. */
+const CONTENT_KEYS = new Set([
+  "gen_ai.input.messages",
+  "gen_ai.output.messages",
+  "gen_ai.tool.call.result",
+]);
+
+/** Longest error text a status message carries with the content opt-in. */
+const MAX_DETAIL = 1000;
+
+const LABEL = /^[A-Za-z0-9_][A-Za-z0-9_.:\/@+-]{0,127}$/;
+
+/**
+ * `value` when it is a label (a name, an id, a kind: identifier-shaped, at most 128 characters,
+ * no spaces), else undefined. Text that is not a label never goes on a span without the opt-in.
+ */
+export function label(value: string | undefined | null): string | undefined {
+  return typeof value === "string" && LABEL.test(value) ? value : undefined;
+}
+
+/**
+ * The kind of a thrown error for a span's status: its class name (`LLMCallError`,
+ * `AbortError`), which the code chose, never its message, which the data may fill.
+ */
+export function errorKind(error: unknown): string {
+  const name = error instanceof Error ? (error.constructor?.name || error.name) : undefined;
+  return name && /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(name) ? name : "Error";
 }
 
 /** Whether prompt and answer text may go on spans (the user opted in). */
@@ -57,10 +92,23 @@ function inboundContext(a: Api): Context | undefined {
   });
 }
 
+/** `value` as it may go on a span: content only with the opt-in, other text only as labels. */
+function allowed(key: string, value: SpanValue): SpanValue | undefined {
+  if (CONTENT_KEYS.has(key)) return contentCaptured() ? value : undefined;
+  if (typeof value === "string") return label(value);
+  if (Array.isArray(value)) {
+    const labels = value.map(label);
+    return labels.every((v) => v !== undefined) ? labels as string[] : undefined;
+  }
+  return value;
+}
+
 function setAll(span: Span, attributes: SpanAttributes): void {
   try {
     for (const [key, value] of Object.entries(attributes)) {
-      if (value !== undefined && value !== null) span.setAttribute(key, value);
+      if (value === undefined || value === null) continue;
+      const kept = allowed(key, value);
+      if (kept !== undefined) span.setAttribute(key, kept);
     }
   } catch {
     // An attribute the exporter refuses is lost; the run goes on.
@@ -70,8 +118,12 @@ function setAll(span: Span, attributes: SpanAttributes): void {
 /** What a traced function may add to its span once it knows more. */
 export interface SpanHandle {
   set(attributes: SpanAttributes): void;
-  /** Marks the span failed with `message` (the function still decides what it returns). */
-  fail(message: string): void;
+  /**
+   * Marks the span failed with the error kind `kind` (a label from a fixed vocabulary); `detail`,
+   * the error's text, follows it in the status message only with the content opt-in. The
+   * function still decides what it returns.
+   */
+  fail(kind: string, detail?: string): void;
 }
 
 const NO_SPAN: SpanHandle = { set() {}, fail() {} };
@@ -106,12 +158,24 @@ export async function withSpan<T>(
   setAll(span, attributes);
   const handle: SpanHandle = {
     set: (more) => setAll(span, more),
-    fail: (message) => span.setStatus({ code: a.SpanStatusCode.ERROR, message }),
+    fail: (kind, detail) => {
+      const shown = label(kind) ?? "error";
+      const message = detail && contentCaptured()
+        ? `${shown}: ${detail.slice(0, MAX_DETAIL)}`
+        : shown;
+      try {
+        span.setStatus({ code: a.SpanStatusCode.ERROR, message });
+      } catch {
+        // As with attributes: the status is lost, the run goes on.
+      }
+    },
   };
   try {
     return await a.context.with(inside, () => fn(handle));
   } catch (e) {
-    handle.fail((e as Error)?.message ?? String(e));
+    const kind = errorKind(e);
+    setAll(span, { "error.type": kind });
+    handle.fail(kind, e instanceof Error ? e.message : String(e));
     throw e;
   } finally {
     span.end();

@@ -2,7 +2,7 @@
  * The test set-up's decisions (scripts/test_setup.ts) on a stub machine: PATH folders holding
  * fake programs and a stub file tree. Present → nothing runs; missing as root → apt-get installs
  * exactly the missing packages; missing, not root, no sudo → one message naming every package and
- * the command to run.
+ * the command to run; and every program a test starts by name is one the set-up provides.
  */
 import assert from "node:assert/strict";
 import {
@@ -34,6 +34,7 @@ const PROGRAMS = [
   "runc",
   "debootstrap",
   "chromium",
+  "curl",
 ];
 
 /** A 64-bit ELF header with one program header of type `type` (3: PT_INTERP). */
@@ -191,4 +192,85 @@ Deno.test("test set-up: every package in the list installs through one apt-get l
   for (const pkg of ["bubblewrap", "docker.io", "podman", "busybox-static", "util-linux"]) {
     assert.ok(commands[1].includes(pkg), pkg);
   }
+});
+
+/**
+ * Programs a test starts by name that a fresh Debian 12 machine with Node.js and npm has before the
+ * set-up runs (its essential packages), or that come in a package NEEDS already installs, each
+ * with where it comes from.
+ */
+const WITHOUT_A_NEED: Record<string, string> = {
+  sh: "dash (essential)",
+  bash: "bash (essential)",
+  cat: "coreutils (essential)",
+  chmod: "coreutils (essential)",
+  chown: "coreutils (essential)",
+  cp: "coreutils (essential)",
+  ls: "coreutils (essential)",
+  mkfifo: "coreutils (essential)",
+  sleep: "coreutils (essential)",
+  true: "coreutils (essential)",
+  getent: "libc-bin (essential)",
+  script: "bsdutils (essential)",
+  unshare: "util-linux",
+  kill: "procps",
+  pkill: "procps",
+  docker: "docker.io",
+  npx: "npm (on the machine with Node.js)",
+  deft: "(installed by the test that runs it)",
+};
+
+/** Every file under `dir` whose name ends in `.ts`. */
+async function sources(dir: string, out: string[] = []): Promise<string[]> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) await sources(path, out);
+    else if (entry.name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+Deno.test("test set-up: every program a test starts by name is in the list or on a fresh machine", async () => {
+  // The programs each need looks for: a probe that finds everything records what it is asked.
+  const looked: string[] = [];
+  const everything = {
+    hasProgram: (name: string) => looked.push(name) > 0,
+    isDir: () => true,
+    read: () => undefined,
+  };
+  for (const need of NEEDS) need.present(everything);
+  const packages = new Set(NEEDS.flatMap((n) => n.packages));
+  for (const [name, from] of Object.entries(WITHOUT_A_NEED)) {
+    const pkg = from.split(" ")[0];
+    if (!from.includes("(")) assert.ok(packages.has(pkg), `${name}: ${pkg} is not in NEEDS`);
+  }
+  const tests = new URL("../", import.meta.url).pathname;
+  const started = new Map<string, string>();
+  for (const file of await sources(tests.replace(/\/$/, ""))) {
+    const text = await Deno.readTextFile(file);
+    for (const m of text.matchAll(/new\s+Deno\.Command\(\s*["']([^"']+)["']/g)) {
+      started.set(m[1].split("/").pop()!, file.slice(tests.length));
+    }
+  }
+  assert.ok(started.has("git") && started.size > 10, [...started.keys()].join(" "));
+  const unlisted = [...started].filter(([name]) =>
+    !looked.includes(name) && !(name in WITHOUT_A_NEED)
+  ).map(([name, file]) => `${name} (${file})`);
+  assert.deepEqual(unlisted, [], "programs the tests start that the set-up does not install");
+});
+
+Deno.test("test set-up: deno task's install on a fresh clone warns about no skipped build script", async () => {
+  // `deno task test` installs the npm packages before the set-up runs; a package with install
+  // scripts Deno skips gets a warning box there, just above the set-up's message, unless
+  // deno.json says it is skipped on purpose (`allowScripts.deny`). Deft runs none of them: the
+  // grammars are loaded as WebAssembly, and protobufjs's script serves its command-line tool.
+  const root = new URL("../../", import.meta.url);
+  const lock = JSON.parse(await Deno.readTextFile(new URL("deno.lock", root)));
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", root)));
+  const denied = new Set<string>(config.allowScripts?.deny ?? []);
+  const withScripts = Object.entries(lock.npm as Record<string, { scripts?: boolean }>)
+    .filter(([, info]) => info.scripts).map(([id]) => id.replace(/@[^@]*$/, ""));
+  assert.ok(withScripts.length > 0, "the lockfile marks packages with install scripts");
+  const warned = withScripts.filter((name) => !denied.has(`npm:${name}`));
+  assert.deepEqual([...new Set(warned)], [], "add these to deno.json's allowScripts.deny");
 });

@@ -49,7 +49,8 @@ Deno.test("sandbox policy: `none` runs the command as it is, in a PID namespace 
 });
 
 Deno.test("sandbox policy: workspace-write confines filesystem, network and lifetime", () => {
-  const args = bwrapArgs({ mode: "workspace-write", workspace: WS, cwd: `${WS}/sub` });
+  const options = { mode: "workspace-write", workspace: WS, cwd: `${WS}/sub` } as const;
+  const args = bwrapArgs(options);
   for (const flag of ["--die-with-parent", "--new-session", "--unshare-all"]) {
     assert.ok(args.includes(flag), flag);
   }
@@ -61,18 +62,21 @@ Deno.test("sandbox policy: workspace-write confines filesystem, network and life
       "ALL",
     ],
   );
-  // The root's entries are bound one by one (never /tmp), then the root made read-only.
-  assert.equal(indexOfOption(args, "--ro-bind", "/", "/"), -1, "the root is not bound whole");
-  assert.ok(indexOfOption(args, "--ro-bind", "/usr", "/usr") >= 0, "its entries are, read-only");
-  assert.equal(indexOfOption(args, "--ro-bind", "/tmp", "/tmp"), -1, "/tmp is never bound");
-  const above = indexOfOption(args, "--ro-bind", "/work", "/work");
-  const tmp = indexOfOption(args, "--tmpfs", "/tmp");
-  const ws = indexOfOption(args, "--bind", WS, WS);
-  assert.ok(above >= 0 && tmp >= 0 && ws > above, "the workspace on top of its read-only parent");
-  assert.ok(indexOfOption(args, "--remount-ro", "/") > ws, "the root read-only at the end");
+  assert.ok(indexOfOption(args, "--bind", WS, WS) >= 0, "the workspace is writable");
   assert.ok(indexOfOption(args, "--dev", "/dev") >= 0);
   assert.ok(indexOfOption(args, "--proc", "/proc") >= 0);
   assert.deepEqual(args.slice(-2), ["--chdir", `${WS}/sub`]);
+  // The layout, on a host that has the workspace's top-level folder (whatever this one has).
+  const mounts = mountArgs(options, WITH_WS_PARENT);
+  // The root's entries are bound one by one (never /tmp), then the root made read-only.
+  assert.equal(indexOfOption(mounts, "--ro-bind", "/", "/"), -1, "the root is not bound whole");
+  assert.ok(indexOfOption(mounts, "--ro-bind", "/usr", "/usr") >= 0, "its entries are, read-only");
+  assert.equal(indexOfOption(mounts, "--ro-bind", "/tmp", "/tmp"), -1, "/tmp is never bound");
+  const above = indexOfOption(mounts, "--ro-bind", WS_PARENT, WS_PARENT);
+  const tmp = indexOfOption(mounts, "--tmpfs", "/tmp");
+  const ws = indexOfOption(mounts, "--bind", WS, WS);
+  assert.ok(above >= 0 && tmp >= 0 && ws > above, "the workspace on top of its read-only parent");
+  assert.ok(indexOfOption(mounts, "--remount-ro", "/") > ws, "the root read-only at the end");
 });
 
 Deno.test("sandbox policy: allowNetwork keeps the network; read-only paths come after /tmp", () => {
@@ -109,6 +113,16 @@ const HOST: MountView = {
       { name: "tmp", kind: "dir" },
     ]],
     ["/var/lib", [{ name: "apt", kind: "dir" }, { name: "docker", kind: "dir" }]],
+  ]),
+};
+
+/** The workspace's top-level folder, and HOST with it among the root's entries. */
+const WS_PARENT = `/${WS.split("/")[1]}`;
+const WITH_WS_PARENT: MountView = {
+  hidden: HOST.hidden,
+  listings: new Map([
+    ...HOST.listings,
+    ["/", [...HOST.listings.get("/")!, { name: WS_PARENT.slice(1), kind: "dir" }]],
   ]),
 };
 

@@ -44,10 +44,9 @@ Deno.test("bash: the default timeout comes from the settings", async () => {
 
 Deno.test("bash: a timeout stops the rest of the command, like Ctrl-C", async () => {
   await withHarness({}, async (h) => {
-    const r = await h.run(
-      "setsid sleep 31 & echo $! > escaped.pid; sleep 32 | cat; touch ran-on",
-      { timeout: 1 },
-    );
+    // Found by command line: inside the shell's PID namespace `$!` is not the host's pid.
+    const escaped = `sleep 31.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+    const r = await h.run(`setsid ${escaped} & sleep 32 | cat; touch ran-on`, { timeout: 1 });
     assert.equal(r.error_code, 124);
     await assert.rejects(() => Deno.stat(`${h.workspace}/ran-on`), Deno.errors.NotFound);
     const loop = await h.run("while :; do :; done; touch ran-on", { timeout: 0.5 });
@@ -56,8 +55,9 @@ Deno.test("bash: a timeout stops the rest of the command, like Ctrl-C", async ()
     await assert.rejects(() => Deno.stat(`${h.workspace}/ran-on`), Deno.errors.NotFound);
     // A process that left the session's process group is not reached by the interrupt, but it
     // still belongs to the session and dies at close (see the close test).
-    const pid = Number(await Deno.readTextFile(`${h.workspace}/escaped.pid`));
-    assert.ok(await isRunning(pid));
+    const pids = await pidsByCmdline(escaped);
+    assert.equal(pids.length, 1, `${escaped} is gone: the interrupt reached it`);
+    assert.ok(await isRunning(pids[0]), `${escaped} is a zombie: the interrupt reached it`);
     assert.equal((await h.run("echo alive")).output, "alive\n");
   });
 });
@@ -91,19 +91,24 @@ Deno.test("bash: a timeout keeps a shell running with set -e and set -u", async 
 
 Deno.test("bash: a timeout leaves background jobs of earlier calls alone", async () => {
   await withHarness({}, async (h) => {
-    // Python may re-enable SIGINT in a background job; a timeout must not reach it.
-    const started = await h.run(
+    // Python may re-enable SIGINT in a background job; a timeout must not reach it. The job is
+    // found by a word in its command line: inside the shell's PID namespace `$!` is not the
+    // host's pid.
+    const marker = `deft-background-${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+    await h.run(
       "python3 -c 'import signal, time, pathlib\n" +
         'signal.signal(signal.SIGINT, lambda *a: pathlib.Path("got-sigint").touch())\n' +
-        'pathlib.Path("ready").touch()\ntime.sleep(60)\n\' >/dev/null 2>&1 & echo $!',
+        `pathlib.Path("ready").touch()\ntime.sleep(60)\n' ${marker} >/dev/null 2>&1 &`,
     );
-    const pid = Number(started.output);
     await h.run("while [ ! -e ready ]; do sleep 0.05; done", { timeout: 30 });
+    const pids = await pidsByCmdline(marker);
+    assert.equal(pids.length, 1, `the background job ${marker} did not start`);
     const r = await h.run("sleep 30", { timeout: 0.5 });
     assert.equal(r.error_code, 124);
     await new Promise((resolve) => setTimeout(resolve, 200));
     await assert.rejects(() => Deno.stat(`${h.workspace}/got-sigint`), Deno.errors.NotFound);
-    assert.ok(await isRunning(pid), "the background job still runs");
+    assert.deepEqual(await pidsByCmdline(marker), pids, "the background job is gone");
+    assert.ok(await isRunning(pids[0]), "the background job is a zombie");
   });
 });
 
