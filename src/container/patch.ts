@@ -6,10 +6,13 @@
  * host's (src/agent/patch.ts `patchIn`, `recordBaselineIn`), so its filters apply here too.
  *
  * Everything inside is the model's: every step has a deadline and bounded output, and reads no
- * answer as more than data (a listing of names, a number per file).
+ * answer as more than data (a listing of names, a number per file). A step stopped by a limit is
+ * killed inside too, and the container's guard (one per `Container`, shared by every place made
+ * for it: the patch, the baseline, the checkpoints) refuses every later step at once, so a `git`
+ * that never returns costs one deadline, not one per step.
  */
-import { type GitLimits, type GitPlace, runGitInContainer, runLimited } from "../policy/git.ts";
-import { containerExecLaunch } from "../policy/process.ts";
+import type { GitLimits, GitPlace } from "../policy/git.ts";
+import { ContainerGitGuard, runGitInContainer, runInContainer } from "../policy/git_container.ts";
 import type { Container } from "./container.ts";
 import { INSIDE_TEMP } from "./inside.ts";
 
@@ -43,15 +46,29 @@ for f do
   if [ -e "$f" ] && [ ! -f "$f" ] && [ ! -d "$f" ]; then printf '%s\\0' "$f"; fi
 done`;
 
+/** The guard of each container Deft's steps ran in (see policy/git_container.ts). */
+const guards = new WeakMap<Container, ContainerGitGuard>();
+
+/** The guard of `container`'s steps: one for as long as the container object lives. */
+export function containerGuard(container: Container): ContainerGitGuard {
+  let guard = guards.get(container);
+  if (!guard) guards.set(container, guard = new ContainerGitGuard());
+  return guard;
+}
+
 /** The container's workspace as a place for the patch; `limits` for every step (tests). */
 export function containerPlace(container: Container, limits: GitLimits = {}): GitPlace {
   const { cli, id, workspace } = container;
+  const guard = containerGuard(container);
   const inside = (argv: string[], what: string, stdin?: Uint8Array, cwd?: string) =>
-    runLimited(
-      containerExecLaunch(cli, id, { argv, workdir: cwd, interactive: stdin !== undefined }),
+    runInContainer(
+      cli,
+      id,
+      { argv, workdir: cwd },
       `${what} (in the container)`,
       stdin,
       limits,
+      guard,
     );
   const mustInside = async (argv: string[], what: string, stdin?: Uint8Array, cwd?: string) => {
     const out = await inside(argv, what, stdin, cwd);
@@ -60,7 +77,8 @@ export function containerPlace(container: Container, limits: GitLimits = {}): Gi
   };
   return {
     where: `the container ${id.slice(0, 12)}`,
-    git: (args, env = {}, stdin) => runGitInContainer(cli, id, workspace, args, env, stdin, limits),
+    git: (args, env = {}, stdin) =>
+      runGitInContainer(cli, id, workspace, args, env, stdin, limits, guard),
     async scratch(kind) {
       const made = await mustInside(
         ["mktemp", "-d", `${INSIDE_TEMP}/${kind}.XXXXXX`],
