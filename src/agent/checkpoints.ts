@@ -18,6 +18,7 @@
 import {
   changedBetween,
   checkpointHostPlace,
+  MAX_FILE_BYTES,
   recordCheckpointIn,
   restoreCheckpointIn,
   storeBytes,
@@ -436,9 +437,10 @@ export async function rewind(
   at: CheckpointPlace | undefined,
   data: Trajectory,
   options: RewindOptions,
-): Promise<{ target: CheckpointRecord; before?: CheckpointRecord; record: RewindRecord }> {
+): Promise<RewindDone> {
   const target = checkpointOfTurn(data, options.turn);
   let before: CheckpointRecord | undefined;
+  let leftAlone: string[] = [];
   if (options.files) {
     if (!at) throw new CheckpointError("the checkpoint store cannot be reached from here");
     const latest = data.checkpoints!.at(-1)!;
@@ -450,7 +452,9 @@ export async function rewind(
       kind: "rewind",
       label: `before the rewind to turn ${options.turn}`,
     });
-    await restoreCheckpointIn(at.place, at.store, before.tree, target.tree);
+    // What either state does not hold stays as it is (a new large file, one too large to read).
+    leftAlone = [...new Set([...before.left_out ?? [], ...target.left_out ?? []])];
+    await restoreCheckpointIn(at.place, at.store, before.tree, target.tree, leftAlone);
   }
   const record: RewindRecord = {
     time: new Date().toISOString(),
@@ -463,7 +467,29 @@ export async function rewind(
     ranges: options.conversation ? target.conversation : conversationRanges(data),
   };
   (data.rewinds ??= []).push(record);
-  return { target, before, record };
+  return { target, before, record, leftAlone };
+}
+
+/** What a rewind did: the checkpoint gone back to, the one of the state before, and its record. */
+export interface RewindDone {
+  target: CheckpointRecord;
+  before?: CheckpointRecord;
+  record: RewindRecord;
+  /**
+   * Files (from the workspace) the rewind left as they are, since a checkpoint does not hold
+   * them: large or binary new files, and files above MAX_FILE_BYTES (patch.ts).
+   */
+  leftAlone: string[];
+}
+
+/** The line a rewind adds when it left files as they were (`RewindDone.leftAlone`); "" if none. */
+export function leftAloneText(leftAlone: readonly string[]): string {
+  if (leftAlone.length === 0) return "";
+  const shown = leftAlone.slice(0, 5).map((name) => JSON.stringify(name)).join(", ");
+  return `not restored, left as ${leftAlone.length === 1 ? "it is" : "they are"} (no ` +
+    `checkpoint holds ${leftAlone.length === 1 ? "it" : "them"}: above ${
+      MAX_FILE_BYTES / 1024 / 1024
+    } MiB, or a large or binary new file): ${shown}${leftAlone.length > 5 ? ", …" : ""}`;
 }
 
 /**

@@ -57,6 +57,14 @@ export async function hostPlace(
       for (const path of paths) large.push(await isTooLarge(dir, path, sizes));
       return large;
     },
+    async filesOver(paths, bytes) {
+      const over: boolean[] = [];
+      for (const path of paths) {
+        const info = await lstatName(dir, path);
+        over.push(info !== undefined && info.isFile && info.size > bytes);
+      }
+      return over;
+    },
     specialFiles: (extra) => hostSpecialFiles(dir, extra),
   };
 }
@@ -189,5 +197,15 @@ async function isTooLarge(
     return false;
   } finally {
     file?.close();
+  }
+}
+
+/** lstat of `name` (bytes from git) in `dir`; undefined when missing or not spelled in UTF-8. */
+async function lstatName(dir: string, name: Uint8Array): Promise<Deno.FileInfo | undefined> {
+  try {
+    const path = `${dir}/${new TextDecoder("utf-8", { fatal: true }).decode(name)}`;
+    return await Deno.lstat(path);
+  } catch {
+    return undefined;
   }
 }

@@ -41,6 +41,16 @@ export const MAX_NEW_BINARY_BYTES = 64 * 1024;
 /** New files above this size never go into the patch (nor into the baseline's store). */
 export const MAX_NEW_FILE_BYTES = 16 * 1024 * 1024;
 
+/**
+ * No file above this size is read at all, tracked ones included: git would hash (and compress)
+ * every byte of it for each checkpoint, the baseline and the patch — a tracked file grown to a
+ * 4 GB sparse file kept a run from ending for minutes. Such a file is left out, and each says so:
+ * the patch in a line before its diffs, a checkpoint in its record (`left_out`), a rewind in what
+ * it could not restore. 256 MiB is generous: two and a half times the largest file GitHub takes
+ * in a push (100 MiB), and git hashes and compresses it in a few seconds.
+ */
+export const MAX_FILE_BYTES = 256 * 1024 * 1024;
+
 /** How `workspacePatch` runs git. */
 export interface PatchOptions {
   /** The commit to diff against (default HEAD); not with `baseline`. */
@@ -177,18 +187,19 @@ export async function patchIn(
       const hasHead = await readHead(place, env);
       against = options.base ?? (hasHead ? "HEAD" : undefined);
     }
-    await stageWorkTree(place, env, facts);
+    const { tooLarge } = await stageWorkTree(place, env, facts);
+    const said = leftOutLines(tooLarge);
     const diffArgs = [...INDEX_PATCH_ARGS, ...(against ? [against] : [])];
     const diff = await must(place.git(diffArgs, env), "diff");
     try {
-      return new TextDecoder("utf-8", { fatal: true }).decode(diff.bytes);
+      return said + new TextDecoder("utf-8", { fatal: true }).decode(diff.bytes);
     } catch {
       // A name that is not UTF-8 would not survive decoding: let git quote names instead.
       const quotedArgs = diffArgs.map((a) =>
         a === "core.quotepath=false" ? "core.quotepath=true" : a
       );
       const quoted = await must(place.git(quotedArgs, env), "diff");
-      return quoted.out;
+      return said + quoted.out;
     }
   } finally {
     await place.remove(scratch);
@@ -263,7 +274,11 @@ const EXACT_FILES = [
 /** A checkpoint written into a lasting store: its tree, and the new files it does not hold. */
 export interface CheckpointTree {
   tree: string;
-  /** New files left out as the patch leaves them out (large, or binary above a small size). */
+  /**
+   * Files it does not hold, from the workspace: those above MAX_FILE_BYTES (tracked ones keep
+   * what the checkpoint before held), and new files the patch leaves out (large, or binary above
+   * a small size).
+   */
   leftOut: string[];
 }
 
@@ -284,9 +299,9 @@ export async function recordCheckpointIn(place: GitPlace, store: string): Promis
     "ls-files",
   );
   if (listed.bytes.length === 0) await readHead(exact, env);
-  const leftOut = await stageWorkTree(exact, env, facts);
+  const { left, tooLarge } = await stageWorkTree(exact, env, facts);
   const tree = (await must(exact.git(["write-tree"], env), "write-tree")).out.trim();
-  return { tree, leftOut };
+  return { tree, leftOut: [...tooLarge, ...left] };
 }
 
 /**
@@ -311,19 +326,39 @@ export async function changedBetween(
  * Brings the work tree from checkpoint `current` (just recorded: the store's index matches the
  * work tree) to checkpoint `target`: git's two-tree read-tree, which writes changed files, brings
  * deleted ones back and removes files `target` does not have; symlinks are restored as links and
- * git never writes through a symlinked folder. Files neither tree holds are left alone; git stops
- * (and nothing is overwritten) when one stands where `target` has a file.
+ * git never writes through a symlinked folder. Files neither tree holds are left alone, and so
+ * are `leaveAlone`'s (from the workspace: files a checkpoint did not hold); git stops (and nothing
+ * is overwritten) when one stands where `target` has a file.
  */
 export async function restoreCheckpointIn(
   place: GitPlace,
   store: string,
   current: string,
   target: string,
+  leaveAlone: readonly string[] = [],
 ): Promise<void> {
   const repoObjects = await objectsOf(place);
   const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
+  // A file a checkpoint could not hold (too large to read) is taken out of both trees: git then
+  // neither writes it nor looks at it, and keeps its index entry.
+  const without = async (tree: string) => {
+    if (leaveAlone.length === 0) return tree;
+    const other = privateStoreEnv(`${store}/rewind.index`, `${store}/objects`, [repoObjects]);
+    await must(place.git(["read-tree", tree], other), "read-tree");
+    await must(
+      place.git(
+        ["update-index", "--force-remove", "-z", "--stdin"],
+        other,
+        joinNul(leaveAlone.map((name) => new TextEncoder().encode(name))),
+      ),
+      "update-index",
+    );
+    return (await must(place.git(["write-tree"], other), "write-tree")).out.trim();
+  };
+  const from = await without(current);
+  const to = await without(target);
   await must(
-    place.git([...EXACT_FILES, "read-tree", "-m", "-u", current, target], env),
+    place.git([...EXACT_FILES, "read-tree", "-m", "-u", from, to], env),
     "read-tree",
   );
 }
@@ -370,23 +405,42 @@ async function stageWorkTree(
   place: GitPlace,
   env: Record<string, string>,
   facts: RepoFacts,
-): Promise<string[]> {
+): Promise<Staged> {
   await refuseSpecialFiles(place, facts);
-  await must(place.git(["add", "-u", "."], env), "add");
+  // The tracked files whose size or time changed (git reads none to tell): those above
+  // MAX_FILE_BYTES are not read at all, and keep what the index had.
+  const changed = await must(
+    place.git(["diff-files", "-z", "--name-only", "--relative", "--", "."], env),
+    "diff-files",
+  );
+  const candidates = splitNul(changed.bytes);
+  const over = await place.filesOver(candidates, MAX_FILE_BYTES);
+  const skipped = candidates.filter((_, i) => over[i]);
+  const encoder = new TextEncoder();
+  const exclude = encoder.encode(":(exclude,literal)");
+  await must(
+    skipped.length === 0 ? place.git(["add", "-u", "."], env) : place.git(
+      ["add", "-u", "--pathspec-from-file=-", "--pathspec-file-nul"],
+      env,
+      joinNul([encoder.encode("."), ...skipped.map((name) => concat(exclude, name))]),
+    ),
+    "add",
+  );
+  const tooLarge = skipped.map((name) => new TextDecoder().decode(name));
   const listed = await must(
     place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
     "ls-files",
   );
   const names = splitNul(listed.bytes);
   const decoder = new TextDecoder();
-  const candidates = names.filter((name) => !isDropping(decoder.decode(name)));
-  const large = await place.largeFiles(candidates, {
+  const newFiles = names.filter((name) => !isDropping(decoder.decode(name)));
+  const large = await place.largeFiles(newFiles, {
     binaryOver: MAX_NEW_BINARY_BYTES,
     anyOver: MAX_NEW_FILE_BYTES,
   });
-  const fresh = candidates.filter((_, i) => !large[i]);
-  const left = candidates.filter((_, i) => large[i]).map((name) => decoder.decode(name));
-  if (fresh.length === 0) return left;
+  const fresh = newFiles.filter((_, i) => !large[i]);
+  const left = newFiles.filter((_, i) => large[i]).map((name) => decoder.decode(name));
+  if (fresh.length === 0) return { left, tooLarge };
   // The list goes in on stdin, as bytes: no file, no path on a command line, no name re-encoded.
   await must(
     place.git(
@@ -396,7 +450,32 @@ async function stageWorkTree(
     ),
     "add",
   );
-  return left;
+  return { left, tooLarge };
+}
+
+/** What `stageWorkTree` left out: new files (large, or binary), and files above MAX_FILE_BYTES. */
+interface Staged {
+  left: string[];
+  tooLarge: string[];
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const all = new Uint8Array(a.length + b.length);
+  all.set(a);
+  all.set(b, a.length);
+  return all;
+}
+
+/**
+ * The lines a patch starts with when files above MAX_FILE_BYTES were left out of it, one per file
+ * (before the first diff, where `git apply` and `patch` read no line); "" when none was.
+ */
+export function leftOutLines(tooLarge: readonly string[]): string {
+  return tooLarge.map((name) =>
+    `# Deft left ${JSON.stringify(name)} out of this patch: it is above ${
+      MAX_FILE_BYTES / 1024 / 1024
+    } MiB, so it was not read.\n`
+  ).join("");
 }
 
 /** Throws a PatchError naming each ignore or attributes file that is not a regular file. */

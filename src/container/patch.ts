@@ -114,6 +114,33 @@ export function containerPlace(container: Container, limits: GitLimits = {}): Gi
       }
       return lines.map((l) => l.trim() === "1");
     },
+    async filesOver(paths, bytes) {
+      if (paths.length === 0) return [];
+      // One find for the whole workspace: a stat per file through a shell would take minutes in
+      // a large repository. Its answer is a set of names, nothing more.
+      const out = await mustInside(
+        [
+          "find",
+          ".",
+          "-name",
+          ".git",
+          "-prune",
+          "-o",
+          "-type",
+          "f",
+          "-size",
+          `+${bytes}c`,
+          "-print0",
+        ],
+        "looking for very large files",
+        undefined,
+        workspace,
+      );
+      const found = new Set(
+        out.out === "" ? [] : splitNul(out.bytes).map((name) => bytesKey(name.subarray(2))),
+      );
+      return paths.map((path) => found.has(bytesKey(path)));
+    },
     async specialFiles(extra) {
       const out = await mustInside(
         ["sh", "-c", SPECIAL_FILES_SCRIPT, "sh", ...extra],
@@ -134,4 +161,20 @@ function joinNul(parts: readonly Uint8Array[]): Uint8Array {
     at += part.length + 1;
   }
   return all;
+}
+
+function splitNul(bytes: Uint8Array): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  let start = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] !== 0) continue;
+    if (i > start) parts.push(bytes.subarray(start, i));
+    start = i + 1;
+  }
+  return parts;
+}
+
+/** A name's bytes as a string key (names need not be UTF-8). */
+function bytesKey(name: Uint8Array): string {
+  return Array.from(name, (b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -141,6 +141,11 @@ export interface GitPlace {
     sizes: { binaryOver: number; anyOver: number },
   ): Promise<boolean[]>;
   /**
+   * For each path (bytes, from the workspace): true when it is a regular file (not a symlink)
+   * above `bytes`. Opens no file: sizes only.
+   */
+  filesOver(paths: readonly Uint8Array[], bytes: number): Promise<boolean[]>;
+  /**
    * The files git would open as ignore or attribute lists that are not regular files (a FIFO git
    * would wait on forever, a device): `.gitignore` and `.gitattributes` in the workspace, and
    * `extra` (git's own `info/exclude`, `info/attributes`). Paths as found, for a message.
