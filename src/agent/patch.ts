@@ -381,6 +381,12 @@ export function checkpointHostPlace(
   return hostPlace(dir, sandbox, limits, store);
 }
 
+/** The place's workspace as a path from its repository's top ("" at the top, else `dir/`). */
+export async function workspacePrefix(place: GitPlace): Promise<string> {
+  const r = await must(place.git(["rev-parse", "--show-prefix"]), "rev-parse");
+  return r.out.replace(/\n$/, "");
+}
+
 /** The repository's object store, absolute. */
 async function objectsOf(place: GitPlace): Promise<string> {
   const objects = await must(

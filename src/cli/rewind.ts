@@ -10,6 +10,7 @@ import {
   CheckpointError,
   type CheckpointPlace,
   checkpointStoreDir,
+  checkStoreOwner,
   hostCheckpointPlace,
   leftAloneText,
   recordedContainerPlace,
@@ -125,6 +126,8 @@ export async function rewindSession(
           "session): its files cannot be rewound. --conversation still cuts the conversation.",
       );
     }
+    // The store must be this workspace's before anything is made or written.
+    if (what.files) await checkStoreOwner(id, workspace);
     const at = what.files ? await hostCheckpointPlace(workspace, id) : undefined;
     const done = await rewind(at, trajectory, what);
     await writeTrajectory(path, trajectory);
