@@ -39,7 +39,9 @@ Deno.test("deft rewind: a trajectory naming another workspace's session is refus
   const other = await repo({ "f.txt": "other 0\n", "shared.txt": "other\n" });
   const mine = await repo({ "f.txt": "mine 0\n", "shared.txt": "mine\n", "only-mine.txt": "x\n" });
   const mock = MockLLM.start([
-    chatToolCalls([["bash", { command: "echo 'other 1' > f.txt && echo new > from-other.txt" }]]),
+    chatToolCalls([["bash", {
+      command: "echo 'other 1' > f.txt && echo 'other 1' > shared.txt && echo new > from-other.txt",
+    }]]),
     chatToolCalls([["task_done", {}]]),
   ]);
   let trajectoryPath: string;
@@ -75,8 +77,9 @@ Deno.test("deft rewind: a trajectory naming another workspace's session is refus
   await Deno.writeTextFile(forged, forgedText);
   const before = await snapshot(mine);
 
-  for (const extra of [[], ["--force"]]) {
-    const back = await runDeft(["rewind", forged, "-w", mine, "--to", "0", ...extra], {
+  for (const extra of [["--force"], []]) {
+    // Turn 1's files are all in the other session's store: without the check they land here.
+    const back = await runDeft(["rewind", forged, "-w", mine, "--to", "1", ...extra], {
       cwd: h,
       env,
     });
