@@ -17,10 +17,12 @@
  * the end alike, so a file left out of the baseline is never reported as the run's.
  *
  * One algorithm for the host and a container: it runs over a `GitPlace` (policy/git.ts) —
- * `hostPlace` (./host_place.ts), `containerPlace` in src/container/patch.ts — so every filter applies in both.
- * Every git call has a deadline and bounded output; a `.gitignore` or `.gitattributes` that is a
- * FIFO or device (git would wait on it forever) stops the patch with an error naming it, before
- * git opens it. File names are handled as bytes: a name that is not UTF-8 is kept as it is.
+ * `hostPlace` in ./host_place.ts, `containerPlace` in src/container/patch.ts — so every filter
+ * applies in both. Every git call has a deadline and bounded output; a `.gitignore` or
+ * `.gitattributes` that is a FIFO or device (git would wait on it forever) stops the patch with an
+ * error naming it, before git opens it. A file above MAX_FILE_BYTES, tracked or new, is never
+ * read, and the patch says so in its first lines. File names are handled as bytes: a name that is
+ * not UTF-8 is kept as it is.
  */
 import {
   GitLimitError,
