@@ -18,9 +18,11 @@
 import {
   changedBetween,
   checkpointHostPlace,
+  MAX_FILE_BYTES,
   recordCheckpointIn,
   restoreCheckpointIn,
   storeBytes,
+  workspacePrefix,
 } from "./patch.ts";
 import type { GitPlace, GitSandbox } from "../policy/git.ts";
 import type { Container } from "../container/container.ts";
@@ -28,6 +30,7 @@ import { resolve } from "node:path";
 import {
   type CheckpointRecord,
   defaultTrajectoryPath,
+  readTrajectory,
   type RewindRecord,
   stateDir,
   type Trajectory,
@@ -147,7 +150,7 @@ const OWNERLESS_GRACE_MS = 60 * 1000;
  */
 async function ownerOf(
   store: string,
-): Promise<{ trajectory?: string; pid?: number } | undefined> {
+): Promise<{ trajectory?: string; pid?: number; workspace?: string } | undefined> {
   const path = `${store}/${OWNER_FILE}`;
   const info = await Deno.lstat(path).catch(() => undefined);
   // Read only a small regular file: a FIFO or a link planted there is not opened.
@@ -156,7 +159,9 @@ async function ownerOf(
     const owner = JSON.parse(await Deno.readTextFile(path));
     const trajectory = owner?.trajectory;
     const pid = owner?.pid;
+    const workspace = owner?.workspace;
     return {
+      workspace: typeof workspace === "string" && workspace.startsWith("/") ? workspace : undefined,
       trajectory: typeof trajectory === "string" && trajectory.startsWith("/")
         ? trajectory
         : undefined,
@@ -165,6 +170,35 @@ async function ownerOf(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Refuses (CheckpointError) to restore files from session `sessionId`'s host store into
+ * `workspace` unless the store was made for that workspace: its owner file names it, or names a
+ * trajectory recorded there. A trajectory is only a file (one can be made by hand, or copied from
+ * another folder) and its session id may name any store: the store's own record decides. Writes
+ * nothing.
+ */
+export async function checkStoreOwner(sessionId: string, workspace: string): Promise<void> {
+  const store = checkpointStoreDir(sessionId);
+  const owner = await ownerOf(store);
+  let recordedIn = owner?.workspace;
+  if (recordedIn === undefined && owner?.trajectory) {
+    // A store made before its owner file named the workspace: its trajectory says where.
+    const data = await readTrajectory(owner.trajectory).catch(() => undefined);
+    if (typeof data?.working_dir === "string") recordedIn = data.working_dir;
+  }
+  if (recordedIn === workspace) return;
+  throw new CheckpointError(
+    recordedIn === undefined
+      ? `the checkpoints of session ${sessionId} (${store}) do not say which workspace they ` +
+        `were taken in, so their files are not restored into ${workspace}: nothing was ` +
+        "changed. --conversation still cuts the conversation."
+      : `the checkpoints of session ${sessionId} were taken in ${recordedIn}, not in this ` +
+        `workspace (${workspace}): the trajectory names another workspace's session, so none of ` +
+        "its files are restored here; nothing was changed. Rewind from that folder (-w), or " +
+        "only --conversation.",
+  );
 }
 
 /** Whether process `pid` exists (Linux's /proc; elsewhere unknown, taken as gone). */
@@ -207,7 +241,7 @@ export async function hostCheckpointPlace(
   if (isNew && trajectory) {
     await Deno.writeTextFile(
       `${store}/${OWNER_FILE}`,
-      JSON.stringify({ trajectory: resolve(trajectory), pid: Deno.pid }) + "\n",
+      JSON.stringify({ trajectory: resolve(trajectory), pid: Deno.pid, workspace }) + "\n",
       { createNew: true, mode: 0o600 },
     ).catch(() => {});
     await sweepCheckpointStores().catch(() => []);
@@ -436,9 +470,10 @@ export async function rewind(
   at: CheckpointPlace | undefined,
   data: Trajectory,
   options: RewindOptions,
-): Promise<{ target: CheckpointRecord; before?: CheckpointRecord; record: RewindRecord }> {
+): Promise<RewindDone> {
   const target = checkpointOfTurn(data, options.turn);
   let before: CheckpointRecord | undefined;
+  let leftAlone: string[] = [];
   if (options.files) {
     if (!at) throw new CheckpointError("the checkpoint store cannot be reached from here");
     const latest = data.checkpoints!.at(-1)!;
@@ -450,7 +485,10 @@ export async function rewind(
       kind: "rewind",
       label: `before the rewind to turn ${options.turn}`,
     });
-    await restoreCheckpointIn(at.place, at.store, before.tree, target.tree);
+    // What either state does not hold stays as it is (a new large file, one too large to read).
+    leftAlone = [...new Set([...before.left_out ?? [], ...target.left_out ?? []])];
+    await refuseOutside(at, before.tree, target.tree);
+    await restoreCheckpointIn(at.place, at.store, before.tree, target.tree, leftAlone);
   }
   const record: RewindRecord = {
     time: new Date().toISOString(),
@@ -463,7 +501,47 @@ export async function rewind(
     ranges: options.conversation ? target.conversation : conversationRanges(data),
   };
   (data.rewinds ??= []).push(record);
-  return { target, before, record };
+  return { target, before, record, leftAlone };
+}
+
+/** What a rewind did: the checkpoint gone back to, the one of the state before, and its record. */
+export interface RewindDone {
+  target: CheckpointRecord;
+  before?: CheckpointRecord;
+  record: RewindRecord;
+  /**
+   * Files (from the workspace) the rewind left as they are, since a checkpoint does not hold
+   * them: large or binary new files, and files above MAX_FILE_BYTES (patch.ts).
+   */
+  leftAlone: string[];
+}
+
+/** The line a rewind adds when it left files as they were (`RewindDone.leftAlone`); "" if none. */
+export function leftAloneText(leftAlone: readonly string[]): string {
+  if (leftAlone.length === 0) return "";
+  const shown = leftAlone.slice(0, 5).map((name) => JSON.stringify(name)).join(", ");
+  return `not restored, left as ${leftAlone.length === 1 ? "it is" : "they are"} (no ` +
+    `checkpoint holds ${leftAlone.length === 1 ? "it" : "them"}: above ${
+      MAX_FILE_BYTES / 1024 / 1024
+    } MiB, or a large or binary new file): ${shown}${leftAlone.length > 5 ? ", …" : ""}`;
+}
+
+/**
+ * Refuses (CheckpointError) a rewind that would write a file outside the workspace: every path
+ * that differs between the two trees must be inside it (a checkpoint's tree holds paths from the
+ * repository's top, and a workspace may be one of its folders). Checked before any file is
+ * written.
+ */
+async function refuseOutside(at: CheckpointPlace, from: string, to: string): Promise<void> {
+  const prefix = await workspacePrefix(at.place);
+  const changed = await changedBetween(at.place, at.store, from, to);
+  const outside = changed.filter((path) => !path.startsWith(prefix));
+  if (outside.length === 0) return;
+  throw new CheckpointError(
+    `the checkpoint would write ${outside.length} file(s) outside this workspace (` +
+      `${outside.slice(0, 5).map((p) => JSON.stringify(p)).join(", ")}` +
+      `${outside.length > 5 ? ", …" : ""}): it is not this workspace's. Nothing was restored.`,
+  );
 }
 
 /**

@@ -100,6 +100,10 @@ export async function runOutcome(
       console.note(`warning: could not compute the patch: ${patchError}`);
       return "";
     });
+    // A file too large to read is named in the patch's first lines (patch.ts `leftOutLines`).
+    for (const line of patch.match(/^# Deft left .*$/gm) ?? []) {
+      console.note(`warning: ${line.slice(2)}`);
+    }
     files = await patchStats(patch);
     if (opts.patchPath && patchError === undefined) {
       patchPath = resolve(opts.patchPath);

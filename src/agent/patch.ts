@@ -17,32 +17,41 @@
  * the end alike, so a file left out of the baseline is never reported as the run's.
  *
  * One algorithm for the host and a container: it runs over a `GitPlace` (policy/git.ts) —
- * `hostPlace` here, `containerPlace` in src/container/patch.ts — so every filter applies in both.
- * Every git call has a deadline and bounded output; a `.gitignore` or `.gitattributes` that is a
- * FIFO or device (git would wait on it forever) stops the patch with an error naming it, before
- * git opens it. File names are handled as bytes: a name that is not UTF-8 is kept as it is.
+ * `hostPlace` in ./host_place.ts, `containerPlace` in src/container/patch.ts — so every filter
+ * applies in both. Every git call has a deadline and bounded output; a `.gitignore` or
+ * `.gitattributes` that is a FIFO or device (git would wait on it forever) stops the patch with an
+ * error naming it, before git opens it. A file above MAX_FILE_BYTES, tracked or new, is never
+ * read, and the patch says so in its first lines. File names are handled as bytes: a name that is
+ * not UTF-8 is kept as it is.
  */
-import { dirname, join, resolve } from "node:path";
 import {
   GitLimitError,
   type GitLimits,
   type GitPlace,
   type GitResult,
   type GitSandbox,
-  gitScratch,
   INDEX_PATCH_ARGS,
   privateStoreEnv,
-  runGit,
 } from "../policy/git.ts";
-import { hiddenSocketDirs, SandboxUnavailableError } from "../policy/sandbox.ts";
-import { isInside } from "../policy/workspace.ts";
+import { SandboxUnavailableError } from "../policy/sandbox.ts";
 import { isDropping } from "./droppings.ts";
+import { hostPlace } from "./host_place.ts";
 
 /** New binary files up to this size still go into the patch (small fixtures, icons). */
 export const MAX_NEW_BINARY_BYTES = 64 * 1024;
 
 /** New files above this size never go into the patch (nor into the baseline's store). */
 export const MAX_NEW_FILE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * No file above this size is read at all, tracked ones included: git would hash (and compress)
+ * every byte of it for each checkpoint, the baseline and the patch — a tracked file grown to a
+ * 4 GB sparse file kept a run from ending for minutes. Such a file is left out, and each says so:
+ * the patch in a line before its diffs, a checkpoint in its record (`left_out`), a rewind in what
+ * it could not restore. 256 MiB is generous: two and a half times the largest file GitHub takes
+ * in a push (100 MiB), and git hashes and compresses it in a few seconds.
+ */
+export const MAX_FILE_BYTES = 256 * 1024 * 1024;
 
 /** How `workspacePatch` runs git. */
 export interface PatchOptions {
@@ -180,18 +189,19 @@ export async function patchIn(
       const hasHead = await readHead(place, env);
       against = options.base ?? (hasHead ? "HEAD" : undefined);
     }
-    await stageWorkTree(place, env, facts);
+    const { tooLarge } = await stageWorkTree(place, env, facts);
+    const said = leftOutLines(tooLarge);
     const diffArgs = [...INDEX_PATCH_ARGS, ...(against ? [against] : [])];
     const diff = await must(place.git(diffArgs, env), "diff");
     try {
-      return new TextDecoder("utf-8", { fatal: true }).decode(diff.bytes);
+      return said + new TextDecoder("utf-8", { fatal: true }).decode(diff.bytes);
     } catch {
       // A name that is not UTF-8 would not survive decoding: let git quote names instead.
       const quotedArgs = diffArgs.map((a) =>
         a === "core.quotepath=false" ? "core.quotepath=true" : a
       );
       const quoted = await must(place.git(quotedArgs, env), "diff");
-      return quoted.out;
+      return said + quoted.out;
     }
   } finally {
     await place.remove(scratch);
@@ -266,7 +276,11 @@ const EXACT_FILES = [
 /** A checkpoint written into a lasting store: its tree, and the new files it does not hold. */
 export interface CheckpointTree {
   tree: string;
-  /** New files left out as the patch leaves them out (large, or binary above a small size). */
+  /**
+   * Files it does not hold, from the workspace: those above MAX_FILE_BYTES (tracked ones keep
+   * what the checkpoint before held), and new files the patch leaves out (large, or binary above
+   * a small size).
+   */
   leftOut: string[];
 }
 
@@ -287,9 +301,9 @@ export async function recordCheckpointIn(place: GitPlace, store: string): Promis
     "ls-files",
   );
   if (listed.bytes.length === 0) await readHead(exact, env);
-  const leftOut = await stageWorkTree(exact, env, facts);
+  const { left, tooLarge } = await stageWorkTree(exact, env, facts);
   const tree = (await must(exact.git(["write-tree"], env), "write-tree")).out.trim();
-  return { tree, leftOut };
+  return { tree, leftOut: [...tooLarge, ...left] };
 }
 
 /**
@@ -314,19 +328,39 @@ export async function changedBetween(
  * Brings the work tree from checkpoint `current` (just recorded: the store's index matches the
  * work tree) to checkpoint `target`: git's two-tree read-tree, which writes changed files, brings
  * deleted ones back and removes files `target` does not have; symlinks are restored as links and
- * git never writes through a symlinked folder. Files neither tree holds are left alone; git stops
- * (and nothing is overwritten) when one stands where `target` has a file.
+ * git never writes through a symlinked folder. Files neither tree holds are left alone, and so
+ * are `leaveAlone`'s (from the workspace: files a checkpoint did not hold); git stops (and nothing
+ * is overwritten) when one stands where `target` has a file.
  */
 export async function restoreCheckpointIn(
   place: GitPlace,
   store: string,
   current: string,
   target: string,
+  leaveAlone: readonly string[] = [],
 ): Promise<void> {
   const repoObjects = await objectsOf(place);
   const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
+  // A file a checkpoint could not hold (too large to read) is taken out of both trees: git then
+  // neither writes it nor looks at it, and keeps its index entry.
+  const without = async (tree: string) => {
+    if (leaveAlone.length === 0) return tree;
+    const other = privateStoreEnv(`${store}/rewind.index`, `${store}/objects`, [repoObjects]);
+    await must(place.git(["read-tree", tree], other), "read-tree");
+    await must(
+      place.git(
+        ["update-index", "--force-remove", "-z", "--stdin"],
+        other,
+        joinNul(leaveAlone.map((name) => new TextEncoder().encode(name))),
+      ),
+      "update-index",
+    );
+    return (await must(place.git(["write-tree"], other), "write-tree")).out.trim();
+  };
+  const from = await without(current);
+  const to = await without(target);
   await must(
-    place.git([...EXACT_FILES, "read-tree", "-m", "-u", current, target], env),
+    place.git([...EXACT_FILES, "read-tree", "-m", "-u", from, to], env),
     "read-tree",
   );
 }
@@ -347,6 +381,12 @@ export function checkpointHostPlace(
   limits?: GitLimits,
 ): Promise<GitPlace> {
   return hostPlace(dir, sandbox, limits, store);
+}
+
+/** The place's workspace as a path from its repository's top ("" at the top, else `dir/`). */
+export async function workspacePrefix(place: GitPlace): Promise<string> {
+  const r = await must(place.git(["rev-parse", "--show-prefix"]), "rev-parse");
+  return r.out.replace(/\n$/, "");
 }
 
 /** The repository's object store, absolute. */
@@ -373,23 +413,42 @@ async function stageWorkTree(
   place: GitPlace,
   env: Record<string, string>,
   facts: RepoFacts,
-): Promise<string[]> {
+): Promise<Staged> {
   await refuseSpecialFiles(place, facts);
-  await must(place.git(["add", "-u", "."], env), "add");
+  // The tracked files whose size or time changed (git reads none to tell): those above
+  // MAX_FILE_BYTES are not read at all, and keep what the index had.
+  const changed = await must(
+    place.git(["diff-files", "-z", "--name-only", "--relative", "--", "."], env),
+    "diff-files",
+  );
+  const candidates = splitNul(changed.bytes);
+  const over = await place.filesOver(candidates, MAX_FILE_BYTES);
+  const skipped = candidates.filter((_, i) => over[i]);
+  const encoder = new TextEncoder();
+  const exclude = encoder.encode(":(exclude,literal)");
+  await must(
+    skipped.length === 0 ? place.git(["add", "-u", "."], env) : place.git(
+      ["add", "-u", "--pathspec-from-file=-", "--pathspec-file-nul"],
+      env,
+      joinNul([encoder.encode("."), ...skipped.map((name) => concat(exclude, name))]),
+    ),
+    "add",
+  );
+  const tooLarge = skipped.map((name) => new TextDecoder().decode(name));
   const listed = await must(
     place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
     "ls-files",
   );
   const names = splitNul(listed.bytes);
   const decoder = new TextDecoder();
-  const candidates = names.filter((name) => !isDropping(decoder.decode(name)));
-  const large = await place.largeFiles(candidates, {
+  const newFiles = names.filter((name) => !isDropping(decoder.decode(name)));
+  const large = await place.largeFiles(newFiles, {
     binaryOver: MAX_NEW_BINARY_BYTES,
     anyOver: MAX_NEW_FILE_BYTES,
   });
-  const fresh = candidates.filter((_, i) => !large[i]);
-  const left = candidates.filter((_, i) => large[i]).map((name) => decoder.decode(name));
-  if (fresh.length === 0) return left;
+  const fresh = newFiles.filter((_, i) => !large[i]);
+  const left = newFiles.filter((_, i) => large[i]).map((name) => decoder.decode(name));
+  if (fresh.length === 0) return { left, tooLarge };
   // The list goes in on stdin, as bytes: no file, no path on a command line, no name re-encoded.
   await must(
     place.git(
@@ -399,7 +458,32 @@ async function stageWorkTree(
     ),
     "add",
   );
-  return left;
+  return { left, tooLarge };
+}
+
+/** What `stageWorkTree` left out: new files (large, or binary), and files above MAX_FILE_BYTES. */
+interface Staged {
+  left: string[];
+  tooLarge: string[];
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const all = new Uint8Array(a.length + b.length);
+  all.set(a);
+  all.set(b, a.length);
+  return all;
+}
+
+/**
+ * The lines a patch starts with when files above MAX_FILE_BYTES were left out of it, one per file
+ * (before the first diff, where `git apply` and `patch` read no line); "" when none was.
+ */
+export function leftOutLines(tooLarge: readonly string[]): string {
+  return tooLarge.map((name) =>
+    `# Deft left ${JSON.stringify(name)} out of this patch: it is above ${
+      MAX_FILE_BYTES / 1024 / 1024
+    } MiB, so it was not read.\n`
+  ).join("");
 }
 
 /** Throws a PatchError naming each ignore or attributes file that is not a regular file. */
@@ -434,180 +518,4 @@ function joinNul(parts: readonly Uint8Array[]): Uint8Array {
     at += part.length + 1;
   }
   return all;
-}
-
-/**
- * The host as a place: git in `dir` (inside `sandbox` unless its mode is `none`, with the git
- * folders the sandbox would hide shown read-only), scratch folders in Deft's temp folder (mode
- * 0700), each one writable to the git calls after it, as is `store` (a baseline's).
- */
-async function hostPlace(
-  dir: string,
-  sandbox: GitSandbox | undefined,
-  limits: GitLimits | undefined,
-  store?: string,
-): Promise<GitPlace> {
-  const shown = await shownSandbox(dir, sandbox);
-  const writable: string[] = store ? [store] : [];
-  return {
-    where: dir,
-    git: (args, env = {}, stdin) =>
-      runGit(dir, args, {
-        env,
-        stdin,
-        limits,
-        sandbox: shown && { ...shown, writablePaths: [...writable] },
-      }),
-    async scratch(kind) {
-      // In a sandbox: inside the view's own folder, which its git runner may already write.
-      const folder = await gitScratch(shown, kind);
-      writable.push(folder);
-      return folder;
-    },
-    async remove(folder) {
-      await Deno.remove(folder, { recursive: true }).catch(() => {});
-    },
-    async copyIndex(from, to) {
-      await Deno.copyFile(from, to);
-      const { atime, mtime } = await Deno.stat(from);
-      await Deno.utime(to, atime ?? new Date(), mtime ?? new Date(0));
-    },
-    async largeFiles(paths, sizes) {
-      const large: boolean[] = [];
-      for (const path of paths) large.push(await isTooLarge(dir, path, sizes));
-      return large;
-    },
-    specialFiles: (extra) => hostSpecialFiles(dir, extra),
-  };
-}
-
-/** `sandbox` (none for mode `none`) with the git folders it would hide shown read-only. */
-async function shownSandbox(
-  dir: string,
-  sandbox: GitSandbox | undefined,
-): Promise<GitSandbox | undefined> {
-  const confined = sandbox?.mode === "none" ? undefined : sandbox;
-  return confined && { ...confined, readOnlyPaths: await hiddenGitDirs(dir, confined.workspace) };
-}
-
-/**
- * The repository's git folders outside the workspace that the sandbox would hide (it has its own
- * /tmp): the `.git` of a repository the workspace is a subfolder of, or the folders a `.git` file
- * points to (a linked worktree's). Found by walking up from `dir`, without git. None is shown that
- * is or holds /tmp or a place where host services keep sockets (a `.git` file in the workspace is
- * the model's to write).
- */
-async function hiddenGitDirs(dir: string, workspace: string): Promise<string[]> {
-  let top = resolve(dir);
-  while (!await exists(join(top, ".git"))) {
-    if (top === dirname(top)) return [];
-    top = dirname(top);
-  }
-  const dotGit = join(top, ".git");
-  const dirs = [dotGit];
-  const pointer = /^gitdir: (.+)$/m.exec(await readRegular(dotGit) ?? "")?.[1];
-  if (pointer) {
-    const gitDir = resolve(top, pointer.trim());
-    const common = await readRegular(join(gitDir, "commondir"));
-    dirs.push(gitDir, ...(common ? [resolve(gitDir, common.trim())] : []));
-  }
-  const hidden = ["/tmp", ...hiddenSocketDirs()];
-  const shown: string[] = [];
-  for (const path of dirs) {
-    if (isInside(workspace, path) || hidden.some((h) => isInside(path, h))) continue;
-    if (await exists(path)) shown.push(path);
-  }
-  return shown;
-}
-
-/** The text of `path` when it is a regular file (never a FIFO, which would block the read). */
-async function readRegular(path: string): Promise<string | undefined> {
-  const info = await Deno.lstat(path).catch(() => undefined);
-  if (!info?.isFile) return undefined;
-  return await Deno.readTextFile(path).catch(() => undefined);
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.stat(path).then(() => true, () => false);
-}
-
-const IGNORE_AND_ATTRIBUTES = new Set([".gitignore", ".gitattributes"]);
-
-/**
- * The `.gitignore` and `.gitattributes` below `dir` (and in the folders above it, up to the
- * repository's top, which git reads too) that are neither regular files nor symlinks (git opens no
- * symlinked one), and the files of `extra` that exist and are not regular files. Walked by reading
- * folders, never by opening a file; `.git` folders are not entered.
- */
-async function hostSpecialFiles(dir: string, extra: readonly string[]): Promise<string[]> {
-  const found: string[] = [];
-  const walk = async (folder: string) => {
-    let entries: Deno.DirEntry[];
-    try {
-      entries = await Array.fromAsync(Deno.readDir(folder));
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory) {
-        if (entry.name !== ".git") await walk(path);
-      } else if (
-        IGNORE_AND_ATTRIBUTES.has(entry.name) && !entry.isFile && !entry.isSymlink
-      ) {
-        found.push(path);
-      }
-    }
-  };
-  await walk(dir);
-  let above = resolve(dir);
-  while (!await exists(join(above, ".git")) && above !== dirname(above)) {
-    above = dirname(above);
-    for (const name of IGNORE_AND_ATTRIBUTES) {
-      const info = await Deno.lstat(join(above, name)).catch(() => undefined);
-      if (info && !info.isFile && !info.isSymlink && !info.isDirectory) {
-        found.push(join(above, name));
-      }
-    }
-  }
-  for (const path of extra) {
-    // git follows a symlink here: what it leads to counts.
-    const info = await Deno.stat(path).catch(() => undefined);
-    if (info && !info.isFile && !info.isDirectory) found.push(path);
-  }
-  return found;
-}
-
-/**
- * True for a regular file above `anyOver` bytes, or above `binaryOver` with a NUL in its first
- * 8000 bytes. `name` is bytes from git; a name Deno cannot spell (not UTF-8) is not measured, and
- * goes in.
- */
-async function isTooLarge(
-  dir: string,
-  name: Uint8Array,
-  sizes: { binaryOver: number; anyOver: number },
-): Promise<boolean> {
-  let path: string;
-  try {
-    path = `${dir}/${new TextDecoder("utf-8", { fatal: true }).decode(name)}`;
-  } catch {
-    return false;
-  }
-  let file: Deno.FsFile | undefined;
-  try {
-    const info = await Deno.lstat(path);
-    if (!info.isFile || info.size <= sizes.binaryOver) return false;
-    if (info.size > sizes.anyOver) return true;
-    // Opened by name after lstat: a FIFO swapped in at that instant would block here. At the end
-    // of a run the model's processes are gone; mid-run (--must-patch's check) the window stays.
-    file = await Deno.open(path);
-    const head = new Uint8Array(8000);
-    const n = (await file.read(head)) ?? 0;
-    return head.subarray(0, n).includes(0);
-  } catch {
-    return false;
-  } finally {
-    file?.close();
-  }
 }

@@ -10,9 +10,12 @@ import {
   CheckpointError,
   type CheckpointPlace,
   checkpointStoreDir,
+  checkStoreOwner,
   hostCheckpointPlace,
+  leftAloneText,
   recordedContainerPlace,
   rewind,
+  type RewindDone,
 } from "../agent/checkpoints.ts";
 import type { Container } from "../container/container.ts";
 import type { LLMMessage } from "../llm/types.ts";
@@ -89,7 +92,7 @@ export async function rewindSession(
   workspace: string,
   what: { turn: number; files: boolean; conversation: boolean; force?: boolean },
   container?: Container,
-): Promise<Awaited<ReturnType<typeof rewind>>> {
+): Promise<RewindDone> {
   const recordedIn = trajectory.container;
   if (what.files && recordedIn && (!container || !sameContainer(recordedIn.id, container.id))) {
     throw new UsageError(
@@ -123,6 +126,8 @@ export async function rewindSession(
           "session): its files cannot be rewound. --conversation still cuts the conversation.",
       );
     }
+    // The store must be this workspace's before anything is made or written.
+    if (what.files) await checkStoreOwner(id, workspace);
     const at = what.files ? await hostCheckpointPlace(workspace, id) : undefined;
     const done = await rewind(at, trajectory, what);
     await writeTrajectory(path, trajectory);
@@ -151,7 +156,7 @@ export async function rewindCommand(
   const { path, trajectory } = await sessionToRewind(session, workspace);
   const files = opts.files || opts.both || picked === 0;
   const conversation = opts.conversation || opts.both || picked === 0;
-  const { target, before } = await rewindSession(path, trajectory, workspace, {
+  const { target, before, leftAlone } = await rewindSession(path, trajectory, workspace, {
     turn: opts.to,
     files,
     conversation,
@@ -165,6 +170,7 @@ export async function rewindCommand(
         before,
         files,
         conversation,
+        left_alone: leftAlone,
       }) +
         "\n",
     );
@@ -179,6 +185,7 @@ export async function rewindCommand(
         ? `; the state before is checkpoint ${before.id}: deft rewind --to ${before.turn} undoes this`
         : ""),
   );
+  if (leftAlone.length > 0) writeStderr(`warning: ${terminalLine(leftAloneText(leftAlone))}`);
   return 0;
 }
 
@@ -258,7 +265,7 @@ export async function rewindInteractive(ctx: RewindContext, arg: string): Promis
   const conversation = what !== "files";
   const at = ctx.session.checkpointPlace?.at ?? undefined;
   const options = { turn, files, conversation };
-  let done: Awaited<ReturnType<typeof rewind>>;
+  let done: RewindDone;
   try {
     try {
       done = await rewind(at, recorder.data, options);
@@ -297,6 +304,7 @@ export async function rewindInteractive(ctx: RewindContext, arg: string): Promis
         : "the conversation"
     } ` +
       `to turn ${done.target.turn} (${terminalLine(done.target.label)})` +
-      (done.before ? `; /rewind ${done.before.turn} undoes this.` : "."),
+      (done.before ? `; /rewind ${done.before.turn} undoes this.` : ".") +
+      (done.leftAlone.length > 0 ? `\n${terminalLine(leftAloneText(done.leftAlone))}` : ""),
   );
 }

@@ -6,10 +6,13 @@
  * host's (src/agent/patch.ts `patchIn`, `recordBaselineIn`), so its filters apply here too.
  *
  * Everything inside is the model's: every step has a deadline and bounded output, and reads no
- * answer as more than data (a listing of names, a number per file).
+ * answer as more than data (a listing of names, a number per file). A step stopped by a limit is
+ * killed inside too, and the container's guard (one per `Container`, shared by every place made
+ * for it: the patch, the baseline, the checkpoints) refuses every later step at once, so a `git`
+ * that never returns costs one deadline, not one per step.
  */
-import { type GitLimits, type GitPlace, runGitInContainer, runLimited } from "../policy/git.ts";
-import { containerExecLaunch } from "../policy/process.ts";
+import type { GitLimits, GitPlace } from "../policy/git.ts";
+import { ContainerGitGuard, runGitInContainer, runInContainer } from "../policy/git_container.ts";
 import type { Container } from "./container.ts";
 import { INSIDE_TEMP } from "./inside.ts";
 
@@ -43,15 +46,29 @@ for f do
   if [ -e "$f" ] && [ ! -f "$f" ] && [ ! -d "$f" ]; then printf '%s\\0' "$f"; fi
 done`;
 
+/** The guard of each container Deft's steps ran in (see policy/git_container.ts). */
+const guards = new WeakMap<Container, ContainerGitGuard>();
+
+/** The guard of `container`'s steps: one for as long as the container object lives. */
+export function containerGuard(container: Container): ContainerGitGuard {
+  let guard = guards.get(container);
+  if (!guard) guards.set(container, guard = new ContainerGitGuard());
+  return guard;
+}
+
 /** The container's workspace as a place for the patch; `limits` for every step (tests). */
 export function containerPlace(container: Container, limits: GitLimits = {}): GitPlace {
   const { cli, id, workspace } = container;
+  const guard = containerGuard(container);
   const inside = (argv: string[], what: string, stdin?: Uint8Array, cwd?: string) =>
-    runLimited(
-      containerExecLaunch(cli, id, { argv, workdir: cwd, interactive: stdin !== undefined }),
+    runInContainer(
+      cli,
+      id,
+      { argv, workdir: cwd },
       `${what} (in the container)`,
       stdin,
       limits,
+      guard,
     );
   const mustInside = async (argv: string[], what: string, stdin?: Uint8Array, cwd?: string) => {
     const out = await inside(argv, what, stdin, cwd);
@@ -60,7 +77,8 @@ export function containerPlace(container: Container, limits: GitLimits = {}): Gi
   };
   return {
     where: `the container ${id.slice(0, 12)}`,
-    git: (args, env = {}, stdin) => runGitInContainer(cli, id, workspace, args, env, stdin, limits),
+    git: (args, env = {}, stdin) =>
+      runGitInContainer(cli, id, workspace, args, env, stdin, limits, guard),
     async scratch(kind) {
       const made = await mustInside(
         ["mktemp", "-d", `${INSIDE_TEMP}/${kind}.XXXXXX`],
@@ -96,6 +114,33 @@ export function containerPlace(container: Container, limits: GitLimits = {}): Gi
       }
       return lines.map((l) => l.trim() === "1");
     },
+    async filesOver(paths, bytes) {
+      if (paths.length === 0) return [];
+      // One find for the whole workspace: a stat per file through a shell would take minutes in
+      // a large repository. Its answer is a set of names, nothing more.
+      const out = await mustInside(
+        [
+          "find",
+          ".",
+          "-name",
+          ".git",
+          "-prune",
+          "-o",
+          "-type",
+          "f",
+          "-size",
+          `+${bytes}c`,
+          "-print0",
+        ],
+        "looking for very large files",
+        undefined,
+        workspace,
+      );
+      const found = new Set(
+        out.out === "" ? [] : splitNul(out.bytes).map((name) => bytesKey(name.subarray(2))),
+      );
+      return paths.map((path) => found.has(bytesKey(path)));
+    },
     async specialFiles(extra) {
       const out = await mustInside(
         ["sh", "-c", SPECIAL_FILES_SCRIPT, "sh", ...extra],
@@ -116,4 +161,20 @@ function joinNul(parts: readonly Uint8Array[]): Uint8Array {
     at += part.length + 1;
   }
   return all;
+}
+
+function splitNul(bytes: Uint8Array): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  let start = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] !== 0) continue;
+    if (i > start) parts.push(bytes.subarray(start, i));
+    start = i + 1;
+  }
+  return parts;
+}
+
+/** A name's bytes as a string key (names need not be UTF-8). */
+function bytesKey(name: Uint8Array): string {
+  return Array.from(name, (b) => b.toString(16).padStart(2, "0")).join("");
 }

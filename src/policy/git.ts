@@ -6,14 +6,18 @@
  * by passing overrides through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, which
  * git ranks above every config file, so a hostile repository can configure nothing that runs.
  */
+import { childEnvironment, type Launch, runChildSync, spawnChild } from "./process.ts";
 import {
-  childEnvironment,
-  type ContainerCli,
-  containerExecLaunch,
-  type Launch,
-  runChildSync,
-  spawnChild,
-} from "./process.ts";
+  describe,
+  ERROR_OUTPUT_LIMIT,
+  finish,
+  GIT_OUTPUT_LIMIT,
+  gitDeadlineMs,
+  GitLimitError,
+  type GitLimits,
+  type GitResult,
+  limitError,
+} from "./git_limits.ts";
 import { dirname } from "node:path";
 import { runInRunner, RunnerLostError, runnerScratch, type RunnerView } from "./git_runner.ts";
 import {
@@ -22,6 +26,18 @@ import {
   type SandboxMode,
   SandboxUnavailableError,
 } from "./sandbox.ts";
+
+// The limits every git command runs within, and git inside a container, live beside this file;
+// their names stay importable from here.
+export {
+  GIT_DEADLINE_MS,
+  GIT_OUTPUT_LIMIT,
+  gitDeadlineMs,
+  GitLimitError,
+  type GitLimits,
+  type GitResult,
+  runLimited,
+} from "./git_limits.ts";
 
 /** Settings that stop git from starting programs on a repository's say-so. */
 export const HARDENED_GIT_CONFIG: readonly (readonly [string, string])[] = [
@@ -125,6 +141,11 @@ export interface GitPlace {
     sizes: { binaryOver: number; anyOver: number },
   ): Promise<boolean[]>;
   /**
+   * For each path (bytes, from the workspace): true when it is a regular file (not a symlink)
+   * above `bytes`. Opens no file: sizes only.
+   */
+  filesOver(paths: readonly Uint8Array[], bytes: number): Promise<boolean[]>;
+  /**
    * The files git would open as ignore or attribute lists that are not regular files (a FIFO git
    * would wait on forever, a device): `.gitignore` and `.gitattributes` in the workspace, and
    * `extra` (git's own `info/exclude`, `info/attributes`). Paths as found, for a message.
@@ -134,47 +155,6 @@ export interface GitPlace {
 
 /** A git command ready to start: program, arguments and the whole environment. */
 export type GitInvocation = Launch;
-
-/** What one git command produced. */
-export interface GitResult {
-  ok: boolean;
-  code: number;
-  /** Standard output, decoded (bytes that are not UTF-8 replaced). */
-  out: string;
-  err: string;
-  /** Standard output as git wrote it: paths from `-z` listings are read from here. */
-  bytes: Uint8Array;
-}
-
-/** How long a git command may run, and how much it may print, before Deft stops it. */
-export interface GitLimits {
-  /** Milliseconds (default GIT_DEADLINE_MS). */
-  timeoutMs?: number;
-  /** Bytes of standard output (default GIT_OUTPUT_LIMIT); standard error is kept to 1 MiB. */
-  maxOutputBytes?: number;
-}
-
-/**
- * A git command that ends by itself is stopped after this long (five minutes: hashing every file
- * of a very large repository into a fresh private index takes a while).
- */
-export const GIT_DEADLINE_MS = 300_000;
-
-/** A git command that prints more than this on stdout is stopped (64 MiB). */
-export const GIT_OUTPUT_LIMIT = 64 * 1024 * 1024;
-
-const ERROR_OUTPUT_LIMIT = 1024 * 1024;
-
-/**
- * A git command Deft stopped: it ran past its deadline or printed past its limit. Never taken for
- * git's own answer (a repository that is "not a repository", an empty patch).
- */
-export class GitLimitError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "GitLimitError";
-  }
-}
 
 /**
  * The sandbox to run git in: bubblewrap as for the shell (see policy/sandbox.ts), the workspace the
@@ -220,7 +200,7 @@ export interface GitOptions {
   fetch?: boolean;
   /** Stops git when aborted. */
   signal?: AbortSignal;
-  /** The deadline and output limit (defaults: GIT_DEADLINE_MS, none for `fetch`; GIT_OUTPUT_LIMIT). */
+  /** The deadline and output limit (defaults: `gitDeadlineMs()`, none for `fetch`; GIT_OUTPUT_LIMIT). */
   limits?: GitLimits;
 }
 
@@ -294,7 +274,7 @@ export async function repositoryDrivers(
  * With `untrusted`, every scope is the repository's (inside a container the model writes the
  * global config too).
  */
-function repositoryOverrides(
+export function repositoryOverrides(
   listing: string,
   { scoped, untrusted }: { scoped: boolean; untrusted: boolean },
 ): [string, string][] {
@@ -327,117 +307,6 @@ function repositoryOverrides(
     if (untrusted || seen?.repository) overrides.push([key, seen?.user ?? "/dev/null"]);
   }
   return overrides;
-}
-
-/**
- * Feeds `stdin` (if any) to `child`, then collects what it printed and how it ended, within
- * `limits`: past the deadline or the output limit the child is killed and GitLimitError thrown.
- * `what` names the command in that error.
- */
-async function finish(
-  child: Deno.ChildProcess,
-  what: string,
-  stdin: Uint8Array | undefined,
-  limits: GitLimits & { noDeadline?: boolean },
-): Promise<GitResult> {
-  const timeoutMs = limits.timeoutMs ?? GIT_DEADLINE_MS;
-  const maxOut = limits.maxOutputBytes ?? GIT_OUTPUT_LIMIT;
-  let stopped: string | undefined;
-  const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
-  const stop = (why: string) => {
-    if (stopped) return;
-    stopped = why;
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
-    // A grandchild may hold the pipes open: stop reading rather than wait for it.
-    for (const reader of readers) reader.cancel().catch(() => {});
-  };
-  const timer = limits.noDeadline && limits.timeoutMs === undefined ? undefined : setTimeout(
-    () => stop(`did not finish within ${Math.round(timeoutMs / 100) / 10} s`),
-    timeoutMs,
-  );
-  const collect = async (stream: ReadableStream<Uint8Array>, max: number, name: string) => {
-    const reader = stream.getReader();
-    readers.push(reader);
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    try {
-      while (true) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        if (size + value.length > max) {
-          stop(`printed more than ${Math.round(max / 1024 / 1024 * 10) / 10} MiB on ${name}`);
-          break;
-        }
-        chunks.push(value);
-        size += value.length;
-      }
-    } catch { /* cancelled */ }
-    const all = new Uint8Array(size);
-    let at = 0;
-    for (const chunk of chunks) {
-      all.set(chunk, at);
-      at += chunk.length;
-    }
-    return all;
-  };
-  const feeding = stdin
-    ? (async () => {
-      const writer = child.stdin.getWriter();
-      await writer.write(stdin).catch(() => {});
-      await writer.close().catch(() => {});
-    })()
-    : Promise.resolve();
-  try {
-    const [out, err] = await Promise.all([
-      collect(child.stdout, maxOut, "stdout"),
-      collect(child.stderr, ERROR_OUTPUT_LIMIT, "stderr"),
-    ]);
-    const status = await child.status;
-    await feeding;
-    if (stopped) throw limitError(what, stopped);
-    const decoder = new TextDecoder();
-    return {
-      ok: status.success,
-      code: status.code,
-      out: decoder.decode(out),
-      err: decoder.decode(err),
-      bytes: out,
-    };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function limitError(what: string, stopped: string): GitLimitError {
-  return new GitLimitError(
-    `${what} ${stopped}: Deft stopped it. A repository (or a program put in git's place) ` +
-      "that makes git wait or print without end cannot be diffed; look at the workspace's " +
-      "git setup (a FIFO or device where git reads a file, a hostile `git` on PATH).",
-  );
-}
-
-/**
- * Runs `launch` (built by policy/process.ts, e.g. `containerExecLaunch`) to its end within
- * `limits`, as git is run: past the deadline or the output limit it is killed and GitLimitError
- * thrown, naming it `what`. For the steps around git in a place Deft does not control.
- */
-export async function runLimited(
-  launch: Launch,
-  what: string,
-  stdin?: Uint8Array,
-  limits: GitLimits = {},
-): Promise<GitResult> {
-  const child = spawnChild(launch, { stdin: stdin ? "piped" : "null" });
-  return await finish(child, what, stdin, limits);
-}
-
-/** `git args`, shortened for a message. */
-function describe(args: readonly string[]): string {
-  const words = args.filter((a) => a !== "--no-pager");
-  const shown = words.slice(0, 4).join(" ");
-  return `git ${shown}${words.length > 4 ? " …" : ""}`;
 }
 
 /**
@@ -529,7 +398,7 @@ async function viaRunner(
   sandbox: GitSandbox & { mode: Exclude<SandboxMode, "none"> },
   limits: GitLimits,
 ): Promise<GitResult> {
-  const timeoutMs = limits.timeoutMs ?? GIT_DEADLINE_MS;
+  const timeoutMs = limits.timeoutMs ?? gitDeadlineMs();
   const maxOut = limits.maxOutputBytes ?? GIT_OUTPUT_LIMIT;
   const what = describe(invocation.args);
   let answer;
@@ -640,55 +509,4 @@ export function diffFilesSync(before: string, after: string, context = 2): strin
   } catch {
     return "";
   }
-}
-
-/** The variables `gitInvocation` sets itself; only these (and the caller's) go into a container. */
-const HARDENING_VARIABLES = new Set([
-  "GIT_CONFIG_COUNT",
-  "GIT_CONFIG_NOSYSTEM",
-  "GIT_TERMINAL_PROMPT",
-  "GIT_OPTIONAL_LOCKS",
-  "GIT_PAGER",
-  "GIT_EDITOR",
-]);
-
-/**
- * `runGit` inside a container (process.ts `containerExecLaunch`): the same hardening — the fixed
- * settings and every driver the repository defines blanked — passed as the git variables only
- * (nothing else of Deft's environment goes in). `stdin` is fed to git.
- */
-export async function runGitInContainer(
-  cli: ContainerCli,
-  id: string,
-  cwd: string,
-  args: readonly string[],
-  env: Record<string, string> = {},
-  stdin?: Uint8Array,
-  limits: GitLimits = {},
-): Promise<GitResult> {
-  const inside = async (invocation: GitInvocation, input?: Uint8Array): Promise<GitResult> => {
-    const gitEnv = Object.fromEntries(
-      Object.entries(invocation.env).filter(([k]) =>
-        k in env || HARDENING_VARIABLES.has(k) || /^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(k)
-      ),
-    );
-    const child = spawnChild(
-      containerExecLaunch(cli, id, {
-        argv: [invocation.program, ...invocation.args],
-        env: gitEnv,
-        workdir: cwd,
-        interactive: input !== undefined,
-      }),
-      { stdin: input ? "piped" : "null" },
-    );
-    // Killing the runtime's client leaves the git inside running until the container goes; it
-    // no longer reaches the host.
-    return await finish(child, `${describe(invocation.args)} (in the container)`, input, limits);
-  };
-  const scoped = await inside(gitInvocation(["config", "--list", "-z", "--show-scope"]));
-  const listed = scoped.ok ? scoped : await inside(gitInvocation(["config", "--list", "-z"]));
-  const drivers = listed.ok
-    ? repositoryOverrides(listed.out, { scoped: scoped.ok, untrusted: true })
-    : [];
-  return inside(gitInvocation(args, env, drivers), stdin);
 }

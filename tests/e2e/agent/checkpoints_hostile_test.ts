@@ -12,6 +12,8 @@ import {
   recordCheckpointIn,
   restoreCheckpointIn,
 } from "../../../src/agent/patch.ts";
+import { CheckpointError, rewind } from "../../../src/agent/checkpoints.ts";
+import type { Trajectory } from "../../../src/trajectory/recorder.ts";
 
 async function repoWithSub(): Promise<string> {
   const dir = await tempDirUntilExit("deft-ckpt-hostile-");
@@ -125,3 +127,44 @@ for (const [where, plant] of SNEAKY_PLANTS) {
     assert.deepEqual(ran, [], "a planted program ran");
   });
 }
+
+Deno.test("rewind: a checkpoint whose trees differ outside the workspace (a folder of the repository) is refused, nothing written", async () => {
+  const repo = await repoWithSub();
+  await using store = await tempDir("deft-ckpt-store-");
+  await Deno.mkdir(`${store.path}/objects`);
+  // Checkpoints taken at the repository's top: `plain.txt` is outside the workspace `sub`.
+  const top = await checkpointHostPlace(repo, store.path);
+  const first = await recordCheckpointIn(top, store.path);
+  await Deno.writeTextFile(`${repo}/plain.txt`, "two\n");
+  await Deno.writeTextFile(`${repo}/sub/a.txt`, "two\n");
+  const second = await recordCheckpointIn(top, store.path);
+  const record = (id: number, tree: string) => ({
+    id,
+    turn: id - 1,
+    kind: "turn",
+    label: "t",
+    time: new Date().toISOString(),
+    tree,
+    conversation: [],
+    interactions: 0,
+    files_changed: 0,
+    store: store.path,
+    ms: 0,
+  });
+  const data = {
+    llm_interactions: [],
+    agent_steps: [],
+    checkpoints: [record(1, first.tree), record(2, second.tree)],
+  } as unknown as Trajectory;
+  const place = await checkpointHostPlace(`${repo}/sub`, store.path);
+  await assert.rejects(
+    rewind({ place, store: store.path }, data, { turn: 0, files: true, conversation: false }),
+    (e: Error) => {
+      assert.ok(e instanceof CheckpointError, `${e.name}: ${e.message}`);
+      assert.match(e.message, /outside this workspace \("plain\.txt"\)/);
+      return true;
+    },
+  );
+  assert.equal(await Deno.readTextFile(`${repo}/plain.txt`), "two\n");
+  assert.equal(await Deno.readTextFile(`${repo}/sub/a.txt`), "two\n");
+});

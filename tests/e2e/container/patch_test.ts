@@ -203,6 +203,26 @@ for (const runtime of ["docker", "podman"] as const) {
           },
         );
 
+        await t.step(
+          "a tracked file grown to a 4 GB sparse file is not read: named in the patch's first line",
+          async () => {
+            const repo = "/work/sparse";
+            await box.sh(
+              `${MAKE_REPO(repo)} && printf 'small\\n' > disk.img && git add disk.img && ` +
+                "git -c user.name=t -c user.email=t@t commit -qm disk",
+            );
+            const place = containerPlace(box.container(repo));
+            const baseline = await recordBaselineIn(place, repo);
+            assert.ok(baseline, "no baseline");
+            await box.sh(`cd ${repo} && truncate -s 4G disk.img && printf 'two\\n' > a.txt`);
+            const patch = await within(60_000, patchIn(place, { baseline }));
+            await baseline.dispose();
+            assert.match(patch.split("\n")[0], /^# Deft left "disk\.img" out of this patch/);
+            assert.match(patch, /^\+two$/m);
+            assert.doesNotMatch(patch, /^diff --git a\/disk\.img/m);
+          },
+        );
+
         await t.step("a FIFO named .gitignore is named, not waited on", async () => {
           const repo = "/work/fifo";
           await box.sh(MAKE_REPO(repo));

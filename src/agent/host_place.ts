@@ -1,0 +1,211 @@
+/**
+ * The host as a place for the patch, the baseline and checkpoints (`GitPlace`, policy/git.ts):
+ * git in the workspace (in the sandbox when there is one, with the git folders the sandbox would
+ * hide shown read-only), scratch folders in Deft's temp folder, and the file steps (measuring
+ * new files, finding a FIFO where git reads an ignore list) done here by lstat and readDir, never
+ * by opening what is not a regular file. The container's counterpart is src/container/patch.ts.
+ */
+import { dirname, join, resolve } from "node:path";
+import {
+  type GitLimits,
+  type GitPlace,
+  type GitSandbox,
+  gitScratch,
+  runGit,
+} from "../policy/git.ts";
+import { hiddenSocketDirs } from "../policy/sandbox.ts";
+import { isInside } from "../policy/workspace.ts";
+
+/**
+ * The host as a place: git in `dir` (inside `sandbox` unless its mode is `none`, with the git
+ * folders the sandbox would hide shown read-only), scratch folders in Deft's temp folder (mode
+ * 0700), each one writable to the git calls after it, as is `store` (a baseline's).
+ */
+export async function hostPlace(
+  dir: string,
+  sandbox: GitSandbox | undefined,
+  limits: GitLimits | undefined,
+  store?: string,
+): Promise<GitPlace> {
+  const shown = await shownSandbox(dir, sandbox);
+  const writable: string[] = store ? [store] : [];
+  return {
+    where: dir,
+    git: (args, env = {}, stdin) =>
+      runGit(dir, args, {
+        env,
+        stdin,
+        limits,
+        sandbox: shown && { ...shown, writablePaths: [...writable] },
+      }),
+    async scratch(kind) {
+      // In a sandbox: inside the view's own folder, which its git runner may already write.
+      const folder = await gitScratch(shown, kind);
+      writable.push(folder);
+      return folder;
+    },
+    async remove(folder) {
+      await Deno.remove(folder, { recursive: true }).catch(() => {});
+    },
+    async copyIndex(from, to) {
+      await Deno.copyFile(from, to);
+      const { atime, mtime } = await Deno.stat(from);
+      await Deno.utime(to, atime ?? new Date(), mtime ?? new Date(0));
+    },
+    async largeFiles(paths, sizes) {
+      const large: boolean[] = [];
+      for (const path of paths) large.push(await isTooLarge(dir, path, sizes));
+      return large;
+    },
+    async filesOver(paths, bytes) {
+      const over: boolean[] = [];
+      for (const path of paths) {
+        const info = await lstatName(dir, path);
+        over.push(info !== undefined && info.isFile && info.size > bytes);
+      }
+      return over;
+    },
+    specialFiles: (extra) => hostSpecialFiles(dir, extra),
+  };
+}
+
+/** `sandbox` (none for mode `none`) with the git folders it would hide shown read-only. */
+async function shownSandbox(
+  dir: string,
+  sandbox: GitSandbox | undefined,
+): Promise<GitSandbox | undefined> {
+  const confined = sandbox?.mode === "none" ? undefined : sandbox;
+  return confined && { ...confined, readOnlyPaths: await hiddenGitDirs(dir, confined.workspace) };
+}
+
+/**
+ * The repository's git folders outside the workspace that the sandbox would hide (it has its own
+ * /tmp): the `.git` of a repository the workspace is a subfolder of, or the folders a `.git` file
+ * points to (a linked worktree's). Found by walking up from `dir`, without git. None is shown that
+ * is or holds /tmp or a place where host services keep sockets (a `.git` file in the workspace is
+ * the model's to write).
+ */
+async function hiddenGitDirs(dir: string, workspace: string): Promise<string[]> {
+  let top = resolve(dir);
+  while (!await exists(join(top, ".git"))) {
+    if (top === dirname(top)) return [];
+    top = dirname(top);
+  }
+  const dotGit = join(top, ".git");
+  const dirs = [dotGit];
+  const pointer = /^gitdir: (.+)$/m.exec(await readRegular(dotGit) ?? "")?.[1];
+  if (pointer) {
+    const gitDir = resolve(top, pointer.trim());
+    const common = await readRegular(join(gitDir, "commondir"));
+    dirs.push(gitDir, ...(common ? [resolve(gitDir, common.trim())] : []));
+  }
+  const hidden = ["/tmp", ...hiddenSocketDirs()];
+  const shown: string[] = [];
+  for (const path of dirs) {
+    if (isInside(workspace, path) || hidden.some((h) => isInside(path, h))) continue;
+    if (await exists(path)) shown.push(path);
+  }
+  return shown;
+}
+
+/** The text of `path` when it is a regular file (never a FIFO, which would block the read). */
+async function readRegular(path: string): Promise<string | undefined> {
+  const info = await Deno.lstat(path).catch(() => undefined);
+  if (!info?.isFile) return undefined;
+  return await Deno.readTextFile(path).catch(() => undefined);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
+
+const IGNORE_AND_ATTRIBUTES = new Set([".gitignore", ".gitattributes"]);
+
+/**
+ * The `.gitignore` and `.gitattributes` below `dir` (and in the folders above it, up to the
+ * repository's top, which git reads too) that are neither regular files nor symlinks (git opens no
+ * symlinked one), and the files of `extra` that exist and are not regular files. Walked by reading
+ * folders, never by opening a file; `.git` folders are not entered.
+ */
+async function hostSpecialFiles(dir: string, extra: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (folder: string) => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = await Array.fromAsync(Deno.readDir(folder));
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory) {
+        if (entry.name !== ".git") await walk(path);
+      } else if (
+        IGNORE_AND_ATTRIBUTES.has(entry.name) && !entry.isFile && !entry.isSymlink
+      ) {
+        found.push(path);
+      }
+    }
+  };
+  await walk(dir);
+  let above = resolve(dir);
+  while (!await exists(join(above, ".git")) && above !== dirname(above)) {
+    above = dirname(above);
+    for (const name of IGNORE_AND_ATTRIBUTES) {
+      const info = await Deno.lstat(join(above, name)).catch(() => undefined);
+      if (info && !info.isFile && !info.isSymlink && !info.isDirectory) {
+        found.push(join(above, name));
+      }
+    }
+  }
+  for (const path of extra) {
+    // git follows a symlink here: what it leads to counts.
+    const info = await Deno.stat(path).catch(() => undefined);
+    if (info && !info.isFile && !info.isDirectory) found.push(path);
+  }
+  return found;
+}
+
+/**
+ * True for a regular file above `anyOver` bytes, or above `binaryOver` with a NUL in its first
+ * 8000 bytes. `name` is bytes from git; a name Deno cannot spell (not UTF-8) is not measured, and
+ * goes in.
+ */
+async function isTooLarge(
+  dir: string,
+  name: Uint8Array,
+  sizes: { binaryOver: number; anyOver: number },
+): Promise<boolean> {
+  let path: string;
+  try {
+    path = `${dir}/${new TextDecoder("utf-8", { fatal: true }).decode(name)}`;
+  } catch {
+    return false;
+  }
+  let file: Deno.FsFile | undefined;
+  try {
+    const info = await Deno.lstat(path);
+    if (!info.isFile || info.size <= sizes.binaryOver) return false;
+    if (info.size > sizes.anyOver) return true;
+    // Opened by name after lstat: a FIFO swapped in at that instant would block here. At the end
+    // of a run the model's processes are gone; mid-run (--must-patch's check) the window stays.
+    file = await Deno.open(path);
+    const head = new Uint8Array(8000);
+    const n = (await file.read(head)) ?? 0;
+    return head.subarray(0, n).includes(0);
+  } catch {
+    return false;
+  } finally {
+    file?.close();
+  }
+}
+
+/** lstat of `name` (bytes from git) in `dir`; undefined when missing or not spelled in UTF-8. */
+async function lstatName(dir: string, name: Uint8Array): Promise<Deno.FileInfo | undefined> {
+  try {
+    const path = `${dir}/${new TextDecoder("utf-8", { fatal: true }).decode(name)}`;
+    return await Deno.lstat(path);
+  } catch {
+    return undefined;
+  }
+}
