@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { ApprovalGate, type ApprovalMode } from "../../src/agent/approval.ts";
-import { ApprovalRules, commandParts } from "../../src/agent/approval_rules.ts";
+import { ApprovalRules } from "../../src/agent/approval_rules.ts";
+import { commandsRun } from "../../src/agent/command_wrappers.ts";
 import type { ApprovalRule } from "../../src/config/approval_rules.ts";
 import type { ToolExecResult } from "../../src/tools/base.ts";
 import { type Host, type StandInEntry, StandInTool } from "../../src/tools/stand_in.ts";
@@ -146,11 +147,14 @@ Deno.test("rules: an ask rule asks where the mode would not; edit globs and tool
   );
 });
 
-Deno.test("commandParts splits compound commands and gives up on what it cannot read for sure", () => {
-  assert.deepEqual(commandParts("a b && c 'd e' | f; (g)"), [["a", "b"], ["c", "d e"], ["f"], [
-    "g",
-  ]]);
-  assert.equal(commandParts("a > b"), undefined);
-  assert.equal(commandParts('a "$(b)"'), undefined);
-  assert.equal(commandParts("a 'b"), undefined);
+Deno.test("commandsRun splits compound commands and says what it cannot read for sure", () => {
+  const words = (line: string) => commandsRun(line).commands.map((c) => c.words);
+  assert.deepEqual(words("a b && c 'd e' | f; (g)"), [["a", "b"], ["c", "d e"], ["f"], ["g"]]);
+  assert.deepEqual(commandsRun("a > b").commands, [{
+    words: ["a"],
+    wrapper: false,
+    allowable: false,
+  }]);
+  assert.deepEqual(words('a "$(b)"'), [["b"], ["a", null]]);
+  assert.match(commandsRun("a 'b").unjudged.join(), /unclosed `'`/);
 });
