@@ -76,7 +76,15 @@ class Reader {
       current = [];
       writes = false;
     };
+    let last = -1;
     while (this.i < t.length) {
+      if (this.i === last) {
+        // Never stuck: a character nothing above consumed is skipped, and judged unreadable.
+        this.fail(`\`${t[this.i]}\` where this reader does not expect it`);
+        this.i++;
+        continue;
+      }
+      last = this.i;
       const c = t[this.i];
       if (c === close) {
         endCommand();
