@@ -445,16 +445,18 @@ class Reader {
         add(this.#doubleQuoted());
       } else if (c === "$" && t[this.i + 1] === "'") {
         plain = leading = false;
-        const end = t.slice(this.i + 2).search(/(?<!\\)'/);
-        const body = end < 0 ? undefined : t.slice(this.i + 2, this.i + 2 + end);
-        if (body === undefined) {
+        // `\\` and `\'` are escapes inside: the quote ends at the first unescaped `'`.
+        let end = this.i + 2;
+        while (end < t.length && t[end] !== "'") end += t[end] === "\\" ? 2 : 1;
+        if (end >= t.length) {
           this.fail("an unclosed `$'`");
           this.i = t.length;
           return { value: null, plain: false, lead };
         }
+        const body = t.slice(this.i + 2, end);
         // Escapes decode to any byte: the word is known only when they are none.
         add(body.includes("\\") ? null : body);
-        this.i += 3 + body.length;
+        this.i = end + 1;
       } else if (c === "$" && t[this.i + 1] === '"') {
         plain = leading = false;
         this.i += 2;
@@ -464,7 +466,7 @@ class Reader {
         if (this.#expansion()) add("$");
         else add(null);
       } else {
-        const rest = t.slice(this.i, this.i + 4096);
+        const rest = c === "[" || c === "{" ? t.slice(this.i, this.i + 4096) : "";
         if (
           c === "*" || c === "?" || (c === "[" && /^\[[^\s;&|<>()]*\]/.test(rest)) ||
           (c === "{" && /^\{[^}\s]*(,|\.\.)[^}\s]*\}/.test(rest))

@@ -223,6 +223,9 @@ Deno.test("promise: hidden commands are found — substitutions, subshells, here
     "echo $((1 + $(rm x)))",
     "! rm x",
     "echo a \\\n&& rm x",
+    // `$'\\'` ends at its second quote: bash runs the `rm` line before the broken last one.
+    "echo $'\\\\'\nrm x\necho 'a' '",
+    "echo $'a\\'b'; rm x",
   ];
   for (const command of table) {
     assert.equal(verdict({ deny: ["$ rm"] }, command), "deny $ rm", JSON.stringify(command));
