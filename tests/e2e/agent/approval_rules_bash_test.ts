@@ -1,7 +1,8 @@
 /**
  * The approval rules' reading of a command line checked against bash itself: random lines made
  * of shell syntax, wrappers and `rm x` run in a real bash whose `rm` only leaves a mark. Whenever
- * bash ran `rm`, `deny: ["$ rm"]` must have refused the line or asked about it: never let it run.
+ * bash ran `rm`, `deny: ["$ rm"]` must have refused the line or asked about it, and allowing every
+ * other command named must not have let it through.
  */
 import assert from "node:assert/strict";
 import { ApprovalRules } from "../../../src/agent/approval_rules.ts";
@@ -67,7 +68,7 @@ const PIECES = [
   "r\\m",
 ];
 
-Deno.test("rules vs bash: every line where bash ran rm is refused or asked under deny `$ rm` (1,500 random lines)", async () => {
+Deno.test("rules vs bash: every line where bash ran rm is refused or asked under deny `$ rm` (1,500 random lines; no allow covers them)", async () => {
   await using dir = await tempDir();
   const bin = `${dir.path}/bin`;
   const work = `${dir.path}/work`;
@@ -90,6 +91,17 @@ Deno.test("rules vs bash: every line where bash ran rm is refused or asked under
   const rules = new ApprovalRules([
     { action: "deny", text: "$ rm", source: "policy.yaml", origin: "file" },
   ]);
+  // Every command the pieces name but rm: an allow of them all must still not let rm through.
+  const allowing = new ApprovalRules(
+    ["echo", "true", "bash", "sh", "nice", "env", "timeout", "xargs", "eval", "f", "x", "E"].map((
+      name,
+    ) => ({
+      action: "allow" as const,
+      text: `$ ${name}`,
+      source: "policy.yaml",
+      origin: "file" as const,
+    })),
+  );
   const next = random(7);
   const lines: string[] = [];
   for (let n = 0; n < 1500; n++) {
@@ -121,6 +133,12 @@ Deno.test("rules vs bash: every line where bash ran rm is refused or asked under
     assert.ok(
       verdict?.action === "deny" || verdict?.action === "ask",
       `bash ran rm, the rules let it through: ${JSON.stringify(line)}`,
+    );
+    const allowed = allowing.match("bash", { kind: "command", command: line });
+    assert.notEqual(
+      allowed?.action,
+      "allow",
+      `bash ran rm, an allow covered it: ${JSON.stringify(line)}`,
     );
   }
   // The generator reaches rm often enough for the check to mean something.
