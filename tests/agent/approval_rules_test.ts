@@ -158,3 +158,17 @@ Deno.test("commandsRun splits compound commands and says what it cannot read for
   assert.deepEqual(words('a "$(b)"'), [["b"], ["a", null]]);
   assert.match(commandsRun("a 'b").unjudged.join(), /unclosed `'`/);
 });
+
+Deno.test("rules: at the gate, a command a deny rule may hide in is asked, even where an allow covers what can be read", async () => {
+  const { gate: g, asked } = gate("commands", { allow: ["$ echo", "$ bash"], deny: ["$ rm"] });
+  for (const command of ['eval "$X"', "echo hi && $CMD x", 'bash -c "$S"']) {
+    const before = asked.length;
+    const d = await g.decide(bash, { command });
+    assert.equal(d.decision.asked, true, command);
+    assert.equal(d.decision.decided_by, "user", command);
+    assert.ok(asked.length > before, `asked about ${command}`);
+  }
+  // What can be read is judged: the deny refuses, the allow lets through.
+  assert.equal((await g.decide(bash, { command: "bash -c 'rm x'" })).decision.decision, "deny");
+  assert.equal((await g.decide(bash, { command: "bash -c 'echo x'" })).decision.decided_by, "rule");
+});
