@@ -66,6 +66,16 @@ const PIECES = [
   "=",
   "A=1 ",
   "r\\m",
+  "exec ",
+  "command ",
+  "time ",
+  "trap ",
+  " EXIT",
+  "case a in a) ",
+  ";;",
+  " esac",
+  "$((",
+  "))",
 ];
 
 Deno.test("rules vs bash: every line where bash ran rm is refused or asked under deny `$ rm` (1,500 random lines; no allow covers them)", async () => {
