@@ -1,10 +1,12 @@
 /**
  * The approval rules in force for a session (config/approval_rules.ts reads them) and how a
- * call is matched against them. A deny beats an ask, which beats an allow. A command is split
- * into its parts (`&&`, `||`, `;`, `|`, `&`, subshells, `$(…)`, backticks): an allow covers it
- * only when every part starts with an allowed prefix, and a command that cannot be split for
- * sure (redirections, escapes, a substitution inside quotes) is never covered by an allow. A
- * deny or ask matches when any part, split loosely, starts with its prefix.
+ * call is matched against them. A deny beats an ask, which beats an allow. A command is judged by
+ * every command it runs (agent/command_wrappers.ts): each part, whatever separates them, the
+ * commands inside substitutions, and what wrappers such as `bash -c`, `env` or `sudo` run. A
+ * deny or ask matches when any of them starts with its words; an allow covers the command only
+ * when every one of them does, reached with no assignment, change of user or written file. When
+ * part of a command cannot be read (a command name in a variable, an `eval` of one), a deny or
+ * ask rule that may hide there makes it asked, with a reason saying so.
  */
 import { basename, isAbsolute, relative, resolve } from "node:path";
 import {
@@ -16,6 +18,8 @@ import {
   saveProjectRule,
 } from "../config/approval_rules.ts";
 import type { CallEffect } from "../tools/base.ts";
+import { commandsRun, type Resolved } from "./command_wrappers.ts";
+import type { Word } from "./shell_syntax.ts";
 import { type LoadedConfig, loadUserConfig } from "../config/load.ts";
 
 export type { ApprovalAction, ApprovalRule };
@@ -25,97 +29,29 @@ export interface RuleMatch {
   action: ApprovalAction;
   /** The rule's text and source; several joined with ` + ` when parts needed several. */
   rule: { text: string; source: string };
+  /** Why the rule asks although it may not match: part of the command could not be judged. */
+  reason?: string;
 }
 
-/** Words a part may start with that only lead into the command that follows. */
-const LEADING = new Set([
-  "!",
-  "if",
-  "then",
-  "else",
-  "elif",
-  "do",
-  "while",
-  "until",
-  "time",
-  "exec",
-  "command",
-  "builtin",
-  "nohup",
-  "env",
-  "sudo",
-  "xargs",
-  "{",
-]);
+type Hit = "yes" | "maybe" | "no";
 
 /**
- * The parts of a command, each as its words with quotes removed; undefined when the command
- * cannot be split for sure (then no allow rule covers it).
+ * Whether `words` start with a rule's `prefix`: "maybe" when a word known only at run time stands
+ * where the prefix needs one. `byName`: the command's first word counts by its file name too
+ * (`/bin/rm` is `rm`), for deny and ask rules; an allow names exactly what it lets run.
  */
-export function commandParts(command: string): string[][] | undefined {
-  const parts: string[][] = [];
-  let words: string[] = [];
-  let word: string | undefined;
-  let quote: "'" | '"' | undefined;
-  const endWord = () => {
-    if (word !== undefined) words.push(word);
-    word = undefined;
-  };
-  const endPart = () => {
-    endWord();
-    if (words.length > 0) parts.push(words);
-    words = [];
-  };
-  for (let i = 0; i < command.length; i++) {
-    const c = command[i];
-    if (quote === "'") {
-      if (c === "'") quote = undefined;
-      else word += c;
-      continue;
-    }
-    if (quote === '"') {
-      if (c === '"') quote = undefined;
-      else if (c === "\\" || c === "`" || (c === "$" && "({".includes(command[i + 1] ?? ""))) {
-        return undefined;
-      } else word += c;
-      continue;
-    }
-    if (c === "'" || c === '"') {
-      quote = c;
-      word ??= "";
-    } else if (/\s/.test(c) && c !== "\n") endWord();
-    else if (";&|()`\n".includes(c)) endPart();
-    else if (c === "$" && command[i + 1] === "(") {
-      endPart();
-      i++;
-    } else if ("<>\\".includes(c) || (c === "$" && command[i + 1] === "{")) return undefined;
-    else word = (word ?? "") + c;
+function prefixHit(words: Word[], prefix: string[], byName: boolean): Hit {
+  for (let i = 0; i < prefix.length; i++) {
+    const w = words[i];
+    if (w === undefined) return "no";
+    // An unquoted `$X` may stand for any number of words: the rest is unknown.
+    if (w === null) return "maybe";
+    const p = prefix[i];
+    const same = w === p ||
+      (byName && i === 0 && !p.includes("/") && w.slice(w.lastIndexOf("/") + 1) === p);
+    if (!same) return "no";
   }
-  if (quote) return undefined;
-  endPart();
-  return parts;
-}
-
-/** The parts of a command split loosely, for deny and ask rules: whatever the syntax. */
-function looseParts(command: string): string[][] {
-  const strict = commandParts(command);
-  const loose = command.split(/[;&|()`\n<>{}]|\$\(/).map((part) =>
-    part.split(/\s+/).map((w) => w.replace(/['"\\]/g, "")).filter((w) => w !== "")
-  );
-  return [...(strict ?? []), ...loose].map(withoutLeading).filter((p) => p.length > 0);
-}
-
-/** A part without its leading assignments and keywords (`FOO=1 sudo git push` → `git push`). */
-function withoutLeading(words: string[]): string[] {
-  let i = 0;
-  while (i < words.length && (LEADING.has(words[i]) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]))) {
-    i++;
-  }
-  return words.slice(i);
-}
-
-function startsWith(words: string[], prefix: string[]): boolean {
-  return prefix.length <= words.length && prefix.every((w, i) => words[i] === w);
+  return "yes";
 }
 
 /** `glob` as a regular expression over a relative path: `*` within a folder, `**` across. */
@@ -208,32 +144,48 @@ export class ApprovalRules {
     effect: CallEffect | undefined,
     workspace?: string,
   ): RuleMatch | undefined {
-    const loose = effect?.kind === "command" ? looseParts(effect.command) : [];
-    const hits = (rule: ApprovalRule, parts: string[][]): boolean => {
+    const run = effect?.kind === "command" ? commandsRun(effect.command) : undefined;
+    const hit = (rule: ApprovalRule): Hit => {
       const p = this.#pattern(rule.text);
-      if (!p) return false;
-      if (p.kind === "tool") return p.name === toolName;
+      if (!p) return "no";
+      if (p.kind === "tool") return p.name === toolName ? "yes" : "no";
       if (p.kind === "edit") {
-        return effect?.kind === "edit" && editMatches(p.glob, effect.path, workspace);
+        return effect?.kind === "edit" && editMatches(p.glob, effect.path, workspace)
+          ? "yes"
+          : "no";
       }
-      return parts.some((words) => startsWith(words, p.words));
+      if (!run) return "no";
+      const hits = run.commands.map((c) => prefixHit(c.words, p.words, true));
+      return hits.includes("yes") ? "yes" : hits.includes("maybe") ? "maybe" : "no";
     };
-    for (const action of ["deny", "ask"] as const) {
-      const rule = this.#rules.find((r) => r.action === action && hits(r, loose));
-      if (rule) return { action, rule: { text: rule.text, source: rule.source } };
+    const named = (rule: ApprovalRule) => ({ text: rule.text, source: rule.source });
+    const strong = this.#rules.filter((r) => r.action === "deny").concat(
+      this.#rules.filter((r) => r.action === "ask"),
+    );
+    const verdicts = strong.map((rule) => ({ rule, hit: hit(rule) }));
+    const sure = verdicts.find((v) => v.hit === "yes");
+    if (sure) return { action: sure.rule.action, rule: named(sure.rule) };
+    if (run) {
+      const unsure = this.#unjudged(run, verdicts);
+      if (unsure) return unsure;
     }
     const allows = this.#rules.filter((r) => r.action === "allow");
     const whole = allows.find((r) => {
       const p = this.#pattern(r.text);
-      return p?.kind === "tool" ? p.name === toolName : p?.kind === "edit" && hits(r, []);
+      return p?.kind !== "command" && hit(r) === "yes";
     });
-    if (whole) return { action: "allow", rule: { text: whole.text, source: whole.source } };
-    if (effect?.kind !== "command") return undefined;
-    const parts = commandParts(effect.command);
-    if (parts === undefined || parts.length === 0) return undefined;
+    if (whole) return { action: "allow", rule: named(whole) };
+    if (!run || run.unjudged.length > 0) return undefined;
+    const parts = run.commands.filter((c) => !c.wrapper);
+    if (parts.length === 0) return undefined;
     const used: ApprovalRule[] = [];
     for (const part of parts) {
-      const rule = allows.find((r) => hits(r, [part]));
+      const rule = part.allowable && part.words.length > 0
+        ? allows.find((r) => {
+          const p = this.#pattern(r.text);
+          return p?.kind === "command" && prefixHit(part.words, p.words, false) === "yes";
+        })
+        : undefined;
       if (!rule) return undefined;
       if (!used.includes(rule)) used.push(rule);
     }
@@ -243,6 +195,32 @@ export class ApprovalRules {
         text: used.map((r) => r.text).join(" + "),
         source: [...new Set(used.map((r) => r.source))].join(" + "),
       },
+    };
+  }
+
+  /**
+   * An ask for a command a deny or ask rule may hide in: a word or part that only the run will
+   * know stands where the rule would look. Undefined when no such rule is in force.
+   */
+  #unjudged(
+    run: Resolved,
+    verdicts: { rule: ApprovalRule; hit: Hit }[],
+  ): RuleMatch | undefined {
+    const maybe = verdicts.find((v) => v.hit === "maybe")?.rule;
+    const rule = maybe ??
+      (run.unjudged.length === 0
+        ? undefined
+        : verdicts.find((v) => this.#pattern(v.rule.text)?.kind === "command")?.rule);
+    if (!rule) return undefined;
+    const why = [
+      ...(maybe ? [`a word known only when it runs stands where \`${maybe.text}\` looks`] : []),
+      ...run.unjudged,
+    ];
+    return {
+      action: "ask",
+      rule: { text: rule.text, source: rule.source },
+      reason: `Deft could not judge this command against the ${rule.action} rule ` +
+        `\`${rule.text}\`: ${why.join("; ")}. It is asked instead.`,
     };
   }
 }

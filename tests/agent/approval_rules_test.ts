@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { ApprovalGate, type ApprovalMode } from "../../src/agent/approval.ts";
-import { ApprovalRules, commandParts } from "../../src/agent/approval_rules.ts";
+import { ApprovalRules } from "../../src/agent/approval_rules.ts";
+import { commandsRun } from "../../src/agent/command_wrappers.ts";
 import type { ApprovalRule } from "../../src/config/approval_rules.ts";
 import type { ToolExecResult } from "../../src/tools/base.ts";
 import { type Host, type StandInEntry, StandInTool } from "../../src/tools/stand_in.ts";
@@ -146,11 +147,28 @@ Deno.test("rules: an ask rule asks where the mode would not; edit globs and tool
   );
 });
 
-Deno.test("commandParts splits compound commands and gives up on what it cannot read for sure", () => {
-  assert.deepEqual(commandParts("a b && c 'd e' | f; (g)"), [["a", "b"], ["c", "d e"], ["f"], [
-    "g",
-  ]]);
-  assert.equal(commandParts("a > b"), undefined);
-  assert.equal(commandParts('a "$(b)"'), undefined);
-  assert.equal(commandParts("a 'b"), undefined);
+Deno.test("commandsRun splits compound commands and says what it cannot read for sure", () => {
+  const words = (line: string) => commandsRun(line).commands.map((c) => c.words);
+  assert.deepEqual(words("a b && c 'd e' | f; (g)"), [["a", "b"], ["c", "d e"], ["f"], ["g"]]);
+  assert.deepEqual(commandsRun("a > b").commands, [{
+    words: ["a"],
+    wrapper: false,
+    allowable: false,
+  }]);
+  assert.deepEqual(words('a "$(b)"'), [["b"], ["a", null]]);
+  assert.match(commandsRun("a 'b").unjudged.join(), /unclosed `'`/);
+});
+
+Deno.test("rules: at the gate, a command a deny rule may hide in is asked, even where an allow covers what can be read", async () => {
+  const { gate: g, asked } = gate("commands", { allow: ["$ echo", "$ bash"], deny: ["$ rm"] });
+  for (const command of ['eval "$X"', "echo hi && $CMD x", 'bash -c "$S"']) {
+    const before = asked.length;
+    const d = await g.decide(bash, { command });
+    assert.equal(d.decision.asked, true, command);
+    assert.equal(d.decision.decided_by, "user", command);
+    assert.ok(asked.length > before, `asked about ${command}`);
+  }
+  // What can be read is judged: the deny refuses, the allow lets through.
+  assert.equal((await g.decide(bash, { command: "bash -c 'rm x'" })).decision.decision, "deny");
+  assert.equal((await g.decide(bash, { command: "bash -c 'echo x'" })).decision.decided_by, "rule");
 });

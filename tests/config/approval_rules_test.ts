@@ -1,12 +1,14 @@
 /**
  * Approval rules as configured: a rule that is not one is an error naming it and its position;
  * a repository's lists keep deny and ask and drop allow with a warning; a project's saved rules
- * are keyed by its real path.
+ * are keyed by its real path; an `--approval-rules` file is read only as a regular file within the
+ * config size limit.
  */
 import assert from "node:assert/strict";
 import { ConfigError, parseConfig } from "../../src/config/load.ts";
 import {
   parseRule,
+  policyFileRules,
   projectRules,
   repositoryRules,
   saveProjectRule,
@@ -57,4 +59,25 @@ Deno.test("a project's saved rule holds for that real path only and can be remov
     if (saved === undefined) Deno.env.delete("XDG_CONFIG_HOME");
     else Deno.env.set("XDG_CONFIG_HOME", saved);
   }
+});
+
+Deno.test("an --approval-rules file that is a device, a folder or too large is refused, naming it", async () => {
+  await using dir = await tempDir();
+  await assert.rejects(policyFileRules(dir.path), /is a folder, not a regular file/);
+  const big = `${dir.path}/big.yaml`;
+  await Deno.writeTextFile(big, `deny:\n${"  - $ rm\n".repeat(200_000)}`);
+  await assert.rejects(
+    policyFileRules(big),
+    /big\.yaml: the config file is \d+ bytes, over the limit/,
+  );
+  // Last: without the bound, reading /dev/zero would never end.
+  const zero = `${dir.path}/zero.yaml`;
+  await Deno.symlink("/dev/zero", zero);
+  await assert.rejects(
+    policyFileRules(zero),
+    /zero\.yaml is a character device, not a regular file/,
+  );
+  const ok = `${dir.path}/ok.yaml`;
+  await Deno.writeTextFile(ok, "deny:\n  - $ rm\n");
+  assert.deepEqual((await policyFileRules(ok)).map((r) => `${r.action} ${r.text}`), ["deny $ rm"]);
 });
