@@ -4,6 +4,7 @@
  * disk. Secrets (API keys) are replaced before anything is written.
  */
 import { deftStateDir } from "../policy/dirs.ts";
+import { readOwnText } from "../policy/own_file.ts";
 import { addOutputSecrets, outputMasker } from "../policy/secrets.ts";
 import { dirname } from "node:path";
 import { z } from "zod";
@@ -267,9 +268,26 @@ export class TrajectoryRecorder {
   }
 }
 
-/** Reads a trajectory file written by Deft or Trae Agent. */
+/**
+ * Largest trajectory read (`-t`, a resume, `deft sessions`, `deft report`): every interaction
+ * holds its whole conversation, so a long session's file runs to tens of megabytes; this is far
+ * above that, and small enough to parse.
+ */
+export const MAX_TRAJECTORY_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Reads a trajectory file written by Deft or Trae Agent. Any path may be handed in (or left in a
+ * repository), so it is read as Deft's own files are: a regular file within
+ * MAX_TRAJECTORY_BYTES, never a FIFO or device (an `OwnFileError` saying so).
+ */
 export async function readTrajectory(path: string): Promise<Trajectory> {
-  const data = JSON.parse(await Deno.readTextFile(path));
+  const data = JSON.parse(
+    await readOwnText(path, {
+      limit: MAX_TRAJECTORY_BYTES,
+      what: "a trajectory",
+      hint: "Name a trajectory file Deft wrote, or a session id from deft sessions.",
+    }),
+  );
   if (!Array.isArray(data?.llm_interactions) || !Array.isArray(data?.agent_steps)) {
     throw new Error(`${path} is not a trajectory (no llm_interactions/agent_steps)`);
   }

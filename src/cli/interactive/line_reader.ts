@@ -21,11 +21,14 @@
 import { createInterface, type Interface } from "node:readline";
 import process from "node:process";
 import { dirname } from "node:path";
+import { readOwnText } from "../../policy/own_file.ts";
 import { fitComposer, screen, screenWidth } from "../console/screen.ts";
 import { printable } from "../console/printable.ts";
 
 /** Entries kept in the history file. */
 const HISTORY_SIZE = 1000;
+/** Largest history file read (a thousand entries, pastes among them); a larger one is ignored. */
+const MAX_HISTORY_BYTES = 64 * 1024 * 1024;
 /** Lines arriving within this window of each other were pasted together. */
 const PASTE_MS = 15;
 /** Terminal sequences: bracketed paste on and off. */
@@ -231,7 +234,9 @@ export class LineReader {
     let history: string[] = [];
     if (historyFile && terminal) {
       try {
-        history = parseHistory(await Deno.readTextFile(historyFile));
+        history = parseHistory(
+          await readOwnText(historyFile, { limit: MAX_HISTORY_BYTES, what: "the history" }),
+        );
       } catch { /* no history yet, or unreadable: start empty */ }
     }
     return new LineReader(terminal, historyFile, history);
