@@ -1,8 +1,8 @@
 /**
  * Reads a config file with its size bounded before the read starts. A config file may belong to
  * a repository (`./deft.yaml`), so it may be a symlink to `/dev/zero`, a FIFO that never ends or a
- * gigabyte of text: it is read as every file Deft reads for itself is (`readOwnFile`), only a
- * regular file of at most MAX_CONFIG_BYTES, and never more than that even if it grows meanwhile.
+ * gigabyte of text: it is read as every file Deft reads for itself is (`readOwnFile`, at start),
+ * only a regular file of at most MAX_CONFIG_BYTES, and never more than that even if it grows.
  */
 import { OwnFileError, readOwnText } from "../policy/own_file.ts";
 import { ConfigError } from "./errors.ts";
@@ -20,6 +20,7 @@ export async function readConfigFile(path: string, limit = MAX_CONFIG_BYTES): Pr
     return await readOwnText(path, {
       limit,
       what: "the config file",
+      atStart: true,
       hint: "A configuration is a plain YAML file of a few kilobytes (see config.example.yaml): " +
         "replace it with one, or remove it.",
     });

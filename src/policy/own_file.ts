@@ -7,9 +7,9 @@
  * opens at once instead of waiting for a writer) and looked at again once open; never more than the
  * limit is read, even from a file that grows meanwhile.
  *
- * `node:fs` gives the open flags Deno's own `open` lacks; it is loaded only when a file is read,
- * so a start that reads none (the help, a one-off tool call without a config file) does not pay
- * for it.
+ * `node:fs` gives the open flag Deno's own `open` lacks; it is loaded only when a file is read
+ * (the commands that read such files have most often loaded it already, with their command line's
+ * parser); a config file read at start does without it (see `atStart`).
  */
 
 /** A file Deft reads for itself is not a regular file, or is over its limit. */
@@ -27,6 +27,15 @@ export interface OwnFileOptions {
   hint?: string;
   /** A file over the limit is cut at it (its start is still useful) instead of refused. */
   cut?: boolean;
+  /**
+   * Read at start, before anything of the model's can run (a config file): opened with Deno's own
+   * open, sparing the pipeline commands (`deft tool`, `deft serve`) the tens of milliseconds
+   * `node:fs` takes to load. What is not a regular file is still refused by the look before the
+   * open; only a FIFO swapped in between the look and the open would make it wait, and at start
+   * nothing is left running to swap one (the model's processes die with the session that started
+   * them, in their PID namespace).
+   */
+  atStart?: boolean;
 }
 
 /** What was read. */
@@ -51,26 +60,11 @@ export async function readOwnFile(path: string, options: OwnFileOptions): Promis
   // stat follows links: a link to /dev/zero is judged as the device it leads to. Looking before
   // opening keeps the usual case from opening a device at all.
   check(path, await Deno.stat(path), options);
-  const { open } = await import("node:fs/promises");
-  const { constants } = await import("node:fs");
-  let handle: Awaited<ReturnType<typeof open>>;
+  const file = options.atStart ? await denoFile(path) : await openWithoutWaiting(path);
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
-  } catch (e) {
-    throw denoError(e, path);
-  }
-  try {
-    const info = await handle.stat();
     // Again on what was opened: the path may have been swapped since the first look.
-    check(path, {
-      isFile: info.isFile(),
-      isDirectory: info.isDirectory(),
-      isFifo: info.isFIFO(),
-      isCharDevice: info.isCharacterDevice(),
-      isBlockDevice: info.isBlockDevice(),
-      isSocket: info.isSocket(),
-      size: info.size,
-    }, options);
+    const info = await file.stat();
+    check(path, info, options);
     const limit = options.limit;
     let buffer = new Uint8Array(Math.min(info.size, limit) + 1);
     let size = 0;
@@ -82,16 +76,67 @@ export async function readOwnFile(path: string, options: OwnFileOptions): Promis
         larger.set(buffer);
         buffer = larger;
       }
-      const { bytesRead } = await handle.read(buffer, size, buffer.length - size, null);
-      if (bytesRead === 0) break;
-      size += bytesRead;
+      const n = await file.read(buffer.subarray(size));
+      if (n === null || n === 0) break;
+      size += n;
     }
     if (size <= limit) return { bytes: buffer.subarray(0, size), cut: false };
     if (options.cut) return { bytes: buffer.subarray(0, limit), cut: true };
     throw tooLarge(path, options);
   } finally {
-    await handle.close();
+    await file.close();
   }
+}
+
+/** An open file as `readOwnFile` reads it. */
+interface OpenFile {
+  stat(): Promise<Kind>;
+  read(buffer: Uint8Array): Promise<number | null>;
+  close(): Promise<void>;
+}
+
+async function denoFile(path: string): Promise<OpenFile> {
+  const file = await Deno.open(path, { read: true });
+  return {
+    stat: () => file.stat(),
+    read: (buffer) => file.read(buffer),
+    close: () => Promise.resolve(file.close()),
+  };
+}
+
+/**
+ * Opens `path` for reading with `O_NONBLOCK`, which Deno's own open lacks: a FIFO swapped in
+ * after the look opens at once instead of waiting for a writer that never comes, and is refused
+ * by its type. On a regular file the flag changes nothing.
+ */
+async function openWithoutWaiting(path: string): Promise<OpenFile> {
+  const { open } = await import("node:fs/promises");
+  const { constants } = await import("node:fs");
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (e) {
+    throw denoError(e, path);
+  }
+  return {
+    stat: async () => {
+      const info = await handle.stat();
+      return {
+        isFile: info.isFile(),
+        isDirectory: info.isDirectory(),
+        isFifo: info.isFIFO(),
+        isCharDevice: info.isCharacterDevice(),
+        isBlockDevice: info.isBlockDevice(),
+        isSocket: info.isSocket(),
+        size: info.size,
+      };
+    },
+    read: async (buffer) => {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      return bytesRead === 0 ? null : bytesRead;
+    },
+    close: () => handle.close(),
+  };
 }
 
 /** `readOwnFile` as text; bytes that are not UTF-8 become U+FFFD. */

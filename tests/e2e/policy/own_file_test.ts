@@ -41,10 +41,13 @@ Deno.test("a FIFO, a link to /dev/zero and a folder are refused before anything 
       [temp.path, /is a folder, not a regular file/],
     ] as const
   ) {
-    const e = await within(5_000, readOwnFile(path, OPTIONS).then(() => null, (e) => e), path);
-    assert.ok(e instanceof OwnFileError, `${path}: ${e}`);
-    assert.match(e.message, why);
-    assert.match(e.message, /Give a small file\./);
+    for (const atStart of [false, true]) {
+      const read = readOwnFile(path, { ...OPTIONS, atStart }).then(() => null, (e) => e);
+      const e = await within(5_000, read, path);
+      assert.ok(e instanceof OwnFileError, `${path}: ${e}`);
+      assert.match(e.message, why);
+      assert.match(e.message, /Give a small file\./);
+    }
   }
 });
 
@@ -52,9 +55,11 @@ Deno.test("an over-size file is refused by its size, or cut at the limit when as
   await using temp = await tempDir("deft-own-");
   const big = join(temp.path, "big.json");
   await Deno.writeTextFile(big, "x".repeat(1025));
-  const e = await readOwnFile(big, OPTIONS).then(() => null, (e) => e);
-  assert.ok(e instanceof OwnFileError, String(e));
-  assert.match(e.message, /big\.json: a test file is 1025 bytes, over the limit of 1024 bytes/);
+  for (const atStart of [false, true]) {
+    const e = await readOwnFile(big, { ...OPTIONS, atStart }).then(() => null, (e) => e);
+    assert.ok(e instanceof OwnFileError, String(e));
+    assert.match(e.message, /big\.json: a test file is 1025 bytes, over the limit of 1024 bytes/);
+  }
   const cut = await readOwnFile(big, { ...OPTIONS, cut: true });
   assert.equal(cut.bytes.length, 1024);
   assert.equal(cut.cut, true);
