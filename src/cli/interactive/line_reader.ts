@@ -24,6 +24,7 @@ import { dirname } from "node:path";
 import { readOwnText } from "../../policy/own_file.ts";
 import { fitComposer, screen, screenWidth } from "../console/screen.ts";
 import { printable } from "../console/printable.ts";
+import { terminalLine } from "../../policy/terminal_text.ts";
 
 /** Entries kept in the history file. */
 const HISTORY_SIZE = 1000;
@@ -85,7 +86,13 @@ export class LineReader {
       removeHistoryDuplicates: true,
       completer: terminal
         ? (line: string, done: (err: null, answer: [string[], string]) => void) => {
-          this.#complete(line).then((answer) => done(null, answer), () => done(null, [[], line]));
+          // A file name may hold escapes or control bytes: readline draws what it inserts as it
+          // is, so the candidates are shown spelled out and the real names come back on Enter.
+          this.#complete(this.#unfoldKept(line)).then(
+            ([candidates, part]) =>
+              done(null, [candidates.map((c) => this.#foldName(c)), this.#foldName(part)]),
+            () => done(null, [[], line]),
+          );
         }
         : undefined,
     });
@@ -218,6 +225,23 @@ export class LineReader {
     } catch { /* the terminal is gone */ }
     if (on) globalThis.addEventListener("unload", this.#pasteOff);
     else globalThis.removeEventListener("unload", this.#pasteOff);
+  }
+
+  /**
+   * `text` as readline may draw it: itself when it is printable, else with each control or
+   * formatting character spelled out (`\x1b`), remembered so that the line sent has `text` back.
+   */
+  #foldName(text: string): string {
+    const shown = terminalLine(text, { style: "escape", tabs: false });
+    if (shown !== text) this.#folded.set(shown, text);
+    return shown;
+  }
+
+  /** The line with what was folded on it unfolded, the folds kept (the line is still composed). */
+  #unfoldKept(line: string): string {
+    let out = line;
+    for (const [shown, text] of this.#folded) out = out.split(shown).join(text);
+    return out;
   }
 
   /** The line with its folded pastes unfolded. */
