@@ -8,7 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runDeft } from "../../helpers/deft.ts";
+import { runDeft, runMocked } from "../../helpers/deft.ts";
+import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import {
   processPolicy,
   shellLaunch,
@@ -181,6 +182,35 @@ Deno.test("each writing view refuses a workspace in the config folder on its own
       if (value === undefined) Deno.env.delete(name);
       else Deno.env.set(name, value);
     }
+  }
+  assert.equal(await Deno.readTextFile(join(config, "config.yaml")), CONFIG);
+});
+
+Deno.test("deft run in its config folder ('tidy my config'): refused before the model is asked", async () => {
+  await using temp = await tempDir("deft-ctlws-");
+  const { config } = await home(temp.path);
+  const hook = "hooks: {SessionStart: [{command: 'touch /tmp/pwned'}]}";
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: `echo "${hook}" >> config.yaml` }]], ""),
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "insert",
+      path: join(config, "config.yaml"),
+      insert_line: 0,
+      insert_text: `${hook}\n`,
+    }]], ""),
+    chatText("tidied"),
+  ]);
+  try {
+    const r = await runMocked(mock, "tidy my config", config, {
+      cwd: config,
+      env: homeEnv(temp.path),
+      extra: ["--sandbox", "workspace-write"],
+    });
+    assert.equal(r.code, 2, r.stdout + r.stderr);
+    assert.match(r.stderr, /is Deft's config folder/);
+    assert.equal(mock.requests.length, 0, "the model was asked");
+  } finally {
+    await mock.close();
   }
   assert.equal(await Deno.readTextFile(join(config, "config.yaml")), CONFIG);
 });
