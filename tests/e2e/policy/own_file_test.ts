@@ -106,3 +106,31 @@ Deno.test("a racer swapping the file for a FIFO never holds a read (2000 reads)"
   // The race was lost many times over: FIFOs were met, and refused without waiting.
   assert.ok(refused > 50, `only ${refused} of 2000 reads met the FIFO`);
 });
+
+Deno.test("a file growing while it is read is never read past the limit (50 reads)", async () => {
+  await using temp = await tempDir("deft-own-");
+  const path = join(temp.path, "growing.log");
+  const limit = 256 * 1024;
+  for (let i = 0; i < 50; i++) {
+    await Deno.writeTextFile(path, "");
+    // A writer that appends as fast as it can, started just before each read.
+    const writer = new Deno.Command("bash", {
+      args: ["-c", 'exec yes grow >> "$1"', "writer", path],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    try {
+      const result = await within(
+        10_000,
+        readOwnFile(path, { limit, what: "a log" }).then((r) => r, (e) => e),
+        `read ${i}`,
+      );
+      if (result instanceof OwnFileError) assert.match(result.message, /over the limit/);
+      else if (result instanceof Error) throw result;
+      else assert.ok(result.bytes.length <= limit, `${result.bytes.length} bytes read`);
+    } finally {
+      writer.kill("SIGKILL");
+      await writer.status;
+    }
+  }
+});
