@@ -4,7 +4,7 @@
  * the most specific words come last). The repository is untrusted: only regular files whose real
  * path stays inside the repository are read, each up to a size limit.
  */
-import { readAtMost } from "../config/read.ts";
+import { OwnFileError, readOwnFile } from "../policy/own_file.ts";
 import { dirname, join, relative, sep } from "node:path";
 
 /** The file name Deft looks for in each folder. */
@@ -85,20 +85,19 @@ async function readInstructionFile(
     real = await Deno.realPath(path);
     // A symlink out of the repository (to a secret, a device) is not read.
     if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) return;
-    if (!(await Deno.stat(real)).isFile) return;
   } catch {
     return;
   }
   const limit = Math.min(MAX_FILE_BYTES, budget);
-  const file = await Deno.open(real, { read: true });
+  let read: { bytes: Uint8Array; cut: boolean };
   try {
-    const read = await readAtMost(file, limit + 1);
-    const truncated = read.length > limit;
-    const bytes = Math.min(read.length, limit);
-    // A cut may split a UTF-8 sequence; the decoder replaces the broken tail.
-    const text = new TextDecoder().decode(read.subarray(0, bytes));
-    return { path, bytes, truncated, text };
-  } finally {
-    file.close();
+    // A FIFO or device (also one swapped in while Deft looks) is skipped, never waited on.
+    read = await readOwnFile(real, { limit, what: INSTRUCTIONS_FILE, cut: true });
+  } catch (e) {
+    if (e instanceof OwnFileError || e instanceof Deno.errors.NotFound) return;
+    throw e;
   }
+  // A cut may split a UTF-8 sequence; the decoder replaces the broken tail.
+  const text = new TextDecoder().decode(read.bytes);
+  return { path, bytes: read.bytes.length, truncated: read.cut, text };
 }

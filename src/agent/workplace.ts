@@ -58,7 +58,7 @@ export function hostWorkplace(workspace: string): Workplace {
     description: workspace,
     settle(settings, tools) {
       // A missing bubblewrap is told as the tools tell it, before git is run in the sandbox.
-      checkSandbox(settings, tools);
+      checkSandbox(settings, tools, workspace);
       sandbox = gitSandbox(workspace, settings);
       return settings;
     },

@@ -16,6 +16,7 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 import { checkContainerWord } from "../policy/process.ts";
+import { OwnFileError, readOwnText } from "../policy/own_file.ts";
 
 /** One task of a batch, as validated. */
 export interface BatchTask {
@@ -88,6 +89,9 @@ const ID_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 // A commit-ish that git cannot read as an option.
 const COMMIT_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._\/^~@{}-]{0,199}$/;
 
+/** Largest task file read: a few thousand tasks with their problem statements. */
+export const MAX_TASK_FILE_BYTES = 64 * 1024 * 1024;
+
 /** Reads and validates a task file; throws a UsageError listing every bad line. */
 export async function readTasks(
   path: string,
@@ -95,8 +99,13 @@ export async function readTasks(
 ): Promise<BatchTask[]> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    text = await readOwnText(path, {
+      limit: MAX_TASK_FILE_BYTES,
+      what: "a task file",
+      hint: "Give a JSON Lines file of tasks (see docs/batch.md).",
+    });
   } catch (e) {
+    if (e instanceof OwnFileError) throw new UsageError(e.message);
     throw new UsageError(`cannot read the task file ${path}: ${(e as Error).message}`);
   }
   return parseTasks(text, path, options);

@@ -51,6 +51,6 @@ export async function toolContext(
       throw new UsageError((e as Error).message);
     }
   }
-  checkSandbox(settings, tools);
+  checkSandbox(settings, tools, workspace);
   return { provider: opts.provider ?? "openai", workspace, settings };
 }

@@ -41,6 +41,7 @@ import {
 } from "./resume.ts";
 import { onStopSignals } from "./signals.ts";
 import { withSpan } from "../telemetry/tracing.ts";
+import { readOwnText } from "../policy/own_file.ts";
 
 /** Options of `deft run`, as commander hands them over. */
 export interface RunOptions extends SessionOptions, ResumeOptions {
@@ -308,7 +309,8 @@ async function resolveTask(
   if (file === "-") return nonEmpty(await readTaskFromStdin(), "-f - read an empty stdin");
   if (file !== undefined) {
     try {
-      task = await Deno.readTextFile(file);
+      // Any path: read as Deft's own files are (never a FIFO or device; 16 MiB at most).
+      task = await readOwnText(file, { limit: 16 * 1024 * 1024, what: "the task file" });
     } catch (e) {
       throw new UsageError(`cannot read the task file ${file}: ${(e as Error).message}`);
     }

@@ -10,7 +10,8 @@ import { deftConfigDir } from "../policy/dirs.ts";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { Document, isMap, isScalar, parseDocument } from "yaml";
 import { ConfigError } from "./errors.ts";
-import { readConfigFile } from "./read.ts";
+import { MAX_CONFIG_BYTES, readConfigFile } from "./read.ts";
+import { readOwnText } from "../policy/own_file.ts";
 import { terminalLine } from "../policy/terminal_text.ts";
 
 /** Top-level keys an untrusted repository's config may set. */
@@ -286,7 +287,9 @@ function oneLine(text: string): string {
 
 async function declined(file: string | undefined, folder: string): Promise<boolean> {
   if (!file) return false;
-  const text = await Deno.readTextFile(file).catch(() => "");
+  // Deft's own list, read as its files are (never a FIFO or device, bounded); else none declined.
+  const text = await readOwnText(file, { limit: MAX_CONFIG_BYTES, what: "the declined folders" })
+    .catch(() => "");
   return text.split("\n").includes(folder);
 }
 

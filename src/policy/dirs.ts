@@ -48,16 +48,33 @@ export function denoDir(): string | undefined {
   return caches ? `${caches}/deno` : undefined;
 }
 
+/** One place whose contents decide what Deft runs next, and what it is, for messages. */
+export interface ControlPlace {
+  path: string;
+  what: string;
+}
+
 /**
  * The places whose contents decide what Deft runs next, on the host: the user's config (hooks,
  * MCP servers, trusted folders, approval rules), Deft's state (sessions, checkpoints, per-project
  * rules), its cache (the remembered sandbox probe), Deno's cache (compiled code) and Deno itself.
- * The sandbox never lets the model write them, even when the workspace holds them.
+ * The sandbox never lets the model write them, even when the workspace holds them or is one of
+ * them. Absolute paths only.
  */
-export function deftControlPaths(): string[] {
-  const paths = [deftConfigDir(), deftStateDir(), deftCacheDir(), denoDir()];
+export function deftControlPlaces(): ControlPlace[] {
+  const places: { path: string | undefined; what: string }[] = [
+    { path: deftConfigDir(), what: "Deft's config folder (hooks, MCP servers, trusted folders)" },
+    { path: deftStateDir(), what: "Deft's state folder (sessions, checkpoints, approvals)" },
+    { path: deftCacheDir(), what: "Deft's cache folder" },
+    { path: denoDir(), what: "Deno's cache folder (the compiled code Deft runs)" },
+  ];
   try {
-    paths.push(Deno.execPath());
+    places.push({ path: Deno.execPath(), what: "Deno itself" });
   } catch { /* not allowed to ask: Deno's own folder is then not known */ }
-  return paths.filter((p): p is string => p !== undefined && p.startsWith("/"));
+  return places.filter((p): p is ControlPlace => p.path !== undefined && p.path.startsWith("/"));
+}
+
+/** The paths of `deftControlPlaces`. */
+export function deftControlPaths(): string[] {
+  return deftControlPlaces().map((p) => p.path);
 }

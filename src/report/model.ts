@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { readTrajectory, trajectoriesDir, type Trajectory } from "../trajectory/recorder.ts";
 import { costOf } from "../llm/prices.ts";
+import { readOwnText } from "../policy/own_file.ts";
 import { predictionsFile, resultsFile, taskPaths, type TaskResult } from "../batch/results.ts";
 
 /** One run as the report shows it. */
@@ -36,9 +37,16 @@ export class ReportInputError extends Error {
   override name = "ReportInputError";
 }
 
-/** Reads a file as text; bytes that are not UTF-8 become U+FFFD instead of failing. */
+/** Largest batch file read (results, predictions, a task's result or patch). */
+export const MAX_REPORT_FILE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Reads a file of a batch's output folder as text (bytes that are not UTF-8 become U+FFFD). The
+ * folder is whatever PATH names, so the file is read as Deft's own files are: a regular file
+ * within MAX_REPORT_FILE_BYTES, never a FIFO or device (an `OwnFileError`).
+ */
 export async function readText(path: string): Promise<string> {
-  return new TextDecoder("utf-8", { fatal: false }).decode(await Deno.readFile(path));
+  return await readOwnText(path, { limit: MAX_REPORT_FILE_BYTES, what: "a batch's file" });
 }
 
 async function stat(path: string): Promise<Deno.FileInfo | undefined> {

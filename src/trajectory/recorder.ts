@@ -6,6 +6,7 @@
  * journal in (`readTrajectory`). Secrets (API keys) are replaced before anything is written.
  */
 import { deftStateDir } from "../policy/dirs.ts";
+import { readOwnText } from "../policy/own_file.ts";
 import { addOutputSecrets, outputMasker } from "../policy/secrets.ts";
 import { dirname } from "node:path";
 import { z } from "zod";
@@ -313,20 +314,39 @@ export class TrajectoryRecorder {
 }
 
 /**
+ * Largest trajectory read (`-t`, a resume, `deft sessions`, `deft report`), and the largest
+ * journal beside one: far above a long session's tens of megabytes, and small enough to parse.
+ */
+export const MAX_TRAJECTORY_BYTES = 256 * 1024 * 1024;
+
+/**
  * Reads a trajectory file written by Deft or Trae Agent; a run still going (or one that crashed)
- * is read with its journal folded in.
+ * is read with its journal folded in. Any path may be handed in (or left in a repository), so the
+ * file and its journal are read as Deft's own files are: regular files within
+ * MAX_TRAJECTORY_BYTES, never a FIFO or device (an `OwnFileError` saying so).
  */
 export async function readTrajectory(path: string): Promise<Trajectory> {
-  const data = JSON.parse(await Deno.readTextFile(path));
+  const data = JSON.parse(
+    await readOwnText(path, {
+      limit: MAX_TRAJECTORY_BYTES,
+      what: "a trajectory",
+      hint: "Name a trajectory file Deft wrote, or a session id from deft sessions.",
+    }),
+  );
   if (!Array.isArray(data?.llm_interactions) || !Array.isArray(data?.agent_steps)) {
     throw new Error(`${path} is not a trajectory (no llm_interactions/agent_steps)`);
   }
   if (typeof data.journal_id !== "string") return data as Trajectory;
   let journal: string;
   try {
-    journal = await Deno.readTextFile(journalPath(path));
-  } catch {
-    return data as Trajectory;
+    journal = await readOwnText(journalPath(path), {
+      limit: MAX_TRAJECTORY_BYTES,
+      what: "a trajectory's journal",
+      hint: "Remove the journal beside the trajectory to read the run up to its first step.",
+    });
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return data as Trajectory;
+    throw e;
   }
   const folded = foldJournal(data as Trajectory, journal);
   delete (folded as { journal_id?: string }).journal_id;

@@ -21,11 +21,15 @@
 import { createInterface, type Interface } from "node:readline";
 import process from "node:process";
 import { dirname } from "node:path";
+import { readOwnText } from "../../policy/own_file.ts";
 import { fitComposer, screen, screenWidth } from "../console/screen.ts";
 import { printable } from "../console/printable.ts";
+import { terminalLine } from "../../policy/terminal_text.ts";
 
 /** Entries kept in the history file. */
 const HISTORY_SIZE = 1000;
+/** Largest history file read (a thousand entries, pastes among them); a larger one is ignored. */
+const MAX_HISTORY_BYTES = 64 * 1024 * 1024;
 /** Lines arriving within this window of each other were pasted together. */
 const PASTE_MS = 15;
 /** Terminal sequences: bracketed paste on and off. */
@@ -82,7 +86,13 @@ export class LineReader {
       removeHistoryDuplicates: true,
       completer: terminal
         ? (line: string, done: (err: null, answer: [string[], string]) => void) => {
-          this.#complete(line).then((answer) => done(null, answer), () => done(null, [[], line]));
+          // A file name may hold escapes or control bytes: readline draws what it inserts as it
+          // is, so the candidates are shown spelled out and the real names come back on Enter.
+          this.#complete(this.#unfoldKept(line)).then(
+            ([candidates, part]) =>
+              done(null, [candidates.map((c) => this.#foldName(c)), this.#foldName(part)]),
+            () => done(null, [[], line]),
+          );
         }
         : undefined,
     });
@@ -217,6 +227,23 @@ export class LineReader {
     else globalThis.removeEventListener("unload", this.#pasteOff);
   }
 
+  /**
+   * `text` as readline may draw it: itself when it is printable, else with each control or
+   * formatting character spelled out (`\x1b`), remembered so that the line sent has `text` back.
+   */
+  #foldName(text: string): string {
+    const shown = terminalLine(text, { style: "escape", tabs: false });
+    if (shown !== text) this.#folded.set(shown, text);
+    return shown;
+  }
+
+  /** The line with what was folded on it unfolded, the folds kept (the line is still composed). */
+  #unfoldKept(line: string): string {
+    let out = line;
+    for (const [shown, text] of this.#folded) out = out.split(shown).join(text);
+    return out;
+  }
+
   /** The line with its folded pastes unfolded. */
   #unfold(line: string): string {
     if (this.#folded.size === 0) return line;
@@ -231,7 +258,9 @@ export class LineReader {
     let history: string[] = [];
     if (historyFile && terminal) {
       try {
-        history = parseHistory(await Deno.readTextFile(historyFile));
+        history = parseHistory(
+          await readOwnText(historyFile, { limit: MAX_HISTORY_BYTES, what: "the history" }),
+        );
       } catch { /* no history yet, or unreadable: start empty */ }
     }
     return new LineReader(terminal, historyFile, history);

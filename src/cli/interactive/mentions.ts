@@ -13,6 +13,7 @@ import { detectEncoding } from "../../tools/edit/encoding.ts";
 import { loadCodecs } from "../../tools/edit/codecs.ts";
 import { binaryReason } from "../../tools/edit/binary.ts";
 import { maskOutput } from "../../policy/secrets.ts";
+import { OwnFileError, readOwnFile } from "../../policy/own_file.ts";
 import { isInside } from "../../policy/workspace.ts";
 import { runGit } from "../../policy/git.ts";
 import type { LLMImage } from "../../llm/types.ts";
@@ -221,19 +222,15 @@ export function imageType(bytes: Uint8Array): LLMImage["mediaType"] | undefined 
  * Throws an Error saying what is wrong.
  */
 export async function readImageFile(path: string): Promise<LLMImage> {
-  let info: Deno.FileInfo;
+  let bytes: Uint8Array;
   try {
-    info = await Deno.stat(path);
+    // Read as Deft's own files are: a FIFO or device (also one swapped in meanwhile) is refused
+    // unopened or unwaited, and a file growing past the limit is not read on.
+    ({ bytes } = await readOwnFile(path, { limit: IMAGE_MAX_BYTES, what: "an image" }));
   } catch (e) {
+    if (e instanceof OwnFileError) throw new Error(`--image ${e.message}`);
     throw new Error(`--image ${path}: cannot read it (${(e as Error).message})`);
   }
-  if (!info.isFile) {
-    throw new Error(`--image ${path}: not a regular file (a folder, FIFO or device is not read)`);
-  }
-  if (info.size > IMAGE_MAX_BYTES) {
-    throw new Error(`--image ${path}: ${info.size} bytes, over the ${IMAGE_MAX_BYTES}-byte limit`);
-  }
-  const bytes = await Deno.readFile(path);
   const mediaType = imageType(bytes);
   if (!mediaType) {
     throw new Error(

@@ -1,0 +1,136 @@
+/**
+ * The cover for Deft's control folders (its config, state and cache, Deno's cache, Deno itself):
+ * what the model must never write, because the next Deft acts on it on the host.
+ */
+import type { SandboxMode } from "./sandbox_modes.ts";
+import { isReadOnly } from "./read_only.ts";
+import { type ControlPlace, deftControlPlaces } from "./dirs.ts";
+import { shownByWorkspace } from "./bwrap_args.ts";
+import { isBelow } from "./mount_view.ts";
+import { SandboxUnavailableError } from "./sandbox_options.ts";
+import { dirname, join, relative, resolve } from "./paths.ts";
+
+/**
+ * The entries right below a writable workspace that hold Deft's control places
+ * (`deftControlPlaces`: the user's config with its hooks and trusted folders, Deft's state and
+ * cache, Deno's compiled code and Deno itself), to show read-only on top of the workspace: with
+ * `-w ~`, the model must not write what the next Deft runs on the host. The entry below the
+ * workspace is covered, not the path itself: inside the workspace the model could rename a folder
+ * on the way (a mount moves with it) and make a new one where Deft looks next; a mount point cannot
+ * be renamed or replaced. A missing entry is made first (0700) so that it can be covered; an entry
+ * that is a link cannot be (the model could swap the link), and the sandbox is refused with what
+ * to do. A workspace that is a control folder, or lies inside one, is refused too (see
+ * `controlFolderHolding`). Each place counts at its path as written and at its real path.
+ */
+export function controlEntries(
+  workspace: string,
+  places: readonly ControlPlace[] = deftControlPlaces(),
+): string[] {
+  const ws = resolve(workspace);
+  const all = withRealPaths(places);
+  const holder = controlFolderHolding(ws, all);
+  if (holder) throw insideControl(ws, holder);
+  const entries = new Set<string>();
+  for (const { path } of all) {
+    const p = resolve(path);
+    // A path under a folder the sandbox makes private (its /tmp) is out of the model's reach.
+    if (!shownByWorkspace(ws, p)) continue;
+    const rest = p.slice(ws === "/" ? 1 : ws.length + 1);
+    entries.add(join(ws, rest.split("/")[0]));
+  }
+  for (const entry of entries) {
+    let info: Deno.FileInfo | undefined;
+    try {
+      info = Deno.lstatSync(entry);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw controlRefusal(ws, entry, String(e));
+    }
+    if (info?.isSymlink) throw controlRefusal(ws, entry, "it is a link");
+    if (!info) {
+      try {
+        Deno.mkdirSync(entry, { mode: 0o700 });
+      } catch (e) {
+        if (!(e instanceof Deno.errors.AlreadyExists)) {
+          throw controlRefusal(ws, entry, `it cannot be made (${e})`);
+        }
+        if (Deno.lstatSync(entry).isSymlink) throw controlRefusal(ws, entry, "it is a link");
+      }
+    }
+  }
+  return [...entries];
+}
+
+/**
+ * The control place that is the workspace or holds it, if any. Nothing in such a workspace could
+ * be left writable: every file there is one Deft acts on (or will, under a name the model picks:
+ * a new config file, a session to resume, a compiled module), so no set of covered entries would
+ * do, and a whole workspace shown read-only would fail every edit of the task half-way. A
+ * writable sandbox there is refused before the session starts (see `checkControlWorkspace`).
+ */
+export function controlFolderHolding(
+  workspace: string,
+  places: readonly ControlPlace[] = withRealPaths(deftControlPlaces()),
+): ControlPlace | undefined {
+  const ws = resolve(workspace);
+  return places.find((place) => isBelow(resolve(place.path), ws));
+}
+
+/**
+ * Throws `SandboxUnavailableError` when a sandbox in `mode` would let the model write the
+ * workspace and the workspace is, or lies inside, one of Deft's control folders. For the start
+ * of a session, so the refusal comes before the task, not at its first command.
+ */
+export function checkControlWorkspace(workspace: string, mode: SandboxMode): void {
+  if (mode === "none" || isReadOnly({ sandbox: mode })) return;
+  const holder = controlFolderHolding(workspace);
+  if (holder) throw insideControl(resolve(workspace), holder);
+}
+
+/** Each place, and again at its real path where that differs (a `~/.config` linked elsewhere). */
+function withRealPaths(places: readonly ControlPlace[]): ControlPlace[] {
+  const all = [...places];
+  for (const place of places) {
+    const real = realPathOf(resolve(place.path));
+    if (real && real !== resolve(place.path)) all.push({ ...place, path: real });
+  }
+  return all;
+}
+
+/** `path` with its longest existing part resolved; undefined where Deno may not look. */
+function realPathOf(path: string): string | undefined {
+  for (let dir = path;; dir = dirname(dir)) {
+    try {
+      const real = Deno.realPathSync(dir);
+      return dir === path ? real : join(real, relative(dir, path));
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound) || dir === "/") return undefined;
+    }
+  }
+}
+
+function insideControl(workspace: string, holder: ControlPlace): SandboxUnavailableError {
+  const where = resolve(holder.path) === workspace ? "is" : `lies inside ${holder.path},`;
+  return new SandboxUnavailableError(
+    `The workspace ${workspace} ${where} ${holder.what}: what Deft runs next, on the host, is ` +
+      `kept there, so the model may not write in it. Look at it with --sandbox read-only, change ` +
+      `it yourself, or work on a copy in another folder and copy back what you checked.`,
+  );
+}
+
+function controlRefusal(workspace: string, entry: string, why: string): SandboxUnavailableError {
+  return new SandboxUnavailableError(
+    `The workspace ${workspace} holds ${entry}, where Deft keeps what it runs next (its config, ` +
+      `state or Deno's cache), and the sandbox cannot keep the model from changing it: ${why}. ` +
+      `Use a narrower workspace (-w DIR), or --sandbox read-only.`,
+  );
+}
+
+/**
+ * True when a folder Deft writes for itself (the code graph's) is writable through the workspace's
+ * own bind: shown by the workspace and not under an entry `controlEntries` covers read-only.
+ */
+export function writableThroughWorkspace(workspace: string, path: string): boolean {
+  if (!shownByWorkspace(workspace, path) || controlFolderHolding(workspace)) return false;
+  const p = resolve(path);
+  return !controlEntries(workspace).some((entry) => p === entry || isBelow(entry, p));
+}
