@@ -2,6 +2,7 @@
  * `DIR/batch.json`: what `deft batch status DIR` needs to know about a batch without its command
  * line: the task file, the task ids in order, and the Slurm job arrays submitted for it.
  */
+import { readOwnText } from "../policy/own_file.ts";
 import { join } from "node:path";
 import { appendLine } from "./results.ts";
 
@@ -18,7 +19,10 @@ export interface BatchManifest {
 export async function readManifest(out: string): Promise<BatchManifest | undefined> {
   let text: string;
   try {
-    text = await Deno.readTextFile(join(out, "batch.json"));
+    text = await readOwnText(join(out, "batch.json"), {
+      limit: 64 << 20,
+      what: "a batch manifest",
+    });
   } catch {
     return undefined;
   }
@@ -49,7 +53,10 @@ export async function addSlurmJob(out: string, jobId: string): Promise<void> {
 
 async function readJobLog(out: string): Promise<string[]> {
   try {
-    const text = await Deno.readTextFile(join(out, "slurm", "jobs.txt"));
+    const text = await readOwnText(join(out, "slurm", "jobs.txt"), {
+      limit: 16 << 20,
+      what: "a Slurm job log",
+    });
     return text.split("\n").map((l) => l.trim()).filter((l) => /^\d+$/.test(l));
   } catch {
     return [];

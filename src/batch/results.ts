@@ -4,6 +4,7 @@
  * task, appended under an exclusive file lock so writers in other processes (a local pool, Slurm
  * array tasks on other nodes) never interleave.
  */
+import { readOwnText } from "../policy/own_file.ts";
 import { join } from "node:path";
 import { processAlive } from "./process_group.ts";
 
@@ -100,7 +101,9 @@ export async function recordPrediction(out: string, prediction: Prediction): Pro
 /** Reads a task's result.json; undefined when absent or unreadable (the task is then rerun). */
 export async function readResult(out: string, id: string): Promise<TaskResult | undefined> {
   try {
-    const value = JSON.parse(await Deno.readTextFile(taskPaths(out, id).result));
+    const value = JSON.parse(
+      await readOwnText(taskPaths(out, id).result, { limit: 64 << 20, what: "a task result" }),
+    );
     return value && typeof value.status === "string" ? value as TaskResult : undefined;
   } catch {
     return undefined;
@@ -149,7 +152,9 @@ export async function markRunning(out: string, id: string): Promise<void> {
  */
 export async function isRunningHere(out: string, id: string): Promise<boolean> {
   try {
-    const marker = JSON.parse(await Deno.readTextFile(taskPaths(out, id).running));
+    const marker = JSON.parse(
+      await readOwnText(taskPaths(out, id).running, { limit: 64 << 10, what: "a running marker" }),
+    );
     if (marker.host !== Deno.hostname() || !Number.isInteger(marker.pid)) return false;
     return await processAlive(marker.pid);
   } catch {
