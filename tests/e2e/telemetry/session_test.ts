@@ -12,7 +12,8 @@
  *   id and an integer exit code"
  * - `deft serve` with tracing on exports one span per call, with the tool's name and the call's id
  *   and none of the call's arguments or output: "deft serve exports a span per tool call, without
- *   content"
+ *   content"; so does `deft mcp`: "deft mcp exports a span per tool call, named by the request's
+ *   id, without content"
  */
 import * as assert from "node:assert/strict";
 import { join } from "node:path";
@@ -297,6 +298,64 @@ Deno.test({
           assert.ok(!body.includes(marker), `the ${what} (${marker}) reached the collector`);
         }
       }
+    } finally {
+      await collector.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "deft mcp exports a span per tool call, named by the request's id, without content",
+  sanitizeResources: false,
+  fn: async () => {
+    await using dir = await tempDir("deft-trace-mcp-");
+    const home = join(dir.path, "home");
+    const work = join(dir.path, "work");
+    await Deno.mkdir(home);
+    await Deno.mkdir(work);
+    const id = crypto.randomUUID().slice(0, 8);
+    const output = `OUTMARK${id}`;
+    const collector = receiver();
+    try {
+      const messages = [
+        {
+          id: 0,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "trace-test", version: "1" },
+          },
+        },
+        { method: "notifications/initialized" },
+        {
+          id: 7,
+          method: "tools/call",
+          params: {
+            name: "bash",
+            arguments: { command: `echo "${output.slice(0, 4)}""${output.slice(4)}"` },
+          },
+        },
+      ];
+      const run = await runDeft(["mcp", "-w", work], {
+        cwd: work,
+        stdin: messages.map((m) => JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n").join(""),
+        env: { HOME: home, ...collector.env },
+      });
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, new RegExp(output), "the call ran");
+      const spans = deftSpans(collector.spans());
+      const all = summary(spans);
+      assert.deepEqual(
+        spans.map((s) => [
+          s.name,
+          s.attributes["gen_ai.tool.name"]?.stringValue,
+          s.attributes["gen_ai.tool.call.id"]?.stringValue,
+        ]),
+        [["execute_tool bash", "bash", "7"]],
+        all,
+      );
+      for (const body of collector.bodies) assert.ok(!body.includes(output), body);
     } finally {
       await collector.close();
     }
