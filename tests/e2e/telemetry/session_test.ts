@@ -6,7 +6,9 @@
  * - every span of an interactive session (its turns, model calls, tool calls) carries
  *   `gen_ai.conversation.id`, the trajectory's `session_id`; each turn is a trace of its own whose
  *   root links to the session's first turn: "an interactive session over a pty: one conversation
- *   id on every span, one trace per turn, linked to the first"
+ *   id on every span, one trace per turn, linked to the first"; in ACP the id is the client's
+ *   `sessionId`: "an ACP session of two prompts: the client's sessionId on every span, a trace
+ *   per prompt"
  * - token counts, step numbers, exit codes and error codes arrive as OTLP `intValue`, not
  *   `doubleValue`: the same test and "deft run: the run span carries the session's conversation
  *   id and an integer exit code"
@@ -17,8 +19,9 @@
  */
 import * as assert from "node:assert/strict";
 import { join } from "node:path";
+import { withAcp } from "../../helpers/acp_client.ts";
 import { runDeft, runMocked } from "../../helpers/deft.ts";
-import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
+import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
@@ -193,6 +196,52 @@ Deno.test({
       );
       assert.deepEqual(first.attributes["deft.turn.steps"], intValue(2), all);
       assert.deepEqual(tools[0].attributes["deft.tool.error_code"], intValue(3), all);
+    } finally {
+      await mock.close();
+      await collector.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "an ACP session of two prompts: the client's sessionId on every span, a trace per prompt",
+  sanitizeResources: false,
+  fn: async () => {
+    await using dir = await tempDir("deft-trace-acp-");
+    const collector = receiver();
+    const mock = MockLLM.start([chatStream(chatText("one")), chatStream(chatText("two"))]);
+    try {
+      const { value: sessionId, code, run } = await withAcp(
+        mock,
+        ["--approval", "never"],
+        [],
+        async (ctx) => {
+          await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+          const { sessionId } = await ctx.request("session/new", {
+            cwd: dir.path,
+            mcpServers: [],
+          });
+          for (const text of ["first", "second"]) {
+            await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+          }
+          return sessionId;
+        },
+        { env: collector.env },
+      );
+      assert.equal(code, 0, run.stderr());
+      const spans = deftSpans(collector.spans());
+      const all = summary(spans);
+      const turns = spans.filter((s) => s.name === "invoke_agent deft");
+      assert.equal(turns.length, 2, all);
+      assert.equal(spans.filter((s) => s.name.startsWith("chat ")).length, 2, all);
+      for (const s of spans) {
+        assert.deepEqual(s.attributes["gen_ai.conversation.id"], { stringValue: sessionId }, all);
+      }
+      assert.notEqual(turns[0].traceId, turns[1].traceId, all);
+      const linked = turns.filter((t) => t.links.length > 0);
+      assert.equal(linked.length, 1, all);
+      const first = turns.find((t) => t !== linked[0])!;
+      assert.deepEqual(linked[0].links.map((l) => l.spanId), [first.spanId], all);
     } finally {
       await mock.close();
       await collector.close();
