@@ -84,7 +84,7 @@ export function runAgent(task: string, options: AgentOptions): Promise<AgentResu
     const result = await runTurn(task, options);
     span.set({ "deft.turn.steps": result.steps, "deft.turn.success": result.success });
     return result;
-  }, { root: true });
+  }, { root: true, conversation: options.recorder.data.session_id });
 }
 
 async function runTurn(task: string, options: AgentOptions): Promise<AgentResult> {

@@ -38,7 +38,7 @@ import {
 } from "../policy/process.ts";
 import { defaultSandbox, type SandboxMode } from "../policy/sandbox.ts";
 import type { BatchTask } from "./tasks.ts";
-import { traceparentEnv, withSpan } from "../telemetry/tracing.ts";
+import { setConversation, traceparentEnv, withSpan } from "../telemetry/tracing.ts";
 
 /** What every task of one batch process shares. */
 export interface TaskContext {
@@ -134,6 +134,7 @@ async function runTask(
       );
       exitCode = run.code;
       summary = parseSummary(run.stdout);
+      setConversation(summary?.session_id);
       if (!summary && !limit.signal.aborted) {
         error = `deft run ended without a summary (exit code ${run.code}); see ${paths.log}`;
       }

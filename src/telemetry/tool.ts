@@ -35,7 +35,11 @@ export function toolErrorKind(result: TracedToolResult): ToolErrorKind {
 /** Longest tool output put on a span with the content opt-in. */
 const MAX_RESULT = 16_384;
 
-/** Runs `run` (one tool call, approval included) inside an `execute_tool` span. */
+/**
+ * Runs `run` (one tool call, approval included) inside an `execute_tool` span: under the run or
+ * turn that made it, or on its own (with an inbound `TRACEPARENT` as parent) for a call from a
+ * tool server's client.
+ */
 export function traceToolCall<R extends TracedToolResult>(
   name: string,
   callId: string | undefined,
@@ -67,5 +71,7 @@ export function traceToolCall<R extends TracedToolResult>(
       span.fail(kind, result.error ?? undefined);
     }
     return result;
-  });
+    // A root span: `deft serve` and `deft mcp` run calls outside any run, and the first call
+    // there is what loads the tracing API. Inside a run or turn the call is that span's child.
+  }, { root: true });
 }

@@ -11,29 +11,35 @@
  *   opt-in, whatever a caller passes: "free text and content attributes are dropped without the
  *   opt-in"
  * - a failed tool call's kind comes from a fixed vocabulary: "a tool's error kind is one of three"
+ * - a session's id reaches every span of it, and a later turn links to the first; counts go to
+ *   the exporter as integers (BigInt), the cost as a double: "a session's id goes on its turn,
+ *   the spans inside it and the run around it; a later turn links to the first"
  */
 import * as assert from "node:assert/strict";
+import { AsyncLocalStorage } from "node:async_hooks";
 import * as otel from "@opentelemetry/api";
 import { toolErrorKind } from "../../src/telemetry/tool.ts";
-import { initTracing, withSpan } from "../../src/telemetry/tracing.ts";
+import { initTracing, setConversation, withSpan } from "../../src/telemetry/tracing.ts";
 
 interface Recorded {
   name: string;
   attributes: Record<string, unknown>;
   status?: { code: number; message?: string };
   ended: number;
+  links: otel.Link[];
+  spanId: string;
 }
 
 const recorded: Recorded[] = [];
 
-function recordingSpan(name: string): otel.Span {
-  const rec: Recorded = { name, attributes: {}, ended: 0 };
-  recorded.push(rec);
+function recordingSpan(name: string, links: otel.Link[] = []): otel.Span {
   const context: otel.SpanContext = {
     traceId: crypto.randomUUID().replaceAll("-", ""),
     spanId: crypto.randomUUID().replaceAll("-", "").slice(0, 16),
     traceFlags: 1,
   };
+  const rec: Recorded = { name, attributes: {}, ended: 0, links, spanId: context.spanId };
+  recorded.push(rec);
   const span: otel.Span = {
     spanContext: () => context,
     setAttribute(key, value) {
@@ -63,12 +69,26 @@ function recordingSpan(name: string): otel.Span {
 
 const provider: otel.TracerProvider = {
   getTracer: () => ({
-    startSpan: (name) => recordingSpan(name),
+    startSpan: (name, options) => recordingSpan(name, options?.links),
     startActiveSpan: () => {
       throw new Error("not used by Deft");
     },
   }),
 };
+
+// What Deno installs with OTEL_DENO=true: the active context follows async calls.
+const storage = new AsyncLocalStorage<otel.Context>();
+otel.context.setGlobalContextManager({
+  active: () => storage.getStore() ?? otel.ROOT_CONTEXT,
+  with: (ctx, fn, thisArg, ...args) => storage.run(ctx, () => fn.call(thisArg, ...args)),
+  bind: (_ctx, target) => target,
+  enable() {
+    return this;
+  },
+  disable() {
+    return this;
+  },
+});
 
 const SWITCHES = ["OTEL_DENO", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"];
 
@@ -147,4 +167,46 @@ Deno.test("a tool's error kind is one of three", () => {
   assert.equal(toolErrorKind({ success: false, error_code: 3 }), "exit_status");
   assert.equal(toolErrorKind({ success: false, error_code: -1 }), "tool_error");
   assert.equal(toolErrorKind({ success: false }), "tool_error");
+});
+
+Deno.test("a session's id goes on its turn, the spans inside it and the run around it; a later turn links to the first", async () => {
+  using _tracing = await tracingOn(false);
+  const session = `20261206_051500_${crypto.randomUUID().slice(0, 6)}`;
+  const turn = () =>
+    withSpan("invoke_agent deft", {}, async () => {
+      await withSpan("chat m", { "gen_ai.usage.input_tokens": 12, "deft.cost_usd": 0 }, (span) => {
+        span.set({ "deft.tool.error_code": -1 });
+        return Promise.resolve();
+      });
+    }, { root: true, conversation: session });
+  await withSpan("deft.run", {}, turn, { root: true });
+  // A batch's task span learns its session from the run's summary.
+  await withSpan("deft.batch", {}, () =>
+    withSpan("deft.task t00", {}, () => {
+      setConversation(session);
+      return Promise.resolve();
+    }));
+  // Two more turns, each a trace of its own.
+  await turn();
+  await turn();
+  const named = (name: string) => recorded.filter((r) => r.name === name);
+  for (const name of ["deft.run", "invoke_agent deft", "chat m", "deft.task t00"]) {
+    for (const span of named(name)) {
+      assert.equal(span.attributes["gen_ai.conversation.id"], session, name);
+    }
+  }
+  assert.equal(named("deft.batch")[0].attributes["gen_ai.conversation.id"], undefined);
+  // The first turn (under the run) starts nothing new; the later ones link to it.
+  const [first, ...later] = named("invoke_agent deft");
+  assert.equal(later.length, 2);
+  assert.deepEqual(first.links, []);
+  for (const t of later) {
+    assert.deepEqual(t.links.map((l) => l.context.spanId), [first.spanId]);
+  }
+  // Counts and codes reach the exporter as BigInt (OTLP intValue); the cost stays a number.
+  const chat = named("chat m")[0].attributes;
+  assert.equal(typeof chat["gen_ai.usage.input_tokens"], "bigint");
+  assert.equal(chat["gen_ai.usage.input_tokens"], 12n);
+  assert.equal(chat["deft.tool.error_code"], -1n);
+  assert.equal(typeof chat["deft.cost_usd"], "number");
 });

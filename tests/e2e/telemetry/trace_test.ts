@@ -143,7 +143,16 @@ Deno.test({
       for (const r of runs) {
         assert.ok(tasks.includes(parentOf(r)!), `run ${r.spanId} is not under a task\n${summary}`);
         assert.equal(r.attributes["deft.exit_code"], 0);
+        // The task span names the session its run recorded, as the run's spans do.
+        const session = r.attributes["gen_ai.conversation.id"];
+        assert.match(String(session), /^\d{8}_\d{6}_[0-9a-f]{6}$/, summary);
+        assert.equal(parentOf(r)!.attributes["gen_ai.conversation.id"], session, summary);
       }
+      assert.notEqual(
+        runs[0].attributes["gen_ai.conversation.id"],
+        runs[1].attributes["gen_ai.conversation.id"],
+      );
+      assert.equal(batch.attributes["gen_ai.conversation.id"], undefined, summary);
       const turns = named("invoke_agent");
       assert.equal(turns.length, 2, summary);
       for (const t of turns) {
