@@ -1,5 +1,5 @@
 /**
- * The probe memory (src/policy/sandbox.ts, `probeMemory`) remembers a bwrap that started, keyed
+ * The probe memory (src/policy/default_sandbox.ts, `probeMemory`) remembers a bwrap that started, keyed
  * by the program's path, device, inode, size and change time among others. A bwrap replaced in
  * place — same path, same inode, even the same size, only its change time new — is probed again:
  * a remembered "it works" about the old program never vouches for the new one. (Deno reports the
