@@ -1,6 +1,23 @@
 /**
  * Every token shape a trajectory must never show in clear: each is masked on its own, inside
  * ordinary text, whatever surrounds it. The keys are made up but shaped like real ones.
+ *
+ * Promises of masking, each with the test that guards it (here unless a file is named):
+ * - every token shape is masked wherever it appears, whole: "secrets: a … key is masked wherever
+ *   it appears in text", "… Google key's whole length …", "… fine-grained GitHub token …"
+ * - Deft's secrets are masked forwards and reversed: tests/e2e/policy/secrets_test.ts "secrets:
+ *   masked forwards, reversed and by shape"; in trajectories: "trajectory: a printed token and the
+ *   reversed provider key are masked"; `deft config` shows at most the last 4 characters: "deft
+ *   config: …"
+ * - the shell's environment holds no secret: tests/e2e/policy/secrets_test.ts "shell env: `env` in
+ *   the bash tool shows no secret …"
+ * - a secret used as an object key is masked; a key streamed in pieces is never shown in part:
+ *   output_masking_test.ts (both tests)
+ * - an `@mention`'s text and `!command` output are masked on the terminal and in the model's
+ *   request: tests/e2e/cli/interactive_masking_test.ts
+ * - what a hook says for the user is masked: tests/e2e/hooks/runner_test.ts "what a hook says …"
+ * - not guarded in this tree when this list was written: ACP's permission request (see
+ *   tests/e2e/acp/permission_test.ts).
  */
 import assert from "node:assert/strict";
 import { MASK, SecretMasker } from "../../src/policy/secrets.ts";

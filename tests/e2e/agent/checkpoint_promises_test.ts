@@ -3,12 +3,18 @@
  * a user would see it:
  *
  * - `--to N` names the latest state of turn N: after a forced rewind over an outside edit, going
- *   back to the last turn brings the edit back;
+ *   back to the last turn brings the edit back: "rewind --to N names the latest state of turn N …";
  * - a restore is byte-exact and links stay links whatever the repository's `.git/config` says
- *   (`core.autocrlf=true`, `core.symlinks=false`);
- * - a new symlink to a large file is judged as a link: it stays in the patch, as a link;
+ *   (`core.autocrlf=true`, `core.symlinks=false`): "a restore is byte-exact and a link stays a
+ *   link …";
+ * - a new symlink to a large file is judged as a link: it stays in the patch, as a link:
+ *   "patch: a new symlink to a large file stays in the patch, as a link";
  * - the patch's git runs inside the sandbox: a `git` first on PATH that writes outside the
- *   workspace leaves nothing there.
+ *   workspace leaves nothing there: "patch: with a sandbox, a git first on PATH that writes
+ *   outside …".
+ *
+ * The other promises of checkpoints and rewind are guarded in tests/e2e/agent/checkpoints_test.ts,
+ * checkpoints_hostile_test.ts, checkpoints_container_test.ts and tests/e2e/cli/rewind_test.ts.
  */
 import assert from "node:assert/strict";
 import { runDeft } from "../../helpers/deft.ts";

@@ -1,3 +1,24 @@
+/**
+ * The patch a run leaves (`workspacePatch`, `--must-patch`, `--patch-path`).
+ *
+ * Promises of the patch, each with the test that guards it (here unless a file is named):
+ * - what tests and editors drop is left out: "a run that ran Python's tests leaves no __pycache__
+ *   …" and "isDropping knows caches, editor litter and Deft's temp files"
+ * - new small files are in, large binaries out: "workspacePatch: new small files in, large
+ *   binaries and droppings out"
+ * - .gitignore is honoured, tracked deletions are in: "workspacePatch still honours .gitignore …"
+ * - `--must-patch` outside a git repository is refused at start: "--must-patch outside a git
+ *   repository is refused at start"
+ * - a new symlink to a large file stays in the patch, as a link: checkpoint_promises_test.ts
+ *   "patch: a new symlink to a large file stays in the patch, as a link"
+ * - the patch's git runs inside the sandbox: checkpoint_promises_test.ts "patch: with a sandbox, a
+ *   git first on PATH …"; tests/e2e/policy/git_sandbox_test.ts "git sandbox: the patch of a
+ *   hostile repository …"; without bwrap it fails with install instructions, never unsandboxed:
+ *   git_sandbox_test.ts "git sandbox: without bwrap …"
+ * - a hostile repository cannot hang or pollute it: patch_hostile_test.ts (FIFOs as .gitignore,
+ *   as excludes files or as .git; a git that never returns; output past the limit; a split index;
+ *   a file name that is not UTF-8; a path holding ':')
+ */
 import assert from "node:assert/strict";
 import { MAX_NEW_BINARY_BYTES, workspacePatch } from "../../../src/agent/patch.ts";
 import { isDropping } from "../../../src/agent/droppings.ts";

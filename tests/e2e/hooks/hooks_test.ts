@@ -1,6 +1,27 @@
 /**
  * Hooks end to end: `deft run` against the mock model, with command hooks in the user's config,
  * each a small bash script in the test's HOME.
+ *
+ * Promises of hooks, each with the test that guards it (here unless a file is named):
+ * - a PreToolUse deny refuses the call and the model reads why: "a PreToolUse hook denies rm …"
+ * - with two PreToolUse hooks, a deny from either refuses the call, whatever the other said, in
+ *   either order: deny_wins_test.ts "two PreToolUse hooks: a deny from either refuses the call …"
+ * - a rewrite runs instead of the call, the trajectory shows both: "a PreToolUse hook rewrites …"
+ * - a garbage answer decides nothing, an invalid rewrite is refused: "a hook that answers …"
+ * - a hook's `ask` is the ordinary question, even where the mode would not ask: ask_test.ts
+ * - a hung hook is killed at its timeout with its processes; the call goes on: "a hook that
+ *   hangs …"; sandbox_test.ts "a sandboxed hook that hangs …"; one that exits leaving a child on
+ *   its pipe is done at once: runner_test.ts "a hook that answers and exits, leaving a child …"
+ * - a Stop hook cannot keep a run going forever: "a Stop hook that always blocks …"
+ * - a repository's hooks run nothing until its folder is trusted: "a repository's deft.yaml with
+ *   hooks runs nothing until the folder is trusted"
+ * - hooks run inside the session's sandbox unless `sandbox: none`: sandbox_test.ts "finding 3: …",
+ *   "finding 4: …"; an outside hook whose program lies in the workspace is refused:
+ *   sandbox_test.ts "a `sandbox: none` hook whose program lies in the workspace …"
+ * - what a hook says for the user reaches the terminal inert and masked: runner_test.ts "what a
+ *   hook says for the user …"
+ * - `continue: false` stops the run, nothing lost: lifecycle_test.ts "continue: false on …" (four)
+ * - a settings file to import is read with a bound, never waited on: import_read_test.ts
  */
 import assert from "node:assert/strict";
 import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";

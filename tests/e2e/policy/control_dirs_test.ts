@@ -3,6 +3,21 @@
  * but never what the next Deft runs on the host: the user's config (hooks, MCP servers, trusted
  * folders), Deft's state and cache. The folders that hold them are read-only inside, and cannot be
  * renamed away and made again.
+ *
+ * Promises of the control folders, each with the test that guards it (here unless a file is named):
+ * - with the workspace at $HOME, the model's shell writes the project, never Deft's config, state
+ *   or cache, nor renames them away: "workspace at $HOME: the model's shell writes the project …"
+ * - Deno's cache at its default place under that $HOME is read-only to the shell:
+ *   control_dirs_deno_test.ts "workspace at $HOME, DENO_DIR unset: Deno's cache …"
+ * - a control folder reached through a link is refused, saying what to do: "workspace at $HOME
+ *   with ~/.config a link …"
+ * - a writable sandbox whose workspace is, or lies in, a control folder is refused at start, also
+ *   through a link and by each writing view: control_workspace_test.ts "workspace is …: refused at
+ *   start, nothing written", "config home reached through a link …", "each writing view refuses
+ *   …", "deft run in its config folder …: refused before the model is asked"
+ * - a workspace holding the config folder (-w ~/.config): neither the shell nor the editor changes
+ *   it: control_workspace_test.ts "workspace holds the config folder …"; a read-only sandbox there
+ *   may look: "read-only sandbox in the config folder: the model may look"
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";

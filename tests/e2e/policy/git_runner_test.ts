@@ -5,6 +5,19 @@
  * (a Deft that does not exit, or a process that outlives it). Real bwrap, real git; a logging
  * bwrap counts the sandboxes. No test waits on a real hang: short deadlines, and a timer of its
  * own around each call.
+ *
+ * Promises of the git runner, each with the test that guards it (here unless a file is named):
+ * - many commands start one sandbox, each answered as git would: "git runner: twenty sandboxed
+ *   git commands start one sandbox …"
+ * - a hung git is stopped at its deadline and the next command answers: "git runner: a hung git …"
+ * - output past the limit is cut, with an error saying so: "git runner: output past the limit …"
+ * - Deft exits when done, leaving no runner or folder: "git runner: a Deft that used it exits …"
+ * - a scratch folder is private and writable by every command of the view: "git runner: a
+ *   scratch folder is private …"
+ * - a bubblewrap that cannot start is a sandbox error, never git's answer: "git runner: a
+ *   bubblewrap that cannot start …"
+ * - two views that differ only in a read-only path never share a runner: git_runner_views_test.ts
+ *   (both tests, one for each order)
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";

@@ -3,6 +3,18 @@
  * `sessions` and `task_done` start no bwrap at all, even on a fresh machine (the default sandbox is
  * decided when a tool first needs it); once bubblewrap has started on this machine, `config` starts
  * none either; a bwrap that cannot start is never remembered as working.
+ *
+ * Promises of the probe memory, each with the test that guards it (here unless a file is named):
+ * - a bwrap that started once is not probed again: "a bwrap that started once is not probed …"
+ * - the light commands start none, even with an empty cache; the first sandboxed tool probes:
+ *   "with an empty cache the light commands start no bwrap …"
+ * - a bwrap that cannot start is probed at every start and never remembered: "a bwrap that cannot
+ *   start is probed at every start and never remembered"
+ * - a bwrap replaced in place (same path and inode, even the same size) is probed again:
+ *   probe_replaced_test.ts. Deno gives the change time in whole seconds, so a same-size rewrite
+ *   within the second of the last change is not told apart.
+ * - not guarded: the rest of the key (kernel release, boot, user, host name, container marks),
+ *   which a test cannot change.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
