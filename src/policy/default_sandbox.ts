@@ -72,7 +72,9 @@ function probeMemory(bwrap: string): { file: string; key: string } | undefined {
       program.dev,
       program.ino,
       program.size,
-      program.ctime?.getTime() ?? program.mtime?.getTime(),
+      // Deno gives ctime in whole seconds: mtime (to the millisecond) catches a rewrite within one.
+      program.ctime?.getTime(),
+      program.mtime?.getTime(),
       Deno.osRelease(),
       booted,
       Deno.uid(),
