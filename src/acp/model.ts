@@ -25,22 +25,23 @@ export interface ModelChoice {
   description: string;
 }
 
-/** The session's model first, then each configured one. */
-export function modelChoices(loaded: LoadedConfig, current: ResolvedModel): ModelChoice[] {
+/** The model the session started with first, then each configured one. */
+export function modelChoices(loaded: LoadedConfig, first: ResolvedModel): ModelChoice[] {
   const choices: ModelChoice[] = [{
-    value: current.name,
-    name: current.name,
-    description: `${current.provider.provider}/${current.settings.model}`,
+    value: first.name,
+    name: first.name,
+    description: `${first.provider.provider}/${first.settings.model}`,
   }];
   for (const [name, model] of Object.entries(loaded.config.models)) {
-    if (name === current.name) continue;
+    if (name === first.name) continue;
     choices.push({ value: name, name, description: `${model.model_provider}/${model.model}` });
   }
   return choices;
 }
 
 /**
- * The model `value` names, ready to call: the session's own, or the configured one of that name
+ * The model `value` names, ready to call: the one the session started with (`first`), or the
+ * configured one of that name
  * (its provider's key and base URL from the environment and the file as for any run; the
  * launch's `-k` and `--model-base-url` only when it is the launch's provider). Throws an Error
  * saying what to choose instead.
@@ -48,24 +49,25 @@ export function modelChoices(loaded: LoadedConfig, current: ResolvedModel): Mode
 export function resolveChoice(
   loaded: LoadedConfig,
   value: unknown,
-  current: ResolvedModel,
+  first: ResolvedModel,
   launch: ConfigOverrides,
 ): ResolvedModel {
-  const choices = modelChoices(loaded, current);
+  const choices = modelChoices(loaded, first);
   const listed = choices.map((c) => `'${c.value}'`).join(", ");
   if (typeof value !== "string" || !choices.some((c) => c.value === value)) {
     const where = loaded.path ? ` in ${loaded.path}` : "";
     throw new Error(
-      `unknown model ${JSON.stringify(value)}: choose one of ${listed} (the session's model ` +
-        `and those configured under \`models\`${where}; add one there to offer it)`,
+      `unknown model ${JSON.stringify(value)}: choose one of ${listed} (the model the ` +
+        `session started with and those configured under \`models\`${where}; add one there ` +
+        `to offer it)`,
     );
   }
-  if (value === current.name) return current;
+  if (value === first.name) return first;
   const { config } = loaded;
   const agentKey = AGENT_KEYS.find((k) => config.agents[k]) ?? AGENT_KEYS[0];
   const agent = { ...config.agents[agentKey], model: value } as AgentConfig;
   const sameProvider = config.models[value].model_provider ===
-    (launch.provider ?? current.settings.model_provider);
+    (launch.provider ?? first.settings.model_provider);
   const overrides: ConfigOverrides = sameProvider
     ? { apiKey: launch.apiKey, modelBaseUrl: launch.modelBaseUrl }
     : {};

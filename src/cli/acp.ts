@@ -30,6 +30,7 @@ import type { Session } from "../agent/session.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { McpServerConfig } from "../config/schema.ts";
 import { loadConfig, type LoadedConfig } from "../config/load.ts";
+import type { ResolvedModel } from "../config/resolve.ts";
 import { runSlashCommand, slashCommands } from "./interactive/commands.ts";
 
 /** Options of `deft acp`. */
@@ -50,8 +51,11 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
     ]);
   const inContainer = wantsContainer(opts);
   let signalled = false;
-  // Each session's configuration as it was loaded (the models it may switch to).
+  // Each session's configuration as it was loaded and the model it started with (the models
+  // it may switch to).
   const configs = new WeakMap<Session, LoadedConfig>();
+  const firstModels = new WeakMap<Session, ResolvedModel>();
+  const firstModel = (session: Session) => firstModels.get(session) ?? session.config.model;
   const configOf = async (session: Session) => {
     let loaded = configs.get(session);
     if (!loaded) configs.set(session, loaded = await loadConfig(opts.configFile));
@@ -88,9 +92,10 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
     runCommand: async (line, ctx) => {
       await runSlashCommand(line, ctx);
     },
-    models: async (session) => modelChoices(await configOf(session), session.config.model),
+    models: async (session) => modelChoices(await configOf(session), firstModel(session)),
     setModel: async (session, value) => {
-      const model = resolveChoice(await configOf(session), value, session.config.model, opts);
+      const model = resolveChoice(await configOf(session), value, firstModel(session), opts);
+      firstModels.set(session, firstModel(session));
       switchModel(session, model);
     },
     close: async (session) => {
