@@ -12,7 +12,7 @@ import type { Session, TaskOptions } from "../agent/session.ts";
 import type { LLMMessage, LLMToolCall } from "../llm/types.ts";
 import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
 import { AcpConsole, type Update } from "./console.ts";
-import { type PermissionAnswer, PermissionAsker } from "./permission.ts";
+import { isPermissionAnswer, type PermissionAnswer, PermissionAsker } from "./permission.ts";
 import { type ClientFs, ClientFsEditor } from "./client_fs.ts";
 import { normalizeToolName, ToolExecutor } from "../tools/executor.ts";
 import { maskOutput } from "../policy/secrets.ts";
@@ -196,7 +196,9 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       ]);
       if (!answer || answer.outcome.outcome !== "selected") return null;
       const id = answer.outcome.optionId;
-      return options.some((o) => o.optionId === id) ? id as PermissionAnswer : null;
+      // Any of Deft's answers counts, offered or not: "allow always" where no "always" was
+      // offered allows this call once (permission.ts), it is not "no answer".
+      return isPermissionAnswer(id) ? id : null;
     } catch (e) {
       if (!signal.aborted) host.note(`permission request failed: ${(e as Error).message}`);
       return null;
