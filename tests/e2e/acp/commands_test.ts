@@ -2,13 +2,15 @@
  * Deft's slash commands in an editor, driven by the ACP SDK's own client against the mock model:
  * a new session advertises /compact /undo /rewind /init /cost /status; `/cost` and `/status`
  * answer without a model request; `/compact` makes one summary request and the next prompt goes
- * on from the summary; `/undo` takes back the last turn's edit; a terminal-only command is
+ * on from the summary; `/undo` takes back the last turn's edit; `/rewind` lists the checkpoints
+ * (no question put to the editor) and goes back to the one named; a terminal-only command is
  * refused, never sent to the model.
  */
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { BUGGY, makeBuggyRepo } from "../../helpers/repo.ts";
 import { type AcpRun, updatesOf, withAcp, withDeadline } from "../../helpers/acp_client.ts";
 
 /** The agent's text since update `from`. */
@@ -129,6 +131,39 @@ Deno.test("acp: /undo takes back the last turn's edit without asking the model",
       assert.match(answer.text, /reverted an edit of .*notes\.txt/);
       assert.equal(await Deno.readTextFile(file), "before\n");
       assert.equal(mock.requests.length, 2, "/undo reached the model");
+    });
+    assert.equal(code, 0, run.stderr());
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("acp: /rewind lists the checkpoints, then goes back to the one named; nothing asked", async () => {
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([
+    chatStream(chatToolCalls([["str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: `${repo}/calc.py`,
+      old_str: "a - b",
+      new_str: "a + b",
+    }]])),
+    chatStream(chatText("Fixed it.")),
+  ]);
+  try {
+    const { code, run } = await withAcp(mock, ["--approval", "never"], [], async (ctx, run) => {
+      await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+      const { sessionId } = await ctx.request("session/new", { cwd: repo, mcpServers: [] });
+      await prompt(ctx, run, sessionId, "fix calc");
+      assert.equal(await Deno.readTextFile(`${repo}/calc.py`), BUGGY.replace("a - b", "a + b"));
+      let answer = await prompt(ctx, run, sessionId, "/rewind");
+      assert.equal(answer.stopReason, "end_turn");
+      assert.match(answer.text, /Checkpoints \(turn, time UTC, files changed, label\):/);
+      assert.match(answer.text, /go back with \/rewind TURN/);
+      assert.equal(run.permissions.length, 0);
+      answer = await prompt(ctx, run, sessionId, "/rewind 0 files");
+      assert.match(answer.text, /rewound the files to turn 0/);
+      assert.equal(await Deno.readTextFile(`${repo}/calc.py`), BUGGY);
+      assert.equal(mock.requests.length, 2, "/rewind reached the model");
     });
     assert.equal(code, 0, run.stderr());
   } finally {
