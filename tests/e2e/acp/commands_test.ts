@@ -170,3 +170,30 @@ Deno.test("acp: /rewind lists the checkpoints, then goes back to the one named; 
     await mock.close();
   }
 });
+
+Deno.test("acp: /init drafts AGENTS.md in one agent turn shown as tool calls", async () => {
+  await using dir = await tempDir("deft-acp-init-");
+  const mock = MockLLM.start([
+    chatStream(chatToolCalls([["str_replace_based_edit_tool", {
+      command: "create",
+      path: `${dir.path}/AGENTS.md`,
+      file_text: "# Agents\n\nRun the tests with `make test`.\n",
+    }]])),
+    chatStream(chatText("Wrote AGENTS.md.")),
+  ]);
+  try {
+    const { code, run } = await withAcp(mock, ["--approval", "never"], [], async (ctx, run) => {
+      await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+      const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
+      const answer = await prompt(ctx, run, sessionId, "/init");
+      assert.equal(answer.stopReason, "end_turn");
+      assert.match(answer.text, /drafted .*AGENTS\.md: review it/);
+      assert.match(JSON.stringify(mock.requests[0].body.messages), /Write a draft AGENTS\.md/);
+      assert.deepEqual(updatesOf(run, "tool_call").map((c) => c.kind), ["edit"]);
+    });
+    assert.equal(code, 0, run.stderr());
+    assert.match(await Deno.readTextFile(`${dir.path}/AGENTS.md`), /make test/);
+  } finally {
+    await mock.close();
+  }
+});
