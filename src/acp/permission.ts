@@ -16,6 +16,13 @@ import { maskOutput } from "../policy/secrets.ts";
 /** The answer the client picked, or null: no answer. */
 export type PermissionAnswer = "allow_once" | "allow_always" | "reject_once" | "reject_always";
 
+const ANSWERS: readonly string[] = ["allow_once", "allow_always", "reject_once", "reject_always"];
+
+/** Whether the client's option id is one of Deft's answers. */
+export function isPermissionAnswer(id: string): id is PermissionAnswer {
+  return ANSWERS.includes(id);
+}
+
 /** One question as the gate showed it. */
 export interface ApprovalQuestion {
   kind: string;

@@ -5,26 +5,34 @@
  * shell environment, masking, repository trust, tool host, trajectory); a prompt is one turn of
  * its conversation, run by `runTask`. Only protocol glue lives here: the loop is src/agent's.
  */
-import { isAbsolute } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { type AgentResult } from "../agent/agent.ts";
 import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from "../agent/approval.ts";
 import type { Session, TaskOptions } from "../agent/session.ts";
-import type { LLMMessage } from "../llm/types.ts";
-import type { TrajectoryRecorder } from "../trajectory/recorder.ts";
-import type { Trajectory } from "../trajectory/recorder.ts";
-import { AcpConsole, toolKind, toolTitle, type Update } from "./console.ts";
-import type { CallEffect } from "../tools/base.ts";
-import { type PermissionAnswer, PermissionAsker } from "./permission.ts";
+import type { LLMMessage, LLMToolCall } from "../llm/types.ts";
+import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
+import { AcpConsole, type Update } from "./console.ts";
+import { isPermissionAnswer, type PermissionAnswer, PermissionAsker } from "./permission.ts";
 import { type ClientFs, ClientFsEditor } from "./client_fs.ts";
-import { ToolExecutor } from "../tools/executor.ts";
+import { normalizeToolName, ToolExecutor } from "../tools/executor.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { effectsOf } from "../tools/catalog.ts";
-import { normalizeToolName } from "../tools/executor.ts";
-import type { LLMToolCall } from "../llm/types.ts";
+import { replayUpdates } from "./replay.ts";
+import { checkedCwd, modelParams, openError, promptText, usedTokens } from "./requests.ts";
+import {
+  type AcpCommandContext,
+  commandIn,
+  type CommandInfo,
+  commandsUpdate,
+  commandText,
+} from "./commands.ts";
+import type { ModelChoice } from "./model.ts";
+import { configOptions, MODE_OPTION, MODEL_OPTION, modeState } from "./session_options.ts";
 
 // The connection's stream (over-size messages are answered, not fatal); the command builds it.
 export { acpStream } from "./stream.ts";
+export { replayUpdates } from "./replay.ts";
+export { promptText } from "./requests.ts";
 
 /** What the session's side of a Deft session needs from ACP. */
 export interface AcpSessionIO {
@@ -32,10 +40,13 @@ export interface AcpSessionIO {
   asker: PermissionAsker;
 }
 
-/** A conversation to go on with (`session/load`). */
+/**
+ * A conversation to go on with (`session/load`); without `link`, a session that was opened but
+ * never prompted: it goes on as itself, its first turn recording its trajectory.
+ */
 export interface LoadedConversation {
   conversation: LLMMessage[];
-  link: NonNullable<Trajectory["resumed_from"]>;
+  link?: NonNullable<Trajectory["resumed_from"]>;
 }
 
 /** What the command provides: how sessions open and close, and how a turn runs. */
@@ -57,6 +68,16 @@ export interface AcpHost {
   load(id: string, cwd: string): Promise<LoadedConversation>;
   /** Deft's recent sessions in `cwd` (absolute; undefined: the command's workspace). */
   list(cwd: string | undefined): Promise<acp.SessionInfo[]>;
+  /** Notes that session `id` was opened in `cwd`, so it can be loaded before its first turn. */
+  opened(id: string, cwd: string): Promise<void>;
+  /** The slash commands of `deft interactive`, described (commands.ts offers some). */
+  commands: readonly CommandInfo[];
+  /** Runs the slash command `line` (`deft interactive`'s) on the session `ctx` reaches. */
+  runCommand(line: string, ctx: AcpCommandContext): Promise<void>;
+  /** The models the session may switch to, its own first (model.ts). */
+  models(session: Session): Promise<ModelChoice[]>;
+  /** Switches the session to model `value`; throws an Error saying what to pick instead. */
+  setModel(session: Session, value: unknown): Promise<void>;
   /** Where a new session's trajectory goes, named by its ACP session id. */
   trajectoryPath(sessionId: string): string;
   /** A new session id (Deft's format). */
@@ -85,6 +106,11 @@ interface Live {
   sent: Promise<void>;
   /** The editor through the client's file system, when the client offers one. */
   clientEditor?: ClientFsEditor;
+  /** Turns run and tokens used, for /status. */
+  turns: number;
+  tokens: number;
+  /** The model option's value (model.ts). */
+  model: string;
 }
 
 /** The client's file system as a session reaches it: through the running prompt's client. */
@@ -122,79 +148,6 @@ function useClientFs(live: Live): void {
     session.executor.tools.map((t) => t === editor ? wrapped : t),
     session.approval,
   );
-}
-
-const MODE_NAMES: Record<ApprovalMode, [string, string]> = {
-  never: ["Never ask", "every tool call runs without asking"],
-  commands: ["Ask before commands", "asks before bash commands, except read-only ones"],
-  all: ["Ask before commands and edits", "also asks before every edit and unknown tool call"],
-};
-
-function modeState(mode: ApprovalMode) {
-  return {
-    currentModeId: mode,
-    availableModes: APPROVAL_MODES.map((id) => ({
-      id,
-      name: MODE_NAMES[id][0],
-      description: MODE_NAMES[id][1],
-    })),
-  };
-}
-
-/** The cwd a session request names, checked: absolute, else an invalid-params error. */
-function checkedCwd(cwd: unknown): string {
-  if (typeof cwd !== "string" || cwd === "") {
-    throw acp.RequestError.invalidParams(
-      { cwd },
-      "cwd is missing: give the workspace as an absolute path",
-    );
-  }
-  if (!isAbsolute(cwd)) {
-    throw acp.RequestError.invalidParams(
-      { cwd },
-      `cwd '${cwd}' is relative: give the workspace as an absolute path`,
-    );
-  }
-  return cwd;
-}
-
-/** A failure to open a session, as the client reads it. */
-function openError(e: unknown): acp.RequestError {
-  if (e instanceof acp.RequestError) return e;
-  const message = e instanceof Error ? e.message : String(e);
-  const name = e instanceof Error ? e.name : "";
-  // A bad folder or flag is the request's problem; anything else is Deft's.
-  return /UsageError|NotFound/.test(name)
-    ? acp.RequestError.invalidParams(undefined, message)
-    : acp.RequestError.internalError(undefined, message);
-}
-
-/** The prompt's content as the task text of a turn. */
-export function promptText(blocks: readonly acp.ContentBlock[]): string {
-  const parts: string[] = [];
-  for (const block of blocks) {
-    switch (block.type) {
-      case "text":
-        parts.push(block.text);
-        break;
-      case "resource_link":
-        parts.push(`[${block.name}](${block.uri})`);
-        break;
-      case "resource": {
-        const resource = block.resource as { uri: string; text?: string };
-        if (typeof resource.text === "string") {
-          parts.push(`<context uri="${resource.uri}">\n${resource.text}\n</context>`);
-        } else parts.push(`(attached binary resource ${resource.uri}: not read)`);
-        break;
-      }
-      default:
-        throw acp.RequestError.invalidParams(
-          { type: block.type },
-          `Deft takes text, resource links and embedded text resources, not ${block.type}`,
-        );
-    }
-  }
-  return parts.join("\n");
 }
 
 /** Builds the agent app; `connect` it to a stream. */
@@ -243,7 +196,9 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       ]);
       if (!answer || answer.outcome.outcome !== "selected") return null;
       const id = answer.outcome.optionId;
-      return options.some((o) => o.optionId === id) ? id as PermissionAnswer : null;
+      // Any of Deft's answers counts, offered or not: "allow always" where no "always" was
+      // offered allows this call once (permission.ts), it is not "no answer".
+      return isPermissionAnswer(id) ? id : null;
     } catch (e) {
       if (!signal.aborted) host.note(`permission request failed: ${(e as Error).message}`);
       return null;
@@ -286,8 +241,106 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
     live.conversation = [];
     live.trajectoryId = id;
     live.trajectoryFile = host.trajectoryPath(id);
+    live.turns = 0;
+    live.tokens = 0;
+    live.model = live.session.config.model.name;
     sessions.set(id, live);
     return live;
+  };
+
+  /** The session's modes and config options, as session/new and session/load answer them. */
+  const settings = async (live: Live) => ({
+    modes: modeState(modeOf(live)),
+    configOptions: configOptions(modeOf(live), live.model, await host.models(live.session)),
+  });
+
+  const setMode = (live: Live, modeId: unknown) => {
+    if (!isApprovalMode(modeId)) {
+      throw acp.RequestError.invalidParams(
+        { modeId },
+        `unknown mode '${modeId}': use one of ${APPROVAL_MODES.join(", ")}`,
+      );
+    }
+    if (!live.session.approval) {
+      throw acp.RequestError.invalidRequest(
+        undefined,
+        "this session has no approval gate (a replay): its mode cannot change",
+      );
+    }
+    live.session.approval.mode = modeId;
+  };
+
+  const setModel = async (live: Live, value: unknown) => {
+    try {
+      await host.setModel(live.session, value);
+    } catch (e) {
+      throw acp.RequestError.invalidParams({ value }, maskOutput((e as Error).message));
+    }
+    live.model = String(value);
+  };
+
+  /** What `deft interactive`'s slash commands read and change, here the ACP session's. */
+  const commandContext = (live: Live, signal: AbortSignal): AcpCommandContext => ({
+    session: live.session,
+    get conversation() {
+      return live.conversation;
+    },
+    set conversation(conversation) {
+      live.conversation = conversation;
+    },
+    get recorder() {
+      return live.recorder;
+    },
+    get turns() {
+      return live.turns;
+    },
+    get tokens() {
+      return live.tokens;
+    },
+    reset: (from) => {
+      live.conversation = from?.conversation ?? [];
+      live.recorder = undefined;
+      live.link = from?.link;
+      // The next turn records a new trajectory; the one before stays as it was.
+      live.trajectoryId = host.newId();
+      live.trajectoryFile = host.trajectoryPath(live.trajectoryId);
+    },
+    write: (text) =>
+      send(live, {
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: commandText(maskOutput(text)) },
+      }),
+    asTurn: async (work) => {
+      try {
+        return await work(signal);
+      } catch (e) {
+        if (signal.aborted) return undefined;
+        throw e;
+      }
+    },
+  });
+
+  /** A prompt that is a slash command: run (or refused), never sent to the model. */
+  const runCommand = async (live: Live, kind: { command: string } | { refused: string }) => {
+    const signal = live.turn!.signal;
+    if ("refused" in kind) {
+      send(live, {
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: kind.refused },
+      });
+    } else {
+      try {
+        await host.runCommand(kind.command, commandContext(live, signal));
+      } catch (e) {
+        if (!signal.aborted) {
+          throw acp.RequestError.internalError(
+            undefined,
+            `${kind.command.split(/\s/)[0]} failed: ${maskOutput((e as Error).message)}`,
+          );
+        }
+      }
+    }
+    return { stopReason: signal.aborted ? "cancelled" as const : "end_turn" as const };
   };
 
   const liveOf = (sessionId: string): Live => {
@@ -318,10 +371,19 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
         authMethods: [],
       };
     })
-    .onRequest(acp.methods.agent.session.new, async ({ params }) => {
+    .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       const cwd = checkedCwd(params.cwd);
       const live = await openLive(cwd, host.newId(), params.mcpServers ?? []);
-      return { sessionId: live.id, modes: modeState(modeOf(live)) };
+      await host.opened(live.id, live.session.workspace)
+        .catch((e) => host.note(`could not note the new session: ${(e as Error).message}`));
+      // The commands are the session's once the client knows its id: after this answer.
+      setTimeout(() => {
+        client.notify(acp.methods.client.session.update, {
+          sessionId: live.id,
+          update: commandsUpdate(host.commands),
+        }).catch((e) => host.note(`could not send the commands: ${(e as Error).message}`));
+      }, 0);
+      return { sessionId: live.id, ...await settings(live) };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
       const cwd = checkedCwd(params.cwd);
@@ -344,14 +406,18 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       live.conversation = loaded.conversation;
       live.link = loaded.link;
       // The loaded session's file stays as it is: the next turns go to a new trajectory that
-      // names it (`resumed_from`), as `deft run --resume` does.
-      live.trajectoryId = host.newId();
-      live.trajectoryFile = host.trajectoryPath(live.trajectoryId);
+      // names it (`resumed_from`), as `deft run --resume` does. A session never prompted has
+      // no file yet: its first turn records it under its own id.
+      if (loaded.link) {
+        live.trajectoryId = host.newId();
+        live.trajectoryFile = host.trajectoryPath(live.trajectoryId);
+      }
       live.client = client;
       for (const update of replayUpdates(loaded.conversation)) send(live, update);
+      send(live, commandsUpdate(host.commands));
       await live.sent;
       live.client = undefined;
-      return { modes: modeState(modeOf(live)) };
+      return await settings(live);
     })
     .onRequest(acp.methods.agent.session.list, async ({ params }) => {
       const cwd = params.cwd == null ? undefined : checkedCwd(params.cwd);
@@ -362,20 +428,24 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       }
     })
     .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
+      setMode(liveOf(params.sessionId), params.modeId);
+      return {};
+    })
+    .onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
       const live = liveOf(params.sessionId);
-      if (!isApprovalMode(params.modeId)) {
+      if (params.configId === MODE_OPTION) setMode(live, params.value);
+      else if (params.configId === MODEL_OPTION) await setModel(live, params.value);
+      else {
         throw acp.RequestError.invalidParams(
-          { modeId: params.modeId },
-          `unknown mode '${params.modeId}': use one of ${APPROVAL_MODES.join(", ")}`,
+          { configId: params.configId },
+          `unknown config option '${params.configId}': Deft's are ${MODE_OPTION}, ${MODEL_OPTION}`,
         );
       }
-      if (!live.session.approval) {
-        throw acp.RequestError.invalidRequest(
-          undefined,
-          "this session has no approval gate (a replay): its mode cannot change",
-        );
-      }
-      live.session.approval.mode = params.modeId;
+      return { configOptions: (await settings(live)).configOptions };
+    })
+    // The model as clients before config options set it (`session/set_model`).
+    .onRequest("session/set_model", modelParams, async ({ params }) => {
+      await setModel(liveOf(params.sessionId), params.modelId);
       return {};
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
@@ -392,6 +462,8 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
       live.client = client;
       live.console.beginTurn();
       try {
+        const command = commandIn(text, host.commands);
+        if (command) return await runCommand(live, command);
         let result: AgentResult;
         try {
           const ran = await host.runTurn(live.session, text, {
@@ -403,6 +475,8 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
             trajectoryFile: live.trajectoryFile,
             sessionId: live.trajectoryId,
           });
+          live.tokens += usedTokens(ran.recorder) - usedTokens(live.recorder);
+          live.turns++;
           live.recorder = ran.recorder;
           result = ran.result;
         } catch (e) {
@@ -465,60 +539,4 @@ export function deftAgent(host: AcpHost): { app: acp.AgentApp; closeAll(): Promi
   };
 
   return { app, closeAll };
-}
-
-function argumentsOf(call: LLMToolCall): Record<string, unknown> {
-  const args = call.arguments;
-  return args !== null && typeof args === "object" && !Array.isArray(args)
-    ? args as Record<string, unknown>
-    : {};
-}
-
-/**
- * A loaded conversation as the updates that show it: the user's and the agent's messages, each
- * tool call and how it ended.
- */
-export function replayUpdates(conversation: readonly LLMMessage[]): Update[] {
-  const updates: Update[] = [];
-  for (const message of conversation) {
-    if (message.role === "user" && message.content.trim() !== "") {
-      updates.push({
-        sessionUpdate: "user_message_chunk",
-        content: { type: "text", text: maskOutput(message.content) },
-      });
-    } else if (message.role === "assistant") {
-      if (message.content.trim() !== "") {
-        updates.push({
-          sessionUpdate: "agent_message_chunk",
-          content: { type: "text", text: maskOutput(message.content) },
-        });
-      }
-      for (const call of message.tool_calls ?? []) {
-        let effect: CallEffect | undefined;
-        try {
-          effect = effectsOf(normalizeToolName(call.name), argumentsOf(call));
-        } catch {
-          effect = undefined;
-        }
-        updates.push({
-          sessionUpdate: "tool_call",
-          toolCallId: call.call_id,
-          title: maskOutput(toolTitle(call, effect)),
-          kind: toolKind(call.name, effect),
-          status: "pending",
-          rawInput: call.arguments,
-        });
-      }
-    } else if (message.role === "tool") {
-      updates.push({
-        sessionUpdate: "tool_call_update",
-        toolCallId: message.call_id,
-        status: message.is_error ? "failed" : "completed",
-        content: message.content === ""
-          ? []
-          : [{ type: "content", content: { type: "text", text: maskOutput(message.content) } }],
-      });
-    }
-  }
-  return updates;
 }

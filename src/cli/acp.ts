@@ -8,7 +8,12 @@
  * tool's process ends) or on SIGINT/SIGTERM.
  */
 import { openSession, runTask, type SessionOptions, wantsContainer } from "../agent/session.ts";
-import { defaultTrajectoryPath, newSessionId, readTrajectory } from "../trajectory/recorder.ts";
+import {
+  defaultTrajectoryPath,
+  newSessionId,
+  readTrajectory,
+  stateDir,
+} from "../trajectory/recorder.ts";
 import { listSessions } from "../trajectory/conversation.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
@@ -24,6 +29,9 @@ import type { McpServer } from "@agentclientprotocol/sdk";
 import type { Session } from "../agent/session.ts";
 import { ToolExecutor } from "../tools/executor.ts";
 import type { McpServerConfig } from "../config/schema.ts";
+import { loadConfig, type LoadedConfig } from "../config/load.ts";
+import type { ResolvedModel } from "../config/resolve.ts";
+import { runSlashCommand, slashCommands } from "./interactive/commands.ts";
 
 /** Options of `deft acp`. */
 export interface AcpOptions extends SessionOptions {
@@ -35,12 +43,24 @@ const say = (text: string) => writeStderr(terminalText(maskOutput(text)));
 /** Serves ACP on stdin/stdout until the client hangs up; returns the exit code. */
 export async function acpCommand(opts: AcpOptions): Promise<number> {
   // The SDK is loaded only by this command.
-  const [, { acpStream, deftAgent }] = await Promise.all([
-    import("@agentclientprotocol/sdk"),
-    import("../acp/server.ts"),
-  ]);
+  const [, { acpStream, deftAgent }, { modelChoices, resolveChoice, switchModel }] = await Promise
+    .all([
+      import("@agentclientprotocol/sdk"),
+      import("../acp/server.ts"),
+      import("../acp/model.ts"),
+    ]);
   const inContainer = wantsContainer(opts);
   let signalled = false;
+  // Each session's configuration as it was loaded and the model it started with (the models
+  // it may switch to).
+  const configs = new WeakMap<Session, LoadedConfig>();
+  const firstModels = new WeakMap<Session, ResolvedModel>();
+  const firstModel = (session: Session) => firstModels.get(session) ?? session.config.model;
+  const configOf = async (session: Session) => {
+    let loaded = configs.get(session);
+    if (!loaded) configs.set(session, loaded = await loadConfig(opts.configFile));
+    return loaded;
+  };
   const host: AcpHost = {
     open: async (cwd, io, mcpServers) => {
       // -w, when given, wins over the client's cwd (the editor's project is usually both).
@@ -67,6 +87,17 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
       }
       return session;
     },
+    opened: (id, workspace) => noteOpened(id, workspace),
+    commands: slashCommands(),
+    runCommand: async (line, ctx) => {
+      await runSlashCommand(line, ctx);
+    },
+    models: async (session) => modelChoices(await configOf(session), firstModel(session)),
+    setModel: async (session, value) => {
+      const model = resolveChoice(await configOf(session), value, firstModel(session), opts);
+      firstModels.set(session, firstModel(session));
+      switchModel(session, model);
+    },
     close: async (session) => {
       for (const e of await session.executor.closeTools().catch(() => [])) {
         say(`warning: ${e.message}`);
@@ -86,8 +117,16 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
       let resumed;
       try {
         resumed = await resumeTarget({ resume: defaultTrajectoryPath(id), workingDir });
-      } catch {
-        resumed = await resumeTarget({ resume: id, workingDir });
+      } catch (e) {
+        try {
+          resumed = await resumeTarget({ resume: id, workingDir });
+        } catch {
+          // A session opened but never prompted has no trajectory yet: it starts empty.
+          if (await openedIn(id, inContainer ? cwd : await workspaceOf(workingDir))) {
+            return { conversation: [] };
+          }
+          throw e;
+        }
       }
       if (!resumed) throw new Error(`no session '${id}'`);
       // A session loaded before goes on where its latest continuation stopped.
@@ -133,6 +172,38 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
     keepSignals();
   }
   return 0;
+}
+
+/** Where a session opened over ACP is noted until its first turn records a trajectory. */
+function openedNote(id: string): string | undefined {
+  // The id comes from the client: only Deft's own ids name a file.
+  return /^[0-9]{8}_[0-9]{6}_[0-9a-f]{6}$/.test(id)
+    ? `${stateDir()}/acp_sessions/${id}.json`
+    : undefined;
+}
+
+async function noteOpened(id: string, workspace: string): Promise<void> {
+  const path = openedNote(id);
+  if (!path) return;
+  await Deno.mkdir(`${stateDir()}/acp_sessions`, { recursive: true, mode: 0o700 });
+  await Deno.writeTextFile(path, JSON.stringify({ workspace }) + "\n", { mode: 0o600 });
+}
+
+/**
+ * Whether session `id` was opened over ACP in `workspace`; one opened elsewhere is an error
+ * naming its workspace.
+ */
+async function openedIn(id: string, workspace: string): Promise<boolean> {
+  const path = openedNote(id);
+  if (!path) return false;
+  let noted: unknown;
+  try {
+    noted = JSON.parse(await Deno.readTextFile(path))?.workspace;
+  } catch {
+    return false;
+  }
+  if (noted === workspace) return true;
+  throw new Error(`session '${id}' was opened in ${String(noted)}, not in ${workspace}`);
 }
 
 /**

@@ -232,6 +232,9 @@ const COMMANDS: SlashCommand[] = [
   { name: "quit", usage: "/quit", help: "", run: () => "exit" },
 ];
 
+/** The commands with their usage and help (`deft acp` advertises some of them). */
+export const slashCommands = (): readonly Omit<SlashCommand, "run">[] => COMMANDS;
+
 /** The help text: how a turn works and the commands. */
 export function helpText(): string {
   const lines = COMMANDS.filter((c) => c.help !== "").map((c) =>
