@@ -72,3 +72,19 @@ Deno.test("acp console: thoughts become the plan; results become updates with th
     { content: "first look at the tests", priority: "medium", status: "in_progress" },
   ]);
 });
+
+Deno.test("acp console: secrets are masked in streamed text", () => {
+  const sent: Update[] = [];
+  const console = new AcpConsole({
+    send: (u) => sent.push(u),
+    effects: (call) => effectsOf(call.name, call.arguments as Record<string, unknown>),
+    workspace: () => "/w",
+    hostFiles: () => false,
+    note: () => {},
+  });
+  const key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6";
+  console.text(`the key is ${key} — keep it safe`);
+  const shown = JSON.stringify(sent);
+  assert.ok(!shown.includes(key), `the key reached the client: ${shown}`);
+  assert.match(shown, /the key is \*\*\*/);
+});

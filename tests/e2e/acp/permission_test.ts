@@ -18,10 +18,12 @@
  * - repository trust is never put to the client: trust_test.ts; tests/acp/permission_test.ts
  *   "acp permission: a question other than an approval is not put to the client"
  * - a policy file's deny refuses unasked: approval_rules_test.ts
- * - NOT guarded in this tree when this list was written (issue 50; the tests are on their way in
- *   tests/e2e/acp/permission_promises_test.ts): "allow always" where no "always" was offered runs
- *   the call once; the permission request's title, command and diff are masked. Nor is the
- *   masking of streamed text that tests/acp/console_test.ts's header names: no assertion there.
+ * - "allow always" where no "always" was offered runs the call once: permission_promises_test.ts
+ *   "acp promise: allow always where none was offered runs the call once"
+ * - the permission request's title, command and diff are masked: permission_promises_test.ts
+ *   "acp promise: the permission request's title, command and diff are masked"
+ * - streamed text is masked: tests/acp/console_test.ts "acp console: secrets are masked in
+ *   streamed text"
  */
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
