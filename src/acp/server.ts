@@ -17,7 +17,6 @@ import { AcpConsole, toolKind, toolTitle, type Update } from "./console.ts";
 import type { CallEffect } from "../tools/base.ts";
 import { type PermissionAnswer, PermissionAsker } from "./permission.ts";
 import { type ClientFs, ClientFsEditor } from "./client_fs.ts";
-import { ToolExecutor } from "../tools/executor.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { effectsOf } from "../tools/catalog.ts";
 import { normalizeToolName } from "../tools/executor.ts";
@@ -104,7 +103,8 @@ function clientFs(live: Live): ClientFs | undefined {
 
 /**
  * The session's editor replaced by one that reads and writes through the client (see
- * client_fs.ts); not in a container, whose files are not the editor's.
+ * client_fs.ts); not in a container, whose files are not the editor's. Only the tool changes:
+ * its calls pass the session's gates (hooks, rules, the approval mode) as before.
  */
 function useClientFs(live: Live): void {
   const { session } = live;
@@ -113,10 +113,7 @@ function useClientFs(live: Live): void {
   if (!editor) return;
   const wrapped = new ClientFsEditor(editor, () => clientFs(live));
   live.clientEditor = wrapped;
-  session.executor = new ToolExecutor(
-    session.executor.tools.map((t) => t === editor ? wrapped : t),
-    session.approval,
-  );
+  session.executor.replaceTool(editor.name, wrapped);
 }
 
 const MODE_NAMES: Record<ApprovalMode, [string, string]> = {

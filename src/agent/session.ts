@@ -122,7 +122,11 @@ export interface Session {
   workspace: string;
   client: LLMClient;
   lakeviewClient?: LLMClient;
-  executor: ToolExecutor;
+  /**
+   * The session's tools behind its gates (hooks, rules, the approval mode), fixed at assembly: a
+   * front end swaps a tool or adds tools through its methods, which keep the gates.
+   */
+  readonly executor: ToolExecutor;
   console: AgentConsole;
   recording?: Trajectory;
   /** Set when tool calls may need the user's approval. */

@@ -22,7 +22,6 @@ import { endSessionHooks } from "../agent/hook_gate.ts";
 import type { AcpHost } from "../acp/server.ts";
 import type { McpServer } from "@agentclientprotocol/sdk";
 import type { Session } from "../agent/session.ts";
-import { ToolExecutor } from "../tools/executor.ts";
 import type { McpServerConfig } from "../config/schema.ts";
 
 /** Options of `deft acp`. */
@@ -194,8 +193,5 @@ async function addClientServers(session: Session, servers: readonly McpServer[])
     { annotationsTrusted: true },
   );
   for (const error of mcp.errors) session.console.note(`warning: ${error}`);
-  session.executor = new ToolExecutor(
-    [...session.executor.tools, ...mcp.tools],
-    session.executor.gate,
-  );
+  session.executor.addTools(mcp.tools);
 }
