@@ -175,6 +175,12 @@ export class ApprovalGate implements CallGate {
     private readonly inContainer = false,
     /** The approval rules in force (agent/approval_rules.ts); none when not given. */
     readonly rules?: ApprovalRules,
+    /**
+     * The command, when it runs where nobody can be asked (`deft run`, `deft serve`) and the user
+     * did not pass `--approve-asks`: in mode `never` a call an ask rule or a hook's ask would
+     * have asked about is refused, naming the rule or hook, instead of run unasked.
+     */
+    private readonly nobodyToAsk?: string,
   ) {
     this.#mode = mode;
   }
@@ -208,7 +214,10 @@ export class ApprovalGate implements CallGate {
     // what the mode would ask about.
     const ruled = this.rules?.match(normalizeToolName(tool.name), effect, this.workspace);
     if (ruled?.action === "deny") return Promise.resolve(this.#ruleDenied(effect, ruled));
-    if (this.mode === "never") return Promise.resolve(this.#unasked());
+    if (this.mode === "never") {
+      const asked = ruled?.action === "ask" && this.#unanswerable(effect, { rule: ruled.rule });
+      return Promise.resolve(asked || this.#unasked());
+    }
     if (ruled?.action === "ask") {
       const forced = this.#forcedRequest(tool, args, effect);
       // "always" is not offered: the ask rule would ask again anyway.
@@ -221,14 +230,22 @@ export class ApprovalGate implements CallGate {
   }
 
   /**
-   * As `decide` for a call a PreToolUse hook answered `ask` about: asked like a call an ask rule
-   * matched (a deny rule still refuses; in `never` it runs unasked, as an ask rule's would).
+   * As `decide` for a call a PreToolUse hook (`hook`) answered `ask` about: asked like a call an
+   * ask rule matched (a deny rule still refuses; in `never` it runs unasked, as an ask rule's
+   * would, or where nobody can be asked is refused).
    */
-  decideAsking(tool: Tool, args: Record<string, unknown>): Promise<GateDecision> {
+  decideAsking(
+    tool: Tool,
+    args: Record<string, unknown>,
+    hook?: { name: string; source?: string },
+  ): Promise<GateDecision> {
     const effect = tool.effects(args);
     const ruled = this.rules?.match(normalizeToolName(tool.name), effect, this.workspace);
     if (ruled?.action === "deny") return Promise.resolve(this.#ruleDenied(effect, ruled));
-    if (this.mode === "never") return Promise.resolve(this.#unasked());
+    if (this.mode === "never") {
+      const asked = hook && this.#unanswerable(effect, { hook });
+      return Promise.resolve(asked || this.#unasked());
+    }
     return this.#ask({ ...this.#forcedRequest(tool, args, effect), always: undefined });
   }
 
@@ -244,6 +261,37 @@ export class ApprovalGate implements CallGate {
         mode: this.mode,
         asked: false,
         rule: ruled.rule,
+      },
+    };
+  }
+
+  /**
+   * The refusal of a call a rule or hook asks about where nobody can be asked; undefined where
+   * someone can (or the user answered "session", or passed `--approve-asks`).
+   */
+  #unanswerable(
+    effect: CallEffect | undefined,
+    by: { rule: RuleMatch["rule"] } | { hook: { name: string; source?: string } },
+  ): GateDecision | undefined {
+    if (this.nobodyToAsk === undefined || this.#sessionOff) return undefined;
+    const what = effect?.kind === "command" ? "command" : effect?.kind === "edit" ? "edit" : "call";
+    const who = "rule" in by
+      ? `The approval rule \`ask ${by.rule.text}\` (set in ${by.rule.source})`
+      : `The PreToolUse hook ${by.hook.name}${by.hook.source ? ` (set in ${by.hook.source})` : ""}`;
+    const reason = `${who} asks the user before this ${what}, and nobody can be asked here ` +
+      `(${this.nobodyToAsk} runs unattended), so it was refused. It did not run. Do not retry ` +
+      `it or work around it; if it is needed, say so in your answer: the user can run it, or ` +
+      `run Deft again with --approve-asks.`;
+    return {
+      verdict: reason,
+      decision: {
+        decision: "deny",
+        decided_by: "rule" in by ? "rule" : "hook",
+        mode: this.mode,
+        asked: false,
+        nobody_to_ask: true,
+        reason,
+        ...by,
       },
     };
   }

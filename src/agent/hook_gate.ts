@@ -88,7 +88,7 @@ export class HookGate implements CallGate {
     // A hook's `ask` is asked like an ask rule's: even where the mode would not ask.
     const asking = said.decision === "ask" && inner instanceof ApprovalGate ? inner : undefined;
     const behind: GateDecision = asking
-      ? await asking.decideAsking(tool, runArgs)
+      ? await asking.decideAsking(tool, runArgs, said.by)
       : call && inner?.decide
       ? await inner.decide(tool, runArgs, call)
       : {

@@ -74,6 +74,11 @@ export interface SessionOptions extends ConfigOverrides, SessionContainerOptions
   projectInstructions?: boolean;
   /** `--approval-rules FILE`: a policy file of allow/ask/deny rules (agent/approval_rules.ts). */
   approvalRules?: string;
+  /**
+   * `--approve-asks`: where nobody can be asked (`Asking.unattended`), a call an ask rule or a
+   * hook's ask is about runs unasked instead of being refused.
+   */
+  approveAsks?: boolean;
 }
 
 /** The container flags (src/container): the tools run inside when an image or id is given. */
@@ -104,6 +109,11 @@ export interface Asking {
   terminal: boolean;
   /** Keep a gate even in mode `never`, so the mode can change later (`/approval`). */
   switchable?: boolean;
+  /**
+   * The command, when it runs unattended (`deft run`, `-p`, a batch task): in mode `never`
+   * nobody is asked, so a call a rule or hook asks about is refused (unless `--approve-asks`).
+   */
+  unattended?: string;
 }
 
 /** The user's side of a session, which the command provides. */
@@ -305,6 +315,7 @@ async function assemble(
     throw e;
   }
   const canSwitch = asking.switchable && asking.terminal;
+  const nobodyToAsk = opts.approveAsks ? undefined : asking.unattended;
   const rules = recording ? undefined : await openApprovalRules(loaded, io.workspace, {
     rulesFile: opts.approvalRules,
     configFile: opts.configFile,
@@ -317,6 +328,7 @@ async function assemble(
     workspace,
     workplace.container !== undefined,
     rules,
+    nobodyToAsk,
   );
   // Hooks run in front of the approval gate; a replay runs none (it repeats the recording).
   // They run on the host (the user's programs are there): with a container, in the folder Deft
@@ -338,6 +350,7 @@ async function assemble(
       workspace,
       workplace.container !== undefined,
       rules,
+      nobodyToAsk,
     ));
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);

@@ -1,11 +1,14 @@
 /**
  * `deft hooks`: the hooks in force here and the file each came from; `deft hooks import FILE`:
  * a Claude Code settings file's hooks as Deft's `hooks:` YAML. Also the hooks of the tool-serving
- * commands (`deft serve`, `deft mcp`), which have no session to hold them.
+ * commands (`deft serve`, `deft mcp`) and the approval rules behind them: they have no session.
  */
 import { stringify } from "yaml";
 import { loadConfig } from "../config/load.ts";
 import { HookGate } from "../agent/hook_gate.ts";
+import { ApprovalGate } from "../agent/approval.ts";
+import { openApprovalRules } from "../agent/approval_rules.ts";
+import type { CallGate } from "../tools/executor.ts";
 import { Hooks } from "../hooks/hooks.ts";
 import { importClaudeHooks } from "../hooks/import.ts";
 import { hooksSource } from "../hooks/source.ts";
@@ -57,14 +60,35 @@ export async function hooksImport(file: string): Promise<number> {
 }
 
 /**
- * The PreToolUse/PostToolUse gate for `deft serve` and `deft mcp`, when the config has hooks
- * (those commands ask nobody, so there is no approval gate behind it).
+ * The gate of `deft serve` and `deft mcp`, which ask nobody: the config's PreToolUse/PostToolUse
+ * hooks in front of its approval rules, in mode `never`. A deny rule or hook refuses; a call an
+ * ask rule or a hook's ask is about is refused too (nobody can be asked), unless the user passed
+ * `--approve-asks`. Undefined when the config has neither hooks nor rules.
  */
-export async function toolServerHooks(workspace: string): Promise<HookGate | undefined> {
+export async function toolServerGate(
+  workspace: string,
+  command: string,
+  approveAsks = false,
+): Promise<{ gate: CallGate; hooks?: Hooks } | undefined> {
   const loaded = await loadConfig();
+  const warn = (text: string) => writeStderr(`deft: warning: ${terminalText(text)}`);
   const hooks = new Hooks(loaded.config.hooks, hooksSource(loaded), {
     cwd: workspace,
-    report: (text) => writeStderr(`deft: warning: ${terminalText(text)}`),
+    report: warn,
   });
-  return hooks.entries.length > 0 ? new HookGate(hooks, undefined, () => "never") : undefined;
+  const rules = await openApprovalRules(loaded, workspace, { warn });
+  const hooked = hooks.entries.length > 0;
+  if (!hooked && rules.list().length === 0) return undefined;
+  const approval = new ApprovalGate(
+    "never",
+    () => Promise.resolve(null),
+    () => {},
+    workspace,
+    false,
+    rules,
+    approveAsks ? undefined : command,
+  );
+  return hooked
+    ? { gate: new HookGate(hooks, approval, () => "never"), hooks }
+    : { gate: approval };
 }

@@ -19,6 +19,8 @@ export interface McpCommandOptions {
   sandbox?: SandboxMode;
   deadline?: string;
   maxLineBytes?: string;
+  /** `--approve-asks`: what an ask rule or a hook's ask is about runs, not refused. */
+  approveAsks?: boolean;
 }
 
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
@@ -31,10 +33,14 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext({ ...opts, provider: "anthropic" });
   // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
-  const hookGate = await (await import("./hooks.ts")).toolServerHooks(context.workspace);
+  const gated = await (await import("./hooks.ts")).toolServerGate(
+    context.workspace,
+    "deft mcp",
+    opts.approveAsks,
+  );
   const executor = new ToolExecutor(
     await createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
-    hookGate,
+    gated?.gate,
   );
   const [{ createToolServer }, { DenoStdioServerTransport }] = await Promise.all([
     import("../mcp/server.ts"),
@@ -74,7 +80,7 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
     for (const remove of signals) remove();
     for (const error of await executor.closeTools()) writeStderr(`deft mcp: ${error.message}`);
     // A signal (exit code other than 0) bounds each SessionEnd hook.
-    await endSessionHooks(hookGate?.hooks, {
+    await endSessionHooks(gated?.hooks, {
       reason: "other",
       deft: code === 0 ? "connection_closed" : code === undefined ? "error" : "signal",
       signal: code !== undefined && code !== 0,

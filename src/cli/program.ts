@@ -11,6 +11,7 @@ import type { InteractiveOptions } from "./interactive.ts";
 import {
   approval,
   APPROVAL_RULES,
+  APPROVE_ASKS,
   argumentTerm,
   COLOR,
   type CommandEntry,
@@ -194,6 +195,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       SANDBOX,
       approval("never"),
       APPROVAL_RULES,
+      APPROVE_ASKS,
       CONTINUE,
       option("-r, --resume <id>", "go on with the session ID (or a trajectory FILE)"),
       option(
@@ -393,6 +395,11 @@ function buildProgram(setExit: (code: number) => void): Command {
     described(MAX_STEPS, "step limit per task (a task's own wins)"),
     SANDBOX,
     described(APPROVAL_RULES, "a policy file of approval rules for every task (deny rules)"),
+    described(
+      APPROVE_ASKS,
+      "each task runs the calls an ask rule or a hook's ask is about, " +
+        "unasked (without it they are refused)",
+    ),
     ...BATCH_CONTAINER_OPTIONS,
   ]).action(async (tasks, dir, opts) => {
     const { batchCommand } = await import("./batch.ts");
@@ -401,7 +408,7 @@ function buildProgram(setExit: (code: number) => void): Command {
 
   addOptions(
     declared(program, "mcp"),
-    [WORKING_DIR, SANDBOX, DEADLINE, MAX_LINE_BYTES],
+    [WORKING_DIR, SANDBOX, DEADLINE, MAX_LINE_BYTES, APPROVE_ASKS],
   ).action(async (opts) => {
     const { mcpCommand } = await import("./mcp.ts");
     setExit(await mcpCommand(opts));

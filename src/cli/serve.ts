@@ -26,6 +26,8 @@ export interface ServeOptions extends ToolCommandOptions {
   parallel?: boolean;
   /** `--max-line-bytes`: the longest input line answered; longer ones get an error line. */
   maxLineBytes?: string;
+  /** `--approve-asks`: what an ask rule or a hook's ask is about runs, not refused. */
+  approveAsks?: boolean;
 }
 
 type Parsed = { call: ToolCall } | { reply: Reply };
@@ -36,15 +38,19 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext(opts);
   const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
-  const hookGate = await (await import("./hooks.ts")).toolServerHooks(context.workspace);
-  const executor = new ToolExecutor(tools, hookGate);
+  const gated = await (await import("./hooks.ts")).toolServerGate(
+    context.workspace,
+    "deft serve",
+    opts.approveAsks,
+  );
+  const executor = new ToolExecutor(tools, gated?.gate);
   // A stop signal closes the tools (ending every process they started), then exits 128 + n.
   let stopping = false;
   const removeSignals = onStopSignals(async (_name, code) => {
     if (stopping) return;
     stopping = true;
     await executor.closeTools().catch(() => {});
-    await endSessionHooks(hookGate?.hooks, { reason: "other", deft: "signal", signal: true });
+    await endSessionHooks(gated?.hooks, { reason: "other", deft: "signal", signal: true });
     Deno.exit(code);
   });
   // Replies go out a whole line group at a time, never interleaved.
@@ -88,7 +94,7 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
     removeSignals();
     if (!stopping) await executor.closeTools();
     if (!stopping) {
-      await endSessionHooks(hookGate?.hooks, { reason: "other", deft: "input_closed" });
+      await endSessionHooks(gated?.hooks, { reason: "other", deft: "input_closed" });
     }
   }
   return 0;

@@ -41,6 +41,11 @@ export interface ApprovalDecision {
   rule?: { text: string; source: string };
   /** The hook that decided, for `hook`: its name (the command) and where it was set. */
   hook?: { name: string; source?: string };
+  /**
+   * A rule or hook asked about the call where nobody could be asked (`deft run`, `serve`, `mcp`,
+   * batch tasks), so it was refused (`--approve-asks` lets such calls run instead).
+   */
+  nobody_to_ask?: true;
   /** The arguments a PreToolUse hook rewrote the call into (the model's stay with the call). */
   updated_input?: Record<string, unknown>;
 }
