@@ -38,14 +38,9 @@ import {
 } from "./checkpoints.ts";
 import { containerWorkplace, hostWorkplace, type Workplace } from "./workplace.ts";
 import { terminalText } from "../policy/terminal_text.ts";
-import { ToolExecutor } from "../tools/executor.ts";
-import {
-  HookGate,
-  promptWithHooks,
-  runWithStopHooks,
-  sessionHooks,
-  stoppedBy,
-} from "./hook_gate.ts";
+import type { ToolExecutor } from "../tools/executor.ts";
+import { gatedExecutor } from "../gate/pipeline.ts";
+import { promptWithHooks, runWithStopHooks, sessionHooks, stoppedBy } from "./hook_gate.ts";
 import type { Hooks } from "../hooks/hooks.ts";
 import { hooksSource } from "../hooks/source.ts";
 import type { Tool } from "../tools/base.ts";
@@ -360,12 +355,10 @@ async function assemble(
     workspace,
     client,
     lakeviewClient,
-    // Without a gate to switch, a gate in `never` still records each call's decision; a replay
-    // repeats the recording's.
-    executor: new ToolExecutor(
-      tools,
-      hooks ? new HookGate(hooks, baseGate, () => gate?.mode ?? approvalMode) : baseGate,
-    ),
+    // Every call passes the gate pipeline (src/gate/pipeline.ts): the hooks, the rules, the
+    // mode. Without a gate to switch, a gate in `never` still records each call's decision; a
+    // replay repeats the recording's.
+    executor: gatedExecutor(tools, { hooks, approval: baseGate }),
     hooks,
     console,
     recording,

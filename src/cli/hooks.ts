@@ -5,10 +5,11 @@
  */
 import { stringify } from "yaml";
 import { loadConfig } from "../config/load.ts";
-import { HookGate } from "../agent/hook_gate.ts";
 import { ApprovalGate } from "../agent/approval.ts";
 import { openApprovalRules } from "../agent/approval_rules.ts";
-import type { CallGate } from "../tools/executor.ts";
+import { gatedExecutor } from "../gate/pipeline.ts";
+import type { Tool } from "../tools/base.ts";
+import type { ToolExecutor } from "../tools/executor.ts";
 import { Hooks } from "../hooks/hooks.ts";
 import { importClaudeHooks } from "../hooks/import.ts";
 import { hooksSource } from "../hooks/source.ts";
@@ -60,25 +61,25 @@ export async function hooksImport(file: string): Promise<number> {
 }
 
 /**
- * The gate of `deft serve` and `deft mcp`, which ask nobody: the config's PreToolUse/PostToolUse
- * hooks in front of its approval rules, in mode `never`. A deny rule or hook refuses; a call an
- * ask rule or a hook's ask is about is refused too (nobody can be asked), unless the user passed
- * `--approve-asks`. Undefined when the config has neither hooks nor rules.
+ * The tools of `deft serve` and `deft mcp` behind the gate pipeline. Those commands ask nobody:
+ * the config's PreToolUse/PostToolUse hooks and its approval rules apply in mode `never`. A deny
+ * rule or hook refuses; a call an ask rule or a hook's ask is about is refused too (nobody can
+ * be asked), unless the user passed `--approve-asks`. `hooks`: for SessionEnd at the end.
  */
-export async function toolServerGate(
+export async function toolServerExecutor(
+  tools: readonly Tool[],
   workspace: string,
   command: string,
   approveAsks = false,
-): Promise<{ gate: CallGate; hooks?: Hooks } | undefined> {
+): Promise<{ executor: ToolExecutor; hooks?: Hooks }> {
   const loaded = await loadConfig();
   const warn = (text: string) => writeStderr(`deft: warning: ${terminalText(text)}`);
-  const hooks = new Hooks(loaded.config.hooks, hooksSource(loaded), {
+  const configured = new Hooks(loaded.config.hooks, hooksSource(loaded), {
     cwd: workspace,
     report: warn,
   });
+  const hooks = configured.entries.length > 0 ? configured : undefined;
   const rules = await openApprovalRules(loaded, workspace, { warn });
-  const hooked = hooks.entries.length > 0;
-  if (!hooked && rules.list().length === 0) return undefined;
   const approval = new ApprovalGate(
     "never",
     () => Promise.resolve(null),
@@ -88,7 +89,5 @@ export async function toolServerGate(
     rules,
     approveAsks ? undefined : command,
   );
-  return hooked
-    ? { gate: new HookGate(hooks, approval, () => "never"), hooks }
-    : { gate: approval };
+  return { executor: gatedExecutor(tools, { hooks, approval }), hooks };
 }

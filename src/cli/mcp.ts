@@ -6,7 +6,6 @@
  */
 import { endSessionHooks } from "../agent/hook_gate.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
-import { ToolExecutor } from "../tools/executor.ts";
 import { createHostedTools } from "../tools/host/mod.ts";
 import { registeredToolNames } from "../tools/catalog.ts";
 import { hostDirs, toolContext } from "./context.ts";
@@ -33,14 +32,11 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext({ ...opts, provider: "anthropic" });
   // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
-  const gated = await (await import("./hooks.ts")).toolServerGate(
+  const { executor, hooks } = await (await import("./hooks.ts")).toolServerExecutor(
+    await createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
     context.workspace,
     "deft mcp",
     opts.approveAsks,
-  );
-  const executor = new ToolExecutor(
-    await createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
-    gated?.gate,
   );
   const [{ createToolServer }, { DenoStdioServerTransport }] = await Promise.all([
     import("../mcp/server.ts"),
@@ -80,7 +76,7 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
     for (const remove of signals) remove();
     for (const error of await executor.closeTools()) writeStderr(`deft mcp: ${error.message}`);
     // A signal (exit code other than 0) bounds each SessionEnd hook.
-    await endSessionHooks(gated?.hooks, {
+    await endSessionHooks(hooks, {
       reason: "other",
       deft: code === 0 ? "connection_closed" : code === undefined ? "error" : "signal",
       signal: code !== undefined && code !== 0,

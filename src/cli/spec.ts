@@ -9,7 +9,7 @@
  * are declared in `program.ts`.
  */
 import { SANDBOX_MODES } from "../policy/sandbox_modes.ts";
-import { APPROVAL_MODES } from "../agent/approval_modes.ts";
+import { APPROVAL_MODES } from "../gate/modes.ts";
 import { COLOR_MODES } from "./console/style.ts";
 
 /** One option of a command. */

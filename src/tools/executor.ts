@@ -61,9 +61,14 @@ export interface GateDecision {
   decision: ApprovalDecision;
   /** Arguments to run instead of the model's (a PreToolUse hook's rewrite, already validated). */
   args?: Record<string, unknown>;
+  /** How the tool is to run the call (absent: `{unasked: true}` for `RUN_UNASKED`, else as asked). */
+  plan?: CallPlan;
 }
 
-/** Decides whether a validated call may run. The approval gate (agent/approval.ts) has this shape. */
+/**
+ * Decides whether a validated call may run. The gate pipeline (src/gate/pipeline.ts) has this
+ * shape, and so do its parts.
+ */
 export interface CallGate {
   check(tool: Tool, args: Record<string, unknown>): Promise<GateVerdict>;
   /** As `check`, with the decision's record; the executor prefers it when a gate has it. */
@@ -117,7 +122,7 @@ export class ToolExecutor {
   /** Adds tools behind the same gate. Throws when one's name is taken, adding none. */
   addTools(tools: readonly Tool[]): void {
     const keys = tools.map((t) => normalizeToolName(t.name));
-    const taken = tools.find((t, i) => this.#byName.has(keys[i]) || keys.indexOf(keys[i]) !== i);
+    const taken = tools.find((_t, i) => this.#byName.has(keys[i]) || keys.indexOf(keys[i]) !== i);
     if (taken) throw new Error(`a tool named '${taken.name}' is there already`);
     tools.forEach((t, i) => {
       this.#tools.push(t);
@@ -157,14 +162,16 @@ export class ToolExecutor {
       return wrap(call, tool.name, { output: null, error: validation.error, error_code: -1 });
     }
     const gate = this.#gate;
-    const { verdict, decision, args = validation.args } =
+    const decided: Partial<GateDecision> & { verdict: GateVerdict } =
       await gate?.decide?.(tool, validation.args, call) ??
-        { verdict: await gate?.check(tool, validation.args) ?? null, decision: undefined };
+        { verdict: await gate?.check(tool, validation.args) ?? null };
+    const { verdict, decision, args = validation.args } = decided;
     if (typeof verdict === "string") {
       return wrap(call, tool.name, { output: null, error: verdict, error_code: -1 }, decision);
     }
     // The verdict travels beside the model's arguments, never inside them.
-    let plan: CallPlan | undefined = verdict === RUN_UNASKED ? { unasked: true } : undefined;
+    let plan: CallPlan | undefined = decided.plan ??
+      (verdict === RUN_UNASKED ? { unasked: true } : undefined);
     const { TRACEPARENT: traceparent } = traceparentEnv();
     if (traceparent) plan = { ...plan, traceparent };
     let result: ToolCallResult;
