@@ -5,7 +5,7 @@
  */
 import { stringify } from "yaml";
 import { loadConfig } from "../config/load.ts";
-import { ApprovalGate } from "../agent/approval.ts";
+import { ApprovalGate } from "../gate/approval.ts";
 import { openApprovalRules } from "../agent/approval_rules.ts";
 import { gatedExecutor } from "../gate/pipeline.ts";
 import type { Tool } from "../tools/base.ts";
