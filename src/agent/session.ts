@@ -32,7 +32,6 @@ import { containerWorkplace, hostWorkplace, type Workplace } from "./workplace.t
 import { terminalText } from "../policy/terminal_text.ts";
 import { gatedExecutor } from "../gate/pipeline.ts";
 import { promptWithHooks, runWithStopHooks, sessionHooks, stoppedBy } from "./hook_gate.ts";
-import type { Hooks } from "../hooks/hooks.ts";
 import { hooksSource } from "../hooks/source.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";

@@ -11,12 +11,15 @@ import { type ClientFiles, withAcp } from "../../helpers/acp_client.ts";
 
 const EDIT = "str_replace_based_edit_tool";
 
-/** A HOME whose config has a PreToolUse hook on every tool that refuses with exit 2. */
-async function denyingHome(): Promise<string> {
+/**
+ * A HOME whose config has a PreToolUse hook on every tool that refuses with exit 2, noting each
+ * call it saw in `seen` (inside the workspace: a hook may run in the session's sandbox).
+ */
+async function denyingHome(seen: string): Promise<string> {
   const home = await trustedHome("deft-acp-hooks-home-");
   await Deno.writeTextFile(
     `${home}/deny.sh`,
-    `#!/bin/bash\ncat >> ${home}/seen.jsonl\necho >> ${home}/seen.jsonl\n` +
+    `#!/bin/bash\ncat >> ${seen}\necho >> ${seen}\n` +
       `echo "the project's hook refuses every call" >&2\nexit 2\n`,
   );
   const config = `${home}/.config/deft/config.yaml`;
@@ -32,7 +35,8 @@ async function denyingHome(): Promise<string> {
 for (const withFs of [false, true]) {
   Deno.test(`acp ${withFs ? "with" : "without"} client fs: a PreToolUse hook's exit 2 blocks bash and the editor in mode never`, async () => {
     await using dir = await tempDir("deft-acp-hooks-");
-    const home = await denyingHome();
+    const seenFile = `${dir.path}/.hook-seen.jsonl`;
+    const home = await denyingHome(seenFile);
     const file = `${dir.path}/notes.txt`;
     const files: ClientFiles = { buffers: new Map(), reads: [], writes: [] };
     const mock = MockLLM.start([
@@ -63,7 +67,7 @@ for (const withFs of [false, true]) {
       assert.equal(value.stopReason, "end_turn", run.stderr());
       assert.equal(code, 0, run.stderr());
       // The hook saw both calls, and neither ran: no file on disk, nothing written to the client.
-      const seen = await Deno.readTextFile(`${home}/seen.jsonl`);
+      const seen = await Deno.readTextFile(seenFile);
       assert.match(seen, /"tool_name":"bash"/, seen);
       assert.match(seen, /"tool_name":"str_replace_based_edit_tool"/, seen);
       await assert.rejects(Deno.stat(`${dir.path}/made-by-bash`), "the hook let bash run");
