@@ -14,7 +14,7 @@ import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
 import { AcpConsole, type Update } from "./console.ts";
 import { isPermissionAnswer, type PermissionAnswer, PermissionAsker } from "./permission.ts";
 import { type ClientFs, ClientFsEditor } from "./client_fs.ts";
-import { normalizeToolName, ToolExecutor } from "../tools/executor.ts";
+import { normalizeToolName } from "../tools/executor.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { effectsOf } from "../tools/catalog.ts";
 import { replayUpdates } from "./replay.ts";
@@ -135,7 +135,8 @@ function clientFs(live: Live): ClientFs | undefined {
 
 /**
  * The session's editor replaced by one that reads and writes through the client (see
- * client_fs.ts); not in a container, whose files are not the editor's.
+ * client_fs.ts); not in a container, whose files are not the editor's. Only the tool changes:
+ * its calls pass the session's gates (hooks, rules, the approval mode) as before.
  */
 function useClientFs(live: Live): void {
   const { session } = live;
@@ -144,10 +145,7 @@ function useClientFs(live: Live): void {
   if (!editor) return;
   const wrapped = new ClientFsEditor(editor, () => clientFs(live));
   live.clientEditor = wrapped;
-  session.executor = new ToolExecutor(
-    session.executor.tools.map((t) => t === editor ? wrapped : t),
-    session.approval,
-  );
+  session.executor.replaceTool(editor.name, wrapped);
 }
 
 /** Builds the agent app; `connect` it to a stream. */

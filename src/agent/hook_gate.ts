@@ -1,15 +1,10 @@
 /**
- * The hooks' gate: PreToolUse hooks first, then the approval gate behind them; PostToolUse
- * hooks on each result. A hook's deny refuses the call (the model reads the reason as the call's
- * error), its allow lets the call through without asking, its ask has the approval gate ask (as
- * an ask rule does), no answer at all leaves the call to the approval gate, and its
- * `updatedInput` is checked against the tool's parameters again before anything runs: an invalid
- * rewrite refuses the call. Every decision a hook makes is recorded as `decided_by: "hook"` with
- * the hook's command and config file, and a rewrite's arguments are recorded beside the model's
- * (`updated_input`).
+ * The hooks of a session around its turns: SessionStart and UserPromptSubmit before a prompt
+ * goes to the model, Stop hooks when it would end, SessionEnd when the session does. The hooks
+ * around each tool call (PreToolUse, PostToolUse) are steps of the gate pipeline
+ * (src/gate/hooks.ts).
  */
 import { type AgentResult, hookStopMessage, type HookStopped } from "./agent.ts";
-import { ApprovalGate } from "./approval.ts";
 import type { HooksConfig } from "../config/hooks_schema.ts";
 import {
   type HookContainer,
@@ -20,126 +15,6 @@ import {
 } from "../hooks/hooks.ts";
 import { hookPolicy } from "../policy/hooks.ts";
 import type { PolicySettings } from "../policy/process.ts";
-import type { ApprovalDecision } from "../tools/approval_decision.ts";
-import type { Tool } from "../tools/base.ts";
-import type { CallGate, GateDecision, ToolCall, ToolCallResult } from "../tools/executor.ts";
-import { nestingProblem } from "../tools/nesting.ts";
-import { validateArguments } from "../tools/validate.ts";
-
-/** PreToolUse and PostToolUse hooks around `inner` (the approval gate, or none). */
-export class HookGate implements CallGate {
-  readonly #hooks: Hooks;
-  readonly #inner?: CallGate;
-  readonly #mode: () => string;
-
-  /** `mode` names the approval mode in force, for the decision's record. */
-  constructor(hooks: Hooks, inner: CallGate | undefined, mode: () => string) {
-    this.#hooks = hooks;
-    this.#inner = inner;
-    this.#mode = mode;
-  }
-
-  /** The session's hooks (SessionEnd at the end of `deft serve` and `deft mcp`). */
-  get hooks(): Hooks {
-    return this.#hooks;
-  }
-
-  /** The gate behind the hooks. */
-  get inner(): CallGate | undefined {
-    return this.#inner;
-  }
-
-  async check(tool: Tool, args: Record<string, unknown>) {
-    return (await this.decide(tool, args)).verdict;
-  }
-
-  async decide(tool: Tool, args: Record<string, unknown>, call?: ToolCall): Promise<GateDecision> {
-    const said = await this.#hooks.preToolUse(tool.name, args, call?.call_id);
-    const record = (decision: "allow" | "deny", reason?: string): ApprovalDecision => ({
-      decision,
-      decided_by: "hook",
-      mode: this.#mode(),
-      asked: false,
-      ...(reason ? { reason } : {}),
-      ...(said.by ? { hook: { name: said.by.name, source: said.by.source } } : {}),
-    });
-    if (said.decision === "deny") {
-      const reason = said.reason ?? "a PreToolUse hook refused the call";
-      return { verdict: reason, decision: record("deny", reason) };
-    }
-    let runArgs = args;
-    if (said.updatedInput !== undefined) {
-      const problem = nestingProblem(said.updatedInput);
-      const checked = problem
-        ? { ok: false as const, error: problem }
-        : validateArguments(tool.name, tool.parameters, said.updatedInput);
-      if (!checked.ok) {
-        const reason = `PreToolUse hook ${said.by?.name} rewrote the call's arguments into ` +
-          `ones ${tool.name} does not accept, so the call was not run: ${checked.error}`;
-        return {
-          verdict: reason,
-          decision: { ...record("deny", reason), updated_input: said.updatedInput },
-        };
-      }
-      runArgs = checked.args;
-    }
-    const rewritten = runArgs !== args ? { updated_input: runArgs } : {};
-    if (said.decision === "allow") {
-      return { verdict: null, decision: { ...record("allow"), ...rewritten }, args: runArgs };
-    }
-    const inner = this.#inner;
-    // A hook's `ask` is asked like an ask rule's: even where the mode would not ask.
-    const asking = said.decision === "ask" && inner instanceof ApprovalGate ? inner : undefined;
-    const behind: GateDecision = asking
-      ? await asking.decideAsking(tool, runArgs)
-      : call && inner?.decide
-      ? await inner.decide(tool, runArgs, call)
-      : {
-        verdict: (await inner?.check(tool, runArgs)) ?? null,
-        decision: { decision: "allow", decided_by: "mode", mode: this.#mode(), asked: false },
-      };
-    const hookRecord = (said.updatedInput !== undefined || asking) && said.by
-      ? { hook: { name: said.by.name, source: said.by.source } }
-      : {};
-    return {
-      ...behind,
-      decision: { ...behind.decision, ...rewritten, ...hookRecord },
-      args: runArgs,
-    };
-  }
-
-  async after(
-    tool: Tool,
-    args: Record<string, unknown>,
-    result: ToolCallResult,
-  ): Promise<ToolCallResult> {
-    // As in Claude Code, PostToolUse follows a call that completed; a failed one is the model's.
-    if (!result.success) return result;
-    const response = result.output;
-    const said = await this.#hooks.postToolUse(tool.name, args, response, result.call_id);
-    if (!said.block && !said.context) return result;
-    const notes: string[] = [];
-    if (said.block) {
-      notes.push(`PostToolUse hook ${said.block.by.name} objected: ${said.block.reason}`);
-    }
-    if (said.context) notes.push(said.context);
-    const note = notes.join("\n");
-    if (said.block) {
-      // The call ran; the hook's objection comes back as its failure, its output kept.
-      const output = result.output ?? "";
-      return {
-        ...result,
-        success: false,
-        output: result.output,
-        error: [result.error, output ? `(output: ${output})` : "", note].filter(Boolean).join("\n"),
-        error_code: result.error_code || -1,
-      };
-    }
-    return result.success
-      ? { ...result, output: `${result.output ?? ""}\n\n${note}` }
-      : { ...result, error: `${result.error ?? ""}\n\n${note}` };
-  }
-}
 
 /** Times a Stop hook may send one task back to the model before the task ends regardless. */
 export const MAX_STOP_CONTINUATIONS = 3;
@@ -147,8 +22,6 @@ export const MAX_STOP_CONTINUATIONS = 3;
 /**
  * The session's hooks, when its config has any (none in a replay: it repeats the recording).
  * `cwd` is a host folder (the workspace, or with a container the folder Deft started in).
- * `settings` are the session's sandbox settings: hooks run in its sandbox over `cwd`; with a
- * container (the tools' sandbox, so `none` on the host) in the host's default sandbox.
  */
 export function sessionHooks(
   config: HooksConfig,

@@ -11,17 +11,10 @@ import type { AgentConsole } from "./console.ts";
 import { ContextManager } from "./context.ts";
 import { Lakeview } from "./lakeview.ts";
 import { hostDirs } from "../tools/host/mod.ts";
-import {
-  ApprovalGate,
-  type ApprovalMode,
-  type AskUser,
-  isApprovalMode,
-  ReplayGate,
-} from "./approval.ts";
-import type { ProjectInstructions } from "./instructions.ts";
+import { ApprovalGate, isApprovalMode, ReplayGate } from "./approval.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
 import { askToTrust } from "../config/trust.ts";
-import { type ApprovalRules, openApprovalRules } from "./approval_rules.ts";
+import { openApprovalRules } from "./approval_rules.ts";
 import { type ConfigOverrides, resolveRunConfig, type RunConfig } from "../config/resolve.ts";
 import { createClient } from "../llm/client.ts";
 import { ReplayClient } from "../llm/replay.ts";
@@ -30,7 +23,6 @@ import { gitSandbox } from "../policy/git.ts";
 import { SandboxUnavailableError } from "../policy/sandbox.ts";
 import type { WorkspaceBaseline } from "./patch.ts";
 import {
-  type CheckpointPlace,
   containerCheckpointPlace,
   hostCheckpointPlace,
   lastTurn,
@@ -38,15 +30,8 @@ import {
 } from "./checkpoints.ts";
 import { containerWorkplace, hostWorkplace, type Workplace } from "./workplace.ts";
 import { terminalText } from "../policy/terminal_text.ts";
-import { ToolExecutor } from "../tools/executor.ts";
-import {
-  HookGate,
-  promptWithHooks,
-  runWithStopHooks,
-  sessionHooks,
-  stoppedBy,
-} from "./hook_gate.ts";
-import type { Hooks } from "../hooks/hooks.ts";
+import { gatedExecutor } from "../gate/pipeline.ts";
+import { promptWithHooks, runWithStopHooks, sessionHooks, stoppedBy } from "./hook_gate.ts";
 import { hooksSource } from "../hooks/source.ts";
 import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
@@ -60,115 +45,14 @@ import {
   TrajectoryRecorder,
 } from "../trajectory/recorder.ts";
 import { readEnv } from "../env.ts";
-import type { Container, ContainerRuntime } from "../container/container.ts";
-import type { DeftConfig } from "../config/load.ts";
-import { workerEntry } from "../tools/host/mod.ts";
+import type { Container } from "../container/container.ts";
+import type { Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
+import { startContainer, wantsContainer } from "./session_container.ts";
 import { UsageError } from "../errors.ts";
 
-/** The settings a session takes from the command line, over the config file. */
-export interface SessionOptions extends ConfigOverrides, SessionContainerOptions {
-  configFile?: string;
-  /** `--approval`; unset: the config's `approval`, else the command's default. */
-  approval?: string;
-  /** False with `--no-project-instructions`. */
-  projectInstructions?: boolean;
-  /** `--approval-rules FILE`: a policy file of allow/ask/deny rules (agent/approval_rules.ts). */
-  approvalRules?: string;
-}
-
-/** The container flags (src/container): the tools run inside when an image or id is given. */
-export interface SessionContainerOptions {
-  dockerImage?: string;
-  dockerContainerId?: string;
-  /** `--dockerfile-path`: build the image, then start it. */
-  dockerfilePath?: string;
-  /** `--docker-image-file`: load the image (`docker save`'s archive), then start it. */
-  dockerImageFile?: string;
-  dockerKeep?: boolean;
-  containerRuntime?: string;
-  /** `-w` as given: with a container, a folder inside (or a host folder bound there). */
-  workingDir?: string;
-}
-
-/** True when the flags ask for a container; the workspace is then the container's. */
-export function wantsContainer(opts: SessionContainerOptions): boolean {
-  return opts.dockerImage !== undefined || opts.dockerContainerId !== undefined ||
-    opts.dockerfilePath !== undefined || opts.dockerImageFile !== undefined;
-}
-
-/** How a command asks its user: its default approval mode and the question it puts. */
-export interface Asking {
-  defaultMode: ApprovalMode;
-  ask: AskUser;
-  /** Someone can answer: standard input is a terminal. */
-  terminal: boolean;
-  /** Keep a gate even in mode `never`, so the mode can change later (`/approval`). */
-  switchable?: boolean;
-}
-
-/** The user's side of a session, which the command provides. */
-export interface SessionIO {
-  /** The workspace, already resolved to its real path. */
-  workspace: string;
-  console: AgentConsole;
-  asking: Asking;
-  /** Writes a line of diagnostics (config warnings, approval prompts' context) to the user. */
-  write: (text: string) => void;
-}
-
-/** A configured model, tool set and console, living across tasks. */
-export interface Session {
-  config: RunConfig;
-  workspace: string;
-  client: LLMClient;
-  lakeviewClient?: LLMClient;
-  executor: ToolExecutor;
-  console: AgentConsole;
-  recording?: Trajectory;
-  /** Set when tool calls may need the user's approval. */
-  approval?: ApprovalGate;
-  /** The approval rules in force (for /status); none in a replay. */
-  approvalRules?: ApprovalRules;
-  /** The AGENTS.md files for the system prompt. */
-  instructions: ProjectInstructions;
-  /** The container the tools run in; `close()` it when the session ends. */
-  container?: Container;
-  /**
-   * The workspace as it was when the session opened (in a git repository; recorded inside the
-   * container when there is one): the patch, "files changed" and `/diff` are relative to it.
-   */
-  baseline?: WorkspaceBaseline;
-  /** Where the tools act (a host folder or a container's workspace): its repository and patch. */
-  workplace: Workplace;
-  /** What each task or turn run in this session did, oldest first (for /undo and /cost). */
-  turns?: TurnRecord[];
-  /** Where this session's checkpoints go, per trajectory (session id); null: none are taken. */
-  checkpointPlace?: { sessionId: string; at: CheckpointPlace | null };
-  /** The config's hooks (hook_gate.ts); SessionStart has fired once `hooksStarted` is set. */
-  hooks?: Hooks;
-  hooksStarted?: boolean;
-  /**
-   * The conversation starts over at the next prompt (`/clear`, `/compact`, `/resume` set it): the
-   * SessionStart hooks run again then, with this `source`.
-   */
-  hooksRestart?: "clear" | "compact" | "resume";
-  /** SessionStart context whose prompt a hook blocked: it goes with the next prompt instead. */
-  hooksStartContext?: string;
-}
-
-/** What one `runTask` did: its model, usage and the tool calls that ran. */
-export interface TurnRecord {
-  provider: string;
-  model: string;
-  /** Tokens of this turn alone. */
-  usage: LLMUsage;
-  /** The calls the turn's steps made, in order, with whether each succeeded. */
-  calls: { name: string; arguments: unknown; success: boolean }[];
-  /** Set once /undo has taken its edits back. */
-  undone?: boolean;
-  /** What it was: a turn of the conversation, or the model call of a command (/compact). */
-  kind?: "turn" | "compact";
-}
+// What a session is, and its container, live beside this file; commands import them from here.
+export type { Asking, Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
+export { type SessionContainerOptions, wantsContainer } from "./session_container.ts";
 
 /** Loads the configuration and builds the client and tools; replays `recording` when given. */
 export async function openSession(
@@ -197,53 +81,6 @@ export async function openSession(
     await container?.close().catch(() => {});
     throw e;
   }
-}
-
-/** Starts (or attaches to) the session's container and says so. */
-async function startContainer(
-  opts: SessionContainerOptions,
-  config: DeftConfig["container"],
-  console: AgentConsole,
-): Promise<Container> {
-  if (opts.containerRuntime !== undefined && !isContainerRuntime(opts.containerRuntime)) {
-    throw new UsageError(
-      `--container-runtime must be docker or podman, not '${opts.containerRuntime}'.`,
-    );
-  }
-  const [{ openContainer }, { TOOL_HOST_COMMAND }] = await Promise.all([
-    import("../container/container.ts"),
-    import("../tools/host/mod.ts"),
-  ]);
-  const container = await openContainer(
-    {
-      runtime: (opts.containerRuntime as ContainerRuntime | undefined) ?? config.runtime,
-      image: opts.dockerImage,
-      containerId: opts.dockerContainerId,
-      dockerfile: opts.dockerfilePath,
-      imageFile: opts.dockerImageFile,
-      keep: opts.dockerKeep || config.keep,
-      workingDir: opts.workingDir,
-      network: config.allow_network,
-      memory: config.memory,
-      pidsLimit: config.pids_limit,
-      podmanRuntime: config.podman_runtime,
-      note: (text) => console.note(terminalText(text)),
-    },
-    workerEntry(),
-    TOOL_HOST_COMMAND,
-  );
-  const what = container.started
-    ? `started container ${container.id.slice(0, 12)} from ${container.image}`
-    : `using container ${container.id}`;
-  console.note(`${what} (${container.cli.program}); workspace ${container.workspace}`);
-  if (container.started && container.kept) {
-    console.note(
-      `container kept: ${container.id} (remove it with ${container.cli.program} rm -f ` +
-        `${container.id.slice(0, 12)})`,
-    );
-    if (container.madeImage) console.note(`image kept: ${container.madeImage.ref}`);
-  }
-  return container;
 }
 
 async function assemble(
@@ -301,6 +138,7 @@ async function assemble(
     throw e;
   }
   const canSwitch = asking.switchable && asking.terminal;
+  const nobodyToAsk = opts.approveAsks ? undefined : asking.unattended;
   const rules = recording ? undefined : await openApprovalRules(loaded, io.workspace, {
     rulesFile: opts.approvalRules,
     configFile: opts.configFile,
@@ -313,6 +151,7 @@ async function assemble(
     workspace,
     workplace.container !== undefined,
     rules,
+    nobodyToAsk,
   );
   // Hooks run in front of the approval gate; a replay runs none (it repeats the recording).
   // They run on the host (the user's programs are there): with a container, in the folder Deft
@@ -335,6 +174,7 @@ async function assemble(
       workspace,
       workplace.container !== undefined,
       rules,
+      nobodyToAsk,
     ));
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
@@ -344,12 +184,10 @@ async function assemble(
     workspace,
     client,
     lakeviewClient,
-    // Without a gate to switch, a gate in `never` still records each call's decision; a replay
-    // repeats the recording's.
-    executor: new ToolExecutor(
-      tools,
-      hooks ? new HookGate(hooks, baseGate, () => gate?.mode ?? approvalMode) : baseGate,
-    ),
+    // Every call passes the gate pipeline (src/gate/pipeline.ts): the hooks, the rules, the
+    // mode. Without a gate to switch, a gate in `never` still records each call's decision; a
+    // replay repeats the recording's.
+    executor: gatedExecutor(tools, { hooks, approval: baseGate }),
     hooks,
     console,
     recording,
@@ -682,10 +520,6 @@ function newRecorder(session: Session, task: string, opts: TaskOptions): Traject
     truncated: f.truncated,
   }));
   return recorder;
-}
-
-function isContainerRuntime(name: string): name is ContainerRuntime {
-  return name === "docker" || name === "podman";
 }
 
 function contextManager(config: RunConfig): ContextManager | undefined {

@@ -37,6 +37,8 @@ export interface BatchSettings {
   configFile?: string;
   /** `--approval-rules`: each task's `deft run` gets the policy file. */
   approvalRules?: string;
+  /** `--approve-asks`: each task's `deft run` gets it (what an ask is about runs unasked). */
+  approveAsks?: boolean;
   maxSteps?: number;
   sandbox?: SandboxMode;
   /** Extra sbatch options. */
@@ -96,6 +98,7 @@ function runFlags(settings: BatchSettings): string[] {
   if (settings.maxSteps !== undefined) args.push("--max-steps", String(settings.maxSteps));
   if (settings.sandbox) args.push("--sandbox", settings.sandbox);
   if (settings.approvalRules) args.push("--approval-rules", resolve(settings.approvalRules));
+  if (settings.approveAsks) args.push("--approve-asks");
   return args;
 }
 

@@ -27,7 +27,6 @@ import { endSessionHooks } from "../agent/hook_gate.ts";
 import type { AcpHost } from "../acp/server.ts";
 import type { McpServer } from "@agentclientprotocol/sdk";
 import type { Session } from "../agent/session.ts";
-import { ToolExecutor } from "../tools/executor.ts";
 import type { McpServerConfig } from "../config/schema.ts";
 import { loadConfig, type LoadedConfig } from "../config/load.ts";
 import type { ResolvedModel } from "../config/resolve.ts";
@@ -265,8 +264,5 @@ async function addClientServers(session: Session, servers: readonly McpServer[])
     { annotationsTrusted: true },
   );
   for (const error of mcp.errors) session.console.note(`warning: ${error}`);
-  session.executor = new ToolExecutor(
-    [...session.executor.tools, ...mcp.tools],
-    session.executor.gate,
-  );
+  session.executor.addTools(mcp.tools);
 }

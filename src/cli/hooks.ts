@@ -2,11 +2,15 @@
  * `deft hooks`: the hooks in force here, where each runs (in the sandbox, or outside it) and the
  * file each came from; `deft hooks import FILE`:
  * a Claude Code settings file's hooks as Deft's `hooks:` YAML. Also the hooks of the tool-serving
- * commands (`deft serve`, `deft mcp`), which have no session to hold them.
+ * commands (`deft serve`, `deft mcp`) and the approval rules behind them: they have no session.
  */
 import { stringify } from "yaml";
 import { loadConfig } from "../config/load.ts";
-import { HookGate } from "../agent/hook_gate.ts";
+import { ApprovalGate } from "../gate/approval.ts";
+import { openApprovalRules } from "../agent/approval_rules.ts";
+import { gatedExecutor } from "../gate/pipeline.ts";
+import type { Tool } from "../tools/base.ts";
+import type { ToolExecutor } from "../tools/executor.ts";
 import { hookEntries, Hooks } from "../hooks/hooks.ts";
 import { importClaudeHooks } from "../hooks/import.ts";
 import { readSettingsFile, SettingsFileError } from "../hooks/settings_file.ts";
@@ -76,20 +80,37 @@ export async function hooksImport(file: string): Promise<number> {
 }
 
 /**
- * The PreToolUse/PostToolUse gate for `deft serve` and `deft mcp`, when the config has hooks
- * (those commands ask nobody, so there is no approval gate behind it). Its hooks run in the
- * tools' sandbox (`settings`), over the workspace.
+ * The tools of `deft serve` and `deft mcp` behind the gate pipeline. Those commands ask nobody:
+ * the config's PreToolUse/PostToolUse hooks and its approval rules apply in mode `never`. A deny
+ * rule or hook refuses; a call an ask rule or a hook's ask is about is refused too (nobody can
+ * be asked), unless the user passed `--approve-asks`. The hooks run in the tools' sandbox
+ * (`settings`), over the workspace. `hooks`: for SessionEnd at the end.
  */
-export async function toolServerHooks(
+export async function toolServerExecutor(
+  tools: readonly Tool[],
   workspace: string,
   settings: PolicySettings,
-): Promise<HookGate | undefined> {
+  command: string,
+  approveAsks = false,
+): Promise<{ executor: ToolExecutor; hooks?: Hooks }> {
   const loaded = await loadConfig();
-  if (hookEntries(loaded.config.hooks).length === 0) return undefined;
-  const hooks = new Hooks(loaded.config.hooks, hooksSource(loaded), {
-    cwd: workspace,
-    report: (text) => writeStderr(`deft: warning: ${terminalText(text)}`),
-    policy: hookPolicy(workspace, settings),
-  });
-  return hooks.entries.length > 0 ? new HookGate(hooks, undefined, () => "never") : undefined;
+  const warn = (text: string) => writeStderr(`deft: warning: ${terminalText(text)}`);
+  const hooks = hookEntries(loaded.config.hooks).length === 0
+    ? undefined
+    : new Hooks(loaded.config.hooks, hooksSource(loaded), {
+      cwd: workspace,
+      report: warn,
+      policy: hookPolicy(workspace, settings),
+    });
+  const rules = await openApprovalRules(loaded, workspace, { warn });
+  const approval = new ApprovalGate(
+    "never",
+    () => Promise.resolve(null),
+    () => {},
+    workspace,
+    false,
+    rules,
+    approveAsks ? undefined : command,
+  );
+  return { executor: gatedExecutor(tools, { hooks, approval }), hooks };
 }

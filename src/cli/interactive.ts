@@ -11,7 +11,14 @@
  * into one prompt, Alt-Enter for a newline, `@file` attachments and images, `!command`, Esc,
  * Ctrl-R) is line_reader.ts, mentions.ts and shell_line.ts.
  */
-import { openSession, runTask, type SessionOptions, wantsContainer } from "../agent/session.ts";
+import {
+  openSession,
+  runTask,
+  type Session,
+  type SessionOptions,
+  wantsContainer,
+} from "../agent/session.ts";
+import type { LLMImage } from "../llm/types.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 import { maskOutput } from "../policy/secrets.ts";
@@ -74,6 +81,19 @@ export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, 
 /** Runs the session; returns the exit code. */
 export async function interactiveCommand(opts: InteractiveOptions): Promise<number> {
   const terminal = Deno.stdin.isTerminal();
+  checkOptions(opts, terminal);
+  // `--image`: checked now, sent with the first prompt.
+  const images = await Promise.all((opts.image ?? []).map(readImageFile)).catch((e) => {
+    throw new UsageError((e as Error).message);
+  });
+  const reader = await LineReader.open(terminal, `${stateDir()}/history`);
+  const chat = await Chat.open(opts, reader, terminal);
+  chat.launchImages = images;
+  return await chat.run();
+}
+
+/** Options that cannot go together, or a first prompt of blanks: usage errors before anything. */
+function checkOptions(opts: InteractiveOptions, terminal: boolean): void {
   if (opts.continue && opts.resume !== undefined) {
     throw new UsageError("give either --continue or --resume, not both.");
   }
@@ -88,347 +108,410 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
       'the first prompt is empty: give a task in words, e.g. deft "fix the bug".',
     );
   }
-  // `--image`: checked now, sent with the first prompt.
-  let launchImages = await Promise.all((opts.image ?? []).map(readImageFile)).catch((e) => {
-    throw new UsageError((e as Error).message);
-  });
-  const reader = await LineReader.open(terminal, `${stateDir()}/history`);
-  // The session to go on with: asked for now on the host; in a container once it is open (its
-  // workspace and image say which sessions are its).
-  const inContainer = wantsContainer(opts);
-  const findResumed = async (place?: SessionPlace) => {
-    let pick = typeof opts.resume === "string" ? opts.resume : undefined;
-    if (opts.resume === true) {
-      pick = await pickSession(place ?? await workspaceOf(opts.workingDir), reader, say);
-      if (pick === undefined) say("starting a new session.");
-    }
-    return await resumeTarget({
-      continue: opts.continue,
-      resume: pick,
-      workingDir: opts.workingDir,
-    }, place);
-  };
-  let resumed;
-  try {
-    if (!inContainer) resumed = await findResumed();
-  } catch (e) {
-    reader.close();
-    throw e;
-  }
-  let session;
-  let console: TurnConsole;
-  try {
-    const workspace = await sessionWorkspace(opts);
-    // The console of `deft run`: live on a terminal, plain lines otherwise.
-    console = new TurnConsole(chooseConsole({ color: opts.color, workspace }));
-    session = await openSession(opts, {
-      workspace,
-      console,
-      asking: {
-        defaultMode: "commands",
-        // The question owns the screen: the spinner stops until it is answered.
-        ask: Object.assign((question: string) => reader.ask(question), {
-          // The spinner and the composer line under the output both leave the screen.
-          hold: () => {
-            const composer = screen.hold();
-            const spinner = holdScreen();
-            return () => {
-              spinner();
-              composer();
-            };
-          },
-          tell: say,
-        }),
-        terminal,
-        switchable: true,
+}
+
+/** How the conversation asks the user: on the composer, the question owning the screen. */
+function composerAsking(reader: LineReader, terminal: boolean) {
+  return {
+    defaultMode: "commands" as const,
+    // The question owns the screen: the spinner stops until it is answered.
+    ask: Object.assign((question: string) => reader.ask(question), {
+      // The spinner and the composer line under the output both leave the screen.
+      hold: () => {
+        const composer = screen.hold();
+        const spinner = holdScreen();
+        return () => {
+          spinner();
+          composer();
+        };
       },
-      write: say,
-    });
-  } catch (e) {
-    reader.close();
-    throw e;
+      tell: say,
+    }),
+    terminal,
+    switchable: true,
+  };
+}
+
+type Resumed = Awaited<ReturnType<typeof resumeTarget>>;
+
+/** One conversation at the prompt: its session, the running turn, and the composer's keys. */
+class Chat {
+  /** The running turn (or slash command's model work), which Ctrl-C stops. */
+  #current?: AbortController;
+  /** The spinner of a slash command's model call (/compact), which shows no progress itself. */
+  #waiting?: Spinner;
+  #conversations = 0;
+  /** `!` alone: every line is a shell command until Esc or another `!`. */
+  #shellMode = false;
+  /** What `!command`s printed since the last prompt: the user's own context for the next one. */
+  readonly #shellContext: string[] = [];
+  #link?: NonNullable<Resumed>["link"];
+  /** Images given with `--image`, sent with the first prompt. */
+  launchImages: LLMImage[] = [];
+  readonly #state: CommandContext & TurnCommandContext;
+
+  private constructor(
+    readonly opts: InteractiveOptions,
+    readonly reader: LineReader,
+    readonly terminal: boolean,
+    readonly session: Session,
+    readonly console: TurnConsole,
+    readonly resumed: Resumed,
+  ) {
+    this.#link = resumed?.link;
+    this.#state = this.#commandContext();
   }
-  if (inContainer && (opts.continue || opts.resume !== undefined)) {
+
+  /** Opens the session, and finds the session to go on with (`--continue`, `--resume`). */
+  static async open(opts: InteractiveOptions, reader: LineReader, terminal: boolean) {
+    // The session to go on with: asked for now on the host; in a container once it is open (its
+    // workspace and image say which sessions are its).
+    const inContainer = wantsContainer(opts);
+    const findResumed = async (place?: SessionPlace) => {
+      let pick = typeof opts.resume === "string" ? opts.resume : undefined;
+      if (opts.resume === true) {
+        pick = await pickSession(place ?? await workspaceOf(opts.workingDir), reader, say);
+        if (pick === undefined) say("starting a new session.");
+      }
+      return await resumeTarget({
+        continue: opts.continue,
+        resume: pick,
+        workingDir: opts.workingDir,
+      }, place);
+    };
+    let resumed: Resumed;
+    let session;
+    let console: TurnConsole;
     try {
-      const place = sessionPlace(session);
-      resumed = await findResumed(place);
-      const note = resumed && resumedContainerNote(resumed, place);
-      if (note) say(note);
+      if (!inContainer) resumed = await findResumed();
+      const workspace = await sessionWorkspace(opts);
+      // The console of `deft run`: live on a terminal, plain lines otherwise.
+      console = new TurnConsole(chooseConsole({ color: opts.color, workspace }));
+      session = await openSession(opts, {
+        workspace,
+        console,
+        asking: composerAsking(reader, terminal),
+        write: say,
+      });
     } catch (e) {
       reader.close();
-      await session.executor.closeTools().catch(() => []);
-      await closeContainer(session);
       throw e;
     }
-  }
-  const keepSignals = closeContainerOnSignals(session);
-  // On the host, SIGTERM and SIGHUP end the session as they would have, with the terminal's
-  // bracketed paste turned off first (a container session exits through Deno.exit, whose unload
-  // turns it off). Without a terminal they are handled only for the session's SessionEnd hooks.
-  const keepPasteSignals = session.container || (!terminal && !session.hooks?.has("SessionEnd"))
-    ? () => {}
-    : onStopSignals((name, code) => {
-      // SessionEnd hooks still run, each bounded (SESSION_END_SIGNAL_BOUND_S); the prompt stays
-      // open meanwhile, so the session does not also end as if its input had closed.
-      void endSessionHooks(session.hooks, { reason: "other", deft: `signal ${name}`, signal: true })
-        .finally(() => {
-          reader.close();
-          Deno.exit(code);
-        });
-    }, ["SIGTERM", "SIGHUP"]);
-  const { executor, config } = session;
-  let current: AbortController | undefined;
-  // The spinner of a slash command's model call (/compact), which shows no progress itself.
-  let waiting: Spinner | undefined;
-  let conversations = 0;
-  const state: CommandContext & TurnCommandContext = {
-    session,
-    conversation: resumed?.conversation ?? [],
-    recorder: undefined,
-    turns: 0,
-    tokens: 0,
-    reset: (from) => {
-      state.conversation = from?.conversation ?? [];
-      state.recorder = undefined;
-      link = from?.link;
-    },
-    write: say,
-    pick: () => pickSession(sessionPlace(session), reader, say),
-    // Piped input answers no question: /rewind then takes its turn as an argument.
-    choose: terminal ? (question, options) => reader.choose(question, options) : undefined,
-    // A slash command's model work (/compact, /init) runs as a turn does.
-    asTurn: async (work, label) => {
-      current = new AbortController();
-      // A helper's trajectory is new: its closing line counts from zero, timed from now.
-      console.beginTurn(undefined);
-      reader.busy = true;
-      if (label && Deno.stderr.isTerminal()) {
-        waiting = new Spinner(writeBytes);
-        waiting.start(label);
-      }
+    if (inContainer && (opts.continue || opts.resume !== undefined)) {
       try {
-        return await work(current.signal);
+        const place = sessionPlace(session);
+        resumed = await findResumed(place);
+        const note = resumed && resumedContainerNote(resumed, place);
+        if (note) say(note);
       } catch (e) {
-        if (current.signal.aborted) return undefined;
+        reader.close();
+        await session.executor.closeTools().catch(() => []);
+        await closeContainer(session);
         throw e;
-      } finally {
-        waiting?.stop();
-        waiting = undefined;
-        reader.busy = false;
-        current = undefined;
       }
-    },
-  };
-  let link = resumed?.link;
+    }
+    return new Chat(opts, reader, terminal, session, console, resumed);
+  }
 
-  const interrupt = () => {
+  /** What the slash commands work with. */
+  #commandContext(): CommandContext & TurnCommandContext {
+    const { reader, session } = this;
+    const state: CommandContext & TurnCommandContext = {
+      session,
+      conversation: this.resumed?.conversation ?? [],
+      recorder: undefined,
+      turns: 0,
+      tokens: 0,
+      reset: (from) => {
+        state.conversation = from?.conversation ?? [];
+        state.recorder = undefined;
+        this.#link = from?.link;
+      },
+      write: say,
+      pick: () => pickSession(sessionPlace(session), reader, say),
+      // Piped input answers no question: /rewind then takes its turn as an argument.
+      choose: this.terminal ? (question, options) => reader.choose(question, options) : undefined,
+      // A slash command's model work (/compact, /init) runs as a turn does.
+      asTurn: async (work, label) => {
+        const current = this.#current = new AbortController();
+        // A helper's trajectory is new: its closing line counts from zero, timed from now.
+        this.console.beginTurn(undefined);
+        reader.busy = true;
+        if (label && Deno.stderr.isTerminal()) {
+          this.#waiting = new Spinner(writeBytes);
+          this.#waiting.start(label);
+        }
+        try {
+          return await work(current.signal);
+        } catch (e) {
+          if (current.signal.aborted) return undefined;
+          throw e;
+        } finally {
+          this.#waiting?.stop();
+          this.#waiting = undefined;
+          reader.busy = false;
+          this.#current = undefined;
+        }
+      },
+    };
+    return state;
+  }
+
+  /** Ctrl-C (or Esc during a turn): stops the running turn, not the session. */
+  readonly #interrupt = () => {
+    const { reader } = this;
+    const current = this.#current;
     if (!current) {
-      if (terminal) {
+      if (this.terminal) {
         writeStderr("\n(Ctrl-D on an empty line or /exit leaves)");
         reader.clearLine();
       } else writeStderr("\n(type /exit to leave)");
       return;
     }
     const dropped = reader.dropQueued();
-    waiting?.stop();
-    session.console.note(
+    this.#waiting?.stop();
+    this.session.console.note(
       "interrupted: stopping the turn" +
         (dropped > 0 ? ` (${dropped} queued prompt(s) dropped)` : ""),
     );
     current.abort(new Error("interrupted"));
     reader.cancelPending();
     // Killing the shell ends a running command now; the next command gets a fresh shell.
-    void executor.find("bash")?.close();
+    void this.session.executor.find("bash")?.close();
   };
-  reader.onInterrupt = interrupt;
-  // `!` alone: every line is a shell command until Esc or another `!`.
-  let shellMode = false;
-  // What `!command`s printed since the last prompt: the user's own context for the next one.
-  const shellContext: string[] = [];
-  // Tab completes an `@` mention over the workspace's files (listed once per few seconds).
-  let listed: { at: number; files: Promise<string[]> } | undefined;
-  reader.completer = async (line) => {
-    if (!/(?:^|\s)@[^\s@]*$/.test(line)) return [[], line];
-    if (!listed || performance.now() - listed.at > 5000) {
-      listed = {
-        at: performance.now(),
-        files: session.container
-          ? containerWorkspaceFiles(session.container)
-          : workspaceFiles(session.workspace),
-      };
-    }
-    return completeMention(line, await listed.files);
-  };
-  // Esc twice on an empty composer (between turns) opens the /rewind picker.
-  let escapedAt = -Infinity;
-  reader.onEscape = () => {
-    if (current) interrupt();
-    else if (shellMode) {
-      shellMode = false;
-      writeStderr("\n(shell mode off)");
-      reader.clearLine("deft> ");
-    } else if (reader.line === "") {
-      const now = performance.now();
-      if (now - escapedAt < REWIND_ESC_MS && reader.submit("/rewind")) {
-        escapedAt = -Infinity;
-        return;
+
+  /** The composer's keys: Ctrl-C, Tab on an `@` mention, Esc, and a line typed during a turn. */
+  #installKeys(): void {
+    const { reader, session } = this;
+    reader.onInterrupt = this.#interrupt;
+    // Tab completes an `@` mention over the workspace's files (listed once per few seconds).
+    let listed: { at: number; files: Promise<string[]> } | undefined;
+    reader.completer = async (line) => {
+      if (!/(?:^|\s)@[^\s@]*$/.test(line)) return [[], line];
+      if (!listed || performance.now() - listed.at > 5000) {
+        listed = {
+          at: performance.now(),
+          files: session.container
+            ? containerWorkspaceFiles(session.container)
+            : workspaceFiles(session.workspace),
+        };
       }
-      escapedAt = now;
-      writeStderr("\n(Esc again to rewind to a checkpoint)");
-      reader.clearLine();
-    }
-  };
-  reader.onQueued = (line) => {
-    waiting?.clear();
-    session.console.note(`queued: ${line.trim() || "(empty line)"} (sent when this turn ends)`);
-  };
-  Deno.addSignalListener("SIGINT", interrupt);
-  say(
-    `deft interactive: ${config.model.provider.provider}/${config.model.settings.model} in ` +
-      `${session.workspace}, approval: ${session.approval?.mode ?? "never"}. ` +
-      `Type /help for commands.` +
-      (resumed ? `\nresumed session ${resumed.link.session_id} (${resumed.path})` : ""),
-  );
-  let first = opts.prompt;
-  if (first !== undefined && terminal) writeStderr(`deft> ${shown(first)}`);
-  // How the session ended, for its SessionEnd hooks: the user left at the prompt, or not.
-  let ending: SessionEnding = { reason: "other", deft: "error" };
-  try {
-    for (;;) {
-      const line = first ?? await reader.read(shellMode ? "deft !> " : "deft> ");
-      first = undefined;
-      if (line === null) {
-        ending = { reason: "prompt_input_exit", deft: "input_closed" };
-        break;
-      }
-      const input = line.trim();
-      if (input === "") continue;
-      const shell = shellLine(input, shellMode);
-      if (shell && "toggle" in shell) {
-        shellMode = !shellMode;
-        say(
-          shellMode
-            ? "shell mode: each line runs in the session's shell (Esc or ! alone to leave)."
-            : "shell mode off.",
-        );
-        continue;
-      }
-      if (shell) {
-        if (shell.command === "") continue;
-        current = new AbortController();
-        reader.busy = true;
-        try {
-          const outcome = await runShellLine(executor, shell.command);
-          say(outcome.shown);
-          if (outcome.context && !current.signal.aborted) shellContext.push(outcome.context);
-        } catch (e) {
-          say(`the command failed: ${e instanceof Error ? e.message : String(e)}`);
-        } finally {
-          reader.busy = false;
-          current = undefined;
+      return completeMention(line, await listed.files);
+    };
+    // Esc twice on an empty composer (between turns) opens the /rewind picker.
+    let escapedAt = -Infinity;
+    reader.onEscape = () => {
+      if (this.#current) this.#interrupt();
+      else if (this.#shellMode) {
+        this.#shellMode = false;
+        writeStderr("\n(shell mode off)");
+        reader.clearLine("deft> ");
+      } else if (reader.line === "") {
+        const now = performance.now();
+        if (now - escapedAt < REWIND_ESC_MS && reader.submit("/rewind")) {
+          escapedAt = -Infinity;
+          return;
         }
-        continue;
+        escapedAt = now;
+        writeStderr("\n(Esc again to rewind to a checkpoint)");
+        reader.clearLine();
       }
-      if (/^(exit|quit)$/i.test(input)) {
-        ending = { reason: "prompt_input_exit", deft: "exit" };
-        break;
-      }
-      if (isSlashCommand(input)) {
-        if (await runSlashCommand(input, state) === "exit") {
+    };
+    reader.onQueued = (line) => {
+      this.#waiting?.clear();
+      session.console.note(`queued: ${line.trim() || "(empty line)"} (sent when this turn ends)`);
+    };
+  }
+
+  /** Reads and answers lines until the user leaves; returns the exit code. */
+  async run(): Promise<number> {
+    const { session, reader, terminal, opts, resumed } = this;
+    const keepSignals = closeContainerOnSignals(session);
+    // On the host, SIGTERM and SIGHUP end the session as they would have, with the terminal's
+    // bracketed paste turned off first (a container session exits through Deno.exit, whose
+    // unload turns it off). Without a terminal they are handled only for the session's
+    // SessionEnd hooks.
+    const keepPasteSignals = session.container || (!terminal && !session.hooks?.has("SessionEnd"))
+      ? () => {}
+      : onStopSignals((name, code) => {
+        // SessionEnd hooks still run, each bounded (SESSION_END_SIGNAL_BOUND_S); the prompt
+        // stays open meanwhile, so the session does not also end as if its input had closed.
+        void endSessionHooks(session.hooks, {
+          reason: "other",
+          deft: `signal ${name}`,
+          signal: true,
+        }).finally(() => {
+          reader.close();
+          Deno.exit(code);
+        });
+      }, ["SIGTERM", "SIGHUP"]);
+    this.#installKeys();
+    Deno.addSignalListener("SIGINT", this.#interrupt);
+    const { config } = session;
+    say(
+      `deft interactive: ${config.model.provider.provider}/${config.model.settings.model} in ` +
+        `${session.workspace}, approval: ${session.approval?.mode ?? "never"}. ` +
+        `Type /help for commands.` +
+        (resumed ? `\nresumed session ${resumed.link.session_id} (${resumed.path})` : ""),
+    );
+    let first = opts.prompt;
+    if (first !== undefined && terminal) writeStderr(`deft> ${shown(first)}`);
+    // How the session ended, for its SessionEnd hooks: the user left at the prompt, or not.
+    let ending: SessionEnding = { reason: "other", deft: "error" };
+    try {
+      for (;;) {
+        const line = first ?? await reader.read(this.#shellMode ? "deft !> " : "deft> ");
+        first = undefined;
+        if (line === null) {
+          ending = { reason: "prompt_input_exit", deft: "input_closed" };
+          break;
+        }
+        if (await this.#answer(line) === "exit") {
           ending = { reason: "prompt_input_exit", deft: "exit" };
           break;
         }
-        continue;
       }
-      // A command's name alone is most likely the command with its slash forgotten.
-      if (isCommandName(input)) {
-        say(
-          `did you mean /${input.toLowerCase()}? Nothing was sent to the model; to ask the ` +
-            `model, write more than the one word.`,
-        );
-        continue;
+    } finally {
+      Deno.removeSignalListener("SIGINT", this.#interrupt);
+      reader.close();
+      for (const e of await session.executor.closeTools()) {
+        session.console.note(`warning: ${e.message}`);
       }
-      current = new AbortController();
-      const before = usedTokens(state.recorder);
-      console.beginTurn(state.recorder?.data.total_usage);
-      reader.busy = true;
-      try {
-        if (!state.recorder) conversations++;
-        // What the user's `!command`s printed goes with the prompt, marked as theirs; then the
-        // files the prompt mentions, attached.
-        let task = shellContext.length > 0 ? `${shellContext.join("\n\n")}\n\n${line}` : line;
-        const mentioned = await Promise.all(
-          mentionsIn(line).map((path) =>
-            // In a container the workspace is the container's: judged and read in there.
-            session.container
-              ? readMentionInContainer(session.container, path)
-              : readMention(session.workspace, path)
-          ),
-        );
-        for (const m of mentioned) {
-          say(
-            "text" in m
-              ? `attached @${m.path} (${m.lines} line(s), ${m.bytes} bytes)`
-              : "image" in m
-              ? `attached image @${m.path} (${m.image.mediaType}, ${m.bytes} bytes)`
-              : `not attached: @${m.path}: ${m.refused}`,
-          );
-        }
-        task = withAttachments(task, mentioned);
-        const images = [
-          ...launchImages,
-          ...mentioned.flatMap((m) => "image" in m ? [m.image] : []),
-        ];
-        launchImages = [];
-        if (images.length > 0) {
-          const refusal = imageRefusal(config.model.provider.provider);
-          if (refusal) {
-            say(`the prompt was not sent: ${refusal}.`);
-            continue;
-          }
-        }
-        shellContext.length = 0;
-        const { result, recorder } = await runTask(session, task, {
-          signal: current.signal,
-          conversation: state.conversation,
-          recorder: state.recorder,
-          images,
-          resumedFrom: link,
-          textEndsTurn: true,
-          trajectoryFile: opts.trajectoryFile
-            ? opts.trajectoryFile.replace(/(\.json)?$/, `.${conversations}.json`)
-            : undefined,
-        });
-        state.recorder = recorder;
-        state.tokens += usedTokens(recorder) - before;
-        // The answer goes to stdout, unless the live console already showed it there as it
-        // streamed in; why a turn stopped short is progress, on stderr.
-        if (result.success && result.finalResult) {
-          if (!(Deno.stdout.isTerminal() && console.showed(result.finalResult))) {
-            // Off the composer line's row first: stdout may be the same terminal.
-            const release = screen.hold();
-            await writeStdout(`${shown(result.finalResult.trimEnd())}\n`).finally(release);
-          }
-        } else if (!result.interrupted && result.finalResult) say(result.finalResult);
-      } catch (e) {
-        session.console.note(`turn failed: ${e instanceof Error ? e.message : String(e)}`);
-      } finally {
-        reader.busy = false;
-        current = undefined;
-        state.turns++;
-      }
+      keepSignals();
+      keepPasteSignals();
+      await endSessionHooks(session.hooks, ending);
+      await closeContainer(session);
     }
-  } finally {
-    Deno.removeSignalListener("SIGINT", interrupt);
-    reader.close();
-    for (const e of await executor.closeTools()) session.console.note(`warning: ${e.message}`);
-    keepSignals();
-    keepPasteSignals();
-    await endSessionHooks(session.hooks, ending);
-    await closeContainer(session);
+    writeStderr("bye");
+    return 0;
   }
-  writeStderr("bye");
-  return 0;
+
+  /** One line typed at the prompt: a shell command, a slash command, `exit`, or a prompt. */
+  async #answer(line: string): Promise<"exit" | void> {
+    const input = line.trim();
+    if (input === "") return;
+    const shell = shellLine(input, this.#shellMode);
+    if (shell && "toggle" in shell) {
+      this.#shellMode = !this.#shellMode;
+      say(
+        this.#shellMode
+          ? "shell mode: each line runs in the session's shell (Esc or ! alone to leave)."
+          : "shell mode off.",
+      );
+      return;
+    }
+    if (shell) {
+      if (shell.command !== "") await this.#shellCommand(shell.command);
+      return;
+    }
+    if (/^(exit|quit)$/i.test(input)) return "exit";
+    if (isSlashCommand(input)) {
+      if (await runSlashCommand(input, this.#state) === "exit") return "exit";
+      return;
+    }
+    // A command's name alone is most likely the command with its slash forgotten.
+    if (isCommandName(input)) {
+      say(
+        `did you mean /${input.toLowerCase()}? Nothing was sent to the model; to ask the ` +
+          `model, write more than the one word.`,
+      );
+      return;
+    }
+    await this.#turn(line);
+  }
+
+  /** A `!command`: run in the session's shell, its output kept for the next prompt. */
+  async #shellCommand(command: string): Promise<void> {
+    const current = this.#current = new AbortController();
+    this.reader.busy = true;
+    try {
+      const outcome = await runShellLine(this.session.executor, command);
+      say(outcome.shown);
+      if (outcome.context && !current.signal.aborted) this.#shellContext.push(outcome.context);
+    } catch (e) {
+      say(`the command failed: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      this.reader.busy = false;
+      this.#current = undefined;
+    }
+  }
+
+  /** A prompt: one turn of the conversation, with the user's context and attachments. */
+  async #turn(line: string): Promise<void> {
+    const { session, reader, opts, console } = this;
+    const state = this.#state;
+    const current = this.#current = new AbortController();
+    const before = usedTokens(state.recorder);
+    console.beginTurn(state.recorder?.data.total_usage);
+    reader.busy = true;
+    try {
+      if (!state.recorder) this.#conversations++;
+      // What the user's `!command`s printed goes with the prompt, marked as theirs; then the
+      // files the prompt mentions, attached.
+      let task = this.#shellContext.length > 0
+        ? `${this.#shellContext.join("\n\n")}\n\n${line}`
+        : line;
+      const mentioned = await Promise.all(
+        mentionsIn(line).map((path) =>
+          // In a container the workspace is the container's: judged and read in there.
+          session.container
+            ? readMentionInContainer(session.container, path)
+            : readMention(session.workspace, path)
+        ),
+      );
+      for (const m of mentioned) {
+        say(
+          "text" in m
+            ? `attached @${m.path} (${m.lines} line(s), ${m.bytes} bytes)`
+            : "image" in m
+            ? `attached image @${m.path} (${m.image.mediaType}, ${m.bytes} bytes)`
+            : `not attached: @${m.path}: ${m.refused}`,
+        );
+      }
+      task = withAttachments(task, mentioned);
+      const images = [
+        ...this.launchImages,
+        ...mentioned.flatMap((m) => "image" in m ? [m.image] : []),
+      ];
+      this.launchImages = [];
+      if (images.length > 0) {
+        const refusal = imageRefusal(session.config.model.provider.provider);
+        if (refusal) {
+          say(`the prompt was not sent: ${refusal}.`);
+          return;
+        }
+      }
+      this.#shellContext.length = 0;
+      const { result, recorder } = await runTask(session, task, {
+        signal: current.signal,
+        conversation: state.conversation,
+        recorder: state.recorder,
+        images,
+        resumedFrom: this.#link,
+        textEndsTurn: true,
+        trajectoryFile: opts.trajectoryFile
+          ? opts.trajectoryFile.replace(/(\.json)?$/, `.${this.#conversations}.json`)
+          : undefined,
+      });
+      state.recorder = recorder;
+      state.tokens += usedTokens(recorder) - before;
+      // The answer goes to stdout, unless the live console already showed it there as it
+      // streamed in; why a turn stopped short is progress, on stderr.
+      if (result.success && result.finalResult) {
+        if (!(Deno.stdout.isTerminal() && console.showed(result.finalResult))) {
+          // Off the composer line's row first: stdout may be the same terminal.
+          const release = screen.hold();
+          await writeStdout(`${shown(result.finalResult.trimEnd())}\n`).finally(release);
+        }
+      } else if (!result.interrupted && result.finalResult) say(result.finalResult);
+    } catch (e) {
+      session.console.note(`turn failed: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      reader.busy = false;
+      this.#current = undefined;
+      state.turns++;
+    }
+  }
 }
 
 function writeBytes(bytes: Uint8Array): void {

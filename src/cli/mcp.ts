@@ -6,7 +6,6 @@
  */
 import { endSessionHooks } from "../agent/hook_gate.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
-import { ToolExecutor } from "../tools/executor.ts";
 import { createHostedTools } from "../tools/host/mod.ts";
 import { registeredToolNames } from "../tools/catalog.ts";
 import { hostDirs, toolContext } from "./context.ts";
@@ -19,6 +18,8 @@ export interface McpCommandOptions {
   sandbox?: SandboxMode;
   deadline?: string;
   maxLineBytes?: string;
+  /** `--approve-asks`: what an ask rule or a hook's ask is about runs, not refused. */
+  approveAsks?: boolean;
 }
 
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
@@ -31,13 +32,12 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext({ ...opts, provider: "anthropic" });
   // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
-  const hookGate = await (await import("./hooks.ts")).toolServerHooks(
+  const { executor, hooks } = await (await import("./hooks.ts")).toolServerExecutor(
+    await createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
     context.workspace,
     context.settings,
-  );
-  const executor = new ToolExecutor(
-    await createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
-    hookGate,
+    "deft mcp",
+    opts.approveAsks,
   );
   const [{ createToolServer }, { DenoStdioServerTransport }] = await Promise.all([
     import("../mcp/server.ts"),
@@ -77,7 +77,7 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
     for (const remove of signals) remove();
     for (const error of await executor.closeTools()) writeStderr(`deft mcp: ${error.message}`);
     // A signal (exit code other than 0) bounds each SessionEnd hook.
-    await endSessionHooks(hookGate?.hooks, {
+    await endSessionHooks(hooks, {
       reason: "other",
       deft: code === 0 ? "connection_closed" : code === undefined ? "error" : "signal",
       signal: code !== undefined && code !== 0,

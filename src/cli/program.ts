@@ -11,6 +11,7 @@ import type { InteractiveOptions } from "./interactive.ts";
 import {
   approval,
   APPROVAL_RULES,
+  APPROVE_ASKS,
   argumentTerm,
   COLOR,
   type CommandEntry,
@@ -158,6 +159,17 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(await launch(program, prompt, opts));
     });
 
+  addPipelineCommands(program, setExit);
+  addAgentCommands(program, setExit);
+  addSessionCommands(program, setExit);
+  addSettingsCommands(program, setExit);
+  addCkgCommands(program, setExit);
+  addBatchAndMcp(program, setExit);
+  return program;
+}
+
+/** `tool`, `tools`, `serve`: their options are in spec.ts, which their fast path reads too. */
+function addPipelineCommands(program: Command, setExit: (code: number) => void): void {
   for (const [name, spec] of Object.entries(PIPELINE_COMMANDS)) {
     addOptions(declared(program, name as keyof typeof PIPELINE_COMMANDS), spec.options).action(
       async (...params: unknown[]) => {
@@ -168,7 +180,10 @@ function buildProgram(setExit: (code: number) => void): Command {
       },
     );
   }
+}
 
+/** The commands that run the agent: `run`, `interactive`, `resume`, `acp`. */
+function addAgentCommands(program: Command, setExit: (code: number) => void): void {
   addOptions(
     declared(program, "run"),
     [
@@ -194,6 +209,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       SANDBOX,
       approval("never"),
       APPROVAL_RULES,
+      APPROVE_ASKS,
       CONTINUE,
       option("-r, --resume <id>", "go on with the session ID (or a trajectory FILE)"),
       option(
@@ -243,7 +259,10 @@ function buildProgram(setExit: (code: number) => void): Command {
     const { acpCommand } = await import("./acp.ts");
     setExit(await acpCommand(opts));
   });
+}
 
+/** What sessions left: `sessions`, `checkpoints`, `rewind`, `report`. */
+function addSessionCommands(program: Command, setExit: (code: number) => void): void {
   // Its options are in spec.ts: a plain `deft sessions` line is parsed there, without commander;
   // `deft sessions rm ID…` comes here.
   addOptions(declared(program, "sessions"), FAST_COMMANDS.sessions.options).action(
@@ -293,7 +312,10 @@ function buildProgram(setExit: (code: number) => void): Command {
       const { reportCommand } = await import("./report.ts");
       setExit(await reportCommand(paths, opts));
     });
+}
 
+/** What is in force: `config`, `approvals`, `trust`, `hooks`. */
+function addSettingsCommands(program: Command, setExit: (code: number) => void): void {
   // Its options are in spec.ts: a plain `deft config` line is parsed there, without commander.
   addOptions(declared(program, "config"), FAST_COMMANDS.config.options).action(async (opts) => {
     const { configCommand } = await import("./config.ts");
@@ -329,7 +351,10 @@ function buildProgram(setExit: (code: number) => void): Command {
       const { hooksImport } = await import("./hooks.ts");
       setExit(await hooksImport(file));
     });
+}
 
+/** `ckg index` and the code graph's searches. */
+function addCkgCommands(program: Command, setExit: (code: number) => void): void {
   const ckg = declared(program, "ckg");
   addOptions(
     ckg.command("index")
@@ -367,7 +392,10 @@ function buildProgram(setExit: (code: number) => void): Command {
       );
     });
   }
+}
 
+/** `batch` (many tasks) and `mcp` (the tools as an MCP server). */
+function addBatchAndMcp(program: Command, setExit: (code: number) => void): void {
   const batch = declared(program, "batch");
   addOptions(batch, [
     option("--out <dir>", "where each task's checkout, trajectory, patch and result go"),
@@ -393,6 +421,11 @@ function buildProgram(setExit: (code: number) => void): Command {
     described(MAX_STEPS, "step limit per task (a task's own wins)"),
     SANDBOX,
     described(APPROVAL_RULES, "a policy file of approval rules for every task (deny rules)"),
+    described(
+      APPROVE_ASKS,
+      "each task runs the calls an ask rule or a hook's ask is about, " +
+        "unasked (without it they are refused)",
+    ),
     ...BATCH_CONTAINER_OPTIONS,
   ]).action(async (tasks, dir, opts) => {
     const { batchCommand } = await import("./batch.ts");
@@ -401,13 +434,11 @@ function buildProgram(setExit: (code: number) => void): Command {
 
   addOptions(
     declared(program, "mcp"),
-    [WORKING_DIR, SANDBOX, DEADLINE, MAX_LINE_BYTES],
+    [WORKING_DIR, SANDBOX, DEADLINE, MAX_LINE_BYTES, APPROVE_ASKS],
   ).action(async (opts) => {
     const { mcpCommand } = await import("./mcp.ts");
     setExit(await mcpCommand(opts));
   });
-
-  return program;
 }
 
 async function workspaceOf(opts: { workingDir?: string }): Promise<string> {

@@ -1,11 +1,11 @@
 /**
- * `deft run`: one task, start to finish. Exit codes: 0 the task completed, 1 it failed or ran out of
- * steps, 2 usage or configuration errors, 130 interrupted (Ctrl-C; 143 on SIGTERM, 129 on SIGHUP).
+ * `deft run`: one task, start to finish. Exit codes: 0 the task completed, 1 it failed, ran out of
+ * steps or had a call refused because nobody could be asked (an ask rule or hook), 2 usage or configuration errors, 130 interrupted (Ctrl-C; 143 on SIGTERM, 129 on SIGHUP).
  * Progress goes to stderr; `--output-format json` (`--json`) prints a summary on stdout,
  * `stream-json` one event per line.
  */
 import { readImageFile } from "./interactive/mentions.ts";
-import { type RunOutcome, runOutcome, runSummary } from "../agent/outcome.ts";
+import { runApprovals, type RunOutcome, runOutcome, runSummary } from "../agent/outcome.ts";
 import { endSessionHooks } from "../agent/hook_gate.ts";
 import { divergenceLines } from "../agent/replay.ts";
 import type { AgentResult } from "../agent/agent.ts";
@@ -114,7 +114,12 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   const session = await openSession(opts, {
     workspace,
     console: chooseConsole({ outputFormat: opts.outputFormat, color: opts.color, workspace }),
-    asking: { defaultMode: "never", ask: askOnTerminal, terminal: Deno.stdin.isTerminal() },
+    asking: {
+      defaultMode: "never",
+      ask: askOnTerminal,
+      terminal: Deno.stdin.isTerminal(),
+      unattended: "deft run",
+    },
     write: writeStderr,
   }, recording);
   await requireRepository(session, opts);
@@ -170,13 +175,14 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   }
   const { result, recorder, stopCode } = ran;
   report(session, outcome, recorder.path);
+  const unasked = refusedUnasked(session, recorder);
   writeStderr((await import("./report.ts")).reportHint(recorder.path));
   const divergences = outcome.divergences;
   // --must-patch promises a patch: one that could not be computed is no success.
   const patchLost = opts.mustPatch === true && outcome.patchError !== undefined;
   const exitCode = result.interrupted
     ? stopCode
-    : result.success && !divergences?.length && !patchLost
+    : result.success && !divergences?.length && !patchLost && !unasked
     ? 0
     : 1;
   if (
@@ -192,6 +198,30 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
     await writeStdout(eventLine({ ...event, ...summary }));
   }
   return exitCode;
+}
+
+/**
+ * Says which calls were refused because a rule or hook asked about them and nobody could be
+ * asked; true when there were any (the run then exits 1: it did not do all it was asked to).
+ */
+function refusedUnasked(session: Session, recorder: TrajectoryRecorder): boolean {
+  const refused = runApprovals(recorder.data).filter((a) => a.nobody_to_ask);
+  for (const a of refused) {
+    const by = a.rule
+      ? `the rule \`ask ${a.rule.text}\` (${a.rule.source})`
+      : `the PreToolUse hook ${a.hook?.name}${a.hook?.source ? ` (${a.hook.source})` : ""}`;
+    session.console.note(
+      `refused: a ${a.tool} call in step ${a.step}: ${terminalText(maskOutput(by))} asks ` +
+        `about it, and nobody can be asked in deft run`,
+    );
+  }
+  if (refused.length > 0) {
+    session.console.note(
+      "to be asked, run on a terminal with --approval commands; to let such calls run " +
+        "unasked, pass --approve-asks",
+    );
+  }
+  return refused.length > 0;
 }
 
 /** A completed session is not gone on with without a next task. */

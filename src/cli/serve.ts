@@ -10,7 +10,7 @@
  * batch's order): one slow or stuck call then never holds back the answers to the others, which
  * the client matches by `id`.
  */
-import { type ToolCall, type ToolCallResult, ToolExecutor } from "../tools/executor.ts";
+import type { ToolCall, ToolCallResult, ToolExecutor } from "../tools/executor.ts";
 import { registeredToolNames } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/mod.ts";
 import { isPlainObject } from "../tools/validate.ts";
@@ -26,6 +26,8 @@ export interface ServeOptions extends ToolCommandOptions {
   parallel?: boolean;
   /** `--max-line-bytes`: the longest input line answered; longer ones get an error line. */
   maxLineBytes?: string;
+  /** `--approve-asks`: what an ask rule or a hook's ask is about runs, not refused. */
+  approveAsks?: boolean;
 }
 
 type Parsed = { call: ToolCall } | { reply: Reply };
@@ -36,18 +38,20 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext(opts);
   const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
-  const hookGate = await (await import("./hooks.ts")).toolServerHooks(
+  const { executor, hooks } = await (await import("./hooks.ts")).toolServerExecutor(
+    tools,
     context.workspace,
     context.settings,
+    "deft serve",
+    opts.approveAsks,
   );
-  const executor = new ToolExecutor(tools, hookGate);
   // A stop signal closes the tools (ending every process they started), then exits 128 + n.
   let stopping = false;
   const removeSignals = onStopSignals(async (_name, code) => {
     if (stopping) return;
     stopping = true;
     await executor.closeTools().catch(() => {});
-    await endSessionHooks(hookGate?.hooks, { reason: "other", deft: "signal", signal: true });
+    await endSessionHooks(hooks, { reason: "other", deft: "signal", signal: true });
     Deno.exit(code);
   });
   // Replies go out a whole line group at a time, never interleaved.
@@ -91,7 +95,7 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
     removeSignals();
     if (!stopping) await executor.closeTools();
     if (!stopping) {
-      await endSessionHooks(hookGate?.hooks, { reason: "other", deft: "input_closed" });
+      await endSessionHooks(hooks, { reason: "other", deft: "input_closed" });
     }
   }
   return 0;

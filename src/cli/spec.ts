@@ -9,7 +9,7 @@
  * are declared in `program.ts`.
  */
 import { SANDBOX_MODES } from "../policy/sandbox_modes.ts";
-import { APPROVAL_MODES } from "../agent/approval_modes.ts";
+import { APPROVAL_MODES } from "../gate/modes.ts";
 import { COLOR_MODES } from "./console/style.ts";
 import { OUTPUT_FORMATS } from "./console/formats.ts";
 
@@ -99,6 +99,13 @@ export const MAX_LINE_BYTES = option(
   "longest input line accepted, in bytes (default 268435456 = 256 MiB)",
 );
 
+/** Where nobody can be asked, an ask rule's or hook's call runs instead of being refused. */
+export const APPROVE_ASKS = option(
+  "--approve-asks",
+  "nobody can be asked here: run the calls an ask rule or a hook's ask is about, unasked " +
+    "(without it they are refused)",
+);
+
 /** The commands that have a fast path. */
 export const PIPELINE_COMMANDS = {
   tools: {
@@ -140,6 +147,7 @@ export const PIPELINE_COMMANDS = {
       SANDBOX,
       DEADLINE,
       MAX_LINE_BYTES,
+      APPROVE_ASKS,
     ],
   },
 } satisfies Record<string, CommandSpec>;
@@ -315,6 +323,11 @@ export const LAUNCH: CommandSpec = {
     SANDBOX,
     approval("commands (never with -p)"),
     APPROVAL_RULES,
+    described(
+      APPROVE_ASKS,
+      "with -p: run the calls an ask rule or a hook's ask is about, " +
+        "unasked (without it they are refused)",
+    ),
     NO_INSTRUCTIONS,
     option("-r, --resume [id]", "go on with session ID (none: pick one from a list)"),
   ],

@@ -1,6 +1,6 @@
 /**
  * The record of one call's approval: whether it was let through and who decided. The gate
- * (agent/approval.ts) makes it, the executor hands it back beside the call's result, and the
+ * (src/gate/pipeline.ts) makes it, the executor hands it back beside the call's result, and the
  * trajectory, `deft run --json` and the HTML report show it.
  */
 
@@ -9,8 +9,8 @@
  * reader or an edit `commands` does not ask about). `session`: the user answered "session"
  * earlier, so approval is off for the rest of it. `always`: an earlier "always" answer covers
  * the call. `user`: the user was asked and answered (or gave no answer, which is a no).
- * `recording`: a replay (`deft run --replay`) repeated the recorded decision. `rule` and `hook`
- * are for deciders still to come (approval rules, PreToolUse hooks).
+ * `recording`: a replay (`deft run --replay`) repeated the recorded decision. `rule`: an
+ * approval rule (`rule` says which). `hook`: a PreToolUse hook (`hook` says which).
  */
 export type DecidedBy = "mode" | "session" | "always" | "user" | "recording" | "rule" | "hook";
 
@@ -41,6 +41,11 @@ export interface ApprovalDecision {
   rule?: { text: string; source: string };
   /** The hook that decided, for `hook`: its name (the command) and where it was set. */
   hook?: { name: string; source?: string };
+  /**
+   * A rule or hook asked about the call where nobody could be asked (`deft run`, `serve`, `mcp`,
+   * batch tasks), so it was refused (`--approve-asks` lets such calls run instead).
+   */
+  nobody_to_ask?: true;
   /** The arguments a PreToolUse hook rewrote the call into (the model's stay with the call). */
   updated_input?: Record<string, unknown>;
 }

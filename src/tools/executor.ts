@@ -61,9 +61,14 @@ export interface GateDecision {
   decision: ApprovalDecision;
   /** Arguments to run instead of the model's (a PreToolUse hook's rewrite, already validated). */
   args?: Record<string, unknown>;
+  /** How the tool is to run the call (absent: `{unasked: true}` for `RUN_UNASKED`, else as asked). */
+  plan?: CallPlan;
 }
 
-/** Decides whether a validated call may run. The approval gate (agent/approval.ts) has this shape. */
+/**
+ * Decides whether a validated call may run. The gate pipeline (src/gate/pipeline.ts) has this
+ * shape, and so do its parts.
+ */
 export interface CallGate {
   check(tool: Tool, args: Record<string, unknown>): Promise<GateVerdict>;
   /** As `check`, with the decision's record; the executor prefers it when a gate has it. */
@@ -76,26 +81,53 @@ export interface CallGate {
   ): Promise<ToolCallResult>;
 }
 
-/** Runs calls against a fixed set of tools, each call past `gate` first when there is one. */
+/**
+ * Runs calls against a set of tools, each call past `gate` first when there is one. The gate is
+ * fixed at construction: nothing can take it away or put another in front of the tools later. A
+ * front end may swap one tool's implementation for another of the same name (`replaceTool`: an
+ * editor over a client's buffers) or add tools (`addTools`: a client's MCP servers); their calls
+ * pass the same gate.
+ */
 export class ToolExecutor {
-  readonly #tools: readonly Tool[];
+  readonly #tools: Tool[];
   readonly #byName: Map<string, Tool>;
   readonly #gate?: CallGate;
 
   constructor(tools: readonly Tool[], gate?: CallGate) {
-    this.#tools = tools;
+    this.#tools = [...tools];
     this.#gate = gate;
     this.#byName = new Map(tools.map((t) => [normalizeToolName(t.name), t]));
   }
 
-  /** The gate calls pass (hooks, approvals), for an executor built over more tools. */
-  get gate(): CallGate | undefined {
-    return this.#gate;
-  }
-
   /** The tools this executor runs, in registration order. */
   get tools(): readonly Tool[] {
-    return this.#tools;
+    return [...this.#tools];
+  }
+
+  /**
+   * Puts `tool` in the place of the tool of the same name (ignoring case and underscores), behind
+   * the same gate. Throws when there is no such tool, or when `tool` has another name.
+   */
+  replaceTool(name: string, tool: Tool): void {
+    const key = normalizeToolName(name);
+    const old = this.#byName.get(key);
+    if (!old) throw new Error(`no tool '${name}' to replace`);
+    if (normalizeToolName(tool.name) !== key) {
+      throw new Error(`tool '${tool.name}' cannot stand in for '${name}': the names differ`);
+    }
+    this.#tools[this.#tools.indexOf(old)] = tool;
+    this.#byName.set(key, tool);
+  }
+
+  /** Adds tools behind the same gate. Throws when one's name is taken, adding none. */
+  addTools(tools: readonly Tool[]): void {
+    const keys = tools.map((t) => normalizeToolName(t.name));
+    const taken = tools.find((_t, i) => this.#byName.has(keys[i]) || keys.indexOf(keys[i]) !== i);
+    if (taken) throw new Error(`a tool named '${taken.name}' is there already`);
+    tools.forEach((t, i) => {
+      this.#tools.push(t);
+      this.#byName.set(keys[i], t);
+    });
   }
 
   /** Finds a tool by name, ignoring case and underscores. */
@@ -130,14 +162,16 @@ export class ToolExecutor {
       return wrap(call, tool.name, { output: null, error: validation.error, error_code: -1 });
     }
     const gate = this.#gate;
-    const { verdict, decision, args = validation.args } =
+    const decided: Partial<GateDecision> & { verdict: GateVerdict } =
       await gate?.decide?.(tool, validation.args, call) ??
-        { verdict: await gate?.check(tool, validation.args) ?? null, decision: undefined };
+        { verdict: await gate?.check(tool, validation.args) ?? null };
+    const { verdict, decision, args = validation.args } = decided;
     if (typeof verdict === "string") {
       return wrap(call, tool.name, { output: null, error: verdict, error_code: -1 }, decision);
     }
     // The verdict travels beside the model's arguments, never inside them.
-    let plan: CallPlan | undefined = verdict === RUN_UNASKED ? { unasked: true } : undefined;
+    let plan: CallPlan | undefined = decided.plan ??
+      (verdict === RUN_UNASKED ? { unasked: true } : undefined);
     const { TRACEPARENT: traceparent } = traceparentEnv();
     if (traceparent) plan = { ...plan, traceparent };
     let result: ToolCallResult;

@@ -8,7 +8,7 @@
  *
  * Rules, top to bottom (a layer may import itself and anything below it, never above):
  *
- *   main.ts → cli → acp, report → batch → agent → trajectory → llm, mcp → hooks → config → tools → ckg →
+ *   main.ts → cli → acp, report → batch → agent → gate → trajectory → llm, mcp → hooks → config → tools → ckg →
  *   policy →
  *   base files (src/env.ts, src/errors.ts, src/line_reader.ts, src/version.ts)
  *
@@ -31,6 +31,9 @@ const LAYERS: { name: string; rank: number; has: (path: string) => boolean }[] =
     rank: i + 1,
     has: (p: string) => p.startsWith(`src/${dir}/`),
   })),
+  // The gate pipeline every tool call passes (hooks, rules, the approval mode, the call plan):
+  // below the sessions that assemble it, above the trajectory a replay's decisions come from.
+  { name: "src/gate", rank: 3.5, has: (p) => p.startsWith("src/gate/") },
   // Reads what runs and batches recorded (trajectory, batch); only the CLI uses it.
   { name: "src/report", rank: 1.5, has: (p) => p.startsWith("src/report/") },
   // The Agent Client Protocol glue of `deft acp`: below the command, above the agent it drives.

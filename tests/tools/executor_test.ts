@@ -182,3 +182,25 @@ Deno.test("a gate sees the validated arguments; its refusal is the result, and t
   assert.deepEqual(seen, [{ path: "/secret" }, {}], "null dropped; the invalid call never asked");
   assert.deepEqual(ran, [{}]);
 });
+
+Deno.test("a tool swapped in or added after assembly runs behind the same gate", async () => {
+  const gated: string[] = [];
+  const executor = new ToolExecutor([new FakeTool("edit", [], () => ok("disk"))], {
+    check: (tool) => {
+      gated.push(tool.name);
+      return Promise.resolve("refused by the gate");
+    },
+  });
+  executor.replaceTool("EDIT", new FakeTool("edit", [], () => ok("buffer")));
+  executor.addTools([new FakeTool("mcp__x__y", [], () => ok("mcp"))]);
+  for (const name of ["edit", "mcp__x__y"]) {
+    const result = await executor.executeToolCall({ name, call_id: name, arguments: {} });
+    assert.equal(result.error, "refused by the gate");
+  }
+  assert.deepEqual(gated, ["edit", "mcp__x__y"]);
+  // Only a tool of the same name stands in; a name already there is not added twice.
+  assert.throws(() => executor.replaceTool("edit", new FakeTool("bash", [])), /names differ/);
+  assert.throws(() => executor.replaceTool("bash", new FakeTool("bash", [])), /no tool 'bash'/);
+  assert.throws(() => executor.addTools([new FakeTool("Edit", [])]), /'Edit' is there already/);
+  assert.deepEqual(executor.tools.map((t) => t.name), ["edit", "mcp__x__y"]);
+});

@@ -1,0 +1,81 @@
+/**
+ * A session's container (src/container): whether the flags ask for one, and starting (or
+ * attaching to) it before the session is assembled, saying so on the console.
+ */
+import type { AgentConsole } from "./console.ts";
+import type { Container, ContainerRuntime } from "../container/container.ts";
+import type { DeftConfig } from "../config/load.ts";
+import { terminalText } from "../policy/terminal_text.ts";
+import { workerEntry } from "../tools/host/mod.ts";
+import { UsageError } from "../errors.ts";
+
+/** The container flags (src/container): the tools run inside when an image or id is given. */
+export interface SessionContainerOptions {
+  dockerImage?: string;
+  dockerContainerId?: string;
+  /** `--dockerfile-path`: build the image, then start it. */
+  dockerfilePath?: string;
+  /** `--docker-image-file`: load the image (`docker save`'s archive), then start it. */
+  dockerImageFile?: string;
+  dockerKeep?: boolean;
+  containerRuntime?: string;
+  /** `-w` as given: with a container, a folder inside (or a host folder bound there). */
+  workingDir?: string;
+}
+
+/** True when the flags ask for a container; the workspace is then the container's. */
+export function wantsContainer(opts: SessionContainerOptions): boolean {
+  return opts.dockerImage !== undefined || opts.dockerContainerId !== undefined ||
+    opts.dockerfilePath !== undefined || opts.dockerImageFile !== undefined;
+}
+
+/** Starts (or attaches to) the session's container and says so. */
+export async function startContainer(
+  opts: SessionContainerOptions,
+  config: DeftConfig["container"],
+  console: AgentConsole,
+): Promise<Container> {
+  if (opts.containerRuntime !== undefined && !isContainerRuntime(opts.containerRuntime)) {
+    throw new UsageError(
+      `--container-runtime must be docker or podman, not '${opts.containerRuntime}'.`,
+    );
+  }
+  const [{ openContainer }, { TOOL_HOST_COMMAND }] = await Promise.all([
+    import("../container/container.ts"),
+    import("../tools/host/mod.ts"),
+  ]);
+  const container = await openContainer(
+    {
+      runtime: (opts.containerRuntime as ContainerRuntime | undefined) ?? config.runtime,
+      image: opts.dockerImage,
+      containerId: opts.dockerContainerId,
+      dockerfile: opts.dockerfilePath,
+      imageFile: opts.dockerImageFile,
+      keep: opts.dockerKeep || config.keep,
+      workingDir: opts.workingDir,
+      network: config.allow_network,
+      memory: config.memory,
+      pidsLimit: config.pids_limit,
+      podmanRuntime: config.podman_runtime,
+      note: (text) => console.note(terminalText(text)),
+    },
+    workerEntry(),
+    TOOL_HOST_COMMAND,
+  );
+  const what = container.started
+    ? `started container ${container.id.slice(0, 12)} from ${container.image}`
+    : `using container ${container.id}`;
+  console.note(`${what} (${container.cli.program}); workspace ${container.workspace}`);
+  if (container.started && container.kept) {
+    console.note(
+      `container kept: ${container.id} (remove it with ${container.cli.program} rm -f ` +
+        `${container.id.slice(0, 12)})`,
+    );
+    if (container.madeImage) console.note(`image kept: ${container.madeImage.ref}`);
+  }
+  return container;
+}
+
+function isContainerRuntime(name: string): name is ContainerRuntime {
+  return name === "docker" || name === "podman";
+}

@@ -1,0 +1,117 @@
+/**
+ * What a session is (`Session`) and what a command hands in to open one: its options from the
+ * command line, the user's side (workspace, console, how to ask) and what each turn did.
+ */
+import type { AgentConsole } from "./console.ts";
+import type { ApprovalGate, ApprovalMode, AskUser } from "./approval.ts";
+import type { ProjectInstructions } from "./instructions.ts";
+import type { ApprovalRules } from "./approval_rules.ts";
+import type { ConfigOverrides, RunConfig } from "../config/resolve.ts";
+import type { LLMClient, LLMUsage } from "../llm/types.ts";
+import type { WorkspaceBaseline } from "./patch.ts";
+import type { CheckpointPlace } from "./checkpoints.ts";
+import type { Workplace } from "./workplace.ts";
+import type { ToolExecutor } from "../tools/executor.ts";
+import type { Hooks } from "../hooks/hooks.ts";
+import type { Trajectory } from "../trajectory/recorder.ts";
+import type { Container } from "../container/container.ts";
+import type { SessionContainerOptions } from "./session_container.ts";
+
+/** The settings a session takes from the command line, over the config file. */
+export interface SessionOptions extends ConfigOverrides, SessionContainerOptions {
+  configFile?: string;
+  /** `--approval`; unset: the config's `approval`, else the command's default. */
+  approval?: string;
+  /** False with `--no-project-instructions`. */
+  projectInstructions?: boolean;
+  /** `--approval-rules FILE`: a policy file of allow/ask/deny rules (agent/approval_rules.ts). */
+  approvalRules?: string;
+  /**
+   * `--approve-asks`: where nobody can be asked (`Asking.unattended`), a call an ask rule or a
+   * hook's ask is about runs unasked instead of being refused.
+   */
+  approveAsks?: boolean;
+}
+
+/** How a command asks its user: its default approval mode and the question it puts. */
+export interface Asking {
+  defaultMode: ApprovalMode;
+  ask: AskUser;
+  /** Someone can answer: standard input is a terminal. */
+  terminal: boolean;
+  /** Keep a gate even in mode `never`, so the mode can change later (`/approval`). */
+  switchable?: boolean;
+  /**
+   * The command, when it runs unattended (`deft run`, `-p`, a batch task): in mode `never`
+   * nobody is asked, so a call a rule or hook asks about is refused (unless `--approve-asks`).
+   */
+  unattended?: string;
+}
+
+/** The user's side of a session, which the command provides. */
+export interface SessionIO {
+  /** The workspace, already resolved to its real path. */
+  workspace: string;
+  console: AgentConsole;
+  asking: Asking;
+  /** Writes a line of diagnostics (config warnings, approval prompts' context) to the user. */
+  write: (text: string) => void;
+}
+
+/** A configured model, tool set and console, living across tasks. */
+export interface Session {
+  config: RunConfig;
+  workspace: string;
+  client: LLMClient;
+  lakeviewClient?: LLMClient;
+  /**
+   * The session's tools behind its gates (hooks, rules, the approval mode), fixed at assembly: a
+   * front end swaps a tool or adds tools through its methods, which keep the gates.
+   */
+  readonly executor: ToolExecutor;
+  console: AgentConsole;
+  recording?: Trajectory;
+  /** Set when tool calls may need the user's approval. */
+  approval?: ApprovalGate;
+  /** The approval rules in force (for /status); none in a replay. */
+  approvalRules?: ApprovalRules;
+  /** The AGENTS.md files for the system prompt. */
+  instructions: ProjectInstructions;
+  /** The container the tools run in; `close()` it when the session ends. */
+  container?: Container;
+  /**
+   * The workspace as it was when the session opened (in a git repository; recorded inside the
+   * container when there is one): the patch, "files changed" and `/diff` are relative to it.
+   */
+  baseline?: WorkspaceBaseline;
+  /** Where the tools act (a host folder or a container's workspace): its repository and patch. */
+  workplace: Workplace;
+  /** What each task or turn run in this session did, oldest first (for /undo and /cost). */
+  turns?: TurnRecord[];
+  /** Where this session's checkpoints go, per trajectory (session id); null: none are taken. */
+  checkpointPlace?: { sessionId: string; at: CheckpointPlace | null };
+  /** The config's hooks (hook_gate.ts); SessionStart has fired once `hooksStarted` is set. */
+  hooks?: Hooks;
+  hooksStarted?: boolean;
+  /**
+   * The conversation starts over at the next prompt (`/clear`, `/compact`, `/resume` set it): the
+   * SessionStart hooks run again then, with this `source`.
+   */
+  hooksRestart?: "clear" | "compact" | "resume";
+  /** SessionStart context whose prompt a hook blocked: it goes with the next prompt instead. */
+  hooksStartContext?: string;
+}
+
+/** What one `runTask` did: its model, usage and the tool calls that ran. */
+export interface TurnRecord {
+  provider: string;
+  model: string;
+  /** Tokens of this turn alone. */
+  usage: LLMUsage;
+  /** The calls the turn's steps made, in order, with whether each succeeded. */
+  calls: { name: string; arguments: unknown; success: boolean }[];
+  /** Set once /undo has taken its edits back. */
+  undone?: boolean;
+  /** What it was: a turn of the conversation, or the model call of a command (/compact). */
+  kind?: "turn" | "compact";
+}
