@@ -402,9 +402,13 @@ export async function takeCheckpoint(
         "Start a new session, or set `checkpoints: false` in the config for this workspace.",
     );
   }
-  const { tree, leftOut } = await recordCheckpointIn(at.place, at.store);
   const previous = data.checkpoints?.at(-1);
-  const changed = previous ? await changedBetween(at.place, at.store, previous.tree, tree) : [];
+  // The store's index lists the checkpoint before when that one was taken in this store.
+  const kept = previous !== undefined && previous.store === at.store;
+  const { tree, leftOut, repoObjects } = await recordCheckpointIn(at.place, at.store, kept);
+  const changed = previous
+    ? await changedBetween(at.place, at.store, previous.tree, tree, repoObjects)
+    : [];
   const record: CheckpointRecord = {
     id: (previous?.id ?? 0) + 1,
     turn: what.turn,

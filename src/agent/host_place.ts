@@ -37,6 +37,8 @@ export async function hostPlace(
         stdin,
         limits,
         sandbox: shown && { ...shown, writablePaths: [...writable] },
+        // A common dir in Deft's own store or scratch folder holds the only config git reads.
+        ownFolders: [...writable],
       }),
     async scratch(kind) {
       // In a sandbox: inside the view's own folder, which its git runner may already write.
@@ -60,7 +62,11 @@ export async function hostPlace(
     async filesOver(paths, bytes) {
       const over: boolean[] = [];
       for (const path of paths) {
-        const info = await lstatName(dir, path);
+        // lstat opens nothing and returns at once: done synchronously (eight times faster than
+        // one awaited call each, for a session's first checkpoint that measures every file),
+        // the event loop let go between slices.
+        if (over.length % SLICE === SLICE - 1) await yieldTurn();
+        const info = lstatName(dir, path);
         over.push(info !== undefined && info.isFile && info.size > bytes);
       }
       return over;
@@ -129,10 +135,14 @@ const IGNORE_AND_ATTRIBUTES = new Set([".gitignore", ".gitattributes"]);
  */
 async function hostSpecialFiles(dir: string, extra: readonly string[]): Promise<string[]> {
   const found: string[] = [];
+  let read = 0;
   const walk = async (folder: string) => {
     let entries: Deno.DirEntry[];
     try {
-      entries = await Array.fromAsync(Deno.readDir(folder));
+      // One folder read synchronously (a few times faster than entry by entry), the event
+      // loop let go between slices of them.
+      if (++read % (SLICE / 16) === 0) await yieldTurn();
+      entries = [...Deno.readDirSync(folder)];
     } catch {
       return;
     }
@@ -184,7 +194,7 @@ async function isTooLarge(
   }
   let file: Deno.FsFile | undefined;
   try {
-    const info = await Deno.lstat(path);
+    const info = Deno.lstatSync(path);
     if (!info.isFile || info.size <= sizes.binaryOver) return false;
     if (info.size > sizes.anyOver) return true;
     // Opened by name after lstat: a FIFO swapped in at that instant would block here. At the end
@@ -201,11 +211,19 @@ async function isTooLarge(
 }
 
 /** lstat of `name` (bytes from git) in `dir`; undefined when missing or not spelled in UTF-8. */
-async function lstatName(dir: string, name: Uint8Array): Promise<Deno.FileInfo | undefined> {
+function lstatName(dir: string, name: Uint8Array): Deno.FileInfo | undefined {
   try {
-    const path = `${dir}/${new TextDecoder("utf-8", { fatal: true }).decode(name)}`;
-    return await Deno.lstat(path);
+    return Deno.lstatSync(`${dir}/${strictUtf8.decode(name)}`);
   } catch {
     return undefined;
   }
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** How many synchronous lstat or folder reads run before the event loop gets a turn. */
+const SLICE = 2048;
+
+function yieldTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }

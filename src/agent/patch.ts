@@ -282,13 +282,21 @@ export interface CheckpointTree {
    * a small size).
    */
   leftOut: string[];
+  /** The repository's object store, absolute (for `changedBetween`). */
+  repoObjects: string;
 }
 
 /**
  * Writes the work tree's state (as `recordBaseline` does) as a tree into `store`, a lasting folder
  * with `objects/` whose `index` is kept between checkpoints, so only changed files are read again.
+ * `kept`: the caller knows the store's index lists a checkpoint taken in it (else a new store's
+ * empty index is first filled from HEAD).
  */
-export async function recordCheckpointIn(place: GitPlace, store: string): Promise<CheckpointTree> {
+export async function recordCheckpointIn(
+  place: GitPlace,
+  store: string,
+  kept = false,
+): Promise<CheckpointTree> {
   const facts = await repoFacts(place);
   if (!facts) {
     throw new PatchError(`git rev-parse failed: ${place.where} is not in a git work tree`);
@@ -296,14 +304,16 @@ export async function recordCheckpointIn(place: GitPlace, store: string): Promis
   const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [facts.objects]);
   const exact: GitPlace = { ...place, git: (a, e, i) => place.git([...EXACT_FILES, ...a], e, i) };
   // A new store's index starts from HEAD; a kept one already lists the last checkpoint.
-  const listed = await must(
-    exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
-    "ls-files",
-  );
-  if (listed.bytes.length === 0) await readHead(exact, env);
+  if (!kept) {
+    const listed = await must(
+      exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
+      "ls-files",
+    );
+    if (listed.bytes.length === 0) await readHead(exact, env);
+  }
   const { left, tooLarge } = await stageWorkTree(exact, env, facts);
   const tree = (await must(exact.git(["write-tree"], env), "write-tree")).out.trim();
-  return { tree, leftOut: [...tooLarge, ...left] };
+  return { tree, leftOut: [...tooLarge, ...left], repoObjects: facts.objects };
 }
 
 /**
@@ -314,8 +324,10 @@ export async function changedBetween(
   store: string,
   from: string,
   to: string,
+  repoObjects?: string,
 ): Promise<string[]> {
-  const repoObjects = await objectsOf(place);
+  if (from === to) return [];
+  repoObjects ??= await objectsOf(place);
   const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
   const r = await must(
     place.git(["diff-tree", "-r", "-z", "--name-only", "--no-renames", from, to], env),
@@ -415,63 +427,72 @@ async function stageWorkTree(
   facts: RepoFacts,
 ): Promise<Staged> {
   await refuseSpecialFiles(place, facts);
-  // The tracked files whose size or time changed (git reads none to tell): those above
-  // MAX_FILE_BYTES are not read at all, and keep what the index had.
-  const changed = await must(
-    place.git(["diff-files", "-z", "--name-only", "--relative", "--", "."], env),
-    "diff-files",
-  );
+  // Two listings in which git reads no file: the tracked files whose size or time changed (or
+  // which went), and the new files git does not ignore. Each looks at every file once, as
+  // `git add -A` does; both only read the index.
+  const [changed, listed] = await Promise.all([
+    must(
+      place.git(["diff-files", "-z", "--name-only", "--relative", "--", "."], env),
+      "diff-files",
+    ),
+    must(
+      place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
+      "ls-files",
+    ),
+  ]);
+  // Those above MAX_FILE_BYTES are not read at all, and keep what the index had.
   const candidates = splitNul(changed.bytes);
   const over = await place.filesOver(candidates, MAX_FILE_BYTES);
-  const skipped = candidates.filter((_, i) => over[i]);
-  const encoder = new TextEncoder();
+  const tooLarge = candidates.filter((_, i) => over[i]).map((name) => decoder.decode(name));
+  const newFiles = splitNul(listed.bytes).filter((name) => !isDropping(decoder.decode(name)));
+  const large = await place.largeFiles(newFiles, {
+    binaryOver: MAX_NEW_BINARY_BYTES,
+    anyOver: MAX_NEW_FILE_BYTES,
+  });
+  const left = newFiles.filter((_, i) => large[i]).map((name) => decoder.decode(name));
+  const fresh = newFiles.filter((_, i) => !large[i]);
+  const paths = [...candidates.filter((_, i) => !over[i]), ...fresh];
+  if (paths.length === 0) return { left, tooLarge };
+  // One write of the index for all of them, as `git add -A` would: a changed file is hashed
+  // again, a gone one removed, a new one added (a file where a folder was replaces it). The
+  // names go in on stdin, as bytes: plain paths (no pathspec magic), none re-encoded.
+  const update = (names: Uint8Array[]) =>
+    place.git(
+      ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
+      env,
+      joinNul(names),
+    );
+  if ((await update(paths)).ok) return { left, tooLarge };
+  // update-index refuses a tracked file now beyond a symlink (its folder became a link) and
+  // writes nothing; `add -u` removes such a file. Then the new files.
   const exclude = encoder.encode(":(exclude,literal)");
+  const skipped = candidates.filter((_, i) => over[i]);
   await must(
-    skipped.length === 0 ? place.git(["add", "-u", "."], env) : place.git(
+    place.git(
       ["add", "-u", "--pathspec-from-file=-", "--pathspec-file-nul"],
       env,
       joinNul([encoder.encode("."), ...skipped.map((name) => concat(exclude, name))]),
     ),
     "add",
   );
-  const tooLarge = skipped.map((name) => new TextDecoder().decode(name));
-  const listed = await must(
-    place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
-    "ls-files",
-  );
-  const names = splitNul(listed.bytes);
-  const decoder = new TextDecoder();
-  const newFiles = names.filter((name) => !isDropping(decoder.decode(name)));
-  const large = await place.largeFiles(newFiles, {
-    binaryOver: MAX_NEW_BINARY_BYTES,
-    anyOver: MAX_NEW_FILE_BYTES,
-  });
-  const fresh = newFiles.filter((_, i) => !large[i]);
-  const left = newFiles.filter((_, i) => large[i]).map((name) => decoder.decode(name));
-  if (fresh.length === 0) return { left, tooLarge };
-  // The list goes in on stdin, as bytes: no file, no path on a command line, no name re-encoded.
-  await must(
-    place.git(
-      ["add", "--pathspec-from-file=-", "--pathspec-file-nul", "--"],
-      env,
-      joinNul(fresh),
-    ),
-    "add",
-  );
+  if (fresh.length > 0) await must(update(fresh), "update-index");
   return { left, tooLarge };
 }
 
-/** What `stageWorkTree` left out: new files (large, or binary), and files above MAX_FILE_BYTES. */
-interface Staged {
-  left: string[];
-  tooLarge: string[];
-}
-
+const encoder = new TextEncoder();
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   const all = new Uint8Array(a.length + b.length);
   all.set(a);
   all.set(b, a.length);
   return all;
+}
+
+const decoder = new TextDecoder();
+
+/** What `stageWorkTree` left out: new files (large, or binary), and files above MAX_FILE_BYTES. */
+interface Staged {
+  left: string[];
+  tooLarge: string[];
 }
 
 /**
