@@ -20,6 +20,7 @@ import {
   checkpointHostPlace,
   MAX_FILE_BYTES,
   recordCheckpointIn,
+  type RepoFacts,
   restoreCheckpointIn,
   storeBytes,
   workspacePrefix,
@@ -222,6 +223,8 @@ function isAlive(pid: number): boolean | undefined {
 export interface CheckpointPlace {
   place: GitPlace;
   store: string;
+  /** What git told of the repository at the last checkpoint here (spares a git process). */
+  facts?: RepoFacts;
 }
 
 /**
@@ -394,18 +397,27 @@ export async function takeCheckpoint(
   what: { turn: number; kind: CheckpointRecord["kind"]; label: string },
 ): Promise<CheckpointRecord> {
   const started = performance.now();
-  const bytes = await storeBytes(at.place, at.store);
-  if (bytes > MAX_STORE_BYTES) {
+  // The store's size is counted while the work tree is listed; nothing is written before.
+  const gate = storeBytes(at.place, at.store).then((bytes) => {
+    if (bytes <= MAX_STORE_BYTES) return;
     throw new CheckpointError(
       `the checkpoint store ${at.store} holds ${Math.round(bytes / 1024 / 1024)} MiB, past its ` +
         `bound of ${MAX_STORE_BYTES / 1024 / 1024} MiB: no more checkpoints this session. ` +
         "Start a new session, or set `checkpoints: false` in the config for this workspace.",
     );
-  }
+  });
   const previous = data.checkpoints?.at(-1);
   // The store's index lists the checkpoint before when that one was taken in this store.
   const kept = previous !== undefined && previous.store === at.store;
-  const { tree, leftOut, repoObjects } = await recordCheckpointIn(at.place, at.store, kept);
+  let recorded: Awaited<ReturnType<typeof recordCheckpointIn>>;
+  try {
+    recorded = await recordCheckpointIn(at.place, at.store, { kept, facts: at.facts, gate });
+  } finally {
+    // An error of the listing comes first; the gate's, when it fails, is not left unhandled.
+    await gate.catch(() => {});
+  }
+  const { tree, leftOut, repoObjects, facts } = recorded;
+  at.facts = facts;
   const changed = previous
     ? await changedBetween(at.place, at.store, previous.tree, tree, repoObjects)
     : [];
@@ -481,7 +493,10 @@ export async function rewind(
   if (options.files) {
     if (!at) throw new CheckpointError("the checkpoint store cannot be reached from here");
     const latest = data.checkpoints!.at(-1)!;
-    const { tree } = await recordCheckpointIn(at.place, at.store);
+    const { tree } = await recordCheckpointIn(at.place, at.store, {
+      kept: latest.store === at.store,
+      facts: at.facts,
+    });
     const outside = await changedBetween(at.place, at.store, lastLeft(data), tree);
     if (outside.length > 0 && !options.force) throw new ChangedOutsideError(outside, options.turn);
     before = await takeCheckpoint(at, data, {

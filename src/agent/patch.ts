@@ -209,7 +209,7 @@ export async function patchIn(
 }
 
 /** What one `git rev-parse` tells about the place's repository (see `repoFacts`). */
-interface RepoFacts {
+export interface RepoFacts {
   /** The repository's object store, absolute. */
   objects: string;
   /** git's own ignore and attributes lists (`info/exclude`, `info/attributes`), absolute. */
@@ -284,6 +284,21 @@ export interface CheckpointTree {
   leftOut: string[];
   /** The repository's object store, absolute (for `changedBetween`). */
   repoObjects: string;
+  /** What `git rev-parse` told of the repository (pass it to the next checkpoint in the store). */
+  facts: RepoFacts;
+}
+
+/** What the caller of `recordCheckpointIn` knows, to spare git processes. */
+export interface CheckpointOptions {
+  /** The store's index lists a checkpoint taken in it (else an empty one is filled from HEAD). */
+  kept?: boolean;
+  /**
+   * The repository's facts from a checkpoint before in this store: its common dir links the
+   * `info/exclude` found then, which is what git reads, and alternates are looked up again.
+   */
+  facts?: RepoFacts;
+  /** Awaited before anything is written into the store (the bound on its size). */
+  gate?: Promise<unknown>;
 }
 
 /**
@@ -295,9 +310,9 @@ export interface CheckpointTree {
 export async function recordCheckpointIn(
   place: GitPlace,
   store: string,
-  kept = false,
+  { kept = false, facts: known, gate }: CheckpointOptions = {},
 ): Promise<CheckpointTree> {
-  const facts = await repoFacts(place);
+  const facts = known ?? await repoFacts(place);
   if (!facts) {
     throw new PatchError(`git rev-parse failed: ${place.where} is not in a git work tree`);
   }
@@ -305,15 +320,16 @@ export async function recordCheckpointIn(
   const exact: GitPlace = { ...place, git: (a, e, i) => place.git([...EXACT_FILES, ...a], e, i) };
   // A new store's index starts from HEAD; a kept one already lists the last checkpoint.
   if (!kept) {
+    await gate;
     const listed = await must(
       exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
       "ls-files",
     );
     if (listed.bytes.length === 0) await readHead(exact, env);
   }
-  const { left, tooLarge } = await stageWorkTree(exact, env, facts);
+  const { left, tooLarge } = await stageWorkTree(exact, env, facts, gate);
   const tree = (await must(exact.git(["write-tree"], env), "write-tree")).out.trim();
-  return { tree, leftOut: [...tooLarge, ...left], repoObjects: facts.objects };
+  return { tree, leftOut: [...tooLarge, ...left], repoObjects: facts.objects, facts };
 }
 
 /**
@@ -425,6 +441,7 @@ async function stageWorkTree(
   place: GitPlace,
   env: Record<string, string>,
   facts: RepoFacts,
+  gate?: Promise<unknown>,
 ): Promise<Staged> {
   await refuseSpecialFiles(place, facts);
   // Two listings in which git reads no file: the tracked files whose size or time changed (or
@@ -451,6 +468,7 @@ async function stageWorkTree(
   });
   const left = newFiles.filter((_, i) => large[i]).map((name) => decoder.decode(name));
   const fresh = newFiles.filter((_, i) => !large[i]);
+  await gate;
   const paths = [...candidates.filter((_, i) => !over[i]), ...fresh];
   if (paths.length === 0) return { left, tooLarge };
   // One write of the index for all of them, as `git add -A` would: a changed file is hashed
