@@ -411,16 +411,20 @@ export async function takeCheckpoint(
   const kept = previous !== undefined && previous.store === at.store;
   let recorded: Awaited<ReturnType<typeof recordCheckpointIn>>;
   try {
-    recorded = await recordCheckpointIn(at.place, at.store, { kept, facts: at.facts, gate });
+    recorded = await recordCheckpointIn(at.place, at.store, {
+      kept,
+      facts: at.facts,
+      gate,
+      since: kept ? previous.tree : undefined,
+    });
   } finally {
     // An error of the listing comes first; the gate's, when it fails, is not left unhandled.
     await gate.catch(() => {});
   }
   const { tree, leftOut, repoObjects, facts } = recorded;
   at.facts = facts;
-  const changed = previous
-    ? await changedBetween(at.place, at.store, previous.tree, tree, repoObjects)
-    : [];
+  const changed = recorded.changed ??
+    (previous ? await changedBetween(at.place, at.store, previous.tree, tree, repoObjects) : []);
   const record: CheckpointRecord = {
     id: (previous?.id ?? 0) + 1,
     turn: what.turn,

@@ -29,6 +29,8 @@ export async function hostPlace(
 ): Promise<GitPlace> {
   const shown = await shownSandbox(dir, sandbox);
   const writable: string[] = store ? [store] : [];
+  // The folders the last walk for special files read, to read again only those that changed.
+  const folders = new Map<string, FolderSeen>();
   return {
     where: dir,
     git: (args, env = {}, stdin) =>
@@ -71,7 +73,7 @@ export async function hostPlace(
       }
       return over;
     },
-    specialFiles: (extra) => hostSpecialFiles(dir, extra),
+    specialFiles: (extra) => hostSpecialFiles(dir, extra, folders),
   };
 }
 
@@ -128,36 +130,67 @@ async function exists(path: string): Promise<boolean> {
 const IGNORE_AND_ATTRIBUTES = new Set([".gitignore", ".gitattributes"]);
 
 /**
+ * A folder as a walk for special files read it: the folders in it and the ignore or attributes
+ * files there that are not regular files. Read again when `key` (device, inode and ctime, which
+ * every entry made, removed or renamed in it moves on and no one can set back) changes.
+ */
+interface FolderSeen {
+  key: string;
+  folders: string[];
+  special: string[];
+}
+
+/**
  * The `.gitignore` and `.gitattributes` below `dir` (and in the folders above it, up to the
  * repository's top, which git reads too) that are neither regular files nor symlinks (git opens no
  * symlinked one), and the files of `extra` that exist and are not regular files. Walked by reading
- * folders, never by opening a file; `.git` folders are not entered.
+ * folders, never by opening a file; `.git` folders are not entered. `known`: the folders the walk
+ * before read (updated here); one that has not changed since is not read again.
  */
-async function hostSpecialFiles(dir: string, extra: readonly string[]): Promise<string[]> {
+async function hostSpecialFiles(
+  dir: string,
+  extra: readonly string[],
+  known: Map<string, FolderSeen>,
+): Promise<string[]> {
   const found: string[] = [];
+  const seen = new Map<string, FolderSeen>();
   let read = 0;
   const walk = async (folder: string) => {
-    let entries: Deno.DirEntry[];
+    let now: FolderSeen;
     try {
-      // One folder read synchronously (a few times faster than entry by entry), the event
-      // loop let go between slices of them.
+      // Synchronous (a few times faster than awaiting each entry), the event loop let go
+      // between slices.
       if (++read % (SLICE / 16) === 0) await yieldTurn();
-      entries = [...Deno.readDirSync(folder)];
+      const info = Deno.lstatSync(folder);
+      if (!info.isDirectory) return;
+      const key = `${info.dev}:${info.ino}:${info.ctime?.getTime()}`;
+      const before = known.get(folder);
+      if (before?.key === key) now = before;
+      else {
+        const readAt = Date.now();
+        now = { key, folders: [], special: [] };
+        for (const entry of Deno.readDirSync(folder)) {
+          const path = join(folder, entry.name);
+          if (entry.isDirectory) {
+            if (entry.name !== ".git") now.folders.push(path);
+          } else if (IGNORE_AND_ATTRIBUTES.has(entry.name) && !entry.isFile && !entry.isSymlink) {
+            now.special.push(path);
+          }
+        }
+        // A folder changed less than two seconds before it was read (ctime is told in whole
+        // seconds) could change again within the same second: it is read again next time.
+        if (!info.ctime || info.ctime.getTime() + 2000 >= readAt) now.key = "";
+      }
     } catch {
       return;
     }
-    for (const entry of entries) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory) {
-        if (entry.name !== ".git") await walk(path);
-      } else if (
-        IGNORE_AND_ATTRIBUTES.has(entry.name) && !entry.isFile && !entry.isSymlink
-      ) {
-        found.push(path);
-      }
-    }
+    seen.set(folder, now);
+    found.push(...now.special);
+    for (const path of now.folders) await walk(path);
   };
   await walk(dir);
+  known.clear();
+  for (const [folder, now] of seen) known.set(folder, now);
   let above = resolve(dir);
   while (!await exists(join(above, ".git")) && above !== dirname(above)) {
     above = dirname(above);

@@ -286,6 +286,8 @@ export interface CheckpointTree {
   repoObjects: string;
   /** What `git rev-parse` told of the repository (pass it to the next checkpoint in the store). */
   facts: RepoFacts;
+  /** With `since`: the files (from the repository's top) that differ from that tree. */
+  changed?: string[];
 }
 
 /** What the caller of `recordCheckpointIn` knows, to spare git processes. */
@@ -299,6 +301,8 @@ export interface CheckpointOptions {
   facts?: RepoFacts;
   /** Awaited before anything is written into the store (the bound on its size). */
   gate?: Promise<unknown>;
+  /** A tree in the store to list the changed files against (`CheckpointTree.changed`). */
+  since?: string;
 }
 
 /**
@@ -310,7 +314,7 @@ export interface CheckpointOptions {
 export async function recordCheckpointIn(
   place: GitPlace,
   store: string,
-  { kept = false, facts: known, gate }: CheckpointOptions = {},
+  { kept = false, facts: known, gate, since }: CheckpointOptions = {},
 ): Promise<CheckpointTree> {
   const facts = known ?? await repoFacts(place);
   if (!facts) {
@@ -328,8 +332,21 @@ export async function recordCheckpointIn(
     if (listed.bytes.length === 0) await readHead(exact, env);
   }
   const { left, tooLarge } = await stageWorkTree(exact, env, facts, gate);
-  const tree = (await must(exact.git(["write-tree"], env), "write-tree")).out.trim();
-  return { tree, leftOut: [...tooLarge, ...left], repoObjects: facts.objects, facts };
+  // The index is the new tree: what changed since `since` is read from it while it is written.
+  const [written, changed] = await Promise.all([
+    must(exact.git(["write-tree"], env), "write-tree"),
+    since === undefined ? undefined : must(
+      place.git(["diff-index", "--cached", "-z", "--name-only", "--no-renames", since], env),
+      "diff-index",
+    ),
+  ]);
+  return {
+    tree: written.out.trim(),
+    leftOut: [...tooLarge, ...left],
+    repoObjects: facts.objects,
+    facts,
+    ...(changed && { changed: splitNul(changed.bytes).map((name) => decoder.decode(name)) }),
+  };
 }
 
 /**
