@@ -225,6 +225,8 @@ export interface CheckpointPlace {
   store: string;
   /** What git told of the repository at the last checkpoint here (spares a git process). */
   facts?: RepoFacts;
+  /** The store was made with this place and holds no checkpoint yet. */
+  fresh?: boolean;
 }
 
 /**
@@ -250,14 +252,14 @@ export async function hostCheckpointPlace(
     await sweepCheckpointStores().catch(() => []);
   }
   const place = await checkpointHostPlace(workspace, store, sandbox);
-  return { place: await exactBytes(place, store, isNew), store };
+  return { place: await exactBytes(place, store, isNew), store, fresh: isNew };
 }
 
 /** A container's checkpoint place: a store inside it, kept for as long as the container. */
 export async function containerCheckpointPlace(container: Container): Promise<CheckpointPlace> {
   const place = (await import("../container/patch.ts")).containerPlace(container);
   const store = await place.scratch("baseline");
-  return { place: await exactBytes(place, store, true), store };
+  return { place: await exactBytes(place, store, true), store, fresh: true };
 }
 
 /** Attributes that turn off every conversion between the files and a checkpoint's bytes. */
@@ -413,6 +415,7 @@ export async function takeCheckpoint(
   try {
     recorded = await recordCheckpointIn(at.place, at.store, {
       kept,
+      empty: at.fresh,
       facts: at.facts,
       gate,
       since: kept ? previous.tree : undefined,
@@ -423,6 +426,7 @@ export async function takeCheckpoint(
   }
   const { tree, leftOut, repoObjects, facts } = recorded;
   at.facts = facts;
+  at.fresh = false;
   const changed = recorded.changed ??
     (previous ? await changedBetween(at.place, at.store, previous.tree, tree, repoObjects) : []);
   const record: CheckpointRecord = {

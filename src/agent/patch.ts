@@ -294,6 +294,8 @@ export interface CheckpointTree {
 export interface CheckpointOptions {
   /** The store's index lists a checkpoint taken in it (else an empty one is filled from HEAD). */
   kept?: boolean;
+  /** The store is new: its index is filled from HEAD without looking. */
+  empty?: boolean;
   /**
    * The repository's facts from a checkpoint before in this store: its common dir links the
    * `info/exclude` found then, which is what git reads, and alternates are looked up again.
@@ -314,7 +316,7 @@ export interface CheckpointOptions {
 export async function recordCheckpointIn(
   place: GitPlace,
   store: string,
-  { kept = false, facts: known, gate, since }: CheckpointOptions = {},
+  { kept = false, empty = false, facts: known, gate, since }: CheckpointOptions = {},
 ): Promise<CheckpointTree> {
   const facts = known ?? await repoFacts(place);
   if (!facts) {
@@ -325,11 +327,11 @@ export async function recordCheckpointIn(
   // A new store's index starts from HEAD; a kept one already lists the last checkpoint.
   if (!kept) {
     await gate;
-    const listed = await must(
+    const listed = empty ? undefined : await must(
       exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
       "ls-files",
     );
-    if (listed.bytes.length === 0) await readHead(exact, env);
+    if (!listed?.bytes.length) await readHead(exact, env);
   }
   const { left, tooLarge } = await stageWorkTree(exact, env, facts, gate);
   // The index is the new tree: what changed since `since` is read from it while it is written.
