@@ -311,14 +311,11 @@ async function writeCommonDir(place: GitPlace, store: string, common: string) {
   );
   if (!found.ok) return found;
   const [format, exclude] = found.out.split("\n");
-  const made = await place.git([
-    "init",
-    "-q",
-    "--bare",
-    "--template=",
-    `--object-format=${format}`,
-    common,
-  ]);
+  // GIT_DIR names the folder to make, one of Deft's: the workspace's config is not read.
+  const made = await place.git(
+    ["init", "-q", "--bare", "--template=", `--object-format=${format}`],
+    { GIT_DIR: common },
+  );
   if (!made.ok) return made;
   // Not bare: it stands in for the repository's common dir while git works on the files.
   const config = await place.git(["config", "core.bare", "false"], { GIT_DIR: common });

@@ -253,6 +253,20 @@ async function readHead(place: GitPlace, env: Record<string, string>): Promise<b
   return false;
 }
 
+/**
+ * `readHead` for a checkpoint store, whose private common dir has no refs: HEAD's tree is found
+ * first (rev-parse, which lists no config), then read by its id from the repository's objects.
+ */
+async function readHeadTree(place: GitPlace, env: Record<string, string>): Promise<void> {
+  const head = await place.git(["rev-parse", "--verify", "-q", "HEAD^{tree}"]);
+  const tree = head.out.trim();
+  if (!head.ok || !/^[0-9a-f]{40,64}$/.test(tree)) {
+    await readHead(place, env);
+    return;
+  }
+  await must(place.git(["read-tree", tree], env), "read-tree");
+}
+
 /** Writes the work tree's state as a tree into `store` (a place's scratch folder); its id. */
 async function recordTree(place: GitPlace, store: string, facts: RepoFacts): Promise<string> {
   const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [facts.objects]);
@@ -331,7 +345,7 @@ export async function recordCheckpointIn(
       exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
       "ls-files",
     );
-    if (!listed?.bytes.length) await readHead(exact, env);
+    if (!listed?.bytes.length) await (empty ? readHeadTree(exact, env) : readHead(exact, env));
   }
   const { left, tooLarge } = await stageWorkTree(exact, env, facts, gate);
   // The index is the new tree: what changed since `since` is read from it while it is written.
