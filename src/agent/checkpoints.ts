@@ -405,22 +405,18 @@ export async function takeCheckpoint(
         "Start a new session, or set `checkpoints: false` in the config for this workspace.",
     );
   });
+  // Handled now (it may fail before anything awaits it); whoever awaits it still gets the error.
+  gate.catch(() => {});
   const previous = data.checkpoints?.at(-1);
   // The store's index lists the checkpoint before when that one was taken in this store.
   const kept = previous !== undefined && previous.store === at.store;
-  let recorded: Awaited<ReturnType<typeof recordCheckpointIn>>;
-  try {
-    recorded = await recordCheckpointIn(at.place, at.store, {
-      kept,
-      empty: at.fresh,
-      facts: at.facts,
-      gate,
-      since: kept ? previous.tree : undefined,
-    });
-  } finally {
-    // An error of the listing comes first; the gate's, when it fails, is not left unhandled.
-    await gate.catch(() => {});
-  }
+  const recorded = await recordCheckpointIn(at.place, at.store, {
+    kept,
+    empty: at.fresh,
+    facts: at.facts,
+    gate,
+    since: kept ? previous.tree : undefined,
+  });
   const { tree, leftOut, repoObjects, facts } = recorded;
   at.facts = facts;
   at.fresh = false;
