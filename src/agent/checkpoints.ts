@@ -20,6 +20,7 @@ import {
   checkpointHostPlace,
   MAX_FILE_BYTES,
   recordCheckpointIn,
+  type RepoFacts,
   restoreCheckpointIn,
   storeBytes,
   workspacePrefix,
@@ -222,6 +223,10 @@ function isAlive(pid: number): boolean | undefined {
 export interface CheckpointPlace {
   place: GitPlace;
   store: string;
+  /** What git told of the repository at the last checkpoint here (spares a git process). */
+  facts?: RepoFacts;
+  /** The store was made with this place and holds no checkpoint yet. */
+  fresh?: boolean;
 }
 
 /**
@@ -247,14 +252,14 @@ export async function hostCheckpointPlace(
     await sweepCheckpointStores().catch(() => []);
   }
   const place = await checkpointHostPlace(workspace, store, sandbox);
-  return { place: await exactBytes(place, store, isNew), store };
+  return { place: await exactBytes(place, store, isNew), store, fresh: isNew };
 }
 
 /** A container's checkpoint place: a store inside it, kept for as long as the container. */
 export async function containerCheckpointPlace(container: Container): Promise<CheckpointPlace> {
   const place = (await import("../container/patch.ts")).containerPlace(container);
   const store = await place.scratch("baseline");
-  return { place: await exactBytes(place, store, true), store };
+  return { place: await exactBytes(place, store, true), store, fresh: true };
 }
 
 /** Attributes that turn off every conversion between the files and a checkpoint's bytes. */
@@ -306,14 +311,11 @@ async function writeCommonDir(place: GitPlace, store: string, common: string) {
   );
   if (!found.ok) return found;
   const [format, exclude] = found.out.split("\n");
-  const made = await place.git([
-    "init",
-    "-q",
-    "--bare",
-    "--template=",
-    `--object-format=${format}`,
-    common,
-  ]);
+  // GIT_DIR names the folder to make, one of Deft's: the workspace's config is not read.
+  const made = await place.git(
+    ["init", "-q", "--bare", "--template=", `--object-format=${format}`],
+    { GIT_DIR: common },
+  );
   if (!made.ok) return made;
   // Not bare: it stands in for the repository's common dir while git works on the files.
   const config = await place.git(["config", "core.bare", "false"], { GIT_DIR: common });
@@ -394,17 +396,32 @@ export async function takeCheckpoint(
   what: { turn: number; kind: CheckpointRecord["kind"]; label: string },
 ): Promise<CheckpointRecord> {
   const started = performance.now();
-  const bytes = await storeBytes(at.place, at.store);
-  if (bytes > MAX_STORE_BYTES) {
+  // The store's size is counted while the work tree is listed; nothing is written before.
+  const gate = storeBytes(at.place, at.store).then((bytes) => {
+    if (bytes <= MAX_STORE_BYTES) return;
     throw new CheckpointError(
       `the checkpoint store ${at.store} holds ${Math.round(bytes / 1024 / 1024)} MiB, past its ` +
         `bound of ${MAX_STORE_BYTES / 1024 / 1024} MiB: no more checkpoints this session. ` +
         "Start a new session, or set `checkpoints: false` in the config for this workspace.",
     );
-  }
-  const { tree, leftOut } = await recordCheckpointIn(at.place, at.store);
+  });
+  // Handled now (it may fail before anything awaits it); whoever awaits it still gets the error.
+  gate.catch(() => {});
   const previous = data.checkpoints?.at(-1);
-  const changed = previous ? await changedBetween(at.place, at.store, previous.tree, tree) : [];
+  // The store's index lists the checkpoint before when that one was taken in this store.
+  const kept = previous !== undefined && previous.store === at.store;
+  const recorded = await recordCheckpointIn(at.place, at.store, {
+    kept,
+    empty: at.fresh,
+    facts: at.facts,
+    gate,
+    since: kept ? previous.tree : undefined,
+  });
+  const { tree, leftOut, repoObjects, facts } = recorded;
+  at.facts = facts;
+  at.fresh = false;
+  const changed = recorded.changed ??
+    (previous ? await changedBetween(at.place, at.store, previous.tree, tree, repoObjects) : []);
   const record: CheckpointRecord = {
     id: (previous?.id ?? 0) + 1,
     turn: what.turn,
@@ -477,7 +494,10 @@ export async function rewind(
   if (options.files) {
     if (!at) throw new CheckpointError("the checkpoint store cannot be reached from here");
     const latest = data.checkpoints!.at(-1)!;
-    const { tree } = await recordCheckpointIn(at.place, at.store);
+    const { tree } = await recordCheckpointIn(at.place, at.store, {
+      kept: latest.store === at.store,
+      facts: at.facts,
+    });
     const outside = await changedBetween(at.place, at.store, lastLeft(data), tree);
     if (outside.length > 0 && !options.force) throw new ChangedOutsideError(outside, options.turn);
     before = await takeCheckpoint(at, data, {

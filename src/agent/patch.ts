@@ -209,7 +209,7 @@ export async function patchIn(
 }
 
 /** What one `git rev-parse` tells about the place's repository (see `repoFacts`). */
-interface RepoFacts {
+export interface RepoFacts {
   /** The repository's object store, absolute. */
   objects: string;
   /** git's own ignore and attributes lists (`info/exclude`, `info/attributes`), absolute. */
@@ -253,6 +253,20 @@ async function readHead(place: GitPlace, env: Record<string, string>): Promise<b
   return false;
 }
 
+/**
+ * `readHead` for a checkpoint store, whose private common dir has no refs: HEAD's tree is found
+ * first (rev-parse, which lists no config), then read by its id from the repository's objects.
+ */
+async function readHeadTree(place: GitPlace, env: Record<string, string>): Promise<void> {
+  const head = await place.git(["rev-parse", "--verify", "-q", "HEAD^{tree}"]);
+  const tree = head.out.trim();
+  if (!head.ok || !/^[0-9a-f]{40,64}$/.test(tree)) {
+    await readHead(place, env);
+    return;
+  }
+  await must(place.git(["read-tree", tree], env), "read-tree");
+}
+
 /** Writes the work tree's state as a tree into `store` (a place's scratch folder); its id. */
 async function recordTree(place: GitPlace, store: string, facts: RepoFacts): Promise<string> {
   const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [facts.objects]);
@@ -282,28 +296,73 @@ export interface CheckpointTree {
    * a small size).
    */
   leftOut: string[];
+  /** The repository's object store, absolute (for `changedBetween`). */
+  repoObjects: string;
+  /** What `git rev-parse` told of the repository (pass it to the next checkpoint in the store). */
+  facts: RepoFacts;
+  /** With `since`: the files (from the repository's top) that differ from that tree. */
+  changed?: string[];
+}
+
+/** What the caller of `recordCheckpointIn` knows, to spare git processes. */
+export interface CheckpointOptions {
+  /** The store's index lists a checkpoint taken in it (else an empty one is filled from HEAD). */
+  kept?: boolean;
+  /** The store is new: its index is filled from HEAD without looking. */
+  empty?: boolean;
+  /**
+   * The repository's facts from a checkpoint before in this store: its common dir links the
+   * `info/exclude` found then, which is what git reads, and alternates are looked up again.
+   */
+  facts?: RepoFacts;
+  /** Awaited before anything is written into the store (the bound on its size). */
+  gate?: Promise<unknown>;
+  /** A tree in the store to list the changed files against (`CheckpointTree.changed`). */
+  since?: string;
 }
 
 /**
  * Writes the work tree's state (as `recordBaseline` does) as a tree into `store`, a lasting folder
  * with `objects/` whose `index` is kept between checkpoints, so only changed files are read again.
+ * `kept`: the caller knows the store's index lists a checkpoint taken in it (else a new store's
+ * empty index is first filled from HEAD).
  */
-export async function recordCheckpointIn(place: GitPlace, store: string): Promise<CheckpointTree> {
-  const facts = await repoFacts(place);
+export async function recordCheckpointIn(
+  place: GitPlace,
+  store: string,
+  { kept = false, empty = false, facts: known, gate, since }: CheckpointOptions = {},
+): Promise<CheckpointTree> {
+  const facts = known ?? await repoFacts(place);
   if (!facts) {
     throw new PatchError(`git rev-parse failed: ${place.where} is not in a git work tree`);
   }
   const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [facts.objects]);
   const exact: GitPlace = { ...place, git: (a, e, i) => place.git([...EXACT_FILES, ...a], e, i) };
   // A new store's index starts from HEAD; a kept one already lists the last checkpoint.
-  const listed = await must(
-    exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
-    "ls-files",
-  );
-  if (listed.bytes.length === 0) await readHead(exact, env);
-  const { left, tooLarge } = await stageWorkTree(exact, env, facts);
-  const tree = (await must(exact.git(["write-tree"], env), "write-tree")).out.trim();
-  return { tree, leftOut: [...tooLarge, ...left] };
+  if (!kept) {
+    await gate;
+    const listed = empty ? undefined : await must(
+      exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
+      "ls-files",
+    );
+    if (!listed?.bytes.length) await (empty ? readHeadTree(exact, env) : readHead(exact, env));
+  }
+  const { left, tooLarge } = await stageWorkTree(exact, env, facts, gate);
+  // The index is the new tree: what changed since `since` is read from it while it is written.
+  const [written, changed] = await Promise.all([
+    must(exact.git(["write-tree"], env), "write-tree"),
+    since === undefined ? undefined : must(
+      place.git(["diff-index", "--cached", "-z", "--name-only", "--no-renames", since], env),
+      "diff-index",
+    ),
+  ]);
+  return {
+    tree: written.out.trim(),
+    leftOut: [...tooLarge, ...left],
+    repoObjects: facts.objects,
+    facts,
+    ...(changed && { changed: splitNul(changed.bytes).map((name) => decoder.decode(name)) }),
+  };
 }
 
 /**
@@ -314,8 +373,10 @@ export async function changedBetween(
   store: string,
   from: string,
   to: string,
+  repoObjects?: string,
 ): Promise<string[]> {
-  const repoObjects = await objectsOf(place);
+  if (from === to) return [];
+  repoObjects ??= await objectsOf(place);
   const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
   const r = await must(
     place.git(["diff-tree", "-r", "-z", "--name-only", "--no-renames", from, to], env),
@@ -413,65 +474,76 @@ async function stageWorkTree(
   place: GitPlace,
   env: Record<string, string>,
   facts: RepoFacts,
+  gate?: Promise<unknown>,
 ): Promise<Staged> {
   await refuseSpecialFiles(place, facts);
-  // The tracked files whose size or time changed (git reads none to tell): those above
-  // MAX_FILE_BYTES are not read at all, and keep what the index had.
-  const changed = await must(
-    place.git(["diff-files", "-z", "--name-only", "--relative", "--", "."], env),
-    "diff-files",
-  );
+  // Two listings in which git reads no file: the tracked files whose size or time changed (or
+  // which went), and the new files git does not ignore. Each looks at every file once, as
+  // `git add -A` does; both only read the index.
+  const [changed, listed] = await Promise.all([
+    must(
+      place.git(["diff-files", "-z", "--name-only", "--relative", "--", "."], env),
+      "diff-files",
+    ),
+    must(
+      place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
+      "ls-files",
+    ),
+  ]);
+  // Those above MAX_FILE_BYTES are not read at all, and keep what the index had.
   const candidates = splitNul(changed.bytes);
   const over = await place.filesOver(candidates, MAX_FILE_BYTES);
-  const skipped = candidates.filter((_, i) => over[i]);
-  const encoder = new TextEncoder();
+  const tooLarge = candidates.filter((_, i) => over[i]).map((name) => decoder.decode(name));
+  const newFiles = splitNul(listed.bytes).filter((name) => !isDropping(decoder.decode(name)));
+  const large = await place.largeFiles(newFiles, {
+    binaryOver: MAX_NEW_BINARY_BYTES,
+    anyOver: MAX_NEW_FILE_BYTES,
+  });
+  const left = newFiles.filter((_, i) => large[i]).map((name) => decoder.decode(name));
+  const fresh = newFiles.filter((_, i) => !large[i]);
+  await gate;
+  const paths = [...candidates.filter((_, i) => !over[i]), ...fresh];
+  if (paths.length === 0) return { left, tooLarge };
+  // One write of the index for all of them, as `git add -A` would: a changed file is hashed
+  // again, a gone one removed, a new one added (a file where a folder was replaces it). The
+  // names go in on stdin, as bytes: plain paths (no pathspec magic), none re-encoded.
+  const update = (names: Uint8Array[]) =>
+    place.git(
+      ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
+      env,
+      joinNul(names),
+    );
+  if ((await update(paths)).ok) return { left, tooLarge };
+  // update-index refuses a tracked file now beyond a symlink (its folder became a link) and
+  // writes nothing; `add -u` removes such a file. Then the new files.
   const exclude = encoder.encode(":(exclude,literal)");
+  const skipped = candidates.filter((_, i) => over[i]);
   await must(
-    skipped.length === 0 ? place.git(["add", "-u", "."], env) : place.git(
+    place.git(
       ["add", "-u", "--pathspec-from-file=-", "--pathspec-file-nul"],
       env,
       joinNul([encoder.encode("."), ...skipped.map((name) => concat(exclude, name))]),
     ),
     "add",
   );
-  const tooLarge = skipped.map((name) => new TextDecoder().decode(name));
-  const listed = await must(
-    place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
-    "ls-files",
-  );
-  const names = splitNul(listed.bytes);
-  const decoder = new TextDecoder();
-  const newFiles = names.filter((name) => !isDropping(decoder.decode(name)));
-  const large = await place.largeFiles(newFiles, {
-    binaryOver: MAX_NEW_BINARY_BYTES,
-    anyOver: MAX_NEW_FILE_BYTES,
-  });
-  const fresh = newFiles.filter((_, i) => !large[i]);
-  const left = newFiles.filter((_, i) => large[i]).map((name) => decoder.decode(name));
-  if (fresh.length === 0) return { left, tooLarge };
-  // The list goes in on stdin, as bytes: no file, no path on a command line, no name re-encoded.
-  await must(
-    place.git(
-      ["add", "--pathspec-from-file=-", "--pathspec-file-nul", "--"],
-      env,
-      joinNul(fresh),
-    ),
-    "add",
-  );
+  if (fresh.length > 0) await must(update(fresh), "update-index");
   return { left, tooLarge };
 }
 
-/** What `stageWorkTree` left out: new files (large, or binary), and files above MAX_FILE_BYTES. */
-interface Staged {
-  left: string[];
-  tooLarge: string[];
-}
-
+const encoder = new TextEncoder();
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   const all = new Uint8Array(a.length + b.length);
   all.set(a);
   all.set(b, a.length);
   return all;
+}
+
+const decoder = new TextDecoder();
+
+/** What `stageWorkTree` left out: new files (large, or binary), and files above MAX_FILE_BYTES. */
+interface Staged {
+  left: string[];
+  tooLarge: string[];
 }
 
 /**

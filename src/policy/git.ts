@@ -202,6 +202,13 @@ export interface GitOptions {
   signal?: AbortSignal;
   /** The deadline and output limit (defaults: `gitDeadlineMs()`, none for `fetch`; GIT_OUTPUT_LIMIT). */
   limits?: GitLimits;
+  /**
+   * Folders only Deft writes (its scratch folders and checkpoint stores). A command whose
+   * `GIT_COMMON_DIR` (else `GIT_DIR`) is one of them, or inside one, reads that folder's config
+   * and never the repository's: it has no repository drivers, so none are listed (a second git
+   * process, and a listing a racing process could make stale anyway).
+   */
+  ownFolders?: readonly string[];
 }
 
 /** The settings a fetching command keeps from the user (see `GitOptions.fetch`). */
@@ -321,7 +328,9 @@ export async function runGit(
   options: GitOptions = {},
 ): Promise<GitResult> {
   const limits = { ...options.limits, noDeadline: options.fetch };
-  const drivers = readsNoDriver(args) ? [] : await repositoryDrivers(cwd, options.sandbox, limits);
+  const drivers = readsNoDriver(args) || readsOwnConfig(options)
+    ? []
+    : await repositoryDrivers(cwd, options.sandbox, limits);
   const invocation = gitInvocation(args, options.env, drivers, options.fetch);
   return spawn(cwd, invocation, options.stdin, options.sandbox, options.signal, limits);
 }
@@ -338,6 +347,19 @@ export function readsNoDriver(args: readonly string[]): boolean {
   let i = 0;
   while (i < args.length && args[i].startsWith("-")) i += args[i] === "-c" ? 2 : 1;
   return args[i] === "rev-parse" || args[i] === "count-objects";
+}
+
+/**
+ * True when the command's repository config is in one of `options.ownFolders`: its
+ * `GIT_COMMON_DIR`, else its `GIT_DIR`, names one of them or a folder inside one. git reads the
+ * config of the common dir (`$GIT_COMMON_DIR/config`) and no other repository's.
+ */
+function readsOwnConfig(options: GitOptions): boolean {
+  const dir = options.env?.GIT_COMMON_DIR ?? options.env?.GIT_DIR;
+  if (dir === undefined || !dir.startsWith("/") || dir.split("/").includes("..")) return false;
+  return (options.ownFolders ?? []).some((own) =>
+    own.startsWith("/") && (dir === own || dir.startsWith(own.endsWith("/") ? own : `${own}/`))
+  );
 }
 
 async function spawn(
