@@ -38,6 +38,8 @@ export const WORDS = {
   postContext: "matrix-post-context: the PostToolUse hook saw this call",
   denyRule: "$ touch d.made",
   askRule: "$ touch e.made",
+  /** Allows what the ask rule asks about: only the ask rule (which beats it) makes it asked. */
+  allowRule: "$ touch e.made",
   /** The secret-looking variable Deft is started with (the shell must never see its value). */
   secretVar: "DEFT_MATRIX_TOKEN",
 };
@@ -116,6 +118,7 @@ export async function makeStage(frontEnd: string, collector: string): Promise<St
 approvals:
   deny: [${JSON.stringify(WORDS.denyRule)}]
   ask: [${JSON.stringify(WORDS.askRule)}]
+  allow: [${JSON.stringify(WORDS.allowRule)}]
 `,
   );
   const fileSecret = `sk-matrix${unique(28)}`;
