@@ -4,8 +4,9 @@
  * OTLP/HTTP JSON receiver. Every cell has its own marker file and its own words, so one cell's
  * evidence never answers for another's.
  */
+import { deftFlags } from "../../scripts/deft_flags.ts";
 import { chatText, MockLLM, type MockReply, type MockRequest } from "./mock_llm.ts";
-import { trustedHome } from "./deft.ts";
+import { type DeftRun, denoDir, REPO_ROOT, trustedHome } from "./deft.ts";
 
 /** The promises, in the matrix's row order. */
 export const PROMISES = {
@@ -323,4 +324,42 @@ export function otlpReceiver() {
     of: (frontEnd: string) => spans.filter((s) => s.service === serviceName(frontEnd)),
     close: () => server.shutdown(),
   };
+}
+
+/**
+ * Runs `deft ARGS` as `runDeft` does (stdin empty), but killed after `ms`: a gate that breaks into
+ * a question nobody can answer fails its cells instead of holding up the suite. A killed run's
+ * code is the signal's (137).
+ */
+export async function runDeftBounded(
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; ms?: number },
+): Promise<DeftRun> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...deftFlags(), `${REPO_ROOT}main.ts`, ...args],
+    cwd: options.cwd,
+    env: { NO_COLOR: "1", DENO_DIR: denoDir(), ...options.env },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  await child.stdin.close();
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* it ended just now */ }
+  }, options.ms ?? 120_000);
+  try {
+    const out = await child.output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    return {
+      code: out.code,
+      stdout: new TextDecoder().decode(out.stdout),
+      stderr: out.signal === "SIGKILL"
+        ? `${stderr}\n(killed after ${options.ms ?? 120_000} ms)`
+        : stderr,
+    };
+  } finally {
+    clearTimeout(timer);
+  }
 }

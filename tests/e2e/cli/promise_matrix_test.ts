@@ -14,7 +14,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { runDeft, runMocked } from "../../helpers/deft.ts";
+import { mockRunArgs } from "../../helpers/deft.ts";
 import { deftMcpCommand } from "../../helpers/deft_mcp.ts";
 import { ServerProcess } from "../../helpers/server_process.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
@@ -33,6 +33,7 @@ import {
   type PlannedCall,
   planPrompt,
   resultSeen,
+  runDeftBounded,
   type Stage,
 } from "../../helpers/promise_matrix.ts";
 import { checkCell, type Evidence } from "../../helpers/promise_cells.ts";
@@ -97,17 +98,19 @@ Deno.test({
     try {
       const traj = `${stage.home}/run.json`;
       const [run, asking] = await Promise.all([
-        runMocked(mock, planPrompt(HEADLESS), stage.ws, {
-          cwd: stage.home,
-          env: stage.env,
-          extra: ["-t", traj, "--json"],
-        }),
+        runDeftBounded(
+          mockRunArgs(mock, planPrompt(HEADLESS), stage.ws, {
+            extra: ["-t", traj, "--json"],
+          }),
+          { cwd: stage.home, env: stage.env },
+        ),
         // Mode `commands` with nobody to ask: the command must not run.
-        runMocked(mock, planPrompt(["f"]), stage.ws, {
-          cwd: stage.home,
-          env: { ...stage.env, OTEL_DENO: "false" },
-          extra: ["--approval", "commands", "-t", `${stage.home}/f.json`],
-        }),
+        runDeftBounded(
+          mockRunArgs(mock, planPrompt(["f"]), stage.ws, {
+            extra: ["--approval", "commands", "-t", `${stage.home}/f.json`],
+          }),
+          { cwd: stage.home, env: { ...stage.env, OTEL_DENO: "false" }, ms: 60_000 },
+        ),
       ]);
       const shown = () => `${run.stdout}\n${run.stderr}\n${Deno.readTextFileSync(traj)}`;
       const ev = modelEvidence(stage, mock, () => collector.of(stage.frontEnd), shown);
@@ -142,13 +145,14 @@ Deno.test({
     ];
     try {
       const [run, asking] = await Promise.all([
-        runDeft(line(HEADLESS, ["--output-format", "stream-json"]), {
+        runDeftBounded(line(HEADLESS, ["--output-format", "stream-json"]), {
           cwd: stage.home,
           env: stage.env,
         }),
-        runDeft(line(["f"], ["--approval", "commands"]), {
+        runDeftBounded(line(["f"], ["--approval", "commands"]), {
           cwd: stage.home,
           env: { ...stage.env, OTEL_DENO: "false" },
+          ms: 60_000,
         }),
       ]);
       const ev = modelEvidence(
@@ -372,10 +376,10 @@ Deno.test({
       ];
       const env = { ...stage.env, OPENAI_COMPATIBLE_API_KEY: "k" };
       const [batch, asking] = await Promise.all([
-        runDeft(["batch", tasks, "--out", out, ...flags], { cwd: stage.home, env }),
-        runDeft(
+        runDeftBounded(["batch", tasks, "--out", out, ...flags], { cwd: stage.home, env }),
+        runDeftBounded(
           ["batch", fTasks, "--out", `${stage.home}/f-out`, ...flags, "--config-file", fConfig],
-          { cwd: stage.home, env: { ...env, OTEL_DENO: "false" } },
+          { cwd: stage.home, env: { ...env, OTEL_DENO: "false" }, ms: 60_000 },
         ),
       ]);
       const shown = async () =>
@@ -435,16 +439,18 @@ Deno.test({
       const container = ["--docker-image", image, "--container-runtime", "docker"];
       const traj = `${stage.home}/run.json`;
       const [run, asking] = await Promise.all([
-        runMocked(mock, `${planPrompt(HEADLESS)},z`, "/testbed", {
-          cwd: stage.home,
-          env: { ...rt.env, ...stage.env },
-          extra: [...container, "-t", traj],
-        }),
-        runMocked(commandsMock, `${planPrompt(["f"])},z`, "/testbed", {
-          cwd: stage.home,
-          env: { ...rt.env, ...stage.env, OTEL_DENO: "false" },
-          extra: [...container, "--approval", "commands", "-t", `${stage.home}/f.json`],
-        }),
+        runDeftBounded(
+          mockRunArgs(mock, `${planPrompt(HEADLESS)},z`, "/testbed", {
+            extra: [...container, "-t", traj],
+          }),
+          { cwd: stage.home, env: { ...rt.env, ...stage.env } },
+        ),
+        runDeftBounded(
+          mockRunArgs(commandsMock, `${planPrompt(["f"])},z`, "/testbed", {
+            extra: [...container, "--approval", "commands", "-t", `${stage.home}/f.json`],
+          }),
+          { cwd: stage.home, env: { ...rt.env, ...stage.env, OTEL_DENO: "false" }, ms: 60_000 },
+        ),
       ]);
       const listing = (m: typeof mock) => resultSeen(m, "mx-z-0").split(/\\n|\n/);
       const shown = `${run.stdout}\n${run.stderr}\n${await readOr(traj)}`;
