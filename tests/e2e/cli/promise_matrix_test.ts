@@ -14,7 +14,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { mockRunArgs } from "../../helpers/deft.ts";
+import { type DeftRun, mockRunArgs } from "../../helpers/deft.ts";
 import { deftMcpCommand } from "../../helpers/deft_mcp.ts";
 import { ServerProcess } from "../../helpers/server_process.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
@@ -117,7 +117,7 @@ Deno.test({
       await steps(t, stage.frontEnd, HEADLESS, ev, true);
       await t.step(cellName("f", stage.frontEnd), async () => {
         await checkCell("f", ev, true);
-        if (asking.code === 0) throw new Error(`mode commands ran headless:\n${asking.stderr}`);
+        refusedAtStart(asking);
       });
     } finally {
       await mock.close();
@@ -164,7 +164,7 @@ Deno.test({
       await steps(t, stage.frontEnd, HEADLESS, ev, true);
       await t.step(cellName("f", stage.frontEnd), async () => {
         await checkCell("f", ev, true);
-        if (asking.code === 0) throw new Error(`mode commands ran headless:\n${asking.stderr}`);
+        refusedAtStart(asking);
       });
     } finally {
       await mock.close();
@@ -397,7 +397,7 @@ Deno.test({
         assert(!(await exists(`${stage.home}/f-out/f1/workspace/f.made`)), "f.made was made");
         const result = JSON.parse(await readOr(`${stage.home}/f-out/f1/result.json`) || "{}");
         assert(result.status && result.status !== "passed", `status ${result.status}`);
-        if (asking.code === 0) throw new Error(`mode commands ran headless:\n${asking.stderr}`);
+        refusedInTask(asking, await readOr(`${stage.home}/f-out/f1/deft.log`));
       });
     } finally {
       await mock.close();
@@ -405,6 +405,25 @@ Deno.test({
     }
   },
 });
+
+/**
+ * Mode `commands` with nobody to answer: the run fails at start, exit 2, naming the mode (as
+ * docs/usage.md says), instead of running the command or hanging on a question.
+ */
+function refusedAtStart(run: DeftRun): void {
+  assert(
+    run.code === 2 && /approval mode 'commands'/.test(run.stderr),
+    `mode commands did not refuse at start (exit ${run.code}):\n${run.stderr}`,
+  );
+}
+
+/** As `refusedAtStart`, for a batch task: the task's run refused, the batch says it failed. */
+function refusedInTask(batch: DeftRun, log: string): void {
+  assert(
+    batch.code === 1 && /approval mode 'commands'/.test(log),
+    `the task's mode commands did not refuse at start (exit ${batch.code}):\n${batch.stderr}\n${log}`,
+  );
+}
 
 function assert(ok: unknown, message: string): asserts ok {
   if (!ok) throw new Error(message);
@@ -464,7 +483,7 @@ Deno.test({
       await steps(t, stage.frontEnd, HEADLESS, ev, true);
       await t.step(cellName("f", stage.frontEnd), () => {
         assert(!listing(commandsMock).some((l) => l.trim() === "f.made"), "touch f.made ran");
-        if (asking.code === 0) throw new Error(`mode commands ran headless:\n${asking.stderr}`);
+        refusedAtStart(asking);
       });
     } finally {
       await mock.close();
