@@ -21,6 +21,8 @@ export interface Evidence {
   userOutput(): string | null;
   /** Where someone can be asked: the question about `command`, or null when none was asked. */
   asked?(command: string): string | null;
+  /** The question names the ask rule that asked it (the terminal does; ACP's has no room). */
+  questionNamesRule?: boolean;
   /** The editor's writes through the ACP client, where the client offers its file system. */
   clientWrites?(): string[];
   /** The spans this front end exported. */
@@ -59,7 +61,11 @@ export async function checkCell(cell: Cell, ev: Evidence, headless: boolean): Pr
         // Nobody to ask: refused, and the model is told which rule.
         assert.ok(ev.result("mx-e-0").includes(WORDS.askRule.slice(2)), ev.result("mx-e-0"));
       } else {
-        assert.ok(ev.asked!("touch e.made"), "the ask rule's call was not asked about");
+        const question = ev.asked!("touch e.made");
+        assert.ok(question, "the ask rule's call was not asked about");
+        if (ev.questionNamesRule) {
+          assert.ok(question.includes(WORDS.askRule), `the question names no rule: ${question}`);
+        }
       }
       return;
     }

@@ -45,24 +45,22 @@ export const WORDS = {
   secretVar: "DEFT_MATRIX_TOKEN",
 };
 
-const PRE_HOOK = `#!/bin/bash
-input=$(cat)
+// The hooks are command lines (run by `bash -c`), not script files: they read nothing but their
+// input and write nothing, wherever they run (on the host or in the sandbox).
+const PRE_HOOK = `input=$(cat)
 case "$input" in
   *${WORDS.exit2}*) echo "${WORDS.exit2Reason}" >&2; exit 2 ;;
   *${WORDS.json}*)
     printf '%s\\n' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"${WORDS.jsonReason}"}}' ;;
 esac
-exit 0
-`;
+exit 0`;
 
-const POST_HOOK = `#!/bin/bash
-input=$(cat)
+const POST_HOOK = `input=$(cat)
 case "$input" in
   *${WORDS.post}*)
     printf '%s\\n' '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"${WORDS.postContext}"}}' ;;
 esac
-exit 0
-`;
+exit 0`;
 
 /** One front end's world: a trusted HOME with the hooks and rules, its workspace and a folder
  * outside it, and the unique words of its secret and span cells. */
@@ -90,7 +88,7 @@ function unique(length: number): string {
 }
 
 /**
- * A stage for `frontEnd`: HOME trusted, its user config holding both hooks and both rules, the
+ * A stage for `frontEnd`: HOME trusted, its user config holding both hooks and the rules, the
  * workspace `HOME/ws` with `matrix.env` and `g-keep.txt` outside it; `collector` (an OTLP URL) turns
  * tracing on with content capture off.
  */
@@ -100,9 +98,6 @@ export async function makeStage(frontEnd: string, collector: string): Promise<St
   const outside = `${home}/outside`;
   await Deno.mkdir(ws);
   await Deno.mkdir(outside);
-  await Deno.mkdir(`${home}/hooks`);
-  await Deno.writeTextFile(`${home}/hooks/pre.sh`, PRE_HOOK);
-  await Deno.writeTextFile(`${home}/hooks/post.sh`, POST_HOOK);
   const config = `${home}/.config/deft/config.yaml`;
   await Deno.writeTextFile(
     config,
@@ -111,11 +106,11 @@ export async function makeStage(frontEnd: string, collector: string): Promise<St
   PreToolUse:
     - matcher: bash
       hooks:
-        - { type: command, command: "bash ${home}/hooks/pre.sh" }
+        - { type: command, command: ${JSON.stringify(PRE_HOOK)} }
   PostToolUse:
     - matcher: bash
       hooks:
-        - { type: command, command: "bash ${home}/hooks/post.sh" }
+        - { type: command, command: ${JSON.stringify(POST_HOOK)} }
 approvals:
   deny: [${JSON.stringify(WORDS.denyRule)}]
   ask: [${JSON.stringify(WORDS.askRule)}]
