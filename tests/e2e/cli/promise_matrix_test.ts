@@ -82,6 +82,7 @@ function modelEvidence(
     received: () => everythingSent(mock),
     userOutput,
     spans,
+    traced: true,
     ...extra,
   };
 }
@@ -231,6 +232,8 @@ Deno.test({
       await collector.close();
     }
     const ev = toolServerEvidence(stage, replies, () => collector.of(stage.frontEnd));
+    // The rules hold here too: a deny is a policy in every mode, and where nobody can be asked
+    // (serve, mcp) an ask refuses (issue 49, "headless semantics that fail closed").
     await steps(t, stage.frontEnd, HEADLESS, ev, true);
     // approval mode commands × deft serve: not a promise; serve has no approval mode (no one to ask).
   },
@@ -278,6 +281,9 @@ function toolServerEvidence(
     received: () => [...replies.values()].join("\n"),
     userOutput: () => null,
     spans,
+    // Tool servers start no trace today (tracing begins with a run's root span), so they may
+    // export no span; any span they do export must hold no content either.
+    traced: false,
   };
 }
 
