@@ -32,6 +32,7 @@ import {
   type GitSandbox,
   INDEX_PATCH_ARGS,
   privateStoreEnv,
+  splitNul,
 } from "../policy/git.ts";
 import { SandboxUnavailableError } from "../policy/sandbox.ts";
 import { isDropping } from "./droppings.ts";
@@ -568,18 +569,6 @@ async function refuseSpecialFiles(place: GitPlace, facts: RepoFacts): Promise<vo
       "device), and git would wait on it for ever. Remove it (or make it a plain file) and " +
       "compute the patch again.",
   );
-}
-
-function splitNul(bytes: Uint8Array): Uint8Array[] {
-  const parts: Uint8Array[] = [];
-  let start = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    if (bytes[i] !== 0) continue;
-    if (i > start) parts.push(bytes.subarray(start, i));
-    start = i + 1;
-  }
-  if (start < bytes.length) parts.push(bytes.subarray(start));
-  return parts;
 }
 
 function joinNul(parts: readonly Uint8Array[]): Uint8Array {

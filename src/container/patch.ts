@@ -11,7 +11,7 @@
  * for it: the patch, the baseline, the checkpoints) refuses every later step at once, so a `git`
  * that never returns costs one deadline, not one per step.
  */
-import type { GitLimits, GitPlace } from "../policy/git.ts";
+import { type GitLimits, type GitPlace, splitNul } from "../policy/git.ts";
 import { ContainerGitGuard, runGitInContainer, runInContainer } from "../policy/git_container.ts";
 import type { Container } from "./container.ts";
 import { INSIDE_TEMP } from "./inside.ts";
@@ -161,17 +161,6 @@ function joinNul(parts: readonly Uint8Array[]): Uint8Array {
     at += part.length + 1;
   }
   return all;
-}
-
-function splitNul(bytes: Uint8Array): Uint8Array[] {
-  const parts: Uint8Array[] = [];
-  let start = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    if (bytes[i] !== 0) continue;
-    if (i > start) parts.push(bytes.subarray(start, i));
-    start = i + 1;
-  }
-  return parts;
 }
 
 /** A name's bytes as a string key (names need not be UTF-8). */

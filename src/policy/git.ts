@@ -532,3 +532,19 @@ export function diffFilesSync(before: string, after: string, context = 2): strin
     return "";
   }
 }
+
+/**
+ * The names in git's `-z` output (NUL-separated, as `ls-files -z` or `diff --name-only -z` print
+ * them), as byte strings: a name is never decoded or split on anything but NUL.
+ */
+export function splitNul(bytes: Uint8Array): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  let start = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] !== 0) continue;
+    if (i > start) parts.push(bytes.subarray(start, i));
+    start = i + 1;
+  }
+  if (start < bytes.length) parts.push(bytes.subarray(start));
+  return parts;
+}
