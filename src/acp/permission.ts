@@ -1,5 +1,5 @@
 /**
- * Approvals over ACP: the approval gate (src/agent/approval.ts) shows its question and asks for an
+ * Approvals over ACP: the approval gate (src/gate/approval.ts) shows its question and asks for an
  * answer line, as on a terminal; here the question becomes a `session/request_permission` and
  * the option the client picks becomes the line the gate understands. Allow once is `y`, allow
  * always is `a` (the terminal's scope: that command prefix, that file, that tool), reject once is
@@ -8,7 +8,7 @@
  * the connection closed) refuses the call. Any other question (trusting a repository's config)
  * gets no answer: an editor is not asked to widen what a repository may configure.
  */
-import type { AskUser } from "../agent/approval.ts";
+import type { AskUser } from "../gate/question.ts";
 import type { AcpConsole, OpenCall } from "./console.ts";
 import { toolKind, toolTitle } from "./console.ts";
 import { maskOutput } from "../policy/secrets.ts";

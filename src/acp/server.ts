@@ -7,7 +7,7 @@
  */
 import * as acp from "@agentclientprotocol/sdk";
 import { type AgentResult } from "../agent/agent.ts";
-import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from "../agent/approval.ts";
+import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from "../gate/modes.ts";
 import type { Session, TaskOptions } from "../agent/session.ts";
 import type { LLMMessage, LLMToolCall } from "../llm/types.ts";
 import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";

@@ -4,7 +4,7 @@
  * `model`, model.ts). Clients that read config options use those; older ones the modes.
  */
 import type * as acp from "@agentclientprotocol/sdk";
-import { APPROVAL_MODES, type ApprovalMode } from "../agent/approval.ts";
+import { APPROVAL_MODES, type ApprovalMode } from "../gate/modes.ts";
 import type { ModelChoice } from "./model.ts";
 
 const MODE_NAMES: Record<ApprovalMode, [string, string]> = {

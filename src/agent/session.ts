@@ -11,7 +11,9 @@ import type { AgentConsole } from "./console.ts";
 import { ContextManager } from "./context.ts";
 import { Lakeview } from "./lakeview.ts";
 import { hostDirs } from "../tools/host/mod.ts";
-import { ApprovalGate, isApprovalMode, ReplayGate } from "./approval.ts";
+import { ApprovalGate } from "../gate/approval.ts";
+import { isApprovalMode } from "../gate/modes.ts";
+import { ReplayGate } from "../gate/replay.ts";
 import { ConfigError, loadConfig } from "../config/load.ts";
 import { askToTrust } from "../config/trust.ts";
 import { openApprovalRules } from "./approval_rules.ts";
@@ -154,8 +156,8 @@ async function assemble(
     nobodyToAsk,
   );
   // Hooks run in front of the approval gate; a replay runs none (it repeats the recording).
-  // They run on the host (the user's programs are there): with a container, in the folder Deft
-  // started in, told the container's id, runtime and workspace.
+  // They run on the host, inside the session's sandbox unless a hook says `sandbox: none`: with
+  // a container, over the folder Deft started in, told the container's id, runtime and workspace.
   const hooks = recording ? undefined : sessionHooks(
     loaded.config.hooks,
     hooksSource(loaded),

@@ -3,7 +3,9 @@
  * command line, the user's side (workspace, console, how to ask) and what each turn did.
  */
 import type { AgentConsole } from "./console.ts";
-import type { ApprovalGate, ApprovalMode, AskUser } from "./approval.ts";
+import type { ApprovalGate } from "../gate/approval.ts";
+import type { ApprovalMode } from "../gate/modes.ts";
+import type { AskUser } from "../gate/question.ts";
 import type { ProjectInstructions } from "./instructions.ts";
 import type { ApprovalRules } from "./approval_rules.ts";
 import type { ConfigOverrides, RunConfig } from "../config/resolve.ts";

@@ -5,7 +5,7 @@
  */
 import { createInterface } from "node:readline";
 import process from "node:process";
-import type { AskUser } from "../agent/approval.ts";
+import type { AskUser } from "../gate/question.ts";
 import { holdScreen } from "./console/spinner.ts";
 import { writeStderr } from "./io.ts";
 import { terminalText } from "../policy/terminal_text.ts";

@@ -5,7 +5,7 @@
  * answer refuses the call. Another question (repository trust) is not put to the client.
  */
 import assert from "node:assert/strict";
-import { ApprovalGate } from "../../src/agent/approval.ts";
+import { ApprovalGate } from "../../src/gate/approval.ts";
 import type { Tool } from "../../src/tools/base.ts";
 import { AcpConsole } from "../../src/acp/console.ts";
 import { type PermissionAnswer, PermissionAsker } from "../../src/acp/permission.ts";

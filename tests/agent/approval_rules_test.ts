@@ -5,7 +5,8 @@
  * is started: the tool's host is a fake.
  */
 import assert from "node:assert/strict";
-import { ApprovalGate, type ApprovalMode } from "../../src/agent/approval.ts";
+import { ApprovalGate } from "../../src/gate/approval.ts";
+import { type ApprovalMode } from "../../src/gate/modes.ts";
 import { ApprovalRules } from "../../src/agent/approval_rules.ts";
 import { commandsRun } from "../../src/agent/command_wrappers.ts";
 import type { ApprovalRule } from "../../src/config/approval_rules.ts";

@@ -1,7 +1,7 @@
 /** The one terminal sanitiser (finding 11 of issue 28), as the hostile model would feed it. */
 import assert from "node:assert/strict";
 import { terminalLine, terminalText } from "../../src/policy/terminal_text.ts";
-import { visible } from "../../src/agent/approval.ts";
+import { visible } from "../../src/gate/preview.ts";
 import { printable } from "../../src/cli/console/printable.ts";
 
 const RAW =

@@ -2,7 +2,7 @@
  * The slash commands of `deft interactive`. They act on the session and never reach the model; an
  * unknown one is an error, not a task.
  */
-import { APPROVAL_MODES, isApprovalMode } from "../../agent/approval.ts";
+import { APPROVAL_MODES, isApprovalMode } from "../../gate/modes.ts";
 import { createClient } from "../../llm/client.ts";
 import type { ApprovalRule } from "../../config/approval_rules.ts";
 import { ruleLine } from "../approvals.ts";

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ApprovalGate } from "../../../src/agent/approval.ts";
+import { ApprovalGate } from "../../../src/gate/approval.ts";
 import { ToolExecutor } from "../../../src/tools/executor.ts";
 import { createTools } from "../../../src/tools/registry.ts";
 import { git } from "../../helpers/repo.ts";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { ApprovalGate } from "../../../src/agent/approval.ts";
+import { ApprovalGate } from "../../../src/gate/approval.ts";
 import { createTools } from "../../../src/tools/registry.ts";
 import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ApprovalGate } from "../../../src/agent/approval.ts";
+import { ApprovalGate } from "../../../src/gate/approval.ts";
 import { entryOf } from "../../../src/tools/catalog.ts";
 import { RUN_UNASKED } from "../../../src/tools/executor.ts";
 import { type Host, StandInTool } from "../../../src/tools/stand_in.ts";

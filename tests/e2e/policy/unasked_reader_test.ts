@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ApprovalGate } from "../../../src/agent/approval.ts";
+import { ApprovalGate } from "../../../src/gate/approval.ts";
 import { NON_INTERACTIVE_ENV } from "../../../src/policy/process.ts";
 import { CORE_VARIABLES } from "../../../src/policy/shell_env.ts";
 import { ToolExecutor } from "../../../src/tools/executor.ts";

@@ -4,7 +4,7 @@
  * the tool beside the arguments. No process is started here: the tools' hosts are fakes.
  */
 import assert from "node:assert/strict";
-import { ApprovalGate } from "../../src/agent/approval.ts";
+import { ApprovalGate } from "../../src/gate/approval.ts";
 import { McpConnection, type RemoteTool } from "../../src/mcp/client.ts";
 import { McpTool } from "../../src/mcp/tool.ts";
 import type { CallPlan, ToolExecResult } from "../../src/tools/base.ts";

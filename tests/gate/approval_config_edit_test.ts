@@ -1,12 +1,12 @@
 /**
- * An attack on the approval gate (src/agent/approval.ts): in a folder the user trusted, the
+ * An attack on the approval gate (src/gate/approval.ts): in a folder the user trusted, the
  * repository's `deft.yaml` sets everything — hooks that run on the host, outside the sandbox,
  * MCP servers, the sandbox itself. An edit of that file by the model, unasked in `commands`
  * mode, would give the next session programs the model chose: it is asked about, as an edit of
  * git's own files is.
  */
 import assert from "node:assert/strict";
-import { ApprovalGate } from "../../src/agent/approval.ts";
+import { ApprovalGate } from "../../src/gate/approval.ts";
 import type { CallPlan, ToolExecResult } from "../../src/tools/base.ts";
 import { ToolExecutor } from "../../src/tools/executor.ts";
 import { type Host, type StandInEntry, StandInTool } from "../../src/tools/stand_in.ts";

@@ -6,7 +6,7 @@
  * The outside file is a marker under a temp folder; nothing outside it is touched.
  */
 import assert from "node:assert/strict";
-import { ApprovalGate } from "../../../src/agent/approval.ts";
+import { ApprovalGate } from "../../../src/gate/approval.ts";
 import { snapshot } from "../../../src/cli/console/edit_diff.ts";
 import type { ToolExecResult } from "../../../src/tools/base.ts";
 import { entryOf } from "../../../src/tools/catalog.ts";

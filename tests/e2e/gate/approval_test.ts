@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { ApprovalGate, commandPrefix, isReadOnlyCommand } from "../../../src/agent/approval.ts";
+import { ApprovalGate } from "../../../src/gate/approval.ts";
+import { commandPrefix, isReadOnlyCommand } from "../../../src/gate/commands.ts";
 import { createTools } from "../../../src/tools/registry.ts";
 import { RUN_UNASKED, ToolExecutor } from "../../../src/tools/executor.ts";
 import { mockRunArgs } from "../../helpers/deft.ts";

@@ -4,7 +4,8 @@
  * host is a fake that runs nothing.
  */
 import assert from "node:assert/strict";
-import { ApprovalGate, ReplayGate } from "../../src/agent/approval.ts";
+import { ApprovalGate } from "../../src/gate/approval.ts";
+import { ReplayGate } from "../../src/gate/replay.ts";
 import type { Trajectory } from "../../src/trajectory/recorder.ts";
 import type { ToolExecResult } from "../../src/tools/base.ts";
 import { ToolExecutor } from "../../src/tools/executor.ts";
