@@ -31,6 +31,8 @@ export interface RuleMatch {
   rule: { text: string; source: string };
   /** Why the rule asks although it may not match: part of the command could not be judged. */
   reason?: string;
+  /** With `reason`: the kind of rule the command may hide from (a deny is refused unasked). */
+  unjudged?: "deny" | "ask";
 }
 
 type Hit = "yes" | "maybe" | "no";
@@ -220,7 +222,8 @@ export class ApprovalRules {
       action: "ask",
       rule: { text: rule.text, source: rule.source },
       reason: `Deft could not judge this command against the ${rule.action} rule ` +
-        `\`${rule.text}\`: ${why.join("; ")}. It is asked instead.`,
+        `\`${rule.text}\`: ${why.join("; ")}.`,
+      unjudged: rule.action === "deny" ? "deny" : "ask",
     };
   }
 }

@@ -25,7 +25,9 @@ import { type Asker, type AskUser, question, type Request } from "./question.ts"
 import type { RuleBook, RuleMatch } from "./rules.ts";
 
 /** Who asks about a call whatever the mode: an ask rule, or a PreToolUse hook's `ask`. */
-export type AskedBy = { rule: RuleMatch["rule"] } | { hook: { name: string; source?: string } };
+export type AskedBy =
+  | { rule: RuleMatch["rule"]; unjudged?: string }
+  | { hook: { name: string; source?: string } };
 
 /** Decides, and asks the user when needed, whether each call may run. */
 export class ApprovalGate implements CallGate, Asker {
@@ -144,8 +146,14 @@ export class ApprovalGate implements CallGate, Asker {
     hook?: { hook: { name: string; source?: string } },
   ): Promise<GateDecision> {
     const asks: AskedBy | undefined = hook ??
-      (ruled?.action === "ask" ? { rule: ruled.rule } : undefined);
+      (ruled?.action === "ask"
+        ? { rule: ruled.rule, ...(ruled.reason ? { unjudged: ruled.reason } : {}) }
+        : undefined);
     if (this.mode === "never") {
+      // A command a deny rule may hide in is never let through unasked: a deny is a policy.
+      if (ruled?.unjudged === "deny") {
+        return Promise.resolve(this.#hiddenDeny(effect, ruled));
+      }
       return Promise.resolve((asks && this.#unanswerable(effect, asks)) || this.#unasked());
     }
     if (asks) {
@@ -166,7 +174,9 @@ export class ApprovalGate implements CallGate, Asker {
   #unanswerable(effect: CallEffect | undefined, by: AskedBy): GateDecision | undefined {
     if (this.nobodyToAsk === undefined || this.#sessionOff) return undefined;
     const who = "rule" in by
-      ? `The approval rule \`ask ${by.rule.text}\` (set in ${by.rule.source})`
+      ? by.unjudged
+        ? `${by.unjudged} So it`
+        : `The approval rule \`ask ${by.rule.text}\` (set in ${by.rule.source})`
       : `The PreToolUse hook ${by.hook.name}${by.hook.source ? ` (set in ${by.hook.source})` : ""}`;
     const reason = `${who} asks the user before this ${what(effect)}, and nobody can be asked ` +
       `here (${this.nobodyToAsk} runs unattended), so it was refused. It did not run. Do not ` +
@@ -182,6 +192,24 @@ export class ApprovalGate implements CallGate, Asker {
         nobody_to_ask: true,
         reason,
         ...by,
+      },
+    };
+  }
+
+  /** The refusal, in mode `never`, of a command a deny rule may hide in (`ruled.reason`). */
+  #hiddenDeny(effect: CallEffect | undefined, ruled: RuleMatch): GateDecision {
+    const reason = `${ruled.reason} In approval mode never nobody is asked, so this ` +
+      `${what(effect)} was refused. It did not run. Write the command so each program it runs ` +
+      `is named plainly, or ask the user to run it.`;
+    return {
+      verdict: reason,
+      decision: {
+        decision: "deny",
+        decided_by: "rule",
+        mode: this.mode,
+        asked: false,
+        rule: ruled.rule,
+        reason,
       },
     };
   }

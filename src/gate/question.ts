@@ -31,6 +31,8 @@ export interface Request {
   kind: "command" | "edit" | "tool call";
   /** An ask rule asks about it: no earlier "always" covers it. */
   rule?: RuleMatch["rule"];
+  /** Why it is asked although no rule may match: what Deft could not judge. */
+  unjudged?: string;
 }
 
 /** What the question needs of the gate that puts it. */
@@ -77,7 +79,9 @@ export async function question(gate: Asker, request: Request): Promise<GateDecis
     "[s]ession: ask nothing more in this session",
   ].join(" · ");
   const tell = (text: string) => gate.ask.tell?.(text);
-  const asking = request.rule
+  const asking = request.unjudged
+    ? `\n(${visible(request.unjudged)})`
+    : request.rule
     ? `\n(asked by the rule \`ask ${visible(request.rule.text)}\` from ${
       visible(request.rule.source)
     })`

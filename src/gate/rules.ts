@@ -11,6 +11,10 @@ export interface RuleMatch {
   action: ApprovalAction;
   /** The rule's text and source; several joined with ` + ` when parts needed several. */
   rule: { text: string; source: string };
+  /** Why it asks although it may not match: part of the command could not be judged. */
+  reason?: string;
+  /** With `reason`: the kind of rule the command may hide from (a deny is refused unasked). */
+  unjudged?: "deny" | "ask";
 }
 
 /** The approval rules in force, and the project an "always in this project" is saved for. */

@@ -173,3 +173,20 @@ Deno.test("rules: at the gate, a command a deny rule may hide in is asked, even 
   assert.equal((await g.decide(bash, { command: "bash -c 'rm x'" })).decision.decision, "deny");
   assert.equal((await g.decide(bash, { command: "bash -c 'echo x'" })).decision.decided_by, "rule");
 });
+
+Deno.test("rules: the question says what could not be judged; in mode never a possibly hidden deny is refused", async () => {
+  const { gate: asking, asked } = gate("commands", { deny: ["$ rm"] });
+  await asking.decide(bash, { command: 'X=rm; eval "$X a"' });
+  const question = asked.join("\n");
+  assert.match(question, /could not judge this command against the deny rule `\$ rm`/);
+  assert.doesNotMatch(question, /asked by the rule `ask/);
+  // Nobody is asked in mode never, and a deny is a policy: what may hide one does not run.
+  const { gate: never, asked: none } = gate("never", { deny: ["$ rm"], ask: ["$ git push"] });
+  const hidden = await never.decide(bash, { command: 'X=rm; eval "$X a"' });
+  assert.equal(hidden.decision.decision, "deny");
+  assert.match(String(hidden.verdict), /could not judge .* deny rule `\$ rm`.*mode never/s);
+  assert.equal(none.length, 0);
+  // What may hide only an ask rule runs unasked in mode never, as the ask rule itself does.
+  const { gate: askOnly } = gate("never", { ask: ["$ git push"] });
+  assert.equal((await askOnly.decide(bash, { command: 'eval "$Y"' })).decision.decision, "allow");
+});
