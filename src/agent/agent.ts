@@ -11,7 +11,7 @@ import type { AgentConsole } from "./console.ts";
 import type { ContextManager } from "./context.ts";
 import type { Lakeview } from "./lakeview.ts";
 import type { GitSandbox } from "../policy/git.ts";
-import { workspacePatch } from "./patch.ts";
+import { patchChanges, workspacePatch } from "./patch.ts";
 import { withSpan } from "../telemetry/tracing.ts";
 import { EMPTY_PATCH_REFUSAL, NO_TOOL_CALL_NUDGE, systemPrompt, taskMessage } from "./prompt.ts";
 
@@ -169,7 +169,8 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
           return "";
         })
         : "x";
-      if (patch.trim() === "") {
+      // Only lines saying a file was too large to read are no change the task made.
+      if (!patchChanges(patch)) {
         results[doneIndex] = {
           ...results[doneIndex],
           success: false,

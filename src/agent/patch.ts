@@ -559,6 +559,11 @@ export function leftOutLines(tooLarge: readonly string[]): string {
   ).join("");
 }
 
+/** Whether `patch` changes anything: a diff beyond the lines saying what was left out of it. */
+export function patchChanges(patch: string): boolean {
+  return patch.split("\n").some((line) => line.trim() !== "" && !line.startsWith("# Deft left "));
+}
+
 /** Throws a PatchError naming each ignore or attributes file that is not a regular file. */
 async function refuseSpecialFiles(place: GitPlace, facts: RepoFacts): Promise<void> {
   const special = await place.specialFiles(facts.infoFiles);
