@@ -1,7 +1,7 @@
 /**
  * On the bare launch line `-p` is `--print` (as in Claude Code), while after `deft run` it names
  * the provider; so `deft -p openai_compatible -m X "task"` would send the task
- * "openai_compatible task" to the config's provider. When the task's first word, as its own
+ * "openai_compatible task" to the config's provider. When the word after `-p`, as its own
  * argument, names a provider (a kind Deft knows, or a name under the config's `model_providers`),
  * the line is refused before anything runs, with the fix: a refusal costs one retyped line, a
  * wrong task costs a run (tokens, and tools acting on the workspace) the user never asked for.
@@ -10,18 +10,24 @@ import { isProvider } from "../config/providers.ts";
 import { loadConfig } from "../config/load.ts";
 import { UsageError } from "../errors.ts";
 
-/** Throws a UsageError when `words` (the launch line's task with `-p`) start with a provider. */
+/**
+ * Throws a UsageError when the word after `-p` (`--print`) in `args`, the launch line as typed,
+ * names a provider. That word is always a word of the task: `-p` takes no value.
+ */
 export async function refuseProviderAsTask(
-  words: readonly string[],
+  args: readonly string[],
   configFile?: string,
 ): Promise<void> {
-  const first = words[0];
-  if (first === undefined || !/^[A-Za-z0-9_.-]+$/.test(first)) return;
-  if (!isProvider(first) && !(await configuredProviders(configFile)).includes(first)) return;
+  const end = args.indexOf("--");
+  const line = end === -1 ? args : args.slice(0, end);
+  const at = line.findIndex((a) => a === "-p" || a === "--print");
+  const word = at === -1 ? undefined : line[at + 1];
+  if (word === undefined || !/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(word)) return;
+  if (!isProvider(word) && !(await configuredProviders(configFile)).includes(word)) return;
   throw new UsageError(
-    `-p here is --print (as in Claude Code), so '${first}' would be sent as the task's first ` +
-      `word: write --provider ${first} to choose the provider (or quote the task as one ` +
-      `argument to send it as written).`,
+    `-p here is --print (as in Claude Code), so '${word}' would be sent as a word of the task: ` +
+      `write --provider ${word} to choose the provider (or quote the task as one argument to ` +
+      `send it as written).`,
   );
 }
 

@@ -140,7 +140,8 @@ async function launch(
       );
     }
     const { refuseProviderAsTask } = await import("./print_provider.ts");
-    await refuseProviderAsTask(words, opts.configFile as string | undefined);
+    const typed = (program as unknown as { rawArgs: string[] }).rawArgs;
+    await refuseProviderAsTask(typed, opts.configFile as string | undefined);
     const { runCommand } = await import("./run.ts");
     return await runCommand(prompt, { ...opts, workingDir } as RunOptions);
   }

@@ -36,12 +36,16 @@ Deno.test("launch: -p followed by a provider kind or a configured provider is re
     assert.equal(kind.code, 2, kind.stderr);
     assert.match(
       kind.stderr,
-      /-p here is --print \(as in Claude Code\), so 'openai_compatible' would be sent as the task's first word: write --provider openai_compatible/,
+      /-p here is --print \(as in Claude Code\), so 'openai_compatible' would be sent as a word of the task: write --provider openai_compatible/,
     );
     assert.equal(kind.stderr.match(/--print/g)?.length, 1, "said once");
     const named = await runDeft(["-p", "localmock", "say hi"], { cwd, env });
     assert.equal(named.code, 2, named.stderr);
     assert.match(named.stderr, /write --provider localmock/);
+    // After the task too: `-p` takes no value, so the word after it is the task's.
+    const after = await runDeft(["say hi", "-m", "mock-model", "-p", "localmock"], { cwd, env });
+    assert.equal(after.code, 2, after.stderr);
+    assert.match(after.stderr, /write --provider localmock/);
     assert.equal(mock.requests.length, 0, "no task reached the model");
 
     // A task that merely starts with such a word, quoted as one argument, is sent as written.
