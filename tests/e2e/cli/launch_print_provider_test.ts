@@ -27,7 +27,11 @@ Deno.test("launch: -p followed by a provider kind or a configured provider is re
         "",
       ].join("\n"),
     );
-    const env = { HOME: dir.path, XDG_CONFIG_HOME: `${dir.path}/.config` };
+    const env = {
+      HOME: dir.path,
+      XDG_CONFIG_HOME: `${dir.path}/.config`,
+      XDG_STATE_HOME: `${dir.path}/state`,
+    };
     const cwd = dir.path;
     const kind = await runDeft(["-p", "openai_compatible", "-m", "mock-model", "say hi"], {
       cwd,

@@ -28,7 +28,7 @@ Deno.test("deft hooks import: permissions become approvals: the printed YAML is 
       },
     }),
   );
-  const env = { HOME: home };
+  const env = { HOME: home, XDG_CONFIG_HOME: `${home}/.config`, XDG_STATE_HOME: `${home}/state` };
   const imported = await runDeft(["hooks", "import", settings], { cwd: `${home}/project`, env });
   assert.equal(imported.code, 0, imported.stderr);
   // Deft's own loader accepts it whole: hooks and approvals.
