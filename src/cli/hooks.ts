@@ -1,7 +1,7 @@
 /**
  * `deft hooks`: the hooks in force here, where each runs (in the sandbox, or outside it) and the
  * file each came from; `deft hooks import FILE`:
- * a Claude Code settings file's hooks as Deft's `hooks:` YAML. Also the hooks of the tool-serving
+ * a Claude Code settings file's hooks and permissions as Deft's `hooks:` and `approvals:` YAML. Also the hooks of the tool-serving
  * commands (`deft serve`, `deft mcp`) and the approval rules behind them: they have no session.
  */
 import { stringify } from "yaml";
@@ -13,6 +13,8 @@ import type { Tool } from "../tools/base.ts";
 import type { ToolExecutor } from "../tools/executor.ts";
 import { hookEntries, Hooks } from "../hooks/hooks.ts";
 import { importClaudeHooks } from "../hooks/import.ts";
+import { importClaudePermissions } from "../hooks/import_permissions.ts";
+import { readEnv } from "../env.ts";
 import { readSettingsFile, SettingsFileError } from "../hooks/settings_file.ts";
 import { resolveToolSettings } from "../config/tool_settings.ts";
 import { hookPolicy } from "../policy/hooks.ts";
@@ -55,7 +57,10 @@ export async function hooksList(opts: { configFile?: string } = {}): Promise<num
   return 0;
 }
 
-/** Prints FILE's hooks as Deft's config YAML; what could not be converted goes to stderr. */
+/**
+ * Prints FILE's hooks and permission rules as Deft's config YAML (`hooks:`, `approvals:`); what
+ * could not be converted goes to stderr.
+ */
 export async function hooksImport(file: string): Promise<number> {
   let text: string;
   try {
@@ -72,10 +77,21 @@ export async function hooksImport(file: string): Promise<number> {
       `cannot read ${file} as a Claude Code settings file (JSON): ${(e as Error).message}`,
     );
   }
-  const imported = importClaudeHooks(settings);
-  await writeStdout(stringify({ hooks: imported.hooks }));
-  for (const note of imported.notes) writeStderr(`note: ${terminalText(note)}`);
-  for (const line of imported.unmapped) writeStderr(`not imported: ${terminalText(line)}`);
+  const hooks = importClaudeHooks(settings);
+  const rules = importClaudePermissions(settings, readEnv("HOME"));
+  const has = (o: object) => Object.keys(o).length > 0;
+  const yaml = {
+    ...(has(hooks.hooks) ? { hooks: hooks.hooks } : {}),
+    ...(has(rules.approvals) ? { approvals: rules.approvals } : {}),
+  };
+  if (!has(yaml) && hooks.unmapped.length + rules.unmapped.length === 0) {
+    throw new UsageError(`${file} has neither \`hooks\` nor \`permissions\` to import`);
+  }
+  await writeStdout(has(yaml) ? stringify(yaml, { lineWidth: 0 }) : "{}\n");
+  for (const note of [...hooks.notes, ...rules.notes]) writeStderr(`note: ${terminalText(note)}`);
+  for (const line of [...hooks.unmapped, ...rules.unmapped]) {
+    writeStderr(`not imported: ${terminalText(line)}`);
+  }
   return 0;
 }
 

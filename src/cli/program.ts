@@ -109,7 +109,8 @@ interface LaunchOptions extends Record<string, unknown> {
  * The launch line: `-p` runs the prompt as `deft run` does (its words may come unquoted),
  * anything else opens the conversation. Without `-p`, more than one argument, or a lone word
  * (unless with `-c`/`-r`), is taken for a mistyped command (commander's own error, with its
- * suggestion): a prompt is words, quoted as one argument.
+ * suggestion): a prompt is words, quoted as one argument. `-p PROVIDER …` (the run command's
+ * spelling) is refused with the fix (print_provider.ts).
  */
 async function launch(
   program: Command,
@@ -138,6 +139,9 @@ async function launch(
           "them), or -c for the latest conversation.",
       );
     }
+    const { refuseProviderAsTask } = await import("./print_provider.ts");
+    const typed = (program as unknown as { rawArgs: string[] }).rawArgs;
+    await refuseProviderAsTask(typed, opts.configFile as string | undefined);
     const { runCommand } = await import("./run.ts");
     return await runCommand(prompt, { ...opts, workingDir } as RunOptions);
   }
@@ -345,7 +349,9 @@ function addSettingsCommands(program: Command, setExit: (code: number) => void):
       setExit(await hooksList(opts));
     });
   hooks.command("import")
-    .description("print a Claude Code settings file's hooks as Deft's `hooks:` config (YAML)")
+    .description(
+      "print a Claude Code settings file's hooks and permissions as Deft's config (YAML)",
+    )
     .argument("<file>", "the settings file (.claude/settings.json)")
     .action(async (file) => {
       const { hooksImport } = await import("./hooks.ts");

@@ -44,8 +44,9 @@ export interface ImportedHooks {
 export function importClaudeHooks(settings: unknown): ImportedHooks {
   const out: ImportedHooks = { hooks: {}, unmapped: [], notes: [] };
   const hooks = isObject(settings) ? settings.hooks : undefined;
+  if (hooks === undefined) return out;
   if (!isObject(hooks)) {
-    out.unmapped.push("the file has no `hooks` object");
+    out.unmapped.push("hooks: not an object; none is imported");
     return out;
   }
   for (const [event, groups] of Object.entries(hooks)) {
