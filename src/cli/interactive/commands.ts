@@ -116,11 +116,12 @@ const COMMANDS: SlashCommand[] = [
       try {
         await compactConversation(ctx, (conversation) => {
           ctx.session.hooksRestart = "compact";
-          // The next turn records a new trajectory that goes on from this one, so a resume
-          // rebuilds the compacted conversation, not the old one with the summary after it.
+          // Recorded at once, so leaving now still resumes the compacted conversation; the next
+          // turn records a new trajectory that goes on from this one.
           const recorder = ctx.recorder;
           if (!recorder) ctx.conversation = conversation;
           else {
+            recorder.recordCompaction(conversation);
             const link = {
               session_id: recorder.data.session_id ?? null,
               path: recorder.path,
