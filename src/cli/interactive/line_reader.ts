@@ -54,7 +54,7 @@ export class LineReader {
   #prompting = false;
   // A question (ask/choose) is on screen: a paste is held for the next prompt.
   #asking = false;
-  #onEscape: () => void = () => {};
+  #onEscape: (double: boolean) => void = () => {};
   // Ctrl-R: what is searched for, and where in the history (newest first) to look next.
   #search: { query: string; from: number } | undefined;
   #complete: (line: string) => Promise<[string[], string]> = (line) => Promise.resolve([[], line]);
@@ -149,8 +149,9 @@ export class LineReader {
       this.#insert("\n");
       return false;
     }
+    // Two Escs typed quickly reach the decoder together and come out as one key, `\x1b\x1b`.
     if (key?.name === "escape") {
-      this.#onEscape();
+      this.#onEscape(key.sequence === "\x1b\x1b");
       return false;
     }
     if (key?.ctrl && key.name === "r" && !this.#asking) {
@@ -276,8 +277,8 @@ export class LineReader {
     this.#complete = handler;
   }
 
-  /** Called for a lone Esc (on a terminal). */
-  set onEscape(handler: () => void) {
+  /** Called for a lone Esc (on a terminal); `double` for two that arrived as one key. */
+  set onEscape(handler: (double: boolean) => void) {
     this.#onEscape = handler;
   }
 

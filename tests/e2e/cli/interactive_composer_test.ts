@@ -371,6 +371,28 @@ Deno.test("interactive (pty): Esc twice on an empty composer opens the /rewind p
   }
 });
 
+Deno.test("interactive (pty): a quick double Esc (both bytes in one read) opens the /rewind picker", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([chatText("Done once.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "hello" + ENTER },
+      // A human double-tap is 100-250 ms: the terminal hands both Escs over together.
+      { expect: "Done once\\.[\\s\\S]*deft> ", send: ESC + ESC, delay: 0.5 },
+      { expect: "rewind to which turn\\? \\(number; empty: none\\)> ", send: ENTER },
+      { expect: "deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env, timeoutSeconds: 30 });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(out, /Checkpoints \(turn, time UTC, files changed, label\):/);
+  } finally {
+    await mock.close();
+  }
+});
+
 Deno.test("interactive (pty): `!` alone enters shell mode: lines run without `!` until Esc, then go to the model", async () => {
   const repo = await makeBuggyRepo();
   const env = await home();
