@@ -488,6 +488,9 @@ class Chat {
         recorder: state.recorder,
         images,
         resumedFrom: this.#link,
+        // The checkpoint (the /rewind picker) and the record name the turn by what was typed,
+        // not by the shell output and files sent with it.
+        recordedTask: line,
         textEndsTurn: true,
         trajectoryFile: opts.trajectoryFile
           ? opts.trajectoryFile.replace(/(\.json)?$/, `.${this.#conversations}.json`)

@@ -393,6 +393,30 @@ Deno.test("interactive (pty): a quick double Esc (both bytes in one read) opens 
   }
 });
 
+Deno.test("interactive (pty): the /rewind picker names a turn by what was typed, not by the shell output and file sent with it", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([chatText("Read it.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "!echo shell-said" + ENTER },
+      { expect: "shell-said[\\s\\S]*deft> ", send: "look at @calc.py" + ENTER },
+      { expect: "Read it\\.[\\s\\S]*deft> ", send: "/rewind" + ENTER, delay: 0.3 },
+      { expect: "rewind to which turn\\? \\(number; empty: none\\)> ", send: ENTER },
+      { expect: "deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env, timeoutSeconds: 30 });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    // The model got the shell output and the file; the picker shows the prompt as typed.
+    assert.match(JSON.stringify(mock.requests[0].body), /user-shell-command[\s\S]*attached-file/);
+    assert.match(out, /^ {2}1\. [\d:]+ +\d+ file\(s\) {2}look at @calc\.py$/m);
+    assert.doesNotMatch(out, /file\(s\) {2}<user-shell-command>/);
+  } finally {
+    await mock.close();
+  }
+});
+
 Deno.test("interactive (pty): `!` alone enters shell mode: lines run without `!` until Esc, then go to the model", async () => {
   const repo = await makeBuggyRepo();
   const env = await home();
