@@ -241,6 +241,32 @@ Deno.test("interactive (pty): Ctrl-R brings back the earlier prompt holding what
   }
 });
 
+Deno.test("interactive (pty): Ctrl-R then typing searches as each letter comes; Backspace widens it", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([chatText("One."), chatText("Two."), chatText("Three.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "tell me about zebras" + ENTER },
+      { expect: "One\\.[\\s\\S]*deft> ", send: "and zebus too" + ENTER, delay: 0.3 },
+      // `zebu` finds the newest prompt; `zebr` (after a Backspace) the older one.
+      { expect: "Two\\.[\\s\\S]*deft> ", send: "\x12", delay: 0.3 },
+      { expect: "\\(search: \\)> ", send: "zebu", delay: 0.3 },
+      { expect: "\\(search: zebu\\)> and zebus too", send: "\x7f", delay: 0.3 },
+      { expect: "\\(search: zeb\\)> ", send: "r", delay: 0.3 },
+      { expect: "\\(search: zebr\\)> tell me about zebras", send: ENTER, delay: 0.3 },
+      { expect: "Three\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env, timeoutSeconds: 30 });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(lastUser(mock.requests[2].body), /^tell me about zebras\n*$/);
+  } finally {
+    await mock.close();
+  }
+});
+
 Deno.test("interactive (pty): the line typed during a turn is drawn under the output, edited, and sent after the turn", async () => {
   const repo = await makeBuggyRepo();
   const env = await home();
