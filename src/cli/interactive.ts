@@ -300,7 +300,7 @@ class Chat {
     };
     // Esc twice on an empty composer (between turns) opens the /rewind picker.
     let escapedAt = -Infinity;
-    reader.onEscape = () => {
+    reader.onEscape = (double) => {
       if (this.#current) this.#interrupt();
       else if (this.#shellMode) {
         this.#shellMode = false;
@@ -308,7 +308,7 @@ class Chat {
         reader.clearLine("deft> ");
       } else if (reader.line === "") {
         const now = performance.now();
-        if (now - escapedAt < REWIND_ESC_MS && reader.submit("/rewind")) {
+        if ((double || now - escapedAt < REWIND_ESC_MS) && reader.submit("/rewind")) {
           escapedAt = -Infinity;
           return;
         }
@@ -488,6 +488,9 @@ class Chat {
         recorder: state.recorder,
         images,
         resumedFrom: this.#link,
+        // The checkpoint (the /rewind picker) and the record name the turn by what was typed,
+        // not by the shell output and files sent with it.
+        recordedTask: line,
         textEndsTurn: true,
         trajectoryFile: opts.trajectoryFile
           ? opts.trajectoryFile.replace(/(\.json)?$/, `.${this.#conversations}.json`)

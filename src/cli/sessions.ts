@@ -111,6 +111,8 @@ function taskText(s: SessionSummary, under: boolean): string {
   }
   const compacted = s.compacted_into
     ? ` (compacted: goes on in ${terminalLine(s.compacted_into)})`
+    : s.compacted
+    ? " (compacted: goes on from the /compact summary)"
     : "";
   return oneLine(s.task) + compacted;
 }

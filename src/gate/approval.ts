@@ -18,7 +18,13 @@ import {
   normalizeToolName,
   RUN_UNASKED,
 } from "../tools/executor.ts";
-import { canRunUnasked, commandPrefix, isReadOnlyCommand, matchesPrefix } from "./commands.ts";
+import {
+  afterCd,
+  canRunUnasked,
+  commandPrefix,
+  isReadOnlyCommand,
+  matchesPrefix,
+} from "./commands.ts";
 import type { ApprovalMode } from "./modes.ts";
 import { clip, showEdit, touchesGit } from "./preview.ts";
 import { type Asker, type AskUser, question, type Request } from "./question.ts";
@@ -113,7 +119,15 @@ export class ApprovalGate implements CallGate, Asker {
 
   /** The lasting rule that decides a call doing `effect`, if one does. */
   ruleOn(tool: Tool, effect: CallEffect | undefined): RuleMatch | undefined {
-    return this.rules?.match(normalizeToolName(tool.name), effect, this.workspace);
+    const name = normalizeToolName(tool.name);
+    const ruled = this.rules?.match(name, effect, this.workspace);
+    if (ruled || effect?.kind !== "command") return ruled;
+    // `cd DIR && COMMAND` within the workspace: an allow rule for COMMAND (what "always in this
+    // project" saves for it) covers it; no deny or ask rule matched any part of it.
+    const rest = afterCd(effect.command, this.workspace);
+    if (rest === undefined) return undefined;
+    const inner = this.rules?.match(name, { ...effect, command: rest }, this.workspace);
+    return inner?.action === "allow" ? inner : undefined;
   }
 
   /** The refusal by a deny rule: in every mode (it is a policy), nobody asked. */
@@ -324,10 +338,10 @@ export class ApprovalGate implements CallGate, Asker {
     const unasked = effect.confinesUnasked === true && !this.inContainer;
     if (unasked && isReadOnlyCommand(command) && canRunUnasked()) return this.#unasked(true);
     const covering = [...this.#always].find((p) =>
-      p.startsWith("$ ") && matchesPrefix(command, p.slice(2))
+      p.startsWith("$ ") && matchesPrefix(command, p.slice(2), this.workspace)
     );
     if (covering !== undefined) return this.#covered(covering);
-    return commandQuestion(command);
+    return commandQuestion(command, this.workspace);
   }
 
   async #decide(request: Request): Promise<GateDecision> {
@@ -346,8 +360,8 @@ export class ApprovalGate implements CallGate, Asker {
 }
 
 /** The question about a command line; "always" covers its prefix, when it has one. */
-function commandQuestion(command: string): Request {
-  const prefix = commandPrefix(command);
+function commandQuestion(command: string, workspace?: string): Request {
+  const prefix = commandPrefix(command, workspace);
   return {
     kind: "command",
     show: `$ ${command}`,

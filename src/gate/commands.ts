@@ -2,6 +2,7 @@
  * What the gate reads in a command line: whether it only reads (then, where a sandbox can confine
  * it, it runs unasked) and the prefix an "always" answer remembers.
  */
+import { isAbsolute, normalize } from "node:path";
 import { defaultSandbox } from "../policy/sandbox.ts";
 
 // Commands that only read. Anything with shell syntax beyond a plain pipe is asked about.
@@ -65,9 +66,11 @@ export function isReadOnlyCommand(command: string): boolean {
  * The prefix "always" remembers for a plain command: the program, or for a program whose second
  * word names a subcommand (`git push`) the two. Undefined for shell syntax, and for such a
  * program with an option before its subcommand (`git -C . push`): there the subcommand is not
- * where a prefix can tell it, and "always" is not offered.
+ * where a prefix can tell it, and "always" is not offered. `cd DIR && COMMAND` with DIR in
+ * `workspace` (see `afterCd`) has COMMAND's prefix.
  */
-export function commandPrefix(command: string): string | undefined {
+export function commandPrefix(command: string, workspace?: string): string | undefined {
+  command = afterCd(command, workspace) ?? command;
   if (SHELL_SYNTAX.test(command) || command.includes("|")) return undefined;
   const words = command.trim().split(/\s+/).filter((w) => w !== "");
   if (words.length === 0 || /[=]/.test(words[0])) return undefined;
@@ -78,10 +81,30 @@ export function commandPrefix(command: string): string | undefined {
 }
 
 /**
+ * COMMAND of `cd DIR && COMMAND`, when DIR is plainly within `workspace` (a path of plain
+ * characters, no `..`; absolute only under the workspace) and COMMAND is a plain command (no
+ * further `&&`, `;`, pipe or other shell syntax); else undefined.
+ */
+export function afterCd(command: string, workspace?: string): string | undefined {
+  const found = /^\s*cd\s+([\w./@+,:-]+)\s*&&(.*)$/s.exec(command);
+  if (!found || found[2].trim() === "") return undefined;
+  const [, dir, rest] = found;
+  if (dir.startsWith("-") || dir.split("/").includes("..")) return undefined;
+  if (isAbsolute(dir)) {
+    if (workspace === undefined) return undefined;
+    const root = normalize(workspace).replace(/\/+$/, "");
+    const target = normalize(dir).replace(/\/+$/, "");
+    if (target !== root && !target.startsWith(`${root}/`)) return undefined;
+  }
+  if (SHELL_SYNTAX.test(rest) || rest.includes("|")) return undefined;
+  return rest.trim();
+}
+
+/**
  * Whether "always" for `prefix` covers `command`: the command's own prefix is that one, so
  * "always" for `git push` never covers `git reset --hard`, and "always" for a bare `git` covers
  * no subcommand.
  */
-export function matchesPrefix(command: string, prefix: string): boolean {
-  return commandPrefix(command) === prefix;
+export function matchesPrefix(command: string, prefix: string, workspace?: string): boolean {
+  return commandPrefix(command, workspace) === prefix;
 }

@@ -32,6 +32,8 @@ export interface SessionSummary {
   checkpoints?: number;
   /** The session that goes on from this one's /compact summary (listed, hence newer). */
   compacted_into?: string;
+  /** Its conversation is a /compact summary (resumed as such; none goes on from it yet). */
+  compacted?: true;
 }
 
 /** What a listing holds: every session, or the user's conversations only (for pickers). */
@@ -236,6 +238,8 @@ export async function loadResumable(
  * saying it was interrupted, so the conversation stays well-formed for every provider).
  */
 export function rebuildConversation(trajectory: Trajectory): LLMMessage[] {
+  const compacted = currentCompaction(trajectory);
+  if (compacted) return [...compacted];
   const messages: LLMMessage[] = [];
   const kept = conversationRanges(trajectory).flatMap(([from, to]) =>
     trajectory.llm_interactions.slice(from, to)
@@ -278,6 +282,18 @@ export function rebuildConversation(trajectory: Trajectory): LLMMessage[] {
 }
 
 /**
+ * The conversation /compact left, when it is the file's last word: no model call and no rewind
+ * since (the turn after a /compact records a new file that goes on from this one).
+ */
+function currentCompaction(trajectory: Trajectory): LLMMessage[] | undefined {
+  const last = trajectory.compactions?.at(-1);
+  if (!last) return undefined;
+  const now = last.at_interactions === trajectory.llm_interactions.length &&
+    last.at_rewinds === (trajectory.rewinds?.length ?? 0);
+  return now ? last.messages : undefined;
+}
+
+/**
  * The model calls that make up the conversation now, as ranges of `llm_interactions`: all of them,
  * or after a rewind (`rewinds`), the ranges it kept and the calls made since.
  */
@@ -300,9 +316,18 @@ function summarize(path: string, data: Trajectory): SessionSummary {
     outcome: outcome(data),
     working_dir: data.working_dir,
     ...(Array.isArray(data.checkpoints) && { checkpoints: data.checkpoints.length }),
+    ...(isCompacted(data) && { compacted: true as const }),
     ...lastReply(data),
     ...(data.helper_of && { helper_of: data.helper_of }),
   };
+}
+
+// A listing checks no more than that compactions are there: a resume checks their messages.
+function isCompacted(data: Trajectory): boolean {
+  const last = Array.isArray(data.compactions) ? data.compactions.at(-1) : undefined;
+  return typeof last === "object" && last !== null &&
+    last.at_interactions === data.llm_interactions.length &&
+    last.at_rewinds === (Array.isArray(data.rewinds) ? data.rewinds.length : 0);
 }
 
 // The answer, else the words of the last model reply that had any (checked: listing only

@@ -96,6 +96,20 @@ export interface Trajectory {
   checkpoints?: CheckpointRecord[];
   /** Each rewind of the conversation and files, oldest first (absent: none). */
   rewinds?: RewindRecord[];
+  /** Each /compact of the conversation, oldest first (absent: none). */
+  compactions?: CompactionRecord[];
+}
+
+/**
+ * A /compact: the conversation it left (the model's summary in place of the messages), recorded
+ * at once, so a resume goes on from it while no model call or rewind has followed it.
+ */
+export interface CompactionRecord {
+  time: string;
+  /** `llm_interactions.length` and `rewinds.length` when it happened. */
+  at_interactions: number;
+  at_rewinds: number;
+  messages: LLMMessage[];
 }
 
 /** Ranges `[from, to)` of `llm_interactions` that make up a conversation, in order. */
@@ -266,6 +280,17 @@ export class TrajectoryRecorder {
     this.#writeWhole(false);
   }
 
+  /** Records that /compact replaced the conversation by `messages`, written to the file at once. */
+  recordCompaction(messages: readonly LLMMessage[]): void {
+    (this.data.compactions ??= []).push({
+      time: new Date().toISOString(),
+      at_interactions: this.data.llm_interactions.length,
+      at_rewinds: this.data.rewinds?.length ?? 0,
+      messages: [...messages],
+    });
+    this.flush();
+  }
+
   /** Records what changed besides interactions and steps (checkpoints, rewinds, a hook's stop …). */
   flush(): void {
     this.#record(undefined);
@@ -429,6 +454,11 @@ const resumableShape = listedShape.extend({
     input_messages: z.array(messageShape),
     response: z.looseObject({ content: z.string(), tool_calls: z.array(toolCallShape) }),
   })),
+  compactions: z.array(z.looseObject({
+    at_interactions: z.number().int(),
+    at_rewinds: z.number().int(),
+    messages: z.array(messageShape),
+  })).optional(),
   agent_steps: z.array(z.looseObject({
     state: z.string(),
     tool_calls: z.array(toolCallShape),

@@ -116,11 +116,12 @@ const COMMANDS: SlashCommand[] = [
       try {
         await compactConversation(ctx, (conversation) => {
           ctx.session.hooksRestart = "compact";
-          // The next turn records a new trajectory that goes on from this one, so a resume
-          // rebuilds the compacted conversation, not the old one with the summary after it.
+          // Recorded at once, so leaving now still resumes the compacted conversation; the next
+          // turn records a new trajectory that goes on from this one.
           const recorder = ctx.recorder;
           if (!recorder) ctx.conversation = conversation;
           else {
+            recorder.recordCompaction(conversation);
             const link = {
               session_id: recorder.data.session_id ?? null,
               path: recorder.path,
@@ -235,19 +236,41 @@ const COMMANDS: SlashCommand[] = [
 /** The commands with their usage and help (`deft acp` advertises some of them). */
 export const slashCommands = (): readonly Omit<SlashCommand, "run">[] => COMMANDS;
 
-/** The help text: how a turn works and the commands. */
+/** Where /help's descriptions start; a longer name puts its description on the next line. */
+const HELP_COLUMN = 32;
+
+/** The composer's keys and prefixes, as /help lists them after the commands. */
+const KEYS: [string, string][] = [
+  ["@PATH", "attach a file or image to the prompt (Tab completes the name)"],
+  ["!COMMAND", "run a shell command; what it prints goes with your next prompt"],
+  ["!", "shell mode: every line is a command until Esc or another !"],
+  ["Alt-Enter, Ctrl-J", "a new line in the prompt (or end the line with \\)"],
+  ["Up, Down", "earlier prompts"],
+  ["Ctrl-R", "search earlier prompts for what is typed (again: older ones)"],
+  ["Esc", "stop the running turn (in shell mode: leave it)"],
+  ["Esc Esc", "on an empty line: /rewind, back to a turn's checkpoint"],
+  ["Ctrl-C", "stop the running turn"],
+  ["Ctrl-D", "leave (on an empty line)"],
+];
+
+/** One entry of /help: the name, then its description at HELP_COLUMN. */
+function helpRow(name: string, help: string): string[] {
+  return name.length < HELP_COLUMN
+    ? [`  ${name.padEnd(HELP_COLUMN)}${help}`]
+    : [`  ${name}`, `  ${" ".repeat(HELP_COLUMN)}${help}`];
+}
+
+/** The help text: how a turn works, the commands and the keys. */
 export function helpText(): string {
-  const lines = COMMANDS.filter((c) => c.help !== "").map((c) =>
-    `  ${c.usage.padEnd(32)}${c.help}`
-  );
+  const commands = COMMANDS.filter((c) => c.help !== "").flatMap((c) => helpRow(c.usage, c.help));
   return [
     "Type a prompt and press Enter. The model works with the tools until it answers without a",
     "tool call (the answer is shown) or calls task_done; then it is your turn again. The",
-    "conversation carries over from turn to turn until /clear.",
-    "End a line with \\ to go on typing on the next line; pasted lines form one prompt.",
+    "conversation carries over from turn to turn until /clear. Pasted lines form one prompt.",
     "Commands:",
-    ...lines,
-    "Ctrl-C stops the running turn; Ctrl-D on an empty line leaves.",
+    ...commands,
+    "Keys:",
+    ...KEYS.flatMap(([key, help]) => helpRow(key, help)),
   ].join("\n");
 }
 

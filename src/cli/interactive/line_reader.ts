@@ -54,9 +54,10 @@ export class LineReader {
   #prompting = false;
   // A question (ask/choose) is on screen: a paste is held for the next prompt.
   #asking = false;
-  #onEscape: () => void = () => {};
-  // Ctrl-R: what is searched for, and where in the history (newest first) to look next.
-  #search: { query: string; from: number } | undefined;
+  #onEscape: (double: boolean) => void = () => {};
+  // Ctrl-R: what is searched for, where in the history (newest first) to look next, and the
+  // prompt and line from before the search.
+  #search: { query: string; from: number; prompt: string; line: string } | undefined;
   #complete: (line: string) => Promise<[string[], string]> = (line) => Promise.resolve([[], line]);
   // Bracketed paste: inside a paste, its text so far; the '~' ending a marker is skipped.
   #paste: string | undefined;
@@ -149,38 +150,67 @@ export class LineReader {
       this.#insert("\n");
       return false;
     }
+    if (this.#search && this.#searching(s, key)) return false;
+    // Two Escs typed quickly reach the decoder together and come out as one key, `\x1b\x1b`.
     if (key?.name === "escape") {
-      this.#onEscape();
+      this.#onEscape(key.sequence === "\x1b\x1b");
       return false;
     }
     if (key?.ctrl && key.name === "r" && !this.#asking) {
       this.#searchHistory();
       return false;
     }
-    if (!(key?.ctrl && key.name === "r")) this.#search = undefined;
     return true;
   }
 
   /**
-   * Ctrl-R: the newest earlier input holding what is typed replaces the line; Ctrl-R again goes
-   * on to older ones with the same text searched for.
+   * A key during a Ctrl-R search: a character or Backspace changes what is searched for, Ctrl-R
+   * goes on to older inputs, Ctrl-G puts the line back as it was; any other key ends the search
+   * with the line found (Esc only that; Enter sends it). Returns whether the key was taken.
+   */
+  #searching(s: string | undefined, key: KeyPress | undefined): boolean {
+    const search = this.#search!;
+    if (key?.ctrl && key.name === "r") return false;
+    const typed = s !== undefined && s.length === 1 && s >= " " && s !== "\x7f" && !key?.ctrl &&
+      !key?.meta;
+    if (typed || key?.name === "backspace") {
+      search.query = typed ? search.query + s : search.query.slice(0, -1);
+      search.from = 0;
+      this.#searchHistory();
+      return true;
+    }
+    this.#search = undefined;
+    // deno-lint-ignore no-explicit-any
+    const rl = this.#rl as any;
+    rl.setPrompt(search.prompt);
+    if (key?.ctrl && key.name === "g") rl.line = search.line;
+    rl.cursor = rl.line.length;
+    rl._refreshLine?.();
+    return (key?.ctrl && key.name === "g") || key?.name === "escape";
+  }
+
+  /**
+   * Ctrl-R: the newest earlier input holding what is typed replaces the line, and the prompt
+   * shows what is searched for; typing on searches for more, Ctrl-R again goes on to older ones.
    */
   #searchHistory(): void {
     // deno-lint-ignore no-explicit-any
     const rl = this.#rl as any;
     const history: string[] = rl.history ?? [];
-    if (!this.#search) this.#search = { query: rl.line ?? "", from: 0 };
-    const { query } = this.#search;
-    for (let i = this.#search.from; i < history.length; i++) {
-      if (history[i].includes(query) && history[i] !== rl.line) {
-        this.#search.from = i + 1;
-        rl.line = history[i];
-        rl.cursor = rl.line.length;
-        rl._refreshLine?.();
-        return;
-      }
-    }
-    process.stderr.write("\x07");
+    const line: string = rl.line ?? "";
+    this.#search ??= { query: line, from: 0, prompt: rl.getPrompt(), line };
+    const search = this.#search;
+    rl.setPrompt(`(search: ${terminalLine(search.query, { style: "escape" })})> `);
+    const found = history.findIndex((h, i) =>
+      i >= search.from && h.includes(search.query) &&
+      (h !== search.line || search.query !== search.line)
+    );
+    if (found >= 0) {
+      search.from = found + 1;
+      rl.line = history[found];
+    } else process.stderr.write("\x07");
+    rl.cursor = rl.line.length;
+    rl._refreshLine?.();
   }
 
   /** A paste arrived whole: onto the line (short, one line) or folded; held during a question. */
@@ -276,8 +306,8 @@ export class LineReader {
     this.#complete = handler;
   }
 
-  /** Called for a lone Esc (on a terminal). */
-  set onEscape(handler: () => void) {
+  /** Called for a lone Esc (on a terminal); `double` for two that arrived as one key. */
+  set onEscape(handler: (double: boolean) => void) {
     this.#onEscape = handler;
   }
 

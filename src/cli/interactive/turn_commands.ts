@@ -15,6 +15,7 @@ import {
   type PutBackOutcome,
   whatIsAt,
 } from "../../tools/fs/keep.ts";
+import { userConfigPath } from "../../config/trust.ts";
 import { terminalLine } from "../../policy/terminal_text.ts";
 import type { CallEffect, Tool } from "../../tools/base.ts";
 import { catalogEntry } from "../../tools/catalog.ts";
@@ -106,7 +107,8 @@ export async function undoLastTurn(ctx: TurnCommandContext): Promise<void> {
   }
   const others = notUndoable(turn, ctx.session.executor);
   const untouched = others.length > 0
-    ? `\nnot undone (no edit history): ${others.join(", ")}; check them with /diff.`
+    ? `\nnot undone (no edit history): ${others.join(", ")}; /diff shows what they changed, ` +
+      "and /rewind goes back to the turn's checkpoint, their changes included."
     : "";
   const stack = undoStack(turn).filter((s) => ctx.session.executor.find(s.tool));
   if (stack.length === 0) {
@@ -430,7 +432,8 @@ export function costReport(session: Session): string {
   if (unpriced.size > 0) {
     lines.push(
       `no price known for ${[...unpriced].join(", ")}: set one with the \`prices\` key ` +
-        "in deft.yaml (USD per million tokens).",
+        `in your config (${userConfigPath() ?? "~/.config/deft/config.yaml"}; USD per ` +
+        "million tokens).",
     );
   }
   return lines.join("\n");

@@ -53,6 +53,8 @@ Deno.test("costReport: per turn and total; an unknown model's cost is unknown an
   assert.match(report, /^turn 2 .*\$\? {2}my-own-model$/m);
   assert.match(report, /^total .*\$\?$/m);
   assert.match(report, /no price known for my-own-model: set one with the `prices` key/);
+  // In the user's own config, named, not in a repository's deft.yaml.
+  assert.match(report, /`prices` key in your config \(\S*\/deft\/config\.yaml; USD/);
 });
 
 Deno.test("initTarget: AGENTS.md when absent, else the first free draft name", async () => {

@@ -75,6 +75,8 @@ Deno.test("/undo restores the last turn's edits byte for byte and removes the fi
     assert.match(r.stderr, /removed .*pkg\/deep\/new\.py \(created in that turn\)/);
     assert.equal(r.stderr.match(/reverted an edit of .*calc\.py/g)?.length, 2, r.stderr);
     assert.match(r.stderr, /not undone \(no edit history\): 1 bash call\(s\)/);
+    // What /undo cannot take back, /rewind can: it says so.
+    assert.match(r.stderr, /\/rewind goes back to the turn's checkpoint, their changes included/);
     assert.match(r.stderr, /nothing to undo: the last turn's edits were already undone/);
     // /cost: a line per turn, and a total that is their sum.
     const turnCosts = [...r.stderr.matchAll(/^turn \d+\s+\d+ in.*\$(\d+\.\d{4})\s+gpt-4o$/gm)]

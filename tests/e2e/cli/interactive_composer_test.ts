@@ -241,6 +241,32 @@ Deno.test("interactive (pty): Ctrl-R brings back the earlier prompt holding what
   }
 });
 
+Deno.test("interactive (pty): Ctrl-R then typing searches as each letter comes; Backspace widens it", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([chatText("One."), chatText("Two."), chatText("Three.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "tell me about zebras" + ENTER },
+      { expect: "One\\.[\\s\\S]*deft> ", send: "and zebus too" + ENTER, delay: 0.3 },
+      // `zebu` finds the newest prompt; `zebr` (after a Backspace) the older one.
+      { expect: "Two\\.[\\s\\S]*deft> ", send: "\x12", delay: 0.3 },
+      { expect: "\\(search: \\)> ", send: "zebu", delay: 0.3 },
+      { expect: "\\(search: zebu\\)> and zebus too", send: "\x7f", delay: 0.3 },
+      { expect: "\\(search: zeb\\)> ", send: "r", delay: 0.3 },
+      { expect: "\\(search: zebr\\)> tell me about zebras", send: ENTER, delay: 0.3 },
+      { expect: "Three\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env, timeoutSeconds: 30 });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(lastUser(mock.requests[2].body), /^tell me about zebras\n*$/);
+  } finally {
+    await mock.close();
+  }
+});
+
 Deno.test("interactive (pty): the line typed during a turn is drawn under the output, edited, and sent after the turn", async () => {
   const repo = await makeBuggyRepo();
   const env = await home();
@@ -366,6 +392,52 @@ Deno.test("interactive (pty): Esc twice on an empty composer opens the /rewind p
     const users = mock.requests[2].body.messages.filter((m: any) => m.role === "user");
     assert.equal(users.length, 1);
     assert.match(users[0].content, /where are we/);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): a quick double Esc (both bytes in one read) opens the /rewind picker", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([chatText("Done once.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "hello" + ENTER },
+      // A human double-tap is 100-250 ms: the terminal hands both Escs over together.
+      { expect: "Done once\\.[\\s\\S]*deft> ", send: ESC + ESC, delay: 0.5 },
+      { expect: "rewind to which turn\\? \\(number; empty: none\\)> ", send: ENTER },
+      { expect: "deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env, timeoutSeconds: 30 });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    assert.match(out, /Checkpoints \(turn, time UTC, files changed, label\):/);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): the /rewind picker names a turn by what was typed, not by the shell output and file sent with it", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([chatText("Read it.")]);
+  try {
+    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+      { expect: "deft> ", send: "!echo shell-said" + ENTER },
+      { expect: "shell-said[\\s\\S]*deft> ", send: "look at @calc.py" + ENTER },
+      { expect: "Read it\\.[\\s\\S]*deft> ", send: "/rewind" + ENTER, delay: 0.3 },
+      { expect: "rewind to which turn\\? \\(number; empty: none\\)> ", send: ENTER },
+      { expect: "deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { cwd: env.HOME, env, timeoutSeconds: 30 });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    // The model got the shell output and the file; the picker shows the prompt as typed.
+    assert.match(JSON.stringify(mock.requests[0].body), /user-shell-command[\s\S]*attached-file/);
+    assert.match(out, /^ {2}1\. [\d:]+ +\d+ file\(s\) {2}look at @calc\.py$/m);
+    assert.doesNotMatch(out, /file\(s\) {2}<user-shell-command>/);
   } finally {
     await mock.close();
   }
