@@ -18,22 +18,15 @@ import {
   saveProjectRule,
 } from "../config/approval_rules.ts";
 import type { CallEffect } from "../tools/base.ts";
+import type { RuleMatch } from "../gate/rules.ts";
 import { commandsRun, type Resolved } from "./command_wrappers.ts";
 import type { Word } from "./shell_syntax.ts";
 import { type LoadedConfig, loadUserConfig } from "../config/load.ts";
 
 export type { ApprovalAction, ApprovalRule };
 
-/** The rule (or, for a compound command's allow, the rules) that decided a call. */
-export interface RuleMatch {
-  action: ApprovalAction;
-  /** The rule's text and source; several joined with ` + ` when parts needed several. */
-  rule: { text: string; source: string };
-  /** Why the rule asks although it may not match: part of the command could not be judged. */
-  reason?: string;
-  /** With `reason`: the kind of rule the command may hide from (a deny is refused unasked). */
-  unjudged?: "deny" | "ask";
-}
+// The gate's shape of a decision (src/gate/rules.ts), which this rule book fills in.
+export type { RuleMatch } from "../gate/rules.ts";
 
 type Hit = "yes" | "maybe" | "no";
 
