@@ -15,7 +15,7 @@ import { hookEntries, Hooks } from "../hooks/hooks.ts";
 import { importClaudeHooks } from "../hooks/import.ts";
 import { importClaudePermissions } from "../hooks/import_permissions.ts";
 import { readEnv } from "../env.ts";
-import { readSettingsFile, SettingsFileError } from "../hooks/settings_file.ts";
+import { OwnFileError, readOwnText } from "../policy/own_file.ts";
 import { resolveToolSettings } from "../config/tool_settings.ts";
 import { hookPolicy } from "../policy/hooks.ts";
 import type { PolicySettings } from "../policy/process.ts";
@@ -61,12 +61,26 @@ export async function hooksList(opts: { configFile?: string } = {}): Promise<num
  * Prints FILE's hooks and permission rules as Deft's config YAML (`hooks:`, `approvals:`); what
  * could not be converted goes to stderr.
  */
+/** Largest settings file read: far above any real one. */
+const SETTINGS_LIMIT = 1024 * 1024;
+
 export async function hooksImport(file: string): Promise<number> {
   let text: string;
   try {
-    text = readSettingsFile(file);
+    text = await readOwnText(file, {
+      limit: SETTINGS_LIMIT,
+      what: "a settings file",
+      hint: "Name the plain JSON file itself (Claude Code's are a few kilobytes), not a link to " +
+        "a device or a pipe.",
+    });
   } catch (e) {
-    if (e instanceof SettingsFileError) throw new UsageError(e.message);
+    if (e instanceof OwnFileError) throw new UsageError(e.message);
+    if (
+      e instanceof Deno.errors.NotFound || e instanceof Deno.errors.PermissionDenied ||
+      e instanceof Deno.errors.NotCapable
+    ) {
+      throw new UsageError(`cannot read ${file}: ${(e as Error).message}`);
+    }
     throw e;
   }
   let settings: unknown;

@@ -64,7 +64,7 @@ export async function readOwnFile(path: string, options: OwnFileOptions): Promis
   try {
     // Again on what was opened: the path may have been swapped since the first look.
     const info = await file.stat();
-    check(path, info, options);
+    check(path, info, options, " (it changed after the first look)");
     const limit = options.limit;
     let buffer = new Uint8Array(Math.min(info.size, limit) + 1);
     let size = 0;
@@ -149,10 +149,12 @@ type Kind = Pick<
   "isFile" | "isDirectory" | "isFifo" | "isCharDevice" | "isBlockDevice" | "isSocket" | "size"
 >;
 
-function check(path: string, info: Kind, options: OwnFileOptions): void {
+function check(path: string, info: Kind, options: OwnFileOptions, when = ""): void {
   if (!info.isFile) {
     throw new OwnFileError(
-      `${path} is ${kindOf(info)}, not a regular file; ${options.what} is read only from a ` +
+      `${path} is ${
+        kindOf(info)
+      }${when}, not a regular file; ${options.what} is read only from a ` +
         `plain file.${options.hint ? ` ${options.hint}` : ""}`,
     );
   }

@@ -36,7 +36,7 @@ Deno.test("deft hooks import: a settings file linked to /dev/zero, a FIFO or a h
   const zero = await deftWithin(["hooks", "import", settings], dir.path, 20);
   assert.equal(zero.killed, false, "deft hooks import kept reading /dev/zero");
   assert.equal(zero.code, 2, zero.stderr);
-  assert.match(zero.stderr, /settings\.json is a device, not a regular file/);
+  assert.match(zero.stderr, /settings\.json is a character device, not a regular file/);
 
   await Deno.remove(settings);
   const mkfifo = await new Deno.Command("mkfifo", { args: [settings] }).output();
@@ -89,12 +89,17 @@ Deno.test("deft hooks import: a FIFO swapped in after the first look is refused,
     stderr: "piped",
   }).spawn();
   const script = `
-    import { readSettingsFile } from ${JSON.stringify(`${REPO_ROOT}src/hooks/settings_file.ts`)};
+    import { readOwnText } from ${JSON.stringify(`${REPO_ROOT}src/policy/own_file.ts`)};
     const counts = { read: 0, fifo: 0, swapped: 0, other: 0 };
     // Until the race was lost 20 times (a FIFO after the first look), or 45 s.
     const until = Date.now() + 45_000;
     for (let i = 0; i < 1_000_000 && counts.swapped < 20 && Date.now() < until; i++) {
-      try { readSettingsFile(${JSON.stringify(`${d}/settings.json`)}); counts.read++; }
+      try {
+        await readOwnText(${
+    JSON.stringify(`${d}/settings.json`)
+  }, { limit: 1 << 20, what: "a settings file" });
+        counts.read++;
+      }
       catch (e) {
         if (/FIFO.*changed after the first look/.test(e.message)) counts.swapped++;
         else if (/FIFO/.test(e.message)) counts.fifo++;
