@@ -6,6 +6,7 @@
 import type { ToolCallResult, ToolExecutor } from "../tools/executor.ts";
 import { catalogEntry } from "../tools/catalog.ts";
 import type { LLMClient, LLMImage, LLMMessage, LLMResponse, LLMToolCall } from "../llm/types.ts";
+import { toolMessage } from "../llm/tool_message.ts";
 import type { RecordedToolResult, TrajectoryRecorder } from "../trajectory/recorder.ts";
 import type { AgentConsole } from "./console.ts";
 import type { ContextManager } from "./context.ts";
@@ -289,20 +290,6 @@ async function runCalls(calls: LLMToolCall[], options: AgentOptions): Promise<To
       }
       : ran[next++]
   );
-}
-
-function toolMessage(result: ToolCallResult): LLMMessage {
-  const parts: string[] = [];
-  if (result.output) parts.push(result.output);
-  if (result.error) parts.push(result.success ? result.error : `Error: ${result.error}`);
-  return {
-    role: "tool",
-    call_id: result.call_id,
-    name: result.name,
-    content: parts.join("\n") ||
-      (result.success ? "(no output)" : "Error: the tool failed without a message."),
-    is_error: !result.success,
-  };
 }
 
 function recordResult(result: ToolCallResult): RecordedToolResult {

@@ -4,6 +4,7 @@
  */
 import { basename } from "node:path";
 import type { LLMMessage } from "../llm/types.ts";
+import { toolMessage } from "../llm/tool_message.ts";
 import { journalPath } from "./journal.ts";
 import {
   checkTrajectory,
@@ -265,18 +266,7 @@ export function rebuildConversation(trajectory: Trajectory): LLMMessage[] {
       });
       continue;
     }
-    const parts = [
-      result.result,
-      result.error && !result.success ? `Error: ${result.error}` : result.error,
-    ]
-      .filter((p): p is string => !!p);
-    messages.push({
-      role: "tool",
-      call_id: result.call_id,
-      name: result.name,
-      content: parts.join("\n") || (result.success ? "(no output)" : "Error: the tool failed."),
-      is_error: !result.success,
-    });
+    messages.push(toolMessage({ ...result, output: result.result }));
   }
   return messages;
 }

@@ -1,10 +1,11 @@
 /** The agent loop itself (`runAgent`), against a scripted in-process model and fake tools. */
 import assert from "node:assert/strict";
 import { type AgentOptions, runAgent } from "../../src/agent/agent.ts";
+import { HISTORY_RESULT_CHARS } from "../../src/llm/tool_message.ts";
 import type { AgentConsole } from "../../src/agent/console.ts";
 import { NO_TOOL_CALL_NUDGE } from "../../src/agent/prompt.ts";
 import type { LLMMessage } from "../../src/llm/types.ts";
-import { fail, type Tool } from "../../src/tools/base.ts";
+import { fail, ok, type Tool } from "../../src/tools/base.ts";
 import { ToolExecutor } from "../../src/tools/executor.ts";
 import { TaskDoneTool } from "../../src/tools/task_done.ts";
 import { TrajectoryRecorder } from "../../src/trajectory/recorder.ts";
@@ -209,4 +210,19 @@ Deno.test("loop: an aborted signal interrupts before the next model call", async
     steps: 1,
   });
   assert.equal(client.calls.length, 1);
+});
+
+Deno.test("loop: a huge tool result is kept in the conversation bounded, its start and end whole and what was dropped said; the trajectory keeps it all", async () => {
+  const huge = "START" + "x".repeat(3_000_000) + "END";
+  const flood = new FakeTool("flood", [], () => ok(huge));
+  const { client, recorder } = await loop([
+    callTools([["flood", {}]]),
+    callTools([["task_done", {}]], "done"),
+  ], [flood]);
+  const [seen] = newMessages(client, 1).filter((m) => m.role === "tool");
+  const text = seen.content as string;
+  assert.ok(text.length < HISTORY_RESULT_CHARS + 300, `kept ${text.length} characters`);
+  assert.ok(text.startsWith("START") && text.endsWith("END"));
+  assert.match(text, /\[… 2900008 characters of this result were dropped here/);
+  assert.equal(recorder.data.agent_steps[0].tool_results?.[0].result, huge);
 });

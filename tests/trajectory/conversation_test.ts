@@ -136,3 +136,37 @@ Deno.test("a rewind cuts the rebuilt conversation; turns after it follow the cut
   data.rewinds.push({ at_interactions: 4, ranges: [[0, 3]] });
   assert.deepEqual(said(), ["one", "1", "two", "2", "three", "3"]);
 });
+
+Deno.test("a resumed conversation holds the last step's huge result bounded, as the live turn did", async () => {
+  await using dir = await tempDir();
+  const rec = new TrajectoryRecorder(`${dir.path}/t.json`, {
+    task: "t",
+    provider: "p",
+    model: "m",
+    max_steps: 9,
+  });
+  const first = response("", [["c1", "mcp_dump"]]);
+  rec.recordInteraction({
+    provider: "p",
+    model: "m",
+    input_messages: [{ role: "user", content: "dump it" }],
+    response: first,
+    tools_available: [],
+  });
+  const huge = "A" + "y".repeat(1_000_000) + "Z";
+  rec.recordStep({
+    step_number: 1,
+    state: "completed",
+    llm_response: first,
+    tool_calls: first.tool_calls,
+    tool_results: [{ call_id: "c1", name: "mcp_dump", success: true, result: huge, error: null }],
+    reflection: null,
+    error: null,
+  });
+  const last = rebuildConversation(rec.data).at(-1)!;
+  assert.equal(last.role, "tool");
+  const text = last.content as string;
+  assert.ok(text.length < 100_300, `kept ${text.length} characters`);
+  assert.ok(text.startsWith("Ay") && text.endsWith("yZ"));
+  assert.match(text, /\[… 900002 characters of this result were dropped here/);
+});
