@@ -21,8 +21,8 @@ export function histogram(values: readonly number[], unit: string, bins = 12): s
   const finite = values.filter(Number.isFinite);
   if (finite.length === 0) return `<p class="note">no values</p>`;
   if (finite.length < HISTOGRAM_MIN_VALUES) {
-    return `<p class="note">${finite.length} task(s): too few for a histogram; the table gives ` +
-      `each one's ${text(unit)}.</p>`;
+    return `<p class="note">${finite.length} task(s): too few for a histogram; the table ` +
+      "above gives each one.</p>";
   }
   const lo = Math.min(...finite);
   const hi = Math.max(...finite);
