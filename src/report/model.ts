@@ -264,6 +264,38 @@ export interface RunStats {
   patchLines: number | null;
 }
 
+/** A conversation's numbers over all its files: steps, tokens, cost and seconds added up. */
+export interface ConversationStats {
+  steps: number;
+  usage: { input_tokens: number; output_tokens: number; cache_read_input_tokens: number };
+  /** Null when a file's model has no known price. */
+  cost: number | null;
+  seconds: number;
+}
+
+/** Adds up the files of a conversation /compact spread over several. */
+export function conversationStats(parts: readonly ConversationPart[]): ConversationStats {
+  const total: ConversationStats = {
+    steps: 0,
+    usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0 },
+    cost: 0,
+    seconds: 0,
+  };
+  for (const part of parts) {
+    const run = { name: "", problem: null, result: null, patch: null, ...part };
+    const stats = runStats(run);
+    const cost = listCost(run);
+    total.steps += stats.steps ?? 0;
+    total.seconds += stats.seconds ?? 0;
+    total.cost = total.cost === null || cost === null ? null : total.cost + cost;
+    const u = part.trajectory.total_usage;
+    for (const key of Object.keys(total.usage) as (keyof ConversationStats["usage"])[]) {
+      total.usage[key] += number(u?.[key]) ?? 0;
+    }
+  }
+  return total;
+}
+
 /** The numbers of one run, from its result where it has one, else its trajectory. */
 export function runStats(run: RunModel): RunStats {
   const t = run.trajectory;

@@ -7,8 +7,14 @@
 import type { RecordedStep, RecordedToolResult } from "../trajectory/recorder.ts";
 import type { LLMToolCall } from "../llm/types.ts";
 import { block, BLOCK_LIMITS, type BlockLimits, text } from "./escape.ts";
-import { approvalWords, type RunModel, runOutcome, runStats } from "./model.ts";
-import { eventBlock, timeline, type TimelineItem, workingSeconds } from "./timeline.ts";
+import { approvalWords, conversationStats, type RunModel, runOutcome, runStats } from "./model.ts";
+import {
+  type ConversationPart,
+  eventBlock,
+  timeline,
+  type TimelineItem,
+  workingSeconds,
+} from "./timeline.ts";
 
 /** How a number of seconds reads: `42.1 s`, `3 min 5 s`. */
 export function seconds(value: number | null | undefined): string {
@@ -241,6 +247,7 @@ export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): s
     ["file", text(run.path)],
   ];
   if (run.result?.error) rows.push(["error", block(run.result.error, limits)]);
+  if (run.parts) wholeConversation(rows, run.parts, limits);
   const head = (more: [string, string][] = []) =>
     `<dl class="head">${
       [...rows, ...more].map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")
@@ -262,6 +269,31 @@ export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): s
   }${final}${patchSection(run, limits)}`;
 }
 
+/** The header's numbers for a conversation over several files: from the first, or added up. */
+function wholeConversation(
+  rows: [string, string][],
+  parts: readonly ConversationPart[],
+  limits: BlockLimits,
+): void {
+  const total = conversationStats(parts);
+  const first = parts[0].trajectory;
+  const set = (key: string, value: string) => {
+    const row = rows.find(([k]) => k === key);
+    if (row) row[1] = value;
+  };
+  set("task", block(first.task, limits));
+  set("steps", `${count(total.steps)} in ${parts.length} files`);
+  set(
+    "tokens",
+    `${count(total.usage.input_tokens)} in, ${count(total.usage.output_tokens)} out, ${
+      count(total.usage.cache_read_input_tokens)
+    } cache read`,
+  );
+  set("cost", total.cost === null ? "—" : `${dollars(total.cost)} at list prices`);
+  set("wall time", `${seconds(total.seconds)} summed over the files`);
+  set("started", text(first.start_time));
+}
+
 /**
  * The header rows a conversation adds: its files (when /compact spread it over several), the time
  * its steps took (the user's time between turns left out), and what the approval mode let
@@ -277,12 +309,15 @@ function conversationRows(run: RunModel, items: readonly TimelineItem[]): [strin
       }`,
     ]);
   }
+  // With one prompt the steps' time is the wall time, less the start.
   const turns = items.filter((i) => i.kind === "prompt").length;
-  rows.push([
-    "time working",
-    `${seconds(workingSeconds(items))} over ${count(turns)} prompt(s), the time between turns ` +
-    "left out",
-  ]);
+  if (turns > 1) {
+    rows.push([
+      "time working",
+      `${seconds(workingSeconds(items))} over ${count(turns)} prompts, the time between turns ` +
+      "left out",
+    ]);
+  }
   const modes = new Map<string, number>();
   for (const item of items) {
     if (item.kind !== "step") continue;

@@ -192,7 +192,7 @@ function clock(value: string | null): string {
   const t = time(value);
   return t === null
     ? ""
-    : ` <span class="meta">${text(new Date(t).toISOString().slice(11, 19))}</span>`;
+    : ` <span class="meta">${text(new Date(t).toISOString().slice(11, 19))} UTC</span>`;
 }
 
 /** An entry other than a step, as HTML. */

@@ -7,6 +7,7 @@
  * - a turn's first step counts from its prompt, not from the end of the turn before:
  *   "report of a conversation: the time before a prompt is not a step's"
  * - histograms: none for a few tasks, and each bar labelled otherwise: "report of a batch: …"
+ * DEFT_TEST_SCREENSHOTS=DIR keeps the screenshots there to look at.
  */
 import * as assert from "node:assert/strict";
 import { join } from "node:path";
@@ -19,12 +20,17 @@ import { ordinaryTrajectory, syntheticTasks, writeBatch } from "../../helpers/re
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
+async function keep(name: string, png: Uint8Array): Promise<void> {
+  const dir = Deno.env.get("DEFT_TEST_SCREENSHOTS");
+  if (dir) await Deno.writeFile(join(dir, name), png);
+}
+
 // Each timeline entry in one line: who or what, and its first words.
 const TIMELINE = `[...document.querySelectorAll(".you, .event, .step, .part")].map((e) =>
   e.classList.contains("you") ? "you: " + e.querySelector(".says").innerText.trim()
   : e.classList.contains("step") ? "step"
   : e.classList.contains("part") ? "part"
-  : e.querySelector("summary, h4").innerText.replace(/\\s+/g, " ").replace(/ \\d\\d:\\d\\d:\\d\\d/, "").trim())`;
+  : e.querySelector("summary, h4").innerText.replace(/\\s+/g, " ").replace(/ \\d\\d:\\d\\d:\\d\\d UTC/, "").trim())`;
 
 Deno.test({
   name:
@@ -98,6 +104,7 @@ Deno.test({
         const page = await browser.open(pathToFileURL(file).href, { scripts: false });
         assert.deepEqual(page.log.errors, []);
         assert.deepEqual(page.log.requests, []);
+        await keep(`conversation-${name}.png`, await browser.screenshot(page.session));
         const entries = await browser.evaluate<string[]>(page.session, TIMELINE);
         assert.deepEqual(entries, [
           "! echo before-any-prompt (sent with the next prompt)",
@@ -121,8 +128,15 @@ Deno.test({
             text: document.body.innerText,
             shellOutput: [...document.querySelectorAll(".event pre.out")].map((p) => p.innerText),
             badges: document.querySelectorAll(".badge.approval").length,
+            head: Object.fromEntries([...document.querySelectorAll("dl.head dt")]
+              .map((d) => [d.innerText, d.nextElementSibling.innerText])),
           })`,
         );
+        // The header is the whole conversation's: its first prompt, every step.
+        const head = said.head as Record<string, string>;
+        assert.equal(head.task, "make first");
+        assert.equal(head.steps, "5 in 2 files");
+        assert.match(head.conversation, new RegExp(`2 files.*${earlier.id}, ${later.id}`));
         const text = String(said.text);
         assert.ok(text.includes("SUMMARY: first.txt made"), name);
         assert.match(text, /back to turn 1 \(checkpoint \d+\): conversation/);
@@ -177,7 +191,7 @@ Deno.test("report of a conversation: the time before a prompt is not a step's", 
   );
   assert.deepEqual(seen.times, ["2.0 s", "1.0 s", "4.0 s"]);
   assert.deepEqual(seen.prompts, ["first prompt", "after an hour"]);
-  assert.match(seen.working, /^7\.0 s over 2 prompt\(s\)/);
+  assert.match(seen.working, /^7\.0 s over 2 prompts, the time between turns left out$/);
 });
 
 Deno.test("report of a batch: no histogram of three tasks; each bar of a larger one labelled", async () => {
@@ -193,6 +207,7 @@ Deno.test("report of a batch: no histogram of three tasks; each bar of a larger 
     assert.match(made.stderr, /\(\d+\.\d KB, /);
     const page = await browser.open(pathToFileURL(file).href, { scripts: true });
     assert.deepEqual(page.log.errors, []);
+    await keep(`batch-${n}.png`, await browser.screenshot(page.session));
     return await browser.evaluate<
       { svgs: number; bars: number; counted: number; labels: string[][]; notes: string[] }
     >(
