@@ -3,7 +3,7 @@ import { text } from "./escape.ts";
 
 const W = 420;
 const H = 220;
-const PAD = { left: 48, right: 12, top: 12, bottom: 32 };
+const PAD = { left: 48, right: 12, top: 18, bottom: 32 };
 
 function num(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toPrecision(3);
