@@ -310,6 +310,7 @@ export async function runTask(
   const recorder = opts.recorder ?? newRecorder(session, task, opts);
   const trajectoryPath = recorder.path;
   recorder.stepOffset = recorder.data.agent_steps.at(-1)?.step_number ?? 0;
+  recorder.recordEvent({ kind: "prompt", text: opts.recordedTask ?? task });
   if (console.start) {
     console.start({
       task,

@@ -1,6 +1,6 @@
 /** `deft report PATH… [-o FILE.html]`: one self-contained HTML page of runs and batches. */
 import { resolve } from "node:path";
-import { buildReport, ReportInputError } from "../report/report.ts";
+import { buildReport, byteSize, ReportInputError } from "../report/report.ts";
 import { UsageError, writeStderr } from "./io.ts";
 
 /** Options of `deft report`. */
@@ -27,7 +27,7 @@ export async function reportCommand(paths: string[], opts: ReportOptions): Promi
   await Deno.rename(temp, out);
   const size = new TextEncoder().encode(html).length;
   writeStderr(
-    `report written to ${out} (${(size / 1e6).toFixed(1)} MB, ${
+    `report written to ${out} (${byteSize(size)}, ${
       ((performance.now() - started) / 1000).toFixed(1)
     } s); open it in a browser.`,
   );

@@ -3,10 +3,11 @@
  * output folder: results.jsonl, each task's result.json, trajectory.json and patch.diff, and
  * predictions.jsonl). Reading never fails on one bad file: what cannot be read is shown as a note.
  */
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { readTrajectory, trajectoriesDir, type Trajectory } from "../trajectory/recorder.ts";
 import { costOf } from "../llm/prices.ts";
 import { readOwnText } from "../policy/own_file.ts";
+import type { ConversationPart } from "./timeline.ts";
 import { predictionsFile, resultsFile, taskPaths, type TaskResult } from "../batch/results.ts";
 
 /** One run as the report shows it. */
@@ -21,6 +22,11 @@ export interface RunModel {
   result: TaskResult | null;
   /** The final patch, when there is one. */
   patch: string | null;
+  /**
+   * Every file of the conversation, oldest first, this run's own among them, when /compact spread
+   * it over several (each /compact goes on in a new file); absent otherwise.
+   */
+  parts?: ConversationPart[];
 }
 
 /** One batch as the report shows it. */
@@ -68,8 +74,67 @@ export async function loadInput(path: string): Promise<ReportInput> {
     }
     return { kind: "batch", batch: await loadBatch(path) };
   }
-  if (info?.isFile) return { kind: "run", run: await loadRun(path, sessionName(path)) };
-  return { kind: "run", run: await loadRun(await locateSession(path), path) };
+  const run = info?.isFile
+    ? await loadRun(path, sessionName(path))
+    : await loadRun(await locateSession(path), path);
+  if (run.trajectory) {
+    const parts = await conversationParts({ path: run.path, trajectory: run.trajectory });
+    if (parts.length > 1) run.parts = parts;
+  }
+  return { kind: "run", run };
+}
+
+/** Files followed, at most, to put a conversation split by /compact together. */
+const MAX_PARTS = 100;
+/** Files of a folder read, at most, to find the ones that go on from a compacted conversation. */
+const MAX_SCANNED = 1000;
+
+/**
+ * The files of `part`'s conversation, oldest first: the ones it goes on from after a /compact
+ * (`resumed_from` with `by: "compact"`) and the ones that go on from it, looked for in its own
+ * folder only (where Deft writes them), never following a file outside it.
+ */
+async function conversationParts(part: ConversationPart): Promise<ConversationPart[]> {
+  const dir = dirname(resolve(part.path));
+  const seen = new Set([resolve(part.path)]);
+  const read = async (path: string) => {
+    const full = resolve(dir, path);
+    if (dirname(full) !== dir || seen.has(full)) return undefined;
+    seen.add(full);
+    const trajectory = await readTrajectory(full).catch(() => undefined);
+    return trajectory && { path: full, trajectory };
+  };
+  const parts = [part];
+  while (parts.length < MAX_PARTS) {
+    const from = parts[0].trajectory.resumed_from;
+    if (from?.by !== "compact" || typeof from.path !== "string") break;
+    const earlier = await read(from.path);
+    if (!earlier) break;
+    parts.unshift(earlier);
+  }
+  // Later files: only when the last one known was compacted, read once from the folder.
+  if (!parts.at(-1)!.trajectory.compactions?.length) return parts;
+  const continuing = new Map<string, ConversationPart>();
+  let looked = 0;
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.isFile || !entry.name.endsWith(".json")) continue;
+      if (++looked > MAX_SCANNED) break;
+      const found = await read(entry.name);
+      const from = found?.trajectory.resumed_from;
+      if (found && from?.by === "compact" && typeof from.path === "string") {
+        continuing.set(resolve(dir, from.path), found);
+      }
+    }
+  } catch {
+    // An unreadable folder: the files known so far.
+  }
+  while (parts.length < MAX_PARTS) {
+    const next = continuing.get(resolve(parts.at(-1)!.path));
+    if (!next) break;
+    parts.push(next);
+  }
+  return parts;
 }
 
 function sessionName(path: string): string {
@@ -197,6 +262,38 @@ export interface RunStats {
   toolErrors: number | null;
   /** Lines added and removed by the patch; null without one. */
   patchLines: number | null;
+}
+
+/** A conversation's numbers over all its files: steps, tokens, cost and seconds added up. */
+export interface ConversationStats {
+  steps: number;
+  usage: { input_tokens: number; output_tokens: number; cache_read_input_tokens: number };
+  /** Null when a file's model has no known price. */
+  cost: number | null;
+  seconds: number;
+}
+
+/** Adds up the files of a conversation /compact spread over several. */
+export function conversationStats(parts: readonly ConversationPart[]): ConversationStats {
+  const total: ConversationStats = {
+    steps: 0,
+    usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0 },
+    cost: 0,
+    seconds: 0,
+  };
+  for (const part of parts) {
+    const run = { name: "", problem: null, result: null, patch: null, ...part };
+    const stats = runStats(run);
+    const cost = listCost(run);
+    total.steps += stats.steps ?? 0;
+    total.seconds += stats.seconds ?? 0;
+    total.cost = total.cost === null || cost === null ? null : total.cost + cost;
+    const u = part.trajectory.total_usage;
+    for (const key of Object.keys(total.usage) as (keyof ConversationStats["usage"])[]) {
+      total.usage[key] += number(u?.[key]) ?? 0;
+    }
+  }
+  return total;
 }
 
 /** The numbers of one run, from its result where it has one, else its trajectory. */

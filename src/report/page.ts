@@ -23,6 +23,9 @@ details.call.bad{border-color:#e3a39b;background:#fdf3f2}.tool{font-weight:600}
 .s-interrupted,.s-unfinished,.badge.warn{background:#b9770e;color:#fff}
 .diff .add{color:#14622f;background:#e6f6ea}.diff .del{color:#8e1b12;background:#fbe9e7}.diff .hunk{color:#5b3cc4}.diff .file{font-weight:600}
 .cut{color:#8a5a00;font-style:italic}.note{color:#5b6670}
+.you{background:#eef4fb;border-left:3px solid #4a78b0;padding:.2em .8em;margin:1.2em 0 .8em}.you h4{margin:.3em 0}
+.event{border-left:3px dashed #9aa5b1;padding:.2em .8em;margin:.8em 0}.event h4{margin:.3em 0}details.event>summary{cursor:pointer;overflow-wrap:anywhere}
+.part{border-top:2px dashed #9aa5b1;padding-top:.5em}
 details.run{content-visibility:auto;contain-intrinsic-size:auto 3em;margin:1em 0;border-top:2px solid #9aa5b1;padding-top:.3em}details.run>summary{font-size:1.15em;font-weight:600;cursor:pointer}
 .plots{display:flex;flex-wrap:wrap;gap:1.5em}.plots figure{margin:0}.plots figcaption{font-weight:600;margin-bottom:.2em}
 svg text{font:11px system-ui,sans-serif;fill:#333}.flip-fixed{background:#e6f6ea}.flip-broke{background:#fbe9e7}

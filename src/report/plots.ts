@@ -3,16 +3,27 @@ import { text } from "./escape.ts";
 
 const W = 420;
 const H = 220;
-const PAD = { left: 48, right: 12, top: 12, bottom: 32 };
+const PAD = { left: 48, right: 12, top: 18, bottom: 32 };
 
 function num(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toPrecision(3);
 }
 
-/** A histogram of `values` in `bins` equal bins, with the axis named `unit`. */
+/** Fewer values than this make no histogram: a few bars say less than the table's numbers. */
+export const HISTOGRAM_MIN_VALUES = 5;
+
+/**
+ * A histogram of `values` in `bins` equal bins, with the axis named `unit`: each bar labelled
+ * with its count above and its value (or the bins' edges) below. Fewer than
+ * HISTOGRAM_MIN_VALUES values make a note instead.
+ */
 export function histogram(values: readonly number[], unit: string, bins = 12): string {
   const finite = values.filter(Number.isFinite);
   if (finite.length === 0) return `<p class="note">no values</p>`;
+  if (finite.length < HISTOGRAM_MIN_VALUES) {
+    return `<p class="note">${finite.length} task(s): too few for a histogram; the table ` +
+      "above gives each one.</p>";
+  }
   const lo = Math.min(...finite);
   const hi = Math.max(...finite);
   // Whole numbers over a short range (steps): one bar per value, no empty bars between.
@@ -26,19 +37,41 @@ export function histogram(values: readonly number[], unit: string, bins = 12): s
   const top = Math.max(...counts);
   const plotW = W - PAD.left - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
+  const barW = plotW / bins;
+  const below = H - PAD.bottom + 13;
   const bars = counts.map((c, i) => {
     const h = (c / top) * plotH;
-    const x = PAD.left + (i * plotW) / bins;
+    const x = PAD.left + i * barW;
+    const mid = (x + (barW - 2) / 2).toFixed(1);
     return `<rect x="${x.toFixed(1)}" y="${(PAD.top + plotH - h).toFixed(1)}" width="${
-      (plotW / bins - 2).toFixed(1)
+      (barW - 2).toFixed(1)
     }" height="${h.toFixed(1)}" fill="#4a78b0"><title>${range(i)} ${
       text(unit)
-    }: ${c}</title></rect>`;
+    }: ${c}</title></rect>${
+      c > 0
+        ? `<text class="count" x="${mid}" y="${
+          (PAD.top + plotH - h - 2).toFixed(1)
+        }" text-anchor="middle">${c}</text>`
+        : ""
+    }${
+      whole
+        ? `<text class="bin" x="${mid}" y="${below}" text-anchor="middle">${range(i)}</text>`
+        : ""
+    }`;
   }).join("");
+  // Bins of a range: their edges, a few of them, under the axis.
+  const every = Math.ceil(bins / 4);
+  const edges = whole ? "" : Array.from({ length: bins + 1 }, (_, i) => i)
+    .filter((i) => i % every === 0 || i === bins)
+    .map((i) =>
+      `<text class="bin" x="${(PAD.left + i * barW).toFixed(1)}" y="${below}" text-anchor="${
+        i === 0 ? "start" : i === bins ? "end" : "middle"
+      }">${num(lo + i * width)}</text>`
+    ).join("");
   return svg(
-    `${bars}${axes(0, top, "tasks")}<text x="${PAD.left}" y="${H - 8}">${num(lo)}</text><text x="${
-      W - PAD.right
-    }" y="${H - 8}" text-anchor="end">${num(hi)} ${text(unit)}</text>`,
+    `${bars}${edges}${axes(0, top, "tasks")}<text x="${W - PAD.right}" y="${
+      H - 4
+    }" text-anchor="end">${text(unit)}</text>`,
   );
 }
 

@@ -6,10 +6,10 @@ import { batchSection, compareSection, runAnchor } from "./batch.ts";
 import { text } from "./escape.ts";
 import { loadInput, type ReportInput, ReportInputError } from "./model.ts";
 import { page } from "./page.ts";
-import { runSection } from "./run.ts";
+import { byteSize, runSection } from "./run.ts";
 import { VERSION } from "../version.ts";
 
-export { ReportInputError };
+export { byteSize, ReportInputError };
 
 /** Builds the report page for `paths` (trajectory files, session ids, batch output folders). */
 export async function buildReport(paths: readonly string[]): Promise<string> {

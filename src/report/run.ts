@@ -7,7 +7,14 @@
 import type { RecordedStep, RecordedToolResult } from "../trajectory/recorder.ts";
 import type { LLMToolCall } from "../llm/types.ts";
 import { block, BLOCK_LIMITS, type BlockLimits, text } from "./escape.ts";
-import { approvalWords, type RunModel, runOutcome, runStats } from "./model.ts";
+import { approvalWords, conversationStats, type RunModel, runOutcome, runStats } from "./model.ts";
+import {
+  type ConversationPart,
+  eventBlock,
+  timeline,
+  type TimelineItem,
+  workingSeconds,
+} from "./timeline.ts";
 
 /** How a number of seconds reads: `42.1 s`, `3 min 5 s`. */
 export function seconds(value: number | null | undefined): string {
@@ -125,7 +132,8 @@ function toolCall(
 ): string {
   const failed = result ? !result.success : false;
   // Who let the call through or refused it; older files record no decision, only the refusal.
-  const approval = approvalWords(result);
+  // What the approval mode let through unasked is the default, said once in the header.
+  const approval = byMode(result) ? undefined : approvalWords(result);
   const marks = [
     approval
       ? `<span class="badge approval${approval.denied ? " warn" : ""}">${
@@ -148,6 +156,20 @@ function toolCall(
   }</span> <span class="mono">${text(callLine(call))}</span> ${marks}</summary>${
     callArguments(call, limits)
   }${output}</details>`;
+}
+
+/** True when the approval mode let the call through without asking: the default, no badge. */
+export function byMode(result: RecordedToolResult | undefined): boolean {
+  const a = result?.approval as { decision?: unknown; decided_by?: unknown } | undefined;
+  return !!a && typeof a === "object" && a.decided_by === "mode" && a.decision === "allow";
+}
+
+/** A size in bytes as a person reads it: `812 bytes`, `9.4 KB`, `3.2 MB`. */
+export function byteSize(bytes: number): string {
+  if (bytes < 1000) return `${bytes} bytes`;
+  if (bytes < 1e6) return `${(bytes / 1e3).toFixed(1)} KB`;
+  if (bytes < 1e9) return `${(bytes / 1e6).toFixed(1)} MB`;
+  return `${(bytes / 1e9).toFixed(1)} GB`;
 }
 
 function step(s: RecordedStep, elapsed: number | null, limits: BlockLimits): string {
@@ -181,11 +203,6 @@ function step(s: RecordedStep, elapsed: number | null, limits: BlockLimits): str
 // A trajectory is data from disk: a list that is not one, or holes in it, are skipped.
 function objects<T>(value: unknown): T[] {
   return Array.isArray(value) ? value.filter((v) => v !== null && typeof v === "object") : [];
-}
-
-function time(value: string | null | undefined): number | null {
-  const t = value ? Date.parse(value) : NaN;
-  return Number.isFinite(t) ? t : null;
 }
 
 /** The header and timeline of `run`, under the anchor `anchor`. */
@@ -230,27 +247,96 @@ export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): s
     ["file", text(run.path)],
   ];
   if (run.result?.error) rows.push(["error", block(run.result.error, limits)]);
-  const head = `<dl class="head">${
-    rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")
-  }</dl>`;
+  if (run.parts) wholeConversation(rows, run.parts, limits);
+  const head = (more: [string, string][] = []) =>
+    `<dl class="head">${
+      [...rows, ...more].map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")
+    }</dl>`;
   if (!t) {
-    return `${head}<p class="note">${text(run.problem ?? "no trajectory")}</p>${
+    return `${head()}<p class="note">${text(run.problem ?? "no trajectory")}</p>${
       patchSection(run, limits)
     }`;
   }
-  let previous = time(t.start_time);
-  const steps = objects<RecordedStep>(t.agent_steps).map((s) => {
-    const at = time(s.timestamp);
-    const elapsed = at !== null && previous !== null ? Math.max(0, (at - previous) / 1000) : null;
-    previous = at ?? previous;
-    return step(s, elapsed, limits);
-  }).join("\n");
+  const items = timeline(run.parts ?? [{ path: run.path, trajectory: t }]);
+  const steps = items.map((item) =>
+    item.kind === "step" ? step(item.step, item.elapsed, limits) : eventBlock(item, limits)
+  ).join("\n");
   const final = t.final_result
     ? `<h4>Final answer</h4><div class="says">${block(t.final_result, limits)}</div>`
     : "";
-  return `${head}<h4>Timeline</h4>${steps || `<p class="note">no steps recorded</p>`}${final}${
-    patchSection(run, limits)
-  }`;
+  return `${head(conversationRows(run, items))}<h4>Timeline</h4>${
+    steps || `<p class="note">no steps recorded</p>`
+  }${final}${patchSection(run, limits)}`;
+}
+
+/** The header's numbers for a conversation over several files: from the first, or added up. */
+function wholeConversation(
+  rows: [string, string][],
+  parts: readonly ConversationPart[],
+  limits: BlockLimits,
+): void {
+  const total = conversationStats(parts);
+  const first = parts[0].trajectory;
+  const set = (key: string, value: string) => {
+    const row = rows.find(([k]) => k === key);
+    if (row) row[1] = value;
+  };
+  set("task", block(first.task, limits));
+  set("steps", `${count(total.steps)} in ${parts.length} files`);
+  set(
+    "tokens",
+    `${count(total.usage.input_tokens)} in, ${count(total.usage.output_tokens)} out, ${
+      count(total.usage.cache_read_input_tokens)
+    } cache read`,
+  );
+  set("cost", total.cost === null ? "—" : `${dollars(total.cost)} at list prices`);
+  set("wall time", `${seconds(total.seconds)} summed over the files`);
+  set("started", text(first.start_time));
+}
+
+/**
+ * The header rows a conversation adds: its files (when /compact spread it over several), the time
+ * its steps took (the user's time between turns left out), and what the approval mode let
+ * through unasked (those calls carry no mark).
+ */
+function conversationRows(run: RunModel, items: readonly TimelineItem[]): [string, string][] {
+  const rows: [string, string][] = [];
+  if (run.parts) {
+    rows.push([
+      "conversation",
+      `${run.parts.length} files, a new one after each /compact: ${
+        run.parts.map((p) => text(p.trajectory.session_id ?? p.path)).join(", ")
+      }`,
+    ]);
+  }
+  // With one prompt the steps' time is the wall time, less the start.
+  const turns = items.filter((i) => i.kind === "prompt").length;
+  if (turns > 1) {
+    rows.push([
+      "time working",
+      `${seconds(workingSeconds(items))} over ${count(turns)} prompts, the time between turns ` +
+      "left out",
+    ]);
+  }
+  const modes = new Map<string, number>();
+  for (const item of items) {
+    if (item.kind !== "step") continue;
+    for (const r of objects<RecordedToolResult>(item.step.tool_results)) {
+      if (!byMode(r)) continue;
+      const mode = String((r.approval as { mode?: unknown }).mode ?? "?");
+      modes.set(mode, (modes.get(mode) ?? 0) + 1);
+    }
+  }
+  if (modes.size > 0) {
+    rows.push([
+      "approvals",
+      `${
+        [...modes].map(([mode, n]) => `${count(n)} call(s) let through by mode ${text(mode)}`)
+          .join(", ")
+      } without asking; a call someone decided on is marked`,
+    ]);
+  }
+  return rows;
 }
 
 function patchSection(run: RunModel, limits: BlockLimits): string {

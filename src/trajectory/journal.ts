@@ -16,6 +16,8 @@ export interface JournalDoc {
   llm_interactions: unknown[];
   agent_steps: { step_number: number; lakeview?: unknown }[];
   total_usage: unknown;
+  /** What the user did between the model's steps (recorder.ts's `SessionEvent`), in order. */
+  events?: unknown[];
 }
 
 /** One journal line. */
@@ -24,6 +26,7 @@ export type JournalEntry =
   | { interaction: unknown; total_usage: unknown }
   | { step: { step_number: number } }
   | { annotate: { step_number: number; lakeview: unknown } }
+  | { event: unknown }
   | { header: Record<string, unknown> };
 
 /** Where the journal of the trajectory at `path` is kept. */
@@ -109,15 +112,20 @@ function apply(doc: JournalDoc, entry: JournalEntry): void {
   } else if ("annotate" in entry) {
     const step = doc.agent_steps.find((s) => s.step_number === entry.annotate.step_number);
     if (step) step.lakeview = entry.annotate.lakeview;
+  } else if ("event" in entry) {
+    (doc.events ??= []).push(entry.event);
   } else if ("header" in entry) {
     Object.assign(doc, entry.header);
   }
 }
 
-/** The header of `data`: everything but the interactions and the steps. */
+/**
+ * The header of `data`: everything but the interactions, the steps and the events (each appended
+ * on its own, so a long session's header does not carry them again with every step).
+ */
 export function headerOf<T extends JournalDoc>(
   data: T,
-): Omit<T, "llm_interactions" | "agent_steps"> {
-  const { llm_interactions: _i, agent_steps: _s, ...header } = data;
+): Omit<T, "llm_interactions" | "agent_steps" | "events"> {
+  const { llm_interactions: _i, agent_steps: _s, events: _e, ...header } = data;
   return header;
 }

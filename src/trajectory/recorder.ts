@@ -98,6 +98,32 @@ export interface Trajectory {
   rewinds?: RewindRecord[];
   /** Each /compact of the conversation, oldest first (absent: none). */
   compactions?: CompactionRecord[];
+  /** What the user did between the model's steps, oldest first (absent: older files). */
+  events?: RecordedEvent[];
+}
+
+/**
+ * Something the user did in the conversation besides the model's steps: a prompt (as typed), a
+ * `!command` with what it printed, an `/undo` with what it said. (Rewinds and /compact have
+ * records of their own.)
+ */
+export type SessionEvent =
+  | { kind: "prompt"; text: string }
+  | { kind: "shell"; command: string; output: string }
+  | { kind: "undo"; said: string };
+
+/** A session event as recorded: when, and how many steps the file held then. */
+export type RecordedEvent = SessionEvent & { time: string; at_steps: number };
+
+/** Characters of one text of an event that are kept (the middle is cut); the rest is elsewhere. */
+export const EVENT_TEXT_CHARS = 8000;
+
+function cutMiddle(text: string): string {
+  if (text.length <= EVENT_TEXT_CHARS) return text;
+  const half = EVENT_TEXT_CHARS / 2;
+  return `${text.slice(0, half)}\n[… ${text.length - EVENT_TEXT_CHARS} characters cut …]\n${
+    text.slice(-half)
+  }`;
 }
 
 /**
@@ -289,6 +315,20 @@ export class TrajectoryRecorder {
       messages: [...messages],
     });
     this.flush();
+  }
+
+  /** Records what the user did (a prompt, a `!command`, `/undo`), written to the file at once. */
+  recordEvent(event: SessionEvent): void {
+    const cut = Object.fromEntries(
+      Object.entries(event).map(([k, v]) => [k, k === "kind" ? v : cutMiddle(v)]),
+    ) as SessionEvent;
+    const recorded = {
+      ...cut,
+      time: new Date().toISOString(),
+      at_steps: this.data.agent_steps.length,
+    };
+    (this.data.events ??= []).push(recorded);
+    this.#record({ event: recorded });
   }
 
   /** Records what changed besides interactions and steps (checkpoints, rewinds, a hook's stop …). */

@@ -36,9 +36,11 @@ Deno.test("report: each call shows its decision and who made it; an old file sti
   await Deno.writeTextFile(join(dir.path, "old.json"), JSON.stringify(old));
 
   const html = await buildReport([join(dir.path, "new.json")]);
+  // What the mode let through unasked is the default: no mark on the call, a line in the header.
+  assert.ok(!html.includes("allowed by mode"));
+  assert.match(html, /1 call\(s\) let through by mode commands without asking/);
   for (
     const words of [
-      "allowed by mode commands (a reader, run sandboxed)",
       "allowed by always for $ git push",
       "denied by the user: no — &lt;b&gt;use the build script&lt;/b&gt;",
       "allowed by this session: approval off",

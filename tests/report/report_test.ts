@@ -205,11 +205,11 @@ Deno.test("report: a run with a known model shows its cost at list prices; an un
 });
 
 Deno.test("report plots: steps get one bar per value; a cost dot per task, by outcome", () => {
-  const bars = histogram([3, 3, 5, 6], "steps");
+  const bars = histogram([3, 3, 5, 6, 6], "steps");
   assert.equal(bars.match(/<rect /g)?.length, 4);
   assert.ok(bars.includes("<title>3 steps: 2</title>"));
   assert.ok(bars.includes("<title>4 steps: 0</title>"));
-  const spread = histogram([0.5, 100.25, 300], "s");
+  const spread = histogram([0.5, 100.25, 300, 20, 150], "s");
   assert.equal(spread.match(/<rect /g)?.length, 12);
   const dots = costStrip([
     { cost: 0.1, passed: true, label: "<a>" },

@@ -5,7 +5,9 @@
  * - a run that never ended (a crash) reads whole, every record folded in: "a crashed run …";
  * - a line cut short by the crash is left out, the records before it kept: "… cut short …";
  * - a journal left from an older generation is never folded in twice: "a leftover journal …";
- * - secrets are masked in the journal as in the document: "secrets never reach the journal".
+ * - secrets are masked in the journal as in the document: "secrets never reach the journal";
+ * - the user's prompts, `!commands` and /undo (issue 52) are one journal line each, read back
+ *   while the run goes and after it ends: "the user's prompts and commands are each appended …".
  */
 import * as assert from "node:assert/strict";
 import { join } from "node:path";
@@ -145,4 +147,25 @@ Deno.test("journal: secrets never reach the journal", async () => {
   assert.ok(!journal.includes(secret), "the secret is in the journal");
   assert.match(journal, /\*\*\*/);
   assert.ok(!(await Deno.readTextFile(path)).includes(secret));
+});
+
+Deno.test("journal: the user's prompts and commands are each appended once, read back before and after the end", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "t.json");
+  const rec = recorder(path);
+  rec.recordEvent({ kind: "prompt", text: "first" });
+  step(rec, 1);
+  rec.recordEvent({ kind: "shell", command: "ls", output: "a\nb\n(exit code 0)" });
+  rec.recordEvent({ kind: "prompt", text: "second" });
+  step(rec, 2);
+  rec.recordEvent({ kind: "undo", said: "reverted an edit of a.txt" });
+  const kinds = (events: { kind: string; at_steps: number }[] | undefined) =>
+    events?.map((e) => `${e.kind}@${e.at_steps}`);
+  const running = await readTrajectory(path);
+  assert.deepEqual(kinds(running.events), ["prompt@0", "shell@1", "prompt@1", "undo@2"]);
+  // Each event is one line of its own; the header lines a step appends do not carry them again.
+  const lines = (await Deno.readTextFile(journalPath(path))).split("\n");
+  assert.equal(lines.filter((l) => l.includes('"second"')).length, 1);
+  rec.finalize(true, "done");
+  assert.deepEqual(kinds((await readTrajectory(path)).events), kinds(running.events));
 });

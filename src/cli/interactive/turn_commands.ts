@@ -27,7 +27,7 @@ export interface TurnCommandContext {
   session: Session;
   conversation: LLMMessage[];
   /** The trajectory of the conversation, once a turn has recorded one. */
-  recorder?: Pick<TrajectoryRecorder, "data" | "path">;
+  recorder?: Pick<TrajectoryRecorder, "data" | "path" | "recordEvent">;
   write(text: string): void;
   /**
    * Runs `work` as a turn of the loop (its clock on the console, lines typed meanwhile queued,
@@ -140,6 +140,7 @@ export async function undoLastTurn(ctx: TurnCommandContext): Promise<void> {
     } else lines.push(`reverted an edit of ${path}`);
   }
   ctx.write(`${lines.join("\n")}${untouched}`);
+  ctx.recorder?.recordEvent({ kind: "undo", said: `${lines.join("\n")}${untouched}` });
 }
 
 const COMPACT_PROMPT =
