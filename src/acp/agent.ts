@@ -71,9 +71,10 @@ function clientFs(live: Live): ClientFs | undefined {
 }
 
 /**
- * The session's editor replaced by one that reads and writes through the client (see
- * client_fs.ts); not in a container, whose files are not the editor's. Only the tool changes:
- * its calls pass the session's gates (hooks, rules, the approval mode) as before.
+ * The session's editor given the client's buffers as its store (the same editor, see
+ * client_fs.ts; the session's own editor does what buffers do not hold); not in a container,
+ * whose files are not the editor's. Only the tool changes: its calls pass the session's gates
+ * (hooks, rules, the approval mode) as before.
  */
 function useClientFs(live: Live): void {
   const { session } = live;

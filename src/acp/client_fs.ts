@@ -1,55 +1,29 @@
 /**
- * The file editor through the client's file system (`fs/read_text_file`, `fs/write_text_file`):
- * when the client offers both, the model views and edits what the editor holds — an unsaved
- * buffer included — instead of the bytes on disk.
+ * The editor through the client's file system (`fs/read_text_file`, `fs/write_text_file`): when
+ * the client offers both, the model views and edits what the editor holds — an unsaved buffer
+ * included — instead of the bytes on disk.
  *
- * Where it runs: in this (the main) process, as a wrapper of the session's ordinary editor, not
- * in the tool host. The tool host has no channel back to the client, and the file access itself
- * is the client's; what must stay Deft's is the trust boundary, and that is kept here exactly as
- * the editor keeps it: the path is confined by its real path (`withConfinedFile`, the same
- * src/policy/workspace.ts rule and lock), a read-only sandbox refuses writes, and only the
- * confined real path is ever sent to the client. A path the editor would refuse never reaches
- * the client.
+ * The editor is the one editor (src/tools/edit): its commands, checks, confinement, messages and
+ * undo history, over a second `FileStore`, the client's buffers (`ClientFsStore`, here). It runs
+ * in this (the main) process, as a wrapper of the session's ordinary editor, not in the tool
+ * host, which has no channel back to the client. Only the confined real path is ever sent to the
+ * client, and each request is made with the sandboxes frozen (client_freeze.ts).
  *
- * The client opens that path again, by name and as the user, outside the sandbox; a model process
- * swapping a folder on the way for a link out of the workspace would lead it outside. So with a
- * sandbox every request to the client is made with every process in Deft's sandboxes stopped
- * (src/policy/freeze.ts) and the path's whole chain checked again while they are: its real path
- * is still itself and a regular file. When the freeze cannot be made (or is seen broken after a
- * read), the call is not delegated: the ordinary editor does it on disk, confined in its own
- * sandbox. The frozen time is bounded: a client that does not answer in time gets the session's
- * shells stopped (so a late write cannot be raced) before anything runs again. With `sandbox:
- * none` the model's shell already reaches everything the user does; the path is checked, nothing
- * is frozen. docs/acp.md says the same for users.
- *
- * The edit is planned by the editor's own code (`planReplace`, `planInsert`), so the
- * matches, refusals and snippets read as on disk; the client's text is edited character-exactly
- * (as UTF-8 bytes, spliced, nothing outside the change re-encoded).
- *
- * What stays with the ordinary editor (on disk): directories, files the client cannot read
- * (missing, not regular), `create` (a new file has no buffer) and the undo of a disk edit.
+ * What the buffers do not hold goes to the ordinary editor, on disk (`StoreDeclined`):
+ * directories, `create` (a new file has no buffer), the undo of an edit made on disk, and a call
+ * whose file could not be reached safely (the model is told). The client's text is edited
+ * character-exactly: as UTF-8 bytes, spliced, nothing outside the change re-encoded.
  */
 import { isAbsolute } from "node:path";
-import { FreezeRefused, freezeSandboxes } from "../policy/freeze.ts";
-import { fail, ok, Tool, type ToolExecResult } from "../tools/base.ts";
+import { type CallPlan, ok, Tool, type ToolExecResult } from "../tools/base.ts";
 import type { CallEffect } from "../tools/base.ts";
 import { withConfinedFile } from "../tools/fs/confined.ts";
 import { FileToolError } from "../tools/fs/errors.ts";
-import { DEFAULT_MAX_FILE_BYTES, formatSize } from "../tools/fs/size.ts";
-import { foldInput } from "../tools/edit/line_breaks.ts";
-import { planInsert } from "../tools/edit/insert.ts";
-import { splitLines } from "../tools/edit/numbering.ts";
-import { viewOfLines } from "../tools/edit/view_file.ts";
-import { planUnderEveryReading } from "../tools/edit/readings.ts";
-import { planReplace } from "../tools/edit/replace.ts";
-import { editSnippet } from "../tools/edit/snippet.ts";
-import { type Splice, splicedParts } from "../tools/edit/splice.ts";
-import {
-  encodingOf,
-  missingPathError,
-  notRegularError,
-  type TextFile,
-} from "../tools/edit/text_file.ts";
+import { type FileStore, type OpenedFile, StoreDeclined } from "../tools/edit/store.ts";
+import { EditTool } from "../tools/edit/tool.ts";
+import { askClient, CLIENT_ANSWER_MS, type FreezeOptions } from "./client_freeze.ts";
+
+export { CLIENT_ANSWER_MS } from "./client_freeze.ts";
 
 /** The client's file system, as the session reaches it during a turn. */
 export interface ClientFs {
@@ -62,35 +36,115 @@ export interface ClientFs {
   stopShells?(): Promise<void>;
 }
 
-/** How long a frozen sandbox waits for the client's answer, unless told otherwise. */
-export const CLIENT_ANSWER_MS = 10_000;
-
-/** The client was not asked (or its answer was not used); the disk editor does the call. */
-class NotDelegated extends Error {
-  constructor(readonly why: string) {
-    super(why);
-  }
-}
-
-/** One freeze at a time in this process: each covers every sandbox Deft started. */
-let freezes: Promise<unknown> = Promise.resolve();
-
 /** An edit made through the client, for the tool call's diff. */
 export interface ClientEdit {
   before: string;
   after: string;
 }
 
-/** The editor, reading and writing through the client's file system. */
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * The client's buffers as a store, for one call: each file is read from the client once, and its
+ * facts (kind, mode) are the disk's; its size is the buffer's.
+ */
+export class ClientFsStore implements FileStore {
+  readonly text = true;
+  readonly #read = new Map<string, { bytes: Uint8Array; info: Deno.FileInfo }>();
+  /** The write this call made, if any. */
+  written?: { real: string; edit: ClientEdit };
+
+  constructor(private readonly fs: ClientFs, private readonly options: FreezeOptions) {}
+
+  async stat(real: string, shown: string): Promise<Deno.FileInfo> {
+    const info = await Deno.stat(real);
+    return info.isFile ? (await this.read(real, shown)).info : info;
+  }
+
+  async read(real: string, shown: string): Promise<{ bytes: Uint8Array; info: Deno.FileInfo }> {
+    const known = this.#read.get(real);
+    if (known) return known;
+    let text: string;
+    let info: Deno.FileInfo;
+    try {
+      // The file's facts are taken while the path is held still, with the client's text.
+      [text, info] = await askClient(
+        real,
+        "read",
+        async () => [await this.fs.read(real), await Deno.stat(real)] as const,
+        this.options,
+      );
+    } catch (e) {
+      if (e instanceof StoreDeclined || e instanceof FileToolError) throw e;
+      throw new FileToolError(
+        `The editor (the ACP client) could not read ${shown}: ${errorText(e)}. Nothing was ` +
+          `changed; check that the file is open or readable in the editor, then try again.`,
+      );
+    }
+    const bytes = new TextEncoder().encode(text);
+    const read = { bytes, info: { ...info, size: bytes.length } };
+    this.#read.set(real, read);
+    return read;
+  }
+
+  async open(real: string, shown: string): Promise<OpenedFile> {
+    const { bytes, info } = await this.read(real, shown);
+    let at = 0;
+    const file = {
+      read(buffer: Uint8Array): Promise<number | null> {
+        if (at >= bytes.length) return Promise.resolve(null);
+        const n = Math.min(buffer.length, bytes.length - at);
+        buffer.set(bytes.subarray(at, at + n));
+        at += n;
+        return Promise.resolve(n);
+      },
+      close() {},
+    };
+    return { file, info, confirm: () => {} };
+  }
+
+  /** Whether the buffer may be written is the client's to say: its refusal is the error. */
+  checkWritable(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async write(
+    real: string,
+    shown: string,
+    parts: readonly Uint8Array[],
+    was: Deno.FileInfo,
+  ): Promise<void> {
+    const joined = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const part of parts) {
+      joined.set(part, at);
+      at += part.length;
+    }
+    const before = decoder.decode(this.#read.get(real)?.bytes ?? new Uint8Array());
+    const after = decoder.decode(joined);
+    try {
+      await askClient(real, "write", () => this.fs.write(real, after), this.options);
+    } catch (e) {
+      if (e instanceof StoreDeclined || e instanceof FileToolError) throw e;
+      throw new FileToolError(
+        `The editor (the ACP client) refused to write ${shown}: ${errorText(e)}. The file was ` +
+          `not changed; check that it is writable in the editor, then repeat the edit.`,
+      );
+    }
+    this.#read.set(real, { bytes: joined, info: { ...was, size: joined.length } });
+    this.written = { real, edit: { before, after } };
+  }
+}
+
+/** The editor, reading and writing through the client's file system when it is there. */
 export class ClientFsEditor extends Tool {
   readonly name: string;
   readonly description: string;
   readonly parameters;
+  /** The one editor, with the history of the edits made through the client. */
+  readonly #editor: EditTool;
   /** The last edit per real path and per path as written, taken once by the console. */
   readonly #edits = new Map<string, ClientEdit>();
-  /** What `undo_edit` restores, per real path: the texts before and after each edit. */
-  readonly #history = new Map<string, ClientEdit[]>();
-
   /** How long the client's answer is waited for, the sandboxes frozen. */
   readonly #answerMs: number;
 
@@ -104,6 +158,7 @@ export class ClientFsEditor extends Tool {
     this.description = inner.description;
     this.parameters = inner.parameters;
     this.#answerMs = options.answerMs ?? CLIENT_ANSWER_MS;
+    this.#editor = new EditTool(inner.context);
   }
 
   override effects(args: Record<string, unknown>): CallEffect | undefined {
@@ -114,6 +169,14 @@ export class ClientFsEditor extends Tool {
     return this.inner.close();
   }
 
+  #store(fs: ClientFs): ClientFsStore {
+    return new ClientFsStore(fs, {
+      sandbox: this.context.settings.sandbox,
+      answerMs: this.#answerMs,
+      stopShells: fs.stopShells && (() => fs.stopShells!()),
+    });
+  }
+
   /**
    * The client's text of `path` when a `str_replace` or `insert` there would go through the
    * client (a confined regular file); undefined otherwise. For the diff an approval shows.
@@ -121,10 +184,11 @@ export class ClientFsEditor extends Tool {
   async bufferText(path: string): Promise<string | undefined> {
     const fs = this.fs();
     if (!fs || !isAbsolute(path)) return undefined;
+    const store = this.#store(fs);
     let text: string | undefined;
     await withConfinedFile(this.context, path, false, async (real) => {
-      if ((await Deno.stat(real)).isFile) {
-        text = await this.#delegated(fs, real, "read", () => fs.read(real));
+      if ((await store.stat(real, path)).isFile) {
+        text = decoder.decode((await store.read(real, path)).bytes);
       }
       return ok("");
     }).catch(() => undefined);
@@ -138,303 +202,28 @@ export class ClientFsEditor extends Tool {
     return edit;
   }
 
-  execute(args: Record<string, unknown>): Promise<ToolExecResult> {
+  async execute(args: Record<string, unknown>, plan?: CallPlan): Promise<ToolExecResult> {
     const fs = this.fs();
-    const command = args.command as string;
-    const path = args.path as string;
-    const through = ["view", "str_replace", "insert", "undo_edit"].includes(command);
-    if (!fs || !through || typeof path !== "string" || !isAbsolute(path)) {
-      return this.inner.execute(args);
-    }
-    /** true: the disk editor's case; a string: why the client could not be used. */
-    let disk: boolean | string = false;
-    const result = withConfinedFile(this.context, path, command !== "view", async (real) => {
-      let info: Deno.FileInfo;
-      try {
-        info = await Deno.stat(real);
-      } catch (e) {
-        if (e instanceof Deno.errors.NotFound) throw missingPathError(path);
-        throw e;
-      }
-      if (info.isDirectory || (command === "undo_edit" && !this.#history.get(real)?.length)) {
-        disk = true;
-        return ok("");
-      }
-      if (!info.isFile) throw notRegularError(path);
-      try {
-        return await this.#run(fs, command, path, real, args);
-      } catch (e) {
-        if (!(e instanceof NotDelegated)) throw e;
-        disk = e.why;
-        return ok("");
-      }
-    });
-    return result.then(async (r) => {
-      if (disk === false) return r;
-      const onDisk = await this.inner.execute(args);
-      if (disk === true || onDisk.output == null) return onDisk;
+    if (!fs) return await this.inner.execute(args, plan);
+    const store = this.#store(fs);
+    let result: ToolExecResult;
+    try {
+      result = await this.#editor.executeIn(store, args);
+    } catch (e) {
+      if (!(e instanceof StoreDeclined)) throw e;
+      const onDisk = await this.inner.execute(args, plan);
+      if (e.why === undefined || onDisk.output == null) return onDisk;
       return {
         ...onDisk,
-        output: `${onDisk.output}\n(The editor's buffer was not used: ${disk}. This call used ` +
+        output: `${onDisk.output}\n(The editor's buffer was not used: ${e.why}. This call used ` +
           `the file on disk.)`,
       };
-    });
-  }
-
-  /**
-   * `op`, a request to the client about `real`, made safe against a model racing it: with a
-   * sandbox, every sandboxed process is stopped while it runs and the path checked again first.
-   * Throws `NotDelegated` when the client must not (or could not safely) be asked.
-   */
-  async #delegated<T>(
-    fs: ClientFs,
-    real: string,
-    kind: "read" | "write",
-    op: () => Promise<T>,
-  ): Promise<T> {
-    if (this.context.settings.sandbox === "none") {
-      await this.#checkChain(real);
-      return await op();
     }
-    const mine = freezes.then(() => this.#frozen(fs, real, kind, op));
-    freezes = mine.catch(() => {});
-    return await mine;
-  }
-
-  async #frozen<T>(
-    fs: ClientFs,
-    real: string,
-    kind: "read" | "write",
-    op: () => Promise<T>,
-  ): Promise<T> {
-    let freeze;
-    try {
-      // The freeze's own bound, should this process stop answering it.
-      freeze = await freezeSandboxes(this.#answerMs / 1000 + 10);
-    } catch (e) {
-      if (e instanceof FreezeRefused) {
-        throw new NotDelegated(`the sandbox's processes could not be stopped (${e.message})`);
-      }
-      throw e;
+    if (store.written) {
+      this.#edits.set(String(args.path), store.written.edit);
+      this.#edits.set(store.written.real, store.written.edit);
     }
-    let outcome: { value: T } | { error: unknown } | "late" = "late";
-    let verdict: { held: boolean; why?: string } = { held: false };
-    try {
-      await this.#checkChain(real);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<"late">((resolve) => {
-        timer = setTimeout(() => resolve("late"), this.#answerMs);
-      });
-      outcome = await Promise.race([
-        op().then((value) => ({ value }), (error) => ({ error })),
-        late,
-      ]);
-      clearTimeout(timer);
-      // Before anything runs again: a write still to come must find no racer.
-      if (outcome === "late") await fs.stopShells?.().catch(() => {});
-    } finally {
-      verdict = await freeze.release();
-    }
-    if (outcome === "late") {
-      throw new FileToolError(
-        `The editor (the ACP client) did not answer within ${this.#answerMs / 1000} s about ` +
-          `${real}. The shell was stopped meanwhile (its next command starts a fresh one), so a ` +
-          `late ${kind} cannot be misled. Check the file in the editor, then try again.`,
-      );
-    }
-    if (!verdict.held) {
-      if (kind === "read") {
-        throw new NotDelegated(`the sandbox's processes were not all held still (${verdict.why})`);
-      }
-      throw new FileToolError(
-        `The editor (the ACP client) wrote ${real}, but the sandbox's processes were not all held ` +
-          `still meanwhile (${verdict.why}). Check ${real} and the files it could lead to.`,
-      );
-    }
-    if ("error" in outcome) throw outcome.error;
-    return outcome.value;
-  }
-
-  /**
-   * With the sandboxes frozen: `real` still names itself through every folder (no link swapped in
-   * on the way) and is a regular file; else the call goes to the disk editor, which resolves the
-   * path again.
-   */
-  async #checkChain(real: string): Promise<void> {
-    let now: string;
-    let info: Deno.FileInfo;
-    try {
-      now = await Deno.realPath(real);
-      info = await Deno.lstat(real);
-    } catch {
-      throw new NotDelegated("the path changed while it was being checked");
-    }
-    if (now !== real || !info.isFile) {
-      throw new NotDelegated("the path changed while it was being checked");
-    }
-  }
-
-  get #maxBytes(): number {
-    return this.context.settings.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-  }
-
-  async #read(fs: ClientFs, shown: string, real: string): Promise<TextFile> {
-    let text: string;
-    let info: Deno.FileInfo;
-    try {
-      // The file's facts are taken while the path is held still, with the client's text.
-      [text, info] = await this.#delegated(
-        fs,
-        real,
-        "read",
-        async () => [await fs.read(real), await Deno.stat(real)] as const,
-      );
-    } catch (e) {
-      if (e instanceof NotDelegated || e instanceof FileToolError) throw e;
-      throw new FileToolError(
-        `The editor (the ACP client) could not read ${shown}: ${errorText(e)}. Nothing was ` +
-          `changed; check that the file is open or readable in the editor, then try again.`,
-      );
-    }
-    const bytes = new TextEncoder().encode(text);
-    if (bytes.length > this.#maxBytes) {
-      throw new FileToolError(
-        `The file ${shown} is ${formatSize(bytes.length)} in the editor, larger than the ${
-          formatSize(this.#maxBytes)
-        } the editor edits. Edit it with bash instead, or raise the editor's maxFileBytes setting.`,
-      );
-    }
-    const encoding = await encodingOf(bytes, shown, "edited", "utf-8");
-    return { real, shown, bytes, encoding, info };
-  }
-
-  async #write(fs: ClientFs, shown: string, real: string, content: string): Promise<void> {
-    try {
-      await this.#delegated(fs, real, "write", () => fs.write(real, content));
-    } catch (e) {
-      if (e instanceof NotDelegated || e instanceof FileToolError) throw e;
-      throw new FileToolError(
-        `The editor (the ACP client) refused to write ${shown}: ${errorText(e)}. The file was ` +
-          `not changed; check that it is writable in the editor, then repeat the edit.`,
-      );
-    }
-  }
-
-  async #run(
-    fs: ClientFs,
-    command: string,
-    shown: string,
-    real: string,
-    args: Record<string, unknown>,
-  ): Promise<ToolExecResult> {
-    if (command === "view") return ok(this.#view(await this.#read(fs, shown, real), args));
-    if (command === "undo_edit") {
-      const stack = this.#history.get(real)!;
-      const last = stack.at(-1)!;
-      const now = await this.#read(fs, shown, real);
-      if (new TextDecoder().decode(now.bytes) !== last.after) {
-        return fail(
-          `Cannot undo the last edit of ${shown}: the file has changed since that edit (by ` +
-            `another tool or command), so undoing it could lose those changes. View the file and ` +
-            `fix it with \`str_replace\` instead.`,
-        );
-      }
-      await this.#write(fs, shown, real, last.before);
-      stack.pop();
-      this.#remember(shown, real, { before: last.after, after: last.before });
-      return ok(`Last edit to ${shown} undone successfully.`);
-    }
-    const newStr = args.new_str as string | undefined;
-    if (command === "str_replace") {
-      const oldStr = args.old_str as string | undefined;
-      if (oldStr === undefined) {
-        return fail(
-          "Parameter `old_str` is required and should be a string for command: str_replace",
-        );
-      }
-      if (oldStr === "") {
-        return fail(
-          "No replacement was performed: `old_str` is empty. It must be the exact text to " +
-            "replace; to add text without replacing any, use the `insert` command.",
-        );
-      }
-      if (foldInput(oldStr) === foldInput(newStr ?? "")) {
-        return fail(
-          "No replacement was performed: `new_str` is the same as `old_str`, so the file would " +
-            "not change.",
-        );
-      }
-      const file = await this.#read(fs, shown, real);
-      const plan = planUnderEveryReading(file, (f) => planReplace(f, oldStr, newStr ?? ""));
-      const snippet = await this.#commit(fs, file, plan.splice, plan.line);
-      return ok(
-        `The file ${shown} has been edited. Here's the result of running \`cat -n\` on a ` +
-          `snippet of ${shown}:\n${snippet}\nReview the changes and make sure they are as ` +
-          `expected. Edit the file again if necessary.`,
-      );
-    }
-    const insertLine = args.insert_line as number | undefined;
-    if (insertLine === undefined) {
-      return fail("Parameter `insert_line` is required and should be integer for command: insert");
-    }
-    if (newStr === undefined) return fail("Parameter `new_str` is required for command: insert");
-    const file = await this.#read(fs, shown, real);
-    const plan = planInsert(file, insertLine, newStr);
-    const snippet = await this.#commit(fs, file, plan.splice, plan.line);
-    return ok(
-      `The file ${shown} has been edited. Here's the result of running \`cat -n\` on a snippet ` +
-        `of the edited file:\n${snippet}\nReview the changes and make sure they are as ` +
-        `expected (correct indentation, no duplicate lines, etc). Edit the file again if ` +
-        `necessary.`,
-    );
-  }
-
-  async #commit(fs: ClientFs, file: TextFile, splice: Splice, line: number): Promise<string> {
-    const parts = splicedParts(file.bytes, splice);
-    const joined = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const part of parts) {
-      joined.set(part, at);
-      at += part.length;
-    }
-    const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-    const before = decoder.decode(file.bytes);
-    const after = decoder.decode(joined);
-    await this.#write(fs, file.shown, file.real, after);
-    const stack = this.#history.get(file.real) ?? [];
-    stack.push({ before, after });
-    this.#history.set(file.real, stack);
-    this.#remember(file.shown, file.real, { before, after });
-    return editSnippet(file.bytes, file.encoding, splice, line);
-  }
-
-  #remember(shown: string, real: string, edit: ClientEdit): void {
-    this.#edits.set(shown, edit);
-    this.#edits.set(real, edit);
-  }
-
-  /** `view` of the buffer, with the disk view's numbering, range rules and messages. */
-  #view(file: TextFile, args: Record<string, unknown>): string {
-    const { shown } = file;
-    const range = Array.isArray(args.view_range) && args.view_range.length > 0
-      ? args.view_range as number[]
-      : undefined;
-    if (range !== undefined && range.length !== 2) {
-      throw new FileToolError("Invalid `view_range`. It should be a list of two integers.");
-    }
-    const [from, to] = range ?? [1, -1];
-    if (range !== undefined && to !== -1 && (to < from || to < 1)) {
-      throw new FileToolError(
-        `Invalid \`view_range\`: [${from}, ${to}]. Its second element \`${to}\` should be larger ` +
-          `or equal than its first \`${from}\` (or -1 for the end of the file)`,
-      );
-    }
-    const all = splitLines(
-      new TextDecoder("utf-8", { ignoreBOM: true }).decode(
-        file.bytes.subarray(file.encoding.bomLength),
-      ),
-    );
-    return viewOfLines(all, shown, from, to, range !== undefined);
+    return result;
   }
 }
 

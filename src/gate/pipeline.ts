@@ -19,6 +19,12 @@
  *
  * After the call: **PostToolUse hooks** (hooks.ts) see its result and may amend it.
  *
+ * A call the user typed at the prompt (`!cmd`, `/undo`: `ToolCall.by` is `user`) passes the same
+ * steps, but its step 3 is already answered: typing it was the user's yes, so the mode asks
+ * nothing (recorded as `decided_by: "user"`, `typed`), unless a deny rule may hide in the line
+ * (then it is decided as the model's would be). Hooks, deny rules, the call plan (it runs in the
+ * session's sandbox as an approved call does) and the record apply as to the model's.
+ *
  * A replay (`deft run --replay`) runs no hooks and asks nobody: its recording decides (replay.ts).
  * The executor's gate is fixed when it is built (`gatedExecutor`): a front end may swap a tool
  * or add tools, never take the pipeline away.
@@ -71,9 +77,12 @@ export class GatePipeline implements CallGate {
     const effect = tool.effects(runArgs);
     // 2. Lasting rules.
     const ruled = approval.ruleOn(tool, effect);
-    // 3. Approval mode (a deny rule has refused already: no mode lets its call through).
+    // 3. Approval mode (a deny rule has refused already: no mode lets its call through; the
+    // user's own call was answered by typing it, unless a deny rule may hide in it).
     const decided = ruled?.action === "deny"
       ? approval.ruleDenied(effect, ruled)
+      : call?.by === "user" && ruled?.unjudged !== "deny"
+      ? typed(mode)
       : await approval.byMode(
         tool,
         runArgs,
@@ -97,6 +106,14 @@ export class GatePipeline implements CallGate {
   ): Promise<ToolCallResult> {
     return this.#hooks ? await postToolUse(this.#hooks, tool, args, result) : result;
   }
+}
+
+/** Step 3 for a call the user typed: their yes, nobody asked. */
+function typed(mode: string): GateDecision {
+  return {
+    verdict: null,
+    decision: { decision: "allow", decided_by: "user", mode, asked: false, typed: true },
+  };
 }
 
 /** Step 4: the call plan of a decision that lets its call through. */

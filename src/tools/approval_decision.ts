@@ -33,6 +33,11 @@ export interface ApprovalDecision {
    * such an answer decided the call, and on the answer that gave it.
    */
   always?: string;
+  /**
+   * The user typed the call themselves (`!cmd`, `/undo` at the prompt): that was their yes, so
+   * nobody was asked (`decided_by: "user"`, `asked: false`).
+   */
+  typed?: true;
   /** The user's answer, when decided by the user. */
   answer?: ApprovalAnswer;
   /** The reason the model was given with a refusal (the user's words after "no"). */

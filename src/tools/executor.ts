@@ -30,6 +30,12 @@ export interface ToolCall {
   call_id: string;
   arguments: unknown;
   id?: string;
+  /**
+   * Who made the call: absent for the model; `user` for one the user typed at the prompt (`!cmd`,
+   * `/undo`). The gate takes the typing as the user's yes to the approval mode's question; hooks
+   * and deny rules still apply (src/gate/pipeline.ts).
+   */
+  by?: "user";
 }
 
 /** The result of one call, echoing its name and ids. */

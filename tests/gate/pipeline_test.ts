@@ -79,3 +79,59 @@ Deno.test("the pipeline in mode never where nobody can be asked: a deny rule and
   assert.equal(listed.success, true);
   assert.deepEqual(ran, ["touch x"]);
 });
+
+Deno.test("the pipeline on a call the user typed: not asked in mode all, recorded as theirs; a deny rule still refuses, and a line a deny rule may hide in is asked", async () => {
+  const ran: string[] = [];
+  const asked: string[] = [];
+  const rules = new ApprovalRules(
+    [{
+      action: "deny",
+      text: "$ rm",
+      source: "policy.yaml",
+      origin: "file",
+    }] as ConstructorParameters<
+      typeof ApprovalRules
+    >[0],
+  );
+  const approval = new ApprovalGate(
+    "all",
+    () => Promise.resolve("n"),
+    (text) => asked.push(text),
+    "/w",
+    false,
+    rules,
+  );
+  const executor = gatedExecutor([shell(ran)], { approval });
+  const typed = (command: string) =>
+    executor.executeToolCall({
+      name: "bash",
+      call_id: command,
+      arguments: { command },
+      by: "user",
+    });
+  const touched = await typed("touch x");
+  assert.equal(touched.success, true);
+  assert.deepEqual(touched.approval, {
+    decision: "allow",
+    decided_by: "user",
+    mode: "all",
+    asked: false,
+    typed: true,
+  });
+  assert.deepEqual(asked, [], "typing it was the yes");
+  const removed = await typed("rm -rf x");
+  assert.match(removed.error!, /A deny rule \(`\$ rm`/);
+  // `eval` may run rm: the rule cannot tell, so the user is asked (and said no).
+  const hidden = await typed('eval "$X"');
+  assert.equal(hidden.success, false);
+  assert.equal(asked.length, 1);
+  // The model's own call in mode all is asked as ever.
+  const model = await executor.executeToolCall({
+    name: "bash",
+    call_id: "m",
+    arguments: { command: "touch y" },
+  });
+  assert.equal(model.success, false);
+  assert.equal(asked.length, 2);
+  assert.deepEqual(ran, ["touch x"]);
+});

@@ -1,10 +1,12 @@
 /**
  * `!command` at the interactive prompt: the user's own shell command, run by the session's bash
- * tool (its shell, its sandbox, its working folder) without a question — the user typed it — and
- * without a model call. Its output is shown, and kept as the user's own context for the next
+ * tool (its shell, its sandbox, its working folder) through the session's gate pipeline as a call
+ * the user typed: PreToolUse and PostToolUse hooks and deny rules apply, the approval mode asks
+ * nothing (typing it was the yes), and it is traced like any call. No model call is made. Its output is shown, and kept as the user's own context for the next
  * prompt, marked as such so the model does not take it for its own tool call. `!` alone toggles a
  * shell mode where every line is a command, until Esc or another empty `!`.
  */
+import type { ApprovalDecision } from "../../tools/approval_decision.ts";
 import type { ToolExecutor } from "../../tools/executor.ts";
 import { maskOutput } from "../../policy/secrets.ts";
 
@@ -28,7 +30,10 @@ export interface ShellOutcome {
   context: string;
 }
 
-/** Runs `command` in the session's bash tool, unasked. */
+/** The user's shell commands run so far, to tell their calls apart (hooks see the id). */
+let typedCommands = 0;
+
+/** Runs `command` in the session's bash tool, through the gate as the user's own call. */
 export async function runShellLine(
   executor: ToolExecutor,
   command: string,
@@ -38,7 +43,17 @@ export async function runShellLine(
     const shown = "no shell in this session (the bash tool is turned off): nothing was run.";
     return { shown, context: "" };
   }
-  const result = await bash.execute({ command });
+  const result = await executor.executeToolCall({
+    name: bash.name,
+    call_id: `user-shell-${++typedCommands}`,
+    arguments: { command },
+    by: "user",
+  });
+  const refused = result.approval?.decision === "deny";
+  if (refused) {
+    // Nothing ran: the refusal is shown, and nothing goes to the model.
+    return { shown: refusal(result.approval!, result.error ?? "refused"), context: "" };
+  }
   const parts = [result.output ?? "", result.error ?? ""].filter((p) => p.trim() !== "");
   const output = maskOutput(parts.join("\n").trimEnd());
   const code = result.error_code;
@@ -52,4 +67,13 @@ export async function runShellLine(
   const shown = `${output === "" ? "(no output)" : output}\n(exit code ${code}; ` +
     `kept as context for your next prompt)`;
   return { shown, context };
+}
+
+/** Why the gate refused the user's command, for the user (a rule's refusal speaks to the model). */
+function refusal(approval: ApprovalDecision, error: string): string {
+  if (approval.decided_by === "rule" && approval.rule && !approval.reason) {
+    return `not run: the deny rule \`${approval.rule.text}\` (set in ${approval.rule.source}) ` +
+      `refuses it.`;
+  }
+  return `not run: ${maskOutput(error)}`;
 }

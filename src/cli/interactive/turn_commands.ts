@@ -93,9 +93,12 @@ function notUndoable(turn: TurnRecord, executor: ToolExecutor): string[] {
   return [...counts].map(([name, n]) => `${n} ${name} call(s)`);
 }
 
+/** The `/undo` calls made so far, to tell them apart (hooks see the id). */
+let undoCalls = 0;
+
 /**
  * `/undo`: reverts the edits the last turn's calls made, newest first, through the history of
- * the tools that keep one.
+ * the tools that keep one, each revert a call through the session's gate pipeline.
  */
 export async function undoLastTurn(ctx: TurnCommandContext): Promise<void> {
   const turn = ctx.session.turns?.findLast((t) => t.kind !== "compact");
@@ -124,13 +127,14 @@ export async function undoLastTurn(ctx: TurnCommandContext): Promise<void> {
   for (const { tool, path } of stack.reverse()) {
     const key = `${tool}\0${path}`;
     if (failed.has(key)) continue;
-    let result;
-    try {
-      // The call that undoes an edit comes from the tool's catalog entry, as does its name.
-      result = await ctx.session.executor.find(tool)!.execute(catalogEntry(tool)!.undo!(path));
-    } catch (e) {
-      result = { output: null, error: (e as Error).message, error_code: 1 };
-    }
+    // The call that undoes an edit comes from the tool's catalog entry, as does its name. It is
+    // the user's own call: it passes the session's gates (hooks, deny rules), typed by the user.
+    const result = await ctx.session.executor.executeToolCall({
+      name: tool,
+      call_id: `user-undo-${++undoCalls}`,
+      arguments: catalogEntry(tool)!.undo!(path),
+      by: "user",
+    });
     if (result.error_code !== 0) {
       // Older edits of this file sit under the one that failed: they stay too.
       failed.add(key);

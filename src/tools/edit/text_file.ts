@@ -3,8 +3,9 @@
  * editor away from files it cannot round-trip (binary, undecodable, too large, not regular).
  */
 import { Buffer, isAscii } from "node:buffer";
-import { readConfinedFile, type ReadRefusals } from "../fs/confined.ts";
+import { isMissing, type ReadRefusals } from "../fs/confined.ts";
 import { FileToolError } from "../fs/errors.ts";
+import { formatSize } from "../fs/size.ts";
 import { binaryReason, hasZeroByte } from "./binary.ts";
 import {
   decode,
@@ -19,6 +20,7 @@ import {
   UnencodableError,
   utf16Layout,
 } from "./encoding.ts";
+import type { FileStore } from "./store.ts";
 
 /** A file's bytes and encoding. Edits splice `bytes`; nothing is re-encoded but the new text. */
 export interface TextFile {
@@ -40,19 +42,26 @@ export interface DecodedText {
 }
 
 /**
- * Reads `real` for an edit. Throws `FileToolError` with a message for the model when the path is
- * missing, not a regular file, larger than `maxBytes`, binary, not decodable exactly, or in an
- * encoding that detection is unsure of (unless the caller `stated` the encoding, or `uncertain`
- * is "keep": the caller then checks the edit under every reading, see `readings.ts`).
+ * Reads `real` from `store` for an edit. Throws `FileToolError` with a message for the model when
+ * the path is missing, not a regular file, larger than `maxBytes`, binary, not decodable exactly,
+ * or in an encoding that detection is unsure of (unless the caller `stated` the encoding, or
+ * `uncertain` is "keep": the caller then checks the edit under every reading, see `readings.ts`).
  */
 export async function loadTextFile(
+  store: FileStore,
   real: string,
   shown: string,
   maxBytes: number,
   stated?: string,
   uncertain: "refuse" | "keep" = "refuse",
 ): Promise<TextFile> {
-  const read = await readConfinedFile(real, shown, maxBytes, EDIT_REFUSALS);
+  const info = await statEditable(store, real, shown);
+  if (info.size > maxBytes) {
+    throw new FileToolError(
+      EDIT_REFUSALS.tooLarge(shown, formatSize(info.size), formatSize(maxBytes)),
+    );
+  }
+  const read = await store.read(real, shown);
   const encoding = await encodingOf(read.bytes, shown, "edited", stated);
   if (encoding.uncertain && uncertain === "refuse") throw uncertainError(shown, encoding);
   return { real, shown, bytes: read.bytes, encoding, info: read.info };
@@ -70,6 +79,26 @@ export const EDIT_REFUSALS: ReadRefusals = {
     `instead (e.g. \`sed -i\` on a line found with \`grep -n\`), or raise the editor's ` +
     `maxFileBytes setting. \`view\` with \`view_range\` still shows parts of it.`,
 };
+
+/**
+ * What is at `real` in `store`, insisting on a regular file: the editor's refusals (missing, a
+ * directory, a device, socket or pipe) as `FileToolError`s otherwise.
+ */
+export async function statEditable(
+  store: FileStore,
+  real: string,
+  shown: string,
+): Promise<Deno.FileInfo> {
+  let info: Deno.FileInfo;
+  try {
+    info = await store.stat(real, shown);
+  } catch (e) {
+    if (isMissing(e)) throw new FileToolError(EDIT_REFUSALS.missing(shown));
+    throw e;
+  }
+  if (!info.isFile) throw new FileToolError(EDIT_REFUSALS.notRegular(shown, info));
+  return info;
+}
 
 /** The message for a device, socket or pipe: reading one could block forever. */
 export function notRegularError(shown: string): FileToolError {

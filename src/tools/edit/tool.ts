@@ -1,11 +1,12 @@
-/** `str_replace_based_edit_tool`: view, create and edit files, byte-exact and confined. */
+/**
+ * `str_replace_based_edit_tool`: view, create and edit files, byte-exact and confined. The
+ * commands, their checks, the confinement and the undo history are here once; where the files
+ * live is a `FileStore` (the disk, or an ACP client's buffers).
+ */
 import { EDIT } from "./definition.ts";
 import { dirname, isAbsolute } from "node:path";
-import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
-import { preserving, writeFileAtomic } from "../fs/atomic.ts";
-import { isMissing, statRegular, withConfinedFile } from "../fs/confined.ts";
-import { readPinned, removePinned } from "../fs/pinned.ts";
-import { assertWritable } from "../fs/writable.ts";
+import { fail, ok, Tool, type ToolContext, type ToolExecResult } from "../base.ts";
+import { isMissing, withConfinedFile } from "../fs/confined.ts";
 import { FileToolError } from "../fs/errors.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "../fs/size.ts";
 import { checkName, DecodeError, encode, isUtf16, UnencodableError } from "./encoding.ts";
@@ -17,11 +18,13 @@ import { planUnderEveryReading, uncertainEditNote } from "./readings.ts";
 import { planReplace } from "./replace.ts";
 import { editSnippet } from "./snippet.ts";
 import { bytesAt, type Splice, splicedParts } from "./splice.ts";
+import { DISK_STORE } from "./disk_store.ts";
+import { type FileStore, type FileTree, StoreDeclined, treeOf } from "./store.ts";
 import {
-  EDIT_REFUSALS,
   loadTextFile,
   missingPathError,
   notRegularError,
+  statEditable,
   type TextFile,
 } from "./text_file.ts";
 import { viewDirectory } from "./view_dir.ts";
@@ -34,8 +37,24 @@ export class EditTool extends Tool {
   readonly parameters = EDIT.parameters;
 
   readonly #history = new EditHistory();
+  readonly #store: FileStore;
+
+  /** An editor over `store` (the disk unless told otherwise). */
+  constructor(context: ToolContext, store: FileStore = DISK_STORE) {
+    super(context);
+    this.#store = store;
+  }
 
   execute(args: Record<string, unknown>): Promise<ToolExecResult> {
+    return this.executeIn(this.#store, args);
+  }
+
+  /**
+   * Runs a call on the files of `store`, with this editor's history: for a front end whose store
+   * is reached anew for each call (an ACP client's, through the running prompt). Throws
+   * `StoreDeclined`, before anything changed, when `store` cannot serve the call.
+   */
+  executeIn(store: FileStore, args: Record<string, unknown>): Promise<ToolExecResult> {
     const command = args.command as string;
     const path = args.path as string;
     if (!isAbsolute(path)) {
@@ -49,7 +68,7 @@ export class EditTool extends Tool {
       this.context,
       path,
       command !== "view",
-      (real) => this.#run(command, path, real, args),
+      (real) => this.#run(store, command, path, real, args),
     );
   }
 
@@ -58,21 +77,24 @@ export class EditTool extends Tool {
   }
 
   #run(
+    store: FileStore,
     command: string,
     shown: string,
     real: string,
     args: Record<string, unknown>,
   ): Promise<ToolExecResult> {
-    const stated = typeof args.encoding === "string" && args.encoding.trim() !== ""
+    // A store of text has no bytes to read in another encoding.
+    const stated = !store.text && typeof args.encoding === "string" && args.encoding.trim() !== ""
       ? args.encoding
       : undefined;
     switch (command) {
       case "view":
-        return this.#view(shown, real, args.view_range as number[] | undefined, stated);
+        return this.#view(store, shown, real, args.view_range as number[] | undefined, stated);
       case "create":
-        return this.#create(shown, real, args.file_text as string | undefined, stated);
+        return this.#create(store, shown, real, args.file_text as string | undefined, stated);
       case "str_replace":
         return this.#strReplace(
+          store,
           shown,
           real,
           args.old_str as string | undefined,
@@ -81,6 +103,7 @@ export class EditTool extends Tool {
         );
       case "insert":
         return this.#insert(
+          store,
           shown,
           real,
           args.insert_line as number | undefined,
@@ -88,7 +111,7 @@ export class EditTool extends Tool {
           stated,
         );
       case "undo_edit":
-        return this.#undo(shown, real);
+        return this.#undo(store, shown, real);
     }
     return Promise.resolve(fail(
       `Unrecognized command ${command}. The allowed commands for the ${this.name} tool are: ` +
@@ -97,6 +120,7 @@ export class EditTool extends Tool {
   }
 
   async #view(
+    store: FileStore,
     shown: string,
     real: string,
     range?: number[],
@@ -104,33 +128,37 @@ export class EditTool extends Tool {
   ): Promise<ToolExecResult> {
     let info: Deno.FileInfo;
     try {
-      info = await Deno.stat(real);
+      info = await store.stat(real, shown);
     } catch (e) {
       if (isMissing(e)) throw missingPathError(shown);
       throw e;
     }
     if (info.isDirectory) {
+      const tree = treeOf(store);
       if (range !== undefined) {
         return fail(
           "The `view_range` parameter is not allowed when `path` points to a directory.",
         );
       }
-      return ok(await viewDirectory(real, shown));
+      return ok(await viewDirectory(tree.list, real, shown));
     }
     if (!info.isFile) throw notRegularError(shown);
-    return ok(await viewFile({ real, shown, info, range, maxBytes: this.#maxBytes, encoding }));
+    const maxBytes = this.#maxBytes;
+    return ok(await viewFile({ store, real, shown, info, range, maxBytes, encoding }));
   }
 
   async #create(
+    store: FileStore,
     shown: string,
     real: string,
     fileText?: string,
     stated?: string,
   ): Promise<ToolExecResult> {
+    const tree = treeOf(store);
     if (fileText === undefined) {
       return fail("Parameter `file_text` is required and must be a string for command: create");
     }
-    if (await exists(real)) {
+    if (await tree.exists(real)) {
       return fail(
         `File already exists at: ${shown}. Cannot overwrite files using command \`create\`.`,
       );
@@ -156,8 +184,8 @@ export class EditTool extends Tool {
     }
     let createdDirs: string[] = [];
     try {
-      createdDirs = await makeParents(dirname(real));
-      await writeFileAtomic(real, [content], { shown });
+      createdDirs = await makeParents(tree, dirname(real));
+      await tree.create(real, shown, content);
     } catch (e) {
       if (e instanceof Deno.errors.NotCapable || e instanceof FileToolError) throw e;
       if (e instanceof Deno.errors.NotFound) {
@@ -175,6 +203,7 @@ export class EditTool extends Tool {
   }
 
   async #strReplace(
+    store: FileStore,
     shown: string,
     real: string,
     oldStr?: string,
@@ -200,10 +229,10 @@ export class EditTool extends Tool {
       );
     }
     // An uncertain encoding stops only an edit whose bytes depend on the reading.
-    const file = await loadTextFile(real, shown, this.#maxBytes, stated, "keep");
-    await assertWritable(real, shown);
+    const file = await loadTextFile(store, real, shown, this.#maxBytes, stated, "keep");
+    await store.checkWritable(real, shown);
     const plan = planUnderEveryReading(file, (read) => planReplace(read, oldStr, replacement));
-    const snippet = await this.#commit(file, plan.splice, plan.line);
+    const snippet = await this.#commit(store, file, plan.splice, plan.line);
     return ok(
       `The file ${shown} has been edited. Here's the result of running \`cat -n\` on a snippet ` +
         `of ${shown}:\n${snippet}\nReview the changes and make sure they are as expected. Edit ` +
@@ -212,6 +241,7 @@ export class EditTool extends Tool {
   }
 
   async #insert(
+    store: FileStore,
     shown: string,
     real: string,
     insertLine?: number,
@@ -222,10 +252,10 @@ export class EditTool extends Tool {
       return fail("Parameter `insert_line` is required and should be integer for command: insert");
     }
     if (newStr === undefined) return fail("Parameter `new_str` is required for command: insert");
-    const file = await loadTextFile(real, shown, this.#maxBytes, stated);
-    await assertWritable(real, shown);
+    const file = await loadTextFile(store, real, shown, this.#maxBytes, stated);
+    await store.checkWritable(real, shown);
     const plan = planInsert(file, insertLine, newStr);
-    const snippet = await this.#commit(file, plan.splice, plan.line);
+    const snippet = await this.#commit(store, file, plan.splice, plan.line);
     return ok(
       `The file ${shown} has been edited. Here's the result of running \`cat -n\` on a snippet ` +
         `of the edited file:\n${snippet}\nReview the changes and make sure they are as ` +
@@ -235,8 +265,8 @@ export class EditTool extends Tool {
   }
 
   // Writes the splice atomically, remembers how to undo it, and returns the snippet.
-  async #commit(file: TextFile, splice: Splice, line: number): Promise<string> {
-    await writeSpliced(file.real, file.shown, file.bytes, splice, file.info);
+  async #commit(store: FileStore, file: TextFile, splice: Splice, line: number): Promise<string> {
+    await writeSpliced(store, file.real, file.shown, file.bytes, splice, file.info);
     const record: SpliceRecord = {
       kind: "splice",
       start: splice.start,
@@ -250,12 +280,16 @@ export class EditTool extends Tool {
     return editSnippet(file.bytes, file.encoding, splice, line);
   }
 
-  async #undo(shown: string, real: string): Promise<ToolExecResult> {
+  async #undo(store: FileStore, shown: string, real: string): Promise<ToolExecResult> {
     const record = this.#history.peek(real);
-    if (!record) return fail(`No edit history found for ${shown}.`);
-    if (record.kind === "create") return await this.#undoCreate(shown, real, record);
-    await statRegular(real, shown, EDIT_REFUSALS);
-    const read = readPinned(real, shown);
+    if (!record) {
+      // A store of buffers made only some of the file's edits: the rest are the disk editor's.
+      treeOf(store);
+      return fail(`No edit history found for ${shown}.`);
+    }
+    if (record.kind === "create") return await this.#undoCreate(store, shown, real, record);
+    await statEditable(store, real, shown);
+    const read = await store.read(real, shown);
     const { info } = read;
     const bytes = info.size === record.sizeAfter ? read.bytes : undefined;
     if (!bytes || !bytesAt(bytes, record.start, record.inserted)) {
@@ -270,7 +304,7 @@ export class EditTool extends Tool {
       end: record.start + record.inserted.length,
       insert: record.removed,
     };
-    await writeSpliced(real, shown, bytes, splice, info);
+    await writeSpliced(store, real, shown, bytes, splice, info);
     this.#history.pop(real);
     const snippet = editSnippet(bytes, record.encoding, splice, record.line);
     return ok(
@@ -279,25 +313,28 @@ export class EditTool extends Tool {
     );
   }
 
-  async #undoCreate(shown: string, real: string, record: CreateRecord): Promise<ToolExecResult> {
-    try {
-      await Deno.lstat(real);
-    } catch (e) {
-      if (!isMissing(e)) throw e;
+  async #undoCreate(
+    store: FileStore,
+    shown: string,
+    real: string,
+    record: CreateRecord,
+  ): Promise<ToolExecResult> {
+    const tree = treeOf(store);
+    if (!(await tree.exists(real))) {
       this.#history.pop(real);
       return ok(`${shown} no longer exists, so its creation needs no undoing.`);
     }
-    const { bytes, info } = readPinned(real, shown);
+    const { bytes, info } = await store.read(real, shown);
     if (bytes.length !== record.content.length || !bytesAt(bytes, 0, record.content)) {
       return fail(
         `Cannot undo the creation of ${shown}: the file has changed since it was created, so ` +
           `removing it could lose those changes. Remove it with bash if that is intended.`,
       );
     }
-    removePinned(real, shown, info.ino);
+    await tree.remove(real, shown, info);
     for (const dir of [...record.createdDirs].reverse()) {
       // Only directories that are still empty go; anything put there since is kept.
-      await Deno.remove(dir).catch(() => {});
+      await tree.removeEmptyDir(dir);
     }
     this.#history.pop(real);
     return ok(
@@ -308,6 +345,7 @@ export class EditTool extends Tool {
 }
 
 async function writeSpliced(
+  store: FileStore,
   real: string,
   shown: string,
   bytes: Uint8Array,
@@ -315,30 +353,23 @@ async function writeSpliced(
   info: Deno.FileInfo,
 ): Promise<void> {
   try {
-    await writeFileAtomic(real, splicedParts(bytes, splice), { ...preserving(info), shown });
+    await store.write(real, shown, splicedParts(bytes, splice), info);
   } catch (e) {
-    if (e instanceof Deno.errors.NotCapable || e instanceof FileToolError) throw e;
+    if (
+      e instanceof Deno.errors.NotCapable || e instanceof FileToolError ||
+      e instanceof StoreDeclined
+    ) throw e;
     throw new FileToolError(
       `Ran into ${errorText(e)} while trying to write to ${shown}; the file was not changed.`,
     );
   }
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (e) {
-    if (isMissing(e)) return false;
-    throw e;
-  }
-}
-
 // Creates `dir` and its missing parents; returns the ones it made, outermost first.
-async function makeParents(dir: string): Promise<string[]> {
+async function makeParents(tree: FileTree, dir: string): Promise<string[]> {
   const missing: string[] = [];
-  for (let d = dir; !(await exists(d)); d = dirname(d)) missing.unshift(d);
-  for (const d of missing) await Deno.mkdir(d);
+  for (let d = dir; !(await tree.exists(d)); d = dirname(d)) missing.unshift(d);
+  for (const d of missing) await tree.makeDir(d);
   return missing;
 }
 

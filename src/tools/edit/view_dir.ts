@@ -5,12 +5,15 @@ import { MAX_RESPONSE_CHARS } from "./numbering.ts";
 // Entries listed at most; a huge tree gets a note instead of a flood.
 const MAX_ENTRIES = 1000;
 
+/** How a folder's entries are listed (the store's `tree.list`). */
+export type ListDir = (dir: string) => AsyncIterable<Deno.DirEntry>;
+
 /**
  * Lists `real` the way `find DIR -maxdepth 2 -not -path '*\/.*'` would, but sorted, with a `/`
  * after directories, and without following symlinks into other directories. Paths are shown under
  * `shown`, the path the model used.
  */
-export async function viewDirectory(real: string, shown: string): Promise<string> {
+export async function viewDirectory(list: ListDir, real: string, shown: string): Promise<string> {
   const base = shown.length > 1 ? shown.replace(/\/+$/, "") : shown;
   const lines: string[] = [base === "/" ? base : `${base}/`];
   let omitted = 0;
@@ -20,12 +23,12 @@ export async function viewDirectory(real: string, shown: string): Promise<string
     if (lines.length > MAX_ENTRIES) omitted++;
     else lines.push(line);
   };
-  for (const entry of await visibleEntries(real, hidden)) {
+  for (const entry of await visibleEntries(list, real, hidden)) {
     const path = join(base, entry.name);
     add(entry.isDirectory ? `${path}/` : path);
     if (!entry.isDirectory) continue;
     try {
-      for (const child of await visibleEntries(join(real, entry.name), hidden)) {
+      for (const child of await visibleEntries(list, join(real, entry.name), hidden)) {
         const childPath = join(path, child.name);
         add(child.isDirectory ? `${childPath}/` : childPath);
       }
@@ -62,9 +65,13 @@ export async function viewDirectory(real: string, shown: string): Promise<string
 }
 
 // The entries of `dir` whose names do not start with `.`; the others are counted in `hidden`.
-async function visibleEntries(dir: string, hidden: { count: number }): Promise<Deno.DirEntry[]> {
+async function visibleEntries(
+  list: ListDir,
+  dir: string,
+  hidden: { count: number },
+): Promise<Deno.DirEntry[]> {
   const entries: Deno.DirEntry[] = [];
-  for await (const entry of Deno.readDir(dir)) {
+  for await (const entry of list(dir)) {
     if (!entry.name.startsWith(".")) entries.push(entry);
     else hidden.count++;
   }

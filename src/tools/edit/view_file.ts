@@ -4,7 +4,6 @@
  * lines are decoded.
  */
 import { FileToolError } from "../fs/errors.ts";
-import { confirmPinned, openPinned, type PinnedHandle, readPinned } from "../fs/pinned.ts";
 import { formatSize } from "../fs/size.ts";
 import { BINARY_SAMPLE_BYTES, binaryReason, hasZeroByte } from "./binary.ts";
 import {
@@ -18,6 +17,7 @@ import {
 import { MAX_RESPONSE_CHARS, numberLines, splitLines } from "./numbering.ts";
 import { binaryError, describeUncertain, encodingOf } from "./text_file.ts";
 import { isUtf8 } from "node:buffer";
+import type { FileStore, OpenedFile } from "./store.ts";
 
 // Bytes read per chunk.
 const CHUNK_BYTES = 1 << 20;
@@ -28,6 +28,7 @@ const LF = 10;
 
 /** What to view. `range` is the model's `view_range`, unchecked. */
 export interface ViewFileRequest {
+  store: FileStore;
   real: string;
   shown: string;
   info: Deno.FileInfo;
@@ -67,8 +68,8 @@ export async function viewFile(request: ViewFileRequest): Promise<string> {
   }
   // A start before line 1 is an error whose message needs the line count: count, keep nothing.
   const scan = from < 1
-    ? await scanLines(request.real, shown, Infinity, Infinity)
-    : await scanLines(request.real, shown, from, to === -1 ? Infinity : to);
+    ? await scanLines(request, Infinity, Infinity)
+    : await scanLines(request, from, to === -1 ? Infinity : to);
   if (scan.binary) throw binaryError(shown, scan.binary);
   if (fits && (scan.utf16 || !isUtf8(scan.collected))) {
     return await viewWhole(request, from, to, true);
@@ -111,7 +112,7 @@ async function viewWhole(
   ranged: boolean,
 ): Promise<string> {
   const { shown } = request;
-  const { bytes } = readPinned(request.real, shown);
+  const { bytes } = await request.store.read(request.real, shown);
   const encoding = await encodingOf(bytes, shown, "shown", request.encoding);
   const all = splitLines(decode(bytes.subarray(encoding.bomLength), encoding.name));
   return viewOfLines(all, shown, from, to, ranged) + encodingNote(encoding);
@@ -146,27 +147,22 @@ interface LineScan {
   utf16?: boolean;
 }
 
-// Reads `real` once, pinned against swapped directories: counts lines, keeps the bytes of lines
-// `from..to`, and checks for binary content. Stops early once line `to` is complete (then
-// `complete` is false).
-async function scanLines(
-  real: string,
-  shown: string,
-  from: number,
-  to: number,
-): Promise<LineScan> {
-  const { file, info } = openPinned(real, shown);
+// Reads the file once (on disk pinned against swapped directories): counts lines, keeps the
+// bytes of lines `from..to`, and checks for binary content. Stops early once line `to` is
+// complete (then `complete` is false).
+async function scanLines(request: ViewFileRequest, from: number, to: number): Promise<LineScan> {
+  const opened = await request.store.open(request.real, request.shown);
   let scan: LineScan;
   try {
-    scan = await scanFile(file, from, to);
+    scan = await scanFile(opened.file, from, to);
   } finally {
-    file.close();
+    opened.file.close();
   }
-  confirmPinned(real, shown, info.ino);
+  opened.confirm();
   return scan;
 }
 
-async function scanFile(file: PinnedHandle, from: number, to: number): Promise<LineScan> {
+async function scanFile(file: OpenedFile["file"], from: number, to: number): Promise<LineScan> {
   const buffer = new Uint8Array(CHUNK_BYTES);
   const kept: Uint8Array[] = [];
   let keptBytes = 0;
@@ -279,12 +275,9 @@ function concat(parts: Uint8Array[], total: number): Uint8Array {
   return out;
 }
 
-/**
- * `view` of a whole text's lines: numbered like `cat -n`, the range checked with the messages
- * models know, clipped past the output limit. Shared by the disk editor and an editor whose text
- * comes from elsewhere (an ACP client's buffer).
- */
-export function viewOfLines(
+// `view` of a whole text's lines: numbered like `cat -n`, the range checked with the messages
+// models know, clipped past the output limit.
+function viewOfLines(
   all: string[],
   shown: string,
   from: number,

@@ -11,7 +11,14 @@ import * as acp from "@agentclientprotocol/sdk";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { BUGGY, makeBuggyRepo } from "../../helpers/repo.ts";
-import { type AcpRun, updatesOf, withAcp, withDeadline } from "../../helpers/acp_client.ts";
+import {
+  type AcpRun,
+  type ClientFiles,
+  updatesOf,
+  withAcp,
+  withDeadline,
+} from "../../helpers/acp_client.ts";
+import { trustedHome } from "../../helpers/deft.ts";
 
 /** The agent's text since update `from`. */
 function said(run: AcpRun, from: number): string {
@@ -132,6 +139,52 @@ Deno.test("acp: /undo takes back the last turn's edit without asking the model",
       assert.equal(await Deno.readTextFile(file), "before\n");
       assert.equal(mock.requests.length, 2, "/undo reached the model");
     });
+    assert.equal(code, 0, run.stderr());
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("acp with client fs: /undo passes the session's hooks: a PreToolUse deny keeps the buffer's edit", async () => {
+  await using dir = await tempDir("deft-acp-undo-hook-");
+  const file = `${dir.path}/notes.txt`;
+  await Deno.writeTextFile(file, "before\n");
+  const home = await trustedHome("deft-acp-undo-home-");
+  await Deno.writeTextFile(
+    `${home}/deny.sh`,
+    `#!/bin/bash\ninput=$(cat)\ncase "$input" in\n  *'"command":"undo_edit"'*) ` +
+      `echo "undo-deny: no undoing here" >&2; exit 2 ;;\nesac\nexit 0\n`,
+  );
+  const config = `${home}/.config/deft/config.yaml`;
+  await Deno.writeTextFile(
+    config,
+    (await Deno.readTextFile(config)) +
+      `hooks:\n  PreToolUse:\n    - hooks:\n        - { type: command, command: "bash ${home}/deny.sh" }\n`,
+  );
+  const files: ClientFiles = { buffers: new Map([[file, "before\n"]]), reads: [], writes: [] };
+  const mock = MockLLM.start([
+    chatStream(chatToolCalls([["str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: file,
+      old_str: "before",
+      new_str: "after",
+    }]])),
+    chatStream(chatText("Edited.")),
+  ]);
+  try {
+    const { code, run } = await withAcp(mock, ["--approval", "never"], [], async (ctx, run) => {
+      await ctx.request("initialize", {
+        protocolVersion: 1,
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+      });
+      const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
+      await prompt(ctx, run, sessionId, "edit the notes");
+      assert.equal(files.buffers.get(file), "after\n");
+      const answer = await prompt(ctx, run, sessionId, "/undo");
+      assert.match(answer.text, /✗ .*notes\.txt: .*undo-deny: no undoing here/);
+      assert.equal(files.buffers.get(file), "after\n", "the hook did not stop /undo");
+      assert.equal(files.writes.length, 1);
+    }, { home, fs: files });
     assert.equal(code, 0, run.stderr());
   } finally {
     await mock.close();
