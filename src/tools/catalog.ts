@@ -1,10 +1,11 @@
 /**
  * The catalog: one entry per built-in tool, the only place that lists them. An entry holds the
  * model-facing definition, the loader of the implementation, where the tool runs and what a call
- * does (`effects`: reads, edits a file, runs a command), whether its edits can be undone and
- * whether a call ends the run. Nothing else names a tool or reads its argument names: the
- * factory (registry.ts), the tool hosts and their deadlines, the approval gate, the console's
- * diffs, `/undo` and the agent loop ask these entries.
+ * does (`effects`: reads, edits a file, runs a command), how a call is shown (`describe`: its
+ * title, kind, files, command line or diff source), whether its edits can be undone and whether
+ * a call ends the run. Nothing else names a tool or reads its argument names: the factory
+ * (registry.ts), the tool hosts and their deadlines, the approval gate and its preview, the
+ * consoles, ACP, the report, `/undo` and the agent loop ask these entries.
  *
  * Adding a tool means writing its module and adding one entry here. A small module holds the
  * definition and the class together (task_done.ts); a tool whose implementation imports much

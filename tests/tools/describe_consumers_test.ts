@@ -55,7 +55,7 @@ const FORBIDDEN: { pattern: RegExp; why: string }[] = [
   ...PARAMETERS.map((p) => ({
     // `args.command`, `a?.path`, `arguments.thought`, `input["value"]`: an argument read by name.
     pattern: new RegExp(
-      `(?<![\\w$])(?:args?|arguments|argumentsOf\\([^)]*\\)|argsOf\\([^)]*\\)|input|params|rawInput)` +
+      `(?<![\\w$])(?:a|args?|arguments|argumentsOf\\([^)]*\\)|argsOf\\([^)]*\\)|input|params|rawInput)` +
         `\\s*(?:\\?\\.|\\.)\\s*${escape(p)}(?![\\w$])|\\[\\s*["'\`]${escape(p)}["'\`]\\s*\\]`,
     ),
     why: `reads the argument \`${p}\``,
@@ -87,6 +87,7 @@ Deno.test("describe: the check catches each way of reading an argument or naming
       `if (call.name === "bash") {}`,
       `const t = "str_replace_based_edit_tool";`,
       `const old = a.old_str;`,
+      `const c = str(a.command);`,
       `status: args.nextThoughtNeeded === true`,
       `const path = argumentsOf(call).path;`,
       `return args?.command;`,
