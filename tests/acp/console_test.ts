@@ -1,7 +1,7 @@
 /**
- * The ACP console's mapping: a call's kind from its description in the catalog, the prompt's content as
- * the task text (text, resource links, embedded text; anything else refused), sequential thoughts
- * as the plan, and secrets masked in streamed text.
+ * The ACP console's mapping: a call's kind, title and locations from its description in the
+ * catalog, the prompt's content as the task text (text, resource links, embedded text; anything
+ * else refused), thoughts as the plan, and secrets masked in streamed text.
  */
 import assert from "node:assert/strict";
 import { AcpConsole, type Update } from "../../src/acp/console.ts";
@@ -25,6 +25,39 @@ Deno.test("acp console: tool kinds come from the catalog's descriptions", () => 
   assert.equal(kind("sequentialthinking", { thought: "t" }), "think");
   assert.equal(kind("ckg", { command: "search_function", identifier: "f" }), "search");
   assert.equal(describeCall("mcp_tool", {}, undefined).kind, "other");
+});
+
+Deno.test("acp console: a call's title and locations come from its description", () => {
+  const sent: Update[] = [];
+  const console = new AcpConsole({
+    send: (u) => sent.push(u),
+    effects: (call) => effectsOf(call.name, call.arguments as Record<string, unknown>),
+    workspace: () => "/w",
+    hostFiles: () => false,
+    note: () => {},
+  });
+  console.calling(1, [
+    {
+      call_id: "v",
+      name: "str_replace_based_edit_tool",
+      arguments: { command: "view", path: "src/a.py", view_range: [40, 60] },
+    },
+    {
+      call_id: "j",
+      name: "json_edit_tool",
+      arguments: { operation: "set", file_path: "/w/p.json", json_path: "$.version", value: 2 },
+    },
+    { call_id: "b", name: "bash", arguments: { command: "make\n  test" } },
+  ]);
+  assert.deepEqual(
+    sent.map((u) => [u.title, u.kind, u.locations]),
+    [
+      // The view's file, resolved in the workspace, at the first line it shows.
+      ["view src/a.py", "read", [{ path: "/w/src/a.py", line: 40 }]],
+      ["set /w/p.json $.version", "edit", [{ path: "/w/p.json" }]],
+      ["$ make test", "execute", []],
+    ],
+  );
 });
 
 Deno.test("acp console: the prompt's text, links and embedded text make the task", () => {
