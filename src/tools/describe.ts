@@ -66,9 +66,15 @@ function guarded(
   };
 }
 
-/** Words joined by spaces, the empty ones left out. */
+/**
+ * Words joined by spaces, the empty ones left out, each cut to what a subject can show first (so
+ * that a huge argument is not copied whole to be cut afterwards).
+ */
 function words(...parts: (string | undefined)[]): string {
-  return parts.filter((p) => p !== undefined && p !== "").join(" ");
+  return parts
+    .filter((p): p is string => p !== undefined && p !== "")
+    .map((p) => p.length > SUBJECT_CHARS * 4 ? p.slice(0, SUBJECT_CHARS * 4) : p)
+    .join(" ");
 }
 
 /** `bash`: the command line it runs, or a restart of the shell. */
