@@ -9,6 +9,7 @@
 import type { CallEffect } from "./base.ts";
 import type { AskedChange, CallDescription, CallDiff, CallLocation } from "./catalog_types.ts";
 import { editEffects } from "./edit/definition.ts";
+import { maskOutput } from "../policy/secrets.ts";
 
 export type {
   AskedChange,
@@ -28,15 +29,19 @@ const THOUGHT_CHARS = 300;
 const JSON_STRING_CHARS = 200;
 
 /**
- * `text` on one line (runs of white space as one space), cut to `max` characters with an
- * ellipsis. Only the first few times `max` characters are looked at, so a huge text costs little.
+ * `text` on one line (runs of white space as one space), secrets masked, cut to `max` characters
+ * with an ellipsis. Only the first few times `max` characters are looked at, so a huge text costs
+ * little. Masking comes before the cut, and a cut never ends in part of a word: a secret cut in
+ * two would no longer look like one, and its first half would show unmasked.
  */
 export function oneLine(text: string, max: number): string {
   const head = text.length > max * 4 ? text.slice(0, max * 4) : text;
-  const flat = head.replace(/\s+/g, " ").trim();
-  const cut = head.length < text.length;
-  if (flat.length > max || (cut && flat.length >= max)) return `${flat.slice(0, max - 1)}…`;
-  return cut ? `${flat}…` : flat;
+  const flat = maskOutput(head).replace(/\s+/g, " ").trim();
+  if (flat.length <= max && head.length === text.length) return flat;
+  const kept = flat.length < max ? flat : flat.slice(0, max - 1);
+  // The word the cut falls in is left out, unless it is all there is (a long path).
+  const word = /[^\s"'`()<>|;&,:]*$/.exec(kept)!.index;
+  return `${word > 0 ? kept.slice(0, word) : kept}…`;
 }
 
 function str(value: unknown): string | undefined {

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { type CallDescription, CATALOG, describeCall } from "../../src/tools/catalog.ts";
 import type { CallEffect } from "../../src/tools/base.ts";
+import { addOutputSecrets } from "../../src/policy/secrets.ts";
 
 const KINDS = ["edit", "read", "execute", "search", "think", "other"];
 const HUGE = "x".repeat(1_000_000) + "\n" + "y ".repeat(100_000);
@@ -268,4 +269,27 @@ Deno.test("describe: a tool outside the catalog is shown by what it says it does
   const run = describeCall("mcp__sh__run", { cmd: "ls" }, { kind: "command", command: "ls -la" });
   assert.deepEqual([run.kind, run.title, run.command], ["execute", "$ ls -la", "ls -la"]);
   assert.equal(describeCall("mcp__q", {}, { kind: "read" }).kind, "read");
+});
+
+Deno.test("describe: a title or subject cut short never ends in part of a secret", () => {
+  const secret = "tr0ub4dor-and-3-more-words-9";
+  addOutputSecrets([secret]);
+  for (let pad = 100; pad < 200; pad += 3) {
+    for (const key of [secret, "sk-ant-" + "Z".repeat(48), "ghp_" + "k".repeat(36)]) {
+      const command = `curl ${"a".repeat(pad)} ${key} -o out`;
+      const edit = { command: "create", path: `/w/${"d".repeat(pad)}/${key}`, file_text: "" };
+      for (
+        const d of [
+          describeCall("bash", { command }),
+          describeCall("str_replace_based_edit_tool", edit),
+        ]
+      ) {
+        for (const shown of [d.title, d.subject]) {
+          assert.ok(!/tr0ub4dor|sk-ant-Z|ghp_k/.test(shown), `${pad}: ${shown}`);
+        }
+      }
+    }
+  }
+  // Text that is not cut loses nothing but its secrets.
+  assert.equal(describeCall("bash", { command: `echo ${secret}` }).title, "$ echo ***");
 });
