@@ -45,7 +45,8 @@ export interface CallDiff {
  * How a call is shown, for every place that shows one (the approval preview, the consoles, ACP,
  * the report): built by the tool's catalog entry from the call's arguments, so that those places
  * read no argument names. Its own text is bounded: a title and a subject are one line of at most
- * 200 characters; `command` and a diff's `change` are the call's own text, whole.
+ * 200 characters, secrets masked before the cut; `command` and a diff's `change` are the call's
+ * own text, whole and unmasked (whoever shows them masks them).
  */
 export interface CallDescription {
   /** One line that stands alone, as a client lists the call: `$ make test`, `create /w/a.py`. */

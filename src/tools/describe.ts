@@ -3,8 +3,9 @@
  * every place that shows a call — the approval preview, the terminal console, the ACP console and
  * its permission requests, `deft report`. Those read the description only, never a tool's
  * argument names or its name; this module and the tools' definitions are where argument names are
- * read. A description is pure and total: any arguments (missing, of the wrong type, huge) give
- * one, and the text it builds is bounded (a title is at most `TITLE_CHARS` characters on one line).
+ * read. A description is total and has no effect: any arguments (missing, of the wrong type,
+ * huge) give one, and the text it builds is bounded (a title is at most `TITLE_CHARS` characters
+ * on one line) and masked (Deft's one set of secrets) before it is cut.
  */
 import type { CallEffect } from "./base.ts";
 import type { AskedChange, CallDescription, CallDiff, CallLocation } from "./catalog_types.ts";
