@@ -1,15 +1,16 @@
 /**
  * The agent console of an ACP session: what `deft run` shows on a terminal becomes
  * `session/update` notifications. Streamed text is an `agent_message_chunk`; each tool call is a
- * `tool_call` (its kind, title and locations from the catalog's effects) and, once it ran, a
- * `tool_call_update` (completed or failed; an edit as a diff block, other output as text);
- * `sequentialthinking` thoughts are the session's `plan`. Notes go to stderr: stdout is the
- * protocol's.
+ * `tool_call` (its kind, title and locations from its description in the catalog) and, once it
+ * ran, a `tool_call_update` (completed or failed; an edit as a diff block, other output as text);
+ * thoughts (a call described with one) are the session's `plan`. Notes go to stderr: stdout is
+ * the protocol's.
  */
 import { isAbsolute, resolve } from "node:path";
 import type { AgentConsole } from "../agent/console.ts";
 import type { LLMToolCall } from "../llm/types.ts";
 import type { CallEffect } from "../tools/base.ts";
+import { type CallDescription, describeCall } from "../tools/catalog.ts";
 import type { ToolCallResult } from "../tools/executor.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { readWorkspaceFile } from "../tools/fs/workspace_read.ts";
@@ -25,7 +26,8 @@ const OUTPUT_CHARS = 50_000;
 /** One call the console has announced and not yet seen finish. */
 export interface OpenCall {
   call: LLMToolCall;
-  effect?: CallEffect;
+  /** How the call is shown, by the catalog (or, for a tool outside it, by its effect). */
+  description: CallDescription;
   /** An edit's file: its absolute path and its text before the call (null: no such file). */
   file?: { path: string; before: string | null } | "unreadable";
 }
@@ -58,51 +60,6 @@ function clip(text: string, max = OUTPUT_CHARS): string {
   return text.length > max
     ? `${text.slice(0, max)}\n… (${text.length - max} more characters)`
     : text;
-}
-
-function argumentsOf(call: LLMToolCall): Record<string, unknown> {
-  const args = call.arguments;
-  return args !== null && typeof args === "object" && !Array.isArray(args)
-    ? args as Record<string, unknown>
-    : {};
-}
-
-/** The protocol's tool kind of a call. */
-export function toolKind(name: string, effect: CallEffect | undefined): string {
-  switch (effect?.kind) {
-    case "edit":
-      return "edit";
-    case "command":
-      return "execute";
-    case "read":
-      if (name === "sequentialthinking") return "think";
-      if (name === "task_done") return "other";
-      if (name === "ckg") return "search";
-      return "read";
-    default:
-      return "other";
-  }
-}
-
-/** A short title for the call, as a client lists it. */
-export function toolTitle(call: LLMToolCall, effect: CallEffect | undefined): string {
-  const args = argumentsOf(call);
-  switch (effect?.kind) {
-    case "command":
-      return `$ ${oneLine(effect.command, 200)}`;
-    case "edit":
-      return `${String(args.command ?? "edit")} ${effect.path}`;
-    default: {
-      const path = typeof args.path === "string" ? ` ${args.path}` : "";
-      const command = typeof args.command === "string" ? ` ${args.command}` : "";
-      return `${call.name}${command}${path}`;
-    }
-  }
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 /** The console; one per ACP session, its turns one after another. */
@@ -142,27 +99,22 @@ export class AcpConsole implements AgentConsole {
       } catch {
         effect = undefined;
       }
-      const open: OpenCall = { call, effect };
-      const locations: { path: string; line?: number }[] = [];
-      if (effect?.kind === "edit") {
-        const path = isAbsolute(effect.path)
-          ? effect.path
-          : resolve(this.opts.workspace(), effect.path);
-        locations.push({ path });
+      const description = describeCall(call.name, call.arguments, effect);
+      const open: OpenCall = { call, description };
+      const absolute = (path: string) =>
+        isAbsolute(path) ? path : resolve(this.opts.workspace(), path);
+      const locations = description.locations.map((l) => ({ ...l, path: absolute(l.path) }));
+      if (description.diff) {
+        const path = absolute(description.diff.path);
         const read = this.#readText(path);
         open.file = read ? { path, before: read.before } : "unreadable";
-      } else {
-        const path = argumentsOf(call).path;
-        if (typeof path === "string" && path !== "") {
-          locations.push({ path: isAbsolute(path) ? path : resolve(this.opts.workspace(), path) });
-        }
       }
       this.#open.set(call.call_id, open);
       this.opts.send({
         sessionUpdate: "tool_call",
         toolCallId: call.call_id,
-        title: masked(toolTitle(call, effect)),
-        kind: toolKind(call.name, effect),
+        title: masked(description.title),
+        kind: description.kind,
         status: "pending",
         locations,
         rawInput: call.arguments,
@@ -179,9 +131,8 @@ export class AcpConsole implements AgentConsole {
       const success = result?.success === true;
       const content: unknown[] = [];
       const file = open.file;
-      const viaClient = success && open.effect?.kind === "edit"
-        ? this.opts.clientEdit?.(open.effect.path)
-        : undefined;
+      const diff = open.description.diff;
+      const viaClient = success && diff ? this.opts.clientEdit?.(diff.path) : undefined;
       if (viaClient && file && file !== "unreadable") {
         content.push({
           type: "diff",
@@ -214,19 +165,15 @@ export class AcpConsole implements AgentConsole {
         status: success ? "completed" : "failed",
         content,
       });
-      if (call.name === "sequentialthinking" && success) this.#thought(call);
+      const thought = open.description.thought;
+      if (thought && success) this.#thought(thought);
     });
   }
 
-  /** A thought of `sequentialthinking` becomes an entry of the session's plan. */
-  #thought(call: LLMToolCall): void {
-    const args = argumentsOf(call);
-    if (typeof args.thought !== "string") return;
+  /** A thought becomes an entry of the session's plan, in progress while more are to come. */
+  #thought(thought: { text: string; more: boolean }): void {
     for (const entry of this.#plan) entry.status = "completed";
-    this.#plan.push({
-      content: oneLine(args.thought, 300),
-      status: args.nextThoughtNeeded === true ? "in_progress" : "completed",
-    });
+    this.#plan.push({ content: thought.text, status: thought.more ? "in_progress" : "completed" });
     this.opts.send({
       sessionUpdate: "plan",
       entries: this.#plan.map((e) => ({

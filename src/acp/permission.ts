@@ -10,7 +10,6 @@
  */
 import type { AskUser } from "../gate/question.ts";
 import type { AcpConsole, OpenCall } from "./console.ts";
-import { toolKind, toolTitle } from "./console.ts";
 import { maskOutput } from "../policy/secrets.ts";
 
 /** The answer the client picked, or null: no answer. */
@@ -87,13 +86,13 @@ export class PermissionAsker {
     const toolCall: Record<string, unknown> = picked
       ? {
         toolCallId: picked.call.call_id,
-        title: maskOutput(toolTitle(picked.call, picked.effect)),
-        kind: toolKind(picked.call.name, picked.effect),
+        title: maskOutput(picked.description.title),
+        kind: picked.description.kind,
         status: "pending",
       }
       : { toolCallId: `approval-${crypto.randomUUID()}`, title: `${question.kind}` };
     let open = picked;
-    if (open?.effect?.kind === "edit" && open.file && open.file !== "unreadable") {
+    if (open?.description.diff && open.file && open.file !== "unreadable") {
       const buffer = await this.opts.bufferText?.(open.file.path).catch(() => undefined);
       if (buffer !== undefined) open = { ...open, file: { path: open.file.path, before: buffer } };
     }
@@ -121,13 +120,13 @@ export class PermissionAsker {
   /** The announced call the question is about (the gate asks one at a time, in call order). */
   #callFor(question: ApprovalQuestion) {
     const open = this.opts.console.openCalls().filter((c) => !this.#asked.has(c.call.call_id));
-    const fits = open.find(({ call, effect }) => {
-      if (effect?.kind === "command") {
+    const fits = open.find(({ call, description }) => {
+      if (description.command !== undefined) {
         return question.kind === "command" &&
-          question.show.includes(effect.command.split("\n")[0].trim());
+          question.show.includes(firstLine(description.command).trim());
       }
-      if (effect?.kind === "edit") {
-        return question.kind === "edit" && question.show.includes(effect.path);
+      if (description.diff) {
+        return question.kind === "edit" && question.show.includes(description.diff.path);
       }
       return question.kind === "tool call" && question.show.startsWith(call.name);
     }) ?? open[0];
@@ -136,14 +135,20 @@ export class PermissionAsker {
   }
 }
 
+/** The first line of `text`, found without splitting all of it. */
+function firstLine(text: string): string {
+  const end = text.indexOf("\n");
+  return end < 0 ? text : text.slice(0, end);
+}
+
 /** The diff block of an edit about to be asked about, when the file was read and it applies. */
 function editDiff(open: OpenCall | undefined): Record<string, unknown>[] {
-  const effect = open?.effect;
+  const preview = open?.description.diff?.after;
   const file = open?.file;
-  if (effect?.kind !== "edit" || !effect.after || !file || file === "unreadable") return [];
+  if (!preview || !file || file === "unreadable") return [];
   let after: string | undefined;
   try {
-    after = effect.after(file.before);
+    after = preview(file.before);
   } catch {
     return [];
   }

@@ -2,19 +2,10 @@
  * A loaded session's conversation as the `session/update`s that show it in the editor (its
  * messages, each tool call and how it ended), masked.
  */
-import type { LLMMessage, LLMToolCall } from "../llm/types.ts";
-import type { CallEffect } from "../tools/base.ts";
-import { effectsOf } from "../tools/catalog.ts";
-import { normalizeToolName } from "../tools/executor.ts";
+import type { LLMMessage } from "../llm/types.ts";
+import { describeCall } from "../tools/catalog.ts";
 import { maskOutput } from "../policy/secrets.ts";
-import { toolKind, toolTitle, type Update } from "./console.ts";
-
-function argumentsOf(call: LLMToolCall): Record<string, unknown> {
-  const args = call.arguments;
-  return args !== null && typeof args === "object" && !Array.isArray(args)
-    ? args as Record<string, unknown>
-    : {};
-}
+import type { Update } from "./console.ts";
 
 /**
  * A loaded conversation as the updates that show it: the user's and the agent's messages, each
@@ -36,17 +27,12 @@ export function replayUpdates(conversation: readonly LLMMessage[]): Update[] {
         });
       }
       for (const call of message.tool_calls ?? []) {
-        let effect: CallEffect | undefined;
-        try {
-          effect = effectsOf(normalizeToolName(call.name), argumentsOf(call));
-        } catch {
-          effect = undefined;
-        }
+        const description = describeCall(call.name, call.arguments);
         updates.push({
           sessionUpdate: "tool_call",
           toolCallId: call.call_id,
-          title: maskOutput(toolTitle(call, effect)),
-          kind: toolKind(call.name, effect),
+          title: maskOutput(description.title),
+          kind: description.kind,
           status: "pending",
           rawInput: call.arguments,
         });

@@ -6,7 +6,7 @@
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { diffFilesSync } from "../policy/git.ts";
 import { terminalText } from "../policy/terminal_text.ts";
-import type { EditEffect } from "../tools/base.ts";
+import type { CallDiff } from "../tools/catalog.ts";
 import { readWorkspaceFile } from "../tools/fs/workspace_read.ts";
 
 const SHOWN_LINES = 200;
@@ -53,16 +53,27 @@ export function touchesGit(path: string, workspace: string | undefined, inContai
 }
 
 /**
+ * An edit as the gate previews it: the file and how its text after is computed (the shape of a
+ * call description's diff, which an edit's effect has too), and the change as the model asked
+ * for it in a few lines.
+ */
+export type PreviewedEdit = Pick<CallDiff, "path" | "after"> & { readonly summary: string };
+
+/**
  * What the user sees of an edit: the change as it would read in the file, else (no preview can
  * be made) the change as the model asked for it. In a container the path is the container's:
  * the host's file at that path is not the one edited, so nothing is read.
  */
-export function showEdit(effect: EditEffect, workspace: string | undefined, inContainer: boolean) {
+export function showEdit(
+  effect: PreviewedEdit,
+  workspace: string | undefined,
+  inContainer: boolean,
+) {
   const preview = inContainer ? undefined : previewEdit(effect, workspace ?? Deno.cwd());
   return preview ?? limitLines(effect.summary.split("\n")).join("\n");
 }
 
-function previewEdit(effect: EditEffect, workspace: string): string | undefined {
+function previewEdit(effect: PreviewedEdit, workspace: string): string | undefined {
   if (!effect.after) return undefined;
   // Only a regular file inside the workspace, read pinned: its lines reach the terminal, so a
   // file outside must not, whatever the path or a link swapped in says.
@@ -84,7 +95,7 @@ function previewEdit(effect: EditEffect, workspace: string): string | undefined 
  * change, headed by the path. Undefined when the edit would not apply as given (the editor
  * refuses it then; the request is shown as written).
  */
-function editPreview(effect: EditEffect, before: string | null): string | undefined {
+function editPreview(effect: PreviewedEdit, before: string | null): string | undefined {
   const path = effect.path;
   const after = effect.after?.(before);
   if (after === undefined) return undefined;

@@ -6,6 +6,7 @@
  */
 import type { RecordedStep, RecordedToolResult } from "../trajectory/recorder.ts";
 import type { LLMToolCall } from "../llm/types.ts";
+import { type AskedChange, describeCall } from "../tools/catalog.ts";
 import { block, BLOCK_LIMITS, type BlockLimits, text } from "./escape.ts";
 import { approvalWords, conversationStats, type RunModel, runOutcome, runStats } from "./model.ts";
 import {
@@ -64,59 +65,38 @@ export function diffBlock(patch: string, limits: BlockLimits = BLOCK_LIMITS): st
   return `<pre class="diff">${out.join("\n")}</pre>`;
 }
 
-function argsOf(call: LLMToolCall): Record<string, unknown> {
-  const a = call.arguments;
-  return a && typeof a === "object" && !Array.isArray(a) ? a as Record<string, unknown> : {};
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-/** The one line a folded tool call shows. */
+/** The one line a folded tool call shows beside the tool's name. */
 export function callLine(call: LLMToolCall): string {
-  const a = argsOf(call);
-  const pick = str(a.command) !== undefined && call.name === "bash"
-    ? str(a.command)!
-    : [str(a.command), str(a.path)].filter(Boolean).join(" ") ||
-      JSON.stringify(call.arguments ?? null);
-  const first = (pick ?? "").split("\n")[0];
-  return first.length > 160 ? `${first.slice(0, 159)}…` : first;
+  return describeCall(call.name, call.arguments).subject;
 }
 
-function prefixed(content: string, sign: "+" | "-"): string {
-  return content.split("\n").map((l) => sign + l).join("\n");
+function prefixed(content: string, sign: "+" | "-", limits: BlockLimits): string {
+  // Only what the block can show is split into lines: a huge text costs no more than that.
+  const shown = content.length > limits.total ? content.slice(0, limits.total) : content;
+  return shown.split("\n").map((l) => sign + l).join("\n");
+}
+
+/** The change a call asked for, as the lines of a diff headed by the file. */
+function askedDiff(path: string, change: AskedChange, limits: BlockLimits): string {
+  const heading = `--- ${path}\n+++ ${path}\n`;
+  switch (change.kind) {
+    case "create":
+      return heading + prefixed(change.text, "+", limits);
+    case "replace":
+      return heading + prefixed(change.old, "-", limits) +
+        (change.new ? "\n" + prefixed(change.new, "+", limits) : "");
+    case "insert":
+      return `${heading}@@ after line ${change.afterLine}\n${prefixed(change.text, "+", limits)}`;
+  }
 }
 
 /** A tool call's arguments: an edit as a coloured diff, anything else as JSON. */
 export function callArguments(call: LLMToolCall, limits: BlockLimits): string {
-  const a = argsOf(call);
-  // A one-line shell command is all in the call's line already.
-  const keys = Object.keys(a);
-  if (
-    call.name === "bash" && keys.length === 1 && typeof a.command === "string" &&
-    callLine(call) === a.command
-  ) return "";
-  if (call.name === "str_replace_based_edit_tool") {
-    const path = str(a.path) ?? "";
-    const heading = `--- ${path}\n+++ ${path}\n`;
-    if (a.command === "str_replace" && str(a.old_str) !== undefined) {
-      const after = str(a.new_str) ?? "";
-      return diffBlock(
-        heading + prefixed(str(a.old_str)!, "-") + (after ? "\n" + prefixed(after, "+") : ""),
-        limits,
-      );
-    }
-    if (a.command === "create" && str(a.file_text) !== undefined) {
-      return diffBlock(heading + prefixed(str(a.file_text)!, "+"), limits);
-    }
-    if (a.command === "insert" && str(a.new_str) !== undefined) {
-      return diffBlock(
-        `${heading}@@ after line ${String(a.insert_line)}\n${prefixed(str(a.new_str)!, "+")}`,
-        limits,
-      );
-    }
-  }
+  const described = describeCall(call.name, call.arguments);
+  // A call whose line shows all its arguments (a one-line command) needs no block.
+  if (described.saysAll) return "";
+  const diff = described.diff;
+  if (diff?.change) return diffBlock(askedDiff(diff.path, diff.change, limits), limits);
   return `<pre>${block(JSON.stringify(call.arguments ?? null, null, 2), limits)}</pre>`;
 }
 

@@ -1,10 +1,11 @@
 /**
  * The catalog: one entry per built-in tool, the only place that lists them. An entry holds the
  * model-facing definition, the loader of the implementation, where the tool runs and what a call
- * does (`effects`: reads, edits a file, runs a command), whether its edits can be undone and
- * whether a call ends the run. Nothing else names a tool or reads its argument names: the
- * factory (registry.ts), the tool hosts and their deadlines, the approval gate, the console's
- * diffs, `/undo` and the agent loop ask these entries.
+ * does (`effects`: reads, edits a file, runs a command), how a call is shown (`describe`: its
+ * title, kind, files, command line or diff source), whether its edits can be undone and whether
+ * a call ends the run. Nothing else names a tool or reads its argument names: the factory
+ * (registry.ts), the tool hosts and their deadlines, the approval gate and its preview, the
+ * consoles, ACP, the report, `/undo` and the agent loop ask these entries.
  *
  * Adding a tool means writing its module and adding one entry here. A small module holds the
  * definition and the class together (task_done.ts); a tool whose implementation imports much
@@ -17,12 +18,25 @@ import { type CallEffect, normalizeToolName } from "./base.ts";
 import { BASH, bashEffects, bashTimeout } from "./bash/definition.ts";
 import type { CatalogEntry, ToolDefinitionSource } from "./catalog_types.ts";
 import { CKG } from "./ckg/definition.ts";
+import {
+  type CallDescription,
+  describeBash,
+  describeCkg,
+  describeEdit,
+  describeJsonEdit,
+  describeOther,
+  describeTaskDone,
+  describeThinking,
+  oneLine,
+  TITLE_CHARS,
+} from "./describe.ts";
 import { EDIT, editEffects, editUndo } from "./edit/definition.ts";
 import { JSON_EDIT, jsonEditEffects } from "./json_edit/definition.ts";
 import { SEQUENTIAL_THINKING } from "./sequential_thinking.ts";
 import { TASK_DONE } from "./task_done.ts";
 
 export type { CatalogEntry, ToolPlacement } from "./catalog_types.ts";
+export type { AskedChange, CallDescription, CallDiff, CallKind, CallLocation } from "./describe.ts";
 
 const READS: CallEffect = { kind: "read" };
 
@@ -35,6 +49,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     definition: BASH,
     runs: "confines-itself",
     effects: bashEffects,
+    describe: describeBash,
     ownTimeout: bashTimeout,
     load: async () => (await import("./bash/tool.ts")).BashTool,
   },
@@ -42,6 +57,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     definition: EDIT,
     runs: "tool-host",
     effects: editEffects,
+    describe: describeEdit,
     undo: editUndo,
     deadline: FILE_TOOL_DEADLINE_SECONDS,
     load: async () => (await import("./edit/tool.ts")).EditTool,
@@ -50,6 +66,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     definition: JSON_EDIT,
     runs: "tool-host",
     effects: jsonEditEffects,
+    describe: describeJsonEdit,
     deadline: FILE_TOOL_DEADLINE_SECONDS,
     load: async () => (await import("./json_edit/tool.ts")).JsonEditTool,
   },
@@ -57,12 +74,14 @@ export const CATALOG: readonly CatalogEntry[] = [
     definition: SEQUENTIAL_THINKING,
     runs: "in-process",
     effects: () => READS,
+    describe: describeThinking,
     load: async () => (await import("./sequential_thinking.ts")).SequentialThinkingTool,
   },
   {
     definition: TASK_DONE,
     runs: "in-process",
     effects: () => READS,
+    describe: describeTaskDone,
     endsRun: true,
     load: async () => (await import("./task_done.ts")).TaskDoneTool,
   },
@@ -71,6 +90,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     // The one tool that writes Deft's cache: away from the editors (see ToolPlacement).
     runs: "cache-host",
     effects: () => READS,
+    describe: describeCkg,
     load: async () => (await import("./ckg/tool.ts")).CkgTool,
   },
 ];
@@ -140,4 +160,42 @@ export function catalogEntry(name: string): CatalogEntry | undefined {
  */
 export function effectsOf(name: string, args: Record<string, unknown>): CallEffect | undefined {
   return catalogEntry(name)?.effects?.(args);
+}
+
+/** A name that is not a string, as text (one whose `toString` is broken as its type). */
+function nameOf(name: unknown): string {
+  try {
+    return String(name);
+  } catch {
+    return typeof name;
+  }
+}
+
+/**
+ * How a call of the tool `name` with `args` is shown (see describe.ts): by the tool's catalog
+ * entry; for a tool outside the catalog (an MCP server's) or arguments that are not an object,
+ * the call as made and `effect`, what the tool says the call does. Never throws, whatever the
+ * name and arguments (a trajectory read from disk may hold anything).
+ *
+ * @example
+ * ```ts
+ * describeCall("bash", { command: "make test" }).title; // "$ make test"
+ * ```
+ */
+export function describeCall(name: unknown, args: unknown, effect?: CallEffect): CallDescription {
+  const shown = oneLine(typeof name === "string" ? name : nameOf(name), TITLE_CHARS);
+  const entry = typeof name === "string" ? catalogEntry(name) : undefined;
+  const record = args !== null && typeof args === "object" && !Array.isArray(args)
+    ? args as Record<string, unknown>
+    : undefined;
+  try {
+    if (entry && record) return entry.describe(record);
+  } catch {
+    // A description that throws on odd arguments: the call as made instead.
+  }
+  try {
+    return describeOther(shown, args, effect);
+  } catch {
+    return { title: shown, subject: "", kind: "other", locations: [] };
+  }
 }

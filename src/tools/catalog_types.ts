@@ -1,8 +1,70 @@
 /**
- * The shape of a catalog entry, apart from the catalog itself so that each tool's definition
- * module can name its type without importing the catalog (which imports every definition).
+ * The shape of a catalog entry, and of the description of a call it gives (how a call is shown,
+ * see describe.ts), apart from the catalog itself so that each tool's definition module can name
+ * its type without importing the catalog (which imports every definition).
  */
 import type { CallEffect, Tool, ToolContext, ToolParameter } from "./base.ts";
+
+/** What a call does, in the words of the Agent Client Protocol's tool kinds. */
+export type CallKind = "edit" | "read" | "execute" | "search" | "think" | "other";
+
+/** A file a call reads or changes: as the model named it (absolute, or relative to the workspace). */
+export interface CallLocation {
+  readonly path: string;
+  /** The first line the call reads or changes, 1-based, when the call says. */
+  readonly line?: number;
+}
+
+/**
+ * The change a call asks for, readable without the file (a report of a finished run): a new
+ * file's text, a fragment of the file and what replaces it, or lines inserted after a line.
+ */
+export type AskedChange =
+  | { readonly kind: "create"; readonly text: string }
+  | { readonly kind: "replace"; readonly old: string; readonly new: string }
+  | { readonly kind: "insert"; readonly afterLine: number; readonly text: string };
+
+/**
+ * The file a call changes, and where its diff comes from. Its text before is the file on disk
+ * (or in an editor's buffer), read by whoever shows the diff, pinned inside the workspace;
+ * `after` computes the text after the call from it, and `change` is the change as asked.
+ */
+export interface CallDiff {
+  /** The file as the model named it: absolute, or relative to the workspace. */
+  readonly path: string;
+  /** The change as the call asks for it, when the tool can say it without the file. */
+  readonly change?: AskedChange;
+  /**
+   * The file's whole text after the call, given its text before (null: no such file);
+   * undefined when the call would not apply to that text. Absent: no preview can be made.
+   */
+  readonly after?: (before: string | null) => string | undefined;
+}
+
+/**
+ * How a call is shown, for every place that shows one (the approval preview, the consoles, ACP,
+ * the report): built by the tool's catalog entry from the call's arguments, so that those places
+ * read no argument names. Its own text is bounded: a title and a subject are one line of at most
+ * 200 characters, secrets masked before the cut; `command` and a diff's `change` are the call's
+ * own text, whole and unmasked (whoever shows them masks them).
+ */
+export interface CallDescription {
+  /** One line that stands alone, as a client lists the call: `$ make test`, `create /w/a.py`. */
+  readonly title: string;
+  /** One line to show beside the tool's name: the call's main arguments (`make test`). */
+  readonly subject: string;
+  readonly kind: CallKind;
+  /** The files the call reads or changes. */
+  readonly locations: readonly CallLocation[];
+  /** The command line a call runs, whole. */
+  readonly command?: string;
+  /** The file a call changes: the console shows its diff. */
+  readonly diff?: CallDiff;
+  /** A step of reasoning: its text (one line, bounded) and whether more steps follow. */
+  readonly thought?: { readonly text: string; readonly more: boolean };
+  /** The subject shows every argument of the call, whole: no need to show them again. */
+  readonly saysAll?: boolean;
+}
 
 /** A tool's name, description and parameters: what the model reads, without the implementation. */
 export interface ToolDefinitionSource {
@@ -41,6 +103,13 @@ export interface CatalogEntry {
    * tool's calls may do anything: the approval gate asks about them in `commands` mode too.
    */
   readonly effects?: (args: Record<string, unknown>) => CallEffect;
+  /**
+   * How a call with these arguments is shown (describe.ts): its title, kind, the files it
+   * touches, its command line or its diff. The approval preview, the consoles, ACP and the
+   * report read this, never the arguments themselves. Total: any arguments, of any type or
+   * size, give a description, whose text is bounded.
+   */
+  readonly describe: (args: Record<string, unknown>) => CallDescription;
   /**
    * The arguments of the call that takes back the latest edit of `path`, for a tool that keeps
    * an edit history (`/undo` uses it). Absent: the tool's edits cannot be undone.

@@ -1,16 +1,16 @@
 /**
- * The ACP console's mapping: a call's kind from the catalog's effects, the prompt's content as
- * the task text (text, resource links, embedded text; anything else refused), sequential thoughts
- * as the plan, and secrets masked in streamed text.
+ * The ACP console's mapping: a call's kind, title and locations from its description in the
+ * catalog, the prompt's content as the task text (text, resource links, embedded text; anything
+ * else refused), thoughts as the plan, and secrets masked in streamed text.
  */
 import assert from "node:assert/strict";
-import { AcpConsole, toolKind, type Update } from "../../src/acp/console.ts";
+import { AcpConsole, type Update } from "../../src/acp/console.ts";
 import { promptText } from "../../src/acp/server.ts";
-import { effectsOf } from "../../src/tools/catalog.ts";
+import { describeCall, effectsOf } from "../../src/tools/catalog.ts";
 
-Deno.test("acp console: tool kinds come from the catalog's effects", () => {
+Deno.test("acp console: tool kinds come from the catalog's descriptions", () => {
   const kind = (name: string, args: Record<string, unknown>) =>
-    toolKind(name, effectsOf(name, args));
+    describeCall(name, args, effectsOf(name, args)).kind;
   assert.equal(kind("bash", { command: "ls" }), "execute");
   assert.equal(kind("str_replace_based_edit_tool", { command: "view", path: "/a" }), "read");
   assert.equal(
@@ -24,7 +24,40 @@ Deno.test("acp console: tool kinds come from the catalog's effects", () => {
   );
   assert.equal(kind("sequentialthinking", { thought: "t" }), "think");
   assert.equal(kind("ckg", { command: "search_function", identifier: "f" }), "search");
-  assert.equal(toolKind("mcp_tool", undefined), "other");
+  assert.equal(describeCall("mcp_tool", {}, undefined).kind, "other");
+});
+
+Deno.test("acp console: a call's title and locations come from its description", () => {
+  const sent: Update[] = [];
+  const console = new AcpConsole({
+    send: (u) => sent.push(u),
+    effects: (call) => effectsOf(call.name, call.arguments as Record<string, unknown>),
+    workspace: () => "/w",
+    hostFiles: () => false,
+    note: () => {},
+  });
+  console.calling(1, [
+    {
+      call_id: "v",
+      name: "str_replace_based_edit_tool",
+      arguments: { command: "view", path: "src/a.py", view_range: [40, 60] },
+    },
+    {
+      call_id: "j",
+      name: "json_edit_tool",
+      arguments: { operation: "set", file_path: "/w/p.json", json_path: "$.version", value: 2 },
+    },
+    { call_id: "b", name: "bash", arguments: { command: "make\n  test" } },
+  ]);
+  assert.deepEqual(
+    sent.map((u) => [u.title, u.kind, u.locations]),
+    [
+      // The view's file, resolved in the workspace, at the first line it shows.
+      ["view src/a.py", "read", [{ path: "/w/src/a.py", line: 40 }]],
+      ["set /w/p.json $.version", "edit", [{ path: "/w/p.json" }]],
+      ["$ make test", "execute", []],
+    ],
+  );
 });
 
 Deno.test("acp console: the prompt's text, links and embedded text make the task", () => {
@@ -55,7 +88,13 @@ Deno.test("acp console: thoughts become the plan; results become updates with th
   const call = {
     call_id: "t1",
     name: "sequentialthinking",
-    arguments: { thought: "first look at the tests", nextThoughtNeeded: true },
+    // The tool's own argument names (its definition's): `next_thought_needed`, not camelCase.
+    arguments: {
+      thought: "first look at the tests",
+      next_thought_needed: true,
+      thought_number: 1,
+      total_thoughts: 3,
+    },
   };
   console.calling(1, [call]);
   console.step(1, [call], [{

@@ -1,14 +1,14 @@
 /**
- * The diff an edit made, for the console. Before an editing call runs (its tool's catalog entry
- * says it edits a file), the file it names is read when it is a regular file inside the workspace
- * and not too large, pinned without following links (tools/fs/workspace_read.ts); afterwards
- * `git diff --no-index` compares that copy with the file as it is now, read the same way. What is
- * shown is what changed on disk, not what the model asked for.
+ * The diff an edit made, for the console. Before an editing call runs (its description in the
+ * catalog names the file it changes), that file is read when it is a regular file inside the
+ * workspace and not too large, pinned without following links (tools/fs/workspace_read.ts);
+ * afterwards `git diff --no-index` compares that copy with the file as it is now, read the same
+ * way. What is shown is what changed on disk, not what the model asked for.
  */
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { LLMToolCall } from "../../llm/types.ts";
 import { diffFilesSync } from "../../policy/git.ts";
-import { effectsOf } from "../../tools/catalog.ts";
+import { describeCall } from "../../tools/catalog.ts";
 import { readWorkspaceFile } from "../../tools/fs/workspace_read.ts";
 
 const MAX_BYTES = 1024 * 1024;
@@ -25,13 +25,10 @@ export interface Snapshot {
 
 /** The file an edit call targets, if the call edits a file inside `workspace` (as written). */
 export function editTarget(call: LLMToolCall, workspace: string): string | undefined {
-  const args = call.arguments as Record<string, unknown> | null;
-  if (!args || typeof args !== "object" || Array.isArray(args) || workspace === "") {
-    return undefined;
-  }
-  const effect = effectsOf(call.name, args);
-  if (effect?.kind !== "edit" || effect.path === "") return undefined;
-  const full = isAbsolute(effect.path) ? resolve(effect.path) : resolve(workspace, effect.path);
+  if (workspace === "") return undefined;
+  const path = describeCall(call.name, call.arguments).diff?.path;
+  if (path === undefined || path === "") return undefined;
+  const full = isAbsolute(path) ? resolve(path) : resolve(workspace, path);
   const rel = relative(workspace, full);
   return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? undefined : full;
 }

@@ -8,6 +8,7 @@
  */
 import type { AgentConsole, RunReport, RunStart, TaskSummary } from "../../agent/console.ts";
 import type { LLMToolCall } from "../../llm/types.ts";
+import { describeCall } from "../../tools/catalog.ts";
 import type { ToolCallResult } from "../../tools/executor.ts";
 import { diffSince, type Snapshot, snapshot } from "./edit_diff.ts";
 import { maskOutput, StreamMasker } from "../../policy/secrets.ts";
@@ -217,28 +218,13 @@ export class LiveConsole implements AgentConsole {
   }
 }
 
-/** The argument that says what a call does: bash's command, the editor's command and path… */
+/** What a call does, in a line shown beside the tool's name (its description's subject). */
 export function mainArgument(call: LLMToolCall): string {
-  const args = call.arguments;
-  if (typeof args === "string") return printable(clip(args, 100));
-  if (!args || typeof args !== "object") return "";
-  const a = args as Record<string, unknown>;
-  const str = (v: unknown) => typeof v === "string" ? v : undefined;
-  const parts = [
-    str(a.command),
-    str(a.operation),
-    str(a.path) ?? str(a.file_path),
-    str(a.json_path),
-    str(a.identifier),
-  ].filter((p): p is string => p !== undefined && p !== "");
-  if (parts.length > 0) return printable(clip(parts.join(" "), 100));
-  const first = Object.values(a).find((v) => typeof v === "string") as string | undefined;
-  return first ? printable(clip(first, 100)) : "";
+  return printable(clip(describeCall(call.name, call.arguments).subject, 100));
 }
 
 function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /** The last `max` lines of `text`, after a line counting the ones left out above. */

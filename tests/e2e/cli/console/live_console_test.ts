@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { LiveConsole, mainArgument } from "../../../../src/cli/console/live.ts";
+import { addOutputSecrets } from "../../../../src/policy/secrets.ts";
 import { printable } from "../../../../src/cli/console/printable.ts";
 import { useColor } from "../../../../src/cli/console/style.ts";
 import { tempDir } from "../../../helpers/temp.ts";
@@ -155,4 +156,20 @@ Deno.test("a tool's refusal (no output, no exit code) is shown whole", () => {
     error_code: -1,
   }], "");
   assert.match(text(), /✗ failed\n {4}│ The path \/x does not exist\.\n$/);
+});
+
+Deno.test("a call's line cut to the terminal's width never shows part of a secret", () => {
+  const secret = "correct-horse-battery-staple-4242";
+  addOutputSecrets([secret]);
+  const { console, text } = captured(false);
+  // The line is cut at 100 characters, in the middle of the secret; and a token shape too.
+  for (const pad of [60, 80, 90]) {
+    for (const key of [secret, "sk-proj-" + "Q".repeat(40)]) {
+      const call = { call_id: `s${pad}`, name: "bash", arguments: { command: "" } };
+      call.arguments.command = `echo ${"a".repeat(pad)} ${key} done`;
+      console.calling(1, [call]);
+    }
+  }
+  const out = text();
+  assert.ok(!/correct-horse|sk-proj-Q/.test(out), out);
 });
