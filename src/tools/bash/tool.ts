@@ -251,8 +251,8 @@ export class BashTool extends Tool {
         status = TIMEOUT_STATUS;
         ending = `Command timed out after ${seconds} and was stopped (as with Ctrl-C); the ` +
           "output shown is what it printed until then. The shell is still usable and keeps its " +
-          "state. Run long jobs in the background (`cmd > log 2>&1 &`) or pass a larger " +
-          "`timeout`.";
+          "state. Run long jobs with `run_in_background: true` (read them with bash_output) or " +
+          "pass a larger `timeout`.";
         break;
       case "timed-out-stopped":
         status = TIMEOUT_STATUS;
