@@ -111,71 +111,94 @@ function unique(): string {
   return String(crypto.getRandomValues(new Uint32Array(1))[0]);
 }
 
+/**
+ * A background HTTP server: started, read twice (only what is new each time), read through a
+ * filter, killed with the processes it started, then asked about again.
+ */
+async function serverScenario(mode: string, t: Tools, u: string): Promise<void> {
+  // The needles: its own files in the workspace, on every command line the job starts. A
+  // setsid'd child keeps the job's variable; one with a cleared environment stays in the
+  // job's process group.
+  const dir = `${t.workspace}/site`;
+  await Deno.mkdir(dir);
+  for (const page of ["first", "second", "skipped", "third"]) {
+    await Deno.writeTextFile(`${dir}/${page}`, `${page}\n`);
+  }
+  const id = await t.start(
+    `setsid sleep 900.${u} & env -i sleep 901.${u} & ` +
+      `exec python3 -u -m http.server 0 --bind 127.0.0.1 --directory ${dir}`,
+  );
+  const first = await readUntil(t, id, /Serving HTTP on 127\.0\.0\.1 port \d+/);
+  const port = Number(/port (\d+)/.exec(first)![1]);
+  assert.ok(await listensInShell(t, port), "the foreground shell reaches the server");
+  if (mode !== "sandbox on") assert.ok(await listensOnHost(port));
+  assert.equal((await pidsByCmdline(dir)).length, 1, "python runs");
+  assert.equal((await pidsByCmdline(`.${u}`)).length, 2, "both sleeps run");
+
+  await get(t, port, "/first");
+  const second = await readUntil(t, id, /GET \/first/);
+  assert.doesNotMatch(second, /Serving HTTP/, "the first read's output is not repeated");
+  await get(t, port, "/second");
+  await get(t, port, "/skipped");
+  await get(t, port, "/third");
+  // The server logs each request once it has answered it: wait for the last one.
+  let filtered = "";
+  assert.ok(
+    await eventually(async () => {
+      const r = await t.output(id, "GET /(second|third)");
+      filtered += newOutput(r);
+      return /third/.test(filtered);
+    }, 20_000),
+    filtered,
+  );
+  assert.match(filtered, /GET \/second/);
+  assert.doesNotMatch(filtered, /skipped|first/, "only the new lines the filter matches");
+  const after = await t.output(id);
+  assert.match(after.output!, /^status: running$/m);
+  assert.equal(newOutput(after), "", "the filtered read consumed the lines it left out");
+
+  const killed = await t.kill(id);
+  assert.equal(killed.error_code, 0, String(killed.error));
+  assert.match(killed.output!, /Killed background shell/);
+  assert.ok(
+    await eventually(async () => (await pidsByCmdline(dir)).length === 0),
+    "no process left",
+  );
+  assert.deepEqual(await pidsByCmdline(`.${u}`), [], "the setsid and env -i children went too");
+  assert.equal(await listensInShell(t, port), false, "the port is free");
+  if (mode !== "sandbox on") assert.equal(await listensOnHost(port), false);
+  // The shell itself lives on.
+  assert.equal((await t.bash("echo still")).output, "still\n");
+
+  // A killed id: a clear error, from both tools.
+  const read = await t.output(id);
+  assert.notEqual(read.error_code, 0);
+  assert.match(read.error!, /was killed: it was stopped with kill_shell/);
+  const again = await t.kill(id);
+  assert.notEqual(again.error_code, 0);
+  assert.match(again.error!, /was killed already/);
+}
+
+/** SIGKILL to the processes whose command line holds `needle` (this test's own). */
+async function killAll(needle: string): Promise<void> {
+  for (const pid of await pidsByCmdline(needle)) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
 for (const [mode, settings] of Object.entries(MODES)) {
   Deno.test(`background (${mode}): an HTTP server started, polled for new output only, filtered, killed with all it started`, async () => {
-    await withTools(settings, async (t) => {
-      // The needles: its own files in the workspace, on every command line the job starts. A
-      // setsid'd child keeps the job's variable; one with a cleared environment stays in the
-      // job's process group.
-      const dir = `${t.workspace}/site`;
-      await Deno.mkdir(dir);
-      for (const page of ["first", "second", "skipped", "third"]) {
-        await Deno.writeTextFile(`${dir}/${page}`, `${page}\n`);
-      }
-      const u = unique();
-      const id = await t.start(
-        `setsid sleep 900.${u} & env -i sleep 901.${u} & ` +
-          `exec python3 -u -m http.server 0 --bind 127.0.0.1 --directory ${dir}`,
-      );
-      const first = await readUntil(t, id, /Serving HTTP on 127\.0\.0\.1 port \d+/);
-      const port = Number(/port (\d+)/.exec(first)![1]);
-      assert.ok(await listensInShell(t, port), "the foreground shell reaches the server");
-      if (mode !== "sandbox on") assert.ok(await listensOnHost(port));
-      assert.equal((await pidsByCmdline(dir)).length, 1, "python runs");
-      assert.equal((await pidsByCmdline(`.${u}`)).length, 2, "both sleeps run");
-
-      await get(t, port, "/first");
-      const second = await readUntil(t, id, /GET \/first/);
-      assert.doesNotMatch(second, /Serving HTTP/, "the first read's output is not repeated");
-      await get(t, port, "/second");
-      await get(t, port, "/skipped");
-      await get(t, port, "/third");
-      // The server logs each request once it has answered it: wait for the last one.
-      let filtered = "";
-      assert.ok(
-        await eventually(async () => {
-          const r = await t.output(id, "GET /(second|third)");
-          filtered += newOutput(r);
-          return /third/.test(filtered);
-        }, 20_000),
-        filtered,
-      );
-      assert.match(filtered, /GET \/second/);
-      assert.doesNotMatch(filtered, /skipped|first/, "only the new lines the filter matches");
-      const after = await t.output(id);
-      assert.match(after.output!, /^status: running$/m);
-      assert.equal(newOutput(after), "", "the filtered read consumed the lines it left out");
-
-      const killed = await t.kill(id);
-      assert.equal(killed.error_code, 0, String(killed.error));
-      assert.match(killed.output!, /Killed background shell/);
-      assert.ok(
-        await eventually(async () => (await pidsByCmdline(dir)).length === 0),
-        "no process left",
-      );
-      assert.equal(await listensInShell(t, port), false, "the port is free");
-      if (mode !== "sandbox on") assert.equal(await listensOnHost(port), false);
-      // The shell itself lives on.
-      assert.equal((await t.bash("echo still")).output, "still\n");
-
-      // A killed id: a clear error, from both tools.
-      const read = await t.output(id);
-      assert.notEqual(read.error_code, 0);
-      assert.match(read.error!, /was killed: it was stopped with kill_shell/);
-      const again = await t.kill(id);
-      assert.notEqual(again.error_code, 0);
-      assert.match(again.error!, /was killed already/);
-    });
+    const u = unique();
+    try {
+      await withTools(settings, (t) => serverScenario(mode, t, u));
+    } finally {
+      // Without a namespace, what escaped a failed kill would outlive the test.
+      await killAll(`.${u}`);
+    }
   });
 
   Deno.test(`background (${mode}): alive when the session closes, gone after (process group and port)`, async () => {
