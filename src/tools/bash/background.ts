@@ -25,10 +25,17 @@ export const MAX_RUNNING = 16;
 export const OUTPUT_BYTES = 1 << 20;
 // Ended shells remembered (their id gets a clear answer); the oldest are forgotten first.
 const MAX_REMEMBERED = 256;
+/**
+ * Ended shells whose unread output is kept; older ones' is dropped (and said), so the output held
+ * is at most (MAX_RUNNING + KEPT_OUTPUTS) × OUTPUT_BYTES however many shells a session starts.
+ */
+export const KEPT_OUTPUTS = 16;
 // Starting one takes a moment of the session shell; more means the shell is stuck.
 const LAUNCH_TIMEOUT_MS = 30_000;
 // After a kill, how long the output pipe's last holders get to go before reads are left behind.
 const DRAIN_GRACE_MS = 2_000;
+// A pipe holds 64 KiB by default: one read takes what is there.
+const READ_BYTES = 64 * 1024;
 // An exit status is at most three digits; a longer text is not one.
 const STATUS_BYTES = 16;
 
@@ -153,6 +160,11 @@ export class BackgroundJob {
     };
   }
 
+  /** Drops the unread output (an old ended shell's); the next read says how much. */
+  dropOutput(): void {
+    this.#ring.dropAll();
+  }
+
   /** The job is running under `group` (its process group in the shell's PID namespace). */
   started(group: number): void {
     this.#group = group;
@@ -162,7 +174,17 @@ export class BackgroundJob {
   async #pump(): Promise<void> {
     try {
       const file = await Deno.open(this.#pipes.output, { read: true });
-      for await (const chunk of file.readable) this.#ring.push(chunk);
+      // One buffer for every read: a shell printing fast makes no garbage here.
+      const chunk = new Uint8Array(READ_BYTES);
+      try {
+        while (true) {
+          const n = await file.read(chunk);
+          if (n === null) break;
+          this.#ring.push(chunk.subarray(0, n));
+        }
+      } finally {
+        file.close();
+      }
     } catch {
       // The pipe is gone (the folder was removed): nothing more will come.
     }
@@ -231,6 +253,11 @@ export type StartOutcome =
 export class BackgroundShells {
   readonly #jobs = new Map<string, BackgroundJob>();
 
+  /** Every shell remembered, oldest first. */
+  all(): BackgroundJob[] {
+    return [...this.#jobs.values()];
+  }
+
   /** The shells still running, oldest first. */
   running(): BackgroundJob[] {
     return [...this.#jobs.values()].filter((job) => job.state === "running");
@@ -298,12 +325,10 @@ export class BackgroundShells {
   }
 
   #forgetOld(): void {
-    let excess = this.#jobs.size - MAX_REMEMBERED;
-    for (const [id, job] of this.#jobs) {
-      if (excess <= 0) break;
-      if (job.state === "running") continue;
-      this.#jobs.delete(id);
-      excess--;
+    const ended = [...this.#jobs.values()].filter((job) => job.state !== "running");
+    for (const job of ended.slice(0, -KEPT_OUTPUTS)) job.dropOutput();
+    for (const job of ended.slice(0, Math.max(0, this.#jobs.size - MAX_REMEMBERED))) {
+      this.#jobs.delete(job.id);
     }
   }
 }

@@ -5,10 +5,18 @@
  * runs.
  */
 import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
-import { type BackgroundJob, backgroundShells, type JobRead, OUTPUT_BYTES } from "./background.ts";
+import {
+  type BackgroundJob,
+  backgroundShells,
+  type JobRead,
+  KEPT_OUTPUTS,
+  OUTPUT_BYTES,
+} from "./background.ts";
 import { BASH_OUTPUT, KILL_SHELL } from "./definition.ts";
 
 const DEFAULT_OUTPUT_LIMIT = 30_000;
+/** The `shell_id` that lists the session's background shells instead of reading one. */
+export const LIST = "*";
 
 /** `bash_output`: what a background shell printed since the last read, and its state. */
 export class BashOutputTool extends Tool {
@@ -21,6 +29,7 @@ export class BashOutputTool extends Tool {
   }
 
   #read(args: Record<string, unknown>): ToolExecResult {
+    if (args.shell_id === LIST) return ok(listShells(backgroundShells(this.context).all()));
     const found = findJob(this.context, args.shell_id);
     if (typeof found === "string") return fail(found);
     let filter: RegExp | undefined;
@@ -110,8 +119,9 @@ function describeRead(
   const lines = [`shell_id: ${job.id}`, `status: ${status}`];
   if (read.droppedBytes > 0) {
     lines.push(
-      `[… ${read.droppedBytes} bytes dropped: more output came between reads than the ` +
-        `${OUTPUT_BYTES / (1 << 20)} MiB kept; the newest is below …]`,
+      `[… ${read.droppedBytes} bytes dropped: not read in time (at most ` +
+        `${OUTPUT_BYTES / (1 << 20)} MiB of unread output is kept per shell, the newest, and ` +
+        `only for the ${KEPT_OUTPUTS} shells that ended last) …]`,
     );
   }
   if (read.hiddenChars > 0) {
@@ -128,7 +138,19 @@ function describeRead(
   return lines.join("\n");
 }
 
+/** One line per shell: id, status, unread bytes, when it started, its command. */
+export function listShells(jobs: readonly BackgroundJob[]): string {
+  if (jobs.length === 0) return "No background shells in this session.";
+  return jobs.map((job) => {
+    const status = job.state === "exited" ? `exited (exit code ${job.exitCode})` : job.state;
+    const started = job.startedAt.toISOString().slice(11, 19);
+    return `${job.id}  ${status}  ${job.unreadBytes} bytes unread  started ${started}  ` +
+      oneLine(job.command);
+  }).join("\n");
+}
+
 function oneLine(command: string): string {
-  const first = command.trim().split("\n")[0];
+  // deno-lint-ignore no-control-regex -- control characters are what is replaced.
+  const first = command.trim().split("\n")[0].replace(/[\x00-\x1f\x7f-\x9f]/g, "\ufffd");
   return first.length > 80 || command.trim().includes("\n") ? `${first.slice(0, 80)}…` : first;
 }

@@ -64,7 +64,8 @@ export const BASH_OUTPUT: ToolDefinitionSource = {
     {
       name: "shell_id",
       type: "string",
-      description: "The `shell_id` the bash call answered with.",
+      description: "The `shell_id` the bash call answered with; `*` lists this session's " +
+        "background shells (id, status, unread bytes, command) without reading any.",
       required: true,
     },
     {

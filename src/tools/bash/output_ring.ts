@@ -1,12 +1,16 @@
 /**
- * A background shell's unread output: bytes kept up to a limit, the oldest dropped first, and
- * how many were dropped since the last read, so a shell printing without end holds a bounded
- * amount of memory however long nobody reads it.
+ * A background shell's unread output: bytes kept up to a limit in one circular buffer (grown as
+ * needed, never past the limit), the oldest overwritten first, and how many were dropped since
+ * the last read. A shell printing without end holds a bounded amount of memory however long
+ * nobody reads it, and reading it leaves no garbage per chunk.
  */
+
+const FIRST_CAPACITY = 64 * 1024;
 
 /** Bytes in arrival order, at most `limit` of them; what did not fit is counted. */
 export class OutputRing {
-  #chunks: Uint8Array[] = [];
+  #buffer = new Uint8Array(0);
+  #start = 0;
   #size = 0;
   #dropped = 0;
 
@@ -17,43 +21,37 @@ export class OutputRing {
     return this.#size;
   }
 
-  /** Adds `bytes` at the end, dropping the oldest bytes beyond the limit. */
+  /** Adds a copy of `bytes` at the end, dropping the oldest bytes beyond the limit. */
   push(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
     if (bytes.length >= this.limit) {
       this.#dropped += this.#size + bytes.length - this.limit;
-      this.#chunks = [bytes.slice(bytes.length - this.limit)];
+      this.#grow(this.limit);
+      this.#buffer.set(bytes.subarray(bytes.length - this.limit));
+      this.#start = 0;
       this.#size = this.limit;
       return;
     }
-    // A copy: a small read may be a view of a much larger buffer, which would stay alive.
-    this.#chunks.push(bytes.slice());
-    this.#size += bytes.length;
-    while (this.#size > this.limit) {
-      const first = this.#chunks[0];
-      const over = this.#size - this.limit;
-      if (first.length <= over) {
-        this.#chunks.shift();
-        this.#size -= first.length;
-        this.#dropped += first.length;
-      } else {
-        this.#chunks[0] = first.subarray(over);
-        this.#size -= over;
-        this.#dropped += over;
-      }
+    this.#grow(Math.min(this.limit, this.#size + bytes.length));
+    const capacity = this.#buffer.length;
+    const over = this.#size + bytes.length - capacity;
+    if (over > 0) {
+      this.#start = (this.#start + over) % capacity;
+      this.#size -= over;
+      this.#dropped += over;
     }
+    const end = (this.#start + this.#size) % capacity;
+    const first = Math.min(bytes.length, capacity - end);
+    this.#buffer.set(bytes.subarray(0, first), end);
+    if (first < bytes.length) this.#buffer.set(bytes.subarray(first), 0);
+    this.#size += bytes.length;
   }
 
   /** Everything held and the count of bytes dropped since the last take; empties the ring. */
   take(): { bytes: Uint8Array; dropped: number } {
-    const bytes = new Uint8Array(this.#size);
-    let at = 0;
-    for (const chunk of this.#chunks) {
-      bytes.set(chunk, at);
-      at += chunk.length;
-    }
+    const bytes = this.#linear();
     const dropped = this.#dropped;
-    this.#chunks = [];
+    this.#start = 0;
     this.#size = 0;
     this.#dropped = 0;
     return { bytes, dropped };
@@ -62,19 +60,39 @@ export class OutputRing {
   /** Puts back bytes taken but not used (a line not yet complete), ahead of what came since. */
   unshift(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
-    this.#chunks.unshift(bytes);
-    this.#size += bytes.length;
-    // What came meanwhile may not leave room: keep the newest.
-    if (this.#size > this.limit) {
-      const all = this.take();
-      this.#dropped += all.dropped;
-      this.push(all.bytes);
-    }
+    const since = this.take();
+    this.push(bytes);
+    this.push(since.bytes);
+    this.#dropped += since.dropped;
   }
 
-  /** Frees the bytes held. */
-  clear(): void {
-    this.#chunks = [];
+  /** Drops the bytes held, counting them as dropped, and frees the buffer. */
+  dropAll(): void {
+    this.#dropped += this.#size;
+    this.#buffer = new Uint8Array(0);
+    this.#start = 0;
     this.#size = 0;
+  }
+
+  /** The bytes held, in order, as one new array. */
+  #linear(): Uint8Array {
+    const out = new Uint8Array(this.#size);
+    const first = Math.min(this.#size, this.#buffer.length - this.#start);
+    out.set(this.#buffer.subarray(this.#start, this.#start + first));
+    if (first < this.#size) out.set(this.#buffer.subarray(0, this.#size - first), first);
+    return out;
+  }
+
+  /** Makes room for `wanted` bytes (at most the limit), doubling, the content kept in order. */
+  #grow(wanted: number): void {
+    if (this.#buffer.length >= wanted) return;
+    const capacity = Math.min(
+      this.limit,
+      Math.max(wanted, this.#buffer.length * 2, FIRST_CAPACITY),
+    );
+    const held = this.#linear();
+    this.#buffer = new Uint8Array(capacity);
+    this.#buffer.set(held);
+    this.#start = 0;
   }
 }
