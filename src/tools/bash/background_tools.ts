@@ -12,11 +12,9 @@ import {
   KEPT_OUTPUTS,
   OUTPUT_BYTES,
 } from "./background.ts";
-import { BASH_OUTPUT, KILL_SHELL } from "./definition.ts";
+import { BASH_OUTPUT, KILL_SHELL, LIST_SHELLS } from "./definition.ts";
 
 const DEFAULT_OUTPUT_LIMIT = 30_000;
-/** The `shell_id` that lists the session's background shells instead of reading one. */
-export const LIST = "*";
 
 /** `bash_output`: what a background shell printed since the last read, and its state. */
 export class BashOutputTool extends Tool {
@@ -29,7 +27,7 @@ export class BashOutputTool extends Tool {
   }
 
   #read(args: Record<string, unknown>): ToolExecResult {
-    if (args.shell_id === LIST) return ok(listShells(backgroundShells(this.context).all()));
+    if (args.shell_id === LIST_SHELLS) return ok(listShells(backgroundShells(this.context).all()));
     const found = findJob(this.context, args.shell_id);
     if (typeof found === "string") return fail(found);
     let filter: RegExp | undefined;

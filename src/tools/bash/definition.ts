@@ -48,6 +48,9 @@ export const BASH: ToolDefinitionSource = {
   ],
 };
 
+/** The `shell_id` that makes `bash_output` list the session's background shells, reading none. */
+export const LIST_SHELLS = "*";
+
 /** `bash_output`: the new output and the state of a background shell. */
 export const BASH_OUTPUT: ToolDefinitionSource = {
   name: "bash_output",
