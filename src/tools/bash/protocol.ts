@@ -190,6 +190,8 @@ export interface JobPipes {
  * - job control is on while it starts, so the job gets a process group of its own to kill;
  * - the subshell ignores SIGINT and SIGQUIT, as `cmd &` does without job control: a later
  *   command's timeout interrupts the shell's subshells (call 0), and must not end the job;
+ * - it is disowned at once: the shell's `jobs` and a bare `wait` in a later command do not see it,
+ *   and its end prints no "Done" or "Killed" into a later command's output;
  * - it exports `JOB_TAG`, so what the job starts can be found even after `setsid`;
  * - the command runs in a subshell of its own, with the shell's `-e`, `-x`, `-v` as they were,
  *   and its exit status goes to `pipes.status` however it ended (`exit`, `set -e`, `exec`).
@@ -205,6 +207,7 @@ export function backgroundCommand(command: string, id: string, pipes: JobPipes):
     "  )",
     `  builtin printf '%s' "$?" >${shellQuote(pipes.status)}`,
     `) >${shellQuote(pipes.output)} 2>&1 </dev/null &`,
+    "builtin disown \"$!\"",
     "builtin printf '%s\\n' \"$!\"",
     "[[ $__deft_bo == *m* ]] || builtin set +m",
     "builtin unset __deft_bo",

@@ -344,3 +344,18 @@ Deno.test("background: 100 shells printing 10 MB each leave a bounded buffer; ol
     assert.doesNotMatch(first.output!, /end 0/, "its output is gone");
   });
 });
+
+Deno.test("background: the shell's own jobs, `wait` and job notices do not see background shells", async () => {
+  await withTools({}, async (t) => {
+    await t.start("sleep 0.1");
+    const killed = await t.start("sleep 30");
+    const running = await t.start("sleep 30");
+    assert.equal((await t.kill(killed)).error_code, 0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A bare `wait` waits for this command's own jobs only; `jobs` lists none of ours; and no
+    // "Done" or "Killed" notice lands in this command's output.
+    const r = await t.bash("sleep 0.1 & wait; jobs; echo waited", { timeout: 10 });
+    assert.deepEqual(r, { output: "waited\n", error: null, error_code: 0 });
+    assert.match((await t.output(running)).output!, /^status: running$/m);
+  });
+});
