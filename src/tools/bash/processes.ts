@@ -48,6 +48,12 @@ for ((round = 0; round < rounds; round++)); do
       [[ $calls == *" \${rest%%"$nl"*} "* ]] || continue
     fi
     builtin kill -s "$sig" "$pid" 2>/dev/null && hit=1
+    # Every process: the group it leads too (a background shell's, whose members may have
+    # cleared their environment).
+    [[ $calls == " * " ]] || continue
+    read -r stat < "/proc/$pid/stat" 2>/dev/null || continue
+    rest=\${stat##*) } rest=\${rest#* } rest=\${rest#* }
+    [[ \${rest%% *} == "$pid" ]] && builtin kill -s "$sig" -- "-$pid" 2>/dev/null
   done
   ((hit)) || break
 done

@@ -207,7 +207,7 @@ export function backgroundCommand(command: string, id: string, pipes: JobPipes):
     "  )",
     `  builtin printf '%s' "$?" >${shellQuote(pipes.status)}`,
     `) >${shellQuote(pipes.output)} 2>&1 </dev/null &`,
-    "builtin disown \"$!\"",
+    'builtin disown "$!"',
     "builtin printf '%s\\n' \"$!\"",
     "[[ $__deft_bo == *m* ]] || builtin set +m",
     "builtin unset __deft_bo",

@@ -212,23 +212,31 @@ for (const [mode, settings] of Object.entries(MODES)) {
   Deno.test(`background (${mode}): alive when the session closes, gone after (process group and port)`, async () => {
     let dir = "";
     let port = 0;
-    await withTools(settings, async (t) => {
-      dir = `${t.workspace}/site`;
-      await Deno.mkdir(dir);
-      const id = await t.start(
-        `setsid bash -c 'sleep 902; :' ${dir} & exec python3 -u -m http.server 0 --bind 127.0.0.1 --directory ${dir}`,
+    const u = unique();
+    try {
+      await withTools(settings, async (t) => {
+        dir = `${t.workspace}/site`;
+        await Deno.mkdir(dir);
+        const id = await t.start(
+          `setsid bash -c 'sleep 902; :' ${dir} & env -i sleep 906.${u} & ` +
+            `exec python3 -u -m http.server 0 --bind 127.0.0.1 --directory ${dir}`,
+        );
+        port = Number(/port (\d+)/.exec(await readUntil(t, id, /port \d+/))![1]);
+        assert.equal((await pidsByCmdline(dir)).length, 2);
+        assert.equal((await pidsByCmdline(`.${u}`)).length, 1);
+        await t.close();
+        const read = await t.output(id);
+        assert.match(read.error!, /was killed: the shell it ran in ended/);
+      });
+      assert.ok(
+        await eventually(async () => (await pidsByCmdline(dir)).length === 0),
+        "no process left",
       );
-      port = Number(/port (\d+)/.exec(await readUntil(t, id, /port \d+/))![1]);
-      assert.equal((await pidsByCmdline(dir)).length, 2);
-      await t.close();
-      const read = await t.output(id);
-      assert.match(read.error!, /was killed: the shell it ran in ended/);
-    });
-    assert.ok(
-      await eventually(async () => (await pidsByCmdline(dir)).length === 0),
-      "no process left",
-    );
-    if (mode !== "sandbox on") assert.equal(await listensOnHost(port), false);
+      assert.deepEqual(await pidsByCmdline(`.${u}`), [], "its env -i child went too");
+      if (mode !== "sandbox on") assert.equal(await listensOnHost(port), false);
+    } finally {
+      await killAll(`.${u}`);
+    }
   });
 }
 
