@@ -279,7 +279,8 @@ Deno.test("background: exit codes; a restart of the shell kills what runs; the l
     const over = await t.bash(needle, { run_in_background: true });
     assert.notEqual(over.error_code, 0);
     assert.match(over.error!, /16 background shells are running already/);
-    assert.equal((await pidsByCmdline(needle)).length, 16);
+    for (const id of ids) assert.ok(await running(t, id), "listed as running");
+    assert.ok(await eventually(async () => (await pidsByCmdline(needle)).length === 16));
 
     assert.equal((await t.bash("", { restart: true })).error_code, 0);
     assert.ok(await eventually(async () => (await pidsByCmdline(needle)).length === 0));
@@ -304,52 +305,6 @@ Deno.test("background: an id from another session, a missing one and a bad filte
       assert.notEqual(bad.error_code, 0);
       assert.match(bad.error!, /Invalid `filter` "\(unclosed": .*regular expression/);
     });
-  });
-});
-
-Deno.test("background: a shell printing without end holds a bounded buffer; what was dropped is said", async () => {
-  await withTools({}, async (t) => {
-    const before = Deno.memoryUsage().rss;
-    const id = await t.start("yes 0123456789abcdef");
-    // About a gigabyte goes through in this time on an idle machine; a tenth on a loaded one.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const grown = Deno.memoryUsage().rss - before;
-    console.log(`a shell printing for 3 s: RSS grew by ${grown >> 20} MiB`);
-    const r = await t.output(id);
-    const dropped = Number(/\[… (\d+) bytes dropped/.exec(r.output!)?.[1] ?? 0);
-    assert.ok(dropped > 16 << 20, `over 16 MiB was printed and dropped: ${dropped}`);
-    assert.ok(grown < 64 << 20, `memory grew by ${grown >> 20} MiB`);
-    assert.ok(newOutput(r).length <= 30_000);
-    assert.match(newOutput(r), /^0123456789abcdef$/m);
-    assert.equal((await t.kill(id)).error_code, 0);
-  });
-});
-
-Deno.test("background: 100 shells printing 10 MB each leave a bounded buffer; old ended shells' output is dropped and said", async () => {
-  await withTools({}, async (t) => {
-    const before = Deno.memoryUsage().rss;
-    const ids: string[] = [];
-    for (let i = 0; i < 100; i++) {
-      // Never more than 16 at once: wait for the oldest still running.
-      while (ids.length >= 16 && await running(t, ids[ids.length - 16])) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      ids.push(await t.start(`yes 0123456789abcdef | head -c 10000000; echo; echo end ${i}`));
-    }
-    for (const id of ids.slice(-16)) {
-      assert.ok(await eventually(async () => !(await running(t, id))));
-    }
-    const grown = Deno.memoryUsage().rss - before;
-    console.log(`100 background shells × 10 MB of output: RSS grew by ${grown >> 20} MiB`);
-    // A gigabyte went through; what is kept is at most 32 MiB (the rest is the garbage of reading).
-    assert.ok(grown < 96 << 20, `memory grew by ${grown >> 20} MiB`);
-    // The newest kept their last MiB; the first one's was dropped, and the read says so.
-    const last = await t.output(ids[99]);
-    assert.match(last.output!, /end 99/);
-    const first = await t.output(ids[0]);
-    assert.match(first.output!, /^status: exited \(exit code 0\)$/m);
-    assert.match(first.output!, /bytes dropped: not read in time/);
-    assert.doesNotMatch(first.output!, /end 0/, "its output is gone");
   });
 });
 
