@@ -103,7 +103,10 @@ for (const sandbox of SANDBOXES) {
           await eventually(async () => (await pidsByCmdline(unique)).length === 0, 10_000),
           `left behind: ${await pidsByCmdline(unique)}`,
         );
-        if (sandbox === "none") assert.equal(await listensOnHost(port), false, "the port is free");
+        // A killed process leaves /proc's command lines a moment before it closes its sockets.
+        if (sandbox === "none") {
+          assert.ok(await eventually(async () => !(await listensOnHost(port))), "port free");
+        }
       } finally {
         await writer.close().catch(() => {});
         try {
