@@ -15,7 +15,7 @@
  * its first call (see in_process.ts).
  */
 import { type CallEffect, normalizeToolName } from "./base.ts";
-import { BASH, bashEffects, bashTimeout } from "./bash/definition.ts";
+import { BASH, BASH_OUTPUT, bashEffects, bashTimeout, KILL_SHELL } from "./bash/definition.ts";
 import type { CatalogEntry, ToolDefinitionSource } from "./catalog_types.ts";
 import { CKG } from "./ckg/definition.ts";
 import {
@@ -52,6 +52,21 @@ export const CATALOG: readonly CatalogEntry[] = [
     describe: describeBash,
     ownTimeout: bashTimeout,
     load: async () => (await import("./bash/tool.ts")).BashTool,
+  },
+  // The background shells' two handles: beside bash wherever it runs, since they act on the
+  // shells its instance started (placed with it, as `confines-itself`, in every sandbox mode).
+  {
+    definition: BASH_OUTPUT,
+    runs: "confines-itself",
+    effects: () => READS,
+    load: async () => (await import("./bash/background_tools.ts")).BashOutputTool,
+  },
+  {
+    definition: KILL_SHELL,
+    runs: "confines-itself",
+    // It ends processes the model started; nothing in the workspace changes.
+    effects: () => ({ kind: "other" }),
+    load: async () => (await import("./bash/background_tools.ts")).KillShellTool,
   },
   {
     definition: EDIT,
@@ -98,6 +113,8 @@ export const CATALOG: readonly CatalogEntry[] = [
 /** The tools an agent gets when its configuration names none (ckg is opt-in). */
 export const DEFAULT_TOOL_NAMES: readonly string[] = [
   "bash",
+  "bash_output",
+  "kill_shell",
   "str_replace_based_edit_tool",
   "json_edit_tool",
   "sequentialthinking",

@@ -78,6 +78,8 @@ Deno.test("no file: defaults plus a provider from the command line", () => {
   assert.equal(run.agent.max_steps, 200);
   assert.deepEqual(run.agent.tools, [
     "bash",
+    "bash_output",
+    "kill_shell",
     "str_replace_based_edit_tool",
     "json_edit_tool",
     "sequentialthinking",

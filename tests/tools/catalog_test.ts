@@ -35,6 +35,8 @@ Deno.test("catalog: where each tool runs", () => {
   const runs = Object.fromEntries(CATALOG.map((e) => [e.definition.name, e.runs]));
   assert.deepEqual(runs, {
     bash: "confines-itself",
+    bash_output: "confines-itself",
+    kill_shell: "confines-itself",
     str_replace_based_edit_tool: "tool-host",
     json_edit_tool: "tool-host",
     sequentialthinking: "in-process",

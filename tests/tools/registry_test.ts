@@ -12,10 +12,12 @@ import { type Host, StandInTool } from "../../src/tools/stand_in.ts";
 import { ok } from "../../src/tools/base.ts";
 import { testContext } from "../helpers/tools.ts";
 
-Deno.test("the default set is the five Trae tools; ckg is registered but opt-in", () => {
+Deno.test("the default set is the five Trae tools and bash's two background handles; ckg is opt-in", () => {
   const names = createTools(testContext()).map((t) => t.name);
   assert.deepEqual(names, [
     "bash",
+    "bash_output",
+    "kill_shell",
     "str_replace_based_edit_tool",
     "json_edit_tool",
     "sequentialthinking",
@@ -43,7 +45,7 @@ Deno.test("an unknown configured name is an error listing the valid names", () =
   assert.throws(() => createTools(testContext(), ["bash", "grep"]), (e: unknown) => {
     assert.ok(e instanceof UnknownToolError);
     assert.match(e.message, /Unknown tool 'grep'/);
-    assert.match(e.message, /bash, str_replace_based_edit_tool, json_edit_tool/);
+    assert.match(e.message, /bash, bash_output, kill_shell, str_replace_based_edit_tool/);
     return true;
   });
 });
@@ -53,6 +55,8 @@ Deno.test("placement: pure tools in process, the rest in the worker; a sandbox m
     Object.fromEntries(registeredToolNames().map((n) => [n, placeOf(n, { sandbox })]));
   assert.deepEqual(places("none"), {
     bash: "worker",
+    bash_output: "worker",
+    kill_shell: "worker",
     str_replace_based_edit_tool: "worker",
     json_edit_tool: "worker",
     sequentialthinking: "process",
@@ -61,6 +65,8 @@ Deno.test("placement: pure tools in process, the rest in the worker; a sandbox m
   });
   assert.deepEqual(places("workspace-write"), {
     bash: "worker",
+    bash_output: "worker",
+    kill_shell: "worker",
     str_replace_based_edit_tool: "sandboxed",
     json_edit_tool: "sandboxed",
     sequentialthinking: "process",
@@ -85,7 +91,7 @@ Deno.test("the factory makes one host per place and hands each stand-in's calls 
     return host;
   });
   assert.deepEqual(made, [
-    ["worker", ["bash"]],
+    ["worker", ["bash", "bash_output", "kill_shell"]],
     ["sandboxed", ["str_replace_based_edit_tool", "json_edit_tool"]],
     ["sandboxed-cache", ["ckg"]],
   ]);

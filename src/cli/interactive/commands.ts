@@ -11,6 +11,7 @@ import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 import { type Session, sessionPatch } from "../../agent/session.ts";
 import { resumedContainerNote, resumeTarget, sessionPlace } from "../resume.ts";
 import { compactConversation, costReport, initAgentsFile, undoLastTurn } from "./turn_commands.ts";
+import { LIST_SHELLS } from "../../tools/bash/definition.ts";
 
 /** What a command may read and change. */
 export interface CommandContext {
@@ -50,9 +51,10 @@ const COMMANDS: SlashCommand[] = [
   {
     name: "status",
     usage: "/status",
-    help: "model, workspace, approval mode and rules, conversation and usage",
-    run: (ctx) => {
+    help: "model, workspace, approval mode and rules, conversation, usage, background shells",
+    run: async (ctx) => {
       const { config, workspace, approval, instructions, executor } = ctx.session;
+      const background = await backgroundLines(ctx.session);
       ctx.write([
         `provider:     ${config.model.provider.provider}`,
         `model:        ${config.model.settings.model}`,
@@ -65,6 +67,7 @@ const COMMANDS: SlashCommand[] = [
         `instructions: ${instructions.files.map((f) => f.path).join(", ") || "(none)"}`,
         `tools:        ${executor.tools.map((t) => t.name).join(", ")}`,
         `config:       ${config.configPath ?? "(defaults)"}`,
+        ...background,
         ...approvalRuleLines(ctx.session.approvalRules?.list() ?? []),
       ].join("\n"));
     },
@@ -301,6 +304,20 @@ export async function runSlashCommand(
 export function isCommandName(word: string): boolean {
   const name = word.trim().toLowerCase();
   return COMMANDS.some((c) => c.name === name);
+}
+
+/**
+ * The session's background shells for /status, one a line, as `bash_output` lists them (its
+ * `LIST_SHELLS` id reads no output); nothing when the session has no bash_output.
+ */
+async function backgroundLines(session: Session): Promise<string[]> {
+  const tool = session.executor.find("bash_output");
+  if (!tool) return [];
+  const listed = await tool.execute({ shell_id: LIST_SHELLS });
+  const text = (listed.output ?? listed.error ?? "").trim();
+  if (listed.error_code !== 0) return [`background:   (not known: ${text})`];
+  if (text.startsWith("No background shells")) return ["background:   (none)"];
+  return ["background:", ...text.split("\n").map((line) => `  ${line}`)];
 }
 
 /** The approval rules in force, strongest first, one a line, for /status. */

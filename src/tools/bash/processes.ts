@@ -48,6 +48,12 @@ for ((round = 0; round < rounds; round++)); do
       [[ $calls == *" \${rest%%"$nl"*} "* ]] || continue
     fi
     builtin kill -s "$sig" "$pid" 2>/dev/null && hit=1
+    # Every process: the group it leads too (a background shell's, whose members may have
+    # cleared their environment).
+    [[ $calls == " * " ]] || continue
+    read -r stat < "/proc/$pid/stat" 2>/dev/null || continue
+    rest=\${stat##*) } rest=\${rest#* } rest=\${rest#* }
+    [[ \${rest%% *} == "$pid" ]] && builtin kill -s "$sig" -- "-$pid" 2>/dev/null
   done
   ((hit)) || break
 done
@@ -147,4 +153,98 @@ export function startReaper(
       await child.stdin.close().catch(() => {});
     },
   };
+}
+
+/** Which of a session's processes make up one background shell (see `signalJob`). */
+export interface JobRequest {
+  /** The variable every process of the session carries, e.g. `DEFT_BASH_SESSION=3fa9…`. */
+  session: { name: string; value: string };
+  /** The variable every process the job exec'd carries, e.g. `DEFT_BASH_JOB=bg_…`. */
+  job: { name: string; value: string };
+  /**
+   * The job's process group as its shell numbers it (`$!`, in the shell's PID namespace), while
+   * its leader still runs; 0 when it may be gone (its number may belong to another process).
+   */
+  group: number;
+}
+
+// $1 session NAME=value, $2 job NAME=value, $3 the job's group in the shell's PID namespace (0:
+// none). A process of the session is the job's when it carries the job's variable or sits in
+// the job's group (the subshells that never exec'd carry the shell's environment, not the
+// job's); the last field of NSpgid is its group in the innermost namespace, the shell's. It is
+// killed, and with it the group it leads (members that cleared their environment). Rounds as
+// in SCRIPT: forks race the scan.
+const JOB_SCRIPT = `
+tag=$1 job=$2 group=$3 nl=$'\\n'
+for ((round = 0; round < 4; round++)); do
+  hit=0
+  for file in /proc/[0-9]*/environ; do
+    pid=\${file#/proc/} pid=\${pid%/environ}
+    ((pid == $$)) && continue
+    mapfile -d '' -t vars < "$file" 2>/dev/null || continue
+    ((\${#vars[@]})) || continue
+    printf -v env "$nl%s" "\${vars[@]}"
+    env+=$nl
+    [[ $env == *"$nl$tag$nl"* ]] || continue
+    if [[ $env != *"$nl$job$nl"* ]]; then
+      ((group > 0)) || continue
+      ns=
+      while read -r -a fields; do
+        [[ \${fields[0]} == NSpgid: ]] && { ns=\${fields[-1]}; break; }
+      done < "/proc/$pid/status" 2>/dev/null
+      [[ $ns == "$group" ]] || continue
+    fi
+    read -r stat < "/proc/$pid/stat" 2>/dev/null || continue
+    rest=\${stat##*) } rest=\${rest#* } rest=\${rest#* } pgrp=\${rest%% *}
+    builtin kill -s KILL "$pid" 2>/dev/null && hit=1
+    [[ $pgrp == "$pid" ]] && builtin kill -s KILL -- "-$pgrp" 2>/dev/null
+  done
+  ((hit)) || break
+done
+`;
+
+/**
+ * Kills every process of one background shell: what carries its variable (even after `setsid`)
+ * and what sits in its process group, with the groups they lead. Resolves when done; never
+ * throws.
+ */
+export async function signalJob(request: JobRequest): Promise<void> {
+  const args = [
+    "--noprofile",
+    "--norc",
+    "-c",
+    JOB_SCRIPT,
+    "deft-kill-job",
+    `${request.session.name}=${request.session.value}`,
+    `${request.job.name}=${request.job.value}`,
+    String(Math.max(0, Math.trunc(request.group))),
+  ];
+  try {
+    await runChild(helperLaunch("bash", args), { stdout: "null", stderr: "null" });
+  } catch {
+    // Without bash there is no job to kill either.
+  }
+}
+
+// $@ the FIFOs to make, mode 0600. mkfifo is not a builtin; PATH is set here (the helper gets
+// no environment) and the helper leaves its starting directory first, so nothing the
+// workspace holds is what runs.
+const MKFIFO = 'builtin cd / && PATH=/usr/bin:/bin exec mkfifo -m 600 -- "$@"';
+
+/** Makes named pipes at `paths` (absolute). Throws when they could not be made. */
+export async function makeFifos(paths: readonly string[]): Promise<void> {
+  const launch = helperLaunch("bash", [
+    "--noprofile",
+    "--norc",
+    "-c",
+    MKFIFO,
+    "deft-mkfifo",
+    ...paths,
+  ]);
+  const { success, stderr } = await runChild(launch, { stdout: "null" });
+  if (!success) {
+    throw new Error(
+      `could not make the pipes for its output: ${new TextDecoder().decode(stderr).trim()}`,
+    );
+  }
 }

@@ -24,6 +24,8 @@
 export const SESSION_TAG = "DEFT_BASH_SESSION";
 /** Environment variable that tags the processes of one call (value: the call number). */
 export const CALL_TAG = "DEFT_BASH_CALL";
+/** Environment variable that tags every process a background shell exec'd (value: its id). */
+export const JOB_TAG = "DEFT_BASH_JOB";
 /** What the run file contains. */
 export const RUN_FILE_TEXT = 'eval "$__deft_cmd"\n';
 
@@ -171,6 +173,45 @@ export function commandBytes(
   bytes.set(line);
   bytes.set(body, line.length);
   return bytes;
+}
+
+/** Where a background shell's output and exit status go: named pipes Deft reads. */
+export interface JobPipes {
+  output: string;
+  status: string;
+}
+
+/**
+ * The command, run in the session shell like any other, that starts `command` as background
+ * shell `id` and prints its process id (its group's, in the shell's PID namespace). It runs in a
+ * subshell of the session shell (the working directory, variables and functions as they are now)
+ * with stdin from /dev/null, stdout and stderr into `pipes.output`:
+ *
+ * - job control is on while it starts, so the job gets a process group of its own to kill;
+ * - the subshell ignores SIGINT and SIGQUIT, as `cmd &` does without job control: a later
+ *   command's timeout interrupts the shell's subshells (call 0), and must not end the job;
+ * - it is disowned at once: the shell's `jobs` and a bare `wait` in a later command do not see it,
+ *   and its end prints no "Done" or "Killed" into a later command's output;
+ * - it exports `JOB_TAG`, so what the job starts can be found even after `setsid`;
+ * - the command runs in a subshell of its own, with the shell's `-e`, `-x`, `-v` as they were,
+ *   and its exit status goes to `pipes.status` however it ended (`exit`, `set -e`, `exec`).
+ */
+export function backgroundCommand(command: string, id: string, pipes: JobPipes): string {
+  return [
+    "{ __deft_bo=$-; builtin set +xv; } 2>/dev/null",
+    "builtin set -m",
+    "( builtin trap '' INT QUIT",
+    "  builtin set +e",
+    `  builtin export ${JOB_TAG}=${shellQuote(id)}`,
+    `  ( builtin set -"\${__deft_bo//[^exv]/}"; builtin eval ${shellQuote(command)}`,
+    "  )",
+    `  builtin printf '%s' "$?" >${shellQuote(pipes.status)}`,
+    `) >${shellQuote(pipes.output)} 2>&1 </dev/null &`,
+    'builtin disown "$!"',
+    "builtin printf '%s\\n' \"$!\"",
+    "[[ $__deft_bo == *m* ]] || builtin set +m",
+    "builtin unset __deft_bo",
+  ].join("\n");
 }
 
 /** The exit status and working directory from a stdout marker's payload. */

@@ -172,6 +172,16 @@ export class BashSession {
     return this.#cwd;
   }
 
+  /** The variable every process of this session carries (its background shells' too). */
+  get tag(): { name: string; value: string } {
+    return this.#tag;
+  }
+
+  /** Resolves once the shell has exited (stopped, or ended on its own). */
+  get ended(): Promise<unknown> {
+    return this.#status;
+  }
+
   /** How the shell ended, once it has. */
   get exitStatus(): Deno.CommandStatus | null {
     return this.#exit;

@@ -4,6 +4,7 @@ import { BASH } from "./definition.ts";
 import { type CallPlan, fail, Tool, type ToolExecResult } from "../base.ts";
 import { SandboxUnavailableError } from "../../policy/sandbox.ts";
 import { tempRoot } from "../../policy/dirs.ts";
+import { backgroundShells } from "./background.ts";
 import { SerialQueue } from "./serial_queue.ts";
 import { BashSession, type RunResult, SessionStartError } from "./session.ts";
 
@@ -23,6 +24,8 @@ export class BashTool extends Tool {
   readonly parameters = BASH.parameters;
 
   readonly #queue = new SerialQueue();
+  /** The session's background shells, shared with bash_output and kill_shell. */
+  readonly #shells = backgroundShells(this.context);
   #session: BashSession | null = null;
   #outputDir: string | null = null;
   // The directory the next automatic restart starts in, and why there will be one.
@@ -43,6 +46,8 @@ export class BashTool extends Tool {
     await this.#queue.idle();
     await this.#session?.stop();
     this.#session = null;
+    // Their processes ended with the shell; this waits until their pipes are read out.
+    await this.#shells.closeAll("the bash tool was closed");
     if (this.#outputDir) {
       await Deno.remove(this.#outputDir, { recursive: true }).catch(() => {});
       this.#outputDir = null;
@@ -68,7 +73,14 @@ export class BashTool extends Tool {
       return fail(`Invalid \`timeout\`: ${timeout}. It must be a positive number of seconds.`);
     }
 
-    if (plan?.unasked === true) return await this.#runUnasked(command, timeout, plan.traceparent);
+    const background = args.run_in_background === true;
+    if (plan?.unasked === true) {
+      // The catalog never lets a background command through unasked (it outlives the call).
+      if (background) {
+        return fail("A background command cannot run unasked; it was not run. Ask again.");
+      }
+      return await this.#runUnasked(command, timeout, plan.traceparent);
+    }
 
     const notes: string[] = [];
     let session: BashSession;
@@ -80,9 +92,41 @@ export class BashTool extends Tool {
       }
       throw e;
     }
+    if (background) return await this.#startBackground(session, command, notes, plan?.traceparent);
     const result = await session.run(command, timeout * 1000, ++this.#calls, plan?.traceparent);
     this.#cwd = session.cwd;
     return this.#report(result, timeout, notes);
+  }
+
+  /** Starts `command` as a background shell of `session` and answers with its id at once. */
+  async #startBackground(
+    session: BashSession,
+    command: string,
+    notes: string[],
+    traceparent?: string,
+  ): Promise<ToolExecResult> {
+    const outcome = await this.#shells.start(
+      session,
+      command,
+      this.#outputDir!,
+      ++this.#calls,
+      traceparent,
+    );
+    this.#cwd = session.cwd;
+    if ("error" in outcome) {
+      if (!session.alive) {
+        this.#restartReason ??= "the previous shell ended while starting a background command";
+        this.#session = null;
+      }
+      return fail(joinLines([...notes, outcome.error]));
+    }
+    const id = outcome.job.id;
+    const output = `shell_id: ${id}\n` +
+      `Started in the background in ${session.cwd}. Read its new output with bash_output ` +
+      `{"shell_id": "${id}"} (add "filter" to pick lines); stop it with kill_shell. It ends ` +
+      "when the session ends or this shell restarts.";
+    const error = joinLines(notes);
+    return { output, error: error === "" ? null : error, error_code: 0 };
   }
 
   /**
@@ -207,8 +251,8 @@ export class BashTool extends Tool {
         status = TIMEOUT_STATUS;
         ending = `Command timed out after ${seconds} and was stopped (as with Ctrl-C); the ` +
           "output shown is what it printed until then. The shell is still usable and keeps its " +
-          "state. Run long jobs in the background (`cmd > log 2>&1 &`) or pass a larger " +
-          "`timeout`.";
+          "state. Run long jobs with `run_in_background: true` (read them with bash_output) or " +
+          "pass a larger `timeout`.";
         break;
       case "timed-out-stopped":
         status = TIMEOUT_STATUS;

@@ -7,6 +7,8 @@ Deno.test("deft tools lists every tool with a one-line summary", async () => {
   const names = run.stdout.trim().split("\n").map((l) => l.split(/\s+/)[0]);
   assert.deepEqual(names, [
     "bash",
+    "bash_output",
+    "kill_shell",
     "str_replace_based_edit_tool",
     "json_edit_tool",
     "sequentialthinking",
@@ -23,7 +25,12 @@ Deno.test("deft tools --json renders definitions for the chosen provider", async
   );
   const bashOpenai = openai.find((d: { name: string }) => d.name === "bash");
   const bashAnthropic = anthropic.find((d: { name: string }) => d.name === "bash");
-  assert.deepEqual(bashOpenai.parameters.required, ["command", "restart", "timeout"]);
+  assert.deepEqual(bashOpenai.parameters.required, [
+    "command",
+    "restart",
+    "timeout",
+    "run_in_background",
+  ]);
   assert.equal(bashOpenai.parameters.additionalProperties, false);
   assert.deepEqual(bashAnthropic.parameters.required, []);
   assert.equal(bashAnthropic.strict, undefined);
