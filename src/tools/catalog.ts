@@ -59,6 +59,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     definition: BASH_OUTPUT,
     runs: "confines-itself",
     effects: () => READS,
+    describe: (args) => describeOther("bash_output", args, READS),
     load: async () => (await import("./bash/background_tools.ts")).BashOutputTool,
   },
   {
@@ -66,6 +67,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     runs: "confines-itself",
     // It ends processes the model started; nothing in the workspace changes.
     effects: () => ({ kind: "other" }),
+    describe: (args) => describeOther("kill_shell", args, { kind: "other" }),
     load: async () => (await import("./bash/background_tools.ts")).KillShellTool,
   },
   {
