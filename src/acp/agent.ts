@@ -78,7 +78,7 @@ function clientFs(live: Live): ClientFs | undefined {
  */
 function useClientFs(live: Live): void {
   const { session } = live;
-  if (session.container) return;
+  if (!session.workplace.onHost) return;
   const editor = session.executor.find("str_replace_based_edit_tool");
   if (!editor) return;
   const wrapped = new ClientFsEditor(editor, () => clientFs(live));
@@ -377,7 +377,7 @@ export class AcpAgent {
       },
       workspace: () => live.session?.workspace ?? cwd,
       // In a container the files are not the host's: no diffs are read here.
-      hostFiles: () => !live.session?.container,
+      hostFiles: () => live.session?.workplace.onHost ?? true,
       note: this.host.note,
       clientEdit: (path) => live.clientEditor?.takeEdit(path),
     });

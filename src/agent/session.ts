@@ -24,13 +24,8 @@ import type { LLMClient, LLMImage, LLMMessage, LLMUsage } from "../llm/types.ts"
 import { gitSandbox } from "../policy/git.ts";
 import { SandboxUnavailableError } from "../policy/sandbox.ts";
 import type { WorkspaceBaseline } from "./patch.ts";
-import {
-  containerCheckpointPlace,
-  hostCheckpointPlace,
-  lastTurn,
-  takeCheckpoint,
-} from "./checkpoints.ts";
-import { containerWorkplace, hostWorkplace, type Workplace } from "./workplace.ts";
+import { lastTurn, takeCheckpoint } from "./checkpoints.ts";
+import { openWorkplace, type Workplace } from "./workplace.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { gatedExecutor } from "../gate/pipeline.ts";
 import { promptWithHooks, runWithStopHooks, sessionHooks, stoppedBy } from "./hook_gate.ts";
@@ -39,7 +34,6 @@ import type { Tool } from "../tools/base.ts";
 import { UnknownToolError } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/mod.ts";
 import {
-  containerMarker,
   defaultTrajectoryPath,
   newSessionId,
   stateDir,
@@ -47,14 +41,12 @@ import {
   TrajectoryRecorder,
 } from "../trajectory/recorder.ts";
 import { readEnv } from "../env.ts";
-import type { Container } from "../container/container.ts";
 import type { Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
-import { startContainer, wantsContainer } from "./session_container.ts";
 import { UsageError } from "../errors.ts";
 
-// What a session is, and its container, live beside this file; commands import them from here.
+// What a session is, and where it works, live beside this file; commands import them from here.
 export type { Asking, Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
-export { type SessionContainerOptions, wantsContainer } from "./session_container.ts";
+export type { Workplace, WorkplaceOptions } from "./workplace.ts";
 
 /** Loads the configuration and builds the client and tools; replays `recording` when given. */
 export async function openSession(
@@ -74,13 +66,12 @@ export async function openSession(
     }),
   });
   for (const warning of loaded.warnings) io.write(`warning: ${terminalText(warning)}`);
-  const container = wantsContainer(opts)
-    ? await startContainer(opts, loaded.config.container, console)
-    : undefined;
+  const workplace = await openWorkplace(opts, loaded.config, console, io.workspace);
   try {
-    return await assemble(opts, io, loaded, container, recording);
+    await io.opened?.(workplace);
+    return await assemble(opts, io, loaded, workplace, recording);
   } catch (e) {
-    await container?.close().catch(() => {});
+    await workplace.close().catch(() => {});
     throw e;
   }
 }
@@ -89,11 +80,10 @@ async function assemble(
   opts: SessionOptions,
   io: SessionIO,
   loaded: Awaited<ReturnType<typeof loadConfig>>,
-  container: Container | undefined,
+  workplace: Workplace,
   recording: Trajectory | undefined,
 ): Promise<Session> {
   const { console, asking } = io;
-  const workplace = container ? containerWorkplace(container) : hostWorkplace(io.workspace);
   const { workspace } = workplace;
   const approvalMode = opts.approval ?? loaded.config.approval ?? asking.defaultMode;
   if (!isApprovalMode(approvalMode)) {
@@ -151,20 +141,20 @@ async function assemble(
     asking.ask,
     io.write,
     workspace,
-    workplace.container !== undefined,
+    !workplace.onHost,
     rules,
     nobodyToAsk,
   );
   // Hooks run in front of the approval gate; a replay runs none (it repeats the recording).
-  // They run on the host, inside the session's sandbox unless a hook says `sandbox: none`: with
-  // a container, over the folder Deft started in, told the container's id, runtime and workspace.
+  // They run on the host, inside the session's sandbox unless a hook says `sandbox: none`, where
+  // the workplace says (./workplace.ts).
+  const hookPlace = workplace.hookPlace();
   const hooks = recording ? undefined : sessionHooks(
     loaded.config.hooks,
     hooksSource(loaded),
-    container ? hostFolder() : workspace,
+    hookPlace.folder,
     (t) => console.note(`warning: ${t}`),
-    container &&
-      { id: container.id, runtime: container.cli.program, workspace: container.workspace },
+    hookPlace.told,
     (t) => console.note(t),
     config.toolSettings,
   );
@@ -174,7 +164,7 @@ async function assemble(
       asking.ask,
       io.write,
       workspace,
-      workplace.container !== undefined,
+      !workplace.onHost,
       rules,
       nobodyToAsk,
     ));
@@ -196,19 +186,9 @@ async function assemble(
     approval: gate,
     approvalRules: rules,
     instructions,
-    container,
     baseline,
     workplace,
   };
-}
-
-/** The folder Deft was started in (the home folder when it is gone). */
-function hostFolder(): string {
-  try {
-    return Deno.cwd();
-  } catch {
-    return readEnv("HOME") ?? "/";
-  }
 }
 
 /** Records the workspace's state before any tool runs; a failure is a warning (patch vs HEAD). */
@@ -448,16 +428,7 @@ async function checkpoint(
       const repository = sessionId !== "" && await session.workplace.isRepository();
       session.checkpointPlace = {
         sessionId,
-        at: !repository
-          ? null
-          : session.container
-          ? await containerCheckpointPlace(session.container)
-          : await hostCheckpointPlace(
-            session.workspace,
-            sessionId,
-            gitSandbox(session.workspace, session.config.toolSettings),
-            recorder.path,
-          ),
+        at: repository ? await session.workplace.checkpointPlace(sessionId, recorder.path) : null,
       };
     }
     const at = session.checkpointPlace.at;
@@ -501,19 +472,21 @@ function turnRecord(session: Session, recorder: TrajectoryRecorder, before: LLMU
 
 function newRecorder(session: Session, task: string, opts: TaskOptions): TrajectoryRecorder {
   const { config } = session;
+  // The place as the trajectory records it: the workspace, and the container's marker if any.
+  const { workspace: working_dir, ...where } = session.workplace.place;
   const sessionId = opts.sessionId ?? newSessionId();
   const recorder = new TrajectoryRecorder(
     resolve(opts.trajectoryFile ?? defaultTrajectoryPath(sessionId)),
     {
       session_id: sessionId,
       task: opts.recordedTask ?? task,
-      working_dir: session.workspace,
+      working_dir,
       provider: config.model.provider.provider,
       model: config.model.settings.model,
       max_steps: config.agent.max_steps,
       resumed_from: opts.resumedFrom,
       ...(opts.helperOf && { helper_of: opts.helperOf }),
-      container: session.container && containerMarker(session.container),
+      ...where,
     },
     [config.model.provider.api_key, config.lakeview?.provider.api_key],
   );

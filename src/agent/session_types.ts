@@ -16,11 +16,10 @@ import type { Workplace } from "./workplace.ts";
 import type { ToolExecutor } from "../tools/executor.ts";
 import type { Hooks } from "../hooks/hooks.ts";
 import type { Trajectory } from "../trajectory/recorder.ts";
-import type { Container } from "../container/container.ts";
-import type { SessionContainerOptions } from "./session_container.ts";
+import type { WorkplaceOptions } from "./workplace_open.ts";
 
 /** The settings a session takes from the command line, over the config file. */
-export interface SessionOptions extends ConfigOverrides, SessionContainerOptions {
+export interface SessionOptions extends ConfigOverrides, WorkplaceOptions {
   configFile?: string;
   /** `--approval`; unset: the config's `approval`, else the command's default. */
   approval?: string;
@@ -52,12 +51,22 @@ export interface Asking {
 
 /** The user's side of a session, which the command provides. */
 export interface SessionIO {
-  /** The workspace, already resolved to its real path. */
+  /**
+   * The workspace: a host folder's real path; with a container, `-w` as given (a folder inside,
+   * resolved there).
+   */
   workspace: string;
   console: AgentConsole;
   asking: Asking;
   /** Writes a line of diagnostics (config warnings, approval prompts' context) to the user. */
   write: (text: string) => void;
+  /**
+   * Called once the workplace is open, before anything is done there (the baseline, the tools,
+   * the model client): where a command finds (and rewinds) the session it goes on with, which
+   * only the open place knows (a container's workspace and image). A throw ends the opening,
+   * the workplace closed.
+   */
+  opened?: (workplace: Workplace) => Promise<void>;
 }
 
 /** A configured model, tool set and console, living across tasks. */
@@ -79,15 +88,16 @@ export interface Session {
   approvalRules?: ApprovalRules;
   /** The AGENTS.md files for the system prompt. */
   instructions: ProjectInstructions;
-  /** The container the tools run in; `close()` it when the session ends. */
-  container?: Container;
   /**
    * The workspace as it was when the session opened (in a git repository; recorded inside the
    * container when there is one): the patch, "files changed" and `/diff` are relative to it.
    */
   baseline?: WorkspaceBaseline;
-  /** Where the tools act (a host folder or a container's workspace): its repository and patch. */
-  workplace: Workplace;
+  /**
+   * Where the tools act (a host folder or a container's workspace): its repository, patch,
+   * checkpoints and files; `workplace.close(baseline)` when the session ends.
+   */
+  readonly workplace: Workplace;
   /** What each task or turn run in this session did, oldest first (for /undo and /cost). */
   turns?: TurnRecord[];
   /** Where this session's checkpoints go, per trajectory (session id); null: none are taken. */

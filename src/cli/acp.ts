@@ -7,7 +7,8 @@
  * is src/acp. The command ends when the client closes stdin (a running turn is stopped and every
  * tool's process ends) or on SIGINT/SIGTERM.
  */
-import { openSession, runTask, type SessionOptions, wantsContainer } from "../agent/session.ts";
+import { openSession, runTask, type SessionOptions } from "../agent/session.ts";
+import { wantsContainer } from "../agent/workplace.ts";
 import {
   defaultTrajectoryPath,
   newSessionId,
@@ -19,7 +20,7 @@ import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { VERSION } from "../version.ts";
 import { writeStderr } from "./io.ts";
-import { closeContainer, sessionWorkspace } from "./container_session.ts";
+import { closeWorkplace, sessionWorkspace } from "./session_place.ts";
 import { resumeTarget } from "./resume.ts";
 import { workspaceOf } from "./context.ts";
 import { onStopSignals } from "./signals.ts";
@@ -81,7 +82,7 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
         await addClientServers(session, mcpServers);
       } catch (e) {
         await session.executor.closeTools().catch(() => []);
-        await closeContainer(session);
+        await closeWorkplace(session);
         throw e;
       }
       return session;
@@ -107,7 +108,7 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
         deft: signalled ? "signal" : "closed",
         signal: signalled,
       });
-      await closeContainer(session);
+      await closeWorkplace(session);
     },
     runTurn: (session, text, taskOpts) => runTask(session, text, taskOpts),
     load: async (id, cwd) => {
@@ -235,7 +236,7 @@ async function latestContinuation(path: string, workspace: string): Promise<stri
  */
 async function addClientServers(session: Session, servers: readonly McpServer[]): Promise<void> {
   if (servers.length === 0) return;
-  if (session.container) {
+  if (session.workplace.mcpRefusal) {
     session.console.note("warning: the client's MCP servers are not started in a container");
     return;
   }

@@ -11,13 +11,7 @@
  * into one prompt, Alt-Enter for a newline, `@file` attachments and images, `!command`, Esc,
  * Ctrl-R) is line_reader.ts, mentions.ts and shell_line.ts.
  */
-import {
-  openSession,
-  runTask,
-  type Session,
-  type SessionOptions,
-  wantsContainer,
-} from "../agent/session.ts";
+import { openSession, runTask, type Session, type SessionOptions } from "../agent/session.ts";
 import type { LLMImage } from "../llm/types.ts";
 import { stateDir, type TrajectoryRecorder } from "../trajectory/recorder.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
@@ -36,7 +30,7 @@ import {
   runSlashCommand,
 } from "./interactive/commands.ts";
 import { LineReader } from "./interactive/line_reader.ts";
-import { resumedContainerNote, type ResumeOptions, resumeTarget, sessionPlace } from "./resume.ts";
+import { type ResumeOptions, resumeTarget, sessionPlace } from "./resume.ts";
 import type { SessionPlace } from "../trajectory/conversation.ts";
 import { chooseConsole } from "./console/choose.ts";
 import { holdScreen, Spinner } from "./console/spinner.ts";
@@ -45,21 +39,17 @@ import { TurnConsole } from "./interactive/turn_console.ts";
 import { pickSession } from "./interactive/picker.ts";
 import type { TurnCommandContext } from "./interactive/turn_commands.ts";
 import type { ColorMode } from "./console/style.ts";
-import { closeContainer, closeContainerOnSignals, sessionWorkspace } from "./container_session.ts";
+import { closeOnSignals, closeWorkplace, sessionWorkspace } from "./session_place.ts";
 import { endSessionHooks, type SessionEnding } from "../agent/hook_gate.ts";
-import { workspaceOf } from "./context.ts";
 import { onStopSignals } from "./signals.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
 import {
   completeMention,
-  containerWorkspaceFiles,
   imageRefusal,
   mentionsIn,
   readImageFile,
   readMention,
-  readMentionInContainer,
   withAttachments,
-  workspaceFiles,
 } from "./interactive/mentions.ts";
 
 /** A second Esc within this many milliseconds of the first opens /rewind. */
@@ -164,13 +154,12 @@ class Chat {
 
   /** Opens the session, and finds the session to go on with (`--continue`, `--resume`). */
   static async open(opts: InteractiveOptions, reader: LineReader, terminal: boolean) {
-    // The session to go on with: asked for now on the host; in a container once it is open (its
-    // workspace and image say which sessions are its).
-    const inContainer = wantsContainer(opts);
-    const findResumed = async (place?: SessionPlace) => {
+    // The session to go on with, among the open place's (a container's workspace and image
+    // say which sessions are its), found before anything runs there.
+    const findResumed = async (place: SessionPlace) => {
       let pick = typeof opts.resume === "string" ? opts.resume : undefined;
       if (opts.resume === true) {
-        pick = await pickSession(place ?? await workspaceOf(opts.workingDir), reader, say);
+        pick = await pickSession(place, reader, say);
         if (pick === undefined) say("starting a new session.");
       }
       return await resumeTarget({
@@ -183,7 +172,6 @@ class Chat {
     let session;
     let console: TurnConsole;
     try {
-      if (!inContainer) resumed = await findResumed();
       const workspace = await sessionWorkspace(opts);
       // The console of `deft run`: live on a terminal, plain lines otherwise.
       console = new TurnConsole(chooseConsole({ color: opts.color, workspace }));
@@ -192,23 +180,15 @@ class Chat {
         console,
         asking: composerAsking(reader, terminal),
         write: say,
+        opened: async (workplace) => {
+          resumed = await findResumed(workplace.place);
+          const note = resumed && workplace.resumeNote(resumed.trajectory);
+          if (note) say(note);
+        },
       });
     } catch (e) {
       reader.close();
       throw e;
-    }
-    if (inContainer && (opts.continue || opts.resume !== undefined)) {
-      try {
-        const place = sessionPlace(session);
-        resumed = await findResumed(place);
-        const note = resumed && resumedContainerNote(resumed, place);
-        if (note) say(note);
-      } catch (e) {
-        reader.close();
-        await session.executor.closeTools().catch(() => []);
-        await closeContainer(session);
-        throw e;
-      }
     }
     return new Chat(opts, reader, terminal, session, console, resumed);
   }
@@ -291,9 +271,7 @@ class Chat {
       if (!listed || performance.now() - listed.at > 5000) {
         listed = {
           at: performance.now(),
-          files: session.container
-            ? containerWorkspaceFiles(session.container)
-            : workspaceFiles(session.workspace),
+          files: session.workplace.listFiles(),
         };
       }
       return completeMention(line, await listed.files);
@@ -326,12 +304,13 @@ class Chat {
   /** Reads and answers lines until the user leaves; returns the exit code. */
   async run(): Promise<number> {
     const { session, reader, terminal, opts, resumed } = this;
-    const keepSignals = closeContainerOnSignals(session);
-    // On the host, SIGTERM and SIGHUP end the session as they would have, with the terminal's
-    // bracketed paste turned off first (a container session exits through Deno.exit, whose
-    // unload turns it off). Without a terminal they are handled only for the session's
+    const keepSignals = closeOnSignals(session);
+    // Elsewhere SIGTERM and SIGHUP end the session as they would have, with the terminal's
+    // bracketed paste turned off first (a workplace closed on signals exits through Deno.exit,
+    // whose unload turns it off). Without a terminal they are handled only for the session's
     // SessionEnd hooks.
-    const keepPasteSignals = session.container || (!terminal && !session.hooks?.has("SessionEnd"))
+    const keepPasteSignals = session.workplace.closesOnSignals ||
+        (!terminal && !session.hooks?.has("SessionEnd"))
       ? () => {}
       : onStopSignals((name, code) => {
         // SessionEnd hooks still run, each bounded (SESSION_END_SIGNAL_BOUND_S); the prompt
@@ -380,7 +359,7 @@ class Chat {
       keepSignals();
       keepPasteSignals();
       await endSessionHooks(session.hooks, ending);
-      await closeContainer(session);
+      await closeWorkplace(session);
     }
     writeStderr("bye");
     return 0;
@@ -452,13 +431,9 @@ class Chat {
       let task = this.#shellContext.length > 0
         ? `${this.#shellContext.join("\n\n")}\n\n${line}`
         : line;
+      // Each judged and read where the tools act (inside a container, in there).
       const mentioned = await Promise.all(
-        mentionsIn(line).map((path) =>
-          // In a container the workspace is the container's: judged and read in there.
-          session.container
-            ? readMentionInContainer(session.container, path)
-            : readMention(session.workspace, path)
-        ),
+        mentionsIn(line).map((path) => readMention(session.workplace, path)),
       );
       for (const m of mentioned) {
         say(

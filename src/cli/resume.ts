@@ -1,8 +1,9 @@
 /**
  * `--continue` and `--resume ID|FILE`: which earlier session a command goes on with, and its
  * rebuilt conversation. Problems become usage errors that say what to do. A session is found
- * where it was recorded: a host folder's among the host's sessions, a container's among those of
- * the same workspace in containers of the same image (src/trajectory/conversation.ts).
+ * where it was recorded (its workplace's `place`): a host folder's among the host's sessions, a
+ * container's among those of the same workspace in containers of the same image
+ * (src/trajectory/conversation.ts).
  */
 import type { LLMMessage } from "../llm/types.ts";
 import {
@@ -11,12 +12,11 @@ import {
   placeText,
   rebuildConversation,
   ResumeError,
-  sameContainer,
   type SessionPlace,
 } from "../trajectory/conversation.ts";
-import { containerMarker, type Trajectory } from "../trajectory/recorder.ts";
+import type { Trajectory } from "../trajectory/recorder.ts";
 import type { Session } from "../agent/session.ts";
-import type { Container } from "../container/container.ts";
+import { movedContainerNote, type Workplace } from "../agent/workplace.ts";
 import { workspaceOf } from "./context.ts";
 import { UsageError } from "./io.ts";
 
@@ -42,10 +42,9 @@ export const CONTINUE_MESSAGE =
   "The session was resumed. Go on with the task where you stopped; when it is done and " +
   "verified, call task_done.";
 
-/** Where an open session works: its workspace, and its container when the tools run in one. */
-export function sessionPlace(session: Pick<Session, "workspace" | "container">): SessionPlace {
-  const { workspace, container } = session;
-  return container ? { workspace, container: containerMarker(container) } : { workspace };
+/** Where an open session works, as its sessions are recorded (its workplace's place). */
+export function sessionPlace(session: Pick<Session, "workplace">): SessionPlace {
+  return session.workplace.place;
 }
 
 /** Refuses --continue with --resume. */
@@ -58,14 +57,14 @@ export function checkResumeOptions(opts: ResumeOptions): void {
 /**
  * The session `opts` asks to resume, or undefined when it asks for none. `place` is where the
  * new session works; without it, the host folder `-w` names (default: the current one). `check`
- * may refuse the session (by throwing) before `--rewind-to` changes anything; `container`, the
- * session's open container, is where `--rewind-to` finds a container session's checkpoints.
+ * may refuse the session (by throwing) before `--rewind-to` changes anything; `workplace`, the
+ * new session's, is where `--rewind-to` finds checkpoints kept in the place itself.
  */
 export async function resumeTarget(
   opts: ResumeOptions,
   place?: SessionPlace,
   check?: (trajectory: Trajectory) => void,
-  container?: Container,
+  workplace?: Workplace,
 ): Promise<Resumed | undefined> {
   checkResumeOptions(opts);
   if (!opts.continue && opts.resume === undefined) {
@@ -96,7 +95,7 @@ export async function resumeTarget(
         turn: opts.rewindTo,
         files: true,
         conversation: true,
-      }, container);
+      }, workplace);
     }
     return {
       path,
@@ -111,20 +110,9 @@ export async function resumeTarget(
 }
 
 /**
- * The one line that says where a resumed container session's files come from, or undefined on
- * the host and in the very container the session was recorded in: a new container of the image
- * holds the image's files, not what the earlier container changed.
+ * The one line that says where a resumed session's files come from when they are not the ones
+ * it left (a new container of its image), or undefined (see the workplace's `resumeNote`).
  */
-export function resumedContainerNote(
-  resumed: Resumed,
-  place: SessionPlace,
-): string | undefined {
-  const before = resumed.trajectory.container;
-  const now = place.container;
-  if (!before || !now || sameContainer(before.id, now.id)) return undefined;
-  const where = now.image === null ? `the container ${now.id}` : `container ${now.id.slice(0, 12)}`;
-  return `note: the session goes on in ${where}, not in the one it was recorded in ` +
-    `(${before.id.slice(0, 12)}): the files there are as this container has them, and the ` +
-    `earlier container's changes are not here (only a container kept with --docker-keep and ` +
-    `attached with --docker-container-id keeps them).`;
+export function resumedContainerNote(resumed: Resumed, place: SessionPlace): string | undefined {
+  return movedContainerNote(resumed.trajectory, place);
 }

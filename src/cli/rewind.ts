@@ -13,11 +13,10 @@ import {
   checkStoreOwner,
   hostCheckpointPlace,
   leftAloneText,
-  recordedContainerPlace,
   rewind,
   type RewindDone,
 } from "../agent/checkpoints.ts";
-import type { Container } from "../container/container.ts";
+import type { Workplace } from "../agent/workplace.ts";
 import type { LLMMessage } from "../llm/types.ts";
 import { terminalLine } from "../policy/terminal_text.ts";
 import {
@@ -84,17 +83,19 @@ async function containerSession(
 /**
  * Rewinds the session recorded at `path` and writes its trajectory back. `files`/`conversation`:
  * what to restore. Throws UsageError saying why it cannot (a container session, no checkpoint of
- * that turn, files changed outside Deft without `force`).
+ * that turn, files changed outside Deft without `force`). `workplace`: where the session goes
+ * on, when it keeps the session's checkpoints itself (a container the session was recorded in).
  */
 export async function rewindSession(
   path: string,
   trajectory: Trajectory,
   workspace: string,
   what: { turn: number; files: boolean; conversation: boolean; force?: boolean },
-  container?: Container,
+  workplace?: Pick<Workplace, "place" | "recordedCheckpoints">,
 ): Promise<RewindDone> {
   const recordedIn = trajectory.container;
-  if (what.files && recordedIn && (!container || !sameContainer(recordedIn.id, container.id))) {
+  const here = workplace?.place.container;
+  if (what.files && recordedIn && (!here || !sameContainer(recordedIn.id, here.id))) {
     throw new UsageError(
       `${path} was recorded in the container ${recordedIn.id.slice(0, 12)}, and its ` +
         "checkpoints are kept inside it: its files can be rewound only there, while it is " +
@@ -111,12 +112,8 @@ export async function rewindSession(
   }
   try {
     const id = trajectory.session_id ?? "unknown";
-    if (what.files && container) {
-      const done = await rewind(
-        await recordedContainerPlace(container, trajectory),
-        trajectory,
-        what,
-      );
+    if (what.files && workplace?.recordedCheckpoints) {
+      const done = await rewind(await workplace.recordedCheckpoints(trajectory), trajectory, what);
       await writeTrajectory(path, trajectory);
       return done;
     }

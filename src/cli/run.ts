@@ -15,7 +15,6 @@ import {
   type Session,
   type SessionOptions,
   type TaskOptions,
-  wantsContainer,
 } from "../agent/session.ts";
 import {
   readTrajectory,
@@ -26,7 +25,7 @@ import { askOnTerminal } from "./approval.ts";
 import { chooseConsole, type OutputFormat } from "./console/choose.ts";
 import { LiveConsole } from "./console/live.ts";
 import type { ColorMode } from "./console/style.ts";
-import { closeContainer, sessionWorkspace } from "./container_session.ts";
+import { closeWorkplace, sessionWorkspace } from "./session_place.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { readStdin, UsageError, writeStderr, writeStdout } from "./io.ts";
@@ -34,10 +33,9 @@ import { eventLine } from "./console/stream_json.ts";
 import {
   checkResumeOptions,
   CONTINUE_MESSAGE,
-  resumedContainerNote,
+  type Resumed,
   type ResumeOptions,
   resumeTarget,
-  sessionPlace,
 } from "./resume.ts";
 import { onStopSignals } from "./signals.ts";
 import { withSpan } from "../telemetry/tracing.ts";
@@ -98,22 +96,20 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   checkResumeOptions(opts);
   const wantsResume = opts.continue === true || opts.resume !== undefined;
   if (wantsResume && recording) throw new UsageError("--replay cannot be combined with a resume.");
-  const inContainer = wantsContainer(opts);
-  // A container's sessions are looked up once it is open: its workspace (the image's WORKDIR
-  // by default) and its image are known then.
   const goOn = wantsResume && taskArg === undefined && opts.file === undefined;
   // Refused before --rewind-to touches the files.
   const check = (t: Trajectory) => {
     if (goOn) refuseCompleted(t, opts);
   };
-  let resumed = inContainer ? undefined : await resumeTarget(opts, undefined, check);
   const task = goOn ? CONTINUE_MESSAGE : await resolveTask(taskArg, opts.file, recording);
   const images = await Promise.all((opts.image ?? []).map(readImageFile));
-  // With a container, -w names a folder inside it; the session resolves it there.
+  // -w as the workplace takes it (inside a container, a folder there).
   const workspace = await sessionWorkspace(opts);
+  const console = chooseConsole({ outputFormat: opts.outputFormat, color: opts.color, workspace });
+  let resumed: Resumed | undefined;
   const session = await openSession(opts, {
     workspace,
-    console: chooseConsole({ outputFormat: opts.outputFormat, color: opts.color, workspace }),
+    console,
     asking: {
       defaultMode: "never",
       ask: askOnTerminal,
@@ -121,20 +117,15 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
       unattended: "deft run",
     },
     write: writeStderr,
+    // The session to go on with is looked up among the open place's (a container's workspace
+    // and image are known once it is), and rewound there, before anything runs in it.
+    opened: async (workplace) => {
+      resumed = await resumeTarget(opts, workplace.place, check, workplace);
+      const note = resumed && workplace.resumeNote(resumed.trajectory);
+      if (note) console.note(note);
+    },
   }, recording);
   await requireRepository(session, opts);
-  if (inContainer && wantsResume) {
-    try {
-      const place = sessionPlace(session);
-      resumed = await resumeTarget(opts, place, check, session.container);
-      const note = resumed && resumedContainerNote(resumed, place);
-      if (note) session.console.note(note);
-    } catch (e) {
-      await session.executor.closeTools().catch(() => []);
-      await closeContainer(session);
-      throw e;
-    }
-  }
   if (resumed) {
     session.console.note(`resuming session ${resumed.link.session_id} (${resumed.path})`);
   }
@@ -151,14 +142,14 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
       resumedFrom: resumed?.link,
       recordedTask: task === CONTINUE_MESSAGE ? resumed?.trajectory.task : undefined,
     });
-    // With a container, the patch is computed inside it, so before it goes.
+    // The patch is computed where the tools act, so before the workplace closes.
     outcome = await runOutcome(session, ran.recorder, {
       patchPath: opts.patchPath,
       recording,
       replayExact: opts.replayExact,
     });
   } finally {
-    // SessionEnd hooks first (one may look into the container), bounded on a signal.
+    // SessionEnd hooks first (one may look into the workplace), bounded on a signal.
     const interrupted = ran?.result.interrupted === true;
     await endSessionHooks(session.hooks, {
       reason: "other",
@@ -171,7 +162,7 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
         : "failed",
       signal: interrupted,
     });
-    await closeContainer(session);
+    await closeWorkplace(session);
   }
   const { result, recorder, stopCode } = ran;
   report(session, outcome, recorder.path);
@@ -305,13 +296,13 @@ function report(session: Session, outcome: RunOutcome, trajectory: string): void
 /**
  * --must-patch judges the run by `git diff` and --patch-path writes it: outside a repository no
  * run could ever pass, and the patch would be empty, so say so before the model is asked (the
- * repository is looked for where the tools act: on the host, or inside the container).
+ * repository is looked for where the tools act, the session's workplace).
  */
 async function requireRepository(session: Session, opts: RunOptions): Promise<void> {
   const flag = opts.mustPatch ? "--must-patch" : opts.patchPath !== undefined ? "--patch-path" : "";
   if (flag === "" || await session.workplace.isRepository()) return;
   await session.executor.closeTools().catch(() => []);
-  await closeContainer(session);
+  await closeWorkplace(session);
   throw new UsageError(session.workplace.notRepository(flag));
 }
 

@@ -1,30 +1,24 @@
 /**
  * `@path` mentions at the interactive prompt: the named file's content goes with the prompt,
- * attached and marked as such. Only what the editor could read is read: a regular file inside the
- * workspace, opened pinned (tools/fs/workspace_read.ts), never a FIFO or a device; its encoding is
- * found as the editor finds it; its text is masked like every tool output, and bounded. A path
- * outside the workspace, a special file, a binary or a too large file is refused with a message.
- * Tab completes a mention over the workspace's files (`git ls-files`, so .gitignore'd files are
- * left out; a plain walk outside git).
+ * attached and marked as such. Only what the editor could read is read, where the tools act (the
+ * session's workplace, src/agent/workplace.ts, judges and reads it): a regular file inside the
+ * workspace, never a FIFO or a device, bounded; its encoding is found as the editor finds it; its
+ * text is masked like every tool output. A path outside the workspace, a special file, a binary
+ * or a too large file is refused with a message. Tab completes a mention over the workspace's
+ * files (the workplace's `listFiles`).
  */
-import { isAbsolute, join, posix, relative, resolve } from "node:path";
-import { readWorkspaceFile } from "../../tools/fs/workspace_read.ts";
 import { detectEncoding } from "../../tools/edit/encoding.ts";
 import { loadCodecs } from "../../tools/edit/codecs.ts";
 import { binaryReason } from "../../tools/edit/binary.ts";
 import { maskOutput } from "../../policy/secrets.ts";
 import { OwnFileError, readOwnFile } from "../../policy/own_file.ts";
-import { isInside } from "../../policy/workspace.ts";
-import { runGit } from "../../policy/git.ts";
 import type { LLMImage } from "../../llm/types.ts";
-import type { Container } from "../../container/container.ts";
+import type { Workplace } from "../../agent/workplace.ts";
 
 /** Largest file attached (bytes). */
 export const MENTION_MAX_BYTES = 256 * 1024;
 /** Largest image attached (bytes): the smallest of the providers' limits. */
 export const IMAGE_MAX_BYTES = 5 * 1024 * 1024;
-/** Most files listed for completion. */
-const LIST_LIMIT = 20_000;
 
 /** The `@path` words of `input`, in order, each once. */
 export function mentionsIn(input: string): string[] {
@@ -42,50 +36,16 @@ export type Mention =
   | { path: string; image: LLMImage; bytes: number }
   | { path: string; refused: string };
 
-/** Reads the file a mention names (relative to `workspace`, or absolute inside it). */
-export async function readMention(workspace: string, path: string): Promise<Mention> {
-  const absolute = isAbsolute(path) ? resolve(path) : resolve(workspace, path);
-  let root = workspace;
-  try {
-    root = Deno.realPathSync(workspace);
-  } catch { /* judged as written */ }
-  if (!isInside(resolve(workspace), absolute) && !isInside(root, absolute)) {
-    return { path, refused: "it is outside the workspace; only the workspace's files attach" };
-  }
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.lstat(absolute);
-  } catch {
-    return { path, refused: "there is no such file in the workspace" };
-  }
-  if (info.isSymlink) {
-    try {
-      info = await Deno.stat(absolute);
-    } catch {
-      return { path, refused: "it is a link to nothing" };
-    }
-  }
-  if (info.isDirectory) return { path, refused: "it is a folder; name a file in it" };
-  if (!info.isFile) {
-    return { path, refused: "it is not a regular file (a FIFO, socket or device is never read)" };
-  }
-  const limit = imageName(path) ? IMAGE_MAX_BYTES : MENTION_MAX_BYTES;
-  if (info.size > limit) {
-    return {
-      path,
-      refused: `it is ${info.size} bytes, over the ${limit}-byte limit for an ` +
-        `attachment; ask the model to read the part you need`,
-    };
-  }
-  const bytes = readWorkspaceFile(root, absolute, limit);
-  if (bytes === null || bytes === undefined) {
-    return {
-      path,
-      refused: "it could not be read as a regular file inside the workspace (a link leading " +
-        "out of it, or a file that changed while it was read)",
-    };
-  }
-  return await fromBytes(path, bytes);
+/**
+ * Reads the file a mention names (relative to the workspace, or absolute inside it) where the
+ * session's tools act, bounded by the attachment limits; then decodes it (fromBytes).
+ */
+export async function readMention(
+  place: Pick<Workplace, "readFile">,
+  path: string,
+): Promise<Mention> {
+  const read = await place.readFile(path, imageName(path) ? IMAGE_MAX_BYTES : MENTION_MAX_BYTES);
+  return "refused" in read ? { path, refused: read.refused } : await fromBytes(path, read.bytes);
 }
 
 /** What a mention's bytes are: an image, text (decoded, masked), or refused as binary. */
@@ -115,81 +75,6 @@ async function fromBytes(path: string, bytes: Uint8Array): Promise<Mention> {
   text = maskOutput(text);
   const lines = text === "" ? 0 : text.replace(/\n$/, "").split("\n").length;
   return { path, text, lines, bytes: bytes.length };
-}
-
-/**
- * Checks and reads a mention's file inside a container, as the container sees its workspace
- * (ours-to-read rules as on the host): the path resolved there (links followed) must be a
- * regular file inside the workspace's real path and within the size limit; only then is it read,
- * at most that many bytes. Exit codes say why not; stdout is the file.
- */
-const CONTAINER_READ_SCRIPT = `ws=$(realpath -e -- "$1") || exit 10
-case "$2" in /*) p=$2 ;; *) p=$ws/$2 ;; esac
-if [ ! -e "$p" ]; then if [ -h "$p" ]; then exit 12; fi; exit 11; fi
-r=$(realpath -e -- "$p") || exit 12
-case "$r" in "$ws"/*) ;; *) exit 13 ;; esac
-if [ -d "$r" ]; then exit 14; fi
-if [ ! -f "$r" ]; then exit 15; fi
-size=$(stat -c %s -- "$r") || exit 15
-if [ "$size" -gt "$3" ]; then echo "$size"; exit 16; fi
-exec head -c "$3" -- "$r"`;
-
-/** Why the container's check refused a mention, by the script's exit code. */
-const CONTAINER_REFUSALS: Record<number, string> = {
-  10: "the container's workspace could not be resolved",
-  11: "there is no such file in the container's workspace",
-  12: "it is a link to nothing",
-  13: "it leads outside the workspace (a link out of it); only the workspace's files attach",
-  14: "it is a folder; name a file in it",
-  15: "it is not a regular file (a FIFO, socket or device is never read)",
-};
-
-/**
- * Reads the file a mention names in a container session: the path is judged against the
- * workspace as the container sees it (`container.workspace`), and the file is checked and read
- * inside the container (never on the host, where that path means another file), with a deadline
- * and bounded output.
- */
-export async function readMentionInContainer(container: Container, path: string): Promise<Mention> {
-  const workspace = container.workspace;
-  const absolute = posix.isAbsolute(path) ? posix.resolve(path) : posix.resolve(workspace, path);
-  if (!isInside(posix.resolve(workspace), absolute)) {
-    return { path, refused: "it is outside the workspace; only the workspace's files attach" };
-  }
-  const limit = imageName(path) ? IMAGE_MAX_BYTES : MENTION_MAX_BYTES;
-  const [{ containerExecLaunch }, { runLimited }] = await Promise.all([
-    import("../../policy/process.ts"),
-    import("../../policy/git.ts"),
-  ]);
-  let result;
-  try {
-    result = await runLimited(
-      containerExecLaunch(container.cli, container.id, {
-        argv: ["sh", "-c", CONTAINER_READ_SCRIPT, "sh", workspace, absolute, String(limit)],
-      }),
-      `reading @${path} (in the container)`,
-      undefined,
-      { timeoutMs: 10_000, maxOutputBytes: limit + 64 },
-    );
-  } catch (e) {
-    return { path, refused: `it could not be read in the container (${(e as Error).message})` };
-  }
-  if (result.code === 16) {
-    return {
-      path,
-      refused: `it is ${result.out.trim()} bytes, over the ${limit}-byte limit for an ` +
-        `attachment; ask the model to read the part you need`,
-    };
-  }
-  if (!result.ok) {
-    const why = CONTAINER_REFUSALS[result.code];
-    return {
-      path,
-      refused: why ?? `it could not be read in the container (exit ${result.code}: ` +
-          `${result.err.trim().slice(0, 200)})`,
-    };
-  }
-  return await fromBytes(path, result.bytes);
 }
 
 function encodeBase64(bytes: Uint8Array): string {
@@ -257,58 +142,6 @@ export function withAttachments(prompt: string, attached: Mention[]): string {
       : []
   );
   return files.length === 0 ? prompt : `${prompt}\n\n${files.join("\n\n")}`;
-}
-
-/** The workspace's files for completion (relative paths), .gitignore respected under git. */
-export async function workspaceFiles(workspace: string): Promise<string[]> {
-  try {
-    const listed = await runGit(
-      workspace,
-      ["ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-      { limits: { timeoutMs: 5000, maxOutputBytes: 8 * 1024 * 1024 } },
-    );
-    if (listed.ok) {
-      return new TextDecoder().decode(listed.bytes).split("\0").filter((p) => p !== "")
-        .slice(0, LIST_LIMIT);
-    }
-  } catch { /* no git: walk */ }
-  const files: string[] = [];
-  const walk = (dir: string, depth: number) => {
-    if (files.length >= LIST_LIMIT || depth > 12) return;
-    let entries: Deno.DirEntry[];
-    try {
-      entries = [...Deno.readDirSync(dir)];
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (e.name.startsWith(".") || e.name === "node_modules") continue;
-      const full = join(dir, e.name);
-      if (e.isDirectory) walk(full, depth + 1);
-      else if (e.isFile) files.push(relative(workspace, full));
-    }
-  };
-  walk(workspace, 0);
-  return files;
-}
-
-/**
- * The container workspace's files for completion: `git ls-files` run inside (hardened, bounded);
- * none outside a repository there.
- */
-export async function containerWorkspaceFiles(container: Container): Promise<string[]> {
-  try {
-    const { containerPlace } = await import("../../container/patch.ts");
-    const listed = await containerPlace(container, {
-      timeoutMs: 5000,
-      maxOutputBytes: 8 * 1024 * 1024,
-    }).git(["ls-files", "--cached", "--others", "--exclude-standard", "-z"]);
-    if (!listed.ok) return [];
-    return new TextDecoder().decode(listed.bytes).split("\0").filter((p) => p !== "")
-      .slice(0, LIST_LIMIT);
-  } catch {
-    return [];
-  }
 }
 
 /**

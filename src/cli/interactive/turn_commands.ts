@@ -312,7 +312,7 @@ export function initPrompt(target: string, draft: boolean): string {
 /** `/init`: one agent turn that drafts AGENTS.md (or a draft beside it), then says where. */
 export async function initAgentsFile(ctx: TurnCommandContext): Promise<void> {
   const { session } = ctx;
-  if (session.container) {
+  if (!session.workplace.onHost) {
     ctx.write("/init works on a host workspace; this session's tools run in a container.");
     return;
   }

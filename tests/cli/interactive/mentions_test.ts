@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { readMention } from "../../../src/cli/interactive/mentions.ts";
+import { hostWorkplace } from "../../../src/agent/workplace.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 Deno.test("@mentions: links to /proc/self/environ or a file outside, and ../ paths, attach nothing", async () => {
@@ -25,7 +26,7 @@ Deno.test("@mentions: links to /proc/self/environ or a file outside, and ../ pat
       "/proc/self/environ",
     ]
   ) {
-    const m = await readMention(ws.path, path);
+    const m = await readMention(hostWorkplace(ws.path), path);
     assert.ok("refused" in m, `@${path} was attached: ${JSON.stringify(m).slice(0, 200)}`);
   }
 });
@@ -49,7 +50,7 @@ Deno.test("@mentions: a link swapped to point outside after the check is not rea
   })();
   try {
     for (let i = 0; i < 300; i++) {
-      const m = await readMention(ws.path, "link.txt");
+      const m = await readMention(hostWorkplace(ws.path), "link.txt");
       assert.ok(!("text" in m && m.text.includes("TOP-SECRET")), "read through a swapped link");
     }
   } finally {

@@ -1,6 +1,6 @@
 /**
- * A session's container (src/container): whether the flags ask for one, and starting (or
- * attaching to) it before the session is assembled, saying so on the console.
+ * Choosing a session's workplace from the flags, once: a host folder, or a container
+ * (src/container) started (or attached to) before the session is assembled, said on the console.
  */
 import type { AgentConsole } from "./console.ts";
 import type { Container, ContainerRuntime } from "../container/container.ts";
@@ -8,9 +8,12 @@ import type { DeftConfig } from "../config/load.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { workerEntry } from "../tools/host/mod.ts";
 import { UsageError } from "../errors.ts";
+import { hostWorkplace } from "./workplace_host.ts";
+import { containerWorkplace } from "./workplace_container.ts";
+import type { Workplace } from "./workplace_types.ts";
 
 /** The container flags (src/container): the tools run inside when an image or id is given. */
-export interface SessionContainerOptions {
+export interface WorkplaceOptions {
   dockerImage?: string;
   dockerContainerId?: string;
   /** `--dockerfile-path`: build the image, then start it. */
@@ -24,14 +27,28 @@ export interface SessionContainerOptions {
 }
 
 /** True when the flags ask for a container; the workspace is then the container's. */
-export function wantsContainer(opts: SessionContainerOptions): boolean {
+export function wantsContainer(opts: WorkplaceOptions): boolean {
   return opts.dockerImage !== undefined || opts.dockerContainerId !== undefined ||
     opts.dockerfilePath !== undefined || opts.dockerImageFile !== undefined;
 }
 
+/**
+ * The session's workplace: the container the flags ask for, started (or attached to) and said
+ * on the console; else the host folder `workspace` (its real path).
+ */
+export async function openWorkplace(
+  opts: WorkplaceOptions,
+  config: DeftConfig,
+  console: AgentConsole,
+  workspace: string,
+): Promise<Workplace> {
+  if (!wantsContainer(opts)) return hostWorkplace(workspace);
+  return containerWorkplace(await startContainer(opts, config.container, console));
+}
+
 /** Starts (or attaches to) the session's container and says so. */
-export async function startContainer(
-  opts: SessionContainerOptions,
+async function startContainer(
+  opts: WorkplaceOptions,
   config: DeftConfig["container"],
   console: AgentConsole,
 ): Promise<Container> {
