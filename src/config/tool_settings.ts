@@ -26,7 +26,7 @@ export interface ToolFlags {
 /** The file's part of the configuration that tools read. */
 export type ToolConfig = Pick<
   DeftConfig,
-  "sandbox" | "allow_network" | "tool_settings" | "shell_environment"
+  "sandbox" | "allow_network" | "network" | "tool_settings" | "shell_environment"
 >;
 
 /** The tool settings for `flags` over the environment over `config` over the defaults. */
@@ -55,6 +55,8 @@ export function resolveToolSettings(
   settings.allowNetwork = network !== undefined
     ? network === "1" || network === "true"
     : config.allow_network ?? false;
+  // The whole network (allow_network, DEFT_ALLOW_NETWORK=1) leaves no list to apply.
+  if (config.network && !settings.allowNetwork) settings.network = config.network;
   if (tool.bash_timeout !== undefined) settings.bashTimeoutSeconds = tool.bash_timeout;
   if (tool.output_limit !== undefined) settings.outputLimit = tool.output_limit;
   if (tool.max_file_bytes !== undefined) settings.maxFileBytes = tool.max_file_bytes;
