@@ -17,12 +17,29 @@ import {
 
 export type { NetworkEntry, NetworkList };
 
+/**
+ * `schema` with every key it does not know an error, not the loader's usual warning: a misspelt
+ * `deny` must not pass for an empty one.
+ */
+function noOtherKeys<T extends z.ZodRawShape>(shape: T, what: string) {
+  return z.looseObject(shape).superRefine((value, ctx) => {
+    for (const key of Object.keys(value)) {
+      if (key in shape) continue;
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `unknown key in ${what}; use ${Object.keys(shape).join(" or ")}`,
+      });
+    }
+  });
+}
+
 const entrySchema = z.union([
   z.string(),
-  z.strictObject({ host: z.string(), reason: z.string().max(500).optional() }),
+  noOtherKeys({ host: z.string(), reason: z.string().max(500).optional() }, "a network entry"),
 ]).transform((input, ctx) => {
   try {
-    return parseEntry(input);
+    return parseEntry(input as string | { host: string; reason?: string });
   } catch (e) {
     if (!(e instanceof NetworkEntryError)) throw e;
     ctx.addIssue({ code: "custom", message: e.message });
@@ -31,10 +48,10 @@ const entrySchema = z.union([
 });
 
 /** The `network` section's schema: lists of entries, read into `NetworkList`. */
-export const networkSchema = z.strictObject({
+export const networkSchema = noOtherKeys({
   allow: z.array(entrySchema).max(1000).default([]),
   deny: z.array(entrySchema).max(1000).default([]),
-});
+}, "network").transform(({ allow, deny }) => ({ allow, deny }));
 
 /** `list` with every entry marked as coming from `source`. */
 export function fromFile(list: NetworkList, source: string | undefined): NetworkList {

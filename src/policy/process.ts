@@ -30,7 +30,7 @@ import { dieWithDeftPrefix, sandboxCommand, type SandboxMode } from "./sandbox.t
 import { CORE_VARIABLES, shellEnvironment, type ShellEnvironmentPolicy } from "./shell_env.ts";
 
 import type { Launch } from "./spawn.ts";
-import { behindForwarder, proxyEnvironment } from "./network/launch.ts";
+import { behindForwarder, forwarderFiles, proxyEnvironment } from "./network/launch.ts";
 
 // The one command builder lives in spawn.ts (below sandbox.ts, whose probes use it too).
 export { type ChildIo, type Launch, runChild, runChildSync, spawnChild } from "./spawn.ts";
@@ -369,7 +369,7 @@ function confined(
     workspace: policy.workspace,
     cwd,
     allowNetwork: policy.network,
-    readOnlyPaths: visible,
+    readOnlyPaths: socket ? [...visible, ...forwarderFiles()] : visible,
     writablePaths: socket ? [socket] : [],
     bwrapPath: policy.bwrapPath,
     unsharePath: policy.unsharePath,

@@ -60,6 +60,14 @@ export function behindForwarder(argv: readonly string[], socket: string): string
   ];
 }
 
+/**
+ * The files the prologue runs, shown read-only inside the sandbox at their own paths (Deft's code
+ * or Deno may live under a folder the sandbox replaces, such as /tmp).
+ */
+export function forwarderFiles(): string[] {
+  return [Deno.execPath(), forwarderPath()];
+}
+
 /** The variables that point every client at the forwarder; `NO_PROXY` empty. */
 export function proxyEnvironment(): Record<string, string> {
   const url = `http://127.0.0.1:${FORWARDER_PORT}`;

@@ -192,7 +192,7 @@ export function decideByList(list: NetworkList, host: string, port: number): Lis
   if (samehost) {
     return {
       allowed: false,
-      reason: `port ${port} not allowed (${samehost.text} allows ` +
+      reason: `port ${port} not allowed ("${samehost.text}" allows ` +
         `${samehost.port ?? DEFAULT_PORTS.join(" and ")})`,
     };
   }
