@@ -22,7 +22,8 @@ export function forwarderPath(): string {
 // "ready" once it listens; its stdin, stdout and stderr are none of the command's.
 const PROLOGUE = [
   "deno=$1 forwarder=$2 port=$3 socket=$4; shift 4",
-  'exec 3< <(exec "$deno" run --quiet --no-config --no-lock --no-prompt --cached-only ' +
+  // No update check: it would ask the proxy for dl.deno.land on the model's behalf.
+  'exec 3< <(DENO_NO_UPDATE_CHECK=1 exec "$deno" run --quiet --no-config --no-lock --no-prompt --cached-only ' +
   '"--allow-net=127.0.0.1:$port,unix:$socket" "--allow-read=$socket" ' +
   '"--allow-write=$socket" ' +
   '"$forwarder" "$port" "$socket" </dev/null 2>/dev/null)',
