@@ -84,9 +84,13 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
     socket.on("error", () => socket.destroy());
   };
   server.on("connection", track);
-  server.on("clientError", (_error, socket) => {
+  server.on("clientError", (error: Error & { code?: string }, socket: net.Socket) => {
     if (socket.writable) {
-      socket.end("HTTP/1.1 400 Bad Request (refused by Deft's network proxy)\r\n\r\n");
+      socket.end(
+        error.code === "HPE_HEADER_OVERFLOW"
+          ? "HTTP/1.1 431 Request Header Fields Too Large (refused by Deft's network proxy)\r\n\r\n"
+          : "HTTP/1.1 400 Bad Request (refused by Deft's network proxy)\r\n\r\n",
+      );
     }
     socket.destroy();
   });
