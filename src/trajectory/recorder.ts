@@ -98,6 +98,21 @@ export interface Trajectory {
   rewinds?: RewindRecord[];
   /** Each /compact of the conversation, oldest first (absent: none). */
   compactions?: CompactionRecord[];
+  /**
+   * Each destination the network proxy allowed or refused during the run, in order (host and
+   * port only, never a path; absent: no network list, or no connection asked for).
+   */
+  network?: NetworkRecord[];
+}
+
+/** One decision of the network proxy (src/policy/network): where to, and whether it went. */
+export interface NetworkRecord {
+  time: string;
+  host: string;
+  port: number;
+  allowed: boolean;
+  /** Why it was refused (`not in allow list`), or `allowed`. */
+  reason: string;
 }
 
 /**

@@ -4,12 +4,7 @@
  * socket; `onNetworkDecision` lets the layers above show and record every destination the proxy
  * allowed or refused (the console line, the trajectory, spans): this layer never prints.
  */
-import {
-  type NetworkDecision,
-  type NetworkProxy,
-  type Resolver,
-  startNetworkProxy,
-} from "./proxy.ts";
+import { type NetworkProxy, type Resolver, startNetworkProxy } from "./proxy.ts";
 import type { NetworkList } from "./rules.ts";
 
 export {
@@ -20,25 +15,8 @@ export {
 } from "./proxy.ts";
 export { decideByList, type NetworkEntry, type NetworkList, parseEntry } from "./rules.ts";
 export { FORWARDER_PORT, proxyEnvironment } from "./launch.ts";
-
-type Listener = (decision: NetworkDecision) => void;
-const listeners = new Set<Listener>();
-
-/** Calls `listener` with every decision of this process's proxies; returns the unsubscriber. */
-export function onNetworkDecision(listener: Listener): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
-
-function report(decision: NetworkDecision): void {
-  for (const listener of listeners) {
-    try {
-      listener(decision);
-    } catch {
-      // A listener's failure is its own; the proxy goes on.
-    }
-  }
-}
+export { onNetworkDecision } from "./decisions.ts";
+import { reportNetworkDecision as report } from "./decisions.ts";
 
 const running = new Map<NetworkList, Promise<NetworkProxy>>();
 /** The private folders of the proxies that are listening, removed at exit. */

@@ -17,6 +17,7 @@ import net from "node:net";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { join } from "../paths.ts";
+import { withSpan } from "../../telemetry/tracing.ts";
 import { specialAddress } from "./addresses.ts";
 import { decideByList, destinationHost, type NetworkList } from "./rules.ts";
 
@@ -129,7 +130,23 @@ type Verdict =
 class Decider {
   constructor(private readonly options: ProxyOptions) {}
 
-  async decide(host: string, port: number): Promise<Verdict> {
+  decide(host: string, port: number): Promise<Verdict> {
+    // One span per destination asked for: host and port, whether it went, never a path.
+    return withSpan("deft.network", {
+      "server.address": host,
+      "server.port": port,
+    }, async (span) => {
+      const verdict = await this.#reported(host, port);
+      span.set({ "deft.network.allowed": verdict.allowed });
+      if (!verdict.allowed) {
+        span.set({ "deft.network.reason": verdict.reason });
+        span.fail("blocked");
+      }
+      return verdict;
+    });
+  }
+
+  async #reported(host: string, port: number): Promise<Verdict> {
     const verdict = await this.#decide(host, port);
     this.options.onDecision?.(
       verdict.allowed
