@@ -25,10 +25,17 @@ async function relay(client) {
       }
     }
   };
-  // Each direction ends on its own (a half-close passes on); a failure ends both.
+  // Each direction ends on its own (a half-close passes on); a failure ends both. Plain reads
+  // and writes through one large buffer per direction: a stream pipe moves small chunks.
   const pump = async (from, to) => {
+    const buffer = new Uint8Array(256 * 1024);
     try {
-      await from.readable.pipeTo(to.writable, { preventClose: true });
+      for (;;) {
+        const n = await from.read(buffer);
+        if (n === null) break;
+        let written = 0;
+        while (written < n) written += await to.write(buffer.subarray(written, n));
+      }
       await to.closeWrite();
     } catch {
       closeBoth();
