@@ -48,6 +48,8 @@ export interface ProxyOptions {
   maxHeaderBytes?: number;
   /** Milliseconds to connect to a destination (default 15 s). */
   connectMs?: number;
+  /** Milliseconds a name may take to resolve (default 10 s). */
+  resolveMs?: number;
 }
 
 /** A running proxy. */
@@ -62,6 +64,8 @@ const DEFAULT_IDLE_MS = 5 * 60_000;
 const DEFAULT_HEADER_BYTES = 16 * 1024;
 const DEFAULT_CONNECT_MS = 15_000;
 const MAX_CONNECTIONS = 512;
+/** Milliseconds a name may take to resolve. */
+const RESOLVE_MS = 10_000;
 
 /** The system's resolver: every address of `name`, as getaddrinfo gives them. */
 export const systemResolver: Resolver = async (name) =>
@@ -165,10 +169,22 @@ class Decider {
     let addresses: string[];
     if (dest.address) addresses = [host.replace(/^\[|\]$/g, "")];
     else {
+      let timer: ReturnType<typeof setTimeout> | undefined;
       try {
-        addresses = await (this.options.resolve ?? systemResolver)(dest.host);
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error("timed out")),
+            this.options.resolveMs ?? RESOLVE_MS,
+          );
+        });
+        addresses = await Promise.race([
+          (this.options.resolve ?? systemResolver)(dest.host),
+          timeout,
+        ]);
       } catch {
         return refuse("the name does not resolve");
+      } finally {
+        clearTimeout(timer);
       }
     }
     let firstRefusal: string | undefined;

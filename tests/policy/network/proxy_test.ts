@@ -88,6 +88,26 @@ Deno.test("proxy: an idle connection is cut", async () => {
   }, 300);
 });
 
+Deno.test("proxy: a name that never resolves is refused, not waited on", async () => {
+  const proxy = await startNetworkProxy({
+    list: { allow: [parseEntry("slow.test")], deny: [] },
+    resolve: () => new Promise(() => {}),
+    resolveMs: 200,
+  });
+  try {
+    const { answer } = await exchange(
+      proxy.socketPath,
+      "CONNECT slow.test:443 HTTP/1.1\r\nHost: slow.test:443\r\n\r\n",
+    );
+    assert.match(
+      answer,
+      /^HTTP\/1.1 403 Blocked by Deft: slow\.test:443 the name does not resolve/,
+    );
+  } finally {
+    await proxy.close();
+  }
+});
+
 Deno.test("proxy: its socket is in a private folder, removed when it closes", async () => {
   const proxy = await startNetworkProxy({ list: { allow: [], deny: [] } });
   const folder = proxy.socketPath.slice(0, proxy.socketPath.lastIndexOf("/"));
