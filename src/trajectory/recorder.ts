@@ -92,17 +92,17 @@ export interface Trajectory {
   container?: ContainerMarker;
   /** A hook's `continue: false` that stopped the run: its event, hook, config file and reason. */
   hook_stop?: { event: string; hook: string; source?: string; reason: string };
+  /**
+   * Each destination the network proxy allowed or refused during the run, in order (host and
+   * port only, never a path; absent: no network list, or no connection asked for).
+   */
+  network?: NetworkRecord[];
   /** The workspace's state at the session's start and after each turn (absent: none taken). */
   checkpoints?: CheckpointRecord[];
   /** Each rewind of the conversation and files, oldest first (absent: none). */
   rewinds?: RewindRecord[];
   /** Each /compact of the conversation, oldest first (absent: none). */
   compactions?: CompactionRecord[];
-  /**
-   * Each destination the network proxy allowed or refused during the run, in order (host and
-   * port only, never a path; absent: no network list, or no connection asked for).
-   */
-  network?: NetworkRecord[];
 }
 
 /** One decision of the network proxy (src/policy/network): where to, and whether it went. */
