@@ -8,6 +8,7 @@
 import { resolve } from "node:path";
 import { type AgentResult, runAgent } from "./agent.ts";
 import type { AgentConsole } from "./console.ts";
+import { watchNetwork } from "./network_watch.ts";
 import { ContextManager } from "./context.ts";
 import { Lakeview } from "./lakeview.ts";
 import { hostDirs } from "../tools/host/mod.ts";
@@ -384,6 +385,7 @@ export async function runTask(
         : undefined,
     });
   };
+  const unwatch = watchNetwork(console, recorder);
   try {
     result = await runWithStopHooks(session.hooks, message, run, (t) => console.note(t));
     if (result.stoppedByHook) {
@@ -391,6 +393,7 @@ export async function runTask(
       recorder.flush();
     }
   } finally {
+    unwatch();
     recorder.stepOffset = turnOffset;
     (session.turns ??= []).push(turnRecord(session, recorder, usageBefore));
   }

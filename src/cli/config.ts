@@ -6,6 +6,7 @@ import { writeStderr, writeStdout } from "./io.ts";
 import { maskForDisplay } from "../policy/secrets.ts";
 import type { ToolSettings } from "../tools/base.ts";
 import { terminalText } from "../policy/terminal_text.ts";
+import { networkForDisplay } from "../config/network.ts";
 
 /** Options of `deft config`. */
 export interface ConfigOptions extends ConfigOverrides {
@@ -49,6 +50,7 @@ export async function configCommand(opts: ConfigOptions): Promise<number> {
     agent: run.agent,
     sandbox: tools.sandbox,
     allow_network: tools.allow_network,
+    network: networkForDisplay(run.toolSettings.network),
     ...(shell ? { shell_environment: { ...shell, set: maskRecord(shell.set) } } : {}),
     tool_settings: tools.tool_settings,
     mcp_servers: Object.fromEntries(
@@ -73,6 +75,8 @@ export async function configCommand(opts: ConfigOptions): Promise<number> {
 const FILE_KEYS: Record<keyof ToolSettings, string | null> = {
   sandbox: "sandbox",
   allowNetwork: "allow_network",
+  network: null,
+  networkProxy: null,
   shellEnvironment: "shell_environment",
   bashTimeoutSeconds: "tool_settings.bash_timeout",
   outputLimit: "tool_settings.output_limit",

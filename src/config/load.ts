@@ -23,6 +23,7 @@ import { nestingDepth } from "../tools/nesting.ts";
 import { SANDBOX_MODES } from "../policy/sandbox.ts";
 import type { ShellEnvironmentPolicy } from "../policy/shell_env.ts";
 import { hooksSchema } from "./hooks_schema.ts";
+import { fromFile, narrowedBy, networkSchema } from "./network.ts";
 
 export { ConfigError } from "./errors.ts";
 export { MAX_CONFIG_BYTES } from "./read.ts";
@@ -116,6 +117,8 @@ const configSchema = z.strictObject({
   // in tool_settings.ts, which must tell a chosen `none` from no choice.
   sandbox: z.enum(SANDBOX_MODES).optional(),
   allow_network: z.boolean().default(false),
+  /** The hosts the sandboxed shell may reach through Deft's proxy (config/network.ts). */
+  network: networkSchema.optional(),
   /** A checkpoint of the workspace after each turn (src/agent/checkpoints.ts); false: none. */
   checkpoints: z.boolean().default(true),
   /** When to ask before a tool call; unset: `never` for run, `commands` for interactive. */
@@ -261,7 +264,49 @@ async function loadLocalConfig(
     );
   }
   if (layer.warning && !told) loaded.warnings.unshift(layer.warning);
+  narrowNetwork(loaded, text, path, user?.path);
   return loaded;
+}
+
+/**
+ * The network list of a layered config: the user's (from `userPath`), narrowed by the untrusted
+ * repository's own `network` section (config/network.ts), never widened.
+ */
+function narrowNetwork(
+  loaded: LoadedConfig,
+  repoText: string,
+  repoPath: string,
+  userPath: string | undefined,
+): void {
+  const user = loaded.config.network && fromFile(loaded.config.network, userPath);
+  const { data, doc, lineCounter } = parseYaml(repoText, repoPath);
+  const section = (data as Record<string, unknown>)?.network;
+  if (section === undefined) {
+    loaded.config.network = user;
+    return;
+  }
+  const parsed = networkSchema.safeParse(section);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => {
+        const key = ["network", ...i.path];
+        return `${repoPath}: '${key.join(".")}'${position(doc, lineCounter, key)}: ${
+          describeIssue(i)
+        }`;
+      }).join("\n"),
+    );
+  }
+  const { list, dropped } = narrowedBy(user, fromFile(parsed.data, repoPath));
+  loaded.config.network = list;
+  if (dropped.length > 0) {
+    loaded.warnings.push(
+      `${repoPath}: network.allow may only narrow your own list in a folder you have not ` +
+        `trusted; ${dropped.map((e) => JSON.stringify(e.text)).join(", ")} ` +
+        `${dropped.length === 1 ? "is" : "are"} not in it and ${
+          dropped.length === 1 ? "was" : "were"
+        } ignored.`,
+    );
+  }
 }
 
 /**
@@ -329,6 +374,8 @@ export function parseConfig(
     if (!result.success) throw new ConfigError(`${path}: ${result.error.message}`);
   }
   const config = result.data;
+  // A layered text's list is marked by the caller, which knows whose file each part is.
+  if (config.network && !sources) config.network = fromFile(config.network, path);
   checkReferences(config, path, where);
   return { config, path, warnings };
 }
@@ -421,6 +468,13 @@ function checkReferences(
           `or 'url' (streamable HTTP)`,
       );
     }
+  }
+  if (config.network && config.allow_network) {
+    problems.push(
+      `'allow_network'${where(["allow_network"])}: gives the sandbox the whole host network, ` +
+        `so 'network' would not be used; remove one of them (network.allow lists the hosts ` +
+        `to allow)`,
+    );
   }
   if (problems.length > 0) throw new ConfigError(problems.map((p) => `${path}: ${p}`).join("\n"));
 }

@@ -26,7 +26,7 @@ export interface ToolFlags {
 /** The file's part of the configuration that tools read. */
 export type ToolConfig = Pick<
   DeftConfig,
-  "sandbox" | "allow_network" | "tool_settings" | "shell_environment"
+  "sandbox" | "allow_network" | "network" | "tool_settings" | "shell_environment"
 >;
 
 /** The tool settings for `flags` over the environment over `config` over the defaults. */
@@ -55,6 +55,15 @@ export function resolveToolSettings(
   settings.allowNetwork = network !== undefined
     ? network === "1" || network === "true"
     : config.allow_network ?? false;
+  // The whole network (allow_network, DEFT_ALLOW_NETWORK=1) leaves no list to apply.
+  if (config.network && !settings.allowNetwork) settings.network = config.network;
+  if (settings.network && asked === "none" && !networkNoticeShown) {
+    networkNoticeShown = true;
+    console.error(
+      "deft: the network list (network:) is not enforced with sandbox none: the shell has " +
+        "your whole network. Use --sandbox workspace-write to confine it to the list.",
+    );
+  }
   if (tool.bash_timeout !== undefined) settings.bashTimeoutSeconds = tool.bash_timeout;
   if (tool.output_limit !== undefined) settings.outputLimit = tool.output_limit;
   if (tool.max_file_bytes !== undefined) settings.maxFileBytes = tool.max_file_bytes;
@@ -106,6 +115,7 @@ function defaultSandboxOnce(): SandboxMode {
 }
 
 let noticeShown = false;
+let networkNoticeShown = false;
 
 /**
  * The config file's tool part, for the pipeline commands: the same search as `deft run`

@@ -30,6 +30,7 @@ import { dieWithDeftPrefix, sandboxCommand, type SandboxMode } from "./sandbox.t
 import { CORE_VARIABLES, shellEnvironment, type ShellEnvironmentPolicy } from "./shell_env.ts";
 
 import type { Launch } from "./spawn.ts";
+import { behindForwarder, forwarderFiles, proxyEnvironment } from "./network/launch.ts";
 
 // The one command builder lives in spawn.ts (below sandbox.ts, whose probes use it too).
 export { type ChildIo, type Launch, runChild, runChildSync, spawnChild } from "./spawn.ts";
@@ -38,6 +39,8 @@ export { type ChildIo, type Launch, runChild, runChildSync, spawnChild } from ".
 export interface PolicySettings {
   sandbox?: SandboxMode;
   allowNetwork?: boolean;
+  /** The network proxy's Unix socket (policy/network), when a network list is in force. */
+  networkProxy?: string;
   shellEnvironment?: ShellEnvironmentPolicy;
   bwrapPath?: string;
   unsharePath?: string;
@@ -50,6 +53,11 @@ export interface ProcessPolicy {
   readonly sandbox: SandboxMode;
   /** The host network (else only a private loopback inside the sandbox). */
   readonly network: boolean;
+  /**
+   * The network proxy's Unix socket on the host: the sandbox (its own network namespace) reaches
+   * the hosts the list allows through it and nothing else. Unused with `network` or `none`.
+   */
+  readonly networkProxy?: string;
   /** Which of Deft's variables the model's processes see. */
   readonly environment: ShellEnvironmentPolicy;
   readonly bwrapPath?: string;
@@ -62,6 +70,7 @@ export function processPolicy(workspace: string, settings: PolicySettings): Proc
     workspace,
     sandbox: settings.sandbox ?? "none",
     network: settings.allowNetwork ?? false,
+    networkProxy: settings.networkProxy,
     environment: settings.shellEnvironment ?? {},
     bwrapPath: settings.bwrapPath,
     unsharePath: settings.unsharePath,
@@ -76,7 +85,13 @@ export function processPolicy(workspace: string, settings: PolicySettings): Proc
  * function) gains nothing.
  */
 export function unaskedPolicy(policy: ProcessPolicy): ProcessPolicy {
-  return { ...policy, sandbox: "read-only", network: false, environment: { inherit: "core" } };
+  return {
+    ...policy,
+    sandbox: "read-only",
+    network: false,
+    networkProxy: undefined,
+    environment: { inherit: "core" },
+  };
 }
 
 /** Settings the model's shell does not need to be interactive; set in every shell. */
@@ -208,7 +223,7 @@ export interface ShellPlaces {
 export function shellLaunch(policy: ProcessPolicy, places: ShellPlaces): Launch {
   return {
     ...confined(policy, ["bash", "--noprofile", "--norc"], places.cwd, places.visible),
-    env: childEnvironment("shell", policy, places.env),
+    env: { ...childEnvironment("shell", policy, places.env), ...proxyVariables(policy) },
     // Outside a sandbox the shell starts where it is asked; inside, bwrap changes directory.
     cwd: policy.sandbox === "none" ? places.cwd : policy.workspace,
   };
@@ -231,9 +246,19 @@ export function taskTestLaunch(
   return {
     program,
     args,
-    env: childEnvironment("shell", policy, extra),
+    env: { ...childEnvironment("shell", policy, extra), ...proxyVariables(policy) },
     cwd: policy.workspace,
   };
+}
+
+/** The proxy's socket when `policy` sends the sandbox's network through it, else undefined. */
+function proxied(policy: ProcessPolicy): string | undefined {
+  return policy.sandbox !== "none" && !policy.network ? policy.networkProxy : undefined;
+}
+
+/** The proxy variables, last, over anything the shell environment set (policy/network). */
+function proxyVariables(policy: ProcessPolicy): Record<string, string> {
+  return proxied(policy) ? proxyEnvironment() : {};
 }
 
 /** Deft's own code and folders for the sandboxed tool host. */
@@ -337,12 +362,15 @@ function confined(
   cwd: string,
   visible: readonly string[] = [],
 ): { program: string; args: string[] } {
-  return sandboxCommand(argv, {
+  // With a network list, the command starts behind the forwarder to the proxy's socket.
+  const socket = proxied(policy);
+  return sandboxCommand(socket ? behindForwarder(argv, socket) : argv, {
     mode: policy.sandbox,
     workspace: policy.workspace,
     cwd,
     allowNetwork: policy.network,
-    readOnlyPaths: visible,
+    readOnlyPaths: socket ? [...visible, ...forwarderFiles()] : visible,
+    writablePaths: socket ? [socket] : [],
     bwrapPath: policy.bwrapPath,
     unsharePath: policy.unsharePath,
   });

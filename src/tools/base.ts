@@ -31,6 +31,10 @@ export interface ToolSettings {
   sandbox?: import("../policy/sandbox.ts").SandboxMode;
   /** Let sandboxed commands use the network. */
   allowNetwork?: boolean;
+  /** The hosts sandboxed commands may reach through Deft's proxy (`network:`; config/network.ts). */
+  network?: import("../policy/network/rules.ts").NetworkList;
+  /** The running proxy's Unix socket (set by Deft when it starts the proxy). */
+  networkProxy?: string;
   /** The bubblewrap executable for `workspace-write` (default: `bwrap` on PATH). */
   bwrapPath?: string;
   /**

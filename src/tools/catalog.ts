@@ -34,6 +34,7 @@ import { EDIT, editEffects, editUndo } from "./edit/definition.ts";
 import { JSON_EDIT, jsonEditEffects } from "./json_edit/definition.ts";
 import { SEQUENTIAL_THINKING } from "./sequential_thinking.ts";
 import { TASK_DONE } from "./task_done.ts";
+import { WEB_FETCH } from "./web_fetch/definition.ts";
 
 export type { CatalogEntry, ToolPlacement } from "./catalog_types.ts";
 export type { AskedChange, CallDescription, CallDiff, CallKind, CallLocation } from "./describe.ts";
@@ -109,6 +110,12 @@ export const CATALOG: readonly CatalogEntry[] = [
     effects: () => READS,
     describe: describeCkg,
     load: async () => (await import("./ckg/tool.ts")).CkgTool,
+  },
+  {
+    definition: WEB_FETCH,
+    // Deft's own process, the one with network; no effects: asked about in `commands` mode.
+    runs: "in-process",
+    load: async () => (await import("./web_fetch/tool.ts")).WebFetchTool,
   },
 ];
 

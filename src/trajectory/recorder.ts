@@ -92,6 +92,11 @@ export interface Trajectory {
   container?: ContainerMarker;
   /** A hook's `continue: false` that stopped the run: its event, hook, config file and reason. */
   hook_stop?: { event: string; hook: string; source?: string; reason: string };
+  /**
+   * Each destination the network proxy allowed or refused during the run, in order (host and
+   * port only, never a path; absent: no network list, or no connection asked for).
+   */
+  network?: NetworkRecord[];
   /** The workspace's state at the session's start and after each turn (absent: none taken). */
   checkpoints?: CheckpointRecord[];
   /** Each rewind of the conversation and files, oldest first (absent: none). */
@@ -124,6 +129,16 @@ function cutMiddle(text: string): string {
   return `${text.slice(0, half)}\n[… ${text.length - EVENT_TEXT_CHARS} characters cut …]\n${
     text.slice(-half)
   }`;
+}
+
+/** One decision of the network proxy (src/policy/network): where to, and whether it went. */
+export interface NetworkRecord {
+  time: string;
+  host: string;
+  port: number;
+  allowed: boolean;
+  /** Why it was refused (`not in allow list`), or `allowed`. */
+  reason: string;
 }
 
 /**

@@ -74,7 +74,9 @@ const SILENT = [
  * is a process entry, not a tool: its stdout is the message channel to the Deft that started it,
  * and its stderr is how it reports a broken channel before exiting.
  */
-const MAY_PRINT = new Set(["src/tools/host/relay.ts"]);
+// The network forwarder is a program of its own, started inside the sandbox: its one line on
+// stdout ("ready") is how its starter knows it listens.
+const MAY_PRINT = new Set(["src/tools/host/relay.ts", "src/policy/network/forwarder.js"]);
 
 /** One import: `from` imports `to` (both relative to the repository root) at `line`. */
 interface Edge {

@@ -27,6 +27,7 @@ export async function createHostedTools(
   if (only) {
     return createTools(context, names, (_, group) => new ToolHost(context, group, dirs, only));
   }
+  await startNetworkProxy(context.settings);
   if (readEnv("DEFT_TOOLS_IN_PROCESS") === "1") return createTools(context, names);
   // The sandboxed host's code loads only when a tool goes there, off every other start-up path.
   const hosted = resolveToolNames(names).filter((n) => isSandboxed(placeOf(n, context.settings)));
@@ -47,6 +48,18 @@ export async function createHostedTools(
         isSandboxed(place) && sandboxed ? sandboxed(context.settings, place) : startWorkerLink,
       ),
   );
+}
+
+/**
+ * With a network list (`network:`) and a sandbox, starts this process's proxy for it and records
+ * its socket in `settings`, which the tools' hosts and the shells they start get; the sandbox
+ * then reaches the allowed hosts through it and nothing else (policy/network). Loaded only then.
+ */
+async function startNetworkProxy(settings: ToolSettings): Promise<void> {
+  const sandboxed = (settings.sandbox ?? "none") !== "none";
+  if (!settings.network || settings.allowNetwork || !sandboxed || settings.networkProxy) return;
+  const { ensureNetworkProxy } = await import("../../policy/network/mod.ts");
+  settings.networkProxy = (await ensureNetworkProxy(settings.network)).socketPath;
 }
 
 /** The directories besides the workspace that hosted tools may use. */

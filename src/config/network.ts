@@ -1,0 +1,100 @@
+/**
+ * The `network:` section: which hosts the sandboxed shell may reach through Deft's proxy
+ * (`allow`, `deny`; deny wins; no section: no network). Entries are checked strictly here
+ * (policy/network/rules.ts says what each form means), and each keeps the file it came from, for
+ * `deft config`. A repository's own config, in a folder that is not trusted, may narrow the
+ * user's list and never widen it: its `deny` entries are added, and its `allow` entries replace
+ * the user's only where one of the user's entries already covers each of them.
+ */
+import { z } from "zod";
+import {
+  DEFAULT_PORTS,
+  type NetworkEntry,
+  NetworkEntryError,
+  type NetworkList,
+  parseEntry,
+} from "../policy/network/rules.ts";
+
+export type { NetworkEntry, NetworkList };
+
+/**
+ * `schema` with every key it does not know an error, not the loader's usual warning: a misspelt
+ * `deny` must not pass for an empty one.
+ */
+function noOtherKeys<T extends z.ZodRawShape>(shape: T, what: string) {
+  return z.looseObject(shape).superRefine((value, ctx) => {
+    for (const key of Object.keys(value)) {
+      if (key in shape) continue;
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `unknown key in ${what}; use ${Object.keys(shape).join(" or ")}`,
+      });
+    }
+  });
+}
+
+const entrySchema = z.union([
+  z.string(),
+  noOtherKeys({ host: z.string(), reason: z.string().max(500).optional() }, "a network entry"),
+]).transform((input, ctx) => {
+  try {
+    return parseEntry(input as string | { host: string; reason?: string });
+  } catch (e) {
+    if (!(e instanceof NetworkEntryError)) throw e;
+    ctx.addIssue({ code: "custom", message: e.message });
+    return z.NEVER;
+  }
+});
+
+/** The `network` section's schema: lists of entries, read into `NetworkList`. */
+export const networkSchema = noOtherKeys({
+  allow: z.array(entrySchema).max(1000).default([]),
+  deny: z.array(entrySchema).max(1000).default([]),
+}, "network").transform(({ allow, deny }) => ({ allow, deny }));
+
+/** `list` with every entry marked as coming from `source`. */
+export function fromFile(list: NetworkList, source: string | undefined): NetworkList {
+  const mark = (e: NetworkEntry) => ({ ...e, source: e.source ?? source });
+  return { allow: list.allow.map(mark), deny: list.deny.map(mark) };
+}
+
+/**
+ * The user's list narrowed by an untrusted repository's section: the repository's denials are
+ * added; when it has an allow list, only its entries that one of the user's covers are kept,
+ * and they replace the user's. Returns the list and the repository's entries that were dropped.
+ */
+export function narrowedBy(
+  user: NetworkList | undefined,
+  repository: NetworkList,
+): { list: NetworkList; dropped: NetworkEntry[] } {
+  const allow = user?.allow ?? [];
+  const deny = [...(user?.deny ?? []), ...repository.deny];
+  if (repository.allow.length === 0) return { list: { allow, deny }, dropped: [] };
+  const kept = repository.allow.filter((r) => allow.some((u) => covers(u, r)));
+  const dropped = repository.allow.filter((r) => !kept.includes(r));
+  return { list: { allow: kept, deny }, dropped };
+}
+
+/** True when everything `inner` allows, `outer` allows too. */
+export function covers(outer: NetworkEntry, inner: NetworkEntry): boolean {
+  const ports = (e: NetworkEntry) => e.port === undefined ? DEFAULT_PORTS : [e.port];
+  if (!ports(inner).every((p) => ports(outer).includes(p))) return false;
+  if (outer.kind === "address" || inner.kind === "address") {
+    return outer.kind === inner.kind && outer.host === inner.host;
+  }
+  if (outer.kind === "name") return inner.kind === "name" && inner.host === outer.host;
+  return inner.host.endsWith(`.${outer.host}`) ||
+    (inner.kind === "suffix" && inner.host === outer.host);
+}
+
+/** The list as `deft config` shows it: each entry, its reason and where it came from. */
+export function networkForDisplay(list: NetworkList | undefined): unknown {
+  if (!list) return "none (no network; set network.allow to allow hosts)";
+  const show = (e: NetworkEntry) => ({
+    entry: e.text,
+    ...(e.reason ? { reason: e.reason } : {}),
+    from: e.source ?? "(unknown)",
+  });
+  return { allow: list.allow.map(show), deny: list.deny.map(show) };
+}
