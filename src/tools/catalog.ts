@@ -27,6 +27,7 @@ import {
   describeOther,
   describeTaskDone,
   describeThinking,
+  describeWebFetch,
   oneLine,
   TITLE_CHARS,
 } from "./describe.ts";
@@ -115,6 +116,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     definition: WEB_FETCH,
     // Deft's own process, the one with network; no effects: asked about in `commands` mode.
     runs: "in-process",
+    describe: describeWebFetch,
     load: async () => (await import("./web_fetch/tool.ts")).WebFetchTool,
   },
 ];

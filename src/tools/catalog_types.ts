@@ -6,7 +6,7 @@
 import type { CallEffect, Tool, ToolContext, ToolParameter } from "./base.ts";
 
 /** What a call does, in the words of the Agent Client Protocol's tool kinds. */
-export type CallKind = "edit" | "read" | "execute" | "search" | "think" | "other";
+export type CallKind = "edit" | "read" | "execute" | "search" | "think" | "fetch" | "other";
 
 /** A file a call reads or changes: as the model named it (absolute, or relative to the workspace). */
 export interface CallLocation {
@@ -75,8 +75,8 @@ export interface ToolDefinitionSource {
 
 /**
  * Where a tool's calls run.
- * - `in-process`: in Deft's own process. Only for pure tools, which touch no file and start no
- *   process.
+ * - `in-process`: in Deft's own process. Only for tools which touch no file and start no process
+ *   (the pure ones, and `web_fetch`, whose network goes through Deft's proxy and its list).
  * - `tool-host`: in the tool host, a worker fenced by Deno's permissions; with a sandbox, that
  *   worker runs inside bubblewrap too (the sandboxed host), where the workspace and a private
  *   temp folder are the only writable places.

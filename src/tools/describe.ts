@@ -222,6 +222,12 @@ export function describeCkg(args: Record<string, unknown>): CallDescription {
   };
 }
 
+/** `web_fetch`: the address fetched, one line. */
+export function describeWebFetch(args: Record<string, unknown>): CallDescription {
+  const subject = oneLine(str(args.url) ?? "", SUBJECT_CHARS);
+  return { title: oneLine(`fetch ${subject}`, TITLE_CHARS), subject, kind: "fetch", locations: [] };
+}
+
 /** The arguments as compact JSON, long strings cut first: a subject for a tool that says nothing. */
 function compactJson(args: unknown): string {
   try {

@@ -9,7 +9,7 @@ import { type CallDescription, CATALOG, describeCall } from "../../src/tools/cat
 import type { CallEffect } from "../../src/tools/base.ts";
 import { addOutputSecrets } from "../../src/policy/secrets.ts";
 
-const KINDS = ["edit", "read", "execute", "search", "think", "other"];
+const KINDS = ["edit", "read", "execute", "search", "think", "fetch", "other"];
 const HUGE = "x".repeat(1_000_000) + "\n" + "y ".repeat(100_000);
 const ODD_VALUES: unknown[] = [
   undefined,
@@ -292,4 +292,13 @@ Deno.test("describe: a title or subject cut short never ends in part of a secret
   }
   // Text that is not cut loses nothing but its secrets.
   assert.equal(describeCall("bash", { command: `echo ${secret}` }).title, "$ echo ***");
+});
+
+Deno.test("describe: web_fetch shows the address fetched, a token in it masked", () => {
+  const d = describeCall("web_fetch", {
+    url: "https://docs.example/page?key=sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+  });
+  assert.equal(d.kind, "fetch");
+  assert.match(d.title, /^fetch https:\/\/docs\.example\/page/);
+  assert.doesNotMatch(d.title, /AbCdEfGhIjKlMnOp/);
 });
