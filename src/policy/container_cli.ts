@@ -243,12 +243,7 @@ export function containerLaunch(cli: ContainerCli, spec: ContainerSpec): Launch 
   if (cli.program === "podman") args.push("--http-proxy=false");
   if (spec.memory) args.push("--memory", spec.memory);
   if (spec.pidsLimit) args.push("--pids-limit", String(spec.pidsLimit));
-  if (cli.program === "podman") {
-    // Podman's defaults are above the hard limits here; these sit below any usual hard limit.
-    args.push("--ulimit", "nofile=1024:1024");
-    const nproc = spec.pidsLimit ?? 4096;
-    args.push("--ulimit", `nproc=${nproc}:${nproc}`);
-  }
+  if (cli.program === "podman") args.push(...podmanLimits(spec.pidsLimit ?? 4096));
   for (const bind of spec.binds) {
     for (const path of [bind.host, bind.container]) {
       if (!path.startsWith("/") || /[:,\n]/.test(path)) {
@@ -341,6 +336,40 @@ export function containerSeccompProfile(base: unknown): Record<string, unknown> 
 }
 
 /** A file or folder the runtime client reads: absolute (never read as an option), one line. */
+/**
+ * Podman's `--ulimit` flags: its defaults are above the hard limits of many machines, and a
+ * limit above the hard limit Deft itself runs under (a container, a CI runner, a login with a
+ * low `ulimit -Hu`) fails the start with "error setting rlimit … operation not permitted". So
+ * the wanted limits, each lowered to Deft's own hard limit where that is known.
+ */
+export function podmanLimits(nproc: number, limits = ownHardLimits()): string[] {
+  const files = Math.min(1024, limits.files ?? 1024);
+  const processes = Math.min(nproc, limits.processes ?? nproc);
+  return ["--ulimit", `nofile=${files}:${files}`, "--ulimit", `nproc=${processes}:${processes}`];
+}
+
+/** Deft's own hard limits on open files and processes, from /proc (absent where unknown). */
+export function ownHardLimits(
+  text = readLimits(),
+): { files?: number; processes?: number } {
+  const hard = (name: string) => {
+    const value = new RegExp(`^${name}\\s+\\S+\\s+(\\d+)`, "m").exec(text)?.[1];
+    return value === undefined ? undefined : Number(value);
+  };
+  return { files: hard("Max open files"), processes: hard("Max processes") };
+}
+
+function readLimits(): string {
+  const path = "/proc/self/limits";
+  try {
+    // Never a permission prompt: where Deft may not read it, the limits are not known.
+    if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return "";
+    return Deno.readTextFileSync(path);
+  } catch {
+    return "";
+  }
+}
+
 function checkClientPath(what: string, path: string): void {
   if (!path.startsWith("/") || /[\n\r\0]/.test(path)) {
     throw new Error(`the ${what} ${JSON.stringify(path)} must be an absolute path on one line`);
@@ -376,9 +405,7 @@ export function containerBuildLaunch(cli: ContainerCli, build: ContainerBuild): 
     }
     args.push("--label", `${key}=${value}`);
   }
-  if (cli.program === "podman") {
-    args.push("--pull=never", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096");
-  }
+  if (cli.program === "podman") args.push("--pull=never", ...podmanLimits(4096));
   args.push("-f", build.dockerfile, "--", build.context);
   return containerCli(cli, args);
 }
