@@ -2,8 +2,8 @@
  * The catalog: one entry per built-in tool, the only place that lists them. An entry holds the
  * model-facing definition, the loader of the implementation, where the tool runs and what a call
  * does (`effects`: reads, edits a file, runs a command), how a call is shown (`describe`: its
- * title, kind, files, command line or diff source), whether its edits can be undone and whether
- * a call ends the run. Nothing else names a tool or reads its argument names: the factory
+ * title, kind, files, command line or diff source), whether its edits can be undone, whether
+ * a call ends the run and whether the tool keeps a shell running between calls. Nothing else names a tool or reads its argument names: the factory
  * (registry.ts), the tool hosts and their deadlines, the approval gate and its preview, the
  * consoles, ACP, the report, `/undo` and the agent loop ask these entries.
  *
@@ -50,6 +50,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     runs: "confines-itself",
     effects: bashEffects,
     describe: describeBash,
+    holdsShell: true,
     ownTimeout: bashTimeout,
     load: async () => (await import("./bash/tool.ts")).BashTool,
   },

@@ -16,6 +16,7 @@ import {
   type ToolExecResult,
 } from "./base.ts";
 import type { ApprovalDecision } from "./approval_decision.ts";
+import { catalogEntry } from "./catalog.ts";
 import { validateArguments } from "./validate.ts";
 import { nestingProblem } from "./nesting.ts";
 import { traceToolCall } from "../telemetry/tool.ts";
@@ -199,6 +200,18 @@ export class ToolExecutor {
     const results: ToolCallResult[] = [];
     for (const call of calls) results.push(await this.executeToolCall(call));
     return results;
+  }
+
+  /**
+   * Ends the shells the tools keep between calls, and everything their commands started, as a
+   * cancel does: closes each tool whose catalog entry says it holds a shell (bash); its next
+   * call gets a fresh one. The other tools (the editors, a client's MCP servers) are left as
+   * they are. Resolves when they are closed; a close that fails is ignored (the next call
+   * starts anew all the same).
+   */
+  async stopShells(): Promise<void> {
+    const shells = this.#tools.filter((t) => catalogEntry(t.name)?.holdsShell === true);
+    await Promise.allSettled(shells.map((t) => t.close()));
   }
 
   /** Closes every tool, even when some fail to close; returns the close errors it met. */
