@@ -66,7 +66,7 @@ function clientFs(live: Live): ClientFs | undefined {
       });
     },
     // As a cancel does: the shell and everything it started end; the next command starts anew.
-    stopShells: async () => await live.session.executor.find("bash")?.close(),
+    stopShells: () => live.session.executor.stopShells(),
   };
 }
 
@@ -487,6 +487,6 @@ export class AcpAgent {
     live.turn?.abort(new Error("cancelled by the client"));
     // As Ctrl-C in `deft interactive`: killing the shell ends a running command now; the next
     // command gets a fresh shell.
-    void live.session.executor.find("bash")?.close();
+    void live.session.executor.stopShells();
   }
 }

@@ -1,4 +1,6 @@
 /** Progress on stderr: one concise line per step and a summary at the end. */
+import { describeCall } from "../tools/catalog.ts";
+import { oneLine } from "../tools/describe.ts";
 import type { ToolCallResult } from "../tools/executor.ts";
 import type { LLMToolCall, LLMUsage } from "../llm/types.ts";
 import type { FileChange } from "./patch_stats.ts";
@@ -55,6 +57,10 @@ export interface AgentConsole {
   summary(info: TaskSummary): void;
 }
 
+/** The longest subject shown beside a call's tool name, and the longest name. */
+const SUBJECT_CHARS = 80;
+const NAME_CHARS = 80;
+
 function shorten(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
@@ -86,9 +92,9 @@ export class StderrConsole implements AgentConsole {
     }
     calls.forEach((call, i) => {
       const result = results[i];
-      const args = typeof call.arguments === "string"
-        ? call.arguments
-        : JSON.stringify(call.arguments);
+      // The call by its description: its subject is masked, on one line and bounded.
+      const subject = oneLine(describeCall(call.name, call.arguments).subject, SUBJECT_CHARS);
+      const name = oneLine(String(call.name), NAME_CHARS);
       const status = !result
         ? "no result"
         : result.success
@@ -96,7 +102,7 @@ export class StderrConsole implements AgentConsole {
         : result.error
         ? `failed: ${shorten(lastLine(result.error), 120)}`
         : `failed (exit ${result.error_code})`;
-      this.#write(`[${step}] ${call.name} ${shorten(args, 80)} → ${status}`);
+      this.#write(`[${step}] ${name}${subject ? ` ${subject}` : ""} → ${status}`);
     });
   }
 

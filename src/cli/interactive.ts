@@ -257,7 +257,7 @@ class Chat {
     current.abort(new Error("interrupted"));
     reader.cancelPending();
     // Killing the shell ends a running command now; the next command gets a fresh shell.
-    void this.session.executor.find("bash")?.close();
+    void this.session.executor.stopShells();
   };
 
   /** The composer's keys: Ctrl-C, Tab on an `@` mention, Esc, and a line typed during a turn. */

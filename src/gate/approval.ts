@@ -10,7 +10,8 @@
  * its record: allowed or denied, and by whom. The pipeline (pipeline.ts) puts the hooks in
  * front of it.
  */
-import type { CallEffect, CommandEffect, Tool } from "../tools/base.ts";
+import type { CallEffect, CommandEffect, EditEffect, Tool } from "../tools/base.ts";
+import { describeCall } from "../tools/catalog.ts";
 import {
   type CallGate,
   type GateDecision,
@@ -26,7 +27,7 @@ import {
   matchesPrefix,
 } from "./commands.ts";
 import type { ApprovalMode } from "./modes.ts";
-import { clip, showEdit, touchesGit } from "./preview.ts";
+import { callAsMade, showCommand, showEdit, touchesGit } from "./preview.ts";
 import { type Asker, type AskUser, question, type Request } from "./question.ts";
 import type { RuleBook, RuleMatch } from "./rules.ts";
 
@@ -247,15 +248,8 @@ export class ApprovalGate implements CallGate, Asker {
     args: Record<string, unknown>,
     effect: CallEffect | undefined,
   ): Request {
-    if (effect?.kind === "command") return commandQuestion(effect.command);
-    if (effect?.kind === "edit") {
-      return {
-        kind: "edit",
-        show: showEdit(effect, this.workspace, this.inContainer),
-        always: `edit ${effect.path}`,
-        alwaysLabel: `edits to ${effect.path}`,
-      };
-    }
+    if (effect?.kind === "command") return commandQuestion(tool, args, effect);
+    if (effect?.kind === "edit") return this.#editQuestion(tool, args, effect);
     return toolQuestion(tool, args);
   }
 
@@ -275,21 +269,15 @@ export class ApprovalGate implements CallGate, Asker {
       case "other":
         return this.#unasked();
       case "command":
-        return this.#commandRequest(effect);
+        return this.#commandRequest(tool, args, effect);
       case "edit": {
         // git's own files can make "read-only" git commands run programs, and Deft's config
         // file a later session's hooks: edits there are asked about in `commands` mode too.
         if (this.mode !== "all" && !touchesGit(effect.path, this.workspace, this.inContainer)) {
           return this.#unasked();
         }
-        const key = `edit ${effect.path}`;
-        if (this.#always.has(key)) return this.#covered(key);
-        return {
-          kind: "edit",
-          show: showEdit(effect, this.workspace, this.inContainer),
-          always: key,
-          alwaysLabel: `edits to ${effect.path}`,
-        };
+        const request = this.#editQuestion(tool, args, effect);
+        return this.#always.has(request.always!) ? this.#covered(request.always!) : request;
       }
       default: {
         // A tool that cannot say what its calls do (an MCP server's, a tool without effects in
@@ -329,7 +317,11 @@ export class ApprovalGate implements CallGate, Asker {
     };
   }
 
-  #commandRequest(effect: CommandEffect): Request | GateDecision {
+  #commandRequest(
+    tool: Tool,
+    args: Record<string, unknown>,
+    effect: CommandEffect,
+  ): Request | GateDecision {
     const command = effect.command;
     // A reader runs unasked only where it cannot act, whatever git or a planted shell function
     // would make of it: by a tool that confines such a call, where a sandbox can run it. Else it
@@ -341,7 +333,26 @@ export class ApprovalGate implements CallGate, Asker {
       p.startsWith("$ ") && matchesPrefix(command, p.slice(2), this.workspace)
     );
     if (covering !== undefined) return this.#covered(covering);
-    return commandQuestion(command, this.workspace);
+    return commandQuestion(tool, args, effect, this.workspace);
+  }
+
+  /**
+   * The question about an edit: shown by the call's description (its diff), the file read
+   * pinned inside the workspace; "always" covers the file the edit changes.
+   */
+  #editQuestion(tool: Tool, args: Record<string, unknown>, effect: EditEffect): Request {
+    const shown = showEdit(
+      describeCall(tool.name, args, effect),
+      { name: tool.name, args },
+      this.workspace,
+      this.inContainer,
+    );
+    return {
+      kind: "edit",
+      show: shown,
+      always: `edit ${effect.path}`,
+      alwaysLabel: `edits to ${effect.path}`,
+    };
   }
 
   async #decide(request: Request): Promise<GateDecision> {
@@ -359,12 +370,20 @@ export class ApprovalGate implements CallGate, Asker {
   }
 }
 
-/** The question about a command line; "always" covers its prefix, when it has one. */
-function commandQuestion(command: string, workspace?: string): Request {
-  const prefix = commandPrefix(command, workspace);
+/**
+ * The question about a command line, shown by the call's description; "always" covers the
+ * prefix of the command the call runs (`effect`), when it has one.
+ */
+function commandQuestion(
+  tool: Tool,
+  args: Record<string, unknown>,
+  effect: CommandEffect,
+  workspace?: string,
+): Request {
+  const prefix = commandPrefix(effect.command, workspace);
   return {
     kind: "command",
-    show: `$ ${command}`,
+    show: showCommand(describeCall(tool.name, args, effect)),
     always: prefix === undefined ? undefined : `$ ${prefix}`,
     alwaysLabel: prefix === undefined ? undefined : `\`${prefix}\` commands`,
   };
@@ -374,7 +393,7 @@ function commandQuestion(command: string, workspace?: string): Request {
 function toolQuestion(tool: Tool, args: Record<string, unknown>): Request {
   return {
     kind: "tool call",
-    show: `${tool.name} ${clip(JSON.stringify(args))}`,
+    show: callAsMade(tool.name, args),
     always: `tool ${normalizeToolName(tool.name)}`,
     alwaysLabel: `${tool.name} calls`,
   };

@@ -2,8 +2,8 @@
  * The catalog: one entry per built-in tool, the only place that lists them. An entry holds the
  * model-facing definition, the loader of the implementation, where the tool runs and what a call
  * does (`effects`: reads, edits a file, runs a command), how a call is shown (`describe`: its
- * title, kind, files, command line or diff source), whether its edits can be undone and whether
- * a call ends the run. Nothing else names a tool or reads its argument names: the factory
+ * title, kind, files, command line or diff source), whether its edits can be undone, whether
+ * a call ends the run and whether the tool keeps a shell running between calls. Nothing else names a tool or reads its argument names: the factory
  * (registry.ts), the tool hosts and their deadlines, the approval gate and its preview, the
  * consoles, ACP, the report, `/undo` and the agent loop ask these entries.
  *
@@ -15,7 +15,14 @@
  * its first call (see in_process.ts).
  */
 import { type CallEffect, normalizeToolName } from "./base.ts";
-import { BASH, BASH_OUTPUT, bashEffects, bashTimeout, KILL_SHELL } from "./bash/definition.ts";
+import {
+  BASH,
+  BASH_OUTPUT,
+  bashEffects,
+  bashTimeout,
+  KILL_SHELL,
+  LIST_SHELLS,
+} from "./bash/definition.ts";
 import type { CatalogEntry, ToolDefinitionSource } from "./catalog_types.ts";
 import { CKG } from "./ckg/definition.ts";
 import {
@@ -52,6 +59,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     runs: "confines-itself",
     effects: bashEffects,
     describe: describeBash,
+    holdsShell: true,
     ownTimeout: bashTimeout,
     load: async () => (await import("./bash/tool.ts")).BashTool,
   },
@@ -62,6 +70,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     runs: "confines-itself",
     effects: () => READS,
     describe: (args) => describeOther("bash_output", args, READS),
+    statusCall: { shell_id: LIST_SHELLS },
     load: async () => (await import("./bash/background_tools.ts")).BashOutputTool,
   },
   {

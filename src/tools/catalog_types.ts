@@ -118,6 +118,18 @@ export interface CatalogEntry {
   /** A successful call ends the agent's run (the done signal). */
   readonly endsRun?: boolean;
   /**
+   * The tool keeps a shell between calls, and whatever its commands started: closing the tool
+   * ends them all, and its next call starts a fresh one. A cancelled turn, Ctrl-C or a client
+   * that answered too late stops them (`ToolExecutor.stopShells`), without naming the tool.
+   */
+  readonly holdsShell?: boolean;
+  /**
+   * The arguments of a call that only reports what the tool holds (bash_output's list of the
+   * session's background shells): Deft's own look for /status, which reads nothing of the
+   * workspace and changes nothing, so it is made by the executor without the gate.
+   */
+  readonly statusCall?: Record<string, unknown>;
+  /**
    * Seconds a call may take unless configured otherwise (else the host's default, 300 s). The
    * file editors answer in well under a second, so theirs is short: a call stuck on a slow file
    * ends soon, with an error saying so, instead of holding the host for minutes.

@@ -10,12 +10,14 @@
  */
 import {
   type CallPlan,
+  fail,
   normalizeToolName,
   thrownResult,
   type Tool,
   type ToolExecResult,
 } from "./base.ts";
 import type { ApprovalDecision } from "./approval_decision.ts";
+import { catalogEntry } from "./catalog.ts";
 import { validateArguments } from "./validate.ts";
 import { nestingProblem } from "./nesting.ts";
 import { traceToolCall } from "../telemetry/tool.ts";
@@ -199,6 +201,33 @@ export class ToolExecutor {
     const results: ToolCallResult[] = [];
     for (const call of calls) results.push(await this.executeToolCall(call));
     return results;
+  }
+
+  /**
+   * Ends the shells the tools keep between calls, and everything their commands started, as a
+   * cancel does: closes each tool whose catalog entry says it holds a shell (bash); its next
+   * call gets a fresh one. The other tools (the editors, a client's MCP servers) are left as
+   * they are. Resolves when they are closed; a close that fails is ignored (the next call
+   * starts anew all the same).
+   */
+  async stopShells(): Promise<void> {
+    const shells = this.#tools.filter((t) => catalogEntry(t.name)?.holdsShell === true);
+    await Promise.allSettled(shells.map((t) => t.close()));
+  }
+
+  /**
+   * What the tools that can say so hold now (their catalog entry's `statusCall`), for /status:
+   * each such tool's answer, by tool name. Not a call of the model's: no gate, no record.
+   */
+  async status(): Promise<{ tool: string; result: ToolExecResult }[]> {
+    const reporting = this.#tools.flatMap((t) => {
+      const call = catalogEntry(t.name)?.statusCall;
+      return call ? [{ tool: t, call }] : [];
+    });
+    return await Promise.all(reporting.map(async ({ tool, call }) => ({
+      tool: tool.name,
+      result: await tool.execute({ ...call }).catch((e) => fail((e as Error).message)),
+    })));
   }
 
   /** Closes every tool, even when some fail to close; returns the close errors it met. */

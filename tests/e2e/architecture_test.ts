@@ -302,15 +302,43 @@ Deno.test("architecture: no source file over 600 lines", () => {
   assert.deepEqual(long, [], `split these by job:\n  ${long.join("\n  ")}`);
 });
 
+/** `dir` and every folder below it. */
+const folders = (dir: string): string[] => [
+  dir,
+  ...[...Deno.readDirSync(new URL(dir, ROOT))].filter((e) => e.isDirectory)
+    .flatMap((e) => folders(`${dir}/${e.name}`)),
+];
+
 Deno.test("architecture: every src folder of more than five entries has a README.md", () => {
-  const folders = (dir: string): string[] => [
-    dir,
-    ...[...Deno.readDirSync(new URL(dir, ROOT))].filter((e) => e.isDirectory)
-      .flatMap((e) => folders(`${dir}/${e.name}`)),
-  ];
   const missing = folders("src").filter((dir) => {
     const entries = [...Deno.readDirSync(new URL(dir, ROOT))].map((e) => e.name);
     return entries.length > 5 && !entries.includes("README.md");
   });
   assert.deepEqual(missing, [], `folders without a README.md:\n  ${missing.join("\n  ")}`);
+});
+
+Deno.test("architecture: a folder's README.md names each of its files and folders, and no file gone", () => {
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const wrong: string[] = [];
+  for (const dir of folders("src")) {
+    const entries = [...Deno.readDirSync(new URL(dir, ROOT))];
+    const names = entries.map((e) => e.name);
+    if (!names.includes("README.md")) continue;
+    const readme = Deno.readTextFileSync(new URL(`${dir}/README.md`, ROOT));
+    if (entries.length > 5) {
+      for (const entry of entries) {
+        if (entry.name === "README.md") continue;
+        const named = new RegExp(`(?<![\\w-])${escape(entry.name)}(?![\\w-])`).test(readme);
+        if (!named) wrong.push(`${dir}/README.md does not name ${entry.name}`);
+      }
+    }
+    // The table's first column lists files of this folder: each one is there.
+    for (const line of readme.split("\n").filter((l) => l.startsWith("|"))) {
+      const cell = line.split("|")[1] ?? "";
+      for (const [, listed] of cell.matchAll(/`([\w.-]+\.(?:ts|js|gz))`/g)) {
+        if (!names.includes(listed)) wrong.push(`${dir}/README.md lists ${listed}, not there`);
+      }
+    }
+  }
+  assert.deepEqual(wrong, [], `bring each README.md up to date:\n  ${wrong.join("\n  ")}`);
 });

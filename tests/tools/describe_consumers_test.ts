@@ -1,27 +1,33 @@
 /**
  * How a call is shown is said once, by the catalog's descriptions (src/tools/describe.ts): the
  * places that show calls — the approval preview, the consoles, ACP's updates and permission
- * requests, `deft report` — name no tool and read no argument of a call. Read from their source
- * (comments left out): a tool's name, a parameter name of a built-in tool where it reads an
- * argument, or a look inside a call's `arguments` fails the test, naming the file and line.
+ * requests, `deft report` — name no tool and read no argument of a call, and show a call by its
+ * description, never by its effect (what it does, which the gate decides by). Read from their
+ * source (comments left out): a tool's name, a parameter name of a built-in tool where it reads
+ * an argument, a look inside a call's `arguments` or an effect shown fails the test, naming the
+ * file and line.
  */
 import assert from "node:assert/strict";
 import { CATALOG } from "../../src/tools/catalog.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-/** Every module that shows a call. */
+/** The TypeScript files of a source folder, sorted. */
+const filesOf = (dir: string) =>
+  [...Deno.readDirSync(`${ROOT}${dir}`)]
+    .filter((e) => e.isFile && e.name.endsWith(".ts"))
+    .map((e) => `${dir}/${e.name}`)
+    .sort();
+
+/** Every module that shows a call: the gate (its questions and previews) among them. */
 const CONSUMERS = [
-  "src/gate/preview.ts",
+  ...filesOf("src/gate"),
   "src/report/run.ts",
   "src/acp/console.ts",
   "src/acp/permission.ts",
   "src/acp/replay.ts",
   "src/agent/console.ts",
-  ...[...Deno.readDirSync(`${ROOT}src/cli/console`)]
-    .filter((e) => e.isFile && e.name.endsWith(".ts"))
-    .map((e) => `src/cli/console/${e.name}`)
-    .sort(),
+  ...filesOf("src/cli/console"),
 ];
 
 /** `source` with its comments blanked out, line breaks kept (so line numbers hold). */
@@ -65,6 +71,14 @@ const FORBIDDEN: { pattern: RegExp; why: string }[] = [
     pattern: /\.arguments\s*(?:\?\.|\.|\[|as\b)|(?<![=!<>])=\s*[\w$.]+\.arguments\b(?!\s*[?=!])/,
     why: "looks inside a call's arguments",
   },
+  {
+    // What a call does (its effect) decides; what is shown of it is its description's. An edit
+    // effect's `summary` and `after` exist to be shown: shown from the effect, a call is shown
+    // twice over, once by the catalog's description and once by the effect.
+    pattern:
+      /(?<![\w$])effect\s*(?:\?\.|\.)\s*(?:summary|after)\b|\b(?:show|preview)\w*\(\s*effect\b/i,
+    why: "shows a call by its effect, not by its description",
+  },
 ];
 
 Deno.test("describe: no module that shows a call names a tool or reads its arguments", () => {
@@ -95,6 +109,9 @@ Deno.test("describe: the check catches each way of reading an argument or naming
       `const args = call.arguments as Record<string, unknown>;`,
       `const args = call.arguments;`,
       `const x = call.arguments.command;`,
+      `show: showEdit(effect, this.workspace, this.inContainer),`,
+      `return preview ?? limitLines(effect.summary.split("\\n")).join("\\n");`,
+      `const after = effect.after?.(before);`,
     ]
   ) assert.ok(caught(bad), `not caught: ${bad}`);
   for (
@@ -106,6 +123,8 @@ Deno.test("describe: the check catches each way of reading an argument or naming
       `const path = description.diff.path;`,
       `question.kind === "command"`,
       `const text = typeof call.arguments === "string" ? call.arguments : "";`,
+      `show: showEdit(describeCall(tool.name, args, effect), call, workspace, false),`,
+      `always: \`edit \${effect.path}\`,`,
     ]
   ) assert.ok(!caught(fine), `caught, though fine: ${fine}`);
 });

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { fail, ok } from "../../src/tools/base.ts";
+import { CATALOG } from "../../src/tools/catalog.ts";
 import { ToolExecutor } from "../../src/tools/executor.ts";
-import { FakeTool } from "../helpers/tools.ts";
+import { type Host, StandInTool } from "../../src/tools/stand_in.ts";
+import { FakeTool, testContext } from "../helpers/tools.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -203,4 +205,70 @@ Deno.test("a tool swapped in or added after assembly runs behind the same gate",
   assert.throws(() => executor.replaceTool("bash", new FakeTool("bash", [])), /no tool 'bash'/);
   assert.throws(() => executor.addTools([new FakeTool("Edit", [])]), /'Edit' is there already/);
   assert.deepEqual(executor.tools.map((t) => t.name), ["edit", "mcp__x__y"]);
+});
+
+Deno.test("stopShells closes the tool that holds a shell, and only it, whatever a close does", async () => {
+  const closed: string[] = [];
+  const host: Host = {
+    call: () => Promise.resolve(ok("ran")),
+    close: (name) => {
+      closed.push(name);
+      return name === "bash" ? Promise.reject(new Error("the shell was gone")) : Promise.resolve();
+    },
+  };
+  const builtIns = CATALOG.map((entry) => new StandInTool(entry, testContext(), host));
+  // A client's MCP tool whose own name is `bash`: not Deft's shell.
+  const remote = new FakeTool("mcp__files__bash", []);
+  const executor = new ToolExecutor([...builtIns, remote]);
+  await executor.stopShells();
+  assert.deepEqual(closed, ["bash"], "the shell alone is closed (its close failing is no error)");
+  assert.equal(remote.closed, false);
+  // A session without the shell has nothing to stop.
+  await new ToolExecutor(builtIns.filter((t) => t.name !== "bash")).stopShells();
+  assert.deepEqual(closed, ["bash"]);
+});
+
+/** Where front ends live: none of them picks a tool by its name. */
+const FRONT_ENDS = ["src/acp", "src/cli", "src/agent", "src/batch", "src/mcp"];
+
+/**
+ * The places a front end still finds a built-in tool by its name, each with the tool and the
+ * reason; any other (a shell stopped by name among them) fails the test below.
+ */
+const PICKED_BY_NAME: { file: string; tool: string; why: string }[] = [
+  {
+    file: "src/cli/interactive/shell_line.ts",
+    tool: "bash",
+    why: "the user's `!command` runs in the shell tool, through the gate as the user's own call",
+  },
+  {
+    file: "src/acp/agent.ts",
+    tool: "str_replace_based_edit_tool",
+    why: "the editor is swapped for one over the client's buffers",
+  },
+];
+
+Deno.test("no front end picks a tool by its name to stop its shell (or for anything else)", () => {
+  const root = new URL("../../", import.meta.url).pathname;
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of Deno.readDirSync(`${root}${dir}`)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) walk(path);
+      else if (entry.name.endsWith(".ts")) {
+        Deno.readTextFileSync(`${root}${path}`).split("\n").forEach((line, i) => {
+          if (/\.find\(\s*["'`]/.test(line)) found.push(`${path}:${i + 1}: ${line.trim()}`);
+        });
+      }
+    }
+  };
+  FRONT_ENDS.forEach(walk);
+  const listed = (hit: string, p: (typeof PICKED_BY_NAME)[number]) =>
+    hit.startsWith(`${p.file}:`) && hit.includes(`.find("${p.tool}")`);
+  const unexplained = found.filter((hit) => !PICKED_BY_NAME.some((p) => listed(hit, p)));
+  assert.deepEqual(unexplained, [], "ask the executor (stopShells) or the catalog instead");
+  // Each place listed still picks by name (else it leaves the list).
+  for (const p of PICKED_BY_NAME) {
+    assert.ok(found.some((hit) => listed(hit, p)), `${p.file} no longer picks ${p.tool} by name`);
+  }
 });

@@ -11,7 +11,6 @@ import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 import { type Session, sessionPatch } from "../../agent/session.ts";
 import { resumedContainerNote, resumeTarget, sessionPlace } from "../resume.ts";
 import { compactConversation, costReport, initAgentsFile, undoLastTurn } from "./turn_commands.ts";
-import { LIST_SHELLS } from "../../tools/bash/definition.ts";
 
 /** What a command may read and change. */
 export interface CommandContext {
@@ -307,13 +306,13 @@ export function isCommandName(word: string): boolean {
 }
 
 /**
- * The session's background shells for /status, one a line, as `bash_output` lists them (its
- * `LIST_SHELLS` id reads no output); nothing when the session has no bash_output.
+ * The session's background shells for /status, one a line, as the executor's status look lists
+ * them (it reads no output); nothing when no tool of the session holds background shells.
  */
 async function backgroundLines(session: Session): Promise<string[]> {
-  const tool = session.executor.find("bash_output");
-  if (!tool) return [];
-  const listed = await tool.execute({ shell_id: LIST_SHELLS });
+  const [report] = await session.executor.status();
+  if (!report) return [];
+  const listed = report.result;
   const text = (listed.output ?? listed.error ?? "").trim();
   if (listed.error_code !== 0) return [`background:   (not known: ${text})`];
   if (text.startsWith("No background shells")) return ["background:   (none)"];

@@ -171,3 +171,40 @@ Deno.test("an edit inside the workspace is still previewed with its context", as
   });
   assert.match(shown[0], / alpha\n-beta\n\+BETA\n gamma/);
 });
+
+Deno.test("a huge change the model asks for is shown cut, whatever its lines", async () => {
+  await using root = await tempDir();
+  const { workspace } = await places(root.path);
+  const editor = new StandInTool(
+    entryOf("str_replace_based_edit_tool"),
+    { provider: "openai", workspace, settings: {} },
+    noHost,
+  );
+  // In a container nothing is read: the question shows the change as asked. One line of 4 MB,
+  // then many short lines: neither reaches the terminal whole.
+  const huge = `${"x".repeat(4_000_000)}\n${"line\n".repeat(100_000)}END-MARKER`;
+  const asked: [Record<string, unknown>, RegExp][] = [
+    [
+      { command: "create", path: "big.txt", file_text: huge },
+      /\+\+\+ big\.txt \(new file\)\n\+x{1000}…\n\+line\n/,
+    ],
+    [
+      { command: "str_replace", path: "big.txt", old_str: huge, new_str: huge },
+      /--- big\.txt\n\+\+\+ big\.txt\n-x{1000}…\n-line\n/,
+    ],
+    [
+      { command: "insert", path: "big.txt", insert_line: 3, new_str: huge },
+      /\+\+\+ big\.txt \(after line 3\)\n\+x{1000}…\n\+line\n/,
+    ],
+  ];
+  for (const [args, head] of asked) {
+    const shown: string[] = [];
+    const ask = () => Promise.resolve("n");
+    const gate = new ApprovalGate("all", ask, (t) => shown.push(t), workspace, true);
+    await gate.check(editor, args);
+    assert.equal(shown.length, 1, String(args.command));
+    assert.match(shown[0], head);
+    assert.doesNotMatch(shown[0], /END-MARKER/, String(args.command));
+    assert.ok(shown[0].length < 20_000, `${args.command}: ${shown[0].length} characters shown`);
+  }
+});
