@@ -51,6 +51,7 @@ import type { Container } from "../container/container.ts";
 import type { Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
 import { startContainer, wantsContainer } from "./session_container.ts";
 import { UsageError } from "../errors.ts";
+import { openBudget } from "./budget.ts";
 
 // What a session is, and its container, live beside this file; commands import them from here.
 export type { Asking, Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
@@ -115,6 +116,8 @@ async function assemble(
     overrides.model ??= recording.model;
   }
   const config = resolveRunConfig(loaded, overrides, undefined, !recording);
+  // A replay repeats a recording: it spends nothing, so no cap applies.
+  const budget = recording ? undefined : await openBudget({ flags: opts, config, by: workspace });
   const client: LLMClient = recording ? new ReplayClient(recording, workspace) : createClient(
     config.model,
     ({ attempt, delayMs, reason }) =>
@@ -199,6 +202,7 @@ async function assemble(
     container,
     baseline,
     workplace,
+    budget,
   };
 }
 
@@ -387,6 +391,7 @@ export async function runTask(
       images: text === message ? opts.images : undefined,
       textEndsTurn: opts.textEndsTurn,
       instructions: session.instructions.prompt,
+      budget: session.budget,
       hookStop: hooks && (() => {
         const stop = hooks.takeStop();
         return stop && stoppedBy(stop);

@@ -181,6 +181,8 @@ export function layerUntrusted(repoText: string, repoPath: string, userText = ""
     // A repository's approval rules are read on their own (config/approval_rules.ts): its deny
     // and ask rules apply, trusted or not; its allow rules never do.
     if (key === "approvals") continue;
+    // A repository's budget may only lower the user's caps: the loader applies it on its own.
+    if (key === "budget") continue;
     if (key === "tool_settings" && isMap(pair.value)) {
       for (const inner of pair.value.items) {
         const name = isScalar(inner.key) ? String(inner.key.value) : String(inner.key);
