@@ -49,6 +49,7 @@ import { closeContainer, closeContainerOnSignals, sessionWorkspace } from "./con
 import { endSessionHooks, type SessionEnding } from "../agent/hook_gate.ts";
 import { workspaceOf } from "./context.ts";
 import { onStopSignals } from "./signals.ts";
+import { BUDGET_EXIT_CODE } from "../agent/budget.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
 import {
   completeMention,
@@ -143,6 +144,8 @@ class Chat {
   #conversations = 0;
   /** `!` alone: every line is a shell command until Esc or another `!`. */
   #shellMode = false;
+  /** A budget cap ended a turn: the session ends, with the budget's exit code. */
+  #overBudget = false;
   /** What `!command`s printed since the last prompt: the user's own context for the next one. */
   readonly #shellContext: string[] = [];
   #link?: NonNullable<Resumed>["link"];
@@ -370,6 +373,10 @@ class Chat {
           ending = { reason: "prompt_input_exit", deft: "exit" };
           break;
         }
+        if (this.#overBudget) {
+          ending = { reason: "other", deft: "budget" };
+          break;
+        }
       }
     } finally {
       Deno.removeSignalListener("SIGINT", this.#interrupt);
@@ -383,7 +390,7 @@ class Chat {
       await closeContainer(session);
     }
     writeStderr("bye");
-    return 0;
+    return this.#overBudget ? BUDGET_EXIT_CODE : 0;
   }
 
   /** One line typed at the prompt: a shell command, a slash command, `exit`, or a prompt. */
@@ -508,6 +515,7 @@ class Chat {
           await writeStdout(`${shown(result.finalResult.trimEnd())}\n`).finally(release);
         }
       } else if (!result.interrupted && result.finalResult) say(result.finalResult);
+      if (result.budgetStop) this.#overBudget = true;
     } catch (e) {
       session.console.note(`turn failed: ${e instanceof Error ? e.message : String(e)}`);
     } finally {
