@@ -28,11 +28,14 @@ export interface BudgetSpent {
 
 /** The cap a run stopped at: which, its limit, and what was spent (run's or batch's). */
 export interface BudgetStop {
-  cap: keyof BudgetCaps;
+  /** `ledger`: a batch's ledger could not be read or written, so its caps cannot be kept. */
+  cap: keyof BudgetCaps | "ledger";
   limit: number;
   spent: BudgetSpent;
   /** `run`: this session's own cap; `batch`: the batch-wide one in the ledger. */
   scope: "run" | "batch";
+  /** Why the ledger failed (cap `ledger`). */
+  error?: string;
 }
 
 /** What the trajectory and `--json` record: the caps, the spend and the stop, if any. */
@@ -154,7 +157,12 @@ export class Budget {
     this.#tokens += tokens;
     this.#cost += cost;
     const ledger = this.#options.ledger;
-    if (ledger) await chargeLedger(ledger.path, { costUsd: cost, tokens, by: ledger.by });
+    if (!ledger) return;
+    try {
+      await chargeLedger(ledger.path, { costUsd: cost, tokens, by: ledger.by });
+    } catch (e) {
+      this.#ledgerFailed(e);
+    }
   }
 
   /** The cap reached, if any (this session's first, then the batch's); remembered once found. */
@@ -164,10 +172,21 @@ export class Budget {
     if (own) return this.stopped = own;
     const ledger = this.#options.ledger;
     if (!ledger) return undefined;
-    this.#batch = await readLedger(ledger.path);
+    try {
+      this.#batch = await readLedger(ledger.path);
+    } catch (e) {
+      return this.#ledgerFailed(e);
+    }
     const batch = reached(this.#batch.caps, this.#batchSpent(this.#batch), "batch");
     if (batch) this.stopped = batch;
     return batch;
+  }
+
+  /** A ledger that fails stops the run: the batch's caps could no longer be kept (fail closed). */
+  #ledgerFailed(e: unknown): BudgetStop {
+    const error = e instanceof Error ? e.message : String(e);
+    this.stopped ??= { cap: "ledger", limit: 0, spent: this.spent(), scope: "batch", error };
+    return this.stopped;
   }
 
   /** What this session spent so far. */
@@ -269,6 +288,9 @@ function dollars(n: number): string {
 
 /** What the user reads when a cap stops the run (also the run's final result). */
 export function budgetStopMessage(stop: BudgetStop): string {
+  if (stop.cap === "ledger") {
+    return `Stopped: the batch's budget ledger failed (${stop.error}), so its caps cannot be kept.`;
+  }
   const what = stop.scope === "batch" ? "the batch's" : "the";
   const spent = stop.cap === "max_cost_usd"
     ? `${dollars(stop.spent.cost_usd)} spent`

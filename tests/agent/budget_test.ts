@@ -39,3 +39,27 @@ Deno.test("a batch's ledger: one task's spend stops another task before its firs
   // The task that spent nothing itself still counts nothing of its own.
   assert.equal(second.spent().cost_usd, 0);
 });
+
+Deno.test("a batch's ledger that is garbled or swapped for a link stops the run (fail closed)", async () => {
+  await using dir = await tempDir("deft-ledger-");
+  const path = join(dir.path, "budget.jsonl");
+  await openLedger(path, { max_tokens: 1000 });
+  const budget = new Budget({}, { price, model: "m", ledger: { path, by: "t00" } });
+  await budget.start();
+  await Deno.writeTextFile(path, "not a ledger\n");
+  const garbled = await budget.check();
+  assert.equal(garbled?.cap, "ledger");
+  assert.match(garbled?.error ?? "", /not a Deft budget ledger/);
+
+  const other = join(dir.path, "other.jsonl");
+  await openLedger(other, { max_tokens: 1000 });
+  const linked = new Budget({}, { price, model: "m", ledger: { path: other, by: "t01" } });
+  await linked.start();
+  await Deno.remove(other);
+  await Deno.symlink("/dev/zero", other);
+  const stop = await linked.check();
+  assert.equal(stop?.cap, "ledger");
+  assert.match(stop?.error ?? "", /not a regular file/);
+  await linked.charge(usage, "openai");
+  assert.equal((await linked.check())?.cap, "ledger", "a failed charge does not throw either");
+});
