@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runMocked, trustedHome } from "../../helpers/deft.ts";
+import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
@@ -159,3 +159,29 @@ async function runIn(mock: MockLLM, home: string, repoConfig: string, userConfig
     stdin: "",
   });
 }
+
+Deno.test("budget: an interactive session ends after the turn that reached a cap, exit 3", async () => {
+  const mock = MockLLM.start(steps(5));
+  try {
+    const repo = await makeBuggyRepo();
+    const home = await tempDirUntilExit("deft-budget-");
+    const r = await runDeft([
+      "interactive",
+      "-w",
+      repo,
+      "--approval",
+      "never",
+      ...["-p", "openai_compatible", "-m", "mock-model", "--model-base-url", `${mock.url}/v1`],
+      ...["-k", "k", "--max-tokens", "100"],
+    ], {
+      cwd: home,
+      env: { HOME: home, XDG_STATE_HOME: join(home, "state") },
+      stdin: "first prompt\nsecond prompt\n",
+    });
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /Stopped at the budget cap: 120 tokens used, cap 100 tokens/);
+    assert.equal(mock.requests.length, 1, "the second prompt was never sent");
+  } finally {
+    await mock.close();
+  }
+});
