@@ -291,7 +291,9 @@ export class AcpAgent {
       });
     }
     const outOfSteps = !result.success && result.steps >= live.session.config.agent.max_steps;
-    return { stopReason: outOfSteps ? "max_turn_requests" : "end_turn" };
+    // A budget cap allows no more model requests: the client hears it as the request limit.
+    const capped = result.budgetStop !== undefined;
+    return { stopReason: outOfSteps || capped ? "max_turn_requests" : "end_turn" };
   }
 
   /** A prompt that is a slash command: run (or refused), never sent to the model. */

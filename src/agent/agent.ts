@@ -14,6 +14,7 @@ import type { Lakeview } from "./lakeview.ts";
 import type { GitSandbox } from "../policy/git.ts";
 import { patchChanges, workspacePatch } from "./patch.ts";
 import { withSpan } from "../telemetry/tracing.ts";
+import { type Budget, type BudgetStop, budgetStopMessage } from "./budget.ts";
 import { EMPTY_PATCH_REFUSAL, NO_TOOL_CALL_NUDGE, systemPrompt, taskMessage } from "./prompt.ts";
 
 /** What a run needs. */
@@ -55,6 +56,11 @@ export interface AgentOptions {
    * after a false it is kept whole, unasked, until it is back under the window (or the run ends).
    */
   beforeCompact?: () => Promise<boolean>;
+  /**
+   * The session's budget caps (./budget.ts): checked before every model request and between
+   * tool calls; a cap reached ends the run there, saying what was spent.
+   */
+  budget?: Budget;
 }
 
 /** A run a hook stopped (`continue: false`): which event, which hook, and its `stopReason`. */
@@ -73,6 +79,8 @@ export interface AgentResult {
   steps: number;
   /** A hook's `continue: false` ended it. */
   stoppedByHook?: HookStopped;
+  /** A budget cap ended it. */
+  budgetStop?: BudgetStop;
 }
 
 /** Runs `task` to completion, the step limit, an error or an interruption. */
@@ -82,7 +90,18 @@ export function runAgent(task: string, options: AgentOptions): Promise<AgentResu
     "gen_ai.operation.name": "invoke_agent",
     "gen_ai.agent.name": "deft",
   }, async (span) => {
-    const result = await runTurn(task, options);
+    const { budget, recorder } = options;
+    budget?.begin();
+    let result: AgentResult;
+    try {
+      result = await runTurn(task, options);
+    } finally {
+      budget?.end();
+      if (budget) {
+        recorder.data.budget = budget.record();
+        recorder.flush();
+      }
+    }
     span.set({ "deft.turn.steps": result.steps, "deft.turn.success": result.success });
     return result;
   }, { root: true, conversation: options.recorder.data.session_id });
@@ -113,6 +132,8 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
     } else estimated = options.context?.estimate(messages, definitionChars) ?? 0;
     const stopBefore = options.hookStop?.();
     if (stopBefore) return stoppedByHook(recorder, step - 1, stopBefore);
+    const overBefore = await options.budget?.check();
+    if (overBefore) return budgetStopped(recorder, step - 1, overBefore);
     let response: LLMResponse;
     try {
       console.waiting?.(step);
@@ -126,6 +147,7 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
       recorder.finalize(false, message);
       return { success: false, interrupted: false, finalResult: message, steps: step };
     }
+    await options.budget?.charge(response.usage, client.provider);
     recorder.recordInteraction({
       provider: client.provider,
       model: client.model,
@@ -204,6 +226,8 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
     }
     const stopAfter = options.hookStop?.();
     if (stopAfter) return stoppedByHook(recorder, step, stopAfter);
+    const overAfter = await options.budget?.check();
+    if (overAfter) return budgetStopped(recorder, step, overAfter);
     if (signal?.aborted) return interrupted(recorder, step);
   }
   const message = "Task execution exceeded maximum steps without completion.";
@@ -275,6 +299,8 @@ async function runCalls(calls: LLMToolCall[], options: AgentOptions): Promise<To
   }));
   const ran = options.parallelToolCalls
     ? await options.executor.parallelToolCall(toolCalls)
+    : options.budget
+    ? await callsWithinBudget(toolCalls, options.executor, options.budget)
     : await options.executor.sequentialToolCall(toolCalls);
   let next = 0;
   return calls.map((c) =>
@@ -290,6 +316,34 @@ async function runCalls(calls: LLMToolCall[], options: AgentOptions): Promise<To
       }
       : ran[next++]
   );
+}
+
+/**
+ * Runs the calls one at a time, checking the budget between them: once a cap is reached the
+ * rest are not run, and each says why (the loop then ends the run).
+ */
+async function callsWithinBudget(
+  toolCalls: Parameters<ToolExecutor["sequentialToolCall"]>[0],
+  executor: ToolExecutor,
+  budget: Budget,
+): Promise<ToolCallResult[]> {
+  const results: ToolCallResult[] = [];
+  for (const call of toolCalls) {
+    const stop = results.length > 0 ? await budget.check() : undefined;
+    if (stop) {
+      results.push({
+        name: call.name,
+        call_id: call.call_id,
+        success: false,
+        output: null,
+        error: `Not run: ${budgetStopMessage(stop)}`,
+        error_code: -1,
+      });
+      continue;
+    }
+    results.push(...await executor.sequentialToolCall([call]));
+  }
+  return results;
 }
 
 function recordResult(result: ToolCallResult): RecordedToolResult {
@@ -333,6 +387,13 @@ function stoppedByHook(
   recorder.recordStep(emptyStep(steps + 1, "interrupted", message));
   recorder.finalize(false, message);
   return { success: false, interrupted: false, finalResult: message, steps, stoppedByHook: stop };
+}
+
+function budgetStopped(recorder: TrajectoryRecorder, steps: number, stop: BudgetStop): AgentResult {
+  const message = budgetStopMessage(stop);
+  recorder.recordStep(emptyStep(steps + 1, "interrupted", message));
+  recorder.finalize(false, message);
+  return { success: false, interrupted: false, finalResult: message, steps, budgetStop: stop };
 }
 
 function interrupted(recorder: TrajectoryRecorder, steps: number): AgentResult {

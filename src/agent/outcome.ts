@@ -12,6 +12,7 @@ import { costOf } from "../llm/prices.ts";
 import type { LLMUsage } from "../llm/types.ts";
 import type { ApprovalDecision } from "../tools/approval_decision.ts";
 import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
+import type { BudgetRecord } from "./budget.ts";
 
 /** The summary of one `deft run`: the `--json` output and the `run_done` event of stream-json. */
 export interface RunSummary {
@@ -35,6 +36,8 @@ export interface RunSummary {
   /** Only for a replay: where its tool results differ from the recording. */
   /** A hook's `continue: false` stopped the run: event, hook, config file, `stopReason`. */
   stopped_by_hook?: { event: string; hook: string; source?: string; reason: string };
+  /** The budget caps, the spend against them, and the cap that stopped the run (exit code 3). */
+  budget?: BudgetRecord;
   divergences?: Divergence[];
 }
 
@@ -158,5 +161,6 @@ export function runSummary(
     approvals: runApprovals(recorder.data),
     ...(outcome.divergences ? { divergences: outcome.divergences } : {}),
     ...(result.stoppedByHook ? { stopped_by_hook: result.stoppedByHook } : {}),
+    ...(session.budget ? { budget: session.budget.record() } : {}),
   };
 }

@@ -44,6 +44,7 @@ import {
 import { readEnv } from "../env.ts";
 import type { Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
 import { UsageError } from "../errors.ts";
+import { openBudget } from "./budget.ts";
 
 // What a session is, and where it works, live beside this file; commands import them from here.
 export type { Asking, Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
@@ -106,6 +107,8 @@ async function assemble(
     overrides.model ??= recording.model;
   }
   const config = resolveRunConfig(loaded, overrides, undefined, !recording);
+  // A replay repeats a recording: it spends nothing, so no cap applies.
+  const budget = recording ? undefined : await openBudget({ flags: opts, config, by: workspace });
   const client: LLMClient = recording ? new ReplayClient(recording, workspace) : createClient(
     config.model,
     ({ attempt, delayMs, reason }) =>
@@ -189,6 +192,7 @@ async function assemble(
     instructions,
     baseline,
     workplace,
+    budget,
   };
 }
 
@@ -368,6 +372,7 @@ export async function runTask(
       images: text === message ? opts.images : undefined,
       textEndsTurn: opts.textEndsTurn,
       instructions: session.instructions.prompt,
+      budget: session.budget,
       hookStop: hooks && (() => {
         const stop = hooks.takeStop();
         return stop && stoppedBy(stop);

@@ -17,9 +17,12 @@ import type { ToolExecutor } from "../tools/executor.ts";
 import type { Hooks } from "../hooks/hooks.ts";
 import type { Trajectory } from "../trajectory/recorder.ts";
 import type { WorkplaceOptions } from "./workplace_open.ts";
+import type { Budget, BudgetFlags } from "./budget.ts";
 
 /** The settings a session takes from the command line, over the config file. */
-export interface SessionOptions extends ConfigOverrides, WorkplaceOptions {
+export interface SessionOptions extends ConfigOverrides, WorkplaceOptions, BudgetFlags {
+  /** `--budget-ledger FILE`: a batch's shared budget (agent/budget_ledger.ts). */
+  budgetLedger?: string;
   configFile?: string;
   /** `--approval`; unset: the config's `approval`, else the command's default. */
   approval?: string;
@@ -112,6 +115,8 @@ export interface Session {
   hooksRestart?: "clear" | "compact" | "resume";
   /** SessionStart context whose prompt a hook blocked: it goes with the next prompt instead. */
   hooksStartContext?: string;
+  /** The session's budget caps and spend (./budget.ts); none when no cap is set. */
+  budget?: Budget;
 }
 
 /** What one `runTask` did: its model, usage and the tool calls that ran. */

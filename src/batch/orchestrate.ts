@@ -22,9 +22,11 @@ import { resolveToolSettings } from "../config/tool_settings.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
 import { deftArgv } from "../policy/self.ts";
 import { withSpan } from "../telemetry/tracing.ts";
+import { batchLedger, budgetFlags } from "./budget.ts";
+import type { BudgetFlags } from "../agent/budget.ts";
 
 /** How a batch runs: its own limits, and the flags every task's `deft run` gets. */
-export interface BatchSettings {
+export interface BatchSettings extends BudgetFlags {
   /** Tasks at once (with Slurm: array tasks at once); default 1. */
   concurrency?: number;
   /** Seconds per task when the task gives none; default 1800. */
@@ -66,7 +68,7 @@ const GRACE_MS = 3000;
 
 /** The flags a child `deft batch --index` needs to behave like this batch. */
 function passThrough(settings: BatchSettings): string[] {
-  const args = runFlags(settings);
+  const args = [...runFlags(settings), ...budgetFlags(settings)];
   if (settings.timeout !== undefined) args.push("--timeout", String(settings.timeout));
   if (settings.retryFailed) args.push("--retry-failed");
   // Each array task (pod) starts its tasks' containers where it runs, as this batch would.
@@ -116,12 +118,13 @@ async function context(
   const { config } = loaded;
   const tools = resolveToolSettings(config, { sandbox: settings.sandbox });
   const resolved = { ...settings, sandbox: tools.sandbox };
+  const ledger = await batchLedger(out, settings, loaded);
   return {
     out,
     runTag: `${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`,
     runner,
     timeout: settings.timeout ?? DEFAULT_TIMEOUT,
-    deftArgs: runFlags(resolved),
+    deftArgs: [...runFlags(resolved), ...(ledger ? ["--budget-ledger", ledger] : [])],
     graceMs: GRACE_MS,
     sandbox: tools.sandbox,
     allowNetwork: tools.allowNetwork,
@@ -311,6 +314,8 @@ export async function submitSlurm(
     if (!isFinished(await readResult(out, t.id), settings.retryFailed ?? false)) todo.push(t);
   }
   if (todo.length === 0) return { jobId: null, submitted: [], queued: queued.size };
+  // The ledger is made at submission: the batch's wall time counts from here, on every node.
+  await batchLedger(out, settings, await loadConfig(settings.configFile));
   const jobId = await submitArray({
     tasksFile,
     out,

@@ -202,7 +202,11 @@ async function runTask(
     status = "error";
   } else if (!summary.success) {
     status = "failed";
-    error = summary.interrupted ? "the run was interrupted" : "the agent did not complete the task";
+    error = summary.interrupted
+      ? "the run was interrupted"
+      : summary.budget?.stopped
+      ? summary.final_result ?? "stopped at a budget cap"
+      : "the agent did not complete the task";
   } else if (testExit !== null && testExit !== 0) {
     status = "failed";
     error = `the test command exited with ${testExit}`;

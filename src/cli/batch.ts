@@ -26,6 +26,7 @@ import {
   prepareDefaultImage,
 } from "../batch/default_image.ts";
 import { UsageError, warnStderr, writeStderr, writeStdout } from "./io.ts";
+import { BUDGET_EXIT_CODE } from "../agent/budget.ts";
 
 /** Options of `deft batch`, as commander hands them over. */
 export interface BatchOptions extends BatchSettings {
@@ -154,7 +155,10 @@ async function finish(
     writeStderr(summaryTable(rows));
   }
   writeStderr((await import("./report.ts")).reportHint(out));
-  return interrupted ? 130 : allPassed(rows) ? 0 : 1;
+  if (interrupted) return 130;
+  if (allPassed(rows)) return 0;
+  // A task stopped at a budget cap (the batch's, or its own): the batch says so by its code.
+  return rows.some((r) => r.result?.exit_code === BUDGET_EXIT_CODE) ? BUDGET_EXIT_CODE : 1;
 }
 
 /** `--index I`: one task in this process (a Slurm array task or a Kubernetes pod). */

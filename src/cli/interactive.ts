@@ -42,6 +42,7 @@ import type { ColorMode } from "./console/style.ts";
 import { closeOnSignals, closeWorkplace, sessionWorkspace } from "./session_place.ts";
 import { endSessionHooks, type SessionEnding } from "../agent/hook_gate.ts";
 import { onStopSignals } from "./signals.ts";
+import { BUDGET_EXIT_CODE } from "../agent/budget.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
 import {
   completeMention,
@@ -133,6 +134,8 @@ class Chat {
   #conversations = 0;
   /** `!` alone: every line is a shell command until Esc or another `!`. */
   #shellMode = false;
+  /** A budget cap ended a turn: the session ends, with the budget's exit code. */
+  #overBudget = false;
   /** What `!command`s printed since the last prompt: the user's own context for the next one. */
   readonly #shellContext: string[] = [];
   #link?: NonNullable<Resumed>["link"];
@@ -349,6 +352,10 @@ class Chat {
           ending = { reason: "prompt_input_exit", deft: "exit" };
           break;
         }
+        if (this.#overBudget) {
+          ending = { reason: "other", deft: "budget" };
+          break;
+        }
       }
     } finally {
       Deno.removeSignalListener("SIGINT", this.#interrupt);
@@ -362,7 +369,7 @@ class Chat {
       await closeWorkplace(session);
     }
     writeStderr("bye");
-    return 0;
+    return this.#overBudget ? BUDGET_EXIT_CODE : 0;
   }
 
   /** One line typed at the prompt: a shell command, a slash command, `exit`, or a prompt. */
@@ -483,6 +490,7 @@ class Chat {
           await writeStdout(`${shown(result.finalResult.trimEnd())}\n`).finally(release);
         }
       } else if (!result.interrupted && result.finalResult) say(result.finalResult);
+      if (result.budgetStop) this.#overBudget = true;
     } catch (e) {
       session.console.note(`turn failed: ${e instanceof Error ? e.message : String(e)}`);
     } finally {

@@ -13,6 +13,8 @@ import {
   APPROVAL_RULES,
   APPROVE_ASKS,
   argumentTerm,
+  BUDGET_LEDGER,
+  BUDGET_OPTIONS,
   COLOR,
   type CommandEntry,
   COMMANDS,
@@ -93,6 +95,7 @@ const INTERACTIVE_OPTIONS = [
   approval("commands"),
   APPROVAL_RULES,
   NO_INSTRUCTIONS,
+  ...BUDGET_OPTIONS,
   ...CONTAINER_OPTIONS,
 ];
 
@@ -222,6 +225,8 @@ function addAgentCommands(program: Command, setExit: (code: number) => void): vo
         { integer: "non-negative" },
       ),
       NO_INSTRUCTIONS,
+      ...BUDGET_OPTIONS,
+      BUDGET_LEDGER,
       ...CONTAINER_OPTIONS,
     ],
   ).action(async (task, opts) => {
@@ -257,6 +262,7 @@ function addAgentCommands(program: Command, setExit: (code: number) => void): vo
       approval("commands"),
       APPROVAL_RULES,
       NO_INSTRUCTIONS,
+      ...BUDGET_OPTIONS,
       ...CONTAINER_OPTIONS,
     ],
   ).action(async (opts) => {
@@ -432,6 +438,7 @@ function addBatchAndMcp(program: Command, setExit: (code: number) => void): void
       "each task runs the calls an ask rule or a hook's ask is about, " +
         "unasked (without it they are refused)",
     ),
+    ...BUDGET_OPTIONS.map((o) => described(o, `${o.description}: across the whole batch`)),
     ...BATCH_CONTAINER_OPTIONS,
   ]).action(async (tasks, dir, opts) => {
     const { batchCommand } = await import("./batch.ts");

@@ -1,6 +1,6 @@
 /**
  * `deft run`: one task, start to finish. Exit codes: 0 the task completed, 1 it failed, ran out of
- * steps or had a call refused because nobody could be asked (an ask rule or hook), 2 usage or configuration errors, 130 interrupted (Ctrl-C; 143 on SIGTERM, 129 on SIGHUP).
+ * steps or had a call refused because nobody could be asked (an ask rule or hook), 2 usage or configuration errors, 3 a budget cap was reached (agent/budget.ts), 130 interrupted (Ctrl-C; 143 on SIGTERM, 129 on SIGHUP).
  * Progress goes to stderr; `--output-format json` (`--json`) prints a summary on stdout,
  * `stream-json` one event per line.
  */
@@ -39,6 +39,7 @@ import {
 } from "./resume.ts";
 import { onStopSignals } from "./signals.ts";
 import { withSpan } from "../telemetry/tracing.ts";
+import { BUDGET_EXIT_CODE } from "../agent/budget.ts";
 import { readOwnText } from "../policy/own_file.ts";
 
 /** Options of `deft run`, as commander hands them over. */
@@ -173,6 +174,8 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
   const patchLost = opts.mustPatch === true && outcome.patchError !== undefined;
   const exitCode = result.interrupted
     ? stopCode
+    : result.budgetStop
+    ? BUDGET_EXIT_CODE
     : result.success && !divergences?.length && !patchLost && !unasked
     ? 0
     : 1;

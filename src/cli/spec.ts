@@ -106,6 +106,22 @@ export const APPROVE_ASKS = option(
     "(without it they are refused)",
 );
 
+/**
+ * The hard budget caps (agent/budget.ts): reaching one ends the run with exit code 3. The flags
+ * win over the config's `budget`; values are checked when the session opens.
+ */
+export const BUDGET_OPTIONS: readonly OptionSpec[] = [
+  option("--max-cost-usd <usd>", "stop at this spend in US dollars (by the model's price)"),
+  option("--max-tokens <n>", "stop once the model has used this many tokens (in and out)"),
+  option("--max-wall-time <seconds>", "stop once the agent has worked this long"),
+];
+
+/** `--budget-ledger`: the batch-wide budget a batch task's `deft run` charges (set by batch). */
+export const BUDGET_LEDGER = option(
+  "--budget-ledger <file>",
+  "charge and check a batch's shared budget ledger (deft batch sets it)",
+);
+
 /** The commands that have a fast path. */
 export const PIPELINE_COMMANDS = {
   tools: {
@@ -329,6 +345,7 @@ export const LAUNCH: CommandSpec = {
         "unasked (without it they are refused)",
     ),
     NO_INSTRUCTIONS,
+    ...BUDGET_OPTIONS,
     option("-r, --resume [id]", "go on with session ID (none: pick one from a list)"),
   ],
 };

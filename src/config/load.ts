@@ -24,6 +24,7 @@ import { SANDBOX_MODES } from "../policy/sandbox.ts";
 import type { ShellEnvironmentPolicy } from "../policy/shell_env.ts";
 import { hooksSchema } from "./hooks_schema.ts";
 import { fromFile, narrowedBy, networkSchema } from "./network.ts";
+import { budgetSchema, lowerBudget } from "./budget.ts";
 
 export { ConfigError } from "./errors.ts";
 export { MAX_CONFIG_BYTES } from "./read.ts";
@@ -159,6 +160,8 @@ const configSchema = z.strictObject({
     /** Podman's OCI runtime (default runc when installed: crun fails on cgroups-v1 hosts). */
     podman_runtime: z.string().regex(/^[A-Za-z0-9._/-]+$/).optional(),
   }).default({ keep: false, memory: "4g", pids_limit: 4096, allow_network: false }),
+  /** Hard caps on a session's spend (config/budget.ts); a repository's file may only lower them. */
+  budget: budgetSchema.optional(),
   /** Programs run at points of a session (Claude Code's shape; src/hooks/README.md, docs/hooks.md). */
   hooks: hooksSchema.default({}),
   /** Tool settings (all optional; defaults live with the tools). */
@@ -234,17 +237,24 @@ async function loadLocalConfig(
   const user = await loadUserConfig();
   const folders = user?.config.trusted_folders ?? [];
   const folder = await Deno.realPath(".");
+  // Trusted or not, the repository's budget only lowers the user's caps.
+  const capped = (loaded: LoadedConfig, repository: unknown) => {
+    const budget = lowerBudget(user?.config.budget, repositoryBudget(repository, path));
+    return { ...loaded, config: { ...loaded.config, budget } };
+  };
   if (await isTrustedBy(folder, folders)) {
-    return { ...parseConfig(text, path), fromRepository: true };
+    const whole = parseConfig(text, path);
+    return { ...capped(whole, whole.config.budget), fromRepository: true };
   }
   // The repository's YAML is checked on its own, so its mistakes are reported at their position.
-  parseYaml(text, path);
+  const { data: repositoryData } = parseYaml(text, path);
+  const repository = (repositoryData as Record<string, unknown> | null)?.budget;
   const layer = layerUntrusted(text, path, user?.text);
   let told = false;
   if (layer.ignored.length > 0 && options.onUntrusted) {
     if (await options.onUntrusted({ path, folder, ignored: layer.ignored })) {
       await setTrust(user && { path: user.path, text: user.text }, folder);
-      return { ...parseConfig(text, path), fromRepository: true };
+      return { ...capped(parseConfig(text, path), repository), fromRepository: true };
     }
     told = true;
   }
@@ -265,7 +275,19 @@ async function loadLocalConfig(
   }
   if (layer.warning && !told) loaded.warnings.unshift(layer.warning);
   narrowNetwork(loaded, text, path, user?.path);
-  return loaded;
+  return capped(loaded, repository);
+}
+
+/** A repository file's `budget`, checked; a mistake in it is an error naming the file. */
+function repositoryBudget(value: unknown, path: string) {
+  if (value === undefined || value === null) return undefined;
+  const parsed = budgetSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new ConfigError(
+    `${path}: 'budget${issue.path.length ? "." + issue.path.join(".") : ""}': ` +
+      describeIssue(issue),
+  );
 }
 
 /**

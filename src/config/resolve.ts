@@ -54,6 +54,8 @@ export interface RunConfig {
   approval?: DeftConfig["approval"];
   /** Model prices from the config file (USD per million tokens). */
   prices: DeftConfig["prices"];
+  /** The config's budget caps (a repository's file can only have lowered them). */
+  budget?: DeftConfig["budget"];
   /** Take a checkpoint after each turn (the config's `checkpoints`; default true). */
   checkpoints?: boolean;
 }
@@ -106,6 +108,7 @@ export function resolveRunConfig(
     configPath: loaded.path,
     approval: config.approval,
     prices: config.prices ?? {},
+    budget: config.budget,
     checkpoints: config.checkpoints,
   };
 }

@@ -183,6 +183,8 @@ export function layerUntrusted(repoText: string, repoPath: string, userText = ""
     if (key === "approvals") continue;
     // Its network list is read on its own too (load.ts): it may narrow the user's, not widen.
     if (key === "network") continue;
+    // A repository's budget may only lower the user's caps: the loader applies it on its own.
+    if (key === "budget") continue;
     if (key === "tool_settings" && isMap(pair.value)) {
       for (const inner of pair.value.items) {
         const name = isScalar(inner.key) ? String(inner.key.value) : String(inner.key);

@@ -97,6 +97,16 @@ export interface Trajectory {
    * port only, never a path; absent: no network list, or no connection asked for).
    */
   network?: NetworkRecord[];
+  /**
+   * The session's budget caps and spend (src/agent/budget.ts `BudgetRecord`), with the cap that
+   * stopped it; set when a cap was given.
+   */
+  budget?: {
+    caps: { max_cost_usd?: number; max_tokens?: number; max_wall_time?: number };
+    spent: { cost_usd: number; tokens: number; wall_time: number };
+    batch?: unknown;
+    stopped?: { cap: string; limit: number; scope: string; spent: unknown };
+  };
   /** The workspace's state at the session's start and after each turn (absent: none taken). */
   checkpoints?: CheckpointRecord[];
   /** Each rewind of the conversation and files, oldest first (absent: none). */

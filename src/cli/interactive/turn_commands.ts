@@ -416,8 +416,13 @@ function shown(text: string): string {
   return terminalLine(text);
 }
 
-/** `/cost`: tokens and cost per turn and in total. */
+/** `/cost`: tokens and cost per turn and in total, then the spend against each budget cap. */
 export function costReport(session: Session): string {
+  const caps = session.budget?.describe() ?? [];
+  return [turnCosts(session), ...caps].join("\n");
+}
+
+function turnCosts(session: Session): string {
   const turns = session.turns ?? [];
   if (turns.length === 0) return "no model calls yet in this session.";
   const total = emptyUsage();
