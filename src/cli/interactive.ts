@@ -220,11 +220,13 @@ class Chat {
       session,
       conversation: this.resumed?.conversation ?? [],
       recorder: undefined,
+      resumed: this.resumed,
       turns: 0,
       tokens: 0,
       reset: (from) => {
         state.conversation = from?.conversation ?? [];
         state.recorder = undefined;
+        state.resumed = from?.resumed;
         this.#link = from?.link;
       },
       write: say,

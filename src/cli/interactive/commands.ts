@@ -9,7 +9,13 @@ import { ruleLine } from "../approvals.ts";
 import type { LLMMessage } from "../../llm/types.ts";
 import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 import { type Session, sessionPatch } from "../../agent/session.ts";
-import { resumedContainerNote, resumeTarget, sessionPlace } from "../resume.ts";
+import {
+  recordResumedCompaction,
+  type Resumed,
+  resumedContainerNote,
+  resumeTarget,
+  sessionPlace,
+} from "../resume.ts";
 import { compactConversation, costReport, initAgentsFile, undoLastTurn } from "./turn_commands.ts";
 
 /** What a command may read and change. */
@@ -19,9 +25,18 @@ export interface CommandContext {
   recorder?: TrajectoryRecorder;
   turns: number;
   tokens: number;
-  /** Starts a new conversation; `from` fills it with a resumed one. */
+  /**
+   * The earlier session this conversation goes on from, while it has no file of its own (no
+   * turn yet): where /compact records the compacted conversation.
+   */
+  resumed?: Resumed;
+  /** Starts a new conversation; `from` fills it with a resumed one (`resumed`: not gone on yet). */
   reset(
-    from?: { conversation: LLMMessage[]; link: { session_id: string | null; path: string } },
+    from?: {
+      conversation: LLMMessage[];
+      link: { session_id: string | null; path: string };
+      resumed?: Resumed;
+    },
   ): void;
   write(text: string): void;
   /** Asks a question with choices to walk (on a terminal); the answer, or null. */
@@ -119,8 +134,11 @@ const COMMANDS: SlashCommand[] = [
           // Recorded at once, so leaving now still resumes the compacted conversation; the next
           // turn records a new trajectory that goes on from this one.
           const recorder = ctx.recorder;
-          if (!recorder) ctx.conversation = conversation;
-          else {
+          if (!recorder) {
+            // Resumed, before its first turn: into the file of the session it goes on from.
+            if (ctx.resumed) recordResumedCompaction(ctx.resumed, conversation);
+            ctx.conversation = conversation;
+          } else {
             recorder.recordCompaction(conversation);
             const link = {
               session_id: recorder.data.session_id ?? null,
@@ -213,7 +231,7 @@ const COMMANDS: SlashCommand[] = [
         if (!resumed) return;
         const note = resumedContainerNote(resumed, place);
         if (note) ctx.write(note);
-        ctx.reset({ conversation: resumed.conversation, link: resumed.link });
+        ctx.reset({ conversation: resumed.conversation, link: resumed.link, resumed });
         ctx.session.hooksRestart = "resume";
         ctx.write(
           `resumed session ${resumed.link.session_id}: ${resumed.conversation.length} ` +
