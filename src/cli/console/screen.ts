@@ -190,6 +190,28 @@ export function fitComposer(
   return { text: prompt + shown, cursor: cursorCol };
 }
 
+/**
+ * The width of the terminal stderr is, when it says (0 otherwise: off a terminal, or one that
+ * reports no size, nothing is wrapped or clipped).
+ */
+export function knownWidth(): number {
+  try {
+    return Deno.stderr.isTerminal() ? Math.max(0, Deno.consoleSize().columns) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The terminal's height in rows (a very tall one when unknown). */
+export function screenHeight(): number {
+  try {
+    const { rows } = Deno.consoleSize();
+    return rows > 0 ? rows : Number.MAX_SAFE_INTEGER;
+  } catch {
+    return Number.MAX_SAFE_INTEGER;
+  }
+}
+
 /** The terminal's width in columns (80 when unknown). */
 export function screenWidth(): number {
   return terminalWidth();
