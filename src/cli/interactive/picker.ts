@@ -86,15 +86,15 @@ export async function chooseSession(
   let lines = rowsOf(sessions);
   // The newest next to the prompt; a message (a wrong answer) goes above the list, so the list
   // is always right above the question, where the mark is drawn.
-  let title = "Sessions (newest last; type words to search):";
+  let title = "Sessions (newest last):";
   let said = "";
   for (;;) {
-    write([...(said ? [said] : []), title, ...[...lines].reverse()].join("\n"));
+    // The question stays short enough for one row; how to answer it is said above the list.
+    const how = `Type a number (1-${lines.length}), or ↑/↓ then Enter, or words to search; ` +
+      "Enter alone: none.";
+    write([...(said ? [said] : []), how, title, ...[...lines].reverse()].join("\n"));
     said = "";
-    const answer = await reader.select(
-      `resume which? (1-${lines.length}, ↑/↓ then Enter, or words to search; empty: none)> `,
-      lines,
-    );
+    const answer = await reader.select(`resume which? (1-${lines.length})> `, lines);
     if (answer === null || answer.trim() === "") {
       write("no session resumed.");
       return undefined;

@@ -40,7 +40,7 @@ Deno.test("picker: 0 and other numbers off the list are refused and asked again"
     assert.equal(p.asked.length, 2, `${JSON.stringify(wrong)} was not asked again`);
     // Said above the list, shown again so it stays right above the question.
     assert.ok(
-      p.said[1].startsWith(`'${wrong}' is not one of 1-2.\nSessions (newest last`),
+      p.said[1].startsWith(`'${wrong}' is not one of 1-2.\nType a number (1-2)`),
       `${JSON.stringify(wrong)}: ${p.said.join(" | ")}`,
     );
   }
@@ -73,10 +73,11 @@ Deno.test("picker: words narrow the list to the sessions that hold them, in prom
   assert.equal(await chooseSession(sessions, reader, (t) => said.push(t)), "c");
   assert.match(said[1], /no session holds 'nothing like this'/);
   const narrowed = said[2].split("\n");
-  assert.match(narrowed[0], /Sessions holding 'PARSER'/);
-  assert.equal(narrowed.length, 3, said[2]);
-  assert.match(narrowed[1], /^ {3}2\. .*explain the parser {2}→ It reads tokens\.$/);
-  assert.match(narrowed[2], /^ {3}1\. .*rename the parser/);
+  assert.match(narrowed[0], /^Type a number \(1-2\)/);
+  assert.match(narrowed[1], /Sessions holding 'PARSER'/);
+  assert.equal(narrowed.length, 4, said[2]);
+  assert.match(narrowed[2], /^ {3}2\. .*explain the parser {2}→ It reads tokens\.$/);
+  assert.match(narrowed[3], /^ {3}1\. .*rename the parser/);
   // The last reply counts too.
   const byReply = ["expires", "1"];
   const replyReader = { select: () => Promise.resolve(byReply.shift() ?? null) };

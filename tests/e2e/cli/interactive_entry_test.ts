@@ -118,7 +118,7 @@ Deno.test("resume picker (pty): --resume with no id lists the sessions (date, st
     // Newest last, next to the prompt; the escape in a prompt is shown, not obeyed.
     assert.match(
       out,
-      /Sessions \(newest last; type words to search\):\n {3}2\. \d{4}-\d\d-\d\d \d\d:\d\d {2}completed\s+the first task ␛\[31mred {2}→ First done\.\n {3}1\. .*completed\s+the second task {2}→ Second done\.\n/,
+      /Sessions \(newest last\):\n {3}2\. \d{4}-\d\d-\d\d \d\d:\d\d {2}completed\s+the first task ␛\[31mred {2}→ First done\.\n {3}1\. .*completed\s+the second task {2}→ Second done\.\n/,
     );
     assert.ok(!r.output.includes("\x1b[31mred"), "the raw escape never reaches the terminal");
     // Picked 2: the first task's conversation goes on.
