@@ -24,7 +24,7 @@ export function terminalRows(output: string, width: number): string[] {
       if (params.startsWith("?")) continue;
       const n = params.split(";")[0];
       pending = false;
-      if (final === "G") c = at(n) - 1;
+      if (final === "G") c = Math.max(0, Math.min(width, at(n)) - 1);
       else if (final === "A") r = Math.max(0, r - at(n));
       else if (final === "B") r += at(n);
       else if (final === "C") c = Math.min(width - 1, c + at(n));

@@ -282,8 +282,9 @@ function helpRow(name: string, help: string): string[] {
 export function helpText(): string {
   const commands = COMMANDS.filter((c) => c.help !== "").flatMap((c) => helpRow(c.usage, c.help));
   return [
-    "Type a prompt and press Enter. The model works with the tools until it answers without a",
-    "tool call (the answer is shown) or calls task_done; then it is your turn again. The",
+    // One line: the console wraps it at the terminal's width.
+    "Type a prompt and press Enter. The model works with the tools until it answers without a " +
+    "tool call (the answer is shown) or calls task_done; then it is your turn again. The " +
     "conversation carries over from turn to turn until /clear. Pasted lines form one prompt.",
     "Commands:",
     ...commands,
