@@ -11,13 +11,15 @@ const ESCAPE_SEQUENCES = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x
 /** Columns `text` takes on a terminal (escape sequences take none, wide characters two). */
 export function columns(text: string): number {
   let width = 0;
-  for (const ch of text.replace(ESCAPE_SEQUENCES, "")) {
-    const c = ch.codePointAt(0)!;
-    if (c < 0x20 || (c >= 0x7f && c < 0xa0) || (c >= 0x300 && c < 0x370) || c === 0x200d) continue;
-    if (c >= 0xfe00 && c <= 0xfe0f) continue;
-    width += wide(c) ? 2 : 1;
-  }
+  for (const ch of text.replace(ESCAPE_SEQUENCES, "")) width += charColumns(ch.codePointAt(0)!);
   return width;
+}
+
+/** Columns one character (code point `c`) takes: none for controls and combining marks. */
+function charColumns(c: number): number {
+  if (c < 0x20 || (c >= 0x7f && c < 0xa0) || (c >= 0x300 && c < 0x370) || c === 0x200d) return 0;
+  if (c >= 0xfe00 && c <= 0xfe0f) return 0;
+  return wide(c) ? 2 : 1;
 }
 
 function wide(c: number): boolean {
@@ -93,7 +95,9 @@ export class WordWrap {
       this.#track(text);
       return text;
     }
-    let out = "";
+    // The pieces written, a character or an escape sequence each, so that taking a word back
+    // or the spaces before a break is cheap.
+    const out: string[] = [];
     // Where the unfinished word's text in `out` starts; a word begun in an earlier piece
     // continues from the piece's start.
     let wordAt = 0;
@@ -103,15 +107,16 @@ export class WordWrap {
       ESCAPE_AT.lastIndex = i;
       const escape = ESCAPE_AT.exec(text);
       if (escape) {
-        out += escape[0];
+        out.push(escape[0]);
         if (this.#word !== "") this.#word += escape[0];
         i += escape[0].length;
         continue;
       }
-      const ch = String.fromCodePoint(text.codePointAt(i)!);
+      const code = text.codePointAt(i)!;
+      const ch = String.fromCodePoint(code);
       i += ch.length;
       if (ch === "\n" || ch === "\r") {
-        out += ch;
+        out.push(ch);
         this.#newRow();
         if (ch === "\n") this.#indent = undefined;
         continue;
@@ -120,15 +125,17 @@ export class WordWrap {
         this.#word = "";
         if (this.#broken) continue;
         const w = ch === "\t" ? 8 - (this.#col % 8) : 1;
-        if (this.#col + w > width) out = out.replace(/ +$/, "") + this.#break(width);
-        else {
-          out += ch;
+        if (this.#col + w > width) {
+          trimSpaces(out);
+          out.push(this.#break(width));
+        } else {
+          out.push(ch);
           this.#col += w;
           this.#row += " ".repeat(w);
         }
         continue;
       }
-      const w = columns(ch);
+      const w = charColumns(code);
       if (this.#col + w > width) {
         const indent = this.#hang(width);
         const word = this.#word;
@@ -141,11 +148,12 @@ export class WordWrap {
           indent.cols + cols + rest <= width
         ) {
           // The word goes down whole: taken back from this piece, or from the screen.
-          out = earlier ? "" : out.slice(0, wordAt).replace(/ +$/, "");
-          if (earlier) out += `\x1b[${this.#wordStart + 1}G\x1b[K`;
-          out += this.#break(width);
+          out.length = earlier ? 0 : wordAt;
+          trimSpaces(out);
+          if (earlier) out.push(`\x1b[${this.#wordStart + 1}G\x1b[K`);
+          out.push(this.#break(width));
           wordAt = out.length;
-          out += word;
+          out.push(word);
           this.#word = word;
           this.#wordCols = cols;
           this.#wordStart = this.#col;
@@ -153,7 +161,8 @@ export class WordWrap {
           this.#row += word.replace(ESCAPE_SEQUENCES, "");
         } else {
           // Too long for a row, or alone on it: broken where the row ends; the rest stays.
-          out = (word === "" ? out.replace(/ +$/, "") : out) + this.#break(width);
+          if (word === "") trimSpaces(out);
+          out.push(this.#break(width));
           if (word !== "") {
             this.#word = word;
             this.#wordCols = 0;
@@ -172,13 +181,13 @@ export class WordWrap {
         wordAt = out.length;
         earlier = false;
       }
-      out += ch;
+      out.push(ch);
       this.#word += ch;
       this.#wordCols += w;
       this.#col += w;
       this.#row += ch;
     }
-    return out;
+    return out.join("");
   }
 
   // A row break, and the indent of wrapped rows.
@@ -228,6 +237,11 @@ export class WordWrap {
     this.#row += text.replace(ESCAPE_SEQUENCES, "");
     this.#word = "";
   }
+}
+
+/** Drops the spaces `out` ends with (a row's end, before a break): they would show nothing. */
+function trimSpaces(out: string[]): void {
+  while (out.length > 0 && out[out.length - 1] === " ") out.pop();
 }
 
 /** `text` (starting at a row's start) wrapped for a terminal `width` columns wide. */

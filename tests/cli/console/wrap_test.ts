@@ -107,3 +107,15 @@ Deno.test("fitRow: one row clipped to the width, … last", () => {
   assert.equal(fitRow("a longer row of text", 10), "a longer …");
   assert.equal(columns(fitRow("日本語のテキスト", 7)), 7);
 });
+
+Deno.test("wrap: a megabyte of output (a large /diff) is laid out in linear time", () => {
+  const line =
+    "+    const value = compute(alpha, beta) + other_call(gamma) // and a comment here\n";
+  const text = line.repeat(Math.ceil(1_000_000 / line.length));
+  const started = performance.now();
+  const rows = wrapText(text, 80).split("\n");
+  const seconds = (performance.now() - started) / 1000;
+  // Taking words back by copying what was written made it quadratic: over 40 s here.
+  assert.ok(seconds < 15, `${seconds.toFixed(1)} s`);
+  assert.equal(rows.length, 2 * text.split("\n").length - 1);
+});
