@@ -233,6 +233,7 @@ class Chat {
       pick: () => pickSession(sessionPlace(session), reader, say),
       // Piped input answers no question: /rewind then takes its turn as an argument.
       choose: this.terminal ? (question, options) => reader.choose(question, options) : undefined,
+      select: this.terminal ? (question, rows) => reader.select(question, rows) : undefined,
       // A slash command's model work (/compact, /init) runs as a turn does.
       asTurn: async (work, label) => {
         const current = this.#current = new AbortController();

@@ -41,6 +41,8 @@ export interface CommandContext {
   write(text: string): void;
   /** Asks a question with choices to walk (on a terminal); the answer, or null. */
   choose?(question: string, options: string[]): Promise<string | null>;
+  /** Asks about the rows just written above it, ↑/↓ marking one (on a terminal). */
+  select?(question: string, rows: string[]): Promise<string | null>;
   /** Lets the user pick one of the workspace's sessions (on a terminal): its id, or undefined. */
   pick?(): Promise<string | undefined>;
 }
