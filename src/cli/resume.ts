@@ -15,7 +15,6 @@ import {
   type SessionPlace,
 } from "../trajectory/conversation.ts";
 import { containerMarker, type Trajectory } from "../trajectory/recorder.ts";
-import { outputMasker } from "../policy/secrets.ts";
 import type { Session } from "../agent/session.ts";
 import type { Container } from "../container/container.ts";
 import { workspaceOf } from "./context.ts";
@@ -107,32 +106,6 @@ export async function resumeTarget(
     };
   } catch (e) {
     if (e instanceof ResumeError) throw new UsageError(e.message);
-    throw e;
-  }
-}
-
-/**
- * Records in the resumed session's own file that /compact replaced its conversation by
- * `messages`: a resumed session has no file of its own before its first turn, and the compaction
- * must outlive leaving now (`deft -c`, `-r` and `deft sessions` go on from the summary). The
- * file is written whole at once (atomically, masked as the recorder masks), its mtime making it
- * the workspace's latest session.
- */
-export function recordResumedCompaction(resumed: Resumed, messages: readonly LLMMessage[]): void {
-  const trajectory = resumed.trajectory;
-  (trajectory.compactions ??= []).push({
-    time: new Date().toISOString(),
-    at_interactions: trajectory.llm_interactions.length,
-    at_rewinds: trajectory.rewinds?.length ?? 0,
-    messages: [...messages],
-  });
-  const text = JSON.stringify(outputMasker().maskDeep(trajectory), null, 2);
-  const temp = `${resumed.path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-  Deno.writeTextFileSync(temp, text + "\n", { mode: 0o600 });
-  try {
-    Deno.renameSync(temp, resumed.path);
-  } catch (e) {
-    Deno.removeSync(temp);
     throw e;
   }
 }

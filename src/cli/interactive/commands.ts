@@ -9,13 +9,8 @@ import { ruleLine } from "../approvals.ts";
 import type { LLMMessage } from "../../llm/types.ts";
 import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 import { type Session, sessionPatch } from "../../agent/session.ts";
-import {
-  recordResumedCompaction,
-  type Resumed,
-  resumedContainerNote,
-  resumeTarget,
-  sessionPlace,
-} from "../resume.ts";
+import { type Resumed, resumedContainerNote, resumeTarget, sessionPlace } from "../resume.ts";
+import { recordResumedCompaction } from "./resumed_compaction.ts";
 import { compactConversation, costReport, initAgentsFile, undoLastTurn } from "./turn_commands.ts";
 
 /** What a command may read and change. */
