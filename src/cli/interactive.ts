@@ -203,17 +203,20 @@ class Chat {
       session,
       conversation: this.resumed?.conversation ?? [],
       recorder: undefined,
+      resumed: this.resumed,
       turns: 0,
       tokens: 0,
       reset: (from) => {
         state.conversation = from?.conversation ?? [];
         state.recorder = undefined;
+        state.resumed = from?.resumed;
         this.#link = from?.link;
       },
       write: say,
       pick: () => pickSession(sessionPlace(session), reader, say),
       // Piped input answers no question: /rewind then takes its turn as an argument.
       choose: this.terminal ? (question, options) => reader.choose(question, options) : undefined,
+      select: this.terminal ? (question, rows) => reader.select(question, rows) : undefined,
       // A slash command's model work (/compact, /init) runs as a turn does.
       asTurn: async (work, label) => {
         const current = this.#current = new AbortController();

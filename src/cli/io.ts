@@ -6,6 +6,8 @@
 import { readLines } from "../line_reader.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalText } from "../policy/terminal_text.ts";
+import { knownWidth } from "./console/screen.ts";
+import { wrapText } from "./console/wrap.ts";
 
 export { UsageError } from "../errors.ts";
 
@@ -20,9 +22,13 @@ export async function writeStdout(text: string): Promise<void> {
   }
 }
 
-/** Writes a line to stderr, for progress and diagnostics. */
+/**
+ * Writes a line to stderr, for progress and diagnostics; on a terminal, wrapped at word
+ * boundaries to its width.
+ */
 export function writeStderr(text: string): void {
-  const bytes = encoder.encode(text.endsWith("\n") ? text : `${text}\n`);
+  const line = text.endsWith("\n") ? text : `${text}\n`;
+  const bytes = encoder.encode(wrapText(line, knownWidth()));
   let written = 0;
   while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
 }

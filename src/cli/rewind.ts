@@ -33,6 +33,8 @@ import {
   type TrajectoryRecorder,
 } from "../trajectory/recorder.ts";
 import { workspaceOf } from "./context.ts";
+import { knownWidth } from "./console/screen.ts";
+import { fitRow } from "./console/wrap.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 
 /** Options of `deft rewind`. */
@@ -200,6 +202,8 @@ export interface RewindContext {
   conversation: LLMMessage[];
   write(text: string): void;
   choose?(question: string, options: string[]): Promise<string | null>;
+  /** Asks about the rows just written above the question, ↑/↓ marking one (LineReader.select). */
+  select?(question: string, rows: string[]): Promise<string | null>;
 }
 
 /**
@@ -221,17 +225,26 @@ export async function rewindInteractive(ctx: RewindContext, arg: string): Promis
   const [turnWord, whatWord] = arg.trim().split(/\s+/).filter(Boolean);
   let turn = turnWord !== undefined && /^\d+$/.test(turnWord) ? Number(turnWord) : undefined;
   if (turn === undefined) {
+    // A row each (the gutter first, where ↑/↓ draw their mark), the newest next to the question.
     const lines = checkpoints.map((c) =>
-      `${String(c.turn).padStart(3)}. ${c.time.replace("T", " ").slice(11, 19)}  ` +
-      `${String(c.files_changed).padStart(3)} file(s)  ${terminalLine(c.label)}` +
-      (c.kind === "rewind" ? "  (before a rewind)" : "")
+      fitRow(
+        `  ${String(c.turn).padStart(3)}. ${c.time.replace("T", " ").slice(11, 19)}  ` +
+          `${String(c.files_changed).padStart(3)} file(s)  ${terminalLine(c.label)}` +
+          (c.kind === "rewind" ? "  (before a rewind)" : ""),
+        // Cut to the terminal's width only where the rows are drawn on it (not for an editor).
+        ctx.select ? knownWidth() : 0,
+      )
     );
     ctx.write(["Checkpoints (turn, time UTC, files changed, label):", ...lines].join("\n"));
-    if (!ctx.choose) {
+    if (!ctx.select && !ctx.choose) {
       ctx.write("go back with /rewind TURN [files|conversation|both].");
       return;
     }
-    const answer = await ctx.choose("rewind to which turn? (number; empty: none)> ", lines);
+    const question = "rewind to which turn? (number; empty: none)> ";
+    const rows = [...lines].reverse();
+    const answer = ctx.select
+      ? await ctx.select(question, rows)
+      : await ctx.choose!(question, rows);
     const text = answer?.trim() ?? "";
     const n = /^\d+$/.test(text) ? Number(text) : Number(/^\s*(\d+)\./.exec(text)?.[1] ?? NaN);
     if (text === "" || Number.isNaN(n)) {

@@ -14,6 +14,7 @@ import type { Tool } from "../tools/base.ts";
 import type { GateDecision, ToolCall, ToolCallResult } from "../tools/executor.ts";
 import { nestingProblem } from "../tools/nesting.ts";
 import { validateArguments } from "../tools/validate.ts";
+import { sentence } from "./question.ts";
 
 /** What the PreToolUse hooks made of a call. */
 export type PreToolStep =
@@ -47,8 +48,10 @@ export async function preToolUse(
     ...by,
   });
   if (said.decision === "deny") {
-    const reason = said.reason ?? "a PreToolUse hook refused the call";
-    return { decided: { verdict: reason, decision: record("deny", reason) } };
+    const reason = said.reason ?? "A PreToolUse hook refused the call";
+    // Said as every refusal says it: the hook's words as a sentence, then that nothing ran.
+    const verdict = `${sentence(reason)} It did not run.`;
+    return { decided: { verdict, decision: record("deny", reason) } };
   }
   let runArgs = args;
   if (said.updatedInput !== undefined) {
@@ -61,7 +64,7 @@ export async function preToolUse(
         `ones ${tool.name} does not accept, so the call was not run: ${checked.error}`;
       return {
         decided: {
-          verdict: reason,
+          verdict: sentence(reason),
           decision: { ...record("deny", reason), updated_input: said.updatedInput },
         },
       };

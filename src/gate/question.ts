@@ -180,6 +180,16 @@ async function alwaysWhere(
 }
 
 function refusal(request: Request, reason: string): string {
-  return `The user denied this ${request.kind}${reason ? `: ${reason}` : "."} It did not run. ` +
-    `Do not repeat it unchanged; take the reason into account or ask the user how to proceed.`;
+  const why = reason.trim();
+  return `The user denied this ${request.kind}${why ? `: ${sentence(why)}` : "."} It did not ` +
+    `run. Do not repeat it unchanged; take the reason into account or ask the user how to proceed.`;
+}
+
+/**
+ * `text` ended as a sentence: a full stop added unless it already ends with one (or `!`, `?`, `…`,
+ * before any closing quotes or brackets), so the words after it start a sentence of their own.
+ */
+export function sentence(text: string): string {
+  const trimmed = text.trimEnd();
+  return /[.!?…]["'”’)\]`]*$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }

@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { ApprovalGate } from "../../src/gate/approval.ts";
+import { preToolUse } from "../../src/gate/hooks.ts";
+import type { Hooks } from "../../src/hooks/hooks.ts";
 import { McpConnection, type RemoteTool } from "../../src/mcp/client.ts";
 import { McpTool } from "../../src/mcp/tool.ts";
 import type { CallPlan, ToolExecResult } from "../../src/tools/base.ts";
@@ -158,4 +160,39 @@ Deno.test("always for a bare `git` covers no git subcommand", async () => {
   assert.equal(await gate.check(bash, { command: "git" }), null);
   assert.match(String(await gate.check(bash, { command: "git reset --hard" })), /denied/);
   assert.equal(shown.length, 2);
+});
+
+Deno.test("a denial reads as sentences: the user's reason gets its full stop before 'It did not run.'", async () => {
+  const deny = async (answer: string) => {
+    const { gate } = gateAnswering("commands", [answer]);
+    return String(
+      await gate.check(new StandInTool(RUN_SCRIPT, context, new RecordingHost()), {
+        script: "rm -rf build",
+      }),
+    );
+  };
+  assert.match(
+    await deny("n use the test script"),
+    /^The user denied this command: use the test script\. It did not run\. Do not repeat it/,
+  );
+  // A reason that already ends a sentence keeps its own mark; none at all, the plain refusal.
+  assert.match(await deny("n why?"), /: why\? It did not run\./);
+  assert.match(await deny('n say "stop."'), /: say "stop\." It did not run\./);
+  assert.match(await deny("n"), /^The user denied this command\. It did not run\./);
+});
+
+Deno.test("a PreToolUse hook's refusal reads as the others do: its reason, a full stop, 'It did not run.'", async () => {
+  const tool = new StandInTool(RUN_SCRIPT, context, new RecordingHost());
+  const refusedBy = async (reason?: string) => {
+    const hooks = {
+      preToolUse: () => Promise.resolve({ decision: "deny", reason, by: { name: "guard" } }),
+    } as unknown as Hooks;
+    const step = await preToolUse(hooks, tool, { script: "ls" }, undefined, "commands");
+    return "decided" in step ? String(step.decided.verdict) : "not decided";
+  };
+  assert.equal(
+    await refusedBy("PreToolUse hook guard refused the call: use make"),
+    "PreToolUse hook guard refused the call: use make. It did not run.",
+  );
+  assert.equal(await refusedBy(undefined), "A PreToolUse hook refused the call. It did not run.");
 });

@@ -22,7 +22,13 @@ export interface PtyRun {
 export async function runDeftInPty(
   args: string[],
   steps: PtyStep[],
-  options: { cwd: string; env?: Record<string, string>; timeoutSeconds?: number },
+  options: {
+    cwd: string;
+    env?: Record<string, string>;
+    timeoutSeconds?: number;
+    /** The terminal's size (by default none is set: the program sees 0×0). */
+    size?: { cols: number; rows: number };
+  },
 ): Promise<PtyRun> {
   await using scriptDir = await tempDir("deft-pty-");
   const script = `${scriptDir.path}/script.json`;
@@ -34,6 +40,7 @@ export async function runDeftInPty(
       env: { NO_COLOR: "1", DENO_DIR: denoDir(), TERM: "xterm", ...options.env },
       steps,
       timeout: options.timeoutSeconds ?? 90,
+      ...(options.size && { cols: options.size.cols, rows: options.size.rows }),
     }),
   );
   const out = await new Deno.Command("python3", {

@@ -2,18 +2,21 @@
 
 Usage: python3 pty_drive.py SCRIPT.json
 SCRIPT: {"argv": [...], "cwd": str, "env": {...}, "steps": [{"expect": regex, "send": text}],
-         "timeout": seconds per step}
+         "timeout": seconds per step, "cols"/"rows": the terminal's size (default: none set)}
 Each step waits until `expect` matches the output that followed the previous match, then writes
 `send` (escapes like \\x04 for Ctrl-D are the caller's). Prints one JSON object on stdout:
 {"code": exit code or null, "output": everything the terminal showed, "failed": step index or null}.
 """
+import fcntl
 import json
 import os
 import pty
 import re
 import select
 import signal
+import struct
 import sys
+import termios
 import time
 
 
@@ -22,6 +25,10 @@ def main():
     timeout = script.get("timeout", 90)
     pid, fd = pty.fork()
     if pid == 0:
+        if script.get("cols"):
+            # The terminal's size, set before the program starts and asks for it.
+            size = struct.pack("HHHH", script.get("rows", 24), script["cols"], 0, 0)
+            fcntl.ioctl(0, termios.TIOCSWINSZ, size)
         os.chdir(script["cwd"])
         env = dict(os.environ)
         env.update(script.get("env", {}))

@@ -8,31 +8,12 @@
  * run`, an idle prompt, an empty line) the bytes pass through unchanged.
  */
 
+import { columns, WordWrap } from "./wrap.ts";
+
+export { columns };
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-// deno-lint-ignore no-control-regex
-const ESCAPES = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]/g;
-
-/** Columns `text` takes on a terminal (escape sequences take none, wide characters two). */
-export function columns(text: string): number {
-  let width = 0;
-  for (const ch of text.replace(ESCAPES, "")) {
-    const c = ch.codePointAt(0)!;
-    if (c < 0x20 || (c >= 0x7f && c < 0xa0) || (c >= 0x300 && c < 0x370) || c === 0x200d) continue;
-    if (c >= 0xfe00 && c <= 0xfe0f) continue;
-    width += wide(c) ? 2 : 1;
-  }
-  return width;
-}
-
-function wide(c: number): boolean {
-  return (c >= 0x1100 && c <= 0x115f) || (c >= 0x2e80 && c <= 0xa4cf) ||
-    (c >= 0xac00 && c <= 0xd7a3) || (c >= 0xf900 && c <= 0xfaff) ||
-    (c >= 0xfe30 && c <= 0xfe4f) || (c >= 0xff00 && c <= 0xff60) ||
-    (c >= 0xffe0 && c <= 0xffe6) || (c >= 0x1f300 && c <= 0x1faff) ||
-    (c >= 0x20000 && c <= 0x3fffd);
-}
 
 /** What the composer line shows: its text (one row, already fitted) and the cursor's column. */
 export interface ComposerLine {
@@ -50,15 +31,24 @@ export class Screen {
   #composer: (() => ComposerLine | undefined) | undefined;
   #held = 0;
 
+  // Console output wrapped at word boundaries (wrap.ts), when the width is known.
+  readonly #wrap = new WordWrap();
+
+  /**
+   * `width` is the terminal's for the composer line (a guess when unknown); `wrapWidth` the one
+   * output is wrapped at, 0 when none is (off a terminal, or a terminal that reports no size).
+   */
   constructor(
     private readonly sink: (bytes: Uint8Array) => void,
     private readonly width: () => number,
+    private readonly wrapWidth: () => number = () => 0,
   ) {}
 
   /** Writes console output: the composer line is erased first and drawn again after. */
   write(text: string): void {
-    this.#sink(this.#erase() + text);
-    this.#track(text);
+    const wrapped = this.#wrap.push(text, this.wrapWidth());
+    this.#sink(this.#erase() + wrapped);
+    this.#track(wrapped);
     this.#sink(this.#draw());
   }
 
@@ -75,6 +65,7 @@ export class Screen {
     this.#sink(this.#erase());
     this.#composer = source;
     this.#partial = "";
+    this.#wrap.reset();
     this.#sink(this.#draw());
   }
 
@@ -96,6 +87,7 @@ export class Screen {
       released = true;
       this.#held--;
       this.#partial = "";
+      this.#wrap.reset();
       this.#sink(this.#draw());
     };
   }
@@ -154,7 +146,7 @@ function writeStderr(bytes: Uint8Array): void {
 }
 
 /** The terminal's screen (stderr): one for the process. */
-export const screen = new Screen(writeStderr, terminalWidth);
+export const screen = new Screen(writeStderr, terminalWidth, knownWidth);
 
 /** Writes `bytes` to stderr around the composer line (see `Screen`). */
 export function screenWrite(bytes: Uint8Array): void {
@@ -188,6 +180,28 @@ export function fitComposer(
   const shown = (start > 0 ? "…" : "") + flat.slice(start, end).join("");
   const cursorCol = columns(prompt) + (start > 0 ? 1 : 0) + columns(flat.slice(start, at).join(""));
   return { text: prompt + shown, cursor: cursorCol };
+}
+
+/**
+ * The width of the terminal stderr is, when it says (0 otherwise: off a terminal, or one that
+ * reports no size, nothing is wrapped or clipped).
+ */
+export function knownWidth(): number {
+  try {
+    return Deno.stderr.isTerminal() ? Math.max(0, Deno.consoleSize().columns) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The terminal's height in rows (a very tall one when unknown). */
+export function screenHeight(): number {
+  try {
+    const { rows } = Deno.consoleSize();
+    return rows > 0 ? rows : Number.MAX_SAFE_INTEGER;
+  } catch {
+    return Number.MAX_SAFE_INTEGER;
+  }
 }
 
 /** The terminal's width in columns (80 when unknown). */

@@ -5,6 +5,8 @@
  */
 
 import { terminalLine } from "../../policy/terminal_text.ts";
+import { knownWidth } from "./screen.ts";
+import { fitRow } from "./wrap.ts";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const encoder = new TextEncoder();
@@ -113,6 +115,8 @@ export class Spinner {
   #draw(): void {
     const seconds = ((performance.now() - this.#started) / 1000).toFixed(1);
     const frame = FRAMES[this.#frame++ % FRAMES.length];
-    this.write(encoder.encode(`\r\x1b[2K${frame} ${this.#label} · ${seconds} s`));
+    // One row, whatever the label: a wrapped spinner would leave a row behind at each redraw.
+    const line = fitRow(`${frame} ${this.#label} · ${seconds} s`, knownWidth() - 1);
+    this.write(encoder.encode(`\r\x1b[2K${line}`));
   }
 }

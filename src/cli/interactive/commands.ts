@@ -9,7 +9,8 @@ import { ruleLine } from "../approvals.ts";
 import type { LLMMessage } from "../../llm/types.ts";
 import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 import { type Session, sessionPatch } from "../../agent/session.ts";
-import { resumedContainerNote, resumeTarget, sessionPlace } from "../resume.ts";
+import { type Resumed, resumedContainerNote, resumeTarget, sessionPlace } from "../resume.ts";
+import { recordResumedCompaction } from "./resumed_compaction.ts";
 import { compactConversation, costReport, initAgentsFile, undoLastTurn } from "./turn_commands.ts";
 
 /** What a command may read and change. */
@@ -19,13 +20,24 @@ export interface CommandContext {
   recorder?: TrajectoryRecorder;
   turns: number;
   tokens: number;
-  /** Starts a new conversation; `from` fills it with a resumed one. */
+  /**
+   * The earlier session this conversation goes on from, while it has no file of its own (no
+   * turn yet): where /compact records the compacted conversation.
+   */
+  resumed?: Resumed;
+  /** Starts a new conversation; `from` fills it with a resumed one (`resumed`: not gone on yet). */
   reset(
-    from?: { conversation: LLMMessage[]; link: { session_id: string | null; path: string } },
+    from?: {
+      conversation: LLMMessage[];
+      link: { session_id: string | null; path: string };
+      resumed?: Resumed;
+    },
   ): void;
   write(text: string): void;
   /** Asks a question with choices to walk (on a terminal); the answer, or null. */
   choose?(question: string, options: string[]): Promise<string | null>;
+  /** Asks about the rows just written above it, ↑/↓ marking one (on a terminal). */
+  select?(question: string, rows: string[]): Promise<string | null>;
   /** Lets the user pick one of the workspace's sessions (on a terminal): its id, or undefined. */
   pick?(): Promise<string | undefined>;
 }
@@ -121,8 +133,11 @@ const COMMANDS: SlashCommand[] = [
           // Recorded at once, so leaving now still resumes the compacted conversation; the next
           // turn records a new trajectory that goes on from this one.
           const recorder = ctx.recorder;
-          if (!recorder) ctx.conversation = conversation;
-          else {
+          if (!recorder) {
+            // Resumed, before its first turn: into the file of the session it goes on from.
+            if (ctx.resumed) recordResumedCompaction(ctx.resumed, conversation);
+            ctx.conversation = conversation;
+          } else {
             recorder.recordCompaction(conversation);
             const link = {
               session_id: recorder.data.session_id ?? null,
@@ -215,7 +230,7 @@ const COMMANDS: SlashCommand[] = [
         if (!resumed) return;
         const note = resumedContainerNote(resumed, place);
         if (note) ctx.write(note);
-        ctx.reset({ conversation: resumed.conversation, link: resumed.link });
+        ctx.reset({ conversation: resumed.conversation, link: resumed.link, resumed });
         ctx.session.hooksRestart = "resume";
         ctx.write(
           `resumed session ${resumed.link.session_id}: ${resumed.conversation.length} ` +
@@ -266,8 +281,9 @@ function helpRow(name: string, help: string): string[] {
 export function helpText(): string {
   const commands = COMMANDS.filter((c) => c.help !== "").flatMap((c) => helpRow(c.usage, c.help));
   return [
-    "Type a prompt and press Enter. The model works with the tools until it answers without a",
-    "tool call (the answer is shown) or calls task_done; then it is your turn again. The",
+    // One line: the console wraps it at the terminal's width.
+    "Type a prompt and press Enter. The model works with the tools until it answers without a " +
+    "tool call (the answer is shown) or calls task_done; then it is your turn again. The " +
     "conversation carries over from turn to turn until /clear. Pasted lines form one prompt.",
     "Commands:",
     ...commands,

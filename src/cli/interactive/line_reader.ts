@@ -22,9 +22,10 @@ import { createInterface, type Interface } from "node:readline";
 import process from "node:process";
 import { dirname } from "node:path";
 import { readOwnText } from "../../policy/own_file.ts";
-import { fitComposer, screen, screenWidth } from "../console/screen.ts";
+import { fitComposer, screen, screenHeight, screenWidth } from "../console/screen.ts";
 import { printable } from "../console/printable.ts";
 import { terminalLine } from "../../policy/terminal_text.ts";
+import { RowMenu } from "./row_menu.ts";
 
 /** Entries kept in the history file. */
 const HISTORY_SIZE = 1000;
@@ -55,6 +56,8 @@ export class LineReader {
   // A question (ask/choose) is on screen: a paste is held for the next prompt.
   #asking = false;
   #onEscape: (double: boolean) => void = () => {};
+  // `select`: the mark over the rows above the question.
+  #menu: RowMenu | undefined;
   // Ctrl-R: what is searched for, where in the history (newest first) to look next, and the
   // prompt and line from before the search.
   #search: { query: string; from: number; prompt: string; line: string } | undefined;
@@ -151,6 +154,12 @@ export class LineReader {
       return false;
     }
     if (this.#search && this.#searching(s, key)) return false;
+    if (this.#menu && (key?.name === "up" || key?.name === "down")) {
+      // deno-lint-ignore no-explicit-any
+      const below = (this.#rl as any).getCursorPos?.().rows ?? 0;
+      process.stderr.write(this.#menu.move(key.name === "up" ? 1 : -1, below, screenHeight()));
+      return false;
+    }
     // Two Escs typed quickly reach the decoder together and come out as one key, `\x1b\x1b`.
     if (key?.name === "escape") {
       this.#onEscape(key.sequence === "\x1b\x1b");
@@ -448,6 +457,21 @@ export class LineReader {
         rl.history = history;
         rl.historyIndex = -1;
       }
+    }
+  }
+
+  /**
+   * A question about `rows`, the lines written just above it (see RowMenu): ↑/↓ move a mark over
+   * them and Enter on an empty line answers the marked row; a row is never put on the answer
+   * line. Off a terminal, as `ask`.
+   */
+  async select(question: string, rows: string[]): Promise<string | null> {
+    if (!this.terminal) return await this.ask(question);
+    const menu = this.#menu = new RowMenu(rows);
+    try {
+      return menu.answer(await this.ask(question));
+    } finally {
+      this.#menu = undefined;
     }
   }
 

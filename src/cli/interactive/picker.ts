@@ -2,8 +2,8 @@
  * The session picker of `deft interactive --resume` (no id), `deft resume` and `/resume`: the
  * workspace's recent conversations (helper sessions such as `/init`'s left out), numbered, with
  * their date, status, first prompt and the model's last words (masked, and inert on the
- * terminal). The user types a number, walks the list with the arrow keys and presses Enter, or
- * types words to narrow the list to the conversations that hold them.
+ * terminal). The user types a number, moves the mark over the list with the arrow keys and
+ * presses Enter, or types words to narrow the list to the conversations that hold them.
  */
 import {
   listSessions,
@@ -14,6 +14,8 @@ import {
 import { maskOutput } from "../../policy/secrets.ts";
 import { terminalLine } from "../../policy/terminal_text.ts";
 import type { LineReader } from "./line_reader.ts";
+import { knownWidth } from "../console/screen.ts";
+import { fitRow } from "../console/wrap.ts";
 
 /** Sessions offered at most. */
 const OFFERED = 20;
@@ -60,30 +62,39 @@ export async function pickSession(
     write(`no earlier session in ${terminalLine(placeText(place))}.`);
     return undefined;
   }
-  return await chooseSession(sessions, reader, write);
+  return await chooseSession(sessions, reader, write, knownWidth());
 }
 
 /**
  * Shows `sessions` (newest first) and asks until the answer is one of their numbers (1 to their
  * count) or a line of the list; a number out of range (`0` included) is said to be wrong and
  * asked again; words narrow the list to the sessions that hold them (none: the list stays).
+ * The list is drawn right above the question, a row each (clipped to `width` columns when
+ * given), the newest lowest: ↑ marks it, ↑ again the one above, and Enter takes the marked one.
  * Its id (or trajectory path), or undefined when the user answers nothing.
  */
 export async function chooseSession(
   all: readonly SessionSummary[],
-  reader: Pick<LineReader, "choose">,
+  reader: Pick<LineReader, "select">,
   write: (text: string) => void,
+  width = 0,
 ): Promise<string | undefined> {
   let sessions = all;
-  let lines = sessions.map((s, i) => sessionLine(i, s));
-  // The newest next to the prompt: the up arrow walks up the list from it.
-  const show = (title: string) => write([title, ...[...lines].reverse()].join("\n"));
-  show("Sessions (newest last; type words to search):");
+  // Each row starts with the gutter where the mark goes.
+  const rowsOf = (list: readonly SessionSummary[]) =>
+    list.map((s, i) => fitRow(`  ${sessionLine(i, s)}`, width));
+  let lines = rowsOf(sessions);
+  // The newest next to the prompt; a message (a wrong answer) goes above the list, so the list
+  // is always right above the question, where the mark is drawn.
+  let title = "Sessions (newest last):";
+  let said = "";
   for (;;) {
-    const answer = await reader.choose(
-      `resume which? (1-${lines.length}, ↑/↓ then Enter, or words to search; empty: none)> `,
-      lines,
-    );
+    // The question stays short enough for one row; how to answer it is said above the list.
+    const how = `Type a number (1-${lines.length}), or ↑/↓ then Enter, or words to search; ` +
+      "Enter alone: none.";
+    write([...(said ? [said] : []), how, title, ...[...lines].reverse()].join("\n"));
+    said = "";
+    const answer = await reader.select(`resume which? (1-${lines.length})> `, lines);
     if (answer === null || answer.trim() === "") {
       write("no session resumed.");
       return undefined;
@@ -95,16 +106,16 @@ export async function chooseSession(
       return picked.id || picked.path;
     }
     if (/^\d+$/.test(text)) {
-      write(`'${terminalLine(text)}' is not one of 1-${lines.length}.`);
+      said = `'${terminalLine(text)}' is not one of 1-${lines.length}.`;
       continue;
     }
     const found = matchingSessions(all, text);
     if (found.length === 0) {
-      write(`no session holds '${terminalLine(text)}'; the list is as it was.`);
+      said = `no session holds '${terminalLine(text)}'; the list is as it was.`;
       continue;
     }
     sessions = found;
-    lines = sessions.map((s, i) => sessionLine(i, s));
-    show(`Sessions holding '${terminalLine(text)}' (newest last):`);
+    lines = rowsOf(sessions);
+    title = `Sessions holding '${terminalLine(text)}' (newest last):`;
   }
 }

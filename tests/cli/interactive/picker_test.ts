@@ -25,7 +25,7 @@ function picker(answers: (string | null)[]) {
   const asked: string[] = [];
   const said: string[] = [];
   const reader = {
-    choose: (question: string) => {
+    select: (question: string) => {
       asked.push(question);
       return Promise.resolve(answers.length > 0 ? answers.shift()! : null);
     },
@@ -38,8 +38,9 @@ Deno.test("picker: 0 and other numbers off the list are refused and asked again"
     const p = picker([wrong, "2"]);
     assert.equal(await p.pick(), "oldest", `after ${JSON.stringify(wrong)} the next answer picks`);
     assert.equal(p.asked.length, 2, `${JSON.stringify(wrong)} was not asked again`);
+    // Said above the list, shown again so it stays right above the question.
     assert.ok(
-      p.said.includes(`'${wrong}' is not one of 1-2.`),
+      p.said[1].startsWith(`'${wrong}' is not one of 1-2.\nType a number (1-2)`),
       `${JSON.stringify(wrong)}: ${p.said.join(" | ")}`,
     );
   }
@@ -67,17 +68,18 @@ Deno.test("picker: words narrow the list to the sessions that hold them, in prom
   ];
   const said: string[] = [];
   const answers = ["nothing like this", "PARSER", "1"];
-  const reader = { choose: () => Promise.resolve(answers.shift() ?? null) };
+  const reader = { select: () => Promise.resolve(answers.shift() ?? null) };
   // "PARSER" keeps c and a (newest first): 1 is c again, renumbered within the matches.
   assert.equal(await chooseSession(sessions, reader, (t) => said.push(t)), "c");
   assert.match(said[1], /no session holds 'nothing like this'/);
   const narrowed = said[2].split("\n");
-  assert.match(narrowed[0], /Sessions holding 'PARSER'/);
-  assert.equal(narrowed.length, 3, said[2]);
-  assert.match(narrowed[1], /^ 2\. .*explain the parser {2}→ It reads tokens\.$/);
-  assert.match(narrowed[2], /^ 1\. .*rename the parser/);
+  assert.match(narrowed[0], /^Type a number \(1-2\)/);
+  assert.match(narrowed[1], /Sessions holding 'PARSER'/);
+  assert.equal(narrowed.length, 4, said[2]);
+  assert.match(narrowed[2], /^ {3}2\. .*explain the parser {2}→ It reads tokens\.$/);
+  assert.match(narrowed[3], /^ {3}1\. .*rename the parser/);
   // The last reply counts too.
   const byReply = ["expires", "1"];
-  const replyReader = { choose: () => Promise.resolve(byReply.shift() ?? null) };
+  const replyReader = { select: () => Promise.resolve(byReply.shift() ?? null) };
   assert.equal(await chooseSession(sessions, replyReader, () => {}), "b");
 });

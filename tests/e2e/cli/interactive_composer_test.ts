@@ -436,7 +436,7 @@ Deno.test("interactive (pty): the /rewind picker names a turn by what was typed,
     assert.equal(r.failed, null, out);
     // The model got the shell output and the file; the picker shows the prompt as typed.
     assert.match(JSON.stringify(mock.requests[0].body), /user-shell-command[\s\S]*attached-file/);
-    assert.match(out, /^ {2}1\. [\d:]+ +\d+ file\(s\) {2}look at @calc\.py$/m);
+    assert.match(out, /^ {4}1\. [\d:]+ +\d+ file\(s\) {2}look at @calc\.py$/m);
     assert.doesNotMatch(out, /file\(s\) {2}<user-shell-command>/);
   } finally {
     await mock.close();
@@ -470,6 +470,48 @@ Deno.test("interactive (pty): `!` alone enters shell mode: lines run without `!`
     assert.match(prompt, /\$ ls\n[\s\S]*calc\.py/);
     assert.match(prompt, /echo not-a-command\n*$/);
     assert.doesNotMatch(out, /^not-a-command$/m, "the line after Esc was not run");
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("interactive (pty): in the /rewind picker ↑ marks the newest checkpoint's row and Enter takes it; no row is put on the answer line", async () => {
+  const repo = await makeBuggyRepo();
+  const env = await home();
+  const mock = MockLLM.start([
+    chatToolCalls([["str_replace_based_edit_tool", {
+      command: "str_replace",
+      path: `${repo}/calc.py`,
+      old_str: "a - b",
+      new_str: "a + b",
+    }]]),
+    chatText("Changed it."),
+    chatText("Again."),
+  ]);
+  try {
+    const r = await runDeftInPty(
+      ["interactive", "-w", repo, ...modelArgs(mock), "--approval", "never"],
+      [
+        { expect: "deft> ", send: "change calc" + ENTER },
+        { expect: "Changed it\\.[\\s\\S]*deft> ", send: "and again" + ENTER },
+        { expect: "Again\\.[\\s\\S]*deft> ", send: "/rewind" + ENTER },
+        { expect: "rewind to which turn\\? \\(number; empty: none\\)> ", send: "\x1b[A" },
+        { expect: "› +2\\. ", send: "\x1b[A" },
+        { expect: "› +1\\. ", send: ENTER },
+        { expect: "restore: files, conversation or both\\?[^\\n]*> ", send: "files" + ENTER },
+        { expect: "deft> ", send: CTRL_D, delay: 0.5 },
+        { expect: "bye" },
+      ],
+      { cwd: env.HOME, env, size: { cols: 100, rows: 30 } },
+    );
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    // deno-lint-ignore no-control-regex
+    const pasted = /which turn\?[^\n]*> (?:\x1b\[[0-9;]*[A-Za-z])*[ ›]*\d+\. \d\d:/;
+    assert.doesNotMatch(r.output, pasted);
+    // ↑ twice: turn 1, the row above the newest.
+    assert.match(out, /rewound the files to turn 1 \(change calc\)/);
   } finally {
     await mock.close();
   }

@@ -118,7 +118,7 @@ Deno.test("resume picker (pty): --resume with no id lists the sessions (date, st
     // Newest last, next to the prompt; the escape in a prompt is shown, not obeyed.
     assert.match(
       out,
-      /Sessions \(newest last; type words to search\):\n 2\. \d{4}-\d\d-\d\d \d\d:\d\d {2}completed\s+the first task ␛\[31mred {2}→ First done\.\n 1\. .*completed\s+the second task {2}→ Second done\.\n/,
+      /Sessions \(newest last\):\n {3}2\. \d{4}-\d\d-\d\d \d\d:\d\d {2}completed\s+the first task ␛\[31mred {2}→ First done\.\n {3}1\. .*completed\s+the second task {2}→ Second done\.\n/,
     );
     assert.ok(!r.output.includes("\x1b[31mred"), "the raw escape never reaches the terminal");
     // Picked 2: the first task's conversation goes on.
@@ -129,6 +129,46 @@ Deno.test("resume picker (pty): --resume with no id lists the sessions (date, st
     const again = mock.requests[3].body.messages;
     assert.equal(lastUser(mock.requests[3]), "again");
     assert.ok(again.some((m: { content: string }) => m.content === "what did we do?"), "newest");
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("resume picker (pty): ↑/↓ move a mark over the list and Enter takes the marked session; no row is ever put on the answer line", async () => {
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([
+    chatText("Alpha done."),
+    chatText("Beta done."),
+    chatText("Gamma done."),
+    chatText("Back on beta."),
+  ]);
+  const env = await place(mock);
+  try {
+    for (const task of ["the alpha task", "the beta task", "the gamma task"]) {
+      const r = await runDeft(["run", task], { cwd: repo, env });
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const DOWN = "\x1b[B";
+    const r = await runDeftInPty(["-r"], [
+      { expect: "resume which\\? \\(1-3[^>]*> ", send: UP },
+      { expect: "› +1\\. [^\\n]*gamma task", send: UP },
+      { expect: "› +2\\. [^\\n]*beta task", send: UP },
+      { expect: "› +3\\. [^\\n]*alpha task", send: DOWN },
+      { expect: "› +2\\. [^\\n]*beta task", send: ENTER },
+      { expect: "resumed session[\\s\\S]*deft> ", send: "where were we?" + ENTER },
+      { expect: "Back on beta\\.[\\s\\S]*deft> ", send: CTRL_D },
+      { expect: "bye" },
+    ], { cwd: repo, env, size: { cols: 100, rows: 30 } });
+    const out = plain(r.output);
+    assert.equal(r.failed, null, out);
+    assert.equal(r.code, 0, out);
+    // The answer line stays what was typed (nothing): no row was pasted after the prompt.
+    // deno-lint-ignore no-control-regex
+    const pasted = /resume which\?[^\n]*> (?:\x1b\[[0-9;]*[A-Za-z])*[ ›]*\d+\. \d{4}-/;
+    assert.doesNotMatch(r.output, pasted);
+    const sent = mock.requests[3].body.messages;
+    assert.match(sent[1].content, /the beta task/);
+    assert.equal(lastUser(mock.requests[3]), "where were we?");
   } finally {
     await mock.close();
   }

@@ -141,7 +141,7 @@ Deno.test("launch (pty): after /init, deft -c resumes the user's conversation; d
     assert.ok(!/\d\. .*\/init/.test(shown), `a /init helper was offered:\n${shown}`);
     assert.match(
       shown,
-      /holding 'noted' \(newest last\):\n 1\. .*remember the word PLUM {2}→ Noted PLUM\.\n/,
+      /holding 'noted' \(newest last\):\n {3}1\. .*remember the word PLUM {2}→ Noted PLUM\.\n/,
     );
 
     // deft sessions shows the helper under its conversation.
