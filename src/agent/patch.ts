@@ -113,7 +113,7 @@ export async function recordBaseline(
   options: { sandbox?: GitSandbox; limits?: GitLimits } = {},
 ): Promise<WorkspaceBaseline | undefined> {
   const place = await hostPlace(dir, options.sandbox, options.limits);
-  const facts = await repoFacts(place);
+  const facts = await repositoryFacts(place);
   if (!facts) return undefined;
   const store = await place.scratch("baseline");
   const remove = () => {
@@ -141,7 +141,7 @@ export async function recordBaselineIn(
   place: GitPlace,
   workspace: string,
 ): Promise<WorkspaceBaseline | undefined> {
-  const facts = await repoFacts(place);
+  const facts = await repositoryFacts(place);
   if (!facts) return undefined;
   const store = await place.scratch("baseline");
   let gone: Promise<void> | undefined;
@@ -169,7 +169,7 @@ export async function patchIn(
   place: GitPlace,
   options: { base?: string; baseline?: WorkspaceBaseline } = {},
 ): Promise<string> {
-  const facts = await repoFacts(place);
+  const facts = await repositoryFacts(place);
   if (!facts) return "";
   const { baseline } = options;
   const scratch = await place.scratch("patch");
@@ -209,23 +209,29 @@ export async function patchIn(
   }
 }
 
-/** What one `git rev-parse` tells about the place's repository (see `repoFacts`). */
+/** What one `git rev-parse` tells about the place's repository (see `repositoryFacts`). */
 export interface RepoFacts {
   /** The repository's object store, absolute. */
   objects: string;
   /** git's own ignore and attributes lists (`info/exclude`, `info/attributes`), absolute. */
   infoFiles: string[];
+  /** Its object format (`sha1`, `sha256`). */
+  format: string;
+  /** HEAD's tree when it was asked, undefined when there is no commit yet. */
+  head?: string;
 }
 
 /**
  * Whether the place's workspace is in a git work tree, and where that repository keeps its objects
- * and its own ignore and attributes lists: one git command for what took three. Undefined outside
- * a work tree; a stopped git throws.
+ * and its own ignore and attributes lists, its object format and HEAD's tree: one git command
+ * (`rev-parse` lists no config) for what took four. Undefined outside a work tree; a stopped git
+ * throws.
  */
-async function repoFacts(place: GitPlace): Promise<RepoFacts | undefined> {
+export async function repositoryFacts(place: GitPlace): Promise<RepoFacts | undefined> {
   const r = await place.git([
     "rev-parse",
     "--is-inside-work-tree",
+    "--show-object-format",
     "--path-format=absolute",
     "--git-path",
     "objects",
@@ -233,10 +239,19 @@ async function repoFacts(place: GitPlace): Promise<RepoFacts | undefined> {
     "info/exclude",
     "--git-path",
     "info/attributes",
+    // Last: an unborn HEAD prints nothing here, and nothing after it would be printed.
+    "--revs-only",
+    "HEAD^{tree}",
   ]);
   const lines = r.out.split("\n");
-  if (!r.ok || lines[0] !== "true" || lines.length < 4) return undefined;
-  return { objects: lines[1], infoFiles: lines.slice(2, 4).filter(Boolean) };
+  if (!r.ok || lines[0] !== "true" || lines.length < 5) return undefined;
+  const head = /^[0-9a-f]{40,64}$/.test(lines[5] ?? "") ? lines[5] : undefined;
+  return {
+    format: lines[1],
+    objects: lines[2],
+    infoFiles: lines.slice(3, 5).filter(Boolean),
+    ...(head && { head }),
+  };
 }
 
 /**
@@ -252,20 +267,6 @@ async function readHead(place: GitPlace, env: Record<string, string>): Promise<b
   }
   await must(place.git(["read-tree", "--empty"], env), "read-tree");
   return false;
-}
-
-/**
- * `readHead` for a checkpoint store, whose private common dir has no refs: HEAD's tree is found
- * first (rev-parse, which lists no config), then read by its id from the repository's objects.
- */
-async function readHeadTree(place: GitPlace, env: Record<string, string>): Promise<void> {
-  const head = await place.git(["rev-parse", "--verify", "-q", "HEAD^{tree}"]);
-  const tree = head.out.trim();
-  if (!head.ok || !/^[0-9a-f]{40,64}$/.test(tree)) {
-    await readHead(place, env);
-    return;
-  }
-  await must(place.git(["read-tree", tree], env), "read-tree");
 }
 
 /** Writes the work tree's state as a tree into `store` (a place's scratch folder); its id. */
@@ -320,6 +321,11 @@ export interface CheckpointOptions {
   gate?: Promise<unknown>;
   /** A tree in the store to list the changed files against (`CheckpointTree.changed`). */
   since?: string;
+  /**
+   * Awaited, after `gate`, with the names (bytes, from the workspace) about to be read into the
+   * store, before any is: it may refuse them by throwing (the store's bound).
+   */
+  admit?: (paths: readonly Uint8Array[]) => Promise<unknown>;
 }
 
 /**
@@ -331,9 +337,9 @@ export interface CheckpointOptions {
 export async function recordCheckpointIn(
   place: GitPlace,
   store: string,
-  { kept = false, empty = false, facts: known, gate, since }: CheckpointOptions = {},
+  { kept = false, empty = false, facts: known, gate, since, admit }: CheckpointOptions = {},
 ): Promise<CheckpointTree> {
-  const facts = known ?? await repoFacts(place);
+  const facts = known ?? await repositoryFacts(place);
   if (!facts) {
     throw new PatchError(`git rev-parse failed: ${place.where} is not in a git work tree`);
   }
@@ -342,13 +348,19 @@ export async function recordCheckpointIn(
   // A new store's index starts from HEAD; a kept one already lists the last checkpoint.
   if (!kept) {
     await gate;
-    const listed = empty ? undefined : await must(
-      exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
-      "ls-files",
-    );
-    if (!listed?.bytes.length) await (empty ? readHeadTree(exact, env) : readHead(exact, env));
+    if (empty) {
+      // HEAD's tree read by its id (the store's common dir has no refs); with no commit (or no
+      // repository: a store of its own), no index file is an empty one.
+      if (facts.head) await must(exact.git(["read-tree", facts.head], env), "read-tree");
+    } else {
+      const listed = await must(
+        exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
+        "ls-files",
+      );
+      if (!listed.bytes.length) await readHead(exact, env);
+    }
   }
-  const { left, tooLarge } = await stageWorkTree(exact, env, facts, gate);
+  const { left, tooLarge } = await stageWorkTree(exact, env, facts, gate, admit);
   // The index is the new tree: what changed since `since` is read from it while it is written.
   const [written, changed] = await Promise.all([
     must(exact.git(["write-tree"], env), "write-tree"),
@@ -427,22 +439,19 @@ export async function restoreCheckpointIn(
   );
 }
 
-/** The size in bytes of `store`'s objects (git count-objects). */
-export async function storeBytes(place: GitPlace, store: string): Promise<number> {
-  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, []);
-  const r = await must(place.git(["count-objects", "-v"], env), "count-objects");
-  const kib = (key: string) => Number(new RegExp(`^${key}: (\\d+)`, "m").exec(r.out)?.[1] ?? 0);
-  return (kib("size") + kib("size-pack")) * 1024;
-}
-
-/** The host as a place for a lasting checkpoint store (`store` writable to git in the sandbox). */
+/**
+ * The host as a place for a lasting checkpoint store (`store` writable to git in the sandbox).
+ * `gitDir`: the workspace is in no repository, and this folder of the store stands in for one
+ * (see `hostPlace`).
+ */
 export function checkpointHostPlace(
   dir: string,
   store: string,
   sandbox?: GitSandbox,
   limits?: GitLimits,
+  gitDir?: string,
 ): Promise<GitPlace> {
-  return hostPlace(dir, sandbox, limits, store);
+  return hostPlace(dir, sandbox, limits, store, gitDir);
 }
 
 /** The place's workspace as a path from its repository's top ("" at the top, else `dir/`). */
@@ -476,6 +485,7 @@ async function stageWorkTree(
   env: Record<string, string>,
   facts: RepoFacts,
   gate?: Promise<unknown>,
+  admit?: (paths: readonly Uint8Array[]) => Promise<unknown>,
 ): Promise<Staged> {
   await refuseSpecialFiles(place, facts);
   // Two listings in which git reads no file: the tracked files whose size or time changed (or
@@ -505,6 +515,7 @@ async function stageWorkTree(
   await gate;
   const paths = [...candidates.filter((_, i) => !over[i]), ...fresh];
   if (paths.length === 0) return { left, tooLarge };
+  await admit?.(paths);
   // One write of the index for all of them, as `git add -A` would: a changed file is hashed
   // again, a gone one removed, a new one added (a file where a folder was replaces it). The
   // names go in on stdin, as bytes: plain paths (no pathspec magic), none re-encoded.

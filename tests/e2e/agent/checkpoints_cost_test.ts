@@ -112,10 +112,10 @@ Deno.test("checkpoints: a tracked file whose folder became a link is checkpointe
     await Deno.symlink("elsewhere", `${work.path}/sub`);
     const turn = await takeCheckpoint(at, data, { turn: 1, kind: "turn", label: "turn" });
     assert.equal(turn.files_changed, 2, "sub/a.txt gone and the link sub new");
-    await rewind(at, data, { turn: 0, files: true, conversation: false });
+    await rewind(at, data, { to: 0, files: true, conversation: false });
     assert.ok((await Deno.lstat(`${work.path}/sub`)).isDirectory, "sub is a folder again");
     assert.equal(await Deno.readTextFile(`${work.path}/sub/a.txt`), "one\n");
-    await rewind(at, data, { turn: 1, files: true, conversation: false });
+    await rewind(at, data, { to: 1, files: true, conversation: false });
     assert.equal(await Deno.readLink(`${work.path}/sub`), "elsewhere");
   });
   assert.equal(await Deno.readTextFile(`${work.path}/elsewhere/b.txt`), "b\n");

@@ -158,7 +158,7 @@ Deno.test("rewind: a checkpoint whose trees differ outside the workspace (a fold
   } as unknown as Trajectory;
   const place = await checkpointHostPlace(`${repo}/sub`, store.path);
   await assert.rejects(
-    rewind({ place, store: store.path }, data, { turn: 0, files: true, conversation: false }),
+    rewind({ place, store: store.path }, data, { to: 1, files: true, conversation: false }),
     (e: Error) => {
       assert.ok(e instanceof CheckpointError, `${e.name}: ${e.message}`);
       assert.match(e.message, /outside this workspace \("plain\.txt"\)/);
