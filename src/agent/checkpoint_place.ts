@@ -7,7 +7,8 @@
  * read into the store, bounded by `MAX_STANDALONE_FILES` and the store's byte bound, and no
  * `.git` in or above the folder — one planted later included — is ever looked at.
  */
-import { checkpointHostPlace, type RepoFacts, repositoryFacts } from "./patch.ts";
+import { type RepoFacts, repositoryFacts } from "./patch.ts";
+import { checkpointHostPlace } from "./checkpoint_tree.ts";
 import type { GitPlace, GitSandbox } from "../policy/git.ts";
 import type { Container } from "../container/container.ts";
 import type { Trajectory } from "../trajectory/recorder.ts";
@@ -37,6 +38,17 @@ export interface CheckpointPlace {
    * its bounds (a store of its own: every new file is written into it).
    */
   admit?: (paths: readonly Uint8Array[]) => Promise<void>;
+  /**
+   * At most how many bytes the store holds, as far as this process knows (a count, plus what
+   * each checkpoint since could have added); undefined: unknown, to be counted.
+   */
+  bytes?: number;
+  /**
+   * At most how many bytes the store grows by when these names (bytes, from the workspace) are
+   * read into it, trees included; undefined when one cannot be measured. Only where sizes are
+   * cheap to read (the host).
+   */
+  measure?: (paths: readonly Uint8Array[]) => number | undefined;
 }
 
 /**
@@ -103,11 +115,37 @@ export async function hostCheckpointPlace(
     place: git,
     store,
     fresh: isNew,
+    measure: (paths) => growthAtMost(workspace, paths),
     ...(facts && { facts }),
     ...(ready && { ready }),
     ...(standalone && { standalone, admit: standaloneAdmit(workspace, store, git) }),
   };
 }
+
+/**
+ * At most what reading `paths` (bytes, from `workspace`) into a store adds to it: each file's size
+ * and a disk block (git compresses, and writes one loose object a file), a tree's worth for each,
+ * and a margin for the trees above; undefined when a name is not UTF-8 (Deno cannot lstat it).
+ */
+function growthAtMost(workspace: string, paths: readonly Uint8Array[]): number | undefined {
+  let bytes = 1024 * 1024;
+  for (const path of paths) {
+    let name: string;
+    try {
+      name = strictUtf8.decode(path);
+    } catch {
+      return undefined;
+    }
+    bytes += 64 * 1024;
+    try {
+      const info = Deno.lstatSync(`${workspace}/${name}`);
+      if (info.isFile) bytes += info.size;
+    } catch { /* gone: git writes nothing for it */ }
+  }
+  return bytes;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * Makes a common dir (see exactBytes) on the host with no git process: what `git init --bare

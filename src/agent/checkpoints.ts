@@ -19,13 +19,13 @@
  * patch leaves out (large ones, binary ones above a small size) are listed in its record
  * (`left_out`) and left alone by a rewind.
  */
+import { MAX_FILE_BYTES } from "./patch.ts";
 import {
   changedBetween,
-  MAX_FILE_BYTES,
   recordCheckpointIn,
   restoreCheckpointIn,
   workspacePrefix,
-} from "./patch.ts";
+} from "./checkpoint_tree.ts";
 import {
   type CheckpointRecord,
   type RewindRecord,
@@ -62,19 +62,30 @@ export async function takeCheckpoint(
   what: { turn: number; kind: CheckpointRecord["kind"]; label: string },
 ): Promise<CheckpointRecord> {
   const started = performance.now();
-  // The store's size is counted while the work tree is listed (a fresh store holds nothing);
-  // nothing is written before.
-  const counted = at.fresh ? Promise.resolve() : storeBytes(at.place, at.store).then((bytes) => {
-    if (bytes <= MAX_STORE_BYTES) return;
-    throw new CheckpointError(
-      `the checkpoint store ${at.store} holds ${Math.round(bytes / 1024 / 1024)} MiB, past its ` +
-        `bound of ${MAX_STORE_BYTES / 1024 / 1024} MiB: no more checkpoints this session. ` +
-        "Start a new session, or set `checkpoints: false` in the config for this workspace.",
-    );
-  });
+  // The store's size is counted while the work tree is listed — unless this process knows it is
+  // within its bound (a fresh store holds nothing; a counted one grew by at most what was read
+  // into it since); nothing is written before.
+  const known = at.fresh ? 0 : at.bytes;
+  const counted = known !== undefined && known <= MAX_STORE_BYTES
+    ? Promise.resolve(known)
+    : storeBytes(at.place, at.store).then((bytes) => {
+      if (bytes <= MAX_STORE_BYTES) return bytes;
+      throw new CheckpointError(
+        `the checkpoint store ${at.store} holds ${Math.round(bytes / 1024 / 1024)} MiB, past ` +
+          `its bound of ${MAX_STORE_BYTES / 1024 / 1024} MiB: no more checkpoints this ` +
+          "session. Start a new session, or set `checkpoints: false` in the config for this " +
+          "workspace.",
+      );
+    });
   const gate = Promise.all([counted, at.ready]);
   // Handled now (it may fail before anything awaits it); whoever awaits it still gets the error.
   gate.catch(() => {});
+  const fresh = at.fresh;
+  let admitted: readonly Uint8Array[] = [];
+  const admit = async (paths: readonly Uint8Array[]) => {
+    admitted = paths;
+    await at.admit?.(paths);
+  };
   const previous = data.checkpoints?.at(-1);
   // The store's index lists the checkpoint before when that one was taken in this store.
   const kept = previous !== undefined && previous.store === at.store;
@@ -84,9 +95,13 @@ export async function takeCheckpoint(
     facts: at.facts,
     gate,
     since: kept ? previous.tree : undefined,
-    admit: at.admit,
+    admit,
   });
   const { tree, leftOut, repoObjects, facts } = recorded;
+  // A session's first checkpoint reads every file: it is counted at the next one instead.
+  const grown = fresh ? undefined : at.measure?.(admitted);
+  const base = await counted.catch(() => undefined);
+  at.bytes = grown === undefined || base === undefined ? undefined : base + grown;
   at.facts = facts;
   at.fresh = false;
   const changed = recorded.changed ??
@@ -179,6 +194,8 @@ export async function rewind(
   if (options.files) {
     if (!at) throw new CheckpointError("the checkpoint store cannot be reached from here");
     const latest = data.checkpoints!.at(-1)!;
+    // What this and the restore write is not measured: the store is counted again next time.
+    at.bytes = undefined;
     const { tree } = await recordCheckpointIn(at.place, at.store, {
       kept: latest.store === at.store,
       facts: at.facts,
@@ -196,6 +213,7 @@ export async function rewind(
     leftAlone = [...new Set([...before.left_out ?? [], ...target.left_out ?? []])];
     await refuseOutside(at, before.tree, target.tree);
     await restoreCheckpointIn(at.place, at.store, before.tree, target.tree, leftAlone);
+    at.bytes = undefined;
   }
   const record: RewindRecord = {
     time: new Date().toISOString(),

@@ -190,7 +190,7 @@ export async function patchIn(
       const hasHead = await readHead(place, env);
       against = options.base ?? (hasHead ? "HEAD" : undefined);
     }
-    const { tooLarge } = await stageWorkTree(place, env, facts);
+    const { tooLarge } = await stageWorkTree(place, env, facts, undefined, undefined, !baseline);
     const said = leftOutLines(tooLarge);
     const diffArgs = [...INDEX_PATCH_ARGS, ...(against ? [against] : [])];
     const diff = await must(place.git(diffArgs, env), "diff");
@@ -258,7 +258,7 @@ export async function repositoryFacts(place: GitPlace): Promise<RepoFacts | unde
  * Fills the private index (`env`) from HEAD, or leaves it empty in a repository with no commit
  * yet; true when there is a HEAD. One command when there is one (the usual case).
  */
-async function readHead(place: GitPlace, env: Record<string, string>): Promise<boolean> {
+export async function readHead(place: GitPlace, env: Record<string, string>): Promise<boolean> {
   const read = await place.git(["read-tree", "HEAD"], env);
   if (read.ok) return true;
   // No HEAD (a fresh repository) is the one failure that means "start empty".
@@ -273,203 +273,11 @@ async function readHead(place: GitPlace, env: Record<string, string>): Promise<b
 async function recordTree(place: GitPlace, store: string, facts: RepoFacts): Promise<string> {
   const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [facts.objects]);
   await readHead(place, env);
-  await stageWorkTree(place, env, facts);
+  await stageWorkTree(place, env, facts, undefined, undefined, true);
   return (await must(place.git(["write-tree"], env), "write-tree")).out.trim();
 }
 
-/** Config that makes a checkpoint's files go in and come back byte for byte, links as links. */
-const EXACT_FILES = [
-  "-c",
-  "core.autocrlf=false",
-  "-c",
-  "core.safecrlf=false",
-  "-c",
-  "core.symlinks=true",
-  "-c",
-  "core.filemode=true",
-];
-
-/** A checkpoint written into a lasting store: its tree, and the new files it does not hold. */
-export interface CheckpointTree {
-  tree: string;
-  /**
-   * Files it does not hold, from the workspace: those above MAX_FILE_BYTES (tracked ones keep
-   * what the checkpoint before held), and new files the patch leaves out (large, or binary above
-   * a small size).
-   */
-  leftOut: string[];
-  /** The repository's object store, absolute (for `changedBetween`). */
-  repoObjects: string;
-  /** What `git rev-parse` told of the repository (pass it to the next checkpoint in the store). */
-  facts: RepoFacts;
-  /** With `since`: the files (from the repository's top) that differ from that tree. */
-  changed?: string[];
-}
-
-/** What the caller of `recordCheckpointIn` knows, to spare git processes. */
-export interface CheckpointOptions {
-  /** The store's index lists a checkpoint taken in it (else an empty one is filled from HEAD). */
-  kept?: boolean;
-  /** The store is new: its index is filled from HEAD without looking. */
-  empty?: boolean;
-  /**
-   * The repository's facts from a checkpoint before in this store: its common dir links the
-   * `info/exclude` found then, which is what git reads, and alternates are looked up again.
-   */
-  facts?: RepoFacts;
-  /** Awaited before anything is written into the store (the bound on its size). */
-  gate?: Promise<unknown>;
-  /** A tree in the store to list the changed files against (`CheckpointTree.changed`). */
-  since?: string;
-  /**
-   * Awaited, after `gate`, with the names (bytes, from the workspace) about to be read into the
-   * store, before any is: it may refuse them by throwing (the store's bound).
-   */
-  admit?: (paths: readonly Uint8Array[]) => Promise<unknown>;
-}
-
-/**
- * Writes the work tree's state (as `recordBaseline` does) as a tree into `store`, a lasting folder
- * with `objects/` whose `index` is kept between checkpoints, so only changed files are read again.
- * `kept`: the caller knows the store's index lists a checkpoint taken in it (else a new store's
- * empty index is first filled from HEAD).
- */
-export async function recordCheckpointIn(
-  place: GitPlace,
-  store: string,
-  { kept = false, empty = false, facts: known, gate, since, admit }: CheckpointOptions = {},
-): Promise<CheckpointTree> {
-  const facts = known ?? await repositoryFacts(place);
-  if (!facts) {
-    throw new PatchError(`git rev-parse failed: ${place.where} is not in a git work tree`);
-  }
-  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [facts.objects]);
-  const exact: GitPlace = { ...place, git: (a, e, i) => place.git([...EXACT_FILES, ...a], e, i) };
-  // A new store's index starts from HEAD; a kept one already lists the last checkpoint.
-  if (!kept) {
-    await gate;
-    if (empty) {
-      // HEAD's tree read by its id (the store's common dir has no refs); with no commit (or no
-      // repository: a store of its own), no index file is an empty one.
-      if (facts.head) await must(exact.git(["read-tree", facts.head], env), "read-tree");
-    } else {
-      const listed = await must(
-        exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
-        "ls-files",
-      );
-      if (!listed.bytes.length) await readHead(exact, env);
-    }
-  }
-  const { left, tooLarge } = await stageWorkTree(exact, env, facts, gate, admit);
-  // The index is the new tree: what changed since `since` is read from it while it is written.
-  const [written, changed] = await Promise.all([
-    must(exact.git(["write-tree"], env), "write-tree"),
-    since === undefined ? undefined : must(
-      place.git(["diff-index", "--cached", "-z", "--name-only", "--no-renames", since], env),
-      "diff-index",
-    ),
-  ]);
-  return {
-    tree: written.out.trim(),
-    leftOut: [...tooLarge, ...left],
-    repoObjects: facts.objects,
-    facts,
-    ...(changed && { changed: splitNul(changed.bytes).map((name) => decoder.decode(name)) }),
-  };
-}
-
-/**
- * The files (paths from the repository's top) that differ between two trees in `store`.
- */
-export async function changedBetween(
-  place: GitPlace,
-  store: string,
-  from: string,
-  to: string,
-  repoObjects?: string,
-): Promise<string[]> {
-  if (from === to) return [];
-  repoObjects ??= await objectsOf(place);
-  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
-  const r = await must(
-    place.git(["diff-tree", "-r", "-z", "--name-only", "--no-renames", from, to], env),
-    "diff-tree",
-  );
-  return splitNul(r.bytes).map((name) => new TextDecoder().decode(name));
-}
-
-/**
- * Brings the work tree from checkpoint `current` (just recorded: the store's index matches the
- * work tree) to checkpoint `target`: git's two-tree read-tree, which writes changed files, brings
- * deleted ones back and removes files `target` does not have; symlinks are restored as links and
- * git never writes through a symlinked folder. Files neither tree holds are left alone, and so
- * are `leaveAlone`'s (from the workspace: files a checkpoint did not hold); git stops (and nothing
- * is overwritten) when one stands where `target` has a file.
- */
-export async function restoreCheckpointIn(
-  place: GitPlace,
-  store: string,
-  current: string,
-  target: string,
-  leaveAlone: readonly string[] = [],
-): Promise<void> {
-  const repoObjects = await objectsOf(place);
-  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
-  // A file a checkpoint could not hold (too large to read) is taken out of both trees: git then
-  // neither writes it nor looks at it, and keeps its index entry.
-  const without = async (tree: string) => {
-    if (leaveAlone.length === 0) return tree;
-    const other = privateStoreEnv(`${store}/rewind.index`, `${store}/objects`, [repoObjects]);
-    await must(place.git(["read-tree", tree], other), "read-tree");
-    await must(
-      place.git(
-        ["update-index", "--force-remove", "-z", "--stdin"],
-        other,
-        joinNul(leaveAlone.map((name) => new TextEncoder().encode(name))),
-      ),
-      "update-index",
-    );
-    return (await must(place.git(["write-tree"], other), "write-tree")).out.trim();
-  };
-  const from = await without(current);
-  const to = await without(target);
-  await must(
-    place.git([...EXACT_FILES, "read-tree", "-m", "-u", from, to], env),
-    "read-tree",
-  );
-}
-
-/**
- * The host as a place for a lasting checkpoint store (`store` writable to git in the sandbox).
- * `gitDir`: the workspace is in no repository, and this folder of the store stands in for one
- * (see `hostPlace`).
- */
-export function checkpointHostPlace(
-  dir: string,
-  store: string,
-  sandbox?: GitSandbox,
-  limits?: GitLimits,
-  gitDir?: string,
-): Promise<GitPlace> {
-  return hostPlace(dir, sandbox, limits, store, gitDir);
-}
-
-/** The place's workspace as a path from its repository's top ("" at the top, else `dir/`). */
-export async function workspacePrefix(place: GitPlace): Promise<string> {
-  const r = await must(place.git(["rev-parse", "--show-prefix"]), "rev-parse");
-  return r.out.replace(/\n$/, "");
-}
-
-/** The repository's object store, absolute. */
-async function objectsOf(place: GitPlace): Promise<string> {
-  const objects = await must(
-    place.git(["rev-parse", "--path-format=absolute", "--git-path", "objects"]),
-    "rev-parse",
-  );
-  return objects.out.trim();
-}
-
-async function must(running: Promise<GitResult>, what: string): Promise<GitResult> {
+export async function must(running: Promise<GitResult>, what: string): Promise<GitResult> {
   const result = await running;
   if (!result.ok) throw new PatchError(`git ${what} failed: ${result.err.trim()}`);
   return result;
@@ -480,32 +288,22 @@ async function must(running: Promise<GitResult>, what: string): Promise<GitResul
  * the new files git does not ignore (minus droppings and large files). First, no ignore or
  * attributes file git would open may be a FIFO or a device.
  */
-async function stageWorkTree(
+export async function stageWorkTree(
   place: GitPlace,
   env: Record<string, string>,
   facts: RepoFacts,
   gate?: Promise<unknown>,
   admit?: (paths: readonly Uint8Array[]) => Promise<unknown>,
+  readFromTree = false,
 ): Promise<Staged> {
   await refuseSpecialFiles(place, facts);
-  // Two listings in which git reads no file: the tracked files whose size or time changed (or
-  // which went), and the new files git does not ignore. Each looks at every file once, as
-  // `git add -A` does; both only read the index.
-  const [changed, listed] = await Promise.all([
-    must(
-      place.git(["diff-files", "-z", "--name-only", "--relative", "--", "."], env),
-      "diff-files",
-    ),
-    must(
-      place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
-      "ls-files",
-    ),
-  ]);
+  const { candidates, others } = readFromTree
+    ? await listFresh(place, env)
+    : await listChanged(place, env);
   // Those above MAX_FILE_BYTES are not read at all, and keep what the index had.
-  const candidates = splitNul(changed.bytes);
   const over = await place.filesOver(candidates, MAX_FILE_BYTES);
   const tooLarge = candidates.filter((_, i) => over[i]).map((name) => decoder.decode(name));
-  const newFiles = splitNul(listed.bytes).filter((name) => !isDropping(decoder.decode(name)));
+  const newFiles = others.filter((name) => !isDropping(decoder.decode(name)));
   const large = await place.largeFiles(newFiles, {
     binaryOver: MAX_NEW_BINARY_BYTES,
     anyOver: MAX_NEW_FILE_BYTES,
@@ -540,6 +338,52 @@ async function stageWorkTree(
   );
   if (fresh.length > 0) await must(update(fresh), "update-index");
   return { left, tooLarge };
+}
+
+/**
+ * Two listings in which git reads no file, side by side: the tracked files whose size or time
+ * changed (or which went) — by their stat alone, never their bytes (`ls-files -m` would hash a
+ * tracked empty file grown to gigabytes) — and the new files git does not ignore.
+ */
+async function listChanged(
+  place: GitPlace,
+  env: Record<string, string>,
+): Promise<{ candidates: Uint8Array[]; others: Uint8Array[] }> {
+  const [changed, listed] = await Promise.all([
+    must(
+      place.git(["diff-files", "-z", "--name-only", "--relative", "--", "."], env),
+      "diff-files",
+    ),
+    must(
+      place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
+      "ls-files",
+    ),
+  ]);
+  return { candidates: splitNul(changed.bytes), others: splitNul(listed.bytes) };
+}
+
+/**
+ * For an index just read from a tree (no file's stat known, so every tracked file is to be read
+ * again): one listing of the tracked files (from the index alone) and the new files git does not
+ * ignore, told apart by `ls-files -t` (`? ` marks a new one).
+ */
+async function listFresh(
+  place: GitPlace,
+  env: Record<string, string>,
+): Promise<{ candidates: Uint8Array[]; others: Uint8Array[] }> {
+  const listed = await must(
+    place.git(
+      ["ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard", "--", "."],
+      env,
+    ),
+    "ls-files",
+  );
+  const candidates: Uint8Array[] = [];
+  const others: Uint8Array[] = [];
+  for (const entry of splitNul(listed.bytes)) {
+    (entry[0] === 0x3f ? others : candidates).push(entry.subarray(2));
+  }
+  return { candidates, others };
 }
 
 const encoder = new TextEncoder();
@@ -587,7 +431,7 @@ async function refuseSpecialFiles(place: GitPlace, facts: RepoFacts): Promise<vo
   );
 }
 
-function joinNul(parts: readonly Uint8Array[]): Uint8Array {
+export function joinNul(parts: readonly Uint8Array[]): Uint8Array {
   const all = new Uint8Array(parts.reduce((n, p) => n + p.length + 1, 0));
   let at = 0;
   for (const part of parts) {

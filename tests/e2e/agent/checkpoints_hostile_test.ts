@@ -11,7 +11,7 @@ import {
   checkpointHostPlace,
   recordCheckpointIn,
   restoreCheckpointIn,
-} from "../../../src/agent/patch.ts";
+} from "../../../src/agent/checkpoint_tree.ts";
 import { CheckpointError, rewind } from "../../../src/agent/checkpoints.ts";
 import type { Trajectory } from "../../../src/trajectory/recorder.ts";
 

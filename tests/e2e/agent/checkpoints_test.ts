@@ -9,7 +9,7 @@ import {
   checkpointHostPlace,
   recordCheckpointIn,
   restoreCheckpointIn,
-} from "../../../src/agent/patch.ts";
+} from "../../../src/agent/checkpoint_tree.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
