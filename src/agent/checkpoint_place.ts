@@ -75,8 +75,13 @@ export async function hostCheckpointPlace(
   trajectory?: string,
 ): Promise<CheckpointPlace> {
   const store = checkpointStoreDir(sessionId);
-  const isNew = !await Deno.lstat(store).then(() => true, () => false);
-  await Deno.mkdir(`${store}/objects`, { recursive: true, mode: 0o700 });
+  let isNew = false;
+  try {
+    Deno.lstatSync(store);
+  } catch {
+    isNew = true;
+  }
+  Deno.mkdirSync(`${store}/objects`, { recursive: true, mode: 0o700 });
   if (isNew && trajectory) {
     await writeStoreOwner(store, trajectory, workspace);
     await sweepCheckpointStores().catch(() => []);
@@ -158,19 +163,21 @@ async function writeHostCommonDir(
   exclude: string | undefined,
 ): Promise<void> {
   await Deno.remove(common, { recursive: true }).catch(() => {});
+  // A handful of small local writes: done synchronously (each awaited one costs a turn of the
+  // event loop, a session's first checkpoint waits on them).
   for (const folder of ["objects", "refs/heads", "refs/tags", "info"]) {
-    await Deno.mkdir(`${common}/${folder}`, { recursive: true, mode: 0o700 });
+    Deno.mkdirSync(`${common}/${folder}`, { recursive: true, mode: 0o700 });
   }
-  await Deno.writeTextFile(`${common}/HEAD`, "ref: refs/heads/main\n");
-  await Deno.writeTextFile(
+  Deno.writeTextFileSync(`${common}/HEAD`, "ref: refs/heads/main\n");
+  Deno.writeTextFileSync(
     `${common}/config`,
     format === "sha1"
       ? "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
       : `[core]\n\trepositoryformatversion = 1\n\tbare = false\n[extensions]\n\tobjectformat = ${format}\n`,
   );
-  await Deno.writeTextFile(`${common}/info/attributes`, NO_CONVERSION);
-  if (exclude === undefined) await Deno.writeTextFile(`${common}/info/exclude`, "");
-  else await Deno.symlink(exclude, `${common}/info/exclude`);
+  Deno.writeTextFileSync(`${common}/info/attributes`, NO_CONVERSION);
+  if (exclude === undefined) Deno.writeTextFileSync(`${common}/info/exclude`, "");
+  else Deno.symlinkSync(exclude, `${common}/info/exclude`);
 }
 
 /**
