@@ -111,9 +111,11 @@ export async function hostCheckpointPlace(
     }
   }
   const write = async () => {
+    // A store of its own needs nothing of the folder (its git folder may be what is missing).
+    if (standalone) return await writeHostCommonDir(common, facts?.format ?? "sha1", undefined);
     const found = facts ?? await repositoryFacts(place);
     if (!found) return `${workspace} is not in the git repository the store was made for`;
-    await writeHostCommonDir(common, found.format, standalone ? undefined : found.infoFiles[0]);
+    await writeHostCommonDir(common, found.format, found.infoFiles[0]);
   };
   const { git, ready } = await exactBytes(place, store, isNew, write);
   return {

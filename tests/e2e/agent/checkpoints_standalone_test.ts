@@ -248,3 +248,21 @@ Deno.test("checkpoints: a folder in no repository too large to copy is refused, 
     assert.deepEqual(objects, [], "objects were copied into the store");
   });
 });
+
+Deno.test("checkpoints: a store of its own whose git folder went missing is made again, and its checkpoints still rewind", async () => {
+  await using work = await tempDir("deft-ckpt-plain-");
+  await plainFolder(work.path);
+  await withState(async (id) => {
+    const initial = await snapshot(work.path);
+    const at = await hostCheckpointPlace(work.path, id);
+    const data = trajectory(id);
+    await takeCheckpoint(at, data, { turn: 0, kind: "start", label: "start" });
+    await Deno.writeTextFile(`${work.path}/a.txt`, "two\n");
+    await takeCheckpoint(at, data, { turn: 1, kind: "turn", label: "turn" });
+    await Deno.remove(`${at.store}/attrs`, { recursive: true });
+    const later = await hostCheckpointPlace(work.path, id);
+    assert.equal(later.standalone, true);
+    await rewind(later, data, { to: 0, files: true, conversation: false });
+    assert.deepEqual(await snapshot(work.path), initial);
+  });
+});
