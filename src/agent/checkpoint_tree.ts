@@ -19,6 +19,7 @@ import {
   must,
   PatchError,
   readHead,
+  refuseSpecialFiles,
   type RepoFacts,
   repositoryFacts,
   stageWorkTree,
@@ -96,14 +97,20 @@ export async function recordCheckpointIn(
   const exact: GitPlace = { ...place, git: (a, e, i) => place.git([...EXACT_FILES, ...a], e, i) };
   // A new store's index starts from HEAD; a kept one already lists the last checkpoint.
   let readFromTree = false;
+  let checked = false;
   if (!kept) {
-    await gate;
     if (empty) {
       // HEAD's tree read by its id (the store's common dir has no refs); with no commit (or no
-      // repository: a store of its own), no index file is an empty one.
-      if (facts.head) await must(exact.git(["read-tree", facts.head], env), "read-tree");
-      readFromTree = true;
+      // repository: a store of its own), no index file is an empty one. read-tree opens no
+      // ignore or attributes list: the walk for FIFOs among them runs meanwhile.
+      const walk = refuseSpecialFiles(place, facts);
+      walk.catch(() => {});
+      await gate;
+      const reading = facts.head && must(exact.git(["read-tree", facts.head], env), "read-tree");
+      await Promise.all([reading, walk]);
+      readFromTree = checked = true;
     } else {
+      await gate;
       const listed = await must(
         exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
         "ls-files",
@@ -111,7 +118,12 @@ export async function recordCheckpointIn(
       if (!listed.bytes.length) readFromTree = (await readHead(exact, env), true);
     }
   }
-  const { left, tooLarge } = await stageWorkTree(exact, env, facts, gate, admit, readFromTree);
+  const { left, tooLarge } = await stageWorkTree(exact, env, facts, {
+    gate,
+    admit,
+    readFromTree,
+    checked,
+  });
   // The index is the new tree: what changed since `since` is read from it while it is written.
   const [written, changed] = await Promise.all([
     must(exact.git(["write-tree"], env), "write-tree"),

@@ -190,7 +190,7 @@ export async function patchIn(
       const hasHead = await readHead(place, env);
       against = options.base ?? (hasHead ? "HEAD" : undefined);
     }
-    const { tooLarge } = await stageWorkTree(place, env, facts, undefined, undefined, !baseline);
+    const { tooLarge } = await stageWorkTree(place, env, facts, { readFromTree: !baseline });
     const said = leftOutLines(tooLarge);
     const diffArgs = [...INDEX_PATCH_ARGS, ...(against ? [against] : [])];
     const diff = await must(place.git(diffArgs, env), "diff");
@@ -273,7 +273,7 @@ export async function readHead(place: GitPlace, env: Record<string, string>): Pr
 async function recordTree(place: GitPlace, store: string, facts: RepoFacts): Promise<string> {
   const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [facts.objects]);
   await readHead(place, env);
-  await stageWorkTree(place, env, facts, undefined, undefined, true);
+  await stageWorkTree(place, env, facts, { readFromTree: true });
   return (await must(place.git(["write-tree"], env), "write-tree")).out.trim();
 }
 
@@ -292,11 +292,9 @@ export async function stageWorkTree(
   place: GitPlace,
   env: Record<string, string>,
   facts: RepoFacts,
-  gate?: Promise<unknown>,
-  admit?: (paths: readonly Uint8Array[]) => Promise<unknown>,
-  readFromTree = false,
+  { gate, admit, readFromTree = false, checked = false }: StageOptions = {},
 ): Promise<Staged> {
-  await refuseSpecialFiles(place, facts);
+  if (!checked) await refuseSpecialFiles(place, facts);
   const { candidates, others } = readFromTree
     ? await listFresh(place, env)
     : await listChanged(place, env);
@@ -396,6 +394,18 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
 
 const decoder = new TextDecoder();
 
+/** How `stageWorkTree` goes about it. */
+export interface StageOptions {
+  /** Awaited before anything is written into the index or the object store. */
+  gate?: Promise<unknown>;
+  /** Awaited with the names about to be read into the store, before any is (it may refuse). */
+  admit?: (paths: readonly Uint8Array[]) => Promise<unknown>;
+  /** The index was just read from a tree: no file's stat is known. */
+  readFromTree?: boolean;
+  /** `refuseSpecialFiles` has just been run for this listing. */
+  checked?: boolean;
+}
+
 /** What `stageWorkTree` left out: new files (large, or binary), and files above MAX_FILE_BYTES. */
 interface Staged {
   left: string[];
@@ -420,7 +430,7 @@ export function patchChanges(patch: string): boolean {
 }
 
 /** Throws a PatchError naming each ignore or attributes file that is not a regular file. */
-async function refuseSpecialFiles(place: GitPlace, facts: RepoFacts): Promise<void> {
+export async function refuseSpecialFiles(place: GitPlace, facts: RepoFacts): Promise<void> {
   const special = await place.specialFiles(facts.infoFiles);
   if (special.length === 0) return;
   throw new PatchError(

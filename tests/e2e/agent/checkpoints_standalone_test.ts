@@ -266,3 +266,26 @@ Deno.test("checkpoints: a store of its own whose git folder went missing is made
     assert.deepEqual(await snapshot(work.path), initial);
   });
 });
+
+Deno.test("checkpoints: a FIFO .gitignore in a folder in no repository stops its first checkpoint at once, named", async () => {
+  await using work = await tempDir("deft-ckpt-plain-");
+  await plainFolder(work.path);
+  await mkfifo(`${work.path}/sub/.gitignore`);
+  const deadline = Deno.env.get("DEFT_GIT_DEADLINE_MS");
+  // Were the FIFO missed, git would wait on it until this deadline, and the error would say so.
+  Deno.env.set("DEFT_GIT_DEADLINE_MS", "20000");
+  try {
+    await withState(async (id) => {
+      const at = await hostCheckpointPlace(work.path, id);
+      const started = Date.now();
+      await assert.rejects(
+        () => takeCheckpoint(at, trajectory(id), { turn: 0, kind: "start", label: "start" }),
+        (e: Error) => e.message.includes(`${work.path}/sub/.gitignore`),
+      );
+      assert.ok(Date.now() - started < 15_000, "git waited on the FIFO");
+    });
+  } finally {
+    if (deadline === undefined) Deno.env.delete("DEFT_GIT_DEADLINE_MS");
+    else Deno.env.set("DEFT_GIT_DEADLINE_MS", deadline);
+  }
+});
