@@ -20,22 +20,36 @@ import { isInside } from "../policy/workspace.ts";
  * The host as a place: git in `dir` (inside `sandbox` unless its mode is `none`, with the git
  * folders the sandbox would hide shown read-only), scratch folders in Deft's temp folder (mode
  * 0700), each one writable to the git calls after it, as is `store` (a baseline's).
+ *
+ * `gitDir` (a folder of Deft's own, inside `store`): `dir` is in no repository, and this one
+ * stands in for it — every git call that names no `GIT_DIR` of its own gets it, with `dir` as its
+ * work tree, so a `.git` in or above `dir` (one planted later included) is never looked for, and
+ * no repository folder is shown to the sandbox.
  */
 export async function hostPlace(
   dir: string,
   sandbox: GitSandbox | undefined,
   limits: GitLimits | undefined,
   store?: string,
+  gitDir?: string,
 ): Promise<GitPlace> {
-  const shown = await shownSandbox(dir, sandbox);
+  const shown = gitDir === undefined
+    ? await shownSandbox(dir, sandbox)
+    : sandbox?.mode === "none"
+    ? undefined
+    : sandbox && { ...sandbox, readOnlyPaths: [] };
   const writable: string[] = store ? [store] : [];
   // The folders the last walk for special files read, to read again only those that changed.
   const folders = new Map<string, FolderSeen>();
+  const own = (env: Record<string, string>) =>
+    gitDir === undefined || env.GIT_DIR !== undefined
+      ? env
+      : { ...env, GIT_DIR: gitDir, GIT_WORK_TREE: dir };
   return {
     where: dir,
     git: (args, env = {}, stdin) =>
       runGit(dir, args, {
-        env,
+        env: own(env),
         stdin,
         limits,
         sandbox: shown && { ...shown, writablePaths: [...writable] },

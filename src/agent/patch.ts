@@ -113,7 +113,7 @@ export async function recordBaseline(
   options: { sandbox?: GitSandbox; limits?: GitLimits } = {},
 ): Promise<WorkspaceBaseline | undefined> {
   const place = await hostPlace(dir, options.sandbox, options.limits);
-  const facts = await repoFacts(place);
+  const facts = await repositoryFacts(place);
   if (!facts) return undefined;
   const store = await place.scratch("baseline");
   const remove = () => {
@@ -141,7 +141,7 @@ export async function recordBaselineIn(
   place: GitPlace,
   workspace: string,
 ): Promise<WorkspaceBaseline | undefined> {
-  const facts = await repoFacts(place);
+  const facts = await repositoryFacts(place);
   if (!facts) return undefined;
   const store = await place.scratch("baseline");
   let gone: Promise<void> | undefined;
@@ -169,7 +169,7 @@ export async function patchIn(
   place: GitPlace,
   options: { base?: string; baseline?: WorkspaceBaseline } = {},
 ): Promise<string> {
-  const facts = await repoFacts(place);
+  const facts = await repositoryFacts(place);
   if (!facts) return "";
   const { baseline } = options;
   const scratch = await place.scratch("patch");
@@ -190,7 +190,7 @@ export async function patchIn(
       const hasHead = await readHead(place, env);
       against = options.base ?? (hasHead ? "HEAD" : undefined);
     }
-    const { tooLarge } = await stageWorkTree(place, env, facts);
+    const { tooLarge } = await stageWorkTree(place, env, facts, { readFromTree: !baseline });
     const said = leftOutLines(tooLarge);
     const diffArgs = [...INDEX_PATCH_ARGS, ...(against ? [against] : [])];
     const diff = await must(place.git(diffArgs, env), "diff");
@@ -209,23 +209,29 @@ export async function patchIn(
   }
 }
 
-/** What one `git rev-parse` tells about the place's repository (see `repoFacts`). */
+/** What one `git rev-parse` tells about the place's repository (see `repositoryFacts`). */
 export interface RepoFacts {
   /** The repository's object store, absolute. */
   objects: string;
   /** git's own ignore and attributes lists (`info/exclude`, `info/attributes`), absolute. */
   infoFiles: string[];
+  /** Its object format (`sha1`, `sha256`). */
+  format: string;
+  /** HEAD's tree when it was asked, undefined when there is no commit yet. */
+  head?: string;
 }
 
 /**
  * Whether the place's workspace is in a git work tree, and where that repository keeps its objects
- * and its own ignore and attributes lists: one git command for what took three. Undefined outside
- * a work tree; a stopped git throws.
+ * and its own ignore and attributes lists, its object format and HEAD's tree: one git command
+ * (`rev-parse` lists no config) for what took four. Undefined outside a work tree; a stopped git
+ * throws.
  */
-async function repoFacts(place: GitPlace): Promise<RepoFacts | undefined> {
+export async function repositoryFacts(place: GitPlace): Promise<RepoFacts | undefined> {
   const r = await place.git([
     "rev-parse",
     "--is-inside-work-tree",
+    "--show-object-format",
     "--path-format=absolute",
     "--git-path",
     "objects",
@@ -233,17 +239,26 @@ async function repoFacts(place: GitPlace): Promise<RepoFacts | undefined> {
     "info/exclude",
     "--git-path",
     "info/attributes",
+    // Last: an unborn HEAD prints nothing here, and nothing after it would be printed.
+    "--revs-only",
+    "HEAD^{tree}",
   ]);
   const lines = r.out.split("\n");
-  if (!r.ok || lines[0] !== "true" || lines.length < 4) return undefined;
-  return { objects: lines[1], infoFiles: lines.slice(2, 4).filter(Boolean) };
+  if (!r.ok || lines[0] !== "true" || lines.length < 5) return undefined;
+  const head = /^[0-9a-f]{40,64}$/.test(lines[5] ?? "") ? lines[5] : undefined;
+  return {
+    format: lines[1],
+    objects: lines[2],
+    infoFiles: lines.slice(3, 5).filter(Boolean),
+    ...(head && { head }),
+  };
 }
 
 /**
  * Fills the private index (`env`) from HEAD, or leaves it empty in a repository with no commit
  * yet; true when there is a HEAD. One command when there is one (the usual case).
  */
-async function readHead(place: GitPlace, env: Record<string, string>): Promise<boolean> {
+export async function readHead(place: GitPlace, env: Record<string, string>): Promise<boolean> {
   const read = await place.git(["read-tree", "HEAD"], env);
   if (read.ok) return true;
   // No HEAD (a fresh repository) is the one failure that means "start empty".
@@ -254,213 +269,15 @@ async function readHead(place: GitPlace, env: Record<string, string>): Promise<b
   return false;
 }
 
-/**
- * `readHead` for a checkpoint store, whose private common dir has no refs: HEAD's tree is found
- * first (rev-parse, which lists no config), then read by its id from the repository's objects.
- */
-async function readHeadTree(place: GitPlace, env: Record<string, string>): Promise<void> {
-  const head = await place.git(["rev-parse", "--verify", "-q", "HEAD^{tree}"]);
-  const tree = head.out.trim();
-  if (!head.ok || !/^[0-9a-f]{40,64}$/.test(tree)) {
-    await readHead(place, env);
-    return;
-  }
-  await must(place.git(["read-tree", tree], env), "read-tree");
-}
-
 /** Writes the work tree's state as a tree into `store` (a place's scratch folder); its id. */
 async function recordTree(place: GitPlace, store: string, facts: RepoFacts): Promise<string> {
   const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [facts.objects]);
   await readHead(place, env);
-  await stageWorkTree(place, env, facts);
+  await stageWorkTree(place, env, facts, { readFromTree: true });
   return (await must(place.git(["write-tree"], env), "write-tree")).out.trim();
 }
 
-/** Config that makes a checkpoint's files go in and come back byte for byte, links as links. */
-const EXACT_FILES = [
-  "-c",
-  "core.autocrlf=false",
-  "-c",
-  "core.safecrlf=false",
-  "-c",
-  "core.symlinks=true",
-  "-c",
-  "core.filemode=true",
-];
-
-/** A checkpoint written into a lasting store: its tree, and the new files it does not hold. */
-export interface CheckpointTree {
-  tree: string;
-  /**
-   * Files it does not hold, from the workspace: those above MAX_FILE_BYTES (tracked ones keep
-   * what the checkpoint before held), and new files the patch leaves out (large, or binary above
-   * a small size).
-   */
-  leftOut: string[];
-  /** The repository's object store, absolute (for `changedBetween`). */
-  repoObjects: string;
-  /** What `git rev-parse` told of the repository (pass it to the next checkpoint in the store). */
-  facts: RepoFacts;
-  /** With `since`: the files (from the repository's top) that differ from that tree. */
-  changed?: string[];
-}
-
-/** What the caller of `recordCheckpointIn` knows, to spare git processes. */
-export interface CheckpointOptions {
-  /** The store's index lists a checkpoint taken in it (else an empty one is filled from HEAD). */
-  kept?: boolean;
-  /** The store is new: its index is filled from HEAD without looking. */
-  empty?: boolean;
-  /**
-   * The repository's facts from a checkpoint before in this store: its common dir links the
-   * `info/exclude` found then, which is what git reads, and alternates are looked up again.
-   */
-  facts?: RepoFacts;
-  /** Awaited before anything is written into the store (the bound on its size). */
-  gate?: Promise<unknown>;
-  /** A tree in the store to list the changed files against (`CheckpointTree.changed`). */
-  since?: string;
-}
-
-/**
- * Writes the work tree's state (as `recordBaseline` does) as a tree into `store`, a lasting folder
- * with `objects/` whose `index` is kept between checkpoints, so only changed files are read again.
- * `kept`: the caller knows the store's index lists a checkpoint taken in it (else a new store's
- * empty index is first filled from HEAD).
- */
-export async function recordCheckpointIn(
-  place: GitPlace,
-  store: string,
-  { kept = false, empty = false, facts: known, gate, since }: CheckpointOptions = {},
-): Promise<CheckpointTree> {
-  const facts = known ?? await repoFacts(place);
-  if (!facts) {
-    throw new PatchError(`git rev-parse failed: ${place.where} is not in a git work tree`);
-  }
-  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [facts.objects]);
-  const exact: GitPlace = { ...place, git: (a, e, i) => place.git([...EXACT_FILES, ...a], e, i) };
-  // A new store's index starts from HEAD; a kept one already lists the last checkpoint.
-  if (!kept) {
-    await gate;
-    const listed = empty ? undefined : await must(
-      exact.git(["ls-files", "-z", "--cached", "--", ":(top)"], env),
-      "ls-files",
-    );
-    if (!listed?.bytes.length) await (empty ? readHeadTree(exact, env) : readHead(exact, env));
-  }
-  const { left, tooLarge } = await stageWorkTree(exact, env, facts, gate);
-  // The index is the new tree: what changed since `since` is read from it while it is written.
-  const [written, changed] = await Promise.all([
-    must(exact.git(["write-tree"], env), "write-tree"),
-    since === undefined ? undefined : must(
-      place.git(["diff-index", "--cached", "-z", "--name-only", "--no-renames", since], env),
-      "diff-index",
-    ),
-  ]);
-  return {
-    tree: written.out.trim(),
-    leftOut: [...tooLarge, ...left],
-    repoObjects: facts.objects,
-    facts,
-    ...(changed && { changed: splitNul(changed.bytes).map((name) => decoder.decode(name)) }),
-  };
-}
-
-/**
- * The files (paths from the repository's top) that differ between two trees in `store`.
- */
-export async function changedBetween(
-  place: GitPlace,
-  store: string,
-  from: string,
-  to: string,
-  repoObjects?: string,
-): Promise<string[]> {
-  if (from === to) return [];
-  repoObjects ??= await objectsOf(place);
-  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
-  const r = await must(
-    place.git(["diff-tree", "-r", "-z", "--name-only", "--no-renames", from, to], env),
-    "diff-tree",
-  );
-  return splitNul(r.bytes).map((name) => new TextDecoder().decode(name));
-}
-
-/**
- * Brings the work tree from checkpoint `current` (just recorded: the store's index matches the
- * work tree) to checkpoint `target`: git's two-tree read-tree, which writes changed files, brings
- * deleted ones back and removes files `target` does not have; symlinks are restored as links and
- * git never writes through a symlinked folder. Files neither tree holds are left alone, and so
- * are `leaveAlone`'s (from the workspace: files a checkpoint did not hold); git stops (and nothing
- * is overwritten) when one stands where `target` has a file.
- */
-export async function restoreCheckpointIn(
-  place: GitPlace,
-  store: string,
-  current: string,
-  target: string,
-  leaveAlone: readonly string[] = [],
-): Promise<void> {
-  const repoObjects = await objectsOf(place);
-  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, [repoObjects]);
-  // A file a checkpoint could not hold (too large to read) is taken out of both trees: git then
-  // neither writes it nor looks at it, and keeps its index entry.
-  const without = async (tree: string) => {
-    if (leaveAlone.length === 0) return tree;
-    const other = privateStoreEnv(`${store}/rewind.index`, `${store}/objects`, [repoObjects]);
-    await must(place.git(["read-tree", tree], other), "read-tree");
-    await must(
-      place.git(
-        ["update-index", "--force-remove", "-z", "--stdin"],
-        other,
-        joinNul(leaveAlone.map((name) => new TextEncoder().encode(name))),
-      ),
-      "update-index",
-    );
-    return (await must(place.git(["write-tree"], other), "write-tree")).out.trim();
-  };
-  const from = await without(current);
-  const to = await without(target);
-  await must(
-    place.git([...EXACT_FILES, "read-tree", "-m", "-u", from, to], env),
-    "read-tree",
-  );
-}
-
-/** The size in bytes of `store`'s objects (git count-objects). */
-export async function storeBytes(place: GitPlace, store: string): Promise<number> {
-  const env = privateStoreEnv(`${store}/index`, `${store}/objects`, []);
-  const r = await must(place.git(["count-objects", "-v"], env), "count-objects");
-  const kib = (key: string) => Number(new RegExp(`^${key}: (\\d+)`, "m").exec(r.out)?.[1] ?? 0);
-  return (kib("size") + kib("size-pack")) * 1024;
-}
-
-/** The host as a place for a lasting checkpoint store (`store` writable to git in the sandbox). */
-export function checkpointHostPlace(
-  dir: string,
-  store: string,
-  sandbox?: GitSandbox,
-  limits?: GitLimits,
-): Promise<GitPlace> {
-  return hostPlace(dir, sandbox, limits, store);
-}
-
-/** The place's workspace as a path from its repository's top ("" at the top, else `dir/`). */
-export async function workspacePrefix(place: GitPlace): Promise<string> {
-  const r = await must(place.git(["rev-parse", "--show-prefix"]), "rev-parse");
-  return r.out.replace(/\n$/, "");
-}
-
-/** The repository's object store, absolute. */
-async function objectsOf(place: GitPlace): Promise<string> {
-  const objects = await must(
-    place.git(["rev-parse", "--path-format=absolute", "--git-path", "objects"]),
-    "rev-parse",
-  );
-  return objects.out.trim();
-}
-
-async function must(running: Promise<GitResult>, what: string): Promise<GitResult> {
+export async function must(running: Promise<GitResult>, what: string): Promise<GitResult> {
   const result = await running;
   if (!result.ok) throw new PatchError(`git ${what} failed: ${result.err.trim()}`);
   return result;
@@ -471,31 +288,20 @@ async function must(running: Promise<GitResult>, what: string): Promise<GitResul
  * the new files git does not ignore (minus droppings and large files). First, no ignore or
  * attributes file git would open may be a FIFO or a device.
  */
-async function stageWorkTree(
+export async function stageWorkTree(
   place: GitPlace,
   env: Record<string, string>,
   facts: RepoFacts,
-  gate?: Promise<unknown>,
+  { gate, admit, readFromTree = false, checked = false }: StageOptions = {},
 ): Promise<Staged> {
-  await refuseSpecialFiles(place, facts);
-  // Two listings in which git reads no file: the tracked files whose size or time changed (or
-  // which went), and the new files git does not ignore. Each looks at every file once, as
-  // `git add -A` does; both only read the index.
-  const [changed, listed] = await Promise.all([
-    must(
-      place.git(["diff-files", "-z", "--name-only", "--relative", "--", "."], env),
-      "diff-files",
-    ),
-    must(
-      place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
-      "ls-files",
-    ),
-  ]);
+  if (!checked) await refuseSpecialFiles(place, facts);
+  const { candidates, others } = readFromTree
+    ? await listFresh(place, env)
+    : await listChanged(place, env);
   // Those above MAX_FILE_BYTES are not read at all, and keep what the index had.
-  const candidates = splitNul(changed.bytes);
   const over = await place.filesOver(candidates, MAX_FILE_BYTES);
   const tooLarge = candidates.filter((_, i) => over[i]).map((name) => decoder.decode(name));
-  const newFiles = splitNul(listed.bytes).filter((name) => !isDropping(decoder.decode(name)));
+  const newFiles = others.filter((name) => !isDropping(decoder.decode(name)));
   const large = await place.largeFiles(newFiles, {
     binaryOver: MAX_NEW_BINARY_BYTES,
     anyOver: MAX_NEW_FILE_BYTES,
@@ -505,6 +311,7 @@ async function stageWorkTree(
   await gate;
   const paths = [...candidates.filter((_, i) => !over[i]), ...fresh];
   if (paths.length === 0) return { left, tooLarge };
+  await admit?.(paths);
   // One write of the index for all of them, as `git add -A` would: a changed file is hashed
   // again, a gone one removed, a new one added (a file where a folder was replaces it). The
   // names go in on stdin, as bytes: plain paths (no pathspec magic), none re-encoded.
@@ -531,6 +338,52 @@ async function stageWorkTree(
   return { left, tooLarge };
 }
 
+/**
+ * Two listings in which git reads no file, side by side: the tracked files whose size or time
+ * changed (or which went) — by their stat alone, never their bytes (`ls-files -m` would hash a
+ * tracked empty file grown to gigabytes) — and the new files git does not ignore.
+ */
+async function listChanged(
+  place: GitPlace,
+  env: Record<string, string>,
+): Promise<{ candidates: Uint8Array[]; others: Uint8Array[] }> {
+  const [changed, listed] = await Promise.all([
+    must(
+      place.git(["diff-files", "-z", "--name-only", "--relative", "--", "."], env),
+      "diff-files",
+    ),
+    must(
+      place.git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], env),
+      "ls-files",
+    ),
+  ]);
+  return { candidates: splitNul(changed.bytes), others: splitNul(listed.bytes) };
+}
+
+/**
+ * For an index just read from a tree (no file's stat known, so every tracked file is to be read
+ * again): one listing of the tracked files (from the index alone) and the new files git does not
+ * ignore, told apart by `ls-files -t` (`? ` marks a new one).
+ */
+async function listFresh(
+  place: GitPlace,
+  env: Record<string, string>,
+): Promise<{ candidates: Uint8Array[]; others: Uint8Array[] }> {
+  const listed = await must(
+    place.git(
+      ["ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard", "--", "."],
+      env,
+    ),
+    "ls-files",
+  );
+  const candidates: Uint8Array[] = [];
+  const others: Uint8Array[] = [];
+  for (const entry of splitNul(listed.bytes)) {
+    (entry[0] === 0x3f ? others : candidates).push(entry.subarray(2));
+  }
+  return { candidates, others };
+}
+
 const encoder = new TextEncoder();
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   const all = new Uint8Array(a.length + b.length);
@@ -540,6 +393,18 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
 }
 
 const decoder = new TextDecoder();
+
+/** How `stageWorkTree` goes about it. */
+export interface StageOptions {
+  /** Awaited before anything is written into the index or the object store. */
+  gate?: Promise<unknown>;
+  /** Awaited with the names about to be read into the store, before any is (it may refuse). */
+  admit?: (paths: readonly Uint8Array[]) => Promise<unknown>;
+  /** The index was just read from a tree: no file's stat is known. */
+  readFromTree?: boolean;
+  /** `refuseSpecialFiles` has just been run for this listing. */
+  checked?: boolean;
+}
 
 /** What `stageWorkTree` left out: new files (large, or binary), and files above MAX_FILE_BYTES. */
 interface Staged {
@@ -565,7 +430,7 @@ export function patchChanges(patch: string): boolean {
 }
 
 /** Throws a PatchError naming each ignore or attributes file that is not a regular file. */
-async function refuseSpecialFiles(place: GitPlace, facts: RepoFacts): Promise<void> {
+export async function refuseSpecialFiles(place: GitPlace, facts: RepoFacts): Promise<void> {
   const special = await place.specialFiles(facts.infoFiles);
   if (special.length === 0) return;
   throw new PatchError(
@@ -576,7 +441,7 @@ async function refuseSpecialFiles(place: GitPlace, facts: RepoFacts): Promise<vo
   );
 }
 
-function joinNul(parts: readonly Uint8Array[]): Uint8Array {
+export function joinNul(parts: readonly Uint8Array[]): Uint8Array {
   const all = new Uint8Array(parts.reduce((n, p) => n + p.length + 1, 0));
   let at = 0;
   for (const part of parts) {

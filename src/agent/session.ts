@@ -421,8 +421,8 @@ export async function runTask(
 
 /**
  * Takes a checkpoint of the workspace into the session's store (./checkpoints.ts) and records it
- * in the trajectory. Off with the config's `checkpoints: false`, outside a repository and in a
- * replay; a failure is a warning, and the session takes no more.
+ * in the trajectory. Off with the config's `checkpoints: false`, in a container's folder that is
+ * in no repository and in a replay; a failure is a warning, and the session takes no more.
  */
 async function checkpoint(
   session: Session,
@@ -433,7 +433,9 @@ async function checkpoint(
   const sessionId = recorder.data.session_id ?? "";
   try {
     if (session.checkpointPlace?.sessionId !== sessionId) {
-      const repository = sessionId !== "" && await session.workplace.isRepository();
+      // On the host, a folder in no repository gets a store of its own (./checkpoint_place.ts).
+      const repository = sessionId !== "" &&
+        (session.workplace.onHost || await session.workplace.isRepository());
       session.checkpointPlace = {
         sessionId,
         at: repository ? await session.workplace.checkpointPlace(sessionId, recorder.path) : null,
@@ -445,7 +447,7 @@ async function checkpoint(
     recorder.flush();
     if (record.left_out) {
       session.console.note(
-        `checkpoint ${record.id} (turn ${record.turn}) does not hold ${record.left_out.length} ` +
+        `checkpoint ${record.id} does not hold ${record.left_out.length} ` +
           `large or binary new file(s): ${record.left_out.slice(0, 5).join(", ")}` +
           `${record.left_out.length > 5 ? ", …" : ""}; a rewind leaves them as they are.`,
       );
@@ -454,7 +456,7 @@ async function checkpoint(
     if (e instanceof SandboxUnavailableError) throw e;
     session.checkpointPlace = { sessionId, at: null };
     session.console.note(
-      `warning: no checkpoint of turn ${what.turn} (${(e as Error).message}); this session ` +
+      `warning: no checkpoint after turn ${what.turn} (${(e as Error).message}); this session ` +
         "takes no more, and cannot be rewound past this point.",
     );
   }

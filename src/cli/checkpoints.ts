@@ -1,6 +1,6 @@
 /**
  * `deft checkpoints [SESSION] [--json]`: a session's checkpoints (src/agent/checkpoints.ts),
- * oldest first — turn, label, files changed, time — for `deft rewind --to TURN`.
+ * oldest first — number, time, files changed, label — for `deft rewind --to N`.
  * `deft checkpoints rm [SESSION]` deletes a session's checkpoint store (its trajectory stays);
  * `--prune` removes the stores of sessions that no longer exist.
  */
@@ -60,17 +60,16 @@ export async function checkpointsCommand(
   }
   const rows = checkpoints.map((c) => [
     String(c.id),
-    String(c.turn),
     c.time.replace("T", " ").slice(0, 19),
     String(c.files_changed),
     terminalLine(c.label) + (c.left_out ? ` (${c.left_out.length} large file(s) not held)` : ""),
   ]);
-  const header = ["#", "TURN", "TIME (UTC)", "FILES", "LABEL"];
+  const header = ["#", "TIME (UTC)", "FILES", "LABEL"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const format = (row: string[]) =>
     row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd(widths[i])).join("  ");
   await writeStdout([header, ...rows].map(format).join("\n") + "\n");
-  writeStderr(`go back with: deft rewind ${trajectory.session_id} --to TURN`);
+  writeStderr(`go back with: deft rewind ${trajectory.session_id} --to N (N from the # column)`);
   return 0;
 }
 

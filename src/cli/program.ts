@@ -220,8 +220,8 @@ function addAgentCommands(program: Command, setExit: (code: number) => void): vo
       CONTINUE,
       option("-r, --resume <id>", "go on with the session ID (or a trajectory FILE)"),
       option(
-        "--rewind-to <turn>",
-        "with --continue/--resume: first go back to that turn's checkpoint (files and conversation)",
+        "--rewind-to <n>",
+        "with --continue/--resume: first go back to checkpoint N (files and conversation)",
         { integer: "non-negative" },
       ),
       NO_INSTRUCTIONS,
@@ -302,9 +302,13 @@ function addSessionCommands(program: Command, setExit: (code: number) => void): 
     declared(program, "rewind"),
     [
       described(WORKING_DIR, "the workspace (default: current directory)"),
-      option("--to <turn>", "the turn to go back to (0: the session's start)", {
-        integer: "non-negative",
-      }),
+      option(
+        "--to <n>",
+        "the checkpoint to go back to (deft checkpoints lists them; 0: the start)",
+        {
+          integer: "non-negative",
+        },
+      ),
       option("--files", "restore the files only"),
       option("--conversation", "cut the conversation only"),
       option("--both", "restore both (the default)"),

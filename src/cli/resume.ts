@@ -25,7 +25,7 @@ export interface ResumeOptions {
   continue?: boolean;
   resume?: string;
   workingDir?: string;
-  /** Before going on, rewind the session's files and conversation to this turn (`deft rewind`). */
+  /** Before going on, rewind the session's files and conversation to this checkpoint (`deft rewind`). */
   rewindTo?: number;
 }
 
@@ -92,7 +92,7 @@ export async function resumeTarget(
     if (opts.rewindTo !== undefined) {
       const { rewindSession } = await import("./rewind.ts");
       await rewindSession(path, trajectory, where.workspace, {
-        turn: opts.rewindTo,
+        to: opts.rewindTo,
         files: true,
         conversation: true,
       }, workplace);

@@ -1,9 +1,9 @@
 /**
- * `deft rewind [SESSION] --to TURN [--files|--conversation|--both] [--force]`: goes back to a
- * turn's checkpoint (src/agent/checkpoints.ts) — the workspace's files, the conversation, or
- * both — and records the rewind in the session's trajectory; `deft run --continue --rewind-to`
- * does the same before going on. The state before is a checkpoint: rewinding to its turn undoes
- * the rewind.
+ * `deft rewind [SESSION] --to N [--files|--conversation|--both] [--force]`: goes back to
+ * checkpoint N (src/agent/checkpoints.ts; `deft checkpoints` numbers them) — the workspace's
+ * files, the conversation, or both — and records the rewind in the session's trajectory;
+ * `deft run --continue --rewind-to N` does the same before going on. The state before is a
+ * checkpoint of its own, with a number of its own: rewinding to it undoes the rewind.
  */
 import {
   ChangedOutsideError,
@@ -40,6 +40,7 @@ import { UsageError, writeStderr, writeStdout } from "./io.ts";
 /** Options of `deft rewind`. */
 export interface RewindCommandOptions {
   workingDir?: string;
+  /** The checkpoint's number. */
   to: number;
   files?: boolean;
   conversation?: boolean;
@@ -83,16 +84,17 @@ async function containerSession(
 }
 
 /**
- * Rewinds the session recorded at `path` and writes its trajectory back. `files`/`conversation`:
- * what to restore. Throws UsageError saying why it cannot (a container session, no checkpoint of
- * that turn, files changed outside Deft without `force`). `workplace`: where the session goes
- * on, when it keeps the session's checkpoints itself (a container the session was recorded in).
+ * Rewinds the session recorded at `path` to checkpoint `what.to` and writes its trajectory back.
+ * `files`/`conversation`: what to restore. Throws UsageError saying why it cannot (a container
+ * session, no such checkpoint, files changed outside Deft without `force`). `workplace`: where
+ * the session goes on, when it keeps the session's checkpoints itself (a container the session
+ * was recorded in).
  */
 export async function rewindSession(
   path: string,
   trajectory: Trajectory,
   workspace: string,
-  what: { turn: number; files: boolean; conversation: boolean; force?: boolean },
+  what: { to: number; files: boolean; conversation: boolean; force?: boolean },
   workplace?: Pick<Workplace, "place" | "recordedCheckpoints">,
 ): Promise<RewindDone> {
   const recordedIn = trajectory.container;
@@ -101,7 +103,7 @@ export async function rewindSession(
     throw new UsageError(
       `${path} was recorded in the container ${recordedIn.id.slice(0, 12)}, and its ` +
         "checkpoints are kept inside it: its files can be rewound only there, while it is " +
-        "alive (kept with --docker-keep): `deft run --continue --rewind-to TURN " +
+        "alive (kept with --docker-keep): `deft run --continue --rewind-to N " +
         `--docker-container-id ${recordedIn.id.slice(0, 12)}\` or /rewind in an interactive ` +
         "session there. Or rewind only --conversation.",
     );
@@ -109,7 +111,8 @@ export async function rewindSession(
   if (!trajectory.checkpoints?.length) {
     throw new UsageError(
       `${path} has no checkpoints (taken after each turn unless the config says ` +
-        "`checkpoints: false`, and only in a git repository): there is nothing to go back to.",
+        "`checkpoints: false`; in a container, only in a git repository): there is nothing to " +
+        "go back to.",
     );
   }
   try {
@@ -149,14 +152,16 @@ export async function rewindCommand(
   const picked = [opts.files, opts.conversation, opts.both].filter(Boolean).length;
   if (picked > 1) throw new UsageError("give one of --files, --conversation, --both.");
   if (opts.to === undefined) {
-    throw new UsageError("--to TURN is needed: deft checkpoints lists the turns to go back to.");
+    throw new UsageError(
+      "--to N is needed: deft checkpoints lists the checkpoints to go back to, by number.",
+    );
   }
   const workspace = await workspaceOf(opts.workingDir);
   const { path, trajectory } = await sessionToRewind(session, workspace);
   const files = opts.files || opts.both || picked === 0;
   const conversation = opts.conversation || opts.both || picked === 0;
   const { target, before, leftAlone } = await rewindSession(path, trajectory, workspace, {
-    turn: opts.to,
+    to: opts.to,
     files,
     conversation,
     force: opts.force,
@@ -179,9 +184,9 @@ export async function rewindCommand(
     `rewound ${
       [files && "the files", conversation && "the conversation"].filter(Boolean)
         .join(" and ")
-    } to turn ${target.turn} (${target.label})` +
+    } to checkpoint ${target.id} (${terminalLine(target.label)})` +
       (before
-        ? `; the state before is checkpoint ${before.id}: deft rewind --to ${before.turn} undoes this`
+        ? `; the state before is checkpoint ${before.id}: deft rewind --to ${before.id} undoes this`
         : ""),
   );
   if (leftAlone.length > 0) writeStderr(`warning: ${terminalLine(leftAloneText(leftAlone))}`);
@@ -207,40 +212,39 @@ export interface RewindContext {
 }
 
 /**
- * `/rewind` in `deft interactive`: a picker of this conversation's checkpoints (turn, time, files
- * changed, label), then what to restore (files, conversation, both); a file changed outside Deft
- * since the last checkpoint is named and the user asked before it is overwritten. `arg` may name
- * the turn and what (`/rewind 2 files`) instead.
+ * `/rewind` in `deft interactive`: a picker of this conversation's checkpoints (number, time,
+ * files changed, label), then what to restore (files, conversation, both); a file changed outside
+ * Deft since the last checkpoint is named and the user asked before it is overwritten. `arg` may
+ * name the checkpoint and what (`/rewind 2 files`) instead.
  */
 export async function rewindInteractive(ctx: RewindContext, arg: string): Promise<void> {
   const recorder = ctx.recorder;
   const checkpoints = recorder?.data.checkpoints ?? [];
   if (!recorder || checkpoints.length === 0) {
     ctx.write(
-      "no checkpoints in this conversation yet (one is taken after each turn, in a git " +
-        "repository, unless the config says `checkpoints: false`).",
+      "no checkpoints in this conversation yet (one is taken after each turn, unless the " +
+        "config says `checkpoints: false`).",
     );
     return;
   }
-  const [turnWord, whatWord] = arg.trim().split(/\s+/).filter(Boolean);
-  let turn = turnWord !== undefined && /^\d+$/.test(turnWord) ? Number(turnWord) : undefined;
-  if (turn === undefined) {
+  const [numberWord, whatWord] = arg.trim().split(/\s+/).filter(Boolean);
+  let to = numberWord !== undefined && /^\d+$/.test(numberWord) ? Number(numberWord) : undefined;
+  if (to === undefined) {
     // A row each (the gutter first, where ↑/↓ draw their mark), the newest next to the question.
     const lines = checkpoints.map((c) =>
       fitRow(
-        `  ${String(c.turn).padStart(3)}. ${c.time.replace("T", " ").slice(11, 19)}  ` +
-          `${String(c.files_changed).padStart(3)} file(s)  ${terminalLine(c.label)}` +
-          (c.kind === "rewind" ? "  (before a rewind)" : ""),
+        `  ${String(c.id).padStart(3)}. ${c.time.replace("T", " ").slice(11, 19)}  ` +
+          `${String(c.files_changed).padStart(3)} file(s)  ${terminalLine(c.label)}`,
         // Cut to the terminal's width only where the rows are drawn on it (not for an editor).
         ctx.select ? knownWidth() : 0,
       )
     );
-    ctx.write(["Checkpoints (turn, time UTC, files changed, label):", ...lines].join("\n"));
+    ctx.write(["Checkpoints (number, time UTC, files changed, label):", ...lines].join("\n"));
     if (!ctx.select && !ctx.choose) {
-      ctx.write("go back with /rewind TURN [files|conversation|both].");
+      ctx.write("go back with /rewind N [files|conversation|both].");
       return;
     }
-    const question = "rewind to which turn? (number; empty: none)> ";
+    const question = "rewind to which checkpoint? (number; empty: none)> ";
     const rows = [...lines].reverse();
     const answer = ctx.select
       ? await ctx.select(question, rows)
@@ -251,7 +255,7 @@ export async function rewindInteractive(ctx: RewindContext, arg: string): Promis
       ctx.write("nothing rewound.");
       return;
     }
-    turn = n;
+    to = n;
   }
   let what = whatWord;
   if (what === undefined && ctx.choose) {
@@ -274,7 +278,7 @@ export async function rewindInteractive(ctx: RewindContext, arg: string): Promis
   const files = what !== "conversation";
   const conversation = what !== "files";
   const at = ctx.session.checkpointPlace?.at ?? undefined;
-  const options = { turn, files, conversation };
+  const options = { to, files, conversation };
   let done: RewindDone;
   try {
     try {
@@ -313,8 +317,8 @@ export async function rewindInteractive(ctx: RewindContext, arg: string): Promis
         ? "the files"
         : "the conversation"
     } ` +
-      `to turn ${done.target.turn} (${terminalLine(done.target.label)})` +
-      (done.before ? `; /rewind ${done.before.turn} undoes this.` : ".") +
+      `to checkpoint ${done.target.id} (${terminalLine(done.target.label)})` +
+      (done.before ? `; /rewind ${done.before.id} undoes this.` : ".") +
       (done.leftAlone.length > 0 ? `\n${terminalLine(leftAloneText(done.leftAlone))}` : ""),
   );
 }

@@ -418,7 +418,7 @@ export const COMMANDS = {
     options: true,
   },
   checkpoints: {
-    description: "a session's checkpoints, one per turn (turns for deft rewind --to)",
+    description: "a session's checkpoints, one per turn, numbered for deft rewind --to",
     arguments: [SESSION_ARGUMENT, {
       name: "rm-session",
       required: false,
@@ -427,7 +427,7 @@ export const COMMANDS = {
     options: true,
   },
   rewind: {
-    description: "go back to a turn's checkpoint: the files, the conversation, or both",
+    description: "go back to a checkpoint: the files, the conversation, or both",
     arguments: [SESSION_ARGUMENT],
     options: true,
   },

@@ -264,9 +264,11 @@ async function ask(runner: Runner, request: RunnerRequest): Promise<RunnerAnswer
   if (runner.dead) throw new RunnerLostError("the sandboxed git runner had stopped");
   const number = String(++runner.count);
   const stdinFile = join(runner.io, "in");
-  if (request.stdin) await Deno.writeFile(stdinFile, request.stdin, { mode: 0o600 });
+  // Two small files in Deft's own private folder: written synchronously (an awaited write costs
+  // each command a turn of the event loop, and a checkpoint is a handful of commands).
+  if (request.stdin) Deno.writeFileSync(stdinFile, request.stdin, { mode: 0o600 });
   const env = Object.entries(request.env).map(([k, v]) => `${k}=${v}`);
-  await Deno.writeFile(
+  Deno.writeFileSync(
     join(runner.io, "req"),
     fields([
       request.cwd,

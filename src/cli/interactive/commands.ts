@@ -115,7 +115,7 @@ const COMMANDS: SlashCommand[] = [
   },
   {
     name: "rewind",
-    usage: "/rewind [TURN [files|conversation|both]]",
+    usage: "/rewind [N [files|conversation|both]]",
     help: "go back to a turn's checkpoint: files (shell changes too), conversation, or both",
     run: async (ctx, arg) => {
       const { rewindInteractive } = await import("../rewind.ts");

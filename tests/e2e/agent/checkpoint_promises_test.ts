@@ -2,8 +2,9 @@
  * Promises of checkpoints, rewind and the patch that no test guarded (issue 50), each asserted as
  * a user would see it:
  *
- * - `--to N` names the latest state of turn N: after a forced rewind over an outside edit, going
- *   back to the last turn brings the edit back: "rewind --to N names the latest state of turn N …";
+ * - `--to N` names one state: after a forced rewind over an outside edit, the state before it has
+ *   a number of its own that brings the edit back, and turn 2's checkpoint is still named by
+ *   its: "rewind --to N names one state …";
  * - a restore is byte-exact and links stay links whatever the repository's `.git/config` says
  *   (`core.autocrlf=true`, `core.symlinks=false`): "a restore is byte-exact and a link stays a
  *   link …";
@@ -63,7 +64,7 @@ async function home(): Promise<Record<string, string>> {
   return { HOME: h, XDG_STATE_HOME: `${h}/state` };
 }
 
-Deno.test("rewind --to N names the latest state of turn N: the outside edit a forced rewind overwrote comes back", async () => {
+Deno.test("rewind --to N names one state: the outside edit a forced rewind overwrote comes back by its own number, turn 2's by its", async () => {
   const env = await home();
   const dir = await repo({ "f.txt": "zero\n" });
   await session(dir, env, ["echo one > f.txt", "echo two > f.txt"]);
@@ -71,9 +72,13 @@ Deno.test("rewind --to N names the latest state of turn N: the outside edit a fo
   const back = await runDeft(["rewind", "-w", dir, "--to", "1", "--force"], { cwd: env.HOME, env });
   assert.equal(back.code, 0, back.stderr);
   assert.equal(await Deno.readTextFile(`${dir}/f.txt`), "one\n");
-  const again = await runDeft(["rewind", "-w", dir, "--to", "2"], { cwd: env.HOME, env });
+  assert.match(back.stderr, /the state before is checkpoint 3: deft rewind --to 3 undoes this/);
+  const again = await runDeft(["rewind", "-w", dir, "--to", "3"], { cwd: env.HOME, env });
   assert.equal(again.code, 0, again.stderr);
-  assert.equal(await Deno.readTextFile(`${dir}/f.txt`), "mine\n", "turn 2's latest state");
+  assert.equal(await Deno.readTextFile(`${dir}/f.txt`), "mine\n", "the state before the rewind");
+  const turn2 = await runDeft(["rewind", "-w", dir, "--to", "2"], { cwd: env.HOME, env });
+  assert.equal(turn2.code, 0, turn2.stderr);
+  assert.equal(await Deno.readTextFile(`${dir}/f.txt`), "two\n", "turn 2 as it was taken");
 });
 
 Deno.test("a restore is byte-exact and a link stays a link under core.autocrlf=true and core.symlinks=false", async () => {

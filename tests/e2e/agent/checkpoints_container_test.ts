@@ -58,7 +58,7 @@ Deno.test({
     id = /container kept: ([0-9a-f]{64})/.exec(r.stderr)?.[1];
     assert.equal(r.code, 0, r.stderr);
     assert.ok(id, r.stderr);
-    assert.match(r.stderr + r.stdout, /rewound the files and the conversation to turn 1/);
+    assert.match(r.stderr + r.stdout, /rewound the files and the conversation to checkpoint 1/);
     const sh = (script: string) => rt.cli("exec", id!, "sh", "-c", script);
     assert.equal(await sh("od -An -c /testbed/crlf.txt | tr -s ' '"), "a \\r \\n b \\r \\n");
     assert.equal(await sh("test -x /testbed/calc.py && echo x"), "x", "back, executable");

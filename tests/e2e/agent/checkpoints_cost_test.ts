@@ -1,8 +1,10 @@
 /**
  * What a turn's checkpoint costs, and the safety of what makes it cheap (src/agent/checkpoints.ts,
- * src/agent/patch.ts, src/agent/host_place.ts): a handful of git processes and no config listing
- * per call (git reads the store's own config), one index write that still handles a folder turned
- * into a link, and a walk for special files that reads again every folder changed since.
+ * src/agent/checkpoint_place.ts, src/agent/patch.ts, src/agent/host_place.ts): a handful of git
+ * processes and no config listing per call (git reads the store's own config), a session's first
+ * in six with its store made without git, no object count while the store is known to be within
+ * its bound, one index write that still handles a folder turned into a link, and a walk for
+ * special files that reads again every folder changed since.
  */
 import assert from "node:assert/strict";
 import { git } from "../../helpers/repo.ts";
@@ -98,6 +100,52 @@ Deno.test("checkpoints: a turn's checkpoint starts a handful of git processes an
   }
 });
 
+Deno.test("checkpoints: a session's first checkpoint starts six git processes, and a turn after it no object count", async () => {
+  await using work = await tempDir("deft-ckpt-cost-");
+  await using shim = await tempDir("deft-git-shim-");
+  await repo(work.path);
+  const realGit = new TextDecoder().decode(
+    (await new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" }).output())
+      .stdout,
+  ).trim();
+  const log = `${shim.path}/calls`;
+  await Deno.writeTextFile(
+    `${shim.path}/git`,
+    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${realGit}' "$@"\n`,
+  );
+  await Deno.chmod(`${shim.path}/git`, 0o755);
+  const path = Deno.env.get("PATH") ?? "/usr/bin:/bin";
+  Deno.env.set("PATH", `${shim.path}:${path}`);
+  const calls = async () => {
+    const all = (await Deno.readTextFile(log)).split("\n").filter(Boolean);
+    await Deno.writeTextFile(log, "");
+    return all;
+  };
+  try {
+    await withState(async (id) => {
+      await Deno.writeTextFile(log, "");
+      const at = await hostCheckpointPlace(work.path, id);
+      const data = trajectory(id);
+      await takeCheckpoint(at, data, { turn: 0, kind: "start", label: "start" });
+      const first = await calls();
+      assert.ok(first.length <= 6, `${first.length} git processes:\n${first.join("\n")}`);
+      assert.deepEqual(first.filter((c) => /config|count-objects|init|hash-object/.test(c)), []);
+      // The second checkpoint counts the store once; the ones after know its bound holds.
+      await Deno.writeTextFile(`${work.path}/plain.txt`, "two\n");
+      await takeCheckpoint(at, data, { turn: 1, kind: "turn", label: "turn" });
+      assert.equal((await calls()).filter((c) => c.includes("count-objects")).length, 1);
+      await Deno.writeTextFile(`${work.path}/plain.txt`, "three\n");
+      const record = await takeCheckpoint(at, data, { turn: 2, kind: "turn", label: "turn" });
+      assert.equal(record.files_changed, 1);
+      const turn = await calls();
+      assert.ok(turn.length <= 5, `${turn.length} git processes:\n${turn.join("\n")}`);
+      assert.deepEqual(turn.filter((c) => /config|count-objects/.test(c)), []);
+    });
+  } finally {
+    Deno.env.set("PATH", path);
+  }
+});
+
 Deno.test("checkpoints: a tracked file whose folder became a link is checkpointed and rewound", async () => {
   await using work = await tempDir("deft-ckpt-cost-");
   await repo(work.path);
@@ -112,10 +160,10 @@ Deno.test("checkpoints: a tracked file whose folder became a link is checkpointe
     await Deno.symlink("elsewhere", `${work.path}/sub`);
     const turn = await takeCheckpoint(at, data, { turn: 1, kind: "turn", label: "turn" });
     assert.equal(turn.files_changed, 2, "sub/a.txt gone and the link sub new");
-    await rewind(at, data, { turn: 0, files: true, conversation: false });
+    await rewind(at, data, { to: 0, files: true, conversation: false });
     assert.ok((await Deno.lstat(`${work.path}/sub`)).isDirectory, "sub is a folder again");
     assert.equal(await Deno.readTextFile(`${work.path}/sub/a.txt`), "one\n");
-    await rewind(at, data, { turn: 1, files: true, conversation: false });
+    await rewind(at, data, { to: 1, files: true, conversation: false });
     assert.equal(await Deno.readLink(`${work.path}/sub`), "elsewhere");
   });
   assert.equal(await Deno.readTextFile(`${work.path}/elsewhere/b.txt`), "b\n");

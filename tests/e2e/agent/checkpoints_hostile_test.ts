@@ -11,7 +11,7 @@ import {
   checkpointHostPlace,
   recordCheckpointIn,
   restoreCheckpointIn,
-} from "../../../src/agent/patch.ts";
+} from "../../../src/agent/checkpoint_tree.ts";
 import { CheckpointError, rewind } from "../../../src/agent/checkpoints.ts";
 import type { Trajectory } from "../../../src/trajectory/recorder.ts";
 
@@ -158,7 +158,7 @@ Deno.test("rewind: a checkpoint whose trees differ outside the workspace (a fold
   } as unknown as Trajectory;
   const place = await checkpointHostPlace(`${repo}/sub`, store.path);
   await assert.rejects(
-    rewind({ place, store: store.path }, data, { turn: 0, files: true, conversation: false }),
+    rewind({ place, store: store.path }, data, { to: 1, files: true, conversation: false }),
     (e: Error) => {
       assert.ok(e instanceof CheckpointError, `${e.name}: ${e.message}`);
       assert.match(e.message, /outside this workspace \("plain\.txt"\)/);

@@ -9,7 +9,7 @@ import {
   checkpointHostPlace,
   recordCheckpointIn,
   restoreCheckpointIn,
-} from "../../../src/agent/patch.ts";
+} from "../../../src/agent/checkpoint_tree.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -130,7 +130,10 @@ Deno.test("checkpoints: three turns, rewind to turn 1 (files exact, conversation
     assert.deepEqual(await snapshot(repo), turn1, "every file as it was after turn 1");
     const undo = await runDeft(["rewind", "-w", repo, "--to", "3"], { cwd: h, env });
     assert.equal(undo.code, 0, undo.stderr);
-    assert.match(undo.stderr, /rewound the files and the conversation to turn 3/);
+    assert.match(
+      undo.stderr,
+      /rewound the files and the conversation to checkpoint 3 \(json things\)/,
+    );
     assert.deepEqual(await snapshot(repo), turn3, "rewinding the rewind restores turn 3");
 
     // Headless: go back to turn 1 and go on from there, the conversation cut after turn 1.
@@ -181,7 +184,7 @@ Deno.test("checkpoints: /rewind in interactive goes back to the start, files and
     assert.equal(session.code, 0, session.stderr);
     assert.match(
       session.stderr + session.stdout,
-      /rewound the files and the conversation to turn 0/,
+      /rewound the files and the conversation to checkpoint 0 \(session start\)/,
     );
     assert.deepEqual(await snapshot(repo), initial, "back to the session's start");
     const sent: Json[] = mock.requests.at(-1)!.body.messages;

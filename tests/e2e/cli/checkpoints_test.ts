@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { runDeft } from "../../helpers/deft.ts";
-import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
+import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
 
@@ -176,4 +176,49 @@ Deno.test("a container session named outright: listed, its conversation cut from
   assert.equal(talk.code, 0, talk.stderr);
   assert.equal(JSON.parse(await Deno.readTextFile(copy)).rewinds.length, 1);
   assert.equal(await Deno.readTextFile(`${repo}/calc.py`), fixed, "no host file touched");
+});
+
+Deno.test("checkpoints: after two rewinds every state keeps its own number, and the state the session left is named by its", async () => {
+  const repo = await makeBuggyRepo();
+  const h = await tempDirUntilExit("deft-home-");
+  const env = { HOME: h, XDG_STATE_HOME: `${h}/state` };
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: "echo one > f.txt" }]]),
+    chatText("done one"),
+    chatToolCalls([["bash", { command: "echo two > f.txt" }]]),
+    chatText("done two"),
+  ]);
+  try {
+    const session = await runDeft(
+      ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock)],
+      { cwd: h, env, stdin: "first\nsecond\n" },
+    );
+    assert.equal(session.code, 0, session.stderr);
+    assert.equal(await Deno.readTextFile(`${repo}/f.txt`), "two\n");
+    for (const to of ["0", "1"]) {
+      const back = await runDeft(["rewind", "-w", repo, "--to", to], { cwd: h, env });
+      assert.equal(back.code, 0, back.stderr);
+    }
+    assert.equal(await Deno.readTextFile(`${repo}/f.txt`), "one\n");
+    const listed = await runDeft(["checkpoints", "-w", repo], { cwd: h, env });
+    assert.equal(listed.code, 0, listed.stderr);
+    const [header, ...rows] = listed.stdout.trimEnd().split("\n");
+    assert.match(header, /^#\s+TIME \(UTC\)\s+FILES\s+LABEL$/, "one column names a checkpoint");
+    assert.deepEqual(rows.map((r) => r.split(/\s+/)[0]), ["0", "1", "2", "3", "4"]);
+    assert.match(rows[3], /before the rewind to checkpoint 0$/);
+    assert.match(rows[4], /before the rewind to checkpoint 1$/);
+    // The state the session left, after its second turn, is still checkpoint 2.
+    const original = await runDeft(["rewind", "-w", repo, "--to", "2"], { cwd: h, env });
+    assert.equal(original.code, 0, original.stderr);
+    assert.match(original.stderr, /to checkpoint 2 \(second\)/);
+    assert.equal(await Deno.readTextFile(`${repo}/f.txt`), "two\n");
+    const missing = await runDeft(["rewind", "-w", repo, "--to", "9"], { cwd: h, env });
+    assert.equal(missing.code, 2);
+    assert.match(
+      missing.stderr,
+      /no checkpoint 9 in this session \(there are 0-5; deft checkpoints/,
+    );
+  } finally {
+    await mock.close();
+  }
 });

@@ -374,7 +374,7 @@ Deno.test("interactive (pty): Esc twice on an empty composer opens the /rewind p
       // Two in a row open the picker: back to turn 0, files and conversation.
       { send: ESC, delay: 0.2 },
       { send: ESC, delay: 0.2 },
-      { expect: "rewind to which turn\\? \\(number; empty: none\\)> ", send: "0" + ENTER },
+      { expect: "rewind to which checkpoint\\? \\(number; empty: none\\)> ", send: "0" + ENTER },
       { expect: "restore: files, conversation or both\\?[^\\n]*> ", send: ENTER, delay: 0.3 },
       { expect: "rewound[\\s\\S]*deft> ", send: "where are we" + ENTER, delay: 0.3 },
       { expect: "Back at the start\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
@@ -384,8 +384,8 @@ Deno.test("interactive (pty): Esc twice on an empty composer opens the /rewind p
     assert.equal(r.failed, null, out);
     assert.equal(r.code, 0, out);
     // The single Esc opened no picker: the picker's question shows once.
-    assert.equal(out.match(/rewind to which turn\?/g)?.length, 1, out);
-    assert.match(out, /Checkpoints \(turn, time UTC, files changed, label\):/);
+    assert.equal(out.match(/rewind to which checkpoint\?/g)?.length, 1, out);
+    assert.match(out, /Checkpoints \(number, time UTC, files changed, label\):/);
     assert.match(await Deno.readTextFile(`${repo}/calc.py`), /def /, "the file is back");
     // The conversation went back too: the last request holds only the new prompt.
     // deno-lint-ignore no-explicit-any
@@ -406,14 +406,14 @@ Deno.test("interactive (pty): a quick double Esc (both bytes in one read) opens 
       { expect: "deft> ", send: "hello" + ENTER },
       // A human double-tap is 100-250 ms: the terminal hands both Escs over together.
       { expect: "Done once\\.[\\s\\S]*deft> ", send: ESC + ESC, delay: 0.5 },
-      { expect: "rewind to which turn\\? \\(number; empty: none\\)> ", send: ENTER },
+      { expect: "rewind to which checkpoint\\? \\(number; empty: none\\)> ", send: ENTER },
       { expect: "deft> ", send: CTRL_D, delay: 0.5 },
       { expect: "bye" },
     ], { cwd: env.HOME, env, timeoutSeconds: 30 });
     const out = plain(r.output);
     assert.equal(r.failed, null, out);
     assert.equal(r.code, 0, out);
-    assert.match(out, /Checkpoints \(turn, time UTC, files changed, label\):/);
+    assert.match(out, /Checkpoints \(number, time UTC, files changed, label\):/);
   } finally {
     await mock.close();
   }
@@ -428,7 +428,7 @@ Deno.test("interactive (pty): the /rewind picker names a turn by what was typed,
       { expect: "deft> ", send: "!echo shell-said" + ENTER },
       { expect: "shell-said[\\s\\S]*deft> ", send: "look at @calc.py" + ENTER },
       { expect: "Read it\\.[\\s\\S]*deft> ", send: "/rewind" + ENTER, delay: 0.3 },
-      { expect: "rewind to which turn\\? \\(number; empty: none\\)> ", send: ENTER },
+      { expect: "rewind to which checkpoint\\? \\(number; empty: none\\)> ", send: ENTER },
       { expect: "deft> ", send: CTRL_D, delay: 0.5 },
       { expect: "bye" },
     ], { cwd: env.HOME, env, timeoutSeconds: 30 });
@@ -495,7 +495,7 @@ Deno.test("interactive (pty): in the /rewind picker ↑ marks the newest checkpo
         { expect: "deft> ", send: "change calc" + ENTER },
         { expect: "Changed it\\.[\\s\\S]*deft> ", send: "and again" + ENTER },
         { expect: "Again\\.[\\s\\S]*deft> ", send: "/rewind" + ENTER },
-        { expect: "rewind to which turn\\? \\(number; empty: none\\)> ", send: "\x1b[A" },
+        { expect: "rewind to which checkpoint\\? \\(number; empty: none\\)> ", send: "\x1b[A" },
         { expect: "› +2\\. ", send: "\x1b[A" },
         { expect: "› +1\\. ", send: ENTER },
         { expect: "restore: files, conversation or both\\?[^\\n]*> ", send: "files" + ENTER },
@@ -508,10 +508,10 @@ Deno.test("interactive (pty): in the /rewind picker ↑ marks the newest checkpo
     assert.equal(r.failed, null, out);
     assert.equal(r.code, 0, out);
     // deno-lint-ignore no-control-regex
-    const pasted = /which turn\?[^\n]*> (?:\x1b\[[0-9;]*[A-Za-z])*[ ›]*\d+\. \d\d:/;
+    const pasted = /which checkpoint\?[^\n]*> (?:\x1b\[[0-9;]*[A-Za-z])*[ ›]*\d+\. \d\d:/;
     assert.doesNotMatch(r.output, pasted);
-    // ↑ twice: turn 1, the row above the newest.
-    assert.match(out, /rewound the files to turn 1 \(change calc\)/);
+    // ↑ twice: checkpoint 1, the row above the newest.
+    assert.match(out, /rewound the files to checkpoint 1 \(change calc\)/);
   } finally {
     await mock.close();
   }

@@ -60,7 +60,7 @@ Deno.test("/rewind (pty): a file changed outside Deft is named and asked about; 
       { expect: "deft> ", send: "fix calc" + ENTER },
       // The test changes check.py meanwhile, once turn 1's checkpoint is recorded.
       { expect: "Fixed it\\.[\\s\\S]*deft> ", send: "/rewind" + ENTER, delay: 3 },
-      { expect: "rewind to which turn\\? \\(number; empty: none\\)> ", send: "0" + ENTER },
+      { expect: "rewind to which checkpoint\\? \\(number; empty: none\\)> ", send: "0" + ENTER },
       { expect: "restore: files, conversation or both\\?[^\\n]*> ", send: "files" + ENTER },
       {
         expect: "check\\.py changed outside Deft since the last turn; overwrite\\? \\(y/N\\)> ",
@@ -69,7 +69,7 @@ Deno.test("/rewind (pty): a file changed outside Deft is named and asked about; 
       { expect: "nothing rewound\\.[\\s\\S]*deft> ", send: "!cat check.py calc.py" + ENTER },
       { expect: "return a \\+ b[\\s\\S]*deft> ", send: "/rewind 0 files" + ENTER },
       { expect: "overwrite\\? \\(y/N\\)> ", send: "y" + ENTER },
-      { expect: "rewound the files to turn 0[\\s\\S]*deft> ", send: "/exit" + ENTER },
+      { expect: "rewound the files to checkpoint 0[\\s\\S]*deft> ", send: "/exit" + ENTER },
     ], { cwd: h, env });
     await checkpointOf(`${h}/state`, 1);
     await Deno.writeTextFile(`${repo}/check.py`, mine);
