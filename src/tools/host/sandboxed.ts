@@ -192,6 +192,11 @@ function codePaths(boundary: Boundary, entry: string): string[] {
   const paths = [Deno.execPath()];
   if (boundary.dirs.code) paths.push(boundary.dirs.code);
   else if (entry.startsWith("file:")) paths.push(decodeURIComponent(new URL(entry).pathname));
+  // Deno's cache, with the host's code compiled (`warmSandboxedCode`): under a HOME in /tmp (a CI
+  // job's, a container's) the sandbox's private /tmp hides it, and the host then compiled its
+  // code at every start and failed to store it (300 ms or more per one-off call).
+  const cache = denoDir();
+  if (cache && isAbsolute(cache) && isDirectory(cache)) paths.push(cache);
   // A path the workspace's bind already shows is not bound again (read-only, it would hide the
   // workspace's own writes there); one a private folder covers (/tmp with a workspace at /) is.
   return paths.filter((p) => isAbsolute(p) && !shownByWorkspace(boundary.dirs.workspace, p));
@@ -220,4 +225,12 @@ function ownFolders(boundary: Boundary, cache: boolean): string[] {
     }
   }
   return folders;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }
