@@ -20,18 +20,6 @@ export async function writeStdout(text: string): Promise<void> {
   }
 }
 
-/**
- * Writes all of `text` to stdout from this thread: no hand-over to Deno's blocking-I/O threads,
- * which costs a small write about a tenth of a millisecond on a loaded machine. It blocks the
- * whole process while the reader holds a full pipe, so use it only where nothing else may run
- * meanwhile (see `deft serve`).
- */
-export function writeStdoutSync(text: string): void {
-  const bytes = encoder.encode(text);
-  let written = 0;
-  while (written < bytes.length) written += Deno.stdout.writeSync(bytes.subarray(written));
-}
-
 /** Writes a line to stderr, for progress and diagnostics. */
 export function writeStderr(text: string): void {
   const bytes = encoder.encode(text.endsWith("\n") ? text : `${text}\n`);
