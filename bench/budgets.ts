@@ -1,7 +1,9 @@
 /**
  * Deft's latency budget: every figure of issue 39's table, as a ratio to a baseline measured in the
  * same run (so the figure means the same on a fast laptop and on a loaded 2-core CI machine), with
- * the budget the CI check holds it to and the target it is meant to reach.
+ * the budget the CI check holds it to and the target it is meant to reach. The one-off sandboxed
+ * calls and the container's start are held to the floor this design has (issue 51's decision: no
+ * daemon), a sum of baselines measured in the same run (bench/floors.ts).
  *
  * How to read a budget. `target` is where the figure should be. Every budget is what was measured
  * when it was set (`measured`) plus a margin for noise: where Deft is not at its target yet, so
@@ -82,31 +84,43 @@ export const BUDGETS: Record<FigureId, Budget> = {
   },
   sandboxed_view: {
     measures: "one `deft tool str_replace_based_edit_tool view`, default sandbox",
-    baseline: "the same call with `--sandbox none`",
-    budget: 2.4,
-    target: 1.2,
-    measured: "1.4-1.8 (was 1.9-3.7, and 4.1 with a cold Deno cache)",
-    checked: false,
-    reason: "The price of the sandboxed editor host for a one-off call: bubblewrap (about 15 ms " +
-      "of CPU for its mounts) and a second Deno start, against the unsandboxed path's worker. " +
-      "The host now serves in its own process (no second isolate), the mount view is read " +
-      "without bash, and Deft fills Deno's cache for the host, which cannot (a cold cache cost " +
-      "~150 ms of retries per start). What is left is mostly the second start, which could " +
-      "overlap Deft's own config loading. Budget: the top of the spread plus a third (two Deft " +
-      "starts per sample). Too slow for the check.",
+    baseline: "its floor: the same call with `--sandbox none` + bubblewrap running `true` with " +
+      "the sandboxed host's own argv and environment (`sandboxedHostLaunch`) + a Deno " +
+      "hello-world with the host's Deno flags (bench/floors.ts)",
+    budget: 1.8,
+    target: 1.1,
+    measured: "0.87-1.44 through `deno task bench` (medians of 7 in 9 runs, load 7-16: the " +
+      "lower the load the higher, 1.44 at load 7, where the floor was 230 ms: the view " +
+      "unsandboxed 180, bwrap true 26, hello-world 24); 1.05-1.55 through .ci/run's fresh " +
+      "machine (HOME in /tmp, Deno from npx; medians of 5 in 5 runs, load 11-16), where before " +
+      "the sandbox showed the host Deno's cache it was 1.38-2.18",
+    checked: true,
+    reason: "Issue 51's decision: no daemon for one-off calls, so a sandboxed call costs at " +
+      "least the unsandboxed one plus bubblewrap plus a second Deno start, and the figure is " +
+      "held to that floor. Under load it is at it: the host serves in its own process (no " +
+      "second isolate), the mount view is read without bash, and Deft fills Deno's cache for " +
+      "the host (under 1 at times: the unsandboxed call starts a worker isolate that the " +
+      "sandboxed call does not). About 100 ms above the floor does not shrink with the load, " +
+      "so the ratio rises on a quiet machine; finding it is what the target asks. Budget: the " +
+      "top of the spread plus a margin (four process starts per round, each swinging with the " +
+      "load); a 400 ms stall in the sandboxed host's start fails it twice in a row.",
   },
   str_replace_20mb_deft_tool: {
     measures: "`deft tool` `str_replace` on a 20 MB file, default sandbox",
-    baseline: "`python3` reading the file as text and writing it back, start to exit",
-    budget: 2.8,
-    target: 1.0,
-    measured: "1.25-2.3 under load 7-10 (was 1.7-3.2; about 10% less CPU per call)",
-    checked: false,
-    reason: "Start-up (Deft, then its sandboxed host) dominates: the edit itself is checked by " +
-      "`str_replace_20mb`, and the host runs it without the `deft` task's V8 flags (which make " +
-      "the same edit about twice as slow in the unsandboxed worker). Python's own time swings " +
-      "widely under load. Budget: the top of the spread plus a quarter. Too slow for the " +
-      "check (two Deft starts per sample).",
+    baseline: "`python3` reading the file as text and writing it back (start to exit) + the " +
+      "floor of a sandboxed one-off call (a view with `--sandbox none`, bubblewrap's `true` " +
+      "with the host's argv, a Deno hello-world with the host's flags)",
+    budget: 1.5,
+    target: 1.1,
+    measured: "0.63-1.17, medians of 7 in 6 runs, load 12-16 (Python's read + write alone " +
+      "swings 480-1040 ms)",
+    checked: true,
+    reason: "Issue 51's decision: the edit through a one-off call costs the floor of a " +
+      "sandboxed call plus the read and write itself. The editor checks, splices and writes " +
+      "once (`str_replace_20mb` holds the edit alone) and the host runs without the `deft` " +
+      "task's V8 flags. Under 1 because the edit flushes and renames where Python does not, " +
+      "but Python's start is part of its side. Budget: the top of the spread plus a margin " +
+      "(five process starts a round and a 20 MB write whose time swings with the disk).",
   },
   str_replace_20mb: {
     measures: "the editor's `str_replace` on a 20 MB file (in process: the edit alone)",
@@ -148,37 +162,47 @@ export const BUDGETS: Record<FigureId, Budget> = {
   serve_round_trip: {
     measures: "a bash `true` through one `deft serve` (default sandbox), request to reply",
     baseline: "a fresh `bash -c true` spawned from Deno",
-    budget: 0.7,
-    target: 0.125,
-    measured: "0.47-0.54 (a fresh bash -c true: 1.3-1.45 ms; 0.53-0.55 before, same runs)",
+    budget: 0.9,
+    target: 0.5,
+    measured: "0.48-0.57 (load 7-14) after in-order replies were written from the main " +
+      "thread, against 0.57-0.59 before (load 14-16; medians of 200, a fresh bash -c true " +
+      "1.5-2.7 ms); 0.31-0.52 through .ci/run's fresh machine here; fresh machines of this " +
+      "kind measured 0.77-0.84 before (issue 50)",
     checked: true,
     reason: "A call crosses serve's stdin, the executor, the tool worker (a message each way), " +
       "the shell's protocol (its control pipe and an end marker on each output pipe), then " +
-      "stdout. `deno task bench --only bash` prints the layers: a bare persistent bash answers " +
-      "in 0.03-0.05 ms, the protocol adds about 0.13, the session, executor and tool 0.05-0.1, " +
-      "the worker's two messages 0.08 (a bare worker echo costs 0.02: the rest is the tool " +
-      "running slower there), and serve's process hop about 0.1 (stdin and stdout go through " +
-      "Deno's blocking-I/O threads; a bare Deno line echo costs 0.06-0.1). Each hop is a thread " +
-      "waking on 2 loaded cores, so the target needs fewer hops (the worker is the Deno " +
-      "permission fence around the tool, kept on purpose). Budget: the top of today's spread " +
-      "plus a quarter.",
+      "stdout. Per call the serve process spends about 430-600 us of CPU and bash 160-200 us " +
+      "(load 12-19); a V8 profile of serve puts three quarters of it in system calls that wake " +
+      "another thread (futex, write), not in JavaScript (the executor and the approval gate " +
+      "cost under 10 us). In-order replies are now written from the main thread, which took " +
+      "one hand-over to Deno's blocking-I/O threads off each call (in A/B runs a quarter of " +
+      "the wall time and 100 us of CPU at load 15-19, nothing measurable at 10-14); stdin still goes through those threads, and " +
+      "the worker stays (issue 51's decision). The target (0.5, issue 51's decision) is met " +
+      "under load here and missed on an idle machine, where a fresh bash costs less: it stays " +
+      "the target. Budget: over the fresh machines' 0.84 measured before this change, so a " +
+      "user's test run does not fail for the machine, while losing a hop's worth (+0.2) fails.",
   },
   container_first_answer: {
     measures: "container start to the first tool answer (`deno task bench --only container`)",
-    baseline: "`docker run --rm IMAGE true`",
-    budget: 2.6,
-    target: 1.5,
-    measured: "2.06–2.18 (before the overlapped start: 2.34–2.82 in the same runs, load 9–14)",
+    baseline: "its floor: `docker run --rm IMAGE` running a Deno hello-world with the tool " +
+      "host's Deno, flags and variables (`deftInside`), i.e. `docker run --rm IMAGE true` + " +
+      "Deno's start inside (both printed)",
+    budget: 2.7,
+    target: 1.1,
+    measured: "1.72-2.30, medians of 5 in 4 runs, load 13-22 (docker run true 635-955 ms, Deno's " +
+      "start inside 105-227 ms; against docker run true alone 2.11-2.93, where the old budget " +
+      "2.6 was set from 2.06-2.18 at load 9-14)",
     checked: false,
     reason: "Needs root, docker and a private dockerd; measured by `bench/container_bench.ts`. " +
-      "The start now overlaps: the likely runtime reads the image while nothing is probed, the " +
+      "The start overlaps: the likely runtime reads the image while nothing is probed, the " +
       "keeper's echo replaces the 100 ms polls, and one `exec`, sent at that echo, checks the " +
-      "container and becomes the tool host (boot sent at once) while Deft finishes, so the first " +
-      "link takes a loaded host. What is left is the runtime's own work (`run`, one `exec`) and Deno " +
-      "with its worker starting inside: CPU a bare `docker run` does not spend, so the ratio " +
-      "grows with the machine's load. Budget: the top of today's spread plus a margin; the target " +
-      "needs the host in the container's own start command (src/tools/host/relay.ts would have " +
-      "to keep the container alive past its first link).",
+      "container and becomes the tool host (boot sent at once) while Deft finishes. What is " +
+      "left above the floor is a second runtime call (`run` keeps the container, `exec` starts " +
+      "the host), the runtime's checks and probes, and the worker and bash starting inside. " +
+      "Budget: the top of the spread plus a margin; the target needs the host in the " +
+      "container's own start command (src/tools/host/relay.ts would have to keep the " +
+      "container alive past its first link). Too slow for the check (a private dockerd and " +
+      "the test image).",
   },
 };
 

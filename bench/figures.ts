@@ -8,6 +8,9 @@ import { deftFlags } from "../scripts/deft_flags.ts";
 import { EditTool } from "../src/tools/edit/tool.ts";
 import { median, timeCommand } from "./timing.ts";
 import type { FigureId } from "./budgets.ts";
+import { deftToolStrReplace as strReplaceAgainstFloor, type FloorPart } from "./floors.ts";
+
+export { sandboxedView } from "./floors.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
@@ -19,6 +22,8 @@ export interface Figure {
   baseline: number;
   ratio: number;
   runs: number;
+  /** For a floor (the sum of several baselines): each part and its median. */
+  parts?: FloorPart[];
 }
 
 /** A place to measure in: a temp folder with a hello-world and a workspace, removed by `close`. */
@@ -79,25 +84,6 @@ export async function startFigures(bench: Bench, runs: number): Promise<[Figure,
   return [{ id: "task_done_start", ...taskDone, runs }, { id: "help", ...help, runs }];
 }
 
-/** One `deft tool … view` with the default sandbox against the same with `--sandbox none`. */
-export async function sandboxedView(bench: Bench, runs: number): Promise<Figure> {
-  const file = `${bench.ws}/a.txt`;
-  await Deno.writeTextFile(file, "one\ntwo\n");
-  const view = JSON.stringify({ command: "view", path: file });
-  const call = (...sandbox: string[]) => () =>
-    timeCommand(
-      deno,
-      bench.deft("tool", ...sandbox, "str_replace_based_edit_tool", view, "-w", bench.ws),
-      bench.ws,
-    );
-  return paired(
-    "sandboxed_view",
-    runs,
-    call("--sandbox", "workspace-write"),
-    call("--sandbox", "none"),
-  );
-}
-
 // Round trips (and spawns) measured in a row before switching to the other.
 const BLOCK = 25;
 
@@ -153,27 +139,15 @@ function pythonReadWrite(path: string, cwd: string, whole: boolean): () => Promi
 
 /**
  * A `str_replace` on a 20 MB file through `deft tool` (default sandbox), against Python reading
- * and writing the same file. The editor's size limit is raised through a user config file.
+ * and writing the same file plus the floor of a sandboxed one-off call (floors.ts).
  */
-export async function deftToolStrReplace(bench: Bench, runs: number): Promise<Figure> {
-  const { path } = await bigFile(bench.ws);
-  const config = `${bench.tmp}/deft.yaml`;
-  await Deno.writeTextFile(config, "tool_settings:\n  max_file_bytes: 100000000\n");
-  const flip = markerFlip();
-  const env = { DEFT_CONFIG: config };
-  return paired(
-    "str_replace_20mb_deft_tool",
+export function deftToolStrReplace(bench: Bench, runs: number): Promise<Figure> {
+  return strReplaceAgainstFloor(
+    bench,
     runs,
-    () => {
-      const args = JSON.stringify({ command: "str_replace", path, ...flip() });
-      return timeCommand(
-        deno,
-        bench.deft("tool", "str_replace_based_edit_tool", args, "-w", bench.ws),
-        bench.ws,
-        env,
-      );
-    },
-    pythonReadWrite(path, bench.ws, true),
+    bigFile,
+    markerFlip(),
+    (path) => pythonReadWrite(path, bench.ws, true),
   );
 }
 

@@ -55,8 +55,12 @@ export default async function latencyBench(args: string[]): Promise<void> {
 export function describe(f: Figure): string {
   const { budget, target } = BUDGETS[f.id];
   const verdict = overBudget(f.id, f.ratio) ? " OVER BUDGET" : f.ratio > target ? " MISSED" : "";
+  const floor = f.parts
+    ? ` (floor: ${f.parts.map((p) => `${p.name} ${ms(p.median)}`).join(" + ")})`
+    : "";
   return `latency: ${f.id}: ${ms(f.subject)} vs ${ms(f.baseline)}; ratio ${f.ratio.toFixed(3)} ` +
-    `(budget ${budget}, target ${target}; median of ${f.runs})${verdict}`;
+    `(budget ${budget}, target ${target}; median of ${f.runs}; load ` +
+    `${Deno.loadavg()[0].toFixed(1)})${verdict}${floor}`;
 }
 
 function intFlag(args: string[], name: string, fallback: number): number {

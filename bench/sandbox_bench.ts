@@ -1,53 +1,33 @@
 /**
- * What the sandbox costs a one-shot editor call: `deft tool str_replace_based_edit_tool view`
- * with `--sandbox none` (the tool worker in Deft's process) and `--sandbox workspace-write` (Deft
- * started again inside bubblewrap as the tool host), against `deft tool task_done` in the same
- * run. A session pays the sandboxed host's start once, at its first file-tool call.
+ * What the sandbox costs a one-shot editor call, against the floor this design has (issue 51):
+ * `deft tool str_replace_based_edit_tool view` with the default sandbox (Deft started again inside
+ * bubblewrap as the tool host) against the same call with `--sandbox none` plus bubblewrap running
+ * `true` with the host's own argv plus a Deno hello-world with the host's flags, all interleaved
+ * in one run (floors.ts). A session pays the sandboxed host's start once, at its first file-tool
+ * call.
  */
-import { deftFlags } from "../scripts/deft_flags.ts";
-import { median, ms, timeCommand } from "./timing.ts";
+import { openBench } from "./figures.ts";
+import { sandboxedView } from "./floors.ts";
+import { BUDGETS } from "./budgets.ts";
+import { ms } from "./timing.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
 const RUNS = 9;
 
 export default async function sandboxBench(): Promise<void> {
-  const deno = Deno.execPath();
-  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-bench-sandbox-" }));
+  const bench = await openBench();
   try {
-    await Deno.writeTextFile(`${ws}/a.txt`, "one\ntwo\n");
-    const deft = (...args: string[]) => ["run", ...deftFlags(), `${ROOT}main.ts`, ...args];
-    const view = JSON.stringify({ command: "view", path: `${ws}/a.txt` });
-    const cases: Record<string, string[]> = {
-      "tool task_done": deft("tool", "task_done", "{}", "-w", ws),
-      "view, sandbox none": deft("tool", "str_replace_based_edit_tool", view, "-w", ws),
-      "view, sandbox workspace-write": deft(
-        "tool",
-        "--sandbox",
-        "workspace-write",
-        "str_replace_based_edit_tool",
-        view,
-        "-w",
-        ws,
-      ),
-    };
-    for (const args of Object.values(cases)) await timeCommand(deno, args, ws); // warm caches
-    const times: Record<string, number[]> = {};
-    for (let i = 0; i < RUNS; i++) {
-      for (const [name, args] of Object.entries(cases)) {
-        (times[name] ??= []).push(await timeCommand(deno, args, ws));
-      }
-    }
-    const base = median(times["tool task_done"]);
-    console.log(`sandbox: deft tool task_done ${ms(base)} (median of ${RUNS})`);
-    for (const name of Object.keys(cases).slice(1)) {
-      const m = median(times[name]);
-      console.log(`sandbox: ${name} ${ms(m)}; ratio to task_done ${(m / base).toFixed(2)}`);
-    }
-    const cost = median(times["view, sandbox workspace-write"]) -
-      median(times["view, sandbox none"]);
+    const f = await sandboxedView(bench, RUNS);
+    const { budget, target } = BUDGETS.sandboxed_view;
+    for (const part of f.parts) console.log(`sandbox: ${part.name} ${ms(part.median)}`);
+    console.log(
+      `sandbox: the sandboxed view ${ms(f.subject)} against its floor ${ms(f.baseline)} ` +
+        `(medians of ${RUNS}); ratio ${f.ratio.toFixed(2)} (budget ${budget}, target ${target}); ` +
+        `load ${Deno.loadavg()[0].toFixed(1)}`,
+    );
+    const cost = f.subject - f.parts[0].median;
     console.log(`sandbox: starting the sandboxed tool host adds ${ms(cost)} to a one-shot call`);
   } finally {
-    await Deno.remove(ws, { recursive: true });
+    await bench.close();
   }
 }
 

@@ -21,7 +21,7 @@ import { deftCacheDir, denoDir } from "../../policy/dirs.ts";
 import { entryOf } from "../catalog.ts";
 import { deftArgv, takesPermissionFlags } from "../../policy/self.ts";
 import type { Boundary } from "../../policy/boundary.ts";
-import { processPolicy, spawnChild, toolHostLaunch } from "../../policy/process.ts";
+import { type Launch, processPolicy, spawnChild, toolHostLaunch } from "../../policy/process.ts";
 import { flagFor, permissionFlags } from "../../policy/grants.ts";
 import { shownByWorkspace, writableThroughWorkspace } from "../../policy/sandbox.ts";
 import type { ToolSettings } from "../base.ts";
@@ -33,18 +33,8 @@ import { TOOL_HOST_COMMAND } from "./entry_points.ts";
 /** A starter for the sandboxed host at `place` under `settings` (sandbox mode, bwrap). */
 export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPlace): LinkStarter {
   return (boundary, entry, events) => {
-    const cache = place === "sandboxed-cache";
-    const ckgDir = boundary.context.settings.ckgDir;
-    // A workspace that holds the graph's folder (Deft run on $HOME) stays writable for the graph:
-    // binding a folder inside it that the model's shell can swap would be worse.
-    const graphInWorkspace = !!ckgDir && writableThroughWorkspace(boundary.dirs.workspace, ckgDir);
     const fence = processFence(boundary.permissions);
-    const launch = toolHostLaunch(processPolicy(boundary.dirs.workspace, settings), {
-      argv: [...deftArgv(fence ?? permissionFlags(boundary.permissions), entry), TOOL_HOST_COMMAND],
-      readOnly: codePaths(boundary, entry),
-      writable: ownFolders(boundary, cache),
-      readOnlyWorkspace: cache && !graphInWorkspace,
-    });
+    const launch = sandboxedHostLaunch(settings, place, boundary, entry);
     const child = spawnChild(launch, { stdin: "piped" });
     const link = linkProcess(
       child,
@@ -74,6 +64,38 @@ export function sandboxedLinkStarter(settings: ToolSettings, place: SandboxedPla
       reportsHostPids: false,
     };
   };
+}
+
+/**
+ * How the sandboxed host at `place` is started for `boundary`: bubblewrap's argv and the child's
+ * environment from the policy, with Deft inside (`deno run …flags entry __tool-host`). With
+ * `inside`, that command runs in the same sandbox instead (the benchmarks time a bare `true`
+ * there: the floor of this design).
+ */
+export function sandboxedHostLaunch(
+  settings: ToolSettings,
+  place: SandboxedPlace,
+  boundary: Boundary,
+  entry: string,
+  inside: readonly string[] = [...hostDenoArgv(boundary, entry), TOOL_HOST_COMMAND],
+): Launch {
+  const cache = place === "sandboxed-cache";
+  const ckgDir = boundary.context.settings.ckgDir;
+  // A workspace that holds the graph's folder (Deft run on $HOME) stays writable for the graph:
+  // binding a folder inside it that the model's shell can swap would be worse.
+  const graphInWorkspace = !!ckgDir && writableThroughWorkspace(boundary.dirs.workspace, ckgDir);
+  return toolHostLaunch(processPolicy(boundary.dirs.workspace, settings), {
+    argv: inside,
+    readOnly: codePaths(boundary, entry),
+    writable: ownFolders(boundary, cache),
+    readOnlyWorkspace: cache && !graphInWorkspace,
+  });
+}
+
+/** The Deno command (program first) that runs `main` with the sandboxed host's flags. */
+export function hostDenoArgv(boundary: Boundary, main: string): string[] {
+  const fence = processFence(boundary.permissions);
+  return deftArgv(fence ?? permissionFlags(boundary.permissions), main);
 }
 
 /**
@@ -170,6 +192,11 @@ function codePaths(boundary: Boundary, entry: string): string[] {
   const paths = [Deno.execPath()];
   if (boundary.dirs.code) paths.push(boundary.dirs.code);
   else if (entry.startsWith("file:")) paths.push(decodeURIComponent(new URL(entry).pathname));
+  // Deno's cache, with the host's code compiled (`warmSandboxedCode`): under a HOME in /tmp (a CI
+  // job's, a container's) the sandbox's private /tmp hides it, and the host then compiled its
+  // code at every start and failed to store it (300 ms or more per one-off call).
+  const cache = denoDir();
+  if (cache && isAbsolute(cache) && isDirectory(cache)) paths.push(cache);
   // A path the workspace's bind already shows is not bound again (read-only, it would hide the
   // workspace's own writes there); one a private folder covers (/tmp with a workspace at /) is.
   return paths.filter((p) => isAbsolute(p) && !shownByWorkspace(boundary.dirs.workspace, p));
@@ -198,4 +225,12 @@ function ownFolders(boundary: Boundary, cache: boolean): string[] {
     }
   }
   return folders;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }

@@ -8,9 +8,11 @@ import assert from "node:assert/strict";
 import { BUDGETS, overBudget } from "../../../bench/budgets.ts";
 import {
   type Bench,
+  deftToolStrReplace,
   editorOnBigFile,
   type Figure,
   openBench,
+  sandboxedView,
   serveRoundTrip,
   startFigures,
 } from "../../../bench/figures.ts";
@@ -21,6 +23,12 @@ import { tempDir } from "../../helpers/temp.ts";
 const START_RUNS = 11;
 /** Repeats of the 20 MB editor figures (a Python read + write of 20 MB each). */
 const EDIT_RUNS = 5;
+/**
+ * Repeats of the sandboxed one-off figures against their floor (a sandboxed call, the same
+ * unsandboxed, bubblewrap's `true` and a Deno hello-world each; for the 20 MB edit a Python read
+ * + write too).
+ */
+const FLOOR_RUNS = 5;
 /** Round trips through `deft serve` (and fresh `bash -c true` spawns). */
 const SERVE_CALLS = 150;
 
@@ -65,4 +73,12 @@ Deno.test("latency budget: a bash round trip through deft serve, against bash -c
 
 Deno.test("latency budget: str_replace and a tail view of a 20 MB file, against Python's read + write", async () => {
   await check((bench, scale) => editorOnBigFile(bench, EDIT_RUNS * scale));
+});
+
+Deno.test("latency budget: a sandboxed deft tool view, against its floor (unsandboxed + bwrap true + hello-world)", async () => {
+  await check(async (bench, scale) => [await sandboxedView(bench, FLOOR_RUNS * scale)]);
+});
+
+Deno.test("latency budget: a 20 MB str_replace through deft tool, against Python's read + write plus the sandboxed floor", async () => {
+  await check(async (bench, scale) => [await deftToolStrReplace(bench, FLOOR_RUNS * scale)]);
 });

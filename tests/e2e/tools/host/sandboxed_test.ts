@@ -7,7 +7,15 @@
 import assert from "node:assert/strict";
 import { basename } from "node:path";
 import type { Tool, ToolContext } from "../../../../src/tools/base.ts";
-import { createHostedTools, type ToolHost } from "../../../../src/tools/host/mod.ts";
+import {
+  createHostedTools,
+  hostDirs,
+  type ToolHost,
+  workerEntry,
+} from "../../../../src/tools/host/mod.ts";
+import { sandboxedHostLaunch } from "../../../../src/tools/host/sandboxed.ts";
+import { drawBoundary, sessionTemp } from "../../../../src/policy/boundary.ts";
+import { runChild } from "../../../../src/policy/process.ts";
 import type { StandInTool } from "../../../../src/tools/stand_in.ts";
 import { ToolExecutor } from "../../../../src/tools/executor.ts";
 import { eventually, pidsByCmdline } from "../../../helpers/bash.ts";
@@ -191,5 +199,32 @@ Deno.test("sandboxed host: SIGKILL of `deft serve` takes the sandboxed host with
     assert.ok(await eventually(async () => (await hostPid(ws)) === undefined), "host gone");
   } finally {
     await wsTemp.remove();
+  }
+});
+
+Deno.test("sandboxed host: Deno's cache in /tmp (a CI job's HOME) is shown to it, read-only", async () => {
+  // The host's compiled code lives in Deno's cache; the sandbox's private /tmp hid a cache there,
+  // and every start compiled the host's code again.
+  await using cache = await tempDir("deft-deno-dir-", { dir: "/tmp" });
+  await using wsTemp = await tempDir("deft-sandboxed-cache-view-");
+  const marker = `${cache.path}/compiled`;
+  await Deno.writeTextFile(marker, "compiled code\n");
+  const saved = Deno.env.get("DENO_DIR");
+  Deno.env.set("DENO_DIR", cache.path);
+  const settings: ToolContext["settings"] = { sandbox: "workspace-write" };
+  const dirs = hostDirs(settings);
+  const temp = sessionTemp(dirs);
+  try {
+    const context: ToolContext = { provider: "anthropic", workspace: wsTemp.path, settings };
+    const boundary = drawBoundary(context, dirs, workerEntry(), temp);
+    const inside = ["bash", "-c", `cat "$1"; echo changed > "$1"`, "bash", marker];
+    const launch = sandboxedHostLaunch(settings, "sandboxed", boundary, workerEntry(), inside);
+    const out = await runChild(launch);
+    assert.equal(new TextDecoder().decode(out.stdout), "compiled code\n", "the cache is seen");
+    assert.equal(await Deno.readTextFile(marker), "compiled code\n", "and not written");
+  } finally {
+    if (saved === undefined) Deno.env.delete("DENO_DIR");
+    else Deno.env.set("DENO_DIR", saved);
+    temp?.remove();
   }
 });
