@@ -50,6 +50,7 @@ import { readEnv } from "../env.ts";
 import type { Container } from "../container/container.ts";
 import type { Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
 import { startContainer, wantsContainer } from "./session_container.ts";
+import { offerSubagents } from "./subagent.ts";
 import { UsageError } from "../errors.ts";
 
 // What a session is, and its container, live beside this file; commands import them from here.
@@ -178,6 +179,21 @@ async function assemble(
       rules,
       nobodyToAsk,
     ));
+  // Every call passes the gate pipeline (src/gate/pipeline.ts): the hooks, the rules, the
+  // mode. Without a gate to switch, a gate in `never` still records each call's decision; a
+  // replay repeats the recording's.
+  const executor = gatedExecutor(tools, { hooks, approval: baseGate });
+  // The `task` tool's children share the client and these very gates (./subagent.ts).
+  if (!recording && !container) {
+    offerSubagents(executor, {
+      client,
+      gates: { hooks, approval: baseGate },
+      config,
+      workspace,
+      console,
+      instructions: instructions.prompt,
+    });
+  }
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }
@@ -186,10 +202,7 @@ async function assemble(
     workspace,
     client,
     lakeviewClient,
-    // Every call passes the gate pipeline (src/gate/pipeline.ts): the hooks, the rules, the
-    // mode. Without a gate to switch, a gate in `never` still records each call's decision; a
-    // replay repeats the recording's.
-    executor: gatedExecutor(tools, { hooks, approval: baseGate }),
+    executor,
     hooks,
     console,
     recording,

@@ -56,6 +56,8 @@ export interface RunConfig {
   prices: DeftConfig["prices"];
   /** Take a checkpoint after each turn (the config's `checkpoints`; default true). */
   checkpoints?: boolean;
+  /** The config's `subagents` (src/agent/subagent.ts holds the defaults). */
+  subagents?: DeftConfig["subagents"];
 }
 
 /** The agent section Deft reads: `deft_agent`, else Trae Agent's `trae_agent`. */
@@ -107,6 +109,7 @@ export function resolveRunConfig(
     approval: config.approval,
     prices: config.prices ?? {},
     checkpoints: config.checkpoints,
+    subagents: config.subagents,
   };
 }
 

@@ -25,6 +25,7 @@ import {
   describeEdit,
   describeJsonEdit,
   describeOther,
+  describeTask,
   describeTaskDone,
   describeThinking,
   oneLine,
@@ -34,6 +35,7 @@ import { EDIT, editEffects, editUndo } from "./edit/definition.ts";
 import { JSON_EDIT, jsonEditEffects } from "./json_edit/definition.ts";
 import { SEQUENTIAL_THINKING } from "./sequential_thinking.ts";
 import { TASK_DONE } from "./task_done.ts";
+import { TASK } from "./task_tool.ts";
 
 export type { CatalogEntry, ToolPlacement } from "./catalog_types.ts";
 export type { AskedChange, CallDescription, CallDiff, CallKind, CallLocation } from "./describe.ts";
@@ -109,6 +111,15 @@ export const CATALOG: readonly CatalogEntry[] = [
     effects: () => READS,
     describe: describeCkg,
     load: async () => (await import("./ckg/tool.ts")).CkgTool,
+  },
+  {
+    definition: TASK,
+    // A stand-in here: the session puts the child agent runner (src/agent/subagent.ts) in its
+    // place. The child's own calls each pass the gates; the parent's tree is not written.
+    runs: "in-process",
+    effects: () => ({ kind: "other" }),
+    describe: describeTask,
+    load: async () => (await import("./task_tool.ts")).TaskStandInTool,
   },
 ];
 
