@@ -26,6 +26,8 @@ export interface ConfigOverrides {
   apiKey?: string;
   maxSteps?: number;
   sandbox?: SandboxMode;
+  /** `--parallel-subagents`: over the config's `subagents.parallel`. */
+  parallelSubagents?: number;
 }
 
 /** A resolved provider account with its key and base URL in place. */
@@ -109,7 +111,9 @@ export function resolveRunConfig(
     approval: config.approval,
     prices: config.prices ?? {},
     checkpoints: config.checkpoints,
-    subagents: config.subagents,
+    subagents: overrides.parallelSubagents === undefined
+      ? config.subagents
+      : { ...config.subagents, parallel: overrides.parallelSubagents },
   };
 }
 

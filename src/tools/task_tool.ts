@@ -8,7 +8,7 @@ import { fail, Tool, type ToolExecResult } from "./base.ts";
 
 /** The model-facing definition of "task". */
 export const TASK: ToolDefinitionSource = {
-  name: "task",
+  name: "Task",
   description: "Hand a self-contained piece of work to a child agent with its own context, and " +
     "wait for its answer. In mode `write` (default) the child works in its own git worktree of " +
     "the workspace (a copy of it as it is now, uncommitted changes included): your tree is not " +

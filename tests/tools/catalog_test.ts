@@ -42,6 +42,7 @@ Deno.test("catalog: where each tool runs", () => {
     sequentialthinking: "in-process",
     task_done: "in-process",
     ckg: "cache-host",
+    Task: "in-process",
   });
 });
 

@@ -62,6 +62,7 @@ Deno.test("placement: pure tools in process, the rest in the worker; a sandbox m
     sequentialthinking: "process",
     task_done: "process",
     ckg: "worker",
+    Task: "process",
   });
   assert.deepEqual(places("workspace-write"), {
     bash: "worker",
@@ -72,6 +73,7 @@ Deno.test("placement: pure tools in process, the rest in the worker; a sandbox m
     sequentialthinking: "process",
     task_done: "process",
     ckg: "sandboxed-cache",
+    Task: "process",
   });
 });
 

@@ -64,13 +64,21 @@ interface Ran {
 async function runParent(
   repo: string,
   mock: MockLLM,
-  options: { deadline?: number; parallel?: boolean } = {},
+  options: { deadline?: number; parallel?: boolean; extra?: string[] } = {},
 ): Promise<Ran & { tmp: string }> {
   const homeDir = await tempDir("deft-home-");
   const tmp = await tempDir("deft-tmp-");
   await home(homeDir.path, mock.url, options.deadline, options.parallel);
   const started = performance.now();
-  const out = await runDeft(["run", "PARENT", "-w", repo, "-t", `${homeDir.path}/t.json`], {
+  const out = await runDeft([
+    "run",
+    "PARENT",
+    "-w",
+    repo,
+    "-t",
+    `${homeDir.path}/t.json`,
+    ...options.extra ?? [],
+  ], {
     env: {
       HOME: homeDir.path,
       XDG_CONFIG_HOME: `${homeDir.path}/.config`,
@@ -84,7 +92,7 @@ async function runParent(
   // deno-lint-ignore no-explicit-any
   const taskResults = trajectory.agent_steps.flatMap((s: any) =>
     // deno-lint-ignore no-explicit-any
-    s.tool_results.filter((r: any) => r.name === "task").map((r: any) => r.result ?? r.error)
+    s.tool_results.filter((r: any) => r.name === "Task").map((r: any) => r.result ?? r.error)
   );
   return { code: out.code, stderr: out.stderr, taskResults, seconds, tmp: tmp.path };
 }
@@ -134,7 +142,7 @@ Deno.test("task: a child edits in its own worktree; the parent's tree is untouch
     assert.match(result, /CHILD ANSWER: fixed/);
     assert.match(result, /calc\.py \+1 -1/);
     assert.match(result, /added\.txt \+1 -0/);
-    assert.match(result, /^\+    return a \+ b$/m, "the patch is in the result");
+    assert.match(result, /^\+ {4}return a \+ b$/m, "the patch is in the result");
     assert.equal(
       await Deno.readTextFile(`${repo}/calc.py`),
       BUGGY,
@@ -231,7 +239,7 @@ Deno.test("task: tools that do not exist are refused, naming the valid ones", as
   }
 });
 
-Deno.test("task: two children run at once, each in its own worktree", async () => {
+async function twoChildren(extra: string[]): Promise<string[]> {
   const repo = await makeBuggyRepo();
   const script = parent([
     ["task", { description: "one", prompt: "CHILD-ONE write one.txt" }],
@@ -254,23 +262,29 @@ Deno.test("task: two children run at once, each in its own worktree", async () =
     return chatText(`CHILD ${name} done`);
   });
   try {
-    const ran = await runParent(repo, mock, { parallel: true });
+    const ran = await runParent(repo, mock, { parallel: true, extra });
     assert.equal(ran.code, 0, ran.stderr);
     assert.equal(ran.taskResults.length, 2);
     assert.match(ran.taskResults[0], /one\.txt \+1 -0/);
     assert.doesNotMatch(ran.taskResults[0], /two\.txt/);
     assert.match(ran.taskResults[1], /two\.txt \+1 -0/);
     assert.doesNotMatch(ran.taskResults[1], /one\.txt/);
-    assert.deepEqual(
-      order.slice(0, 2).sort(),
-      ["one0", "two0"],
-      `ran one after the other: ${order}`,
-    );
     await assert.rejects(Deno.stat(`${repo}/one.txt`));
     await leftovers(repo, ran.tmp);
+    return order;
   } finally {
     await mock.close();
   }
+}
+
+Deno.test("task: two children run at once, each in its own worktree", async () => {
+  const order = await twoChildren([]);
+  assert.deepEqual(order.slice(0, 2).sort(), ["one0", "two0"], `ran one after the other: ${order}`);
+});
+
+Deno.test("task: --parallel-subagents 1 runs them one after the other", async () => {
+  const order = await twoChildren(["--parallel-subagents", "1"]);
+  assert.deepEqual(order, ["one0", "one1", "two0", "two1"]);
 });
 
 Deno.test("task: a child's rm -rf of its worktree leaves the parent working", async () => {
