@@ -14,6 +14,8 @@
  *   a limit on children at once (`subagents.parallel`, default 2) and on nesting
  *   (`subagents.depth`, default 1: a child gets no `task` tool). A child's spend is the
  *   parent's client's: a budget cap would count it there (the seam is `SubagentHome.client`).
+ * - Hooks: SubagentStart (its context goes with the child's task) and SubagentStop (a block
+ *   keeps the child going, at most `MAX_KEPT_GOING` times), in Claude Code's shape.
  * - What it leaves: its own trajectory file (named in the result), its patch saved beside it
  *   and returned whole or clipped in the result — the parent applies it with its own edit tools,
  *   so approvals, checkpoints and `/undo` see it. The worktree goes when the child ends and, for
@@ -25,7 +27,7 @@ import { openChildTree } from "./subagent_tree.ts";
 import { patchChanges, recordBaseline, type WorkspaceBaseline, workspacePatch } from "./patch.ts";
 import { patchStats } from "./patch_stats.ts";
 import { childText, SubagentRun } from "./subagent_result.ts";
-import type { LLMClient } from "../llm/types.ts";
+import type { LLMClient, LLMMessage } from "../llm/types.ts";
 import type { RunConfig } from "../config/resolve.ts";
 import { gatedExecutor, type GateParts } from "../gate/pipeline.ts";
 import { gitSandbox } from "../policy/git.ts";
@@ -39,6 +41,8 @@ import { defaultTrajectoryPath, newSessionId, TrajectoryRecorder } from "../traj
 export const DEFAULT_DEADLINE_SECONDS = 600;
 /** Steps a child may take unless the config says otherwise (never more than the parent's). */
 export const DEFAULT_CHILD_STEPS = 50;
+/** Times SubagentStop hooks may keep one child going after it answered. */
+const MAX_KEPT_GOING = 3;
 /** Children running at once unless the config says otherwise. */
 export const DEFAULT_PARALLEL = 2;
 
@@ -221,8 +225,12 @@ export class SubagentTool extends Tool {
     });
     const deadline = (sub.deadline_seconds ?? DEFAULT_DEADLINE_SECONDS) * 1000;
     home.console.note(`task '${run.description}' (${run.mode}) started: ${recorder.path}`);
-    const outcome = await run.within(deadline, (signal) =>
-      runAgent(prompt, {
+    const hooks = home.gates.hooks;
+    const context = await hooks?.subagentStart(sessionId, run.mode);
+    const conversation: LLMMessage[] = [];
+    const turn = (text: string, signal: AbortSignal) => {
+      recorder.stepOffset = recorder.data.agent_steps.at(-1)?.step_number ?? 0;
+      return runAgent(text, {
         client: home.client,
         executor,
         recorder,
@@ -231,9 +239,21 @@ export class SubagentTool extends Tool {
         maxSteps: recorder.data.max_steps,
         parallelToolCalls: config.model.settings.parallel_tool_calls,
         signal,
+        conversation,
         textEndsTurn: true,
         instructions: home.instructions,
-      }), () => executor.closeTools().then(() => {}));
+      });
+    };
+    const outcome = await run.within(deadline, async (signal) => {
+      let result = await turn(context ? `${prompt}\n\n${context}` : prompt, signal);
+      // SubagentStop hooks may keep a child that answered going, a few times at most.
+      for (let kept = 0; hooks && result.success && !signal.aborted; kept++) {
+        const said = await hooks.subagentStop(sessionId, run.mode, recorder.path, kept > 0);
+        if (!said.block || kept === MAX_KEPT_GOING) break;
+        result = await turn(said.block.reason, signal);
+      }
+      return result;
+    }, () => executor.closeTools().then(() => {}));
     if (outcome.stopped) recorder.finalize(false, outcome.stopped);
     let patch = "";
     let patchError: string | undefined;

@@ -33,7 +33,13 @@ function conversation(req: MockRequest) {
 }
 
 /** A home with a trusted user config: the `task` tool on, children's deadline `deadline` s. */
-async function home(dir: string, url: string, deadline = 60, parallel = false): Promise<void> {
+async function home(
+  dir: string,
+  url: string,
+  deadline = 60,
+  parallel = false,
+  hooks = "",
+): Promise<void> {
   await Deno.mkdir(`${dir}/.config/deft`, { recursive: true });
   await Deno.writeTextFile(
     `${dir}/.config/deft/config.yaml`,
@@ -48,6 +54,7 @@ async function home(dir: string, url: string, deadline = 60, parallel = false): 
       "    max_steps: 8",
       "    tools: [bash, str_replace_based_edit_tool, task_done, task]",
       `subagents: { deadline_seconds: ${deadline} }`,
+      hooks.replaceAll("$HOME_DIR", dir),
       "",
     ].join("\n"),
   );
@@ -64,11 +71,20 @@ interface Ran {
 async function runParent(
   repo: string,
   mock: MockLLM,
-  options: { deadline?: number; parallel?: boolean; extra?: string[] } = {},
-): Promise<Ran & { tmp: string }> {
+  options: {
+    deadline?: number;
+    parallel?: boolean;
+    extra?: string[];
+    hooks?: string;
+    scripts?: Record<string, string>;
+  } = {},
+): Promise<Ran & { tmp: string; home: string }> {
   const homeDir = await tempDir("deft-home-");
   const tmp = await tempDir("deft-tmp-");
-  await home(homeDir.path, mock.url, options.deadline, options.parallel);
+  await home(homeDir.path, mock.url, options.deadline, options.parallel, options.hooks);
+  for (const [name, body] of Object.entries(options.scripts ?? {})) {
+    await Deno.writeTextFile(`${homeDir.path}/${name}`, body);
+  }
   const started = performance.now();
   const out = await runDeft([
     "run",
@@ -94,7 +110,14 @@ async function runParent(
     // deno-lint-ignore no-explicit-any
     s.tool_results.filter((r: any) => r.name === "Task").map((r: any) => r.result ?? r.error)
   );
-  return { code: out.code, stderr: out.stderr, taskResults, seconds, tmp: tmp.path };
+  return {
+    code: out.code,
+    stderr: out.stderr,
+    taskResults,
+    seconds,
+    tmp: tmp.path,
+    home: homeDir.path,
+  };
 }
 
 /** What a repository holds besides its own work tree: worktrees, branches, Deft's folders. */
@@ -305,6 +328,63 @@ Deno.test("task: a child's rm -rf of its worktree leaves the parent working", as
     assert.match(ran.taskResults[0], /CHILD wrecked/);
     assert.equal(await Deno.readTextFile(`${repo}/calc.py`), BUGGY);
     assert.equal(await git(repo, "status", "--porcelain"), "");
+    await leftovers(repo, ran.tmp);
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("task: SubagentStart adds context, SubagentStop keeps the child going once", async () => {
+  const repo = await makeBuggyRepo();
+  const script = parent([["task", { description: "hooked", prompt: "CHILD-HOOKED" }]]);
+  const mock = MockLLM.start([], (req) => {
+    const mine = script(req);
+    if (mine) return mine;
+    const kept = JSON.stringify(req.body.messages).includes("KEEP-GOING-7");
+    return chatText(kept ? "CHILD second answer" : "CHILD first answer");
+  });
+  const hooks = [
+    "hooks:",
+    "  SubagentStart:",
+    "    - matcher: write",
+    "      hooks:",
+    '        - { type: command, command: "bash $HOME_DIR/start.sh", sandbox: none }',
+    "  SubagentStop:",
+    "    - hooks:",
+    '        - { type: command, command: "bash $HOME_DIR/stop.sh", sandbox: none }',
+  ].join("\n");
+  const scripts = {
+    "start.sh": 'cat >> "$HOME/start.jsonl"; echo >> "$HOME/start.jsonl"\n' +
+      `echo '{"hookSpecificOutput": {"hookEventName": "SubagentStart", ` +
+      `"additionalContext": "HOOK-CONTEXT-42"}}'\n`,
+    "stop.sh": [
+      'input=$(cat); echo "$input" >> "$HOME/stop.jsonl"',
+      `if echo "$input" | grep -q '"stop_hook_active":true'; then exit 0; fi`,
+      `echo '{"decision": "block", "reason": "KEEP-GOING-7"}'`,
+      "",
+    ].join("\n"),
+  };
+  try {
+    const ran = await runParent(repo, mock, { hooks, scripts });
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.taskResults[0], /final answer:\nCHILD second answer/);
+    const child = mock.requests.map(conversation).find((c) => c.text.includes("CHILD-HOOKED"));
+    assert.match(
+      child?.text ?? "",
+      /HOOK-CONTEXT-42/,
+      "the start hook's context reached the child",
+    );
+    const lines = async (name: string) =>
+      (await Deno.readTextFile(`${ran.home}/${name}`)).split("\n").filter((l) => l.trim())
+        .map((l) => JSON.parse(l));
+    const [start] = await lines("start.jsonl");
+    assert.equal(start.hook_event_name, "SubagentStart");
+    assert.equal(start.agent_type, "write");
+    const stops = await lines("stop.jsonl");
+    assert.deepEqual(stops.map((s) => s.stop_hook_active), [false, true]);
+    assert.equal(stops[0].agent_id, start.agent_id);
+    assert.match(ran.taskResults[0], new RegExp(`child session: ${start.agent_id}`));
+    await Deno.stat(stops[0].agent_transcript_path);
     await leftovers(repo, ran.tmp);
   } finally {
     await mock.close();
