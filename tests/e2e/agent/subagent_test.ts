@@ -390,3 +390,29 @@ Deno.test("task: SubagentStart adds context, SubagentStop keeps the child going 
     await mock.close();
   }
 });
+
+Deno.test("task: a reader child sees the parent's tree and cannot change it", async () => {
+  const repo = await makeBuggyRepo();
+  await Deno.writeTextFile(`${repo}/notes.txt`, "UNCOMMITTED-NOTE\n");
+  const script = parent([["task", { description: "look", prompt: "CHILD-READ", mode: "read" }]]);
+  const mock = MockLLM.start([], (req) => {
+    const mine = script(req);
+    if (mine) return mine;
+    const c = conversation(req);
+    if (c.results.length === 0) {
+      return chatToolCalls([["bash", { command: `cat notes.txt; echo x > ${c.root}/calc.py` }]]);
+    }
+    return chatText(`CHILD read: ${c.results[0].includes("UNCOMMITTED-NOTE") ? "saw" : "blind"}`);
+  });
+  try {
+    const ran = await runParent(repo, mock);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.taskResults[0], /CHILD read: saw/);
+    const sent: string[] = mock.requests.flatMap((r) => conversation(r).results);
+    assert.ok(sent.some((t) => /calc\.py: Read-only file system/.test(t)), sent.join("\n---\n"));
+    assert.equal(await Deno.readTextFile(`${repo}/calc.py`), BUGGY);
+    await leftovers(repo, ran.tmp);
+  } finally {
+    await mock.close();
+  }
+});
