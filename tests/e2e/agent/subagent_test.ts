@@ -416,3 +416,39 @@ Deno.test("task: a reader child sees the parent's tree and cannot change it", as
     await mock.close();
   }
 });
+
+Deno.test("task: the child's worktree holds the parent's uncommitted changes; its patch only its own", async () => {
+  const repo = await makeBuggyRepo();
+  await Deno.writeTextFile(`${repo}/notes.txt`, "UNCOMMITTED-NOTE\n");
+  await Deno.writeTextFile(`${repo}/calc.py`, `${BUGGY}# parent's edit\n`);
+  const script = parent([["task", { description: "extend", prompt: "CHILD-CARRY" }]]);
+  const mock = MockLLM.start([], (req) => {
+    const mine = script(req);
+    if (mine) return mine;
+    const c = conversation(req);
+    if (c.results.length === 0) {
+      return chatToolCalls([["bash", {
+        command: `cd ${c.root} && cat notes.txt calc.py && echo "# child's edit" >> calc.py`,
+      }]]);
+    }
+    return chatText(
+      `CHILD saw: ${c.results[0].includes("UNCOMMITTED-NOTE")} ${
+        c.results[0].includes("parent's edit")
+      }`,
+    );
+  });
+  try {
+    const ran = await runParent(repo, mock);
+    assert.equal(ran.code, 0, ran.stderr);
+    const result = ran.taskResults[0];
+    assert.match(result, /CHILD saw: true true/);
+    assert.match(result, /uncommitted changes applied/);
+    assert.match(result, /calc\.py \+1 -0/);
+    assert.match(result, /^\+# child's edit$/m);
+    assert.doesNotMatch(result, /^\+# parent's edit$/m);
+    assert.doesNotMatch(result, /notes\.txt \+/);
+    await leftovers(repo, ran.tmp);
+  } finally {
+    await mock.close();
+  }
+});
