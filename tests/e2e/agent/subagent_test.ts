@@ -279,7 +279,7 @@ async function twoChildren(extra: string[]): Promise<string[]> {
       // Slow enough that the other child's first request comes in meanwhile.
       return {
         ...chatToolCalls([["bash", { command: `echo ${name} > ${c.root}/${name}.txt` }]]),
-        delayMs: 1500,
+        delayMs: 4000,
       };
     }
     return chatText(`CHILD ${name} done`);
