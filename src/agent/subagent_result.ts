@@ -32,8 +32,15 @@ export class SubagentRun {
 
   constructor(readonly description: string, readonly mode: "write" | "read") {}
 
-  /** Something to undo when the child ends (last registered, first undone). */
+  /**
+   * Something to undo when the child ends (last registered, first undone); at once when it has
+   * ended already (the session closed while the child was being set up).
+   */
   onEnd(cleanup: () => unknown): void {
+    if (this.#ended) {
+      void this.#ended.then(cleanup).catch(() => {});
+      return;
+    }
     this.#cleanups.push(cleanup);
   }
 

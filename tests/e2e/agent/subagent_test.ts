@@ -4,7 +4,8 @@
  * child's prompt names what it is to do.
  */
 import assert from "node:assert/strict";
-import { runDeft } from "../../helpers/deft.ts";
+import { denoDir, REPO_ROOT, runDeft } from "../../helpers/deft.ts";
+import { deftFlags } from "../../../scripts/deft_flags.ts";
 import {
   chatText,
   chatToolCalls,
@@ -449,6 +450,60 @@ Deno.test("task: the child's worktree holds the parent's uncommitted changes; it
     assert.doesNotMatch(result, /notes\.txt \+/);
     await leftovers(repo, ran.tmp);
   } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("task: SIGTERM of Deft while a child runs leaves no worktree, folder or process", async () => {
+  const repo = await makeBuggyRepo();
+  const script = parent([["task", { description: "long", prompt: "CHILD-LONG" }]]);
+  const mock = MockLLM.start([], (req) => {
+    const mine = script(req);
+    if (mine) return mine;
+    return chatToolCalls([["bash", { command: "sleep 317", timeout: 600 }]]);
+  });
+  await using homeDir = await tempDir("deft-home-");
+  await using tmp = await tempDir("deft-tmp-");
+  await home(homeDir.path, mock.url, 600);
+  const deft = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...deftFlags(), `${REPO_ROOT}main.ts`, "run", "PARENT", "-w", repo],
+    env: {
+      NO_COLOR: "1",
+      DENO_DIR: denoDir(),
+      HOME: homeDir.path,
+      XDG_CONFIG_HOME: `${homeDir.path}/.config`,
+      XDG_STATE_HOME: `${homeDir.path}/state`,
+      TMPDIR: tmp.path,
+    },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  try {
+    // Wait for the child's command itself to run.
+    const sleeping = async () =>
+      (await new Deno.Command("pgrep", { args: ["-f", "^sleep 317$"] }).output()).success;
+    const started = performance.now();
+    while (!(await sleeping())) {
+      assert.ok(performance.now() - started < 60_000, "the child's command never started");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    deft.kill("SIGTERM");
+    const ended = performance.now();
+    const status = await deft.status;
+    assert.ok(performance.now() - ended < 30_000, "Deft took too long to end");
+    assert.equal(
+      status.code,
+      143,
+      new TextDecoder().decode((await deft.stderr.getReader().read()).value),
+    );
+    assert.equal(await sleeping(), false, "the child's command is gone");
+    await leftovers(repo, tmp.path);
+  } finally {
+    try {
+      deft.kill("SIGKILL");
+    } catch { /* ended */ }
+    await deft.stderr.cancel().catch(() => {});
     await mock.close();
   }
 });
