@@ -507,3 +507,19 @@ Deno.test("task: SIGTERM of Deft while a child runs leaves no worktree, folder o
     await mock.close();
   }
 });
+
+Deno.test("task: outside a git repository a writer child is refused, saying what to do", async () => {
+  await using plain = await tempDir("deft-plain-");
+  await Deno.writeTextFile(`${plain.path}/a.txt`, "a\n");
+  const script = parent([["task", { description: "w", prompt: "CHILD-NOREPO" }]]);
+  const mock = MockLLM.start([], (req) => script(req) ?? chatText("a child ran"));
+  try {
+    const ran = await runParent(plain.path, mock);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.taskResults[0], /is not inside a git repository.*use mode "read"/);
+    assert.ok(!mock.requests.some((r) => conversation(r).text.includes("CHILD-NOREPO")));
+    assert.deepEqual([...Deno.readDirSync(ran.tmp)].map((e) => e.name), []);
+  } finally {
+    await mock.close();
+  }
+});
