@@ -12,8 +12,7 @@
 import { drawBoundary, sessionTemp } from "../src/policy/boundary.ts";
 import { type Launch, runChild } from "../src/policy/process.ts";
 import type { ToolSettings } from "../src/tools/base.ts";
-import { hostDirs } from "../src/tools/host/mod.ts";
-import { hostDenoArgv, sandboxedHostLaunch } from "../src/tools/host/sandboxed.ts";
+import { hostDenoArgv, hostDirs, sandboxedHostLaunch } from "../src/tools/host/mod.ts";
 import type { FigureId } from "./budgets.ts";
 import { median, timeCommand } from "./timing.ts";
 

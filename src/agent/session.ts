@@ -43,6 +43,7 @@ import {
 } from "../trajectory/recorder.ts";
 import { readEnv } from "../env.ts";
 import type { Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
+import { offerSubagents } from "./subagent.ts";
 import { UsageError } from "../errors.ts";
 import { openBudget } from "./budget.ts";
 
@@ -172,6 +173,22 @@ async function assemble(
       rules,
       nobodyToAsk,
     ));
+  // Every call passes the gate pipeline (src/gate/pipeline.ts): the hooks, the rules, the
+  // mode. Without a gate to switch, a gate in `never` still records each call's decision; a
+  // replay repeats the recording's.
+  const executor = gatedExecutor(tools, { hooks, approval: baseGate });
+  // The `Task` tool's children (on the host only) share the client and these very gates
+  // (./subagent.ts).
+  if (!recording && workplace.onHost) {
+    offerSubagents(executor, {
+      client,
+      gates: { hooks, approval: baseGate },
+      config,
+      workspace,
+      console,
+      instructions: instructions.prompt,
+    });
+  }
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }
@@ -180,10 +197,7 @@ async function assemble(
     workspace,
     client,
     lakeviewClient,
-    // Every call passes the gate pipeline (src/gate/pipeline.ts): the hooks, the rules, the
-    // mode. Without a gate to switch, a gate in `never` still records each call's decision; a
-    // replay repeats the recording's.
-    executor: gatedExecutor(tools, { hooks, approval: baseGate }),
+    executor,
     hooks,
     console,
     recording,

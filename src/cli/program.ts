@@ -34,6 +34,7 @@ import {
   optionFlags,
   type OptionSpec,
   OUTPUT_FORMAT,
+  PARALLEL_SUBAGENTS,
   PIPELINE_COMMANDS,
   PROVIDER,
   REPOSITORY,
@@ -87,6 +88,7 @@ const IMAGE = option("--image <file>", "send the image FILE with the (first) pro
 
 const INTERACTIVE_OPTIONS = [
   described(MAX_STEPS, "step limit per turn"),
+  PARALLEL_SUBAGENTS,
   IMAGE,
   REPOSITORY,
   described(TRAJECTORY_FILE, "record conversation N to FILE.N.json"),
@@ -198,6 +200,7 @@ function addAgentCommands(program: Command, setExit: (code: number) => void): vo
       IMAGE,
       ...MODEL_OPTIONS,
       MAX_STEPS,
+      PARALLEL_SUBAGENTS,
       REPOSITORY,
       option(
         "--must-patch",
@@ -257,6 +260,7 @@ function addAgentCommands(program: Command, setExit: (code: number) => void): vo
     [
       ...MODEL_OPTIONS,
       described(MAX_STEPS, "step limit per turn"),
+      PARALLEL_SUBAGENTS,
       described(WORKING_DIR, "the workspace (default: each session's cwd)"),
       SANDBOX,
       approval("commands"),

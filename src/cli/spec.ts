@@ -265,6 +265,11 @@ export const CONFIG_FILE = option(
   "config file (default: DEFT_CONFIG, ./deft.yaml, ...)",
 );
 export const MAX_STEPS = option("--max-steps <n>", "step limit", { integer: "positive" });
+export const PARALLEL_SUBAGENTS = option(
+  "--parallel-subagents <n>",
+  "child agents of the Task tool running at once (default 2)",
+  { integer: "positive" },
+);
 export const REPOSITORY = described(
   WORKING_DIR,
   "the repository to work in (default: current directory)",

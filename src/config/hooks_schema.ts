@@ -17,6 +17,8 @@ export const HOOK_EVENTS = [
   "SessionStart",
   "SessionEnd",
   "PreCompact",
+  "SubagentStart",
+  "SubagentStop",
 ] as const;
 
 /** One hook event's name. */

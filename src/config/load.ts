@@ -122,6 +122,17 @@ const configSchema = z.strictObject({
   network: networkSchema.optional(),
   /** A checkpoint of the workspace after each turn (src/agent/checkpoints.ts); false: none. */
   checkpoints: z.boolean().default(true),
+  /** Child agents of the `task` tool (src/agent/subagent.ts); each key has a default there. */
+  subagents: z.strictObject({
+    /** Seconds a child may run before it is stopped. */
+    deadline_seconds: z.number().positive().optional(),
+    /** Steps a child may take. */
+    max_steps: z.int().positive().optional(),
+    /** Children running at once. */
+    parallel: z.int().positive().optional(),
+    /** How deep children may nest: 1, children start none of their own. */
+    depth: z.int().nonnegative().optional(),
+  }).optional(),
   /** When to ask before a tool call; unset: `never` for run, `commands` for interactive. */
   approval: z.enum(["never", "commands", "all"]).optional(),
   /** Approval rules (`allow`, `ask`, `deny` lists; config/approval_rules.ts). */

@@ -26,6 +26,8 @@ export interface ConfigOverrides {
   apiKey?: string;
   maxSteps?: number;
   sandbox?: SandboxMode;
+  /** `--parallel-subagents`: over the config's `subagents.parallel`. */
+  parallelSubagents?: number;
 }
 
 /** A resolved provider account with its key and base URL in place. */
@@ -58,6 +60,8 @@ export interface RunConfig {
   budget?: DeftConfig["budget"];
   /** Take a checkpoint after each turn (the config's `checkpoints`; default true). */
   checkpoints?: boolean;
+  /** The config's `subagents` (src/agent/subagent.ts holds the defaults). */
+  subagents?: DeftConfig["subagents"];
 }
 
 /** The agent section Deft reads: `deft_agent`, else Trae Agent's `trae_agent`. */
@@ -110,6 +114,9 @@ export function resolveRunConfig(
     prices: config.prices ?? {},
     budget: config.budget,
     checkpoints: config.checkpoints,
+    subagents: overrides.parallelSubagents === undefined
+      ? config.subagents
+      : { ...config.subagents, parallel: overrides.parallelSubagents },
   };
 }
 

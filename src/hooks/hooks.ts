@@ -131,6 +131,8 @@ const MATCHED_FIELD: Partial<Record<HookEvent, string>> = {
   SessionStart: "source",
   SessionEnd: "reason",
   PreCompact: "trigger",
+  SubagentStart: "agent_type",
+  SubagentStop: "agent_type",
 };
 
 /** The hooks of a session. */
@@ -322,6 +324,34 @@ export class Hooks {
   }
 
   /**
+   * SubagentStart, as a `Task` child starts (`agent_type`: its mode, `write` or `read`): an
+   * `additionalContext` goes to the child with its task; nothing blocks it.
+   */
+  async subagentStart(agentId: string, agentType: string): Promise<string | undefined> {
+    const fields = { agent_id: agentId, agent_type: agentType };
+    return blockOrContext(await this.#fire("SubagentStart", agentType, fields), false).context;
+  }
+
+  /**
+   * SubagentStop, as a child answers: a block (exit 2 or `decision: "block"`) keeps it going, the
+   * reason its next message. `active` is true when it already went on because of one.
+   */
+  async subagentStop(
+    agentId: string,
+    agentType: string,
+    transcript: string,
+    active: boolean,
+  ): Promise<HookOutcome> {
+    const answers = await this.#fire("SubagentStop", agentType, {
+      agent_id: agentId,
+      agent_type: agentType,
+      agent_transcript_path: transcript,
+      stop_hook_active: active,
+    });
+    return blockOrContext(answers, false);
+  }
+
+  /**
    * SessionEnd, once per session: `reason` is Claude Code's (`clear`, `logout`,
    * `prompt_input_exit`, `other`), `deftReason` Deft's own word for how it ended. Nothing a
    * SessionEnd hook answers changes anything; each runs at most `boundSeconds` when given (its
@@ -400,7 +430,7 @@ export class Hooks {
     }
     if (run.code === 2) {
       const said = run.stderr.trim();
-      if (event === "SessionStart" || event === "SessionEnd") {
+      if (event === "SessionStart" || event === "SessionEnd" || event === "SubagentStart") {
         // Nothing to block: as in Claude Code, the stderr is shown to the user only.
         this.#tell(`${event} hook ${by.name} exited with status 2${said ? `: ${said}` : ""}`);
         return { run, by };

@@ -14,9 +14,9 @@
  *   (`outsideReason`) gets
  *   `sandbox: none`, with a note saying what that trusts: inside the sandbox it could not. One that
  *   also runs a program from the project stays sandboxed, with a note on how to move it out.
- * - Other tools (`Glob`, `Grep`, `LS`, `WebFetch`, `WebSearch`, `Task`, `NotebookEdit`,
+ * - Other tools (`Glob`, `Grep`, `LS`, `WebFetch`, `WebSearch`, `NotebookEdit`,
  *   `TodoWrite`, …) have no Deft tool: they are dropped from the matcher and named; a group left
- *   matching nothing is dropped. So are events Deft does not fire (`Notification`, `SubagentStop`)
+ *   matching nothing is dropped. So are events Deft does not fire (`Notification`)
  *   and hooks that are not `type: command`.
  */
 import { HOOK_EVENTS, type HookEvent, type HooksConfig } from "../config/hooks_schema.ts";
@@ -30,6 +30,7 @@ const TOOL_MAP: Readonly<Record<string, string>> = {
   Write: EDITOR,
   MultiEdit: EDITOR,
   Read: EDITOR,
+  Task: "Task",
 };
 
 /** The converted hooks, and what could not be converted (one line each). */

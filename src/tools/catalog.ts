@@ -32,6 +32,7 @@ import {
   describeEdit,
   describeJsonEdit,
   describeOther,
+  describeTask,
   describeTaskDone,
   describeThinking,
   describeWebFetch,
@@ -43,6 +44,7 @@ import { JSON_EDIT, jsonEditEffects } from "./json_edit/definition.ts";
 import { SEQUENTIAL_THINKING } from "./sequential_thinking.ts";
 import { TASK_DONE } from "./task_done.ts";
 import { WEB_FETCH } from "./web_fetch/definition.ts";
+import { TASK } from "./task_tool.ts";
 
 export type { CatalogEntry, ToolPlacement } from "./catalog_types.ts";
 export type { AskedChange, CallDescription, CallDiff, CallKind, CallLocation } from "./describe.ts";
@@ -127,6 +129,15 @@ export const CATALOG: readonly CatalogEntry[] = [
     runs: "in-process",
     describe: describeWebFetch,
     load: async () => (await import("./web_fetch/tool.ts")).WebFetchTool,
+  },
+  {
+    definition: TASK,
+    // A stand-in here: the session puts the child agent runner (src/agent/subagent.ts) in its
+    // place. The child's own calls each pass the gates; the parent's tree is not written.
+    runs: "in-process",
+    effects: () => ({ kind: "other" }),
+    describe: describeTask,
+    load: async () => (await import("./task_tool.ts")).TaskStandInTool,
   },
 ];
 

@@ -210,6 +210,18 @@ export function describeTaskDone(_args: Record<string, unknown>): CallDescriptio
   return { title: "task done", subject: "", kind: "other", locations: [], saysAll: true };
 }
 
+/** `task`: a child agent's piece of work, by the words the model named it with. */
+export function describeTask(args: Record<string, unknown>): CallDescription {
+  const mode = str(args.mode) === "read" ? "read" : "write";
+  const subject = oneLine(str(args.description) ?? str(args.prompt) ?? "", SUBJECT_CHARS);
+  return {
+    title: oneLine(`task (${mode}): ${subject}`, TITLE_CHARS),
+    subject,
+    kind: "other",
+    locations: [],
+  };
+}
+
 /** `ckg`: a search of the code graph for a name. */
 export function describeCkg(args: Record<string, unknown>): CallDescription {
   const path = str(args.path);

@@ -39,7 +39,7 @@ Deno.test("import: Claude Code's tools become Deft's; what cannot be mapped is n
         matcher: "Bash|Grep",
         hooks: [{ type: "prompt", prompt: "x" }, { type: "command", command: "d", timeout: 5 }],
       }],
-      SubagentStop: [{ hooks: [{ type: "command", command: "e" }] }],
+      Notification: [{ hooks: [{ type: "command", command: "e" }] }],
     },
   });
   assert.deepEqual(out.hooks, {
@@ -53,7 +53,7 @@ Deno.test("import: Claude Code's tools become Deft's; what cannot be mapped is n
   assert.match(unmapped, /WebFetch has no Deft tool/);
   assert.match(unmapped, /Grep has no Deft tool/);
   assert.match(unmapped, /type prompt/);
-  assert.match(unmapped, /SubagentStop/);
+  assert.match(unmapped, /Notification/);
   assert.match(out.notes.join("\n"), /cannot select its command/);
   assert.equal(hookEntries(out.hooks, "x.yaml").length, 3);
 });

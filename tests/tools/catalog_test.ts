@@ -43,6 +43,7 @@ Deno.test("catalog: where each tool runs", () => {
     task_done: "in-process",
     ckg: "cache-host",
     web_fetch: "in-process",
+    Task: "in-process",
   });
 });
 

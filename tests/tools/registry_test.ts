@@ -63,6 +63,7 @@ Deno.test("placement: pure tools in process, the rest in the worker; a sandbox m
     task_done: "process",
     ckg: "worker",
     web_fetch: "process",
+    Task: "process",
   });
   assert.deepEqual(places("workspace-write"), {
     bash: "worker",
@@ -74,6 +75,7 @@ Deno.test("placement: pure tools in process, the rest in the worker; a sandbox m
     task_done: "process",
     ckg: "sandboxed-cache",
     web_fetch: "process",
+    Task: "process",
   });
 });
 

@@ -19,6 +19,7 @@ import type { LinkStarter } from "./link.ts";
 
 export { createHostedTools, hostDirs } from "./hosted_tools.ts";
 export { checkSandbox } from "./sandbox_check.ts";
+export { hostDenoArgv, sandboxedHostLaunch } from "./sandboxed.ts";
 export { type HostDirs, ToolHost } from "./tool_host.ts";
 export {
   CLOSE_DEADLINE_SECONDS,

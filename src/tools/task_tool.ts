@@ -1,0 +1,60 @@
+/**
+ * The `task` tool's definition: the model hands a piece of work to a child agent. The child runs in
+ * the agent layer (src/agent/subagent.ts), which the session puts in this stand-in's place; a
+ * command with no session to run a child in (`deft tool`, `serve`) keeps the stand-in, which says so.
+ */
+import type { ToolDefinitionSource } from "./catalog_types.ts";
+import { fail, Tool, type ToolExecResult } from "./base.ts";
+
+/** The model-facing definition of "task". */
+export const TASK: ToolDefinitionSource = {
+  name: "Task",
+  description: "Hand a self-contained piece of work to a child agent with its own context, and " +
+    "wait for its answer. In mode `write` (default) the child works in its own git worktree of " +
+    "the workspace (a copy of it as it is now, uncommitted changes included): your tree is not " +
+    "changed; the result gives the child's final answer, the files it changed and its patch, " +
+    "which you apply with your own edit tools if you want it. In mode `read` it only " +
+    "investigates, with a read-only view of your tree. The child has a deadline and a step " +
+    "limit; several may run at once.",
+  parameters: [
+    {
+      name: "description",
+      type: "string",
+      description: "A few words naming the piece of work (shown to the user).",
+      required: true,
+    },
+    {
+      name: "prompt",
+      type: "string",
+      description: "The whole task for the child: it sees nothing of your conversation.",
+      required: true,
+    },
+    {
+      name: "tools",
+      type: "array",
+      items: { type: "string" },
+      description: "The tools the child may use (default: yours).",
+      required: false,
+    },
+    {
+      name: "mode",
+      type: "string",
+      enum: ["write", "read"],
+      description: "`write`: its own worktree (default); `read`: a read-only view of your tree.",
+      required: false,
+    },
+  ],
+};
+
+/** `task` where no session can run a child: every call says so. */
+export class TaskStandInTool extends Tool {
+  readonly name = TASK.name;
+  readonly description = TASK.description;
+  readonly parameters = TASK.parameters;
+
+  execute(): Promise<ToolExecResult> {
+    return Promise.resolve(
+      fail("The task tool runs child agents only inside a Deft session (deft run, interactive)."),
+    );
+  }
+}
