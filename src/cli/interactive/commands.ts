@@ -10,7 +10,13 @@ import type { LLMMessage } from "../../llm/types.ts";
 import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 import { type Session, sessionPatch } from "../../agent/session.ts";
 import { resumedContainerNote, resumeTarget, sessionPlace } from "../resume.ts";
-import { compactConversation, costReport, initAgentsFile, undoLastTurn } from "./turn_commands.ts";
+import {
+  compactConversation,
+  costReport,
+  endTakenBackShells,
+  initAgentsFile,
+  undoLastTurn,
+} from "./turn_commands.ts";
 
 /** What a command may read and change. */
 export interface CommandContext {
@@ -107,7 +113,9 @@ const COMMANDS: SlashCommand[] = [
     help: "go back to a turn's checkpoint: files (shell changes too), conversation, or both",
     run: async (ctx, arg) => {
       const { rewindInteractive } = await import("../rewind.ts");
+      const rewinds = ctx.recorder?.data.rewinds?.length ?? 0;
       await rewindInteractive(ctx, arg);
+      await endTakenBackShells(ctx, rewinds);
     },
   },
   {
