@@ -2,12 +2,15 @@
  * A background shell over ACP (the SDK's client, the mock model, real bash): its bash call stays
  * an open tool call after it answered with its shell id, each `bash_output` adds what it read to
  * that call's content while it shows `in_progress`, and the read that finds it ended closes the
- * call with its outcome (here `failed`: it exited 3).
+ * call with its outcome (here `failed`: it exited 3). An editor's `/rewind` ends the shells of the
+ * turns it takes back, as the terminal's does.
  */
 import assert from "node:assert/strict";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { updatesOf, withAcp } from "../../helpers/acp_client.ts";
+import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
+import { makeBuggyRepo } from "../../helpers/repo.ts";
 
 /** A foreground command that waits (at most 20 s) for `file`, then a little for the pipes. */
 function waitFor(file: string): string {
@@ -70,6 +73,51 @@ Deno.test("acp: a background shell is a tool call whose output grows with each b
     assert.match(updates[1].text, new RegExp(`${mark}-first`));
     assert.doesNotMatch(updates[1].text, new RegExp(`${mark}-second`));
     assert.match(updates[2].text, new RegExp(`${mark}-first\\\\n${mark}-second`));
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("acp: /rewind kills the background shells the turns it takes back started, not the others", async () => {
+  const repo = await makeBuggyRepo();
+  const needle = (n: string) => `sleep 9${n}.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+  const [a, b] = [needle("1"), needle("2")];
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", { command: a, run_in_background: true }]]),
+    chatText("A started."),
+    chatToolCalls([["bash", { command: b, run_in_background: true }]]),
+    chatText("B started."),
+  ]);
+  try {
+    const { code, run } = await withAcp(mock, ["--approval", "never"], [], async (ctx, run) => {
+      await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+      const { sessionId } = await ctx.request("session/new", { cwd: repo, mcpServers: [] });
+      const prompt = (text: string) =>
+        ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+      await prompt("start A");
+      await prompt("start B");
+      assert.equal((await pidsByCmdline(a)).length, 1, run.stderr());
+      assert.equal((await pidsByCmdline(b)).length, 1, run.stderr());
+      const from = run.updates.length;
+      await prompt("/rewind 1 both");
+      const said = run.updates.slice(from).map((n) =>
+        n.update as unknown as Record<string, unknown>
+      )
+        .filter((u) => u.sessionUpdate === "agent_message_chunk")
+        .map((u) => (u.content as { text: string }).text).join("");
+      // B is gone while the session still runs; A runs on.
+      assert.ok(await eventually(async () => (await pidsByCmdline(b)).length === 0), run.stderr());
+      assert.equal((await pidsByCmdline(a)).length, 1, run.stderr());
+      assert.match(said, /rewound the files and the conversation to turn 1/, said);
+      assert.match(
+        said,
+        new RegExp(`ended the background shells[^\\n]*\\n {2}bg-\\S+ {2}${b}`),
+        said,
+      );
+    });
+    assert.equal(code, 0, run.stderr());
+    // The session's end took A with it.
+    assert.ok(await eventually(async () => (await pidsByCmdline(a)).length === 0));
   } finally {
     await mock.close();
   }
