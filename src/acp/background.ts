@@ -62,8 +62,15 @@ export class BackgroundCalls {
     if (!followed) return {};
     if (call.name === "kill_shell") {
       if (!result.success) return {};
-      followed.text = joined(followed.text, "[stopped with kill_shell]\n");
-      followed.status = "completed";
+      // A shell that had exited before the kill keeps its own outcome.
+      const exited = /had already exited \(exit code (\d+)\)/.exec(result.output ?? "")?.[1];
+      followed.text = joined(
+        followed.text,
+        exited === undefined ? "[stopped with kill_shell]\n" : `[exited (exit code ${exited})]\n`,
+      );
+      if (followed.status === "in_progress") {
+        followed.status = exited === undefined || exited === "0" ? "completed" : "failed";
+      }
     } else if (call.name === "bash_output") {
       const read = readOf(result.output ?? "");
       if (!read) return {};
