@@ -3,11 +3,13 @@
  * `session/update` notifications. Streamed text is an `agent_message_chunk`; each tool call is a
  * `tool_call` (its kind, title and locations from its description in the catalog) and, once it
  * ran, a `tool_call_update` (completed or failed; an edit as a diff block, other output as text);
- * thoughts (a call described with one) are the session's `plan`. Notes go to stderr: stdout is
- * the protocol's.
+ * thoughts (a call described with one) are the session's `plan`. A background shell's call stays
+ * open and grows with what `bash_output` reads of it (background.ts). Notes go to stderr: stdout
+ * is the protocol's.
  */
 import { isAbsolute, resolve } from "node:path";
 import type { AgentConsole } from "../agent/console.ts";
+import { BackgroundCalls } from "./background.ts";
 import type { LLMToolCall } from "../llm/types.ts";
 import type { CallEffect } from "../tools/base.ts";
 import { type CallDescription, describeCall } from "../tools/catalog.ts";
@@ -66,6 +68,7 @@ function clip(text: string, max = OUTPUT_CHARS): string {
 export class AcpConsole implements AgentConsole {
   readonly #open = new Map<string, OpenCall>();
   readonly #plan: { content: string; status: string }[] = [];
+  readonly #background = new BackgroundCalls();
   /** The text streamed in the current turn (to tell whether the final answer was shown). */
   streamed = "";
 
@@ -159,12 +162,22 @@ export class AcpConsole implements AgentConsole {
           content.push({ type: "content", content: { type: "text", text: masked(clip(text)) } });
         }
       }
+      const background = this.#background.finished(call, result);
       this.opts.send({
         sessionUpdate: "tool_call_update",
         toolCallId: call.call_id,
-        status: success ? "completed" : "failed",
+        status: background.own ?? (success ? "completed" : "failed"),
         content,
       });
+      const grown = background.update;
+      if (grown) {
+        this.opts.send({
+          sessionUpdate: "tool_call_update",
+          toolCallId: grown.toolCallId,
+          status: grown.status,
+          content: [{ type: "content", content: { type: "text", text: masked(grown.text) } }],
+        });
+      }
       const thought = open.description.thought;
       if (thought && success) this.#thought(thought);
     });

@@ -28,6 +28,7 @@ details.call.bad{border-color:#e3a39b;background:#fdf3f2}.tool{font-weight:600}
 .part{border-top:2px dashed #9aa5b1;padding-top:.5em}
 details.run{content-visibility:auto;contain-intrinsic-size:auto 3em;margin:1em 0;border-top:2px solid #9aa5b1;padding-top:.3em}details.run>summary{font-size:1.15em;font-weight:600;cursor:pointer}
 .plots{display:flex;flex-wrap:wrap;gap:1.5em}.plots figure{margin:0}.plots figcaption{font-weight:600;margin-bottom:.2em}
+.lane{border-left:3px solid #4a78b0;padding:.2em 0 .2em .8em;margin:.6em 0}.lane-bar{display:block;margin:.3em 0}.lane-events{margin:.2em 0;padding-left:1.5em;color:#3c4650}
 svg text{font:11px system-ui,sans-serif;fill:#333}.flip-fixed{background:#e6f6ea}.flip-broke{background:#fbe9e7}
 `.trim();
 

@@ -8,6 +8,7 @@ import type { RecordedStep, RecordedToolResult } from "../trajectory/recorder.ts
 import type { LLMToolCall } from "../llm/types.ts";
 import { type AskedChange, describeCall } from "../tools/catalog.ts";
 import { block, BLOCK_LIMITS, type BlockLimits, text } from "./escape.ts";
+import { backgroundLanes } from "./lanes.ts";
 import { approvalWords, conversationStats, type RunModel, runOutcome, runStats } from "./model.ts";
 import {
   type ConversationPart,
@@ -244,7 +245,11 @@ export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): s
   const final = t.final_result
     ? `<h4>Final answer</h4><div class="says">${block(t.final_result, limits)}</div>`
     : "";
-  return `${head(conversationRows(run, items))}<h4>Timeline</h4>${
+  const lanes = backgroundLanes(
+    items.flatMap((item) => item.kind === "step" ? [item.step] : []),
+    t.end_time,
+  );
+  return `${head(conversationRows(run, items))}${lanes}<h4>Timeline</h4>${
     steps || `<p class="note">no steps recorded</p>`
   }${final}${patchSection(run, limits)}`;
 }

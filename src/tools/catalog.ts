@@ -22,6 +22,7 @@ import {
   bashTimeout,
   KILL_SHELL,
   LIST_SHELLS,
+  STARTED_AFTER,
 } from "./bash/definition.ts";
 import type { CatalogEntry, ToolDefinitionSource } from "./catalog_types.ts";
 import { CKG } from "./ckg/definition.ts";
@@ -81,6 +82,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     // It ends processes the model started; nothing in the workspace changes.
     effects: () => ({ kind: "other" }),
     describe: (args) => describeOther("kill_shell", args, { kind: "other" }),
+    takeBackCall: (since) => ({ shell_id: LIST_SHELLS, [STARTED_AFTER]: since }),
     load: async () => (await import("./bash/background_tools.ts")).KillShellTool,
   },
   {

@@ -130,6 +130,13 @@ export interface CatalogEntry {
    */
   readonly statusCall?: Record<string, unknown>;
   /**
+   * The arguments of the call that ends what the tool started after `since` (an ISO time), when
+   * a rewind takes back the turns since then (kill_shell: the background shells those turns
+   * started). Deft's own call, made by the executor without the gate; it answers what it ended,
+   * one a line.
+   */
+  readonly takeBackCall?: (since: string) => Record<string, unknown>;
+  /**
    * Seconds a call may take unless configured otherwise (else the host's default, 300 s). The
    * file editors answer in well under a second, so theirs is short: a call stuck on a slow file
    * ends soon, with an error saying so, instead of holding the host for minutes.

@@ -230,6 +230,26 @@ export class ToolExecutor {
     })));
   }
 
+  /**
+   * Ends what the tools started after `since` (an ISO time), for a rewind that takes back the
+   * turns since then: each tool whose catalog entry has a `takeBackCall` (the background shells
+   * those turns started). Not a call of the model's: no gate, no record. Returns the lines the
+   * tools answered (what they ended) and, for a tool that failed, why.
+   */
+  async takeBack(since: string): Promise<string[]> {
+    const taking = this.#tools.flatMap((t) => {
+      const call = catalogEntry(t.name)?.takeBackCall?.(since);
+      return call ? [{ tool: t, call }] : [];
+    });
+    const answers = await Promise.all(taking.map(async ({ tool, call }) => {
+      const result = await tool.execute(call).catch((e) => fail((e as Error).message));
+      const text = (result.output ?? result.error ?? "").trim();
+      if (result.error_code !== 0) return [`${tool.name} failed: ${text}`];
+      return text ? text.split("\n") : [];
+    }));
+    return answers.flat();
+  }
+
   /** Closes every tool, even when some fail to close; returns the close errors it met. */
   async closeTools(): Promise<Error[]> {
     const outcomes = await Promise.allSettled(this.#tools.map((t) => t.close()));

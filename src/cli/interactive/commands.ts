@@ -11,7 +11,13 @@ import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 import { type Session, sessionPatch } from "../../agent/session.ts";
 import { type Resumed, resumedContainerNote, resumeTarget, sessionPlace } from "../resume.ts";
 import { recordResumedCompaction } from "./resumed_compaction.ts";
-import { compactConversation, costReport, initAgentsFile, undoLastTurn } from "./turn_commands.ts";
+import {
+  compactConversation,
+  costReport,
+  endTakenBackShells,
+  initAgentsFile,
+  undoLastTurn,
+} from "./turn_commands.ts";
 
 /** What a command may read and change. */
 export interface CommandContext {
@@ -119,7 +125,9 @@ const COMMANDS: SlashCommand[] = [
     help: "go back to a turn's checkpoint: files (shell changes too), conversation, or both",
     run: async (ctx, arg) => {
       const { rewindInteractive } = await import("../rewind.ts");
+      const rewinds = ctx.recorder?.data.rewinds?.length ?? 0;
       await rewindInteractive(ctx, arg);
+      await endTakenBackShells(ctx, rewinds);
     },
   },
   {

@@ -463,3 +463,25 @@ function money(cost: number | null): string {
 async function exists(path: string): Promise<boolean> {
   return await Deno.lstat(path).then(() => true, () => false);
 }
+
+/**
+ * After `/rewind`: when it went back (a rewind recorded after the first `rewindsBefore`), the
+ * background shells started in the turns it took back — after its checkpoint was taken — are
+ * killed, with their process groups; those of the turns kept run on. Whatever was restored
+ * (files, conversation or both): the turns that started them are no longer the session's.
+ */
+export async function endTakenBackShells(
+  ctx: TurnCommandContext,
+  rewindsBefore: number,
+): Promise<void> {
+  const data = ctx.recorder?.data;
+  const done = data?.rewinds?.slice(rewindsBefore).at(-1);
+  const target = done && data?.checkpoints?.find((c) => c.id === done.to_checkpoint);
+  if (!target) return;
+  const ended = await ctx.session.executor.takeBack(target.time);
+  if (ended.length === 0) return;
+  ctx.write(
+    `ended the background shells the turns after turn ${target.turn} started:\n` +
+      ended.map((line) => `  ${terminalLine(line)}`).join("\n"),
+  );
+}

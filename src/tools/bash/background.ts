@@ -319,6 +319,16 @@ export class BackgroundShells {
     return { job };
   }
 
+  /**
+   * Kills the running shells started after `since` (a rewind took back the turns that started
+   * them); returns them. The others run on. Never throws.
+   */
+  async killStartedAfter(since: Date, why: string): Promise<BackgroundJob[]> {
+    const taken = this.running().filter((job) => job.startedAt.getTime() > since.getTime());
+    await Promise.all(taken.map((job) => job.kill(why)));
+    return taken;
+  }
+
   /** Kills every running shell (the tool is closing). Never throws. */
   async closeAll(why: string): Promise<void> {
     await Promise.all(this.running().map((job) => job.kill(why)));

@@ -12,7 +12,7 @@ import {
   KEPT_OUTPUTS,
   OUTPUT_BYTES,
 } from "./background.ts";
-import { BASH_OUTPUT, KILL_SHELL, LIST_SHELLS } from "./definition.ts";
+import { BASH_OUTPUT, KILL_SHELL, LIST_SHELLS, STARTED_AFTER } from "./definition.ts";
 
 const DEFAULT_OUTPUT_LIMIT = 30_000;
 
@@ -65,6 +65,7 @@ export class KillShellTool extends Tool {
   readonly parameters = KILL_SHELL.parameters;
 
   async execute(args: Record<string, unknown>): Promise<ToolExecResult> {
+    if (args[STARTED_AFTER] !== undefined) return await killStartedAfter(this.context, args);
     const found = findJob(this.context, args.shell_id);
     if (typeof found === "string") return fail(found);
     switch (found.state) {
@@ -88,6 +89,27 @@ export class KillShellTool extends Tool {
         );
     }
   }
+}
+
+/**
+ * Deft's own call after a rewind (`STARTED_AFTER`): kills the shells started after that time, in
+ * the turns taken back; says which, one a line (id and command), or that none ran.
+ */
+async function killStartedAfter(
+  context: object,
+  args: Record<string, unknown>,
+): Promise<ToolExecResult> {
+  const since = new Date(String(args[STARTED_AFTER]));
+  if (args.shell_id !== LIST_SHELLS || Number.isNaN(since.getTime())) {
+    return fail(
+      `\`${STARTED_AFTER}\` takes an ISO time, with \`shell_id\` "${LIST_SHELLS}"; nothing was killed.`,
+    );
+  }
+  const killed = await backgroundShells(context).killStartedAfter(
+    since,
+    "the turn that started it was taken back by a rewind",
+  );
+  return ok(killed.map((job) => `${job.id}  ${oneLine(job.command)}`).join("\n"));
 }
 
 /** The job `shellId` names in this context, or what to tell the model when there is none. */

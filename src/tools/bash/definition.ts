@@ -51,6 +51,13 @@ export const BASH: ToolDefinitionSource = {
 /** The `shell_id` that makes `bash_output` list the session's background shells, reading none. */
 export const LIST_SHELLS = "*";
 
+/**
+ * The argument of Deft's own `kill_shell` call after a rewind (never the model's: it is not in the
+ * schema, so a model's call naming it is refused before it runs): an ISO time; the background
+ * shells started after it are killed.
+ */
+export const STARTED_AFTER = "started_after";
+
 /** `bash_output`: the new output and the state of a background shell. */
 export const BASH_OUTPUT: ToolDefinitionSource = {
   name: "bash_output",
