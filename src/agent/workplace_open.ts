@@ -43,7 +43,19 @@ export async function openWorkplace(
   workspace: string,
 ): Promise<Workplace> {
   if (!wantsContainer(opts)) return hostWorkplace(workspace);
-  return containerWorkplace(await startContainer(opts, config.container, console));
+  return containerWorkplace(
+    await startContainer(opts, config.container, console, await networkProxy(config)),
+  );
+}
+
+/**
+ * With a network list, the socket of this process's proxy for it: a container Deft starts gets
+ * it bound in, behind `--network none` (src/container/network.ts). Loaded only then.
+ */
+async function networkProxy(config: DeftConfig): Promise<string | undefined> {
+  if (!config.network || config.allow_network) return undefined;
+  const { ensureNetworkProxy } = await import("../policy/network/mod.ts");
+  return (await ensureNetworkProxy(config.network)).socketPath;
 }
 
 /** Starts (or attaches to) the session's container and says so. */
@@ -51,6 +63,7 @@ async function startContainer(
   opts: WorkplaceOptions,
   config: DeftConfig["container"],
   console: AgentConsole,
+  networkProxy: string | undefined,
 ): Promise<Container> {
   if (opts.containerRuntime !== undefined && !isContainerRuntime(opts.containerRuntime)) {
     throw new UsageError(
@@ -71,6 +84,7 @@ async function startContainer(
       keep: opts.dockerKeep || config.keep,
       workingDir: opts.workingDir,
       network: config.allow_network,
+      networkProxy,
       memory: config.memory,
       pidsLimit: config.pids_limit,
       podmanRuntime: config.podman_runtime,

@@ -77,6 +77,7 @@ const FILE_KEYS: Record<keyof ToolSettings, string | null> = {
   allowNetwork: "allow_network",
   network: null,
   networkProxy: null,
+  networkForwarded: null,
   shellEnvironment: "shell_environment",
   bashTimeoutSeconds: "tool_settings.bash_timeout",
   outputLimit: "tool_settings.output_limit",

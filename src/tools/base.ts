@@ -35,6 +35,11 @@ export interface ToolSettings {
   network?: import("../policy/network/rules.ts").NetworkList;
   /** The running proxy's Unix socket (set by Deft when it starts the proxy). */
   networkProxy?: string;
+  /**
+   * A forwarder to that proxy already listens in the shell's own network namespace (a container
+   * Deft started under the list): the shell gets the proxy variables without a sandbox of its own.
+   */
+  networkForwarded?: boolean;
   /** The bubblewrap executable for `workspace-write` (default: `bwrap` on PATH). */
   bwrapPath?: string;
   /**
