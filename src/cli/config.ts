@@ -6,7 +6,7 @@ import { writeStderr, writeStdout } from "./io.ts";
 import { maskForDisplay } from "../policy/secrets.ts";
 import type { ToolSettings } from "../tools/base.ts";
 import { terminalText } from "../policy/terminal_text.ts";
-import { networkForDisplay } from "../config/network.ts";
+import { networkForDisplay, networkScope } from "../config/network.ts";
 
 /** Options of `deft config`. */
 export interface ConfigOptions extends ConfigOverrides {
@@ -51,6 +51,13 @@ export async function configCommand(opts: ConfigOptions): Promise<number> {
     sandbox: tools.sandbox,
     allow_network: tools.allow_network,
     network: networkForDisplay(run.toolSettings.network),
+    ...scope(
+      networkScope(
+        run.toolSettings.network,
+        tools.sandbox as string | undefined,
+        Object.keys(run.mcpServers),
+      ),
+    ),
     ...(shell ? { shell_environment: { ...shell, set: maskRecord(shell.set) } } : {}),
     tool_settings: tools.tool_settings,
     mcp_servers: Object.fromEntries(
@@ -64,6 +71,11 @@ export async function configCommand(opts: ConfigOptions): Promise<number> {
   };
   await writeStdout(stringify(shown, { aliasDuplicateObjects: false }));
   return 0;
+}
+
+/** `{ network_scope }` when there is one to show, else nothing. */
+function scope(shown: unknown): Record<string, unknown> {
+  return shown === undefined ? {} : { network_scope: shown };
 }
 
 /**
