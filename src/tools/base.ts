@@ -85,7 +85,17 @@ export type CallEffect =
   | { readonly kind: "read" }
   | EditEffect
   | CommandEffect
+  | FetchEffect
   | { readonly kind: "other" };
+
+/**
+ * A call that fetches from the network (web_fetch): `host` as the URL names it, lower case ("" when
+ * the URL cannot be read). Asked about in `commands` mode unless a `fetch HOST` rule allows it.
+ */
+export interface FetchEffect {
+  readonly kind: "fetch";
+  readonly host: string;
+}
 
 /** A call that runs a command line. */
 export interface CommandEffect {
