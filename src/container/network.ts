@@ -32,7 +32,8 @@ export function networkBinds(socket: string, inside: DeftInside): ContainerBind[
     );
   }
   return [
-    { host: socket, container: INSIDE_PROXY_SOCKET, readOnly: false },
+    // Read-only: connecting needs no more, and nothing inside can change the host's socket.
+    { host: socket, container: INSIDE_PROXY_SOCKET, readOnly: true },
     { host: forwarderPath(), container: INSIDE_FORWARDER, readOnly: true },
   ];
 }

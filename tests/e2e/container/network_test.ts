@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { runMocked, trustedHome } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { testRuntime } from "../../helpers/containers.ts";
+import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
+import { tempDir } from "../../helpers/temp.ts";
 
 /** A server on 127.0.0.1 that answers `NAME PATH` and records every path it was asked. */
 async function server(name: string) {
@@ -42,74 +43,121 @@ get("http://127.0.0.1:${allowed}/direct", urllib.request.build_opener(urllib.req
 `;
 }
 
+/** One `deft run` in a container of `rt` (the flags in `where`), its model running `script`. */
+async function session(
+  rt: TestRuntime,
+  where: string[],
+  workspace: string,
+  ports: { good: number; own: number },
+) {
+  const home = await trustedHome("deft-cnet-");
+  const config = `${home}/.config/deft/config.yaml`;
+  await Deno.writeTextFile(
+    config,
+    (await Deno.readTextFile(config)) +
+      `network:\n  allow: ["localhost:${ports.good}", "127.0.0.1:${ports.good}"]\n` +
+      `  deny: [{ host: "bad.test", reason: "the test denies it" }]\n`,
+  );
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", {
+      command: `id -un; python3 - <<'EOF'\n${script(ports.good, ports.own)}\nEOF`,
+    }]]),
+    chatToolCalls([["task_done", {}]]),
+  ]);
+  try {
+    const run = await runMocked(mock, "fetch", workspace, {
+      cwd: home,
+      env: { ...rt.env, HOME: home, XDG_CONFIG_HOME: `${home}/.config` },
+      extra: [...where, "--container-runtime", rt.name, "--approval", "never"],
+    });
+    const messages = (mock.requests[1]?.body.messages ?? []) as { role: string; content: string }[];
+    const said = messages.filter((m) => m.role === "tool").map((m) => m.content).join("\n");
+    return { ...run, said };
+  } finally {
+    await mock.close();
+  }
+}
+
+/** The model's view and the console of a session under the list, as the list says. */
+function checkSession(
+  run: { code: number; stderr: string; said: string },
+  good: { port: number; paths: string[] },
+  own: { port: number; paths: string[] },
+) {
+  const { said } = run;
+  assert.equal(run.code, 0, run.stderr);
+  const g = good.port;
+  assert.ok(said.includes(`http://localhost:${g}/ok -> good /ok`), said);
+  assert.ok(
+    said.includes(
+      `http://localhost:${own.port}/private -> 403 Blocked by Deft: localhost:${own.port} ` +
+        `port ${own.port} not allowed`,
+    ),
+    said,
+  );
+  assert.ok(
+    said.includes(
+      `http://bad.test:${g}/denied -> 403 Blocked by Deft: bad.test:${g} denied by ` +
+        '"bad.test": the test denies it',
+    ),
+    said,
+  );
+  assert.ok(
+    said.includes(
+      "http://elsewhere.test/x -> 403 Blocked by Deft: elsewhere.test:80 not in allow list",
+    ),
+    said,
+  );
+  // Past the proxy there is nothing: the container's own loopback, no route out.
+  assert.match(said, new RegExp(`http://127\\.0\\.0\\.1:${g}/direct -> failed: URLError`));
+  assert.deepEqual(good.paths, ["/ok"]);
+  assert.deepEqual(own.paths, []);
+  assert.match(run.stderr, new RegExp(`network: allowed localhost:${g}\\b`));
+  assert.match(run.stderr, /network: blocked elsewhere\.test:80 \(not in allow list\)/);
+}
+
 for (const runtime of ["docker", "podman"] as const) {
   Deno.test({
     name: `container network (${runtime}): the list applies inside, with Deft's reasons`,
     sanitizeResources: false,
     sanitizeOps: false,
-  }, async () => {
+  }, async (t) => {
     await using rt = await testRuntime(runtime);
-    const good = await server("good");
-    const own = await server("private");
-    const home = await trustedHome("deft-cnet-");
-    const config = `${home}/.config/deft/config.yaml`;
-    await Deno.writeTextFile(
-      config,
-      (await Deno.readTextFile(config)) +
-        `network:\n  allow: ["localhost:${good.port}", "127.0.0.1:${good.port}"]\n` +
-        `  deny: [{ host: "bad.test", reason: "the test denies it" }]\n`,
-    );
-    const mock = MockLLM.start([
-      chatToolCalls([["bash", {
-        command: `python3 - <<'EOF'\n${script(good.port, own.port)}\nEOF`,
-      }]]),
-      chatToolCalls([["task_done", {}]]),
-    ]);
-    try {
-      const run = await runMocked(mock, "fetch", "/testbed", {
-        cwd: home,
-        env: { ...rt.env, HOME: home, XDG_CONFIG_HOME: `${home}/.config` },
-        extra: ["--docker-image", rt.image, "--container-runtime", rt.name, "--approval", "never"],
-      });
-      assert.equal(run.code, 0, run.stderr);
-      const messages = mock.requests[1].body.messages as { role: string; content: string }[];
-      const said = messages.filter((m) => m.role === "tool").map((m) => m.content).join("\n");
-      const g = good.port;
-      assert.ok(said.includes(`http://localhost:${g}/ok -> good /ok`), said);
-      assert.ok(
-        said.includes(
-          `http://localhost:${own.port}/private -> 403 Blocked by Deft: localhost:${own.port} ` +
-            `port ${own.port} not allowed`,
-        ),
-        said,
+    await t.step("as the image's root", async () => {
+      const good = await server("good");
+      const own = await server("private");
+      try {
+        const run = await session(rt, ["--docker-image", rt.image], "/testbed", {
+          good: good.port,
+          own: own.port,
+        });
+        assert.match(run.said, /^root$/m);
+        checkSession(run, good, own);
+      } finally {
+        await good.close();
+        await own.close();
+      }
+    });
+    await t.step("as an image's user that is not root (another id on the host)", async () => {
+      await using ctx = await tempDir();
+      await Deno.writeTextFile(
+        `${ctx.path}/Dockerfile`,
+        `FROM ${rt.image}\nRUN mkdir /ws && chown 65534:65534 /ws\nUSER 65534:65534\n`,
       );
-      assert.ok(
-        said.includes(
-          `http://bad.test:${g}/denied -> 403 Blocked by Deft: bad.test:${g} denied by ` +
-            '"bad.test": the test denies it',
-        ),
-        said,
-      );
-      assert.ok(
-        said.includes(
-          "http://elsewhere.test/x -> 403 Blocked by Deft: elsewhere.test:80 not in allow list",
-        ),
-        said,
-      );
-      // Past the proxy there is nothing: the container's own loopback, no route out.
-      assert.match(said, new RegExp(`http://127\\.0\\.0\\.1:${g}/direct -> failed: URLError`));
-      assert.deepEqual(good.paths, ["/ok"]);
-      assert.deepEqual(own.paths, []);
-      assert.match(run.stderr, new RegExp(`network: allowed localhost:${g}\\b`));
-      assert.match(
-        run.stderr,
-        /network: blocked elsewhere\.test:80 \(not in allow list\)/,
-      );
-      assert.deepEqual(await rt.deftContainers(), [], "the container is gone");
-    } finally {
-      await mock.close();
-      await good.close();
-      await own.close();
-    }
+      const good = await server("good");
+      const own = await server("private");
+      try {
+        const run = await session(rt, ["--dockerfile-path", `${ctx.path}/Dockerfile`], "/ws", {
+          good: good.port,
+          own: own.port,
+        });
+        assert.match(run.said, /^nobody$/m);
+        checkSession(run, good, own);
+      } finally {
+        await good.close();
+        await own.close();
+      }
+    });
+    assert.deepEqual(await rt.deftContainers(), [], "the containers are gone");
   });
 }
