@@ -43,9 +43,17 @@ export async function openWorkplace(
   workspace: string,
 ): Promise<Workplace> {
   if (!wantsContainer(opts)) return hostWorkplace(workspace);
-  return containerWorkplace(
-    await startContainer(opts, config.container, console, await networkProxy(config)),
-  );
+  let proxy: string | undefined;
+  if (config.network && !config.allow_network && opts.dockerContainerId !== undefined) {
+    // The user's own running container (or a batch's, started with no network): Deft cannot
+    // change its network, so the list does not apply there, and the user is told.
+    console.note(
+      "network: the network list (network:) is not applied in a container named by " +
+        "--docker-container-id: it keeps the network it was started with. A container Deft " +
+        "starts (--docker-image) gets the list.",
+    );
+  } else proxy = await networkProxy(config);
+  return containerWorkplace(await startContainer(opts, config.container, console, proxy));
 }
 
 /**

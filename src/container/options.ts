@@ -100,11 +100,10 @@ export function checkContainerOptions(opts: ContainerOptions): void {
     );
   }
   if (opts.networkProxy && opts.containerId) {
+    // Not this function's user's mistake: the caller gives an attached container no proxy.
     throw new ContainerError(
-      "the network list (network:) applies to a container Deft starts (--network none and " +
-        "Deft's proxy bound in); a running container named by --docker-container-id keeps the " +
-        "network it was started with. Start one with --docker-image, or remove `network` from " +
-        "the config.",
+      "the network list's proxy is bound into a container Deft starts, not one named by " +
+        "--docker-container-id, which keeps the network it was started with.",
     );
   }
   if (opts.runtime && !CONTAINER_RUNTIMES.includes(opts.runtime)) {

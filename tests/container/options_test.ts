@@ -40,7 +40,8 @@ Deno.test("checkContainerOptions: a network list needs a container Deft starts, 
     () => checkContainerOptions({ containerId: "abc123", networkProxy: proxy }),
     (e) =>
       e instanceof ContainerError &&
-      /--docker-container-id keeps the network it was started with/.test(e.message),
+      /not one named by --docker-container-id, which keeps the network it was started with/
+        .test(e.message),
   );
   assert.throws(
     () => checkContainerOptions({ image: "deft-test:1", network: true, networkProxy: proxy }),

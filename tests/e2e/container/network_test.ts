@@ -158,6 +158,50 @@ for (const runtime of ["docker", "podman"] as const) {
         await own.close();
       }
     });
+    await t.step(
+      "a running container named by --docker-container-id: not applied, said",
+      async () => {
+        const good = await server("good");
+        const own = await server("private");
+        let id: string | undefined;
+        try {
+          // A container an earlier session started under the list and kept: its forwarder
+          // ended with that session, and Deft's proxy with that Deft.
+          const kept = await session(
+            rt,
+            ["--docker-image", rt.image, "--docker-keep"],
+            "/testbed",
+            {
+              good: good.port,
+              own: own.port,
+            },
+          );
+          assert.equal(kept.code, 0, kept.stderr);
+          id = /container kept: ([0-9a-f]+)/.exec(kept.stderr)?.[1];
+          assert.ok(id, kept.stderr);
+          good.paths.length = 0;
+          const run = await session(rt, ["--docker-container-id", id], "/testbed", {
+            good: good.port,
+            own: own.port,
+          });
+          assert.equal(run.code, 0, run.stderr);
+          assert.match(
+            run.stderr,
+            /network: the network list \(network:\) is not applied in a container named by --docker-container-id/,
+          );
+          // No proxy, no variables: the container's own network (none) is all there is.
+          assert.match(
+            run.said,
+            new RegExp(`http://localhost:${good.port}/ok -> failed: URLError`),
+          );
+          assert.deepEqual(good.paths, []);
+        } finally {
+          if (id) await rt.cli("rm", "-f", id).catch(() => "");
+          await good.close();
+          await own.close();
+        }
+      },
+    );
     assert.deepEqual(await rt.deftContainers(), [], "the containers are gone");
   });
 }
