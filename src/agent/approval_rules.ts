@@ -144,6 +144,14 @@ export class ApprovalRules {
       const p = this.#pattern(rule.text);
       if (!p) return "no";
       if (p.kind === "tool") return p.name === toolName ? "yes" : "no";
+      if (p.kind === "fetch") {
+        if (effect?.kind !== "fetch" || effect.host === "") return "no";
+        return p.host.startsWith("*.")
+          ? effect.host.endsWith(p.host.slice(1)) ? "yes" : "no"
+          : effect.host === p.host
+          ? "yes"
+          : "no";
+      }
       if (p.kind === "edit") {
         return effect?.kind === "edit" && editMatches(p.glob, effect.path, workspace)
           ? "yes"

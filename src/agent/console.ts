@@ -38,6 +38,15 @@ export interface TaskSummary {
   tokens?: number;
 }
 
+/** One decision of the network proxy, as the events show it: host and port, never a path. */
+export interface NetworkEvent {
+  host: string;
+  port: number;
+  allowed: boolean;
+  /** Why it was refused (`not in allow list`), or `allowed`. */
+  reason: string;
+}
+
 /** Where the agent reports progress. The optional hooks let a live console show work as it
  * happens; a console without `text` gets whole responses only (the client does not stream). */
 export interface AgentConsole {
@@ -51,6 +60,11 @@ export interface AgentConsole {
   calling?(step: number, calls: LLMToolCall[]): void;
   step(step: number, calls: LLMToolCall[], results: ToolCallResult[], text: string): void;
   note(message: string): void;
+  /**
+   * The network proxy allowed or refused a destination (the note says so too); a console that
+   * emits events (`stream-json`) gives it one of its own.
+   */
+  network?(decision: NetworkEvent): void;
   /** The closing report: files changed, where the patch and the trajectory went, cost. */
   finish?(report: RunReport): void;
   /** The task (or turn) ended. */

@@ -2,7 +2,7 @@
  * Every destination the network proxy decides on, made visible while a task runs: a refusal as
  * the console line `network: blocked HOST:PORT (REASON)`, the first use of an allowed one as
  * `network: allowed HOST:PORT`, and each decision in the trajectory's `network` list (host and
- * port only). The proxy itself (src/policy/network) never prints; the spans are its own.
+ * port only), and to a console that emits events (`stream-json`) as a `network` event. The proxy itself (src/policy/network) never prints; the spans are its own.
  */
 import { onNetworkDecision } from "../policy/network/decisions.ts";
 import type { TrajectoryRecorder } from "../trajectory/recorder.ts";
@@ -26,6 +26,7 @@ export function watchNetwork(console: AgentConsole, recorder: TrajectoryRecorder
         reason: d.reason,
       });
     }
+    console.network?.({ host: d.host, port: d.port, allowed: d.allowed, reason: d.reason });
     if (!d.allowed) console.note(`network: blocked ${where} (${d.reason})`);
     else if (!shown.has(where)) {
       shown.add(where);

@@ -11,7 +11,7 @@ import { type Session, sessionPatch } from "./session.ts";
 import { costOf } from "../llm/prices.ts";
 import type { LLMUsage } from "../llm/types.ts";
 import type { ApprovalDecision } from "../tools/approval_decision.ts";
-import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
+import type { NetworkRecord, Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
 import type { BudgetRecord } from "./budget.ts";
 
 /** The summary of one `deft run`: the `--json` output and the `run_done` event of stream-json. */
@@ -39,6 +39,11 @@ export interface RunSummary {
   /** The budget caps, the spend against them, and the cap that stopped the run (exit code 3). */
   budget?: BudgetRecord;
   divergences?: Divergence[];
+  /**
+   * Each destination the network proxy allowed or refused (host, port, outcome; never a path),
+   * as the trajectory records them; absent when there was none.
+   */
+  network?: NetworkRecord[];
 }
 
 /** One call's approval decision in the summary: the call, then the trajectory's record. */
@@ -160,6 +165,7 @@ export function runSummary(
     patch_path: outcome.patchPath,
     approvals: runApprovals(recorder.data),
     ...(outcome.divergences ? { divergences: outcome.divergences } : {}),
+    ...(recorder.data.network?.length ? { network: recorder.data.network } : {}),
     ...(result.stoppedByHook ? { stopped_by_hook: result.stoppedByHook } : {}),
     ...(session.budget ? { budget: session.budget.record() } : {}),
   };

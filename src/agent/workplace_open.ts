@@ -43,7 +43,27 @@ export async function openWorkplace(
   workspace: string,
 ): Promise<Workplace> {
   if (!wantsContainer(opts)) return hostWorkplace(workspace);
-  return containerWorkplace(await startContainer(opts, config.container, console));
+  let proxy: string | undefined;
+  if (config.network && !config.allow_network && opts.dockerContainerId !== undefined) {
+    // The user's own running container (or a batch's, started with no network): Deft cannot
+    // change its network, so the list does not apply there, and the user is told.
+    console.note(
+      "network: the network list (network:) is not applied in a container named by " +
+        "--docker-container-id: it keeps the network it was started with. A container Deft " +
+        "starts (--docker-image) gets the list.",
+    );
+  } else proxy = await networkProxy(config);
+  return containerWorkplace(await startContainer(opts, config.container, console, proxy));
+}
+
+/**
+ * With a network list, the socket of this process's proxy for it: a container Deft starts gets
+ * it bound in, behind `--network none` (src/container/network.ts). Loaded only then.
+ */
+async function networkProxy(config: DeftConfig): Promise<string | undefined> {
+  if (!config.network || config.allow_network) return undefined;
+  const { ensureNetworkProxy } = await import("../policy/network/mod.ts");
+  return (await ensureNetworkProxy(config.network)).socketPath;
 }
 
 /** Starts (or attaches to) the session's container and says so. */
@@ -51,6 +71,7 @@ async function startContainer(
   opts: WorkplaceOptions,
   config: DeftConfig["container"],
   console: AgentConsole,
+  networkProxy: string | undefined,
 ): Promise<Container> {
   if (opts.containerRuntime !== undefined && !isContainerRuntime(opts.containerRuntime)) {
     throw new UsageError(
@@ -71,6 +92,7 @@ async function startContainer(
       keep: opts.dockerKeep || config.keep,
       workingDir: opts.workingDir,
       network: config.allow_network,
+      networkProxy,
       memory: config.memory,
       pidsLimit: config.pids_limit,
       podmanRuntime: config.podman_runtime,

@@ -6,7 +6,7 @@ import { writeStderr, writeStdout } from "./io.ts";
 import { maskForDisplay } from "../policy/secrets.ts";
 import type { ToolSettings } from "../tools/base.ts";
 import { terminalText } from "../policy/terminal_text.ts";
-import { networkForDisplay } from "../config/network.ts";
+import { networkForDisplay, networkScope } from "../config/network.ts";
 
 /** Options of `deft config`. */
 export interface ConfigOptions extends ConfigOverrides {
@@ -51,6 +51,13 @@ export async function configCommand(opts: ConfigOptions): Promise<number> {
     sandbox: tools.sandbox,
     allow_network: tools.allow_network,
     network: networkForDisplay(run.toolSettings.network),
+    ...scope(
+      networkScope(
+        run.toolSettings.network,
+        tools.sandbox as string | undefined,
+        Object.keys(run.mcpServers),
+      ),
+    ),
     ...(shell ? { shell_environment: { ...shell, set: maskRecord(shell.set) } } : {}),
     tool_settings: tools.tool_settings,
     mcp_servers: Object.fromEntries(
@@ -66,6 +73,11 @@ export async function configCommand(opts: ConfigOptions): Promise<number> {
   return 0;
 }
 
+/** `{ network_scope }` when there is one to show, else nothing. */
+function scope(shown: unknown): Record<string, unknown> {
+  return shown === undefined ? {} : { network_scope: shown };
+}
+
 /**
  * Each resolved tool setting under the key the config file gives it (`allowNetwork` is
  * `allow_network`, `bashTimeoutSeconds` is `tool_settings.bash_timeout`), or null for the ones
@@ -77,6 +89,7 @@ const FILE_KEYS: Record<keyof ToolSettings, string | null> = {
   allowNetwork: "allow_network",
   network: null,
   networkProxy: null,
+  networkForwarded: null,
   shellEnvironment: "shell_environment",
   bashTimeoutSeconds: "tool_settings.bash_timeout",
   outputLimit: "tool_settings.output_limit",

@@ -7,7 +7,9 @@
  *
  * - `$ WORDS`: a command whose words start with WORDS (`$ git push`, `$ npm run test`);
  * - `edit GLOB`: an edit of a path matching GLOB (`*` within a folder, `**` across folders);
- * - `tool NAME`: any call of the tool NAME (`tool bash`, `tool mcp__github__create_issue`).
+ * - `tool NAME`: any call of the tool NAME (`tool bash`, `tool mcp__github__create_issue`);
+ * - `fetch HOST`: a `web_fetch` of a URL on HOST (`fetch docs.example.com`), or on any name below a
+ *   domain (`fetch *.example.com`, not `example.com` itself); any scheme and port.
  *
  * Matching a call against the rules lives with the gate (agent/approval_rules.ts).
  */
@@ -42,7 +44,8 @@ export interface ApprovalRule {
 export type RulePattern =
   | { kind: "command"; words: string[] }
   | { kind: "edit"; glob: string }
-  | { kind: "tool"; name: string };
+  | { kind: "tool"; name: string }
+  | { kind: "fetch"; host: string };
 
 /** The rule text parsed, or a message saying what is wrong with it. */
 export function parseRule(text: string): RulePattern | string {
@@ -60,7 +63,17 @@ export function parseRule(text: string): RulePattern | string {
   if (edit) return { kind: "edit", glob: edit[1].trim() };
   const tool = /^tool\s+(\S+)$/.exec(trimmed);
   if (tool) return { kind: "tool", name: tool[1] };
-  return `'${text}' is not a rule: write '$ COMMAND PREFIX', 'edit PATH-GLOB' or 'tool NAME'`;
+  const fetch = /^fetch\s+(\S+)$/.exec(trimmed);
+  if (fetch) {
+    const host = fetch[1].toLowerCase();
+    if (!/^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(host)) {
+      return `'${text}': a fetch rule names a host (docs.example.com) or every name below a ` +
+        "domain (*.example.com), without a scheme, port or path";
+    }
+    return { kind: "fetch", host };
+  }
+  return `'${text}' is not a rule: write '$ COMMAND PREFIX', 'edit PATH-GLOB', 'tool NAME' or ` +
+    "'fetch HOST'";
 }
 
 const ruleText = z.string().superRefine((text, ctx) => {

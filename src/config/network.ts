@@ -98,3 +98,37 @@ export function networkForDisplay(list: NetworkList | undefined): unknown {
   });
   return { allow: list.allow.map(show), deny: list.deny.map(show) };
 }
+
+/**
+ * What the list in force applies to, for `deft config`: the sandboxed shell and what it starts,
+ * a container Deft starts, `web_fetch`; and what it does not: `sandbox: none`, and the MCP
+ * servers Deft starts (`mcpServers`, by name), which run unsandboxed with the user's network.
+ * Undefined without a list.
+ */
+export function networkScope(
+  list: NetworkList | undefined,
+  sandbox: string | undefined,
+  mcpServers: readonly string[],
+): unknown {
+  if (!list) return undefined;
+  const notEnforced: string[] = [];
+  if ((sandbox ?? "none") === "none") {
+    notEnforced.push("the shell: sandbox is none, so it has your whole network");
+  }
+  if (mcpServers.length > 0) {
+    notEnforced.push(
+      `MCP servers (${mcpServers.join(", ")}): Deft starts them unsandboxed, with your whole ` +
+        "network; the list does not reach them",
+    );
+  }
+  return {
+    enforced_for: [
+      ...((sandbox ?? "none") === "none"
+        ? []
+        : ["the sandboxed shell and everything it starts (its own network namespace)"]),
+      "a container Deft starts (--network none, Deft's proxy bound in)",
+      "web_fetch",
+    ],
+    ...(notEnforced.length ? { not_enforced_for: notEnforced } : {}),
+  };
+}

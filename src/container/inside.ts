@@ -61,6 +61,8 @@ export interface DeftInside {
   env: Record<string, string>;
   /** The program whose start proves the image can run Deft (it needs glibc). */
   probe: string[];
+  /** Deno inside, when Deft runs by Deno (not compiled): it runs the network forwarder. */
+  deno?: string;
   /**
    * From source: the host Deno and the entry whose npm packages must be in the bound cache
    * before the container starts (`prepareDeftInside`).
@@ -107,6 +109,7 @@ export function deftInside(entry: string, hostCommand: string): DeftInside {
     argv: [deno, "run", ...INSIDE_FLAGS, `--node-modules-dir=${modules}`, inner, hostCommand],
     env,
     probe: [deno, "--version"],
+    deno,
     source,
   };
 }

@@ -21,6 +21,11 @@ export interface ContainerOptions {
   workingDir?: string;
   /** The container may use the host's network. */
   network?: boolean;
+  /**
+   * The network list's proxy socket (a host path, policy/network): the container gets no network
+   * but this socket and a forwarder to it (network.ts). Only for a container Deft starts.
+   */
+  networkProxy?: string;
   memory?: string;
   pidsLimit?: number;
   /** Podman's OCI runtime (default runc when installed). */
@@ -46,6 +51,8 @@ export interface Container {
   kept: boolean;
   /** How Deft's tool host starts inside. */
   inside: DeftInside;
+  /** A forwarder to the network list's proxy listens inside (its shells get the variables). */
+  proxied?: boolean;
   /**
    * The tool host Deft started inside while the container started (`inside.argv` over `exec -i`,
    * in the workspace, its boot message `INSIDE_BOOT` already written), handed out once; undefined
@@ -84,6 +91,19 @@ export function checkContainerOptions(opts: ContainerOptions): void {
     throw new ContainerError(
       "--docker-keep keeps a container Deft starts; one named by --docker-container-id is " +
         "never removed anyway. Drop --docker-keep.",
+    );
+  }
+  if (opts.networkProxy && opts.network) {
+    throw new ContainerError(
+      "container.allow_network: true gives the container the host's whole network, so the " +
+        "network list (network:) would mean nothing there. Drop one of them.",
+    );
+  }
+  if (opts.networkProxy && opts.containerId) {
+    // Not this function's user's mistake: the caller gives an attached container no proxy.
+    throw new ContainerError(
+      "the network list's proxy is bound into a container Deft starts, not one named by " +
+        "--docker-container-id, which keeps the network it was started with.",
     );
   }
   if (opts.runtime && !CONTAINER_RUNTIMES.includes(opts.runtime)) {

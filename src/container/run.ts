@@ -113,7 +113,10 @@ export class ContainerRun {
 
   /** The session's view of the running container. */
   container(
-    started: Pick<Container, "id" | "image" | "madeImage" | "workspace" | "kept" | "inside">,
+    started: Pick<
+      Container,
+      "id" | "image" | "madeImage" | "workspace" | "kept" | "inside" | "proxied"
+    >,
   ): Container {
     return {
       cli: this.cli,
@@ -158,6 +161,11 @@ export class ContainerRun {
     if (error || imageError) {
       throw new ContainerError([error, imageError].filter(Boolean).join("; "));
     }
+  }
+
+  /** A start that failed after `ready`: nothing kept (see `#abandon`). */
+  abandon(): Promise<void> {
+    return this.#abandon();
   }
 
   /** A failed start: nothing kept, not even a kept run's container or an image made for it. */

@@ -12,6 +12,7 @@ import {
 import { workspacePlan } from "./checks.ts";
 import { built, dropMade, imageWorkdir, loadImage, type Made } from "./images.ts";
 import { type DeftInside, prepareDeftInside } from "./inside.ts";
+import { networkBinds, startForwarder } from "./network.ts";
 import { DEFT_LABEL, KEEP_LABEL, sweepImages, sweepLeftovers } from "./leftovers.ts";
 import type { Container, ContainerOptions } from "./options.ts";
 import { stampLabels } from "./ownership.ts";
@@ -95,7 +96,11 @@ export async function startContainer(
       network: opts.network ? "host" : "none",
       memory: opts.memory,
       pidsLimit: opts.pidsLimit,
-      binds: [...inside.binds, ...(plan.bind ? [plan.bind] : [])],
+      binds: [
+        ...inside.binds,
+        ...(plan.bind ? [plan.bind] : []),
+        ...(opts.networkProxy ? networkBinds(opts.networkProxy, inside) : []),
+      ],
       keep: opts.keep ?? false,
     });
   } catch (e) {
@@ -111,6 +116,14 @@ export async function startContainer(
     // The client has read the profile by now, or failed.
     if (seccomp) await Deno.remove(seccomp).catch(() => {});
   }
+  if (opts.networkProxy) {
+    try {
+      await startForwarder(cli, id, inside);
+    } catch (e) {
+      await run.abandon();
+      throw e;
+    }
+  }
   return run.container({
     id,
     image,
@@ -118,6 +131,7 @@ export async function startContainer(
     workspace: plan.workspace,
     kept: opts.keep ?? false,
     inside,
+    proxied: opts.networkProxy !== undefined,
   });
 }
 

@@ -41,6 +41,8 @@ export interface PolicySettings {
   allowNetwork?: boolean;
   /** The network proxy's Unix socket (policy/network), when a network list is in force. */
   networkProxy?: string;
+  /** A forwarder to the proxy already listens in the shell's network namespace (a container's). */
+  networkForwarded?: boolean;
   shellEnvironment?: ShellEnvironmentPolicy;
   bwrapPath?: string;
   unsharePath?: string;
@@ -58,6 +60,11 @@ export interface ProcessPolicy {
    * the hosts the list allows through it and nothing else. Unused with `network` or `none`.
    */
   readonly networkProxy?: string;
+  /**
+   * The shell's network namespace already has a forwarder to the proxy on the loopback (a
+   * container started under the list, src/container/network.ts): only the variables are needed.
+   */
+  readonly networkForwarded?: boolean;
   /** Which of Deft's variables the model's processes see. */
   readonly environment: ShellEnvironmentPolicy;
   readonly bwrapPath?: string;
@@ -71,6 +78,7 @@ export function processPolicy(workspace: string, settings: PolicySettings): Proc
     sandbox: settings.sandbox ?? "none",
     network: settings.allowNetwork ?? false,
     networkProxy: settings.networkProxy,
+    networkForwarded: settings.networkForwarded,
     environment: settings.shellEnvironment ?? {},
     bwrapPath: settings.bwrapPath,
     unsharePath: settings.unsharePath,
@@ -90,6 +98,7 @@ export function unaskedPolicy(policy: ProcessPolicy): ProcessPolicy {
     sandbox: "read-only",
     network: false,
     networkProxy: undefined,
+    networkForwarded: false,
     environment: { inherit: "core" },
   };
 }
@@ -258,7 +267,7 @@ function proxied(policy: ProcessPolicy): string | undefined {
 
 /** The proxy variables, last, over anything the shell environment set (policy/network). */
 function proxyVariables(policy: ProcessPolicy): Record<string, string> {
-  return proxied(policy) ? proxyEnvironment() : {};
+  return proxied(policy) || policy.networkForwarded ? proxyEnvironment() : {};
 }
 
 /** Deft's own code and folders for the sandboxed tool host. */

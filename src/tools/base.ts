@@ -35,6 +35,11 @@ export interface ToolSettings {
   network?: import("../policy/network/rules.ts").NetworkList;
   /** The running proxy's Unix socket (set by Deft when it starts the proxy). */
   networkProxy?: string;
+  /**
+   * A forwarder to that proxy already listens in the shell's own network namespace (a container
+   * Deft started under the list): the shell gets the proxy variables without a sandbox of its own.
+   */
+  networkForwarded?: boolean;
   /** The bubblewrap executable for `workspace-write` (default: `bwrap` on PATH). */
   bwrapPath?: string;
   /**
@@ -80,7 +85,17 @@ export type CallEffect =
   | { readonly kind: "read" }
   | EditEffect
   | CommandEffect
+  | FetchEffect
   | { readonly kind: "other" };
+
+/**
+ * A call that fetches from the network (web_fetch): `host` as the URL names it, lower case ("" when
+ * the URL cannot be read). Asked about in `commands` mode unless a `fetch HOST` rule allows it.
+ */
+export interface FetchEffect {
+  readonly kind: "fetch";
+  readonly host: string;
+}
 
 /** A call that runs a command line. */
 export interface CommandEffect {

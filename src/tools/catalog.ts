@@ -127,8 +127,10 @@ export const CATALOG: readonly CatalogEntry[] = [
   },
   {
     definition: WEB_FETCH,
-    // Deft's own process, the one with network; no effects: asked about in `commands` mode.
+    // Deft's own process, the one with network: asked about in `commands` mode unless a
+    // `fetch HOST` rule allows the URL's host.
     runs: "in-process",
+    effects: fetchEffects,
     describe: describeWebFetch,
     load: async () => (await import("./web_fetch/tool.ts")).WebFetchTool,
   },
@@ -142,6 +144,17 @@ export const CATALOG: readonly CatalogEntry[] = [
     load: async () => (await import("./task_tool.ts")).TaskStandInTool,
   },
 ];
+
+/** A web_fetch call's effect: the host its URL names ("" when it names none). */
+function fetchEffects(args: Record<string, unknown>): CallEffect {
+  let host = "";
+  try {
+    if (typeof args.url === "string") host = new URL(args.url).hostname.toLowerCase();
+  } catch {
+    // Not a URL: no rule matches it, so it is asked about.
+  }
+  return { kind: "fetch", host };
+}
 
 /** The tools an agent gets when its configuration names none (ckg is opt-in). */
 export const DEFAULT_TOOL_NAMES: readonly string[] = [

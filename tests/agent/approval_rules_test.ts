@@ -190,3 +190,45 @@ Deno.test("rules: the question says what could not be judged; in mode never a po
   const { gate: askOnly } = gate("never", { ask: ["$ git push"] });
   assert.equal((await askOnly.decide(bash, { command: 'eval "$Y"' })).decision.decision, "allow");
 });
+
+Deno.test("rules: `fetch HOST` lets web_fetch of that host run unasked in commands mode; others are asked", async () => {
+  const { entryOf } = await import("../../src/tools/catalog.ts");
+  const entry = entryOf("web_fetch");
+  const webFetch = new StandInTool(
+    entry,
+    context,
+    new NoHost(),
+  );
+  const { gate: g, asked } = gate("commands", {
+    allow: ["fetch docs.example.com", "fetch *.pages.example"],
+    deny: ["fetch secret.pages.example"],
+  });
+  for (
+    const url of [
+      "https://docs.example.com/guide",
+      "http://DOCS.example.com:8080/x",
+      "https://a.b.pages.example/",
+    ]
+  ) {
+    const d = await g.decide(webFetch, { url });
+    assert.equal(d.verdict, null, url);
+    assert.equal(d.decision.decided_by, "rule", url);
+  }
+  assert.equal(asked.length, 0);
+  for (
+    const url of [
+      "https://evil.example/",
+      "https://docs.example.com.evil.example/",
+      "https://pages.example/",
+      "not a url",
+    ]
+  ) {
+    const before: number = asked.length;
+    const d = await g.decide(webFetch, { url });
+    assert.equal(d.decision.decided_by, "user", url);
+    assert.ok(asked.length > before, `asked about ${url}`);
+  }
+  const denied = await g.decide(webFetch, { url: "https://secret.pages.example/" });
+  assert.equal(denied.decision.decision, "deny");
+  assert.match(String(denied.verdict), /fetch secret\.pages\.example/);
+});

@@ -81,3 +81,21 @@ Deno.test("an --approval-rules file that is a device, a folder or too large is r
   await Deno.writeTextFile(ok, "deny:\n  - $ rm\n");
   assert.deepEqual((await policyFileRules(ok)).map((r) => `${r.action} ${r.text}`), ["deny $ rm"]);
 });
+
+Deno.test("approval rules: a fetch rule names a host or a wildcard, nothing else", () => {
+  assert.deepEqual(parseRule("fetch Docs.Example.com"), {
+    kind: "fetch",
+    host: "docs.example.com",
+  });
+  assert.deepEqual(parseRule("fetch *.example.com"), { kind: "fetch", host: "*.example.com" });
+  for (
+    const bad of [
+      "fetch https://docs.example.com",
+      "fetch docs.example.com:443",
+      "fetch a/b",
+      "fetch *",
+    ]
+  ) {
+    assert.match(String(parseRule(bad)), /a fetch rule names a host/, bad);
+  }
+});

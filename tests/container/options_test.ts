@@ -32,3 +32,22 @@ Deno.test("checkContainerOptions: one of image, Dockerfile, image file or contai
   checkContainerOptions({ dockerfile: "Dockerfile", keep: true });
   checkContainerOptions({ imageFile: "image.tar", keep: true });
 });
+
+Deno.test("checkContainerOptions: a network list needs a container Deft starts, without the host's network", () => {
+  const proxy = "/tmp/deft-net-x/proxy.sock";
+  checkContainerOptions({ image: "deft-test:1", networkProxy: proxy });
+  assert.throws(
+    () => checkContainerOptions({ containerId: "abc123", networkProxy: proxy }),
+    (e) =>
+      e instanceof ContainerError &&
+      /not one named by --docker-container-id, which keeps the network it was started with/
+        .test(e.message),
+  );
+  assert.throws(
+    () => checkContainerOptions({ image: "deft-test:1", network: true, networkProxy: proxy }),
+    (e) =>
+      e instanceof ContainerError &&
+      /container\.allow_network: true .* the network list \(network:\) would mean nothing/
+        .test(e.message),
+  );
+});

@@ -2,10 +2,11 @@
  * `--output-format stream-json`: one JSON object per line on stdout as the run happens, each with
  * a `type`. The shapes are the trajectory's: `tool_call` is a recorded tool call, `tool_result` a
  * recorded tool result, `step` an agent step. Events: `run_started`, `text` (a piece of the
- * model's answer), `tool_call`, `tool_result`, `step`, `run_done` (the `--json` summary) and
- * `error`. Progress notes stay on stderr as plain lines.
+ * model's answer), `tool_call`, `tool_result`, `step`, `network` (a destination the network
+ * proxy allowed or refused: host, port, `allowed`, `reason`), `run_done` (the `--json` summary)
+ * and `error`. Progress notes stay on stderr as plain lines.
  */
-import type { AgentConsole, RunStart, TaskSummary } from "../../agent/console.ts";
+import type { AgentConsole, NetworkEvent, RunStart, TaskSummary } from "../../agent/console.ts";
 import type { LLMToolCall } from "../../llm/types.ts";
 import type { ToolCallResult } from "../../tools/executor.ts";
 import { terminalText } from "../../policy/terminal_text.ts";
@@ -98,6 +99,11 @@ export class StreamJsonConsole implements AgentConsole {
     const bytes = encoder.encode(`${terminalText(maskOutput(message))}\n`);
     let written = 0;
     while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+  }
+
+  network(decision: NetworkEvent): void {
+    this.#flushText();
+    writeEvent({ type: "network", step: this.#step, ...decision });
   }
 
   summary(_info: TaskSummary): void {

@@ -62,6 +62,29 @@ export function behindForwarder(argv: readonly string[], socket: string): string
 }
 
 /**
+ * The forwarder started on its own (a container's, whose whole network namespace it serves):
+ * `deno` runs `forwarder` with permission for the loopback port and `socket` only, offline.
+ * It prints "ready" once it listens.
+ */
+export function forwarderArgv(deno: string, forwarder: string, socket: string): string[] {
+  return [
+    deno,
+    "run",
+    "--quiet",
+    "--no-config",
+    "--no-lock",
+    "--no-prompt",
+    "--cached-only",
+    `--allow-net=127.0.0.1:${FORWARDER_PORT},unix:${socket}`,
+    `--allow-read=${socket}`,
+    `--allow-write=${socket}`,
+    forwarder,
+    String(FORWARDER_PORT),
+    socket,
+  ];
+}
+
+/**
  * The files the prologue runs, shown read-only inside the sandbox at their own paths (Deft's code
  * or Deno may live under a folder the sandbox replaces, such as /tmp).
  */

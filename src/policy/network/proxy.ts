@@ -110,6 +110,9 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
     server.once("error", reject);
     server.listen(socketPath, () => resolve());
   });
+  // Anyone who can reach the socket may connect: a container's own user, mapped to another id
+  // on the host, must. The private folder (0700) is what keeps the host's other users out.
+  await Deno.chmod(socketPath, 0o666);
   server.unref();
   let closed: Promise<void> | undefined;
   return {

@@ -70,6 +70,8 @@ export function containerLinkStarter(container: Container): LinkStarter {
             tempDir: INSIDE_TEMP,
             ckgDir: `${INSIDE_TEMP}/ckg`,
             bwrapPath: undefined,
+            // Under a network list, the container's forwarder serves its shells (src/container).
+            networkForwarded: container.proxied ?? false,
           };
           write({
             ...message,

@@ -2,7 +2,7 @@
  * `web_fetch`: one page, through the network proxy and the user's list (policy/network/fetch.ts),
  * size and time bounded, HTML turned into text by `html-to-text`, binary refused. Runs in Deft's
  * own process (the sandboxed hosts have no network); the approval gate asks about each call in
- * `commands` mode (its catalog entry declares no effects).
+ * `commands` mode unless a `fetch HOST` rule allows the URL's host (its catalog entry's effect).
  */
 import { convert } from "html-to-text";
 import { fail, ok, Tool, type ToolExecResult } from "../base.ts";

@@ -64,3 +64,57 @@ Deno.test("network run: decisions reach the console and the trajectory", async (
     await new Promise<void>((r) => srv.close(() => r()));
   }
 });
+
+Deno.test("network run: --json and stream-json carry each decision (host, port, outcome)", async () => {
+  const srv = http.createServer((_req, res) => res.end("reached\n"));
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
+  const port = (srv.address() as { port: number }).port;
+  const home = await trustedHome("deft-net-json-");
+  const config = `${home}/.config/deft/config.yaml`;
+  await Deno.writeTextFile(
+    config,
+    (await Deno.readTextFile(config)) + `network:\n  allow: ["127.0.0.1:${port}"]\n`,
+  );
+  const workspace = `${home}/ws`;
+  await Deno.mkdir(workspace);
+  const expected = [
+    ["127.0.0.1", port, true, "allowed"],
+    ["evil.test", 80, false, "not in allow list"],
+  ];
+  const pick = (r: Record<string, unknown>) => [r.host, r.port, r.allowed, r.reason];
+  try {
+    for (const format of ["json", "stream-json"]) {
+      const mock = MockLLM.start([
+        chatToolCalls([["bash", {
+          command: `curl -sS http://127.0.0.1:${port}/ok/secret-path; curl -sS http://evil.test/x`,
+        }]]),
+        chatToolCalls([["task_done", {}]], "done"),
+        chatText("done"),
+      ]);
+      try {
+        const run = await runMocked(mock, "fetch", workspace, {
+          cwd: home,
+          env: { HOME: home, XDG_CONFIG_HOME: `${home}/.config` },
+          extra: ["--sandbox", "workspace-write", "--approval", "never"].concat(
+            "--output-format",
+            format,
+          ),
+        });
+        assert.equal(run.code, 0, run.stderr);
+        const lines = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+        const summary = lines.at(-1);
+        assert.deepEqual(summary.network.map(pick), expected, "the summary carries them");
+        assert.doesNotMatch(JSON.stringify(summary.network), /secret-path/, "never a path");
+        if (format === "stream-json") {
+          const events = lines.filter((e) => e.type === "network");
+          assert.deepEqual(events.map(pick), expected);
+          assert.doesNotMatch(JSON.stringify(events), /secret-path/, "never a path");
+        } else assert.equal(lines.length, 1, "--json prints one summary");
+      } finally {
+        await mock.close();
+      }
+    }
+  } finally {
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
+});

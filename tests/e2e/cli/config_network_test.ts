@@ -55,3 +55,39 @@ Deno.test("deft config: the network list, its sources, and a repository that onl
     /deft\.yaml: 'network\.allow\.0' \(line 2, column 11\): "::1": an IPv6 address must be written in brackets/,
   );
 });
+
+Deno.test("deft config: says what the network list covers, and that MCP servers are not", async () => {
+  await using homeDir = await tempDir("deft-home-");
+  const home = homeDir.path;
+  const env = { HOME: home, XDG_CONFIG_HOME: `${home}/.config` };
+  await Deno.mkdir(`${home}/.config/deft`, { recursive: true });
+  await Deno.writeTextFile(
+    `${home}/.config/deft/config.yaml`,
+    [
+      "sandbox: workspace-write",
+      "network:",
+      "  allow: [pypi.org]",
+      "mcp_servers:",
+      "  docs:",
+      "    command: docs-server",
+      "",
+    ].join("\n"),
+  );
+  const shown = await runDeft(["config"], { cwd: home, env });
+  assert.equal(shown.code, 0, shown.stderr);
+  const scope = parse(shown.stdout).network_scope;
+  assert.ok(
+    scope.enforced_for.some((s: string) => s.startsWith("the sandboxed shell")),
+    shown.stdout,
+  );
+  assert.deepEqual(scope.not_enforced_for, [
+    "MCP servers (docs): Deft starts them unsandboxed, with your whole network; the list does " +
+    "not reach them",
+  ]);
+
+  // Without a list there is no scope to tell.
+  await Deno.writeTextFile(`${home}/.config/deft/config.yaml`, "sandbox: workspace-write\n");
+  const none = await runDeft(["config"], { cwd: home, env });
+  assert.equal(none.code, 0, none.stderr);
+  assert.equal(parse(none.stdout).network_scope, undefined);
+});
