@@ -180,6 +180,8 @@ class Chat {
         console,
         asking: composerAsking(reader, terminal),
         write: say,
+        // The baseline is recorded after the prompt is drawn (`Chat.#beginStart`).
+        startLater: { tell: (text) => reader.tellAbove(shown(text)) },
         opened: async (workplace) => {
           resumed = await findResumed(workplace.place);
           const note = resumed && workplace.resumeNote(resumed.trajectory);
@@ -301,6 +303,27 @@ class Chat {
     };
   }
 
+  /**
+   * Begins the session's start work (the baseline, ./../agent/session_start.ts) once the prompt is
+   * drawn, a timer tick later so its bytes go out first. The first turn and every tool call wait
+   * for it; its error is told above the prompt, and again by what it stops.
+   */
+  #beginStart(): void {
+    const start = this.session.start;
+    if (!start || start.begun || this.#startTimer !== undefined) return;
+    this.#startTimer = setTimeout(() => {
+      start.run().catch((e) => {
+        this.reader.tellAbove(
+          shown(
+            `error: the session could not record its start (${errorText(e)}); no tool ` +
+              `can run in this session: /exit and start again once that is fixed.`,
+          ),
+        );
+      });
+    }, 0);
+  }
+  #startTimer?: ReturnType<typeof setTimeout>;
+
   /** Reads and answers lines until the user leaves; returns the exit code. */
   async run(): Promise<number> {
     const { session, reader, terminal, opts, resumed } = this;
@@ -339,8 +362,10 @@ class Chat {
     let ending: SessionEnding = { reason: "other", deft: "error" };
     try {
       for (;;) {
-        const line = first ?? await reader.read(this.#shellMode ? "deft !> " : "deft> ");
+        const reading = first ?? reader.read(this.#shellMode ? "deft !> " : "deft> ");
         first = undefined;
+        this.#beginStart();
+        const line = await reading;
         if (line === null) {
           ending = { reason: "prompt_input_exit", deft: "input_closed" };
           break;
@@ -356,6 +381,9 @@ class Chat {
       for (const e of await session.executor.closeTools()) {
         session.console.note(`warning: ${e.message}`);
       }
+      // Start work never begun stays so; begun, it ends before the workplace closes.
+      clearTimeout(this.#startTimer);
+      await session.start?.settled();
       keepSignals();
       keepPasteSignals();
       await endSessionHooks(session.hooks, ending);
@@ -495,6 +523,10 @@ class Chat {
 
 function writeBytes(bytes: Uint8Array): void {
   screenWrite(bytes);
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 function usedTokens(recorder: TrajectoryRecorder | undefined): number {

@@ -370,6 +370,21 @@ export class LineReader {
     return dropped;
   }
 
+  /**
+   * Tells `text` (a line) without disturbing the user: above the prompt and what is typed on it,
+   * both drawn again below it; during a turn, above the composer line.
+   */
+  tellAbove(text: string): void {
+    if (!this.terminal) {
+      process.stderr.write(`${text}\n`);
+    } else if (this.#waiting && !this.#asking && !this.#busy) {
+      process.stderr.write(`\r\x1b[2K${text}\n`);
+      this.#rl.prompt(true);
+    } else {
+      screen.write(`${text}\n`);
+    }
+  }
+
   /** Clears what is typed on the prompt line and shows the prompt (or `prompt` now) again. */
   clearLine(prompt?: string): void {
     if (!this.terminal) return;
