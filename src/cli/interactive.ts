@@ -23,12 +23,7 @@ import { terminalText } from "../policy/terminal_text.ts";
 const shown = (text: string) => terminalText(maskOutput(text));
 // Written around the composer line a running turn shows under its output (console/screen.ts).
 const say = (text: string) => screen.write(`${shown(text).replace(/\n?$/, "\n")}`);
-import {
-  type CommandContext,
-  isCommandName,
-  isSlashCommand,
-  runSlashCommand,
-} from "./interactive/commands.ts";
+import type { CommandContext } from "./interactive/commands.ts";
 import { LineReader } from "./interactive/line_reader.ts";
 import { type ResumeOptions, resumeTarget, sessionPlace } from "./resume.ts";
 import type { SessionPlace } from "../trajectory/conversation.ts";
@@ -36,21 +31,20 @@ import { chooseConsole } from "./console/choose.ts";
 import { holdScreen, Spinner } from "./console/spinner.ts";
 import { screen, screenWrite } from "./console/screen.ts";
 import { TurnConsole } from "./interactive/turn_console.ts";
-import { pickSession } from "./interactive/picker.ts";
 import type { TurnCommandContext } from "./interactive/turn_commands.ts";
 import type { ColorMode } from "./console/style.ts";
 import { closeOnSignals, closeWorkplace, sessionWorkspace } from "./session_place.ts";
 import { endSessionHooks, type SessionEnding } from "../agent/hook_gate.ts";
 import { onStopSignals } from "./signals.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
-import {
-  completeMention,
-  imageRefusal,
-  mentionsIn,
-  readImageFile,
-  readMention,
-  withAttachments,
-} from "./interactive/mentions.ts";
+
+// What the prompt does not need is loaded when first used (and fetched once the prompt is
+// drawn): the slash commands, the `@` mentions, the session picker.
+const commands = () => import("./interactive/commands.ts");
+const mentions = () => import("./interactive/mentions.ts");
+const pickSession = async (...args: Parameters<PickSession>) =>
+  await (await import("./interactive/picker.ts")).pickSession(...args);
+type PickSession = typeof import("./interactive/picker.ts").pickSession;
 
 /** A second Esc within this many milliseconds of the first opens /rewind. */
 const REWIND_ESC_MS = 1500;
@@ -73,9 +67,13 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   const terminal = Deno.stdin.isTerminal();
   checkOptions(opts, terminal);
   // `--image`: checked now, sent with the first prompt.
-  const images = await Promise.all((opts.image ?? []).map(readImageFile)).catch((e) => {
-    throw new UsageError((e as Error).message);
-  });
+  const given = opts.image ?? [];
+  const images =
+    await (given.length === 0
+      ? Promise.resolve([])
+      : mentions().then((m) => Promise.all(given.map(m.readImageFile)))).catch((e) => {
+        throw new UsageError((e as Error).message);
+      });
   const reader = await LineReader.open(terminal, `${stateDir()}/history`);
   const chat = await Chat.open(opts, reader, terminal);
   chat.launchImages = images;
@@ -276,7 +274,7 @@ class Chat {
           files: session.workplace.listFiles(),
         };
       }
-      return completeMention(line, await listed.files);
+      return (await mentions()).completeMention(line, await listed.files);
     };
     // Esc twice on an empty composer (between turns) opens the /rewind picker.
     let escapedAt = -Infinity;
@@ -312,6 +310,7 @@ class Chat {
     const start = this.session.start;
     if (!start || start.begun || this.#startTimer !== undefined) return;
     this.#startTimer = setTimeout(() => {
+      commands().then(mentions).catch(() => {}); // a failure is met again where they are used
       start.run().catch((e) => {
         this.reader.tellAbove(
           shown(
@@ -412,6 +411,7 @@ class Chat {
       return;
     }
     if (/^(exit|quit)$/i.test(input)) return "exit";
+    const { isCommandName, isSlashCommand, runSlashCommand } = await commands();
     if (isSlashCommand(input)) {
       if (await runSlashCommand(input, this.#state) === "exit") return "exit";
       return;
@@ -459,6 +459,7 @@ class Chat {
       let task = this.#shellContext.length > 0
         ? `${this.#shellContext.join("\n\n")}\n\n${line}`
         : line;
+      const { imageRefusal, mentionsIn, readMention, withAttachments } = await mentions();
       // Each judged and read where the tools act (inside a container, in there).
       const mentioned = await Promise.all(
         mentionsIn(line).map((path) => readMention(session.workplace, path)),
