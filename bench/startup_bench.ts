@@ -45,17 +45,17 @@ while shown < 0 and time.monotonic() - start < 60:
         shown = (time.monotonic() - start) * 1000
 if shown >= 0:
     os.write(fd, b"\x04")
-end = time.monotonic() + 20
-while time.monotonic() < end and os.waitpid(pid, os.WNOHANG)[0] == 0:
+end, gone = time.monotonic() + 20, False
+while not gone and time.monotonic() < end:
+    gone = os.waitpid(pid, os.WNOHANG)[0] != 0
     try:
-        if select.select([fd], [], [], 0.2)[0]:
+        if not gone and select.select([fd], [], [], 0.2)[0]:
             os.read(fd, 65536)
     except OSError:
         pass
-else:
-    if os.waitpid(pid, os.WNOHANG)[0] == 0:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+if not gone:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
 print(shown)
 `;
 
