@@ -22,14 +22,17 @@ async function home(): Promise<Record<string, string>> {
 }
 
 /**
- * Untracked files enough that recording the baseline takes a while (git hashes each): a call
- * that did not wait for it would act while it is still being recorded.
+ * Committed files enough that recording the baseline takes a while (git hashes each again in the
+ * baseline's own index before it lists the new files): a call that did not wait for it would act
+ * before the baseline looked at the work tree.
  */
 async function slowToRecord(repo: string): Promise<void> {
   await Deno.mkdir(`${repo}/notes`);
-  for (let i = 0; i < 1500; i++) {
+  for (let i = 0; i < 6000; i++) {
     await Deno.writeTextFile(`${repo}/notes/n${i}.txt`, `note ${i}\n`.repeat(20));
   }
+  await git(repo, "add", "notes");
+  await git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "notes");
 }
 
 Deno.test("interactive start (pty): a prompt typed the moment the prompt appears waits for the start state; /diff shows the turn, /rewind 0 restores", async () => {
