@@ -12,7 +12,9 @@
 import { drawBoundary, sessionTemp } from "../src/policy/boundary.ts";
 import { type Launch, runChild } from "../src/policy/process.ts";
 import type { ToolSettings } from "../src/tools/base.ts";
-import { hostDenoArgv, hostDirs, sandboxedHostLaunch } from "../src/tools/host/mod.ts";
+import { hostDirs, sandboxedHostParts } from "../src/tools/host/mod.ts";
+
+const { hostDenoArgv, sandboxedHostLaunch } = await sandboxedHostParts();
 import type { FigureId } from "./budgets.ts";
 import { median, timeCommand } from "./timing.ts";
 

@@ -6,6 +6,10 @@
  * Deno pays for every byte of a main module before running it, even bytes in a comment, and the
  * bundle must carry the grammars and SDKs. So the run also times the bundle's floor: the same
  * hello-world padded with a comment to the bundle's size.
+ *
+ * And `deft interactive` from launch to its `deft> ` prompt on a real pseudo-terminal (python3's
+ * pty module, as tests/helpers/pty_drive.py drives it), in a small git repository, against `deft
+ * tool task_done` in the same run (target: <= 2x, issue 51).
  */
 import { bundle as buildBundle } from "../scripts/bundle.ts";
 import { deftFlags } from "../scripts/deft_flags.ts";
@@ -13,6 +17,85 @@ import { median, ms, timeCommand } from "./timing.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const RUNS = 15;
+/** The ratio issue 51 asks of launch-to-prompt over `deft tool task_done`. */
+const PROMPT_TARGET = 2;
+
+/**
+ * Starts argv in a pseudo-terminal and prints the milliseconds until `deft> ` shows (-1: never,
+ * within 60 s); then ends the session with Ctrl-D and waits for it (SIGKILL past 20 s).
+ */
+const PROMPT_TIMER = `
+import os, pty, select, signal, sys, time
+start = time.monotonic()
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out, shown = b"", -1.0
+while shown < 0 and time.monotonic() - start < 60:
+    if not select.select([fd], [], [], 0.5)[0]:
+        continue
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+    if b"deft> " in out:
+        shown = (time.monotonic() - start) * 1000
+if shown >= 0:
+    os.write(fd, b"\x04")
+end, gone = time.monotonic() + 20, False
+while not gone and time.monotonic() < end:
+    gone = os.waitpid(pid, os.WNOHANG)[0] != 0
+    try:
+        if not gone and select.select([fd], [], [], 0.2)[0]:
+            os.read(fd, 65536)
+    except OSError:
+        pass
+if not gone:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+print(shown)
+`;
+
+/** Milliseconds from launching `argv` in a pty to its `deft> ` prompt. */
+async function timePrompt(argv: string[], cwd: string, env: Record<string, string>) {
+  const out = await new Deno.Command("python3", {
+    args: ["-c", PROMPT_TIMER, ...argv],
+    cwd,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const shown = Number(new TextDecoder().decode(out.stdout).trim());
+  if (!out.success || !(shown >= 0)) {
+    throw new Error(`no deft> prompt: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return shown;
+}
+
+/** A small committed repository (the session records its state) and a HOME of its own. */
+async function promptPlace(tmp: string): Promise<{ repo: string; env: Record<string, string> }> {
+  const repo = `${tmp}/repo`;
+  await Deno.mkdir(repo);
+  await Deno.writeTextFile(`${repo}/calc.py`, "def add(a, b):\n    return a - b\n");
+  const git = (...args: string[]) =>
+    new Deno.Command("git", {
+      args: ["-c", "user.name=b", "-c", "user.email=b@b", ...args],
+      cwd: repo,
+    })
+      .output();
+  await git("init", "-q");
+  await git("add", "-A");
+  await git("commit", "-qm", "base");
+  const home = `${tmp}/home`;
+  await Deno.mkdir(home);
+  return {
+    repo,
+    env: { HOME: home, XDG_STATE_HOME: `${home}/state`, NO_COLOR: "1", TERM: "xterm" },
+  };
+}
 
 export default async function startupBench(): Promise<void> {
   const deno = Deno.execPath();
@@ -42,15 +125,36 @@ export default async function startupBench(): Promise<void> {
       cases["bundle tool task_done"] = ["run", ...flags, bundle, "tool", "task_done", "{}"];
       cases["bundle tools --json"] = ["run", ...flags, bundle, "tools", "--json"];
     }
+    const place = await promptPlace(tmp);
+    // No model is asked before the prompt: the address is never called.
+    const interactive = [deno, "run", ...flags, `${ROOT}main.ts`, "interactive", "-w", place.repo]
+      .concat([
+        "-p",
+        "openai_compatible",
+        "-m",
+        "bench",
+        "--model-base-url",
+        "http://127.0.0.1:9/v1",
+      ])
+      .concat(["-k", "k"]);
     const times: Record<string, number[]> = {};
     for (const args of Object.values(cases)) await timeCommand(deno, args, tmp); // warm caches
+    await timePrompt(interactive, place.repo, place.env);
     for (let i = 0; i < RUNS; i++) {
       for (const [name, args] of Object.entries(cases)) {
         (times[name] ??= []).push(await timeCommand(deno, args, tmp));
       }
+      (times.prompt ??= []).push(await timePrompt(interactive, place.repo, place.env));
     }
     const base = median(times["hello-world"]);
     console.log(`startup: hello-world ${ms(base)} (median of ${RUNS}, same flags)`);
+    const prompt = median(times.prompt);
+    const taskDone = median(times["deft tool task_done"]);
+    console.log(
+      `startup: deft interactive to its deft> prompt (pty) ${ms(prompt)}; ratio to deft tool ` +
+        `task_done ${(prompt / taskDone).toFixed(2)} (target <= ${PROMPT_TARGET})` +
+        (prompt / taskDone <= PROMPT_TARGET ? "" : " MISSED"),
+    );
     for (const name of Object.keys(cases).slice(1)) {
       const m = median(times[name]);
       const floor = name.startsWith("hello-world padded");

@@ -27,6 +27,7 @@ import { SandboxUnavailableError } from "../policy/sandbox.ts";
 import type { WorkspaceBaseline } from "./patch.ts";
 import { lastTurn, takeCheckpoint } from "./checkpoints.ts";
 import { openWorkplace, type Workplace } from "./workplace.ts";
+import { StartWork } from "./session_start.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { gatedExecutor } from "../gate/pipeline.ts";
 import { promptWithHooks, runWithStopHooks, sessionHooks, stoppedBy } from "./hook_gate.ts";
@@ -123,7 +124,12 @@ async function assemble(
     ? createClient(config.lakeview, undefined, 500)
     : undefined;
   config.toolSettings = workplace.settle(config.toolSettings, config.agent.tools);
-  const baseline = await recordStart(workplace, console);
+  // Interactive leaves the baseline for after its prompt is drawn: `session.start`, which every
+  // tool call and turn waits for (./session_start.ts).
+  let start: StartWork | undefined;
+  const baseline = io.startLater
+    ? undefined
+    : await recordStart(workplace, (text) => console.note(text));
   let tools: Tool[];
   try {
     // A trusted repository's own config file starts its MCP servers, but their word on their
@@ -173,16 +179,23 @@ async function assemble(
       rules,
       nobodyToAsk,
     ));
+  const parts = { hooks, approval: baseGate };
+  if (io.startLater) {
+    const { tell } = io.startLater;
+    start = new StartWork(async () => {
+      session.baseline = await recordStart(workplace, tell);
+    });
+  }
   // Every call passes the gate pipeline (src/gate/pipeline.ts): the hooks, the rules, the
   // mode. Without a gate to switch, a gate in `never` still records each call's decision; a
-  // replay repeats the recording's.
-  const executor = gatedExecutor(tools, { hooks, approval: baseGate });
+  // replay repeats the recording's. A start left for later (interactive) is waited for there.
+  const executor = gatedExecutor(tools, start ? { ...parts, start } : parts);
   // The `Task` tool's children (on the host only) share the client and these very gates
   // (./subagent.ts).
   if (!recording && workplace.onHost) {
     offerSubagents(executor, {
       client,
-      gates: { hooks, approval: baseGate },
+      gates: parts,
       config,
       workspace,
       console,
@@ -192,7 +205,7 @@ async function assemble(
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }
-  return {
+  const session: Session = {
     config,
     workspace,
     client,
@@ -205,21 +218,23 @@ async function assemble(
     approvalRules: rules,
     instructions,
     baseline,
+    start,
     workplace,
     budget,
   };
+  return session;
 }
 
 /** Records the workspace's state before any tool runs; a failure is a warning (patch vs HEAD). */
 async function recordStart(
   workplace: Workplace,
-  console: AgentConsole,
+  note: (text: string) => void,
 ): Promise<WorkspaceBaseline | undefined> {
   try {
     return await workplace.recordBaseline();
   } catch (e) {
     if (e instanceof SandboxUnavailableError) throw e;
-    console.note(
+    note(
       `warning: could not record the state of ${workplace.description} ` +
         `(${(e as Error).message}); the patch and files changed will be measured against HEAD`,
     );
@@ -232,6 +247,7 @@ async function recordStart(
  * when it has one), "" outside a git repository.
  */
 export async function sessionPatch(session: Session): Promise<string> {
+  await session.start?.run();
   return await session.workplace.patch(session.baseline);
 }
 
@@ -306,6 +322,8 @@ export async function runTask(
   opts: TaskOptions,
 ): Promise<{ result: AgentResult; recorder: TrajectoryRecorder }> {
   const { config, console } = session;
+  // The start state first: the start checkpoint and the model come after it.
+  await session.start?.run();
   const recorder = opts.recorder ?? newRecorder(session, task, opts);
   const trajectoryPath = recorder.path;
   recorder.stepOffset = recorder.data.agent_steps.at(-1)?.step_number ?? 0;

@@ -18,6 +18,7 @@ import type { Hooks } from "../hooks/hooks.ts";
 import type { Trajectory } from "../trajectory/recorder.ts";
 import type { WorkplaceOptions } from "./workplace_open.ts";
 import type { Budget, BudgetFlags } from "./budget.ts";
+import type { StartWork } from "./session_start.ts";
 
 /** The settings a session takes from the command line, over the config file. */
 export interface SessionOptions extends ConfigOverrides, WorkplaceOptions, BudgetFlags {
@@ -70,6 +71,12 @@ export interface SessionIO {
    * the workplace closed.
    */
   opened?: (workplace: Workplace) => Promise<void>;
+  /**
+   * Leave the start work (the baseline) to `Session.start`, begun after the front end's prompt
+   * is drawn, or by the first turn or tool call; what it has to say (a warning, the error that
+   * stops it) goes to `tell`.
+   */
+  startLater?: { tell: (text: string) => void };
 }
 
 /** A configured model, tool set and console, living across tasks. */
@@ -96,6 +103,8 @@ export interface Session {
    * container when there is one): the patch, "files changed" and `/diff` are relative to it.
    */
   baseline?: WorkspaceBaseline;
+  /** The start work left for later (`SessionIO.startLater`): `baseline` is set when it is done. */
+  start?: StartWork;
   /**
    * Where the tools act (a host folder or a container's workspace): its repository, patch,
    * checkpoints and files; `workplace.close(baseline)` when the session ends.

@@ -23,12 +23,7 @@ import { terminalText } from "../policy/terminal_text.ts";
 const shown = (text: string) => terminalText(maskOutput(text));
 // Written around the composer line a running turn shows under its output (console/screen.ts).
 const say = (text: string) => screen.write(`${shown(text).replace(/\n?$/, "\n")}`);
-import {
-  type CommandContext,
-  isCommandName,
-  isSlashCommand,
-  runSlashCommand,
-} from "./interactive/commands.ts";
+import type { CommandContext } from "./interactive/commands.ts";
 import { LineReader } from "./interactive/line_reader.ts";
 import { type ResumeOptions, resumeTarget, sessionPlace } from "./resume.ts";
 import type { SessionPlace } from "../trajectory/conversation.ts";
@@ -36,7 +31,6 @@ import { chooseConsole } from "./console/choose.ts";
 import { holdScreen, Spinner } from "./console/spinner.ts";
 import { screen, screenWrite } from "./console/screen.ts";
 import { TurnConsole } from "./interactive/turn_console.ts";
-import { pickSession } from "./interactive/picker.ts";
 import type { TurnCommandContext } from "./interactive/turn_commands.ts";
 import type { ColorMode } from "./console/style.ts";
 import { closeOnSignals, closeWorkplace, sessionWorkspace } from "./session_place.ts";
@@ -44,14 +38,14 @@ import { endSessionHooks, type SessionEnding } from "../agent/hook_gate.ts";
 import { onStopSignals } from "./signals.ts";
 import { BUDGET_EXIT_CODE } from "../agent/budget.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
-import {
-  completeMention,
-  imageRefusal,
-  mentionsIn,
-  readImageFile,
-  readMention,
-  withAttachments,
-} from "./interactive/mentions.ts";
+
+// What the prompt does not need is loaded when first used (and fetched once the prompt is
+// drawn): the slash commands, the `@` mentions, the session picker.
+const commands = () => import("./interactive/commands.ts");
+const mentions = () => import("./interactive/mentions.ts");
+const pickSession = async (...args: Parameters<PickSession>) =>
+  await (await import("./interactive/picker.ts")).pickSession(...args);
+type PickSession = typeof import("./interactive/picker.ts").pickSession;
 
 /** A second Esc within this many milliseconds of the first opens /rewind. */
 const REWIND_ESC_MS = 1500;
@@ -74,9 +68,13 @@ export async function interactiveCommand(opts: InteractiveOptions): Promise<numb
   const terminal = Deno.stdin.isTerminal();
   checkOptions(opts, terminal);
   // `--image`: checked now, sent with the first prompt.
-  const images = await Promise.all((opts.image ?? []).map(readImageFile)).catch((e) => {
-    throw new UsageError((e as Error).message);
-  });
+  const given = opts.image ?? [];
+  const images =
+    await (given.length === 0
+      ? Promise.resolve([])
+      : mentions().then((m) => Promise.all(given.map(m.readImageFile)))).catch((e) => {
+        throw new UsageError((e as Error).message);
+      });
   const reader = await LineReader.open(terminal, `${stateDir()}/history`);
   const chat = await Chat.open(opts, reader, terminal);
   chat.launchImages = images;
@@ -183,6 +181,8 @@ class Chat {
         console,
         asking: composerAsking(reader, terminal),
         write: say,
+        // The baseline is recorded after the prompt is drawn (`Chat.#beginStart`).
+        startLater: { tell: (text) => reader.tellAbove(shown(text)) },
         opened: async (workplace) => {
           resumed = await findResumed(workplace.place);
           const note = resumed && workplace.resumeNote(resumed.trajectory);
@@ -280,7 +280,7 @@ class Chat {
           files: session.workplace.listFiles(),
         };
       }
-      return completeMention(line, await listed.files);
+      return (await mentions()).completeMention(line, await listed.files);
     };
     // Esc twice on an empty composer (between turns) opens the /rewind picker.
     let escapedAt = -Infinity;
@@ -306,6 +306,28 @@ class Chat {
       session.console.note(`queued: ${line.trim() || "(empty line)"} (sent when this turn ends)`);
     };
   }
+
+  /**
+   * Begins the session's start work (the baseline, ./../agent/session_start.ts) once the prompt is
+   * drawn, a timer tick later so its bytes go out first. The first turn and every tool call wait
+   * for it; its error is told above the prompt, and again by what it stops.
+   */
+  #beginStart(): void {
+    const start = this.session.start;
+    if (!start || start.begun || this.#startTimer !== undefined) return;
+    this.#startTimer = setTimeout(() => {
+      commands().then(mentions).catch(() => {}); // a failure is met again where they are used
+      start.run().catch((e) => {
+        this.reader.tellAbove(
+          shown(
+            `error: the session could not record its start (${errorText(e)}); no tool ` +
+              `can run in this session: /exit and start again once that is fixed.`,
+          ),
+        );
+      });
+    }, 0);
+  }
+  #startTimer?: ReturnType<typeof setTimeout>;
 
   /** Reads and answers lines until the user leaves; returns the exit code. */
   async run(): Promise<number> {
@@ -345,8 +367,10 @@ class Chat {
     let ending: SessionEnding = { reason: "other", deft: "error" };
     try {
       for (;;) {
-        const line = first ?? await reader.read(this.#shellMode ? "deft !> " : "deft> ");
+        const reading = first ?? reader.read(this.#shellMode ? "deft !> " : "deft> ");
         first = undefined;
+        this.#beginStart();
+        const line = await reading;
         if (line === null) {
           ending = { reason: "prompt_input_exit", deft: "input_closed" };
           break;
@@ -366,6 +390,9 @@ class Chat {
       for (const e of await session.executor.closeTools()) {
         session.console.note(`warning: ${e.message}`);
       }
+      // Start work never begun stays so; begun, it ends before the workplace closes.
+      clearTimeout(this.#startTimer);
+      await session.start?.settled();
       keepSignals();
       keepPasteSignals();
       await endSessionHooks(session.hooks, ending);
@@ -394,6 +421,7 @@ class Chat {
       return;
     }
     if (/^(exit|quit)$/i.test(input)) return "exit";
+    const { isCommandName, isSlashCommand, runSlashCommand } = await commands();
     if (isSlashCommand(input)) {
       if (await runSlashCommand(input, this.#state) === "exit") return "exit";
       return;
@@ -441,6 +469,7 @@ class Chat {
       let task = this.#shellContext.length > 0
         ? `${this.#shellContext.join("\n\n")}\n\n${line}`
         : line;
+      const { imageRefusal, mentionsIn, readMention, withAttachments } = await mentions();
       // Each judged and read where the tools act (inside a container, in there).
       const mentioned = await Promise.all(
         mentionsIn(line).map((path) => readMention(session.workplace, path)),
@@ -506,6 +535,10 @@ class Chat {
 
 function writeBytes(bytes: Uint8Array): void {
   screenWrite(bytes);
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 function usedTokens(recorder: TrajectoryRecorder | undefined): number {

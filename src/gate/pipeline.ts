@@ -3,6 +3,9 @@
  * end (`deft run`, `interactive`, `acp`, `serve`, `mcp`, batch tasks, container sessions). The
  * steps, in order:
  *
+ * 0. **The session's start** (`GateParts.start`): a session that drew its prompt before
+ *    recording its start state (`deft interactive`, agent/session_start.ts) has every call wait
+ *    for that record first; a start that failed fails the call with its error.
  * 1. **PreToolUse hooks** (hooks.ts): a deny refuses the call, an allow lets it through
  *    unasked, an ask has step 3 put the question, a rewrite replaces the arguments (checked
  *    again against the tool's parameters).
@@ -48,16 +51,20 @@ import { ReplayGate } from "./replay.ts";
 export interface GateParts {
   hooks?: Hooks;
   approval: ApprovalGate | ReplayGate;
+  /** Step 0: what every call waits for first (begun by the first call that needs it). */
+  start?: { run(): Promise<void> };
 }
 
 /** Every step a call passes between the executor's validation and its tool. */
 export class GatePipeline implements CallGate {
   readonly #hooks?: Hooks;
   readonly #approval: ApprovalGate | ReplayGate;
+  readonly #start?: { run(): Promise<void> };
 
   constructor(parts: GateParts) {
     this.#hooks = parts.hooks;
     this.#approval = parts.approval;
+    this.#start = parts.start;
   }
 
   async check(tool: Tool, args: Record<string, unknown>): Promise<GateVerdict> {
@@ -65,6 +72,8 @@ export class GatePipeline implements CallGate {
   }
 
   async decide(tool: Tool, args: Record<string, unknown>, call?: ToolCall): Promise<GateDecision> {
+    // 0. The session's start state exists.
+    await this.#start?.run();
     const approval = this.#approval;
     if (approval instanceof ReplayGate) return plan(await approval.decide(tool, args, call));
     const mode = approval.mode;

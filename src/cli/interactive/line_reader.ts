@@ -20,17 +20,12 @@
  */
 import { createInterface, type Interface } from "node:readline";
 import process from "node:process";
-import { dirname } from "node:path";
-import { readOwnText } from "../../policy/own_file.ts";
+import { HISTORY_SIZE, readHistory, rememberInput } from "./history_file.ts";
 import { fitComposer, screen, screenHeight, screenWidth } from "../console/screen.ts";
 import { printable } from "../console/printable.ts";
 import { terminalLine } from "../../policy/terminal_text.ts";
 import { RowMenu } from "./row_menu.ts";
 
-/** Entries kept in the history file. */
-const HISTORY_SIZE = 1000;
-/** Largest history file read (a thousand entries, pastes among them); a larger one is ignored. */
-const MAX_HISTORY_BYTES = 64 * 1024 * 1024;
 /** Lines arriving within this window of each other were pasted together. */
 const PASTE_MS = 15;
 /** Terminal sequences: bracketed paste on and off. */
@@ -294,14 +289,7 @@ export class LineReader {
 
   /** Opens the reader; `historyFile` is read now and appended to as inputs arrive. */
   static async open(terminal: boolean, historyFile?: string): Promise<LineReader> {
-    let history: string[] = [];
-    if (historyFile && terminal) {
-      try {
-        history = parseHistory(
-          await readOwnText(historyFile, { limit: MAX_HISTORY_BYTES, what: "the history" }),
-        );
-      } catch { /* no history yet, or unreadable: start empty */ }
-    }
+    const history = historyFile && terminal ? await readHistory(historyFile) : [];
     return new LineReader(terminal, historyFile, history);
   }
 
@@ -377,6 +365,21 @@ export class LineReader {
     const dropped = this.#queue.length;
     this.#queue.length = 0;
     return dropped;
+  }
+
+  /**
+   * Tells `text` (a line) without disturbing the user: above the prompt and what is typed on it,
+   * both drawn again below it; during a turn, above the composer line.
+   */
+  tellAbove(text: string): void {
+    if (!this.terminal) {
+      process.stderr.write(`${text}\n`);
+    } else if (this.#waiting && !this.#asking && !this.#busy) {
+      process.stderr.write(`\r\x1b[2K${text}\n`);
+      this.#rl.prompt(true);
+    } else {
+      screen.write(`${text}\n`);
+    }
   }
 
   /** Clears what is typed on the prompt line and shows the prompt (or `prompt` now) again. */
@@ -555,18 +558,7 @@ export class LineReader {
 
   async #remember(input: string): Promise<void> {
     if (!this.historyFile) return;
-    this.#history.push(input);
-    try {
-      await Deno.mkdir(dirname(this.historyFile), { recursive: true });
-      if (this.#history.length > HISTORY_SIZE * 2) {
-        this.#history = this.#history.slice(-HISTORY_SIZE);
-        await Deno.writeTextFile(this.historyFile, this.#history.map(encode).join(""), {
-          mode: 0o600,
-        });
-      } else {
-        await Deno.writeTextFile(this.historyFile, encode(input), { append: true, mode: 0o600 });
-      }
-    } catch { /* history is a convenience; never fail a turn over it */ }
+    this.#history = await rememberInput(this.historyFile, this.#history, input);
   }
 }
 
@@ -577,23 +569,4 @@ interface KeyPress {
   code?: string;
   ctrl?: boolean;
   meta?: boolean;
-}
-
-// One JSON string per line, so inputs spanning lines stay whole.
-function encode(input: string): string {
-  return JSON.stringify(input) + "\n";
-}
-
-function parseHistory(text: string): string[] {
-  const entries: string[] = [];
-  for (const line of text.split("\n")) {
-    if (line === "") continue;
-    try {
-      const value = JSON.parse(line);
-      if (typeof value === "string") entries.push(value);
-    } catch {
-      entries.push(line);
-    }
-  }
-  return entries.slice(-HISTORY_SIZE);
 }

@@ -19,7 +19,8 @@ import type { LinkStarter } from "./link.ts";
 
 export { createHostedTools, hostDirs } from "./hosted_tools.ts";
 export { checkSandbox } from "./sandbox_check.ts";
-export { hostDenoArgv, sandboxedHostLaunch } from "./sandboxed.ts";
+/** The sandboxed host's launch parts, for the bench's floor (loaded only when asked for). */
+export const sandboxedHostParts = () => import("./sandboxed.ts");
 export { type HostDirs, ToolHost } from "./tool_host.ts";
 export {
   CLOSE_DEADLINE_SECONDS,

@@ -108,7 +108,7 @@ Deno.test("acp: /rewind kills the background shells the turns it takes back star
       // B is gone while the session still runs; A runs on.
       assert.ok(await eventually(async () => (await pidsByCmdline(b)).length === 0), run.stderr());
       assert.equal((await pidsByCmdline(a)).length, 1, run.stderr());
-      assert.match(said, /rewound the files and the conversation to turn 1/, said);
+      assert.match(said, /rewound the files and the conversation to checkpoint 1/, said);
       assert.match(
         said,
         new RegExp(`ended the background shells[^\\n]*\\n {2}bg-\\S+ {2}${b}`),

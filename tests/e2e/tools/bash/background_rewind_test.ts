@@ -87,7 +87,7 @@ Deno.test("background (interactive): /rewind kills the shells of the turns taken
     );
     const out = r.stderr + r.stdout;
     assert.equal(r.code, 0, out);
-    assert.match(out, /rewound the files and the conversation to turn 1/, out);
+    assert.match(out, /rewound the files and the conversation to checkpoint 1/, out);
     // In the session's own shell after the rewind: A answers, B's port is free.
     const probe = JSON.stringify(mock.requests.at(-1)?.body.messages.at(-1));
     assert.match(probe, /port A open/, probe);
