@@ -145,7 +145,12 @@ Deno.test("openai provider: strict tool schemas and the SDK's request shape", as
       t.function.name === "bash"
     );
     assert.equal(bash.function.strict, true);
-    assert.deepEqual(bash.function.parameters.required, ["command", "restart", "timeout"]);
+    assert.deepEqual(bash.function.parameters.required, [
+      "command",
+      "restart",
+      "timeout",
+      "run_in_background",
+    ]);
     assert.equal(req.body.messages[0].role, "system");
     assert.match(req.body.messages[1].content, new RegExp(`\\[Project root path\\]:\\n${repo}`));
   } finally {

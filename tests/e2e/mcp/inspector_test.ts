@@ -1,7 +1,9 @@
 /**
  * `deft mcp` driven by the MCP Inspector's CLI, a client nobody here wrote. The Inspector is not
  * in the import map (deno.lock is frozen), so it runs through `npx`, which installs it from the
- * npm registry on first use (about 20 s; later runs take about 2 s).
+ * npm registry on first use (about 20 s; later runs take about 2 s). It needs Node 22 while a
+ * fresh Debian 12 has Node 18: npx fetches Node 22 from the npm registry too (the `node` package)
+ * and puts it first on the Inspector's PATH, so the test runs the same wherever npx does.
  */
 import assert from "node:assert/strict";
 import { registeredToolNames } from "../../../src/tools/registry.ts";
@@ -9,6 +11,8 @@ import { deftMcpCommand } from "../../helpers/deft_mcp.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 const INSPECTOR = "@modelcontextprotocol/inspector@2.12.0";
+/** The Node the Inspector asks for (its engines field: >= 22.19). */
+const NODE = "node@22";
 
 function npxAvailable(): boolean {
   try {
@@ -33,7 +37,22 @@ interface InspectorRun {
 async function inspector(workspace: string, home: string, args: string[]): Promise<InspectorRun> {
   const { command, args: deftArgs } = deftMcpCommand(["-w", workspace]);
   const out = await new Deno.Command("npx", {
-    args: ["-y", INSPECTOR, "--cli", "--format", "json", ...args, "--", command, ...deftArgs],
+    args: [
+      "-y",
+      "-p",
+      NODE,
+      "-p",
+      INSPECTOR,
+      "--",
+      "mcp-inspector",
+      "--cli",
+      "--format",
+      "json",
+      ...args,
+      "--",
+      command,
+      ...deftArgs,
+    ],
     // Keep the Inspector's catalog and settings out of the real home directory.
     env: {
       MCP_CATALOG_PATH: `${home}/catalog.json`,
