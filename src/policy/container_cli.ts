@@ -7,7 +7,7 @@
  */
 import { readEnv } from "../env.ts";
 import { deftCacheDir } from "./dirs.ts";
-import type { Launch } from "./spawn.ts";
+import { type Launch, probeLaunch, runChildSync } from "./spawn.ts";
 import { shellEnvironment } from "./shell_env.ts";
 
 /**
@@ -348,26 +348,30 @@ export function podmanLimits(nproc: number, limits = ownHardLimits()): string[] 
   return ["--ulimit", `nofile=${files}:${files}`, "--ulimit", `nproc=${processes}:${processes}`];
 }
 
-/** Deft's own hard limits on open files and processes, from /proc (absent where unknown). */
-export function ownHardLimits(
-  text = readLimits(),
-): { files?: number; processes?: number } {
-  const hard = (name: string) => {
-    const value = new RegExp(`^${name}\\s+\\S+\\s+(\\d+)`, "m").exec(text)?.[1];
-    return value === undefined ? undefined : Number(value);
-  };
-  return { files: hard("Max open files"), processes: hard("Max processes") };
+/**
+ * Deft's own hard limits on open files and processes (absent where unknown), as `text` gives
+ * them: `ulimit -Hu` then `ulimit -Hn`, one a line ("unlimited" or a number). Deno refuses to read
+ * /proc/self/limits without every permission, so a bash asks, once per process (a few
+ * milliseconds, only when Podman is about to be asked for limits).
+ */
+export function ownHardLimits(text = askLimits()): { files?: number; processes?: number } {
+  const [processes, files] = text.split("\n").map((line) => line.trim());
+  const number = (value: string | undefined) =>
+    value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+  return { files: number(files), processes: number(processes) };
 }
 
-function readLimits(): string {
-  const path = "/proc/self/limits";
+let askedLimits: string | undefined;
+
+function askLimits(): string {
+  if (askedLimits !== undefined) return askedLimits;
   try {
-    // Never a permission prompt: where Deft may not read it, the limits are not known.
-    if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return "";
-    return Deno.readTextFileSync(path);
+    const out = runChildSync(probeLaunch("bash", ["-c", "ulimit -Hu; ulimit -Hn"]));
+    askedLimits = out.success ? new TextDecoder().decode(out.stdout) : "";
   } catch {
-    return "";
+    askedLimits = ""; // no bash to ask (or not allowed to run it): the limits are not known
   }
+  return askedLimits;
 }
 
 function checkClientPath(what: string, path: string): void {
