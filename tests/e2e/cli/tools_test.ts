@@ -14,8 +14,12 @@ Deno.test("deft tools lists every tool with a one-line summary", async () => {
     "sequentialthinking",
     "task_done",
     "ckg",
+    "web_fetch",
+    "Task",
   ]);
   assert.match(run.stdout, /ckg .*\(opt-in\)/);
+  assert.match(run.stdout, /web_fetch .*\(opt-in\)/);
+  assert.match(run.stdout, /Task .*\(opt-in\)/);
 });
 
 Deno.test("deft tools --json renders definitions for the chosen provider", async () => {
