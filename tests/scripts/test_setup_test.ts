@@ -213,6 +213,7 @@ const WITHOUT_A_NEED: Record<string, string> = {
   getent: "libc-bin (essential)",
   script: "bsdutils (essential)",
   unshare: "util-linux",
+  prlimit: "util-linux",
   kill: "procps",
   pkill: "procps",
   docker: "docker.io",

@@ -56,8 +56,10 @@ export async function createHostedTools(
  * then reaches the allowed hosts through it and nothing else (policy/network). Loaded only then.
  */
 async function startNetworkProxy(settings: ToolSettings): Promise<void> {
-  const sandboxed = (settings.sandbox ?? "none") !== "none";
-  if (!settings.network || settings.allowNetwork || !sandboxed || settings.networkProxy) return;
+  if (!settings.network || settings.allowNetwork || settings.networkProxy) return;
+  // Only now: reading `sandbox` decides the default sandbox, which probes bubblewrap; a call that
+  // needs no sandbox (task_done) must not pay for it.
+  if ((settings.sandbox ?? "none") === "none") return;
   const { ensureNetworkProxy } = await import("../../policy/network/mod.ts");
   settings.networkProxy = (await ensureNetworkProxy(settings.network)).socketPath;
 }
