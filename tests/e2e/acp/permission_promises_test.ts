@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { updatesOf, withAcp } from "../../helpers/acp_client.ts";
+import { promptNewSession, updatesOf, withAcp } from "../../helpers/acp_client.ts";
 import { stdioFixture } from "../../helpers/mcp_fixtures.ts";
 
 Deno.test("acp promise: allow always where none was offered runs the call once", async () => {
@@ -30,14 +30,7 @@ Deno.test("acp promise: allow always where none was offered runs the call once",
       mock,
       ["--approval", "commands"],
       ["allow_always", "reject_once"],
-      async (ctx) => {
-        await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-        const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
-        return await ctx.request("session/prompt", {
-          sessionId,
-          prompt: [{ type: "text", text: "write it twice" }],
-        });
-      },
+      (ctx) => promptNewSession(ctx, dir.path, "write it twice"),
     );
     assert.equal(value.stopReason, "end_turn", run.stderr());
     assert.equal(code, 0, run.stderr());
@@ -81,14 +74,7 @@ Deno.test("acp promise: the permission request's title, command and diff are mas
       mock,
       ["--approval", "all"],
       ["reject_once", "reject_once"],
-      async (ctx) => {
-        await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-        const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
-        return await ctx.request("session/prompt", {
-          sessionId,
-          prompt: [{ type: "text", text: "use the key" }],
-        });
-      },
+      (ctx) => promptNewSession(ctx, dir.path, "use the key"),
       { env: { DEPLOY_TOKEN: secret } },
     );
     assert.equal(value.stopReason, "end_turn", run.stderr());
@@ -125,22 +111,10 @@ Deno.test("acp promise: the permission request about an MCP tool's call is maske
       mock,
       ["--approval", "commands"],
       ["reject_once"],
-      async (ctx) => {
-        await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-        const { sessionId } = await ctx.request("session/new", {
-          cwd: dir.path,
-          mcpServers: [{
-            name: "fx",
-            command: fixture.command!,
-            args: fixture.args ?? [],
-            env: [],
-          }],
-        });
-        return await ctx.request("session/prompt", {
-          sessionId,
-          prompt: [{ type: "text", text: "echo the key" }],
-        });
-      },
+      (ctx) =>
+        promptNewSession(ctx, dir.path, "echo the key", [
+          { name: "fx", command: fixture.command!, args: fixture.args ?? [], env: [] },
+        ]),
       { env: { DEPLOY_TOKEN: secret } },
     );
     assert.equal(value.stopReason, "end_turn", run.stderr());
