@@ -13,8 +13,10 @@ export interface OtlpValue {
   arrayValue?: { values: OtlpValue[] };
 }
 
-/** A span as posted (attributes still OTLP's list of key and value). */
+/** A span as posted (attributes still OTLP's list of key and value), with its sender's name. */
 export interface OtlpSpan {
+  /** The `service.name` of the resource it came with ("" when none). */
+  service: string;
   traceId: string;
   spanId: string;
   parentSpanId?: string;
@@ -62,7 +64,7 @@ export function otlpReceiver(): OtlpReceiver {
   };
 }
 
-/** The spans of one posted body. */
+/** The spans of one posted body, each with its resource's service name. */
 function spansOf(text: string): OtlpSpan[] {
   let body;
   try {
@@ -71,10 +73,16 @@ function spansOf(text: string): OtlpSpan[] {
     return [];
   }
   // deno-lint-ignore no-explicit-any
-  return (body?.resourceSpans ?? []).flatMap((rs: any) =>
+  return (body?.resourceSpans ?? []).flatMap((rs: any) => {
     // deno-lint-ignore no-explicit-any
-    (rs.scopeSpans ?? []).flatMap((ss: any) => ss.spans ?? [])
-  );
+    const service = (rs.resource?.attributes ?? []).find((a: any) => a.key === "service.name")
+      ?.value?.stringValue ?? "";
+    // deno-lint-ignore no-explicit-any
+    return (rs.scopeSpans ?? []).flatMap((ss: any) => ss.spans ?? []).map((s: OtlpSpan) => ({
+      ...s,
+      service,
+    }));
+  });
 }
 
 /** An attribute value as a plain JavaScript value (64-bit integers as numbers). */
