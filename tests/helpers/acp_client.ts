@@ -82,6 +82,21 @@ export function collectStderr(child: Deno.ChildProcess): () => string {
 }
 
 /**
+ * An editor's usual opening: `initialize`, a new session in `cwd` (with the client's
+ * `mcpServers`), one prompt of `text`; the prompt's answer.
+ */
+export async function promptNewSession(
+  ctx: acp.ClientContext,
+  cwd: string,
+  text: string,
+  mcpServers: acp.McpServer[] = [],
+): Promise<acp.PromptResponse> {
+  await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+  const { sessionId } = await ctx.request("session/new", { cwd, mcpServers });
+  return await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+}
+
+/**
  * Spawns `deft acp`, connects the SDK's client app and runs `op` with it; then closes stdin and
  * waits for the process to exit (its code returned beside `op`'s value). `options.raw` is written
  * to the agent's stdin first, as is; `options.home` is HOME (two runs sharing sessions); `options.env` adds to the environment.

@@ -7,6 +7,7 @@
 import { deftFlags } from "../../scripts/deft_flags.ts";
 import { chatText, MockLLM, type MockReply, type MockRequest } from "./mock_llm.ts";
 import { type DeftRun, denoDir, REPO_ROOT, trustedHome } from "./deft.ts";
+import { otlpReceiver as receiver } from "./otlp.ts";
 
 /** The promises, in the matrix's row order. */
 export const PROMISES = {
@@ -296,28 +297,16 @@ export interface ReceivedSpan {
   raw: any;
 }
 
-/** An OTLP/HTTP JSON receiver on 127.0.0.1: keeps every span with its service's name. */
+/** The shared OTLP receiver (tests/helpers/otlp.ts), its spans told apart by front end. */
 export function otlpReceiver() {
-  const spans: ReceivedSpan[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const body = await req.json().catch(() => ({}));
-    // deno-lint-ignore no-explicit-any
-    for (const rs of (body as any).resourceSpans ?? []) {
-      // deno-lint-ignore no-explicit-any
-      const service = (rs.resource?.attributes ?? []).find((a: any) => a.key === "service.name")
-        ?.value?.stringValue ?? "";
-      for (const ss of rs.scopeSpans ?? []) {
-        for (const s of ss.spans ?? []) spans.push({ service, name: s.name, raw: s });
-      }
-    }
-    return Response.json({});
-  });
+  const r = receiver();
+  const spans = (): ReceivedSpan[] =>
+    r.spans().map((s) => ({ service: s.service, name: s.name, raw: s }));
   return {
-    spans,
-    url: `http://127.0.0.1:${server.addr.port}`,
+    url: r.url,
     /** The spans one front end sent. */
-    of: (frontEnd: string) => spans.filter((s) => s.service === serviceName(frontEnd)),
-    close: () => server.shutdown(),
+    of: (frontEnd: string) => spans().filter((s) => s.service === serviceName(frontEnd)),
+    close: r.close,
   };
 }
 

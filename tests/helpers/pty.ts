@@ -1,6 +1,7 @@
 /** Drives `deft` through a real pseudo-terminal (python3's pty module), as a user at a terminal. */
 import { deftFlags } from "../../scripts/deft_flags.ts";
 import { denoDir, REPO_ROOT } from "./deft.ts";
+import { mockModelArgs, sessionEnv } from "./mock_session.ts";
 import { tempDir } from "./temp.ts";
 
 /** One exchange: wait for `expect` (a regex) in the output, then `delay` seconds (default 0.05),
@@ -51,6 +52,36 @@ export async function runDeftInPty(
   const text = new TextDecoder().decode(out.stdout);
   if (!out.success) throw new Error(`pty driver failed: ${new TextDecoder().decode(out.stderr)}`);
   return JSON.parse(text) as PtyRun;
+}
+
+/**
+ * `deft interactive -w repo` against the mock model in a pty, playing `steps`: `options.args`
+ * go before the model's flags; it runs in `options.cwd` (default: the repository) with
+ * `options.env` (default: a fresh home's). The run, and its output as plain text.
+ */
+export async function interactiveInPty(
+  repo: string,
+  mock: { url: string },
+  steps: PtyStep[],
+  options: {
+    args?: string[];
+    cwd?: string;
+    env?: Record<string, string>;
+    timeoutSeconds?: number;
+    size?: { cols: number; rows: number };
+  } = {},
+): Promise<PtyRun & { out: string }> {
+  const run = await runDeftInPty(
+    ["interactive", "-w", repo, ...options.args ?? [], ...mockModelArgs(mock)],
+    steps,
+    {
+      cwd: options.cwd ?? repo,
+      env: options.env ?? await sessionEnv(),
+      timeoutSeconds: options.timeoutSeconds,
+      size: options.size,
+    },
+  );
+  return { ...run, out: plain(run.output) };
 }
 
 /** The terminal output without escape sequences and carriage returns, for matching. */

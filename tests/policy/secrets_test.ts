@@ -16,8 +16,10 @@
  * - an `@mention`'s text and `!command` output are masked on the terminal and in the model's
  *   request: tests/e2e/cli/interactive_masking_test.ts
  * - what a hook says for the user is masked: tests/e2e/hooks/runner_test.ts "what a hook says …"
- * - not guarded in this tree when this list was written: ACP's permission request (see
- *   tests/e2e/acp/permission_test.ts).
+ * - ACP's permission request (title, command, diff) is masked:
+ *   tests/e2e/acp/permission_promises_test.ts "acp promise: the permission request's title,
+ *   command and diff are masked"; streamed ACP text is masked: tests/acp/console_test.ts "acp
+ *   console: secrets are masked in streamed text"
  */
 import assert from "node:assert/strict";
 import { MASK, SecretMasker } from "../../src/policy/secrets.ts";

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { updatesOf, withAcp } from "../../helpers/acp_client.ts";
+import { promptNewSession, updatesOf, withAcp } from "../../helpers/acp_client.ts";
 
 Deno.test("acp: a turn that reaches a budget cap stops with max_turn_requests and says why", async () => {
   await using dir = await tempDir("deft-acp-budget-");
@@ -26,14 +26,7 @@ Deno.test("acp: a turn that reaches a budget cap stops with max_turn_requests an
       null,
       ["--config-file", config, "--approval", "never", "--max-tokens", "100"],
       [],
-      async (ctx) => {
-        await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-        const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
-        return await ctx.request("session/prompt", {
-          sessionId,
-          prompt: [{ type: "text", text: "work" }],
-        });
-      },
+      (ctx) => promptNewSession(ctx, dir.path, "work"),
     );
     assert.equal(value.stopReason, "max_turn_requests", run.stderr());
     assert.equal(mock.requests.length, 1, run.stderr());

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { type ClientFs, ClientFsEditor } from "../../../src/acp/client_fs.ts";
 import { ok, Tool, type ToolExecResult } from "../../../src/tools/base.ts";
+import { fileSize, pause, racerSandbox } from "../../helpers/sandbox_racer.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 class DiskEditor extends Tool {
@@ -21,36 +22,8 @@ class DiskEditor extends Tool {
   }
 }
 
-/** A bubblewrap sandbox running `script`, `dir` writable. */
-function sandbox(dir: string, script: string): Deno.ChildProcess {
-  return new Deno.Command("bwrap", {
-    args: [
-      "--die-with-parent",
-      "--unshare-all",
-      "--cap-drop",
-      "ALL",
-      "--ro-bind",
-      "/",
-      "/",
-      "--bind",
-      dir,
-      dir,
-      "--proc",
-      "/proc",
-      "--dev",
-      "/dev",
-      "--",
-      "bash",
-      "-c",
-      script,
-    ],
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-}
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const size = async (f: string) => (await Deno.stat(f).catch(() => ({ size: 0 }))).size;
+const sandbox = racerSandbox;
+const size = fileSize;
 
 Deno.test("acp client fs: a client that never answers gets the shells stopped while frozen", async () => {
   await using dir = await tempDir("deft-acp-late-");

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { testRuntime } from "../../helpers/containers.ts";
-import { updatesOf, withAcp } from "../../helpers/acp_client.ts";
+import { promptNewSession, updatesOf, withAcp } from "../../helpers/acp_client.ts";
 
 for (const runtime of ["docker", "podman"] as const) {
   Deno.test({
@@ -31,14 +31,7 @@ for (const runtime of ["docker", "podman"] as const) {
         mock,
         [...flags, "--approval", "never"],
         [],
-        async (ctx) => {
-          await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-          const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
-          return await ctx.request("session/prompt", {
-            sessionId,
-            prompt: [{ type: "text", text: "where are you?" }],
-          });
-        },
+        (ctx) => promptNewSession(ctx, dir.path, "where are you?"),
         { env: rt.env },
       );
       assert.equal(value.stopReason, "end_turn", run.stderr());

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { stdioFixture } from "../../helpers/mcp_fixtures.ts";
-import { updatesOf, withAcp } from "../../helpers/acp_client.ts";
+import { promptNewSession, updatesOf, withAcp } from "../../helpers/acp_client.ts";
 
 Deno.test("acp: the client's stdio MCP server starts and its tool runs (asked about first)", async () => {
   await using dir = await tempDir("deft-acp-mcp-");
@@ -21,22 +21,10 @@ Deno.test("acp: the client's stdio MCP server starts and its tool runs (asked ab
       mock,
       ["--approval", "commands"],
       ["allow_once"],
-      async (ctx) => {
-        await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-        const { sessionId } = await ctx.request("session/new", {
-          cwd: dir.path,
-          mcpServers: [{
-            name: "fx",
-            command: fixture.command!,
-            args: fixture.args ?? [],
-            env: [],
-          }],
-        });
-        return await ctx.request("session/prompt", {
-          sessionId,
-          prompt: [{ type: "text", text: "echo" }],
-        });
-      },
+      (ctx) =>
+        promptNewSession(ctx, dir.path, "echo", [
+          { name: "fx", command: fixture.command!, args: fixture.args ?? [], env: [] },
+        ]),
     );
     assert.equal(value.stopReason, "end_turn", run.stderr());
     assert.equal(code, 0, run.stderr());

@@ -6,12 +6,15 @@
  *   once".
  * - The permission request's text is masked: its title, the command and the edit's diff never
  *   carry a secret of Deft's environment (a `.env`-style variable) or a known key shape:
- *   "acp promise: the permission request's title, command and diff are masked".
+ *   "acp promise: the permission request's title, command and diff are masked"; so is the
+ *   request about a tool that cannot describe its calls (an MCP server's), shown as the call was
+ *   made: "acp promise: the permission request about an MCP tool's call is masked".
  */
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { updatesOf, withAcp } from "../../helpers/acp_client.ts";
+import { promptNewSession, updatesOf, withAcp } from "../../helpers/acp_client.ts";
+import { stdioFixture } from "../../helpers/mcp_fixtures.ts";
 
 Deno.test("acp promise: allow always where none was offered runs the call once", async () => {
   await using dir = await tempDir("deft-acp-always-");
@@ -27,14 +30,7 @@ Deno.test("acp promise: allow always where none was offered runs the call once",
       mock,
       ["--approval", "commands"],
       ["allow_always", "reject_once"],
-      async (ctx) => {
-        await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-        const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
-        return await ctx.request("session/prompt", {
-          sessionId,
-          prompt: [{ type: "text", text: "write it twice" }],
-        });
-      },
+      (ctx) => promptNewSession(ctx, dir.path, "write it twice"),
     );
     assert.equal(value.stopReason, "end_turn", run.stderr());
     assert.equal(code, 0, run.stderr());
@@ -43,7 +39,8 @@ Deno.test("acp promise: allow always where none was offered runs the call once",
       ["allow_once", "reject_once", "reject_always"],
     );
     // The first call ran (once); "always" covered nothing, so the second was asked again.
-    assert.equal(await Deno.readTextFile(`${dir.path}/out.txt`), "made\n");
+    const out = await Deno.readTextFile(`${dir.path}/out.txt`).catch(() => "(nothing: never ran)");
+    assert.equal(out, "made\n", "the call answered allow always did not run once");
     assert.equal(run.permissions.length, 2);
     assert.deepEqual(updatesOf(run, "tool_call_update").map((u) => u.status), [
       "completed",
@@ -77,14 +74,7 @@ Deno.test("acp promise: the permission request's title, command and diff are mas
       mock,
       ["--approval", "all"],
       ["reject_once", "reject_once"],
-      async (ctx) => {
-        await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-        const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
-        return await ctx.request("session/prompt", {
-          sessionId,
-          prompt: [{ type: "text", text: "use the key" }],
-        });
-      },
+      (ctx) => promptNewSession(ctx, dir.path, "use the key"),
       { env: { DEPLOY_TOKEN: secret } },
     );
     assert.equal(value.stopReason, "end_turn", run.stderr());
@@ -99,6 +89,39 @@ Deno.test("acp promise: the permission request's title, command and diff are mas
     assert.ok(diff, JSON.stringify(edit));
     assert.equal(diff.oldText, "deploy: ***\n");
     assert.equal(diff.newText, "deploy (***): ***\n");
+    for (const text of [secret, key, key.slice(0, 20)]) {
+      assert.ok(!JSON.stringify(run.permissions).includes(text), `the client was sent ${text}`);
+    }
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("acp promise: the permission request about an MCP tool's call is masked", async () => {
+  await using dir = await tempDir("deft-acp-mcp-mask-");
+  const secret = "dotenv-style-secret-4712";
+  const key = "sk-ant-api03-zyxwvutsrqponmlkjihgfedcba";
+  const mock = MockLLM.start([
+    chatStream(chatToolCalls([["mcp__fx__echo", { text: `${secret} ${key}`, times: 1 }]])),
+    chatStream(chatText("Done.")),
+  ]);
+  const fixture = stdioFixture();
+  try {
+    const { value, run } = await withAcp(
+      mock,
+      ["--approval", "commands"],
+      ["reject_once"],
+      (ctx) =>
+        promptNewSession(ctx, dir.path, "echo the key", [
+          { name: "fx", command: fixture.command!, args: fixture.args ?? [], env: [] },
+        ]),
+      { env: { DEPLOY_TOKEN: secret } },
+    );
+    assert.equal(value.stopReason, "end_turn", run.stderr());
+    assert.equal(run.permissions.length, 1, run.stderr());
+    // What was asked is there (the call as made), with the secrets hidden.
+    const asked = JSON.stringify(run.permissions[0].toolCall);
+    assert.match(asked, /mcp__fx__echo[\s\S]*\*\*\* \*\*\*/, asked);
     for (const text of [secret, key, key.slice(0, 20)]) {
       assert.ok(!JSON.stringify(run.permissions).includes(text), `the client was sent ${text}`);
     }

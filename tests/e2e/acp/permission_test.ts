@@ -28,7 +28,7 @@
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { updatesOf, withAcp } from "../../helpers/acp_client.ts";
+import { promptNewSession, updatesOf, withAcp } from "../../helpers/acp_client.ts";
 
 Deno.test("acp: a permission request answered allow, then reject; the model reads the refusal", async () => {
   await using dir = await tempDir("deft-acp-perm-");
@@ -140,14 +140,7 @@ Deno.test("acp: an edit asked about in mode all shows the client the whole chang
       mock,
       ["--approval", "all"],
       ["allow_once"],
-      async (ctx) => {
-        await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-        const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
-        return await ctx.request("session/prompt", {
-          sessionId,
-          prompt: [{ type: "text", text: "fix" }],
-        });
-      },
+      (ctx) => promptNewSession(ctx, dir.path, "fix"),
     );
     assert.equal(value.stopReason, "end_turn", run.stderr());
     assert.equal(code, 0, run.stderr());

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { chatStream, chatText, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
-import { withAcp } from "../../helpers/acp_client.ts";
+import { promptNewSession, withAcp } from "../../helpers/acp_client.ts";
 
 Deno.test("acp: an untrusted repository's config starts nothing and is not put to the editor", async () => {
   await using dir = await tempDir("deft-acp-trust-");
@@ -20,16 +20,13 @@ Deno.test("acp: an untrusted repository's config starts nothing and is not put t
   );
   const mock = MockLLM.start([chatStream(chatText("Hello."))]);
   try {
-    const { value, code, run } = await withAcp(mock, ["--approval", "commands"], [
-      "allow_always",
-    ], async (ctx) => {
-      await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-      const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
-      return await ctx.request("session/prompt", {
-        sessionId,
-        prompt: [{ type: "text", text: "hi" }],
-      });
-    }, { home });
+    const { value, code, run } = await withAcp(
+      mock,
+      ["--approval", "commands"],
+      ["allow_always"],
+      (ctx) => promptNewSession(ctx, dir.path, "hi"),
+      { home },
+    );
     assert.equal(value.stopReason, "end_turn", run.stderr());
     assert.equal(code, 0, run.stderr());
     assert.equal(run.permissions.length, 0, "the editor was asked to trust the repository");

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { chatStream, chatText, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { updatesOf, withAcp } from "../../helpers/acp_client.ts";
+import { promptNewSession, updatesOf, withAcp } from "../../helpers/acp_client.ts";
 
 Deno.test("acp: a turn ends with a usage_update of the context used and its size", async () => {
   await using dir = await tempDir("deft-acp-usage-");
@@ -22,14 +22,7 @@ Deno.test("acp: a turn ends with a usage_update of the context used and its size
       null,
       ["--config-file", config, "--approval", "never"],
       [],
-      async (ctx) => {
-        await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-        const { sessionId } = await ctx.request("session/new", { cwd: dir.path, mcpServers: [] });
-        return await ctx.request("session/prompt", {
-          sessionId,
-          prompt: [{ type: "text", text: "hi" }],
-        });
-      },
+      (ctx) => promptNewSession(ctx, dir.path, "hi"),
     );
     assert.equal(value.stopReason, "end_turn", run.stderr());
     assert.equal(code, 0, run.stderr());

@@ -2,13 +2,10 @@ import assert from "node:assert/strict";
 import { runDeft, trustedHome } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, httpError, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 
 async function home(): Promise<string> {
   return await trustedHome();
-}
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
 }
 
 Deno.test("interactive (piped): one conversation across prompts, shared bash state", async () => {

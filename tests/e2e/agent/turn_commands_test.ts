@@ -8,10 +8,7 @@ import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { join } from "node:path";
-
-function modelArgs(mock: MockLLM, model = "mock"): string[] {
-  return ["-p", "openai_compatible", "-m", model, "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
+import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 
 /** `deft interactive` in `repo` with `input` typed, against `mock`. */
 async function interactive(mock: MockLLM, repo: string, input: string, model?: string) {

@@ -12,13 +12,10 @@ import { runDeft } from "../../helpers/deft.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { testRuntime } from "../../helpers/containers.ts";
+import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
 
 /**
  * Runs a first session (flags `first`) that writes `note.txt` in `workspace`, then goes on from

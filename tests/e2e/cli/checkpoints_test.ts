@@ -3,13 +3,10 @@ import { runDeft } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
 
 const exists = (path: string) => Deno.lstat(path).then(() => true, () => false);
 

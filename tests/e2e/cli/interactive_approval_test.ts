@@ -5,23 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { ApprovalGate } from "../../../src/gate/approval.ts";
 import { createTools } from "../../../src/tools/registry.ts";
-import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
+import { tempDir } from "../../helpers/temp.ts";
+import { sessionHome as home } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
-
-async function home(): Promise<{ home: string; env: Record<string, string> }> {
-  const dir = await tempDirUntilExit("deft-home-");
-  return { home: dir, env: { HOME: dir, XDG_STATE_HOME: `${dir}/state` } };
-}
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
 
 Deno.test("interactive (pty): the approval owns the screen; an edit is asked with its diff in context; session stops asking", async () => {
   const repo = await makeBuggyRepo();
@@ -40,7 +32,7 @@ Deno.test("interactive (pty): the approval owns the screen; an edit is asked wit
     chatText("Done."),
   ]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "/approval all" + ENTER },
       { expect: "approval: all[\\s\\S]*deft> ", send: "fix it" + ENTER },
       // A second at the prompt: a spinner still running would redraw the line ten times.
@@ -80,7 +72,7 @@ Deno.test("interactive (pty): a prompt typed during a turn is queued and sent af
     chatText("Second answer."),
   ]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "first prompt" + ENTER },
       { expect: "waiting for the model", send: "second prompt" + ENTER },
       { expect: "queued: second prompt" },
@@ -153,7 +145,7 @@ Deno.test("interactive (pty): a line typed ahead never answers an approval; Ctrl
     chatText("After."),
   ]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "go" + ENTER },
       // Typed while the model thinks: queued, and the question that follows must not take it.
       { expect: "waiting for the model", send: "y" + ENTER },

@@ -6,27 +6,25 @@
 import assert from "node:assert/strict";
 import { runDeft } from "../../helpers/deft.ts";
 import { chatText, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { mockModelArgs, sessionHome } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
 
 Deno.test("interactive (pty): /compact then Ctrl-D; deft -c goes on from the summary", async () => {
   const repo = await makeBuggyRepo();
-  const home = await tempDirUntilExit("deft-home-");
-  const env = { HOME: home, XDG_STATE_HOME: `${home}/state` };
-  const model = ["--provider", "openai_compatible", "-m", "mock", "-k", "k"];
+  const { home, env } = await sessionHome();
   const mock = MockLLM.start([
     chatText("Answer one."),
     chatText("Answer two."),
     chatText("SUMMARY-XYZ: two questions were asked and answered."),
     chatText("Going on."),
   ]);
-  const url = ["--model-base-url", `${mock.url}/v1`];
+  const model = mockModelArgs(mock);
   try {
-    const first = await runDeftInPty(["interactive", "-w", repo, ...model, ...url], [
+    const first = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "first question" + ENTER },
       { expect: "Answer one\\.[\\s\\S]*deft> ", send: "second question" + ENTER },
       { expect: "Answer two\\.[\\s\\S]*deft> ", send: "/compact" + ENTER },
@@ -39,7 +37,7 @@ Deno.test("interactive (pty): /compact then Ctrl-D; deft -c goes on from the sum
     assert.equal(listed.code, 0, listed.stderr);
     assert.match(listed.stdout, /first question \(compacted: goes on from the \/compact summary\)/);
 
-    const again = await runDeftInPty(["-c", "-w", repo, ...model, ...url], [
+    const again = await runDeftInPty(["-c", "-w", repo, ...model], [
       { expect: "resumed session[\\s\\S]*deft> ", send: "and now?" + ENTER },
       { expect: "Going on\\.[\\s\\S]*deft> ", send: CTRL_D },
       { expect: "bye" },
@@ -63,18 +61,16 @@ Deno.test("interactive (pty): /compact then Ctrl-D; deft -c goes on from the sum
 
 Deno.test("interactive (pty): /compact right after deft -c (before its first turn) compacts the resumed conversation, recorded at once", async () => {
   const repo = await makeBuggyRepo();
-  const home = await tempDirUntilExit("deft-home-");
-  const env = { HOME: home, XDG_STATE_HOME: `${home}/state` };
-  const model = ["--provider", "openai_compatible", "-m", "mock", "-k", "k"];
+  const { home, env } = await sessionHome();
   const mock = MockLLM.start([
     chatText("Answer one."),
     chatText("Answer two."),
     chatText("SUMMARY-RESUMED: two questions were asked and answered."),
     chatText("Going on."),
   ]);
-  const url = ["--model-base-url", `${mock.url}/v1`];
+  const model = mockModelArgs(mock);
   try {
-    const first = await runDeftInPty(["interactive", "-w", repo, ...model, ...url], [
+    const first = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "first question" + ENTER },
       { expect: "Answer one\\.[\\s\\S]*deft> ", send: "second question" + ENTER },
       { expect: "Answer two\\.[\\s\\S]*deft> ", send: CTRL_D },
@@ -83,7 +79,7 @@ Deno.test("interactive (pty): /compact right after deft -c (before its first tur
     assert.equal(first.failed, null, plain(first.output));
 
     // Resumed, and compacted before anything else is asked; then left at once.
-    const compacted = await runDeftInPty(["-c", "-w", repo, ...model, ...url], [
+    const compacted = await runDeftInPty(["-c", "-w", repo, ...model], [
       { expect: "resumed session[\\s\\S]*deft> ", send: "/compact" + ENTER },
       { expect: "compacted the conversation: 5 → 3[\\s\\S]*deft> ", send: CTRL_D },
       { expect: "bye" },
@@ -95,7 +91,7 @@ Deno.test("interactive (pty): /compact right after deft -c (before its first tur
     assert.equal(listed.code, 0, listed.stderr);
     assert.match(listed.stdout, /first question \(compacted: goes on from the \/compact summary\)/);
 
-    const again = await runDeftInPty(["-c", "-w", repo, ...model, ...url], [
+    const again = await runDeftInPty(["-c", "-w", repo, ...model], [
       { expect: "resumed session[\\s\\S]*deft> ", send: "and now?" + ENTER },
       { expect: "Going on\\.[\\s\\S]*deft> ", send: CTRL_D },
       { expect: "bye" },

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { tempDirUntilExit } from "../../helpers/temp.ts";
 import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
+import { mockModelArgs as modelArgs, sessionEnv as home } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
@@ -18,15 +18,6 @@ const ESC = "\x1b";
 /** What a terminal sends for a bracketed paste of `text` (its newlines as carriage returns). */
 function paste(text: string): string {
   return `\x1b[200~${text.replace(/\n/g, "\r")}\x1b[201~`;
-}
-
-async function home(): Promise<Record<string, string>> {
-  const dir = await tempDirUntilExit("deft-home-");
-  return { HOME: dir, XDG_STATE_HOME: `${dir}/state` };
-}
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
 }
 
 // deno-lint-ignore no-explicit-any
@@ -41,7 +32,7 @@ Deno.test("interactive (pty): a 200-line paste is one prompt, shown folded, sent
   const lines = Array.from({ length: 200 }, (_, i) => `line ${i + 1} of the paste`);
   const mock = MockLLM.start([chatText("Got it.")]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "look at this: " + paste(lines.join("\n") + "\n") },
       { expect: "\\[pasted 200 lines\\]", send: ENTER, delay: 0.5 },
       { expect: "Got it\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
@@ -72,7 +63,7 @@ Deno.test("interactive (pty): a paste during an approval never answers it; it wa
     chatText("Read the paste."),
   ]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "go" + ENTER },
       { expect: "\\$ touch pasted_yes[\\s\\S]*approve> ", send: paste("y\nsecond line\n") },
       { expect: "kept for the next prompt", send: "n" + ENTER, delay: 0.5 },
@@ -97,7 +88,7 @@ Deno.test("interactive (pty): !git status runs in the session's shell without a 
   await Deno.writeTextFile(`${repo}/untracked_marker.txt`, "x\n");
   const mock = MockLLM.start([chatText("Seen.")]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "!git status --short" + ENTER },
       { expect: "exit code 0[\\s\\S]*deft> ", send: "what is new?" + ENTER, delay: 0.3 },
       { expect: "Seen\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
@@ -161,7 +152,7 @@ Deno.test("interactive (pty): @src/calc.py completes on Tab and attaches the fil
   assert.ok((await fifo.output()).success);
   const mock = MockLLM.start([chatText("Attached.")]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "explain @src/ca" },
       { expect: "@src/ca", send: "\t", delay: 0.3 },
       { expect: "lc\\.py", send: " and @/etc/hostname and @pipe" + ENTER, delay: 0.5 },
@@ -194,7 +185,7 @@ Deno.test("interactive (pty): @shot.png sends the image in the provider's own fo
   await Deno.writeTextFile(`${repo}/fake.png`, "not an image\n");
   const mock = MockLLM.start([chatText("A picture.")]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "what is in @shot.png and @fake.png?" + ENTER },
       { expect: "A picture\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
       { expect: "bye" },
@@ -224,7 +215,7 @@ Deno.test("interactive (pty): Ctrl-R brings back the earlier prompt holding what
   const env = await home();
   const mock = MockLLM.start([chatText("One."), chatText("Two."), chatText("Three.")]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "tell me about zebras" + ENTER },
       { expect: "One\\.[\\s\\S]*deft> ", send: "and lions" + ENTER, delay: 0.3 },
       { expect: "Two\\.[\\s\\S]*deft> ", send: "zeb\x12", delay: 0.3 },
@@ -246,7 +237,7 @@ Deno.test("interactive (pty): Ctrl-R then typing searches as each letter comes; 
   const env = await home();
   const mock = MockLLM.start([chatText("One."), chatText("Two."), chatText("Three.")]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "tell me about zebras" + ENTER },
       { expect: "One\\.[\\s\\S]*deft> ", send: "and zebus too" + ENTER, delay: 0.3 },
       // `zebu` finds the newest prompt; `zebr` (after a Backspace) the older one.
@@ -327,7 +318,7 @@ Deno.test("interactive (pty): a line being typed when an approval comes up is no
     chatText("Draft received."),
   ]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "go" + ENTER },
       { expect: "waiting for the model", send: "y draft words", delay: 0.3 },
       { expect: "next> y draft words" },
@@ -402,7 +393,7 @@ Deno.test("interactive (pty): a quick double Esc (both bytes in one read) opens 
   const env = await home();
   const mock = MockLLM.start([chatText("Done once.")]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "hello" + ENTER },
       // A human double-tap is 100-250 ms: the terminal hands both Escs over together.
       { expect: "Done once\\.[\\s\\S]*deft> ", send: ESC + ESC, delay: 0.5 },
@@ -424,7 +415,7 @@ Deno.test("interactive (pty): the /rewind picker names a turn by what was typed,
   const env = await home();
   const mock = MockLLM.start([chatText("Read it.")]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "!echo shell-said" + ENTER },
       { expect: "shell-said[\\s\\S]*deft> ", send: "look at @calc.py" + ENTER },
       { expect: "Read it\\.[\\s\\S]*deft> ", send: "/rewind" + ENTER, delay: 0.3 },
@@ -448,7 +439,7 @@ Deno.test("interactive (pty): `!` alone enters shell mode: lines run without `!`
   const env = await home();
   const mock = MockLLM.start([chatText("Back with the model.")]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "!" + ENTER },
       { expect: "shell mode: [\\s\\S]*deft !> ", send: "echo first-$((6*7))" + ENTER, delay: 0.3 },
       { expect: "first-42[\\s\\S]*exit code 0[\\s\\S]*deft !> ", send: "ls" + ENTER, delay: 0.3 },

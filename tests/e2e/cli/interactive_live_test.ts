@@ -7,19 +7,10 @@ import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { mockModelArgs as modelArgs, sessionHome as home } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
-
-async function home(): Promise<{ home: string; env: Record<string, string> }> {
-  const dir = await tempDirUntilExit("deft-home-");
-  return { home: dir, env: { HOME: dir, XDG_STATE_HOME: `${dir}/state` } };
-}
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
 
 /** What stays on screen: spinner frames are drawn over and erased. */
 function screen(output: string): string {

@@ -6,24 +6,15 @@
  */
 import assert from "node:assert/strict";
 import { chatText, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { sessionEnv as home } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
 
 /** Shaped like an OpenAI project key, so Deft knows it for a secret wherever it shows up. */
 const KEY = "sk-proj-" + "Zq4T9wLm2Rx7Vb1Nc8Kp3Hs6".repeat(2);
-
-async function home(): Promise<Record<string, string>> {
-  const dir = await tempDirUntilExit("deft-home-");
-  return { HOME: dir, XDG_STATE_HOME: `${dir}/state` };
-}
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
 
 // deno-lint-ignore no-explicit-any
 function lastUser(body: any): string {
@@ -37,7 +28,7 @@ Deno.test("interactive (pty): a key in .env is masked in !cat output and in an @
   await Deno.writeTextFile(`${repo}/.env`, `DEBUG=1\nOPENAI_API_KEY=${KEY}\n`);
   const mock = MockLLM.start([chatText("Read.")]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "!cat .env" + ENTER },
       { expect: "exit code 0[\\s\\S]*deft> ", send: "check @.env" + ENTER, delay: 0.3 },
       { expect: "Read\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },

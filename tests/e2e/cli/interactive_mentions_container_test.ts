@@ -10,13 +10,10 @@ import { denoDir } from "../../helpers/deft.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { testRuntime } from "../../helpers/containers.ts";
+import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
 
 // deno-lint-ignore no-explicit-any
 function lastUser(body: any): string {

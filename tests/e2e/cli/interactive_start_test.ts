@@ -6,20 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { BUGGY, git, makeBuggyRepo } from "../../helpers/repo.ts";
-import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { sessionEnv as home } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
-
-async function home(): Promise<Record<string, string>> {
-  const dir = await tempDirUntilExit("deft-home-");
-  return { HOME: dir, XDG_STATE_HOME: `${dir}/state` };
-}
 
 /**
  * Committed files enough that recording the baseline takes a while (git hashes each again in the
@@ -46,19 +37,15 @@ Deno.test("interactive start (pty): a prompt typed the moment the prompt appears
     chatText("Fixed it."),
   ]);
   try {
-    const r = await runDeftInPty([
-      "interactive",
-      "-w",
-      repo,
-      "--approval",
-      "never",
-      ...modelArgs(mock),
-    ], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "fix calc" + ENTER, delay: 0 },
       { expect: "Fixed it\\.[\\s\\S]*deft> ", send: "/diff" + ENTER },
       { expect: "made\\.txt[\\s\\S]*deft> ", send: "/rewind 0 files" + ENTER },
       { expect: "rewound the files to checkpoint 0[\\s\\S]*deft> ", send: "/exit" + ENTER },
-    ], { cwd: repo, env });
+    ], {
+      args: ["--approval", "never"],
+      env,
+    });
     const out = plain(r.output);
     assert.equal(r.failed, null, out);
     assert.equal(r.code, 0, out);
@@ -79,18 +66,15 @@ Deno.test("interactive start (pty): a !command typed the moment the prompt appea
   const env = await home();
   const mock = MockLLM.start([]);
   try {
-    const r = await runDeftInPty([
-      "interactive",
-      "-w",
-      repo,
-      "--approval",
-      "never",
-      ...modelArgs(mock),
-    ], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "!echo typed-at-once > early.txt" + ENTER, delay: 0 },
       { expect: "exit code 0[\\s\\S]*deft> ", send: "/diff" + ENTER },
       { expect: "early\\.txt[\\s\\S]*deft> ", send: "/exit" + ENTER },
-    ], { cwd: repo, env, timeoutSeconds: 60 });
+    ], {
+      args: ["--approval", "never"],
+      env,
+      timeoutSeconds: 60,
+    });
     const out = plain(r.output);
     assert.equal(r.failed, null, out);
     assert.match(out.slice(out.lastIndexOf("/diff")), /^\+typed-at-once$/m);
@@ -109,17 +93,14 @@ Deno.test("interactive start (pty): a failure of the background start work is to
   const env = await home();
   const mock = MockLLM.start([]);
   try {
-    const r = await runDeftInPty([
-      "interactive",
-      "-w",
-      repo,
-      "--approval",
-      "never",
-      ...modelArgs(mock),
-    ], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> " },
       { expect: "could not record the state of [\\s\\S]*deft> ", send: "/exit" + ENTER },
-    ], { cwd: repo, env, timeoutSeconds: 60 });
+    ], {
+      args: ["--approval", "never"],
+      env,
+      timeoutSeconds: 60,
+    });
     const out = plain(r.output);
     assert.equal(r.failed, null, out);
     assert.equal(r.code, 0, out);

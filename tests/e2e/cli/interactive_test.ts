@@ -1,22 +1,13 @@
 import assert from "node:assert/strict";
 import { runDeft } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { mockModelArgs as modelArgs, sessionHome as home } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
 const UP = "\x1b[A";
-
-async function home(): Promise<{ home: string; env: Record<string, string> }> {
-  const dir = await tempDirUntilExit("deft-home-");
-  return { home: dir, env: { HOME: dir, XDG_STATE_HOME: `${dir}/state` } };
-}
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
 
 // deno-lint-ignore no-explicit-any
 const userTexts = (req: any): string[] =>
@@ -32,7 +23,7 @@ Deno.test("interactive (pty): a conversation; text answers end turns; slash comm
     chatText("Asked again."),
   ]);
   try {
-    const first = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const first = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "/help" + ENTER },
       { expect: "Commands:[\\s\\S]*deft> ", send: "/bogus" + ENTER },
       { expect: "unknown command /bogus[\\s\\S]*deft> ", send: "what is the answer" + ENTER },
@@ -61,7 +52,7 @@ Deno.test("interactive (pty): a conversation; text answers end turns; slash comm
     assert.match(history, /what did you just say/);
 
     // A new session: the up arrow recalls the last prompt of the previous one.
-    const again = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const again = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: UP },
       { expect: "what did you just say", send: ENTER },
       { expect: "Asked again\\.[\\s\\S]*deft> ", send: "/exit" + ENTER },
@@ -94,7 +85,7 @@ Deno.test("interactive (pty): approvals ask before rm -rf, not ls; no sends the 
     chatText("Fresh start."),
   ]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "approval: commands[\\s\\S]*deft> ", send: "tidy up" + ENTER },
       { expect: "Approve this command\\?\\s+\\$ rm -rf build[\\s\\S]*approve> " },
       { send: "n keep the build folder" + ENTER },
@@ -141,7 +132,7 @@ Deno.test("interactive (pty): Ctrl-C stops the turn, not the session", async () 
         : { ...chatText("too late"), delayMs: 6000 },
   );
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "slow one" + ENTER },
       { expect: "waiting for the model", send: "\x03" },
       { expect: "interrupted[\\s\\S]*deft> ", send: "quick one" + ENTER },
@@ -206,7 +197,7 @@ Deno.test("interactive (pty): lines pasted at once form one prompt", async () =>
   const { home: h, env } = await home();
   const mock = MockLLM.start([chatText("Got both.")]);
   try {
-    const r = await runDeftInPty(["interactive", "-w", repo, ...modelArgs(mock)], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "first pasted line" + ENTER + "second pasted line" + ENTER },
       { expect: "Got both\\.[\\s\\S]*deft> ", send: CTRL_D },
       { expect: "bye" },

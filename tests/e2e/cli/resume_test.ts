@@ -2,16 +2,7 @@ import assert from "node:assert/strict";
 import { runDeft } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { tempDirUntilExit } from "../../helpers/temp.ts";
-
-async function home(): Promise<{ home: string; env: Record<string, string> }> {
-  const dir = await tempDirUntilExit("deft-home-");
-  return { home: dir, env: { HOME: dir, XDG_STATE_HOME: `${dir}/state` } };
-}
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
+import { mockModelArgs as modelArgs, sessionHome as home } from "../../helpers/mock_session.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;

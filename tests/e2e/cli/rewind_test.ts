@@ -7,12 +7,9 @@ import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { BUGGY, CHECK, makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
 
 /** Waits until a trajectory under `state` records a checkpoint of `turn`. */
 async function checkpointOf(state: string, turn: number): Promise<void> {

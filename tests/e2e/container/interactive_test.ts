@@ -11,13 +11,10 @@ import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
+import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
 
 async function containerExists(rt: TestRuntime, id: string): Promise<boolean> {
   return await rt.cli("container", "inspect", id).then(() => true, () => false);

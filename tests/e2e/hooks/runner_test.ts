@@ -7,41 +7,37 @@
 import assert from "node:assert/strict";
 import { runHook } from "../../../src/hooks/runner.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { pidsByCmdline } from "../../helpers/bash.ts";
 import { runMocked, trustedHome } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 
-function isRunning(pid: number): boolean {
-  try {
-    Deno.kill(pid, "SIGCONT");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 for (
   const [how, spawn] of [
-    ["in its process group", "sleep 60 &"],
-    ["in a session of its own (setsid)", "setsid sleep 60 &"],
+    ["in its process group", ""],
+    ["in a session of its own (setsid)", "setsid "],
   ] as const
 ) {
   Deno.test(`a hook that answers and exits, leaving a child ${how} holding its stdout, is done at once`, async () => {
     await using dir = await tempDir("deft-hook-");
-    const pidFile = `${dir.path}/child.pid`;
-    const command =
-      `cat >/dev/null; echo '{"systemMessage":"hi"}'; ${spawn} echo $! > '${pidFile}'`;
+    // The hook runs in the default sandbox, in a PID namespace of its own: its `$!` is no pid of
+    // the host's, so the child is found (and ended) by a command line no other process has.
+    const sleeper = `sleep 60.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+    const command = `cat >/dev/null; echo '{"systemMessage":"hi"}'; ${spawn}${sleeper} &`;
     const started = performance.now();
     const run = await runHook({ type: "command", command, timeout: 20 }, {}, dir.path);
     const seconds = (performance.now() - started) / 1000;
-    const pid = Number((await Deno.readTextFile(pidFile)).trim());
     try {
       assert.equal(run.code, 0, JSON.stringify(run));
       assert.equal(run.timedOut, false);
       assert.match(run.stdout, /"systemMessage":"hi"/);
       assert.ok(seconds < 5, `runHook took ${seconds.toFixed(1)} s for a hook that exited at once`);
     } finally {
-      if (isRunning(pid)) Deno.kill(pid, "SIGKILL");
+      for (const pid of await pidsByCmdline(sleeper)) {
+        try {
+          Deno.kill(pid, "SIGKILL");
+        } catch { /* ended meanwhile */ }
+      }
     }
   });
 }

@@ -158,6 +158,11 @@ Deno.test("closing the connection closes the tools, leaves no process behind, ex
     await session.initialize();
     const started = await session.call(1, "bash", { command: `sleep ${sleeper} & echo $!` });
     const result = started.result as CallToolResult;
+    // Seen running first, by command line (the host's view), so that "gone" below means killed.
+    assert.ok(
+      await eventually(async () => (await pidsByCmdline(sleeper)).length > 0),
+      `sleep ${sleeper} never started: ${text(result)}`,
+    );
     const status = await session.end();
     assert.equal(status.code, 0, session.stderr);
     for (const line of session.stdout) assert.equal(JSON.parse(line).jsonrpc, "2.0");
@@ -186,6 +191,11 @@ Deno.test("a client that vanishes without closing stdin ends the session cleanly
     await session.initialize();
     const started = await session.call(1, "bash", { command: `sleep ${sleeper} & echo $!` });
     const result = started.result as CallToolResult;
+    // Seen running first, by command line (the host's view), so that "gone" below means killed.
+    assert.ok(
+      await eventually(async () => (await pidsByCmdline(sleeper)).length > 0),
+      `sleep ${sleeper} never started: ${text(result)}`,
+    );
     await session.abandon();
     // The next answer has nowhere to go, and the failed write ends the session. (A read still
     // pending in this process may swallow the first answer, so keep asking until it exits.)
@@ -257,6 +267,11 @@ Deno.test("SIGTERM closes the tools and exits with 143", async (t) => {
     await session.initialize();
     const started = await session.call(1, "bash", { command: `sleep ${sleeper} & echo $!` });
     const result = started.result as CallToolResult;
+    // Seen running first, by command line (the host's view), so that "gone" below means killed.
+    assert.ok(
+      await eventually(async () => (await pidsByCmdline(sleeper)).length > 0),
+      `sleep ${sleeper} never started: ${text(result)}`,
+    );
     session.child.kill("SIGTERM");
     const status = await session.child.status;
     assert.equal(status.code, 143, session.stderr);

@@ -7,53 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { FreezeRefused, freezeSandboxes } from "../../../src/policy/freeze.ts";
+import { fileSize, pause, racerSandbox, stopSandbox } from "../../helpers/sandbox_racer.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
-/** A bubblewrap sandbox running `script` (bash) with `dir` writable, as the shell's. */
-function sandbox(dir: string, script: string): Deno.ChildProcess {
-  return new Deno.Command("bwrap", {
-    args: [
-      "--die-with-parent",
-      "--new-session",
-      "--unshare-all",
-      "--cap-drop",
-      "ALL",
-      "--ro-bind",
-      "/",
-      "/",
-      "--bind",
-      dir,
-      dir,
-      "--proc",
-      "/proc",
-      "--dev",
-      "/dev",
-      "--",
-      "bash",
-      "--noprofile",
-      "--norc",
-      "-c",
-      script,
-    ],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-}
-
-async function stop(child: Deno.ChildProcess) {
-  try {
-    child.kill("SIGKILL");
-  } catch { /* gone */ }
-  await child.status;
-}
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The racer's counter: the size of the file it appends a byte to, each by a new process. */
-async function count(file: string): Promise<number> {
-  return (await Deno.stat(file).catch(() => ({ size: 0 }))).size;
-}
+const sandbox = (dir: string, script: string) => racerSandbox(dir, script, { newSession: true });
+const stop = stopSandbox;
+const count = fileSize;
 
 Deno.test("freeze: a forking racer is held still, then runs again", async () => {
   await using dir = await tempDir("deft-freeze-");

@@ -11,8 +11,11 @@
  * - a bwrap that cannot start is probed at every start and never remembered: "a bwrap that cannot
  *   start is probed at every start and never remembered"
  * - a bwrap replaced in place (same path and inode, even the same size) is probed again:
- *   probe_replaced_test.ts. Deno gives the change time in whole seconds, so a same-size rewrite
- *   within the second of the last change is not told apart.
+ *   probe_replaced_test.ts "probe memory: a bwrap replaced in place …" (rewritten in a later
+ *   second: the change time, which Deno gives in whole seconds, and the modification time differ).
+ * - not guarded: a same-size rewrite within the same second as the last change, told apart only by
+ *   the modification time (to the millisecond); a test cannot rewrite the file after Deft has
+ *   remembered it and still within the second it was written.
  * - not guarded: the rest of the key (kernel release, boot, user, host name, container marks),
  *   which a test cannot change.
  */

@@ -4,7 +4,8 @@
  * place — same path, same inode, even the same size, only its change time new — is probed again:
  * a remembered "it works" about the old program never vouches for the new one. (Deno reports the
  * change time in whole seconds, so the test rewrites the file in a later second than its last
- * change; a same-size rewrite within one second is not told apart, see the note of issue 50.)
+ * change; within one second only the modification time, kept to the millisecond, tells them apart,
+ * which no test can arrange after Deft has remembered the file.)
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";

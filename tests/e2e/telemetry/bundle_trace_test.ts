@@ -5,6 +5,7 @@
 import * as assert from "node:assert/strict";
 import { mockRunArgs, REPO_ROOT } from "../../helpers/deft.ts";
 import { chatText, MockLLM } from "../../helpers/mock_llm.ts";
+import { otlpReceiver } from "../../helpers/otlp.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { BUNDLE_FULL_FLAGS } from "../../helpers/deno_flags.ts";
 
@@ -23,18 +24,7 @@ Deno.test({
     assert.ok(built.success, new TextDecoder().decode(built.stderr));
     await Deno.mkdir(`${dir}/work`);
 
-    const names: string[] = [];
-    const collector = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      async (req) => {
-        // deno-lint-ignore no-explicit-any
-        const body: any = await req.json().catch(() => ({}));
-        for (const rs of body.resourceSpans ?? []) {
-          for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) names.push(s.name);
-        }
-        return Response.json({});
-      },
-    );
+    const collector = otlpReceiver();
     const mock = MockLLM.start([chatText("Hello from the bundle.")]);
     try {
       const out = await new Deno.Command(Deno.execPath(), {
@@ -46,7 +36,7 @@ Deno.test({
           DEFT_CACHE_DIR: `${dir}/.cache`,
           OTEL_DENO: "true",
           OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.addr.port}`,
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
         },
         stdin: "null",
         stdout: "piped",
@@ -55,12 +45,13 @@ Deno.test({
       const stderr = new TextDecoder().decode(out.stderr);
       assert.equal(out.code, 0, stderr);
       assert.match(new TextDecoder().decode(out.stdout), /Hello from the bundle\./);
+      const names = collector.spans().map((s) => s.name);
       for (const name of ["deft.run", "invoke_agent deft", "chat mock-model"]) {
         assert.ok(names.includes(name), `no ${name} span among ${JSON.stringify(names)}`);
       }
     } finally {
       await mock.close();
-      await collector.shutdown();
+      await collector.close();
     }
   },
 });

@@ -19,49 +19,13 @@ import * as assert from "node:assert/strict";
 import { join } from "node:path";
 import { runMocked } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM, type MockReply } from "../../helpers/mock_llm.ts";
+import { otlpReceiver, type OtlpSpan, STATUS_ERROR } from "../../helpers/otlp.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
-/** Everything an OTLP/HTTP JSON exporter posts to 127.0.0.1, as raw bytes and as parsed spans. */
-function receiver() {
-  const bodies: { path: string; text: string }[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    bodies.push({ path: new URL(req.url).pathname, text: await req.text() });
-    return Response.json({});
-  });
-  return {
-    bodies,
-    url: `http://127.0.0.1:${server.addr.port}`,
-    close: () => server.shutdown(),
-  };
-}
-
-interface Span {
-  name: string;
-  status?: { code?: number; message?: string };
-  attributes?: { key: string; value: Record<string, unknown> }[];
-  events?: unknown[];
-}
-
-function spansIn(bodies: { text: string }[]): Span[] {
-  return bodies.flatMap(({ text }) => {
-    try {
-      // deno-lint-ignore no-explicit-any
-      return (JSON.parse(text).resourceSpans ?? []).flatMap((rs: any) =>
-        // deno-lint-ignore no-explicit-any
-        (rs.scopeSpans ?? []).flatMap((ss: any) => ss.spans ?? [])
-      );
-    } catch {
-      return [];
-    }
-  });
-}
-
-function attribute(span: Span, key: string): unknown {
+function attribute(span: OtlpSpan, key: string): unknown {
   const value = span.attributes?.find((a) => a.key === key)?.value;
   return value ? Object.values(value)[0] : undefined;
 }
-
-const STATUS_ERROR = 2;
 
 /** One run: a failing bash call, a view and a failing edit, then a model call that fails. */
 async function exported(markers: Record<string, string>, extraEnv: Record<string, string>) {
@@ -93,7 +57,7 @@ async function exported(markers: Record<string, string>, extraEnv: Record<string
     ]),
     modelError,
   ]);
-  const collector = receiver();
+  const collector = otlpReceiver();
   try {
     const run = await runMocked(mock, `Look around. ${markers.prompt}`, work, {
       env: {
@@ -111,7 +75,7 @@ async function exported(markers: Record<string, string>, extraEnv: Record<string
       assert.ok(toolMessages.includes(marker), `the model never saw ${marker}:\n${toolMessages}`);
     }
     assert.notEqual(run.code, 0, "the failed model call should fail the run");
-    return { bodies: collector.bodies, spans: spansIn(collector.bodies), stderr: run.stderr };
+    return { bodies: collector.posts, spans: collector.spans(), stderr: run.stderr };
   } finally {
     await mock.close();
     await collector.close();

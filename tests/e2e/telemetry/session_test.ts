@@ -23,6 +23,7 @@ import { withAcp } from "../../helpers/acp_client.ts";
 import { runDeft, runMocked } from "../../helpers/deft.ts";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { otlpReceiver } from "../../helpers/otlp.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
 /** An OTLP attribute value as sent: exactly one of these keys. */
@@ -38,41 +39,23 @@ interface RawSpan {
   status?: { code?: number; message?: string };
 }
 
-/** Everything posted to an OTLP/HTTP JSON receiver on 127.0.0.1: the bodies, and the spans. */
+/** The shared receiver (tests/helpers/otlp.ts): the bodies, and the spans, attributes by key. */
 function receiver() {
-  const bodies: string[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    bodies.push(await req.text());
-    return Response.json({});
-  });
-  const spans = (): RawSpan[] =>
-    bodies.flatMap((text) => {
-      let body;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return [];
-      }
-      // deno-lint-ignore no-explicit-any
-      return (body.resourceSpans ?? []).flatMap((rs: any) =>
-        // deno-lint-ignore no-explicit-any
-        (rs.scopeSpans ?? []).flatMap((ss: any) => ss.spans ?? [])
-      ).map((s: RawSpan & { attributes?: { key: string; value: RawValue }[] }) => ({
+  const r = otlpReceiver();
+  return {
+    get bodies(): string[] {
+      return r.posts.map((p) => p.text);
+    },
+    spans: (): RawSpan[] =>
+      r.spans().map((s) => ({
         ...s,
         links: s.links ?? [],
-        attributes: Object.fromEntries((s.attributes ?? []).map((a) => [a.key, a.value])),
-      }));
-    });
-  return {
-    bodies,
-    spans,
-    env: {
-      OTEL_DENO: "true",
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${server.addr.port}`,
-      OTEL_DENO_CONSOLE: "ignore",
-    },
-    close: () => server.shutdown(),
+        attributes: Object.fromEntries(
+          (s.attributes ?? []).map((a) => [a.key, a.value as RawValue]),
+        ),
+      })),
+    env: r.env,
+    close: r.close,
   };
 }
 

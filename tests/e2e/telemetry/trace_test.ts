@@ -15,15 +15,8 @@ import {
   type MockReply,
   type MockRequest,
 } from "../../helpers/mock_llm.ts";
+import { otlpReceiver, plainValue } from "../../helpers/otlp.ts";
 import { tempDir } from "../../helpers/temp.ts";
-
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: string | number;
-  boolValue?: boolean;
-  doubleValue?: number;
-  arrayValue?: { values: OtlpValue[] };
-}
 
 interface ReceivedSpan {
   traceId: string;
@@ -34,33 +27,21 @@ interface ReceivedSpan {
   status?: { code?: number };
 }
 
-function plain(v: OtlpValue): unknown {
-  if (v.stringValue !== undefined) return v.stringValue;
-  if (v.intValue !== undefined) return Number(v.intValue);
-  if (v.boolValue !== undefined) return v.boolValue;
-  if (v.doubleValue !== undefined) return v.doubleValue;
-  if (v.arrayValue) return v.arrayValue.values.map(plain);
-  return undefined;
-}
-
-/** An OTLP/HTTP JSON trace receiver on 127.0.0.1. */
+/** The shared receiver (tests/helpers/otlp.ts), its spans' attributes as plain values by key. */
 function receiver() {
-  const spans: ReceivedSpan[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const body = await req.json().catch(() => ({}));
-    // deno-lint-ignore no-explicit-any
-    for (const rs of (body as any).resourceSpans ?? []) {
-      for (const ss of rs.scopeSpans ?? []) {
-        for (const s of ss.spans ?? []) {
-          const attributes: Record<string, unknown> = {};
-          for (const a of s.attributes ?? []) attributes[a.key] = plain(a.value);
-          spans.push({ ...s, attributes });
-        }
-      }
-    }
-    return Response.json({});
-  });
-  return { spans, url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
+  const r = otlpReceiver();
+  return {
+    get spans(): ReceivedSpan[] {
+      return r.spans().map((s) => ({
+        ...s,
+        attributes: Object.fromEntries(
+          (s.attributes ?? []).map((a) => [a.key, plainValue(a.value)]),
+        ),
+      }));
+    },
+    url: r.url,
+    close: r.close,
+  };
 }
 
 /** The model: fixes the bug and prints the shell's TRACEPARENT, then calls task_done. */

@@ -1,0 +1,34 @@
+/**
+ * The two things nearly every test of a Deft session against the mock model starts with: the
+ * flags that point Deft at the mock, and a fresh home of its own (so the user's config, sessions
+ * and trust never leak in).
+ */
+import { tempDirUntilExit } from "./temp.ts";
+
+/**
+ * Flags for `deft …` that talk to `mock` (an OpenAI-compatible server) as model `model`; the
+ * long `--provider`, since a bare `deft -p` means print.
+ */
+export function mockModelArgs(mock: { url: string }, model = "mock"): string[] {
+  return [
+    "--provider",
+    "openai_compatible",
+    "-m",
+    model,
+    "--model-base-url",
+    `${mock.url}/v1`,
+    "-k",
+    "k",
+  ];
+}
+
+/** A fresh home (gone when the test process ends) and the environment that makes it Deft's. */
+export async function sessionHome(): Promise<{ home: string; env: Record<string, string> }> {
+  const dir = await tempDirUntilExit("deft-home-");
+  return { home: dir, env: { HOME: dir, XDG_STATE_HOME: `${dir}/state` } };
+}
+
+/** The environment of a fresh home, for tests that need no more of it. */
+export async function sessionEnv(): Promise<Record<string, string>> {
+  return (await sessionHome()).env;
+}
