@@ -284,7 +284,10 @@ export class SubagentTool extends Tool {
     return outcome.success ? ok(text) : fail(text);
   }
 
-  /** Ends every child still running and removes its worktree (the session is closing). */
+  /**
+   * Ends every child still running and removes its worktree: the session is closing, or the
+   * turn was cancelled (`executor.stopShells`, as the catalog entry holds children's shells).
+   */
   override async close(): Promise<void> {
     await Promise.all([...this.#runs].map((r) => r.end()));
   }

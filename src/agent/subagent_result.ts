@@ -108,9 +108,12 @@ export class SubagentRun {
     this.#controller.abort();
   }
 
-  /** Stops the child if it still runs and undoes what it set up (idempotent). */
+  /**
+   * Stops the child if it still runs and undoes what it set up (idempotent). The tool's close
+   * comes both from a cancelled turn (Ctrl-C) and from the session's end.
+   */
   end(): Promise<void> {
-    this.#stop("the session ended");
+    this.#stop("it was stopped: the turn was cancelled or the session ended");
     return this.#ended ??= (async () => {
       for (const cleanup of this.#cleanups.reverse()) {
         try {
