@@ -27,6 +27,7 @@ import { openChildTree } from "./subagent_tree.ts";
 import { patchChanges, recordBaseline, type WorkspaceBaseline, workspacePatch } from "./patch.ts";
 import { patchStats } from "./patch_stats.ts";
 import { childText, SubagentRun } from "./subagent_result.ts";
+import { applyPatch, type KeptPatch } from "./subagent_apply.ts";
 import type { LLMClient, LLMMessage } from "../llm/types.ts";
 import type { RunConfig } from "../config/resolve.ts";
 import { gatedExecutor, type GateParts } from "../gate/pipeline.ts";
@@ -81,20 +82,33 @@ class Slots {
   }
 }
 
+/** The caller's side of the link: the trajectory its children name as their parent's. */
+export interface ParentLink {
+  parent?: { session_id: string | null; trajectory: string | null };
+}
+
 /**
  * Puts the child runner in the place of the `task` stand-in, when the session's tools have it;
- * the executor keeps its gates (`replaceTool`).
+ * the executor keeps its gates (`replaceTool`). Returns the link the session keeps up to date
+ * with the trajectory it records into (undefined: no `task` tool).
  */
-export function offerSubagents(executor: ToolExecutor, home: SubagentHome): void {
+export function offerSubagents(
+  executor: ToolExecutor,
+  home: SubagentHome,
+): ParentLink | undefined {
   const standIn = executor.find(TASK.name);
-  if (!standIn) return;
+  if (!standIn) return undefined;
   const settings = home.config.subagents ?? {};
+  const link: ParentLink = {};
   const tool = new SubagentTool(standIn.context, home, {
     depth: 0,
     slots: new Slots(settings.parallel ?? DEFAULT_PARALLEL),
     toolNames: executor.tools.map((t) => t.name),
+    executor,
+    link,
   });
   executor.replaceTool(TASK.name, tool);
+  return link;
 }
 
 interface Lineage {
@@ -103,6 +117,10 @@ interface Lineage {
   slots: Slots;
   /** The caller's tools: a child gets these or fewer. */
   toolNames: readonly string[];
+  /** The caller's executor: its editor and gates write an applied patch. */
+  executor: ToolExecutor;
+  /** The caller's trajectory, which its children record as their parent. */
+  link: ParentLink;
 }
 
 /** `task`: runs a child agent and answers with what it did. */
@@ -111,6 +129,8 @@ export class SubagentTool extends Tool {
   readonly description = TASK.description;
   readonly parameters = TASK.parameters;
   readonly #runs = new Set<SubagentRun>();
+  /** The patches of this caller's children, by the child's session id, for `apply`. */
+  readonly #patches = new Map<string, KeptPatch>();
 
   constructor(
     context: ToolContext,
@@ -132,11 +152,17 @@ export class SubagentTool extends Tool {
   }
 
   async execute(args: Record<string, unknown>): Promise<ToolExecResult> {
+    if (typeof args.apply === "string" && args.apply.trim() !== "") {
+      return await this.#apply(args.apply, args.files);
+    }
     const description = String(args.description ?? "").trim() || "task";
     const prompt = String(args.prompt ?? "");
     const mode = args.mode === "read" ? "read" : "write";
     if (prompt.trim() === "") {
-      return fail("task: the prompt is empty; say what the child is to do.");
+      return fail(
+        "task: the prompt is empty; say what the child is to do (or pass `apply` with a " +
+          "finished child's patch id to apply its changes).",
+      );
     }
     const allowed = this.#childTools();
     let names = allowed;
@@ -164,6 +190,29 @@ export class SubagentTool extends Tool {
     }
   }
 
+  /** `apply`: a child's patch into the caller's tree, through its editor and gates. */
+  async #apply(id: string, files: unknown): Promise<ToolExecResult> {
+    const kept = this.#patches.get(id.trim());
+    if (!kept) {
+      const known = [...this.#patches.keys()];
+      return fail(
+        `task: no patch '${id}' to apply: ` +
+          (known.length > 0
+            ? `the patches of this session's children are ${known.join(", ")}.`
+            : "no child of this session has left one (a child's patch is named in its result)."),
+      );
+    }
+    return await applyPatch(
+      kept,
+      Array.isArray(files) ? files.map(String) : undefined,
+      {
+        workspace: this.home.workspace,
+        executor: this.lineage.executor,
+        maxFileBytes: this.home.config.toolSettings.maxFileBytes,
+      },
+    );
+  }
+
   async #run(run: SubagentRun, prompt: string, names: string[]): Promise<ToolExecResult> {
     const { home } = this;
     const { config } = home;
@@ -171,6 +220,7 @@ export class SubagentTool extends Tool {
     const parentSettings = config.toolSettings;
     let workspace = home.workspace;
     let carried: string | undefined;
+    let top = home.workspace;
     if (run.mode === "write") {
       const tree = await openChildTree(
         home.workspace,
@@ -180,6 +230,7 @@ export class SubagentTool extends Tool {
       run.onEnd(tree.remove);
       workspace = tree.workspace;
       carried = tree.carried;
+      top = tree.top;
     }
     // The child's sandbox writes only its worktree; a reader writes nothing.
     const settings = {
@@ -204,6 +255,8 @@ export class SubagentTool extends Tool {
     );
     const executor = gatedExecutor(tools, home.gates);
     run.onEnd(async () => void await executor.closeTools().catch(() => []));
+    const sessionId = newSessionId();
+    const trajectory = defaultTrajectoryPath(sessionId);
     if (executor.find(TASK.name)) {
       executor.replaceTool(
         TASK.name,
@@ -211,17 +264,19 @@ export class SubagentTool extends Tool {
           depth: this.lineage.depth + 1,
           slots: this.lineage.slots,
           toolNames: names,
+          executor,
+          link: { parent: { session_id: sessionId, trajectory } },
         }),
       );
     }
-    const sessionId = newSessionId();
-    const recorder = new TrajectoryRecorder(defaultTrajectoryPath(sessionId), {
+    const recorder = new TrajectoryRecorder(trajectory, {
       session_id: sessionId,
       task: prompt,
       working_dir: workspace,
       provider: home.client.provider,
       model: home.client.model,
       max_steps: Math.min(sub.max_steps ?? DEFAULT_CHILD_STEPS, config.agent.max_steps),
+      parent: this.lineage.link.parent ?? { session_id: null, trajectory: null },
     });
     const deadline = (sub.deadline_seconds ?? DEFAULT_DEADLINE_SECONDS) * 1000;
     home.console.note(`task '${run.description}' (${run.mode}) started: ${recorder.path}`);
@@ -267,7 +322,10 @@ export class SubagentTool extends Tool {
     const patchFile = changes.length > 0
       ? recorder.path.replace(/\.json$/, "") + ".patch"
       : undefined;
-    if (patchFile) await Deno.writeTextFile(patchFile, patch, { mode: 0o600 });
+    if (patchFile) {
+      await Deno.writeTextFile(patchFile, patch, { mode: 0o600 });
+      this.#patches.set(sessionId, { id: sessionId, patch, file: patchFile, base: top });
+    }
     const text = childText({
       run,
       sessionId,
@@ -281,7 +339,12 @@ export class SubagentTool extends Tool {
       patchError,
     });
     home.console.note(`task '${run.description}' ended: ${outcome.summary}`);
-    return outcome.success ? ok(text) : fail(text);
+    const answer = outcome.success ? ok(text) : fail(text);
+    const link = { session_id: sessionId, trajectory: recorder.path };
+    return {
+      ...answer,
+      record: { subagent: patchFile ? { ...link, patch_file: patchFile } : link },
+    };
   }
 
   /**

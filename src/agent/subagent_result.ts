@@ -158,8 +158,9 @@ export function childText(what: {
       : patch;
     lines.push(
       "",
-      `patch ${what.sessionId} (${what.patchFile}): your tree is unchanged; apply what you ` +
-        `want of it with your edit tools.`,
+      `patch ${what.sessionId} (${what.patchFile}): your tree is unchanged. To apply it, ` +
+        `call this tool with {"apply": "${what.sessionId}"} (and "files": [...] for a part); ` +
+        `or leave it.`,
       shown,
     );
   }
