@@ -171,7 +171,7 @@ Deno.test("task apply: a parent file that moved on, or a change the editor canno
       if (c.results.length > 0) return chatText("CHILD done");
       return chatToolCalls([["bash", {
         command: `cd ${c.root} && sed -i 's/a - b/a + b/' calc.py && echo new > new.txt && ` +
-          "rm gone.txt",
+          "rm gone.txt && ln -s /etc/hostname evil",
       }]]);
     }
     const step = c.results.length;
@@ -200,7 +200,11 @@ Deno.test("task apply: a parent file that moved on, or a change the editor canno
     env: h.env,
   });
   assert.equal(ran.code, 0, ran.stderr);
-  assert.match(answers[0], /was not applied: your file editor cannot delete a file \(gone\.txt\)/);
+  assert.match(
+    answers[0],
+    /was not applied: your file editor cannot .*delete a file \(gone\.txt\)/,
+  );
+  assert.match(answers[0], /create a symbolic link \(evil\)/);
   assert.match(answers[0], /Nothing was changed/);
   assert.match(answers[0], /"files": \["calc\.py","new\.txt"\]/);
   assert.match(answers[1], /its base no longer matches your tree/);
@@ -209,5 +213,6 @@ Deno.test("task apply: a parent file that moved on, or a change the editor canno
   assert.equal(await Deno.readTextFile(`${repo}/calc.py`), BUGGY.replace("a - b", "b + a"));
   await assert.rejects(Deno.stat(`${repo}/new.txt`));
   assert.equal(await Deno.readTextFile(`${repo}/gone.txt`), "to be deleted\n");
+  await assert.rejects(Deno.lstat(`${repo}/evil`));
   await leftovers(repo, h.tmp);
 });
