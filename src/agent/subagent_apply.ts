@@ -49,9 +49,6 @@ interface PatchFile {
   created: boolean;
 }
 
-/** The answer of an apply, with the editor calls it made for the trajectory. */
-type Applied = ToolExecResult & { record?: ResultRecord };
-
 let applyCalls = 0;
 
 /**
@@ -62,7 +59,7 @@ export async function applyPatch(
   kept: KeptPatch,
   files: readonly string[] | undefined,
   place: ApplyPlace,
-): Promise<Applied> {
+): Promise<ToolExecResult> {
   const editor = place.executor.tools.find((t) => catalogEntry(t.name)?.rewrite);
   const rewrite = editor && catalogEntry(editor.name)?.rewrite;
   if (!editor || !rewrite) {

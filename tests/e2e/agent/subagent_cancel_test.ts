@@ -44,7 +44,12 @@ Deno.test("task (pty): Ctrl-C stops a running child: its command and worktree go
   const mock = MockLLM.start([], (req) => {
     const text = firstUserText(req);
     if (text.includes("CHILD-HANGS")) {
-      return chatToolCalls([["bash", { command: SLEEPER, timeout: 600 }]]);
+      // A quick first command, so the console's line for step 1 says the shell is up; then
+      // the command that hangs.
+      const done = req.body.messages.filter((m: { role: string }) => m.role === "tool").length;
+      return done === 0
+        ? chatToolCalls([["bash", { command: "true" }]])
+        : chatToolCalls([["bash", { command: SLEEPER, timeout: 600 }]]);
     }
     // deno-lint-ignore no-explicit-any
     const users = req.body.messages.filter((m: any) => m.role === "user").length;
@@ -82,8 +87,8 @@ Deno.test("task (pty): Ctrl-C stops a running child: its command and worktree go
   try {
     const run = await runDeftInPty(["interactive", "-w", repo, "--approval", "never"], [
       { expect: "deft> ", send: "PARENT start the child" + ENTER },
-      // Time for the child's first request and its sandboxed shell to start the command.
-      { expect: "task 'hang' \\(write\\) started", send: CTRL_C, delay: 10 },
+      // The child's shell is up after its first step; its next command starts at once.
+      { expect: "\\[task hang\\] step 1: bash", send: CTRL_C, delay: 4 },
       // The prompt back within the step's timeout (30 s), far before the deadline (600 s).
       { expect: "interrupted[\\s\\S]*deft> ", send: "PARENT again" + ENTER },
       { expect: "PARENT checked[\\s\\S]*deft> ", send: CTRL_D },
