@@ -14,9 +14,6 @@ const MAX_DEPTH = 3;
 /** Children read, at most, in all. */
 const MAX_CHILDREN = 100;
 
-/** The child agents a run's `Task` calls name, by the trajectory path each call recorded. */
-export type RunChildren = Record<string, RunModel>;
-
 /** Reads the children of `run` (and theirs) into `run.children`. */
 export async function loadChildren(run: RunModel): Promise<void> {
   const seen = new Set([resolve(run.path)]);
@@ -27,7 +24,7 @@ export async function loadChildren(run: RunModel): Promise<void> {
       if (!path || seen.has(path) || seen.size > MAX_CHILDREN) continue;
       seen.add(path);
       const child = await loadRun(path, basename(path).replace(/^trajectory_|\.json$/g, ""));
-      (parent.children ??= {})[trajectory] = child;
+      (parent.children ??= new Map()).set(trajectory, child);
       await below(child, depth + 1);
     }
   };

@@ -28,7 +28,7 @@ export interface RunModel {
    */
   parts?: ConversationPart[];
   /** The child agents its `Task` calls ran, by the trajectory path each recorded (children.ts). */
-  children?: Record<string, RunModel>;
+  children?: Map<string, RunModel>;
 }
 
 /** One batch as the report shows it. */

@@ -148,7 +148,7 @@ function childAgent(
 ): string {
   const link = result?.subagent;
   if (!link || typeof link.trajectory !== "string") return "";
-  const child = children?.[link.trajectory];
+  const child = children?.get(link.trajectory);
   const shown = child
     ? runSection(child, limits)
     : `<p class="note">its trajectory is not beside this one nor in Deft's trajectories ` +
