@@ -334,6 +334,7 @@ export async function runTask(
       session_id: recorder.data.session_id ?? null,
       trajectory: trajectoryPath,
     };
+    session.subagents.signal = opts.signal;
   }
   if (console.start) {
     console.start({

@@ -82,9 +82,13 @@ class Slots {
   }
 }
 
-/** The caller's side of the link: the trajectory its children name as their parent's. */
+/**
+ * The caller's side of the link: the trajectory its children name as their parent's, and the
+ * signal of the caller's running turn, whose abort stops them (the session sets both per turn).
+ */
 export interface ParentLink {
   parent?: { session_id: string | null; trajectory: string | null };
+  signal?: AbortSignal;
 }
 
 /**
@@ -177,13 +181,24 @@ export class SubagentTool extends Tool {
       }
       names = [...new Set(args.tools.map((n) => byKey.get(normalizeToolName(String(n)))!))];
     }
+    // The caller's turn was cancelled (Ctrl-C): no child starts, and a running one stops.
+    const turn = this.lineage.link.signal;
+    const cancelled = () => fail("task: not started: the turn was cancelled.");
+    if (turn?.aborted) return cancelled();
     // Nested children run in their parent's slot: waiting for another could wait forever.
     const give = this.lineage.depth === 0 ? await this.lineage.slots.take() : () => {};
+    if (turn?.aborted) {
+      give();
+      return cancelled();
+    }
     const run = new SubagentRun(description, mode);
+    const stop = () => void run.end("it was stopped: the turn was cancelled");
+    turn?.addEventListener("abort", stop, { once: true });
     this.#runs.add(run);
     try {
       return await this.#run(run, prompt, names);
     } finally {
+      turn?.removeEventListener("abort", stop);
       await run.end();
       this.#runs.delete(run);
       give();
@@ -265,7 +280,7 @@ export class SubagentTool extends Tool {
           slots: this.lineage.slots,
           toolNames: names,
           executor,
-          link: { parent: { session_id: sessionId, trajectory } },
+          link: { parent: { session_id: sessionId, trajectory }, signal: run.signal },
         }),
       );
     }
@@ -347,10 +362,7 @@ export class SubagentTool extends Tool {
     };
   }
 
-  /**
-   * Ends every child still running and removes its worktree: the session is closing, or the
-   * turn was cancelled (`executor.stopShells`, as the catalog entry holds children's shells).
-   */
+  /** Ends every child still running and removes its worktree (the session is closing). */
   override async close(): Promise<void> {
     await Promise.all([...this.#runs].map((r) => r.end()));
   }

@@ -108,12 +108,14 @@ export class SubagentRun {
     this.#controller.abort();
   }
 
-  /**
-   * Stops the child if it still runs and undoes what it set up (idempotent). The tool's close
-   * comes both from a cancelled turn (Ctrl-C) and from the session's end.
-   */
-  end(): Promise<void> {
-    this.#stop("it was stopped: the turn was cancelled or the session ended");
+  /** The child's own signal: aborted at its deadline or when it is ended. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Stops the child if it still runs, saying why, and undoes what it set up (idempotent). */
+  end(reason = "the session ended"): Promise<void> {
+    this.#stop(reason);
     return this.#ended ??= (async () => {
       for (const cleanup of this.#cleanups.reverse()) {
         try {

@@ -142,9 +142,6 @@ export const CATALOG: readonly CatalogEntry[] = [
     runs: "in-process",
     effects: () => ({ kind: "other" }),
     describe: describeTask,
-    // Its children hold shells: a cancel (Ctrl-C, ACP's session/cancel) ends them with the
-    // turn, worktrees removed, instead of leaving them to run to their deadline.
-    holdsShell: true,
     load: async () => (await import("./task_tool.ts")).TaskStandInTool,
   },
 ];

@@ -221,17 +221,11 @@ Deno.test("stopShells closes the tool that holds a shell, and only it, whatever 
   const remote = new FakeTool("mcp__files__bash", []);
   const executor = new ToolExecutor([...builtIns, remote]);
   await executor.stopShells();
-  // The shell, and the Task tool whose children hold shells of their own.
-  assert.deepEqual(
-    closed,
-    ["bash", "Task"],
-    "the shells alone are closed (a close failing is no error)",
-  );
+  assert.deepEqual(closed, ["bash"], "the shell alone is closed (its close failing is no error)");
   assert.equal(remote.closed, false);
-  // A session without them has nothing to stop.
-  await new ToolExecutor(builtIns.filter((t) => !["bash", "Task"].includes(t.name)))
-    .stopShells();
-  assert.deepEqual(closed, ["bash", "Task"]);
+  // A session without the shell has nothing to stop.
+  await new ToolExecutor(builtIns.filter((t) => t.name !== "bash")).stopShells();
+  assert.deepEqual(closed, ["bash"]);
 });
 
 /** Where front ends live: none of them picks a tool by its name. */

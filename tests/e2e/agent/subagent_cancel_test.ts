@@ -1,6 +1,7 @@
 /**
- * Ctrl-C in `deft interactive` while a `Task` child runs (issue 54): the child ends with the turn,
- * its processes and worktree go, and the prompt is back long before the child's deadline.
+ * Ctrl-C in `deft interactive` while a `Task` child runs (issue 54): the turn's signal reaches the
+ * child, which ends with its processes and worktree; the turn's next `Task` call starts none; the
+ * prompt is back long before the child's deadline.
  */
 import assert from "node:assert/strict";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
@@ -36,13 +37,18 @@ function snapshot(repo: string, tmp: string) {
   };
 }
 
-Deno.test("task (pty): Ctrl-C stops a running child: its command and worktree go, the prompt comes back", async () => {
+Deno.test("task (pty): Ctrl-C stops a running child (its command and worktree go) and the turn's next one never starts; the prompt comes back", async () => {
   const repo = await makeBuggyRepo();
   await using homeDir = await tempDir("deft-home-");
   await using tmp = await tempDir("deft-tmp-");
   let afterCancel: ReturnType<typeof snapshot> | undefined;
+  let secondStarted = false;
   const mock = MockLLM.start([], (req) => {
     const text = firstUserText(req);
+    if (text.includes("CHILD-SECOND")) {
+      secondStarted = true;
+      return chatToolCalls([["bash", { command: SLEEPER, timeout: 600 }]]);
+    }
     if (text.includes("CHILD-HANGS")) {
       // A quick first command, so the console's line for step 1 says the shell is up; then
       // the command that hangs.
@@ -58,7 +64,11 @@ Deno.test("task (pty): Ctrl-C stops a running child: its command and worktree go
       afterCancel = snapshot(repo, tmp.path);
       return chatText("PARENT checked");
     }
-    return chatToolCalls([["task", { description: "hang", prompt: "CHILD-HANGS" }]]);
+    // Two children, run one after the other: the second must not start after the Ctrl-C.
+    return chatToolCalls([
+      ["task", { description: "hang", prompt: "CHILD-HANGS" }],
+      ["task", { description: "second", prompt: "CHILD-SECOND" }],
+    ]);
   });
   await Deno.mkdir(`${homeDir.path}/.config/deft`, { recursive: true });
   await Deno.writeTextFile(
@@ -114,6 +124,7 @@ Deno.test("task (pty): Ctrl-C stops a running child: its command and worktree go
       { sleeping: false, worktrees: 1, folders: 0 },
       "after the Ctrl-C, with Deft still running: no child command, worktree or folder",
     );
+    assert.equal(secondStarted, false, "the turn's next child did not start");
     assert.equal(sleeping(), false);
   } finally {
     driving = false;
