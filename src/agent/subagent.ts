@@ -31,7 +31,8 @@ import { applyPatch, type KeptPatch } from "./subagent_apply.ts";
 import type { LLMClient, LLMMessage } from "../llm/types.ts";
 import type { RunConfig } from "../config/resolve.ts";
 import { gatedExecutor, type GateParts } from "../gate/pipeline.ts";
-import { gitSandbox } from "../policy/git.ts";
+import { gitSandbox, runGit } from "../policy/git.ts";
+import { readOwnText } from "../policy/own_file.ts";
 import { fail, ok, Tool, type ToolContext, type ToolExecResult } from "../tools/base.ts";
 import { normalizeToolName, type ToolExecutor } from "../tools/executor.ts";
 import { TASK } from "../tools/task_tool.ts";
@@ -46,6 +47,8 @@ export const DEFAULT_CHILD_STEPS = 50;
 const MAX_KEPT_GOING = 3;
 /** Children running at once unless the config says otherwise. */
 export const DEFAULT_PARALLEL = 2;
+/** The largest saved patch `apply` reads back. */
+const MAX_PATCH_BYTES = 64 * 1024 * 1024;
 
 /** What a session lends its children. */
 export interface SubagentHome {
@@ -207,7 +210,7 @@ export class SubagentTool extends Tool {
 
   /** `apply`: a child's patch into the caller's tree, through its editor and gates. */
   async #apply(id: string, files: unknown): Promise<ToolExecResult> {
-    const kept = this.#patches.get(id.trim());
+    const kept = await this.#kept(id.trim());
     if (!kept) {
       const known = [...this.#patches.keys()];
       return fail(
@@ -226,6 +229,22 @@ export class SubagentTool extends Tool {
         maxFileBytes: this.home.config.toolSettings.maxFileBytes,
       },
     );
+  }
+
+  /**
+   * A child's patch by its id: one of this session's children's, else one saved by an earlier
+   * run of the conversation (`--continue`), read from Deft's trajectories folder.
+   */
+  async #kept(id: string): Promise<KeptPatch | undefined> {
+    const known = this.#patches.get(id);
+    if (known || !/^[\w.-]+$/.test(id) || id.includes("..")) return known;
+    const file = defaultTrajectoryPath(id).replace(/\.json$/, ".patch");
+    const patch = await readOwnText(file, { limit: MAX_PATCH_BYTES, what: "a child's patch" })
+      .catch(() => undefined);
+    if (patch === undefined) return undefined;
+    const top = await runGit(this.home.workspace, ["rev-parse", "--show-toplevel"])
+      .catch(() => undefined);
+    return top?.ok ? { id, patch, file, base: top.out.trim() } : undefined;
   }
 
   async #run(run: SubagentRun, prompt: string, names: string[]): Promise<ToolExecResult> {

@@ -216,3 +216,37 @@ Deno.test("task apply: a parent file that moved on, or a change the editor canno
   await assert.rejects(Deno.lstat(`${repo}/evil`));
   await leftovers(repo, h.tmp);
 });
+
+Deno.test("task apply: a conversation continued in a new run applies the patch an earlier run's child left", async () => {
+  await using stack = new AsyncDisposableStack();
+  const repo = await makeBuggyRepo();
+  const mock = MockLLM.start([], (req) => {
+    const c = conversation(req);
+    if (!c.text.includes("PARENT")) return child(req);
+    const messages: Json[] = req.body.messages;
+    const last = messages.at(-1);
+    if (last.role === "user" && JSON.stringify(last.content).includes("APPLY-NOW")) {
+      const one = c.results.find((r) => r.includes("CHILD ONE fixed add"))!;
+      return chatToolCalls([["task", { apply: patchId(one) }]]);
+    }
+    if (c.results.length === 0) {
+      return chatToolCalls([["task", { description: "one", prompt: "CHILD-ONE fix calc.py" }]]);
+    }
+    return chatText("parent done");
+  });
+  stack.defer(() => mock.close());
+  const h = await home(mock.url, stack);
+  const first = await runDeft(["run", "PARENT", "-w", repo, "--approval", "never"], {
+    cwd: h.path,
+    env: h.env,
+  });
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(await Deno.readTextFile(`${repo}/calc.py`), BUGGY, "the first run applied nothing");
+  const again = await runDeft(
+    ["run", "APPLY-NOW", "--continue", "-w", repo, "--approval", "never"],
+    { cwd: h.path, env: h.env },
+  );
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(await Deno.readTextFile(`${repo}/calc.py`), BUGGY.replace("a - b", "a + b"));
+  await leftovers(repo, h.tmp);
+});
