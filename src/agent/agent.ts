@@ -354,6 +354,8 @@ function recordResult(result: ToolCallResult): RecordedToolResult {
     result: result.output,
     error: result.error,
     ...(result.approval ? { approval: result.approval } : {}),
+    ...(result.record?.subagent ? { subagent: result.record.subagent } : {}),
+    ...(result.record?.edits ? { edits: result.record.edits } : {}),
   };
 }
 

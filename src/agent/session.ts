@@ -192,16 +192,16 @@ async function assemble(
   const executor = gatedExecutor(tools, start ? { ...parts, start } : parts);
   // The `Task` tool's children (on the host only) share the client and these very gates
   // (./subagent.ts).
-  if (!recording && workplace.onHost) {
-    offerSubagents(executor, {
+  const subagents = !recording && workplace.onHost
+    ? offerSubagents(executor, {
       client,
       gates: parts,
       config,
       workspace,
       console,
       instructions: instructions.prompt,
-    });
-  }
+    })
+    : undefined;
   if (instructions.files.length > 0) {
     console.note(`project instructions: ${instructions.files.map((f) => f.path).join(", ")}`);
   }
@@ -221,6 +221,7 @@ async function assemble(
     start,
     workplace,
     budget,
+    subagents,
   };
   return session;
 }
@@ -328,6 +329,13 @@ export async function runTask(
   const trajectoryPath = recorder.path;
   recorder.stepOffset = recorder.data.agent_steps.at(-1)?.step_number ?? 0;
   recorder.recordEvent({ kind: "prompt", text: opts.recordedTask ?? task });
+  if (session.subagents) {
+    session.subagents.parent = {
+      session_id: recorder.data.session_id ?? null,
+      trajectory: trajectoryPath,
+    };
+    session.subagents.signal = opts.signal;
+  }
   if (console.start) {
     console.start({
       task,
@@ -501,12 +509,13 @@ function turnRecord(session: Session, recorder: TrajectoryRecorder, before: LLMU
     Object.entries(after).map(([key, value]) => [key, value - before[key as keyof LLMUsage]]),
   ) as unknown as LLMUsage;
   const steps = recorder.data.agent_steps.filter((s) => s.step_number > recorder.stepOffset);
+  // The edits a call made through the editor (a `Task` apply) follow it, as the model's own.
   const calls = steps.flatMap((step) =>
-    step.tool_calls.map((call) => ({
+    step.tool_calls.flatMap((call) => [{
       name: call.name,
       arguments: call.arguments,
       success: step.tool_results.some((r) => r.call_id === call.call_id && r.success),
-    }))
+    }, ...step.tool_results.find((r) => r.call_id === call.call_id)?.edits ?? []])
   );
   const { provider, settings } = session.config.model;
   return { provider: provider.provider, model: settings.model, usage, calls, kind: "turn" };

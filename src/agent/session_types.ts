@@ -126,6 +126,15 @@ export interface Session {
   hooksStartContext?: string;
   /** The session's budget caps and spend (./budget.ts); none when no cap is set. */
   budget?: Budget;
+  /**
+   * The `Task` tool's children (./subagent.ts), when the session runs them: told which
+   * trajectory the parent records into, so each child's names it, and the running turn's
+   * signal, whose abort (Ctrl-C, a client's cancel) stops them.
+   */
+  subagents?: {
+    parent?: { session_id: string | null; trajectory: string | null };
+    signal?: AbortSignal;
+  };
 }
 
 /** What one `runTask` did: its model, usage and the tool calls that ran. */

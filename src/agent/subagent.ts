@@ -27,10 +27,12 @@ import { openChildTree } from "./subagent_tree.ts";
 import { patchChanges, recordBaseline, type WorkspaceBaseline, workspacePatch } from "./patch.ts";
 import { patchStats } from "./patch_stats.ts";
 import { childText, SubagentRun } from "./subagent_result.ts";
+import { applyPatch, type KeptPatch } from "./subagent_apply.ts";
 import type { LLMClient, LLMMessage } from "../llm/types.ts";
 import type { RunConfig } from "../config/resolve.ts";
 import { gatedExecutor, type GateParts } from "../gate/pipeline.ts";
-import { gitSandbox } from "../policy/git.ts";
+import { gitSandbox, runGit } from "../policy/git.ts";
+import { readOwnText } from "../policy/own_file.ts";
 import { fail, ok, Tool, type ToolContext, type ToolExecResult } from "../tools/base.ts";
 import { normalizeToolName, type ToolExecutor } from "../tools/executor.ts";
 import { TASK } from "../tools/task_tool.ts";
@@ -45,6 +47,8 @@ export const DEFAULT_CHILD_STEPS = 50;
 const MAX_KEPT_GOING = 3;
 /** Children running at once unless the config says otherwise. */
 export const DEFAULT_PARALLEL = 2;
+/** The largest saved patch `apply` reads back. */
+const MAX_PATCH_BYTES = 64 * 1024 * 1024;
 
 /** What a session lends its children. */
 export interface SubagentHome {
@@ -82,19 +86,36 @@ class Slots {
 }
 
 /**
- * Puts the child runner in the place of the `task` stand-in, when the session's tools have it;
- * the executor keeps its gates (`replaceTool`).
+ * The caller's side of the link: the trajectory its children name as their parent's, and the
+ * signal of the caller's running turn, whose abort stops them (the session sets both per turn).
  */
-export function offerSubagents(executor: ToolExecutor, home: SubagentHome): void {
+export interface ParentLink {
+  parent?: { session_id: string | null; trajectory: string | null };
+  signal?: AbortSignal;
+}
+
+/**
+ * Puts the child runner in the place of the `task` stand-in, when the session's tools have it;
+ * the executor keeps its gates (`replaceTool`). Returns the link the session keeps up to date
+ * with the trajectory it records into (undefined: no `task` tool).
+ */
+export function offerSubagents(
+  executor: ToolExecutor,
+  home: SubagentHome,
+): ParentLink | undefined {
   const standIn = executor.find(TASK.name);
-  if (!standIn) return;
+  if (!standIn) return undefined;
   const settings = home.config.subagents ?? {};
+  const link: ParentLink = {};
   const tool = new SubagentTool(standIn.context, home, {
     depth: 0,
     slots: new Slots(settings.parallel ?? DEFAULT_PARALLEL),
     toolNames: executor.tools.map((t) => t.name),
+    executor,
+    link,
   });
   executor.replaceTool(TASK.name, tool);
+  return link;
 }
 
 interface Lineage {
@@ -103,6 +124,10 @@ interface Lineage {
   slots: Slots;
   /** The caller's tools: a child gets these or fewer. */
   toolNames: readonly string[];
+  /** The caller's executor: its editor and gates write an applied patch. */
+  executor: ToolExecutor;
+  /** The caller's trajectory, which its children record as their parent. */
+  link: ParentLink;
 }
 
 /** `task`: runs a child agent and answers with what it did. */
@@ -111,6 +136,8 @@ export class SubagentTool extends Tool {
   readonly description = TASK.description;
   readonly parameters = TASK.parameters;
   readonly #runs = new Set<SubagentRun>();
+  /** The patches of this caller's children, by the child's session id, for `apply`. */
+  readonly #patches = new Map<string, KeptPatch>();
 
   constructor(
     context: ToolContext,
@@ -132,11 +159,17 @@ export class SubagentTool extends Tool {
   }
 
   async execute(args: Record<string, unknown>): Promise<ToolExecResult> {
+    if (typeof args.apply === "string" && args.apply.trim() !== "") {
+      return await this.#apply(args.apply, args.files);
+    }
     const description = String(args.description ?? "").trim() || "task";
     const prompt = String(args.prompt ?? "");
     const mode = args.mode === "read" ? "read" : "write";
     if (prompt.trim() === "") {
-      return fail("task: the prompt is empty; say what the child is to do.");
+      return fail(
+        "task: the prompt is empty; say what the child is to do (or pass `apply` with a " +
+          "finished child's patch id to apply its changes).",
+      );
     }
     const allowed = this.#childTools();
     let names = allowed;
@@ -151,17 +184,67 @@ export class SubagentTool extends Tool {
       }
       names = [...new Set(args.tools.map((n) => byKey.get(normalizeToolName(String(n)))!))];
     }
+    // The caller's turn was cancelled (Ctrl-C): no child starts, and a running one stops.
+    const turn = this.lineage.link.signal;
+    const cancelled = () => fail("task: not started: the turn was cancelled.");
+    if (turn?.aborted) return cancelled();
     // Nested children run in their parent's slot: waiting for another could wait forever.
     const give = this.lineage.depth === 0 ? await this.lineage.slots.take() : () => {};
+    if (turn?.aborted) {
+      give();
+      return cancelled();
+    }
     const run = new SubagentRun(description, mode);
+    const stop = () => void run.end("it was stopped: the turn was cancelled");
+    turn?.addEventListener("abort", stop, { once: true });
     this.#runs.add(run);
     try {
       return await this.#run(run, prompt, names);
     } finally {
+      turn?.removeEventListener("abort", stop);
       await run.end();
       this.#runs.delete(run);
       give();
     }
+  }
+
+  /** `apply`: a child's patch into the caller's tree, through its editor and gates. */
+  async #apply(id: string, files: unknown): Promise<ToolExecResult> {
+    const kept = await this.#kept(id.trim());
+    if (!kept) {
+      const known = [...this.#patches.keys()];
+      return fail(
+        `task: no patch '${id}' to apply: ` +
+          (known.length > 0
+            ? `the patches of this session's children are ${known.join(", ")}.`
+            : "no child of this session has left one (a child's patch is named in its result)."),
+      );
+    }
+    return await applyPatch(
+      kept,
+      Array.isArray(files) ? files.map(String) : undefined,
+      {
+        workspace: this.home.workspace,
+        executor: this.lineage.executor,
+        maxFileBytes: this.home.config.toolSettings.maxFileBytes,
+      },
+    );
+  }
+
+  /**
+   * A child's patch by its id: one of this session's children's, else one saved by an earlier
+   * run of the conversation (`--continue`), read from Deft's trajectories folder.
+   */
+  async #kept(id: string): Promise<KeptPatch | undefined> {
+    const known = this.#patches.get(id);
+    if (known || !/^[\w.-]+$/.test(id) || id.includes("..")) return known;
+    const file = defaultTrajectoryPath(id).replace(/\.json$/, ".patch");
+    const patch = await readOwnText(file, { limit: MAX_PATCH_BYTES, what: "a child's patch" })
+      .catch(() => undefined);
+    if (patch === undefined) return undefined;
+    const top = await runGit(this.home.workspace, ["rev-parse", "--show-toplevel"])
+      .catch(() => undefined);
+    return top?.ok ? { id, patch, file, base: top.out.trim() } : undefined;
   }
 
   async #run(run: SubagentRun, prompt: string, names: string[]): Promise<ToolExecResult> {
@@ -171,6 +254,7 @@ export class SubagentTool extends Tool {
     const parentSettings = config.toolSettings;
     let workspace = home.workspace;
     let carried: string | undefined;
+    let top = home.workspace;
     if (run.mode === "write") {
       const tree = await openChildTree(
         home.workspace,
@@ -180,6 +264,7 @@ export class SubagentTool extends Tool {
       run.onEnd(tree.remove);
       workspace = tree.workspace;
       carried = tree.carried;
+      top = tree.top;
     }
     // The child's sandbox writes only its worktree; a reader writes nothing.
     const settings = {
@@ -204,6 +289,8 @@ export class SubagentTool extends Tool {
     );
     const executor = gatedExecutor(tools, home.gates);
     run.onEnd(async () => void await executor.closeTools().catch(() => []));
+    const sessionId = newSessionId();
+    const trajectory = defaultTrajectoryPath(sessionId);
     if (executor.find(TASK.name)) {
       executor.replaceTool(
         TASK.name,
@@ -211,17 +298,19 @@ export class SubagentTool extends Tool {
           depth: this.lineage.depth + 1,
           slots: this.lineage.slots,
           toolNames: names,
+          executor,
+          link: { parent: { session_id: sessionId, trajectory }, signal: run.signal },
         }),
       );
     }
-    const sessionId = newSessionId();
-    const recorder = new TrajectoryRecorder(defaultTrajectoryPath(sessionId), {
+    const recorder = new TrajectoryRecorder(trajectory, {
       session_id: sessionId,
       task: prompt,
       working_dir: workspace,
       provider: home.client.provider,
       model: home.client.model,
       max_steps: Math.min(sub.max_steps ?? DEFAULT_CHILD_STEPS, config.agent.max_steps),
+      parent: this.lineage.link.parent ?? { session_id: null, trajectory: null },
     });
     const deadline = (sub.deadline_seconds ?? DEFAULT_DEADLINE_SECONDS) * 1000;
     home.console.note(`task '${run.description}' (${run.mode}) started: ${recorder.path}`);
@@ -267,7 +356,10 @@ export class SubagentTool extends Tool {
     const patchFile = changes.length > 0
       ? recorder.path.replace(/\.json$/, "") + ".patch"
       : undefined;
-    if (patchFile) await Deno.writeTextFile(patchFile, patch, { mode: 0o600 });
+    if (patchFile) {
+      await Deno.writeTextFile(patchFile, patch, { mode: 0o600 });
+      this.#patches.set(sessionId, { id: sessionId, patch, file: patchFile, base: top });
+    }
     const text = childText({
       run,
       sessionId,
@@ -281,7 +373,12 @@ export class SubagentTool extends Tool {
       patchError,
     });
     home.console.note(`task '${run.description}' ended: ${outcome.summary}`);
-    return outcome.success ? ok(text) : fail(text);
+    const answer = outcome.success ? ok(text) : fail(text);
+    const link = { session_id: sessionId, trajectory: recorder.path };
+    return {
+      ...answer,
+      record: { subagent: patchFile ? { ...link, patch_file: patchFile } : link },
+    };
   }
 
   /** Ends every child still running and removes its worktree (the session is closing). */

@@ -108,9 +108,14 @@ export class SubagentRun {
     this.#controller.abort();
   }
 
-  /** Stops the child if it still runs and undoes what it set up (idempotent). */
-  end(): Promise<void> {
-    this.#stop("the session ended");
+  /** The child's own signal: aborted at its deadline or when it is ended. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Stops the child if it still runs, saying why, and undoes what it set up (idempotent). */
+  end(reason = "the session ended"): Promise<void> {
+    this.#stop(reason);
     return this.#ended ??= (async () => {
       for (const cleanup of this.#cleanups.reverse()) {
         try {
@@ -155,8 +160,9 @@ export function childText(what: {
       : patch;
     lines.push(
       "",
-      `patch ${what.sessionId} (${what.patchFile}): your tree is unchanged; apply what you ` +
-        `want of it with your edit tools.`,
+      `patch ${what.sessionId} (${what.patchFile}): your tree is unchanged. To apply it, ` +
+        `call this tool with {"apply": "${what.sessionId}"} (and "files": [...] for a part); ` +
+        `or leave it.`,
       shown,
     );
   }

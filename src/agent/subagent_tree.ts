@@ -19,6 +19,8 @@ import { patchChanges, workspacePatch } from "./patch.ts";
 export interface ChildTree {
   /** The child's workspace: the worktree, at the parent workspace's place in the repository. */
   workspace: string;
+  /** The parent's repository's top folder, which the child's patch's paths start from. */
+  top: string;
   /** What became of the parent's uncommitted changes, in one line (for the result). */
   carried: string;
   /** Removes the worktree and its folder (idempotent, never throws). */
@@ -57,7 +59,7 @@ export async function openChildTree(parent: string, sandbox: GitSandbox): Promis
     const added = await runGit(top, ["worktree", "add", "--detach", root, head.out.trim()]);
     if (!added.ok) throw new Error(`git worktree add failed: ${added.err.trim()}`);
     const workspace = join(root, prefix.trim());
-    return { workspace, carried: await carryChanges(parent, root, sandbox), remove };
+    return { workspace, top, carried: await carryChanges(parent, root, sandbox), remove };
   } catch (e) {
     await remove();
     throw e;

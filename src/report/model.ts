@@ -27,6 +27,8 @@ export interface RunModel {
    * it over several (each /compact goes on in a new file); absent otherwise.
    */
   parts?: ConversationPart[];
+  /** The child agents its `Task` calls ran, by the trajectory path each recorded (children.ts). */
+  children?: Map<string, RunModel>;
 }
 
 /** One batch as the report shows it. */

@@ -18,6 +18,7 @@ dl.head{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}dl.head
 .meta{color:#5b6670;font-weight:normal;font-size:.9em}.says{white-space:pre-wrap;overflow-wrap:anywhere}
 details.call{margin:.3em 0;border:1px solid #dde1e6;border-radius:4px;padding:.1em .5em}details.call>summary{cursor:pointer;overflow-wrap:anywhere}
 details.call.bad{border-color:#e3a39b;background:#fdf3f2}.tool{font-weight:600}
+details.child{margin:.5em 0 .3em .8em;border-left:3px solid #7b8794;padding-left:.8em}details.child>summary{cursor:pointer;font-weight:600}
 .badge{display:inline-block;padding:0 .4em;border-radius:3px;font-size:.85em;color:#fff;background:#5b6670}
 .badge.ok,.s-passed,.s-completed{background:#1e8449;color:#fff}.badge.bad,.s-failed,.s-error,.s-timeout{background:#c0392b;color:#fff}
 .s-interrupted,.s-unfinished,.badge.warn{background:#b9770e;color:#fff}

@@ -3,6 +3,7 @@
  * self-contained HTML page (no network, nothing loaded from anywhere, every string inert).
  */
 import { batchSection, compareSection, runAnchor } from "./batch.ts";
+import { loadChildren } from "./children.ts";
 import { text } from "./escape.ts";
 import { loadInput, type ReportInput, ReportInputError } from "./model.ts";
 import { page } from "./page.ts";
@@ -17,7 +18,11 @@ export async function buildReport(paths: readonly string[]): Promise<string> {
     throw new ReportInputError("give a trajectory file, a session id or a batch folder");
   }
   const inputs: ReportInput[] = [];
-  for (const path of paths) inputs.push(await loadInput(path));
+  for (const path of paths) {
+    const input = await loadInput(path);
+    if (input.kind === "run") await loadChildren(input.run);
+    inputs.push(input);
+  }
   return await renderReport(inputs);
 }
 

@@ -110,6 +110,7 @@ function toolCall(
   call: LLMToolCall,
   result: RecordedToolResult | undefined,
   limits: BlockLimits,
+  children: RunModel["children"],
 ): string {
   const failed = result ? !result.success : false;
   // Who let the call through or refused it; older files record no decision, only the refusal.
@@ -136,7 +137,25 @@ function toolCall(
     text(call.name)
   }</span> <span class="mono">${text(callLine(call))}</span> ${marks}</summary>${
     callArguments(call, limits)
-  }${output}</details>`;
+  }${output}${childAgent(result, children, limits)}</details>`;
+}
+
+/** The child agent a `Task` call ran: its own header and steps, nested in the call. */
+function childAgent(
+  result: RecordedToolResult | undefined,
+  children: RunModel["children"],
+  limits: BlockLimits,
+): string {
+  const link = result?.subagent;
+  if (!link || typeof link.trajectory !== "string") return "";
+  const child = children?.get(link.trajectory);
+  const shown = child
+    ? runSection(child, limits)
+    : `<p class="note">its trajectory is not beside this one nor in Deft's trajectories ` +
+      `folder: ${text(link.trajectory)}</p>`;
+  return `<details class="child fold" open><summary>child agent <span class="mono">${
+    text(String(link.session_id ?? ""))
+  }</span>${child ? " " + badge(runOutcome(child)) : ""}</summary>${shown}</details>`;
 }
 
 /** True when the approval mode let the call through without asking: the default, no badge. */
@@ -153,7 +172,12 @@ export function byteSize(bytes: number): string {
   return `${(bytes / 1e9).toFixed(1)} GB`;
 }
 
-function step(s: RecordedStep, elapsed: number | null, limits: BlockLimits): string {
+function step(
+  s: RecordedStep,
+  elapsed: number | null,
+  limits: BlockLimits,
+  children: RunModel["children"],
+): string {
   const usage = s.llm_response?.usage;
   const tokens = usage && typeof usage === "object"
     ? `${count(usage.input_tokens)} in / ${count(usage.output_tokens)} out`
@@ -176,7 +200,7 @@ function step(s: RecordedStep, elapsed: number | null, limits: BlockLimits): str
     s.llm_response?.content
       ? `<div class="says">${block(s.llm_response.content, limits)}</div>`
       : ""
-  }${calls.map((c) => toolCall(c, results.get(c.call_id), limits)).join("")}${
+  }${calls.map((c) => toolCall(c, results.get(c.call_id), limits, children)).join("")}${
     s.error ? `<pre class="out err">${block(s.error, limits)}</pre>` : ""
   }${s.reflection ? `<p class="note">${block(s.reflection, limits)}</p>` : ""}</div>`;
 }
@@ -228,6 +252,14 @@ export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): s
     ["file", text(run.path)],
   ];
   if (run.result?.error) rows.push(["error", block(run.result.error, limits)]);
+  if (t?.parent && typeof t.parent === "object") {
+    rows.push([
+      "parent",
+      `a child agent of session ${text(String(t.parent.session_id ?? "—"))} (${
+        text(String(t.parent.trajectory ?? "—"))
+      })`,
+    ]);
+  }
   if (run.parts) wholeConversation(rows, run.parts, limits);
   const head = (more: [string, string][] = []) =>
     `<dl class="head">${
@@ -240,7 +272,9 @@ export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): s
   }
   const items = timeline(run.parts ?? [{ path: run.path, trajectory: t }]);
   const steps = items.map((item) =>
-    item.kind === "step" ? step(item.step, item.elapsed, limits) : eventBlock(item, limits)
+    item.kind === "step"
+      ? step(item.step, item.elapsed, limits, run.children)
+      : eventBlock(item, limits)
   ).join("\n");
   const final = t.final_result
     ? `<h4>Final answer</h4><div class="says">${block(t.final_result, limits)}</div>`

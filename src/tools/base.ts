@@ -19,6 +19,19 @@ export interface ToolExecResult {
   output: string | null;
   error: string | null;
   error_code: number;
+  /** Kept in the trajectory beside the result, never sent to the model. */
+  record?: ResultRecord;
+}
+
+/** What the trajectory keeps of a call besides its text (the `Task` tool's). */
+export interface ResultRecord {
+  /** The child agent the call ran: its session, its trajectory file and its patch's file. */
+  subagent?: { session_id: string; trajectory: string; patch_file?: string };
+  /**
+   * The calls this call made through another tool, in order (the `Task` tool's `apply`: one
+   * editor call per file), so `/undo` takes their edits back as the model's own.
+   */
+  edits?: { name: string; arguments: Record<string, unknown>; success: boolean }[];
 }
 
 /** Settings that tune tools; every field has a default so an empty object is valid. */

@@ -40,7 +40,7 @@ import {
   oneLine,
   TITLE_CHARS,
 } from "./describe.ts";
-import { EDIT, editEffects, editUndo } from "./edit/definition.ts";
+import { EDIT, editEffects, editRewrite, editUndo } from "./edit/definition.ts";
 import { JSON_EDIT, jsonEditEffects } from "./json_edit/definition.ts";
 import { SEQUENTIAL_THINKING } from "./sequential_thinking.ts";
 import { TASK_DONE } from "./task_done.ts";
@@ -91,6 +91,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     effects: editEffects,
     describe: describeEdit,
     undo: editUndo,
+    rewrite: editRewrite,
     deadline: FILE_TOOL_DEADLINE_SECONDS,
     load: async () => (await import("./edit/tool.ts")).EditTool,
   },

@@ -115,6 +115,16 @@ export interface CatalogEntry {
    * an edit history (`/undo` uses it). Absent: the tool's edits cannot be undone.
    */
   readonly undo?: (path: string) => Record<string, unknown>;
+  /**
+   * The arguments of the one call that makes the file at `path` read `after`, given its text
+   * `before` (null: no file there), for a tool with an `undo`: the `Task` tool's `apply` writes a
+   * child's changes through it, so the gate, checkpoints and `/undo` see each file as an edit.
+   */
+  readonly rewrite?: (
+    path: string,
+    before: string | null,
+    after: string,
+  ) => Record<string, unknown>;
   /** A successful call ends the agent's run (the done signal). */
   readonly endsRun?: boolean;
   /**

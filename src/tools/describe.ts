@@ -212,6 +212,16 @@ export function describeTaskDone(_args: Record<string, unknown>): CallDescriptio
 
 /** `task`: a child agent's piece of work, by the words the model named it with. */
 export function describeTask(args: Record<string, unknown>): CallDescription {
+  const apply = str(args.apply);
+  if (apply !== undefined) {
+    const subject = oneLine(apply, SUBJECT_CHARS);
+    return {
+      title: oneLine(`task: apply ${subject}`, TITLE_CHARS),
+      subject,
+      kind: "other",
+      locations: [],
+    };
+  }
   const mode = str(args.mode) === "read" ? "read" : "write";
   const subject = oneLine(str(args.description) ?? str(args.prompt) ?? "", SUBJECT_CHARS);
   return {

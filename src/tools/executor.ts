@@ -12,6 +12,7 @@ import {
   type CallPlan,
   fail,
   normalizeToolName,
+  type ResultRecord,
   thrownResult,
   type Tool,
   type ToolExecResult,
@@ -51,6 +52,8 @@ export interface ToolCallResult {
   error_code: number;
   /** The gate's decision on the call and who made it; absent when no gate decided. */
   approval?: ApprovalDecision;
+  /** What the tool gave the trajectory besides its text (`ToolExecResult.record`). */
+  record?: ResultRecord;
 }
 
 /**
@@ -277,6 +280,7 @@ function wrap(
   };
   if (call.id !== undefined) wrapped.id = call.id;
   if (approval) wrapped.approval = approval;
+  if (result.record) wrapped.record = result.record;
   return wrapped;
 }
 

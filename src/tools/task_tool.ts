@@ -13,21 +13,22 @@ export const TASK: ToolDefinitionSource = {
     "wait for its answer. In mode `write` (default) the child works in its own git worktree of " +
     "the workspace (a copy of it as it is now, uncommitted changes included): your tree is not " +
     "changed; the result gives the child's final answer, the files it changed and its patch, " +
-    "which you apply with your own edit tools if you want it. In mode `read` it only " +
-    "investigates, with a read-only view of your tree. The child has a deadline and a step " +
-    "limit; several may run at once.",
+    "named by an id. To take a child's changes into your tree, call this tool again with only " +
+    '`{"apply": "<id>"}` (and `files` for some of them): each file is written by your file ' +
+    "editor, as your own edit. In mode `read` the child only investigates, with a read-only " +
+    "view of your tree. The child has a deadline and a step limit; several may run at once.",
   parameters: [
     {
       name: "description",
       type: "string",
-      description: "A few words naming the piece of work (shown to the user).",
-      required: true,
+      description: "A few words naming the piece of work (shown to the user). Required to " +
+        "start a child.",
     },
     {
       name: "prompt",
       type: "string",
-      description: "The whole task for the child: it sees nothing of your conversation.",
-      required: true,
+      description: "The whole task for the child: it sees nothing of your conversation. " +
+        "Required to start a child.",
     },
     {
       name: "tools",
@@ -41,6 +42,20 @@ export const TASK: ToolDefinitionSource = {
       type: "string",
       enum: ["write", "read"],
       description: "`write`: its own worktree (default); `read`: a read-only view of your tree.",
+      required: false,
+    },
+    {
+      name: "apply",
+      type: "string",
+      description: "Instead of starting a child: the id of a finished child's patch, to write " +
+        "its changes into your tree (nothing is written if any file no longer matches).",
+      required: false,
+    },
+    {
+      name: "files",
+      type: "array",
+      items: { type: "string" },
+      description: "With `apply`: only these files of the patch (paths as the patch names them).",
       required: false,
     },
   ],

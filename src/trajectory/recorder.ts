@@ -12,6 +12,7 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import type { LLMMessage, LLMResponse, LLMUsage } from "../llm/types.ts";
 import type { ApprovalDecision } from "../tools/approval_decision.ts";
+import type { ResultRecord } from "../tools/base.ts";
 import { addUsage, emptyUsage } from "../llm/types.ts";
 import { foldJournal, headerOf, type JournalEntry, journalPath, JournalWriter } from "./journal.ts";
 
@@ -37,6 +38,10 @@ export interface RecordedToolResult {
    * the user, or for a replay the recording); absent in files from older versions.
    */
   approval?: ApprovalDecision;
+  /** The child agent a `Task` call ran: its session, trajectory and patch files. */
+  subagent?: ResultRecord["subagent"];
+  /** The editor calls a `Task` apply made, one a file, in order (`/undo` takes them back). */
+  edits?: ResultRecord["edits"];
 }
 
 /** One agent step as recorded. */
@@ -86,6 +91,8 @@ export interface Trajectory {
    * helpers. Absent in user sessions and in older files.
    */
   helper_of?: HelperLink;
+  /** Set on a child agent's trajectory (the `Task` tool): the session that ran it, and its file. */
+  parent?: { session_id: string | null; trajectory: string | null };
   /** The project instruction files (AGENTS.md) added to the system prompt. */
   project_instructions?: { path: string; bytes: number; truncated: boolean }[];
   /** Where the tools ran when in a container (absent: on the host; older files have none). */
@@ -257,6 +264,7 @@ export class TrajectoryRecorder {
       session_id?: string;
       resumed_from?: Trajectory["resumed_from"];
       helper_of?: HelperLink;
+      parent?: Trajectory["parent"];
       container?: ContainerMarker;
     },
     secrets: readonly (string | undefined)[] = [],

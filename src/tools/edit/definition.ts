@@ -143,3 +143,18 @@ export function editEffects(args: Record<string, unknown>): CallEffect {
 export function editUndo(path: string): Record<string, unknown> {
   return { command: "undo_edit", path };
 }
+
+/**
+ * The call that makes the file at `path` read `after`, given its text `before` (null: no file
+ * there): a new file is created, an empty one filled by an insert, any other replaced whole by
+ * one `str_replace` (which fails, changing nothing, when the file no longer holds `before`).
+ */
+export function editRewrite(
+  path: string,
+  before: string | null,
+  after: string,
+): Record<string, unknown> {
+  if (before === null) return { command: "create", path, file_text: after };
+  if (before === "") return { command: "insert", path, insert_line: 0, new_str: after };
+  return { command: "str_replace", path, old_str: before, new_str: after };
+}
