@@ -61,6 +61,7 @@ export async function openSession(
 ): Promise<Session> {
   const { console } = io;
   const loaded = await loadConfig(opts.configFile, {
+    folder: opts.configFolder,
     // A repository's deft.yaml that sets what only a trusted folder may: asked once on a
     // terminal, one line without one.
     onUntrusted: askToTrust({

@@ -39,6 +39,8 @@ export interface LoadedConfig {
    * what it configures (its MCP servers) is the repository's word, not the user's.
    */
   fromRepository?: boolean;
+  /** The file is a repository's own (`deft.yaml` in the project folder), trusted or not. */
+  local?: boolean;
 }
 
 const positiveInt = z.number().int().positive();
@@ -200,6 +202,11 @@ export interface LoadOptions {
    * long warning is then left out of `warnings`.
    */
   onUntrusted?: TrustDecision;
+  /**
+   * The project folder whose `deft.yaml` is read and whose trust counts (an ACP session's
+   * folder); default: the current directory.
+   */
+  folder?: string;
 }
 
 /** Finds and loads the configuration; no file at all gives the defaults. */
@@ -207,7 +214,7 @@ export async function loadConfig(
   explicit?: string,
   options: LoadOptions = {},
 ): Promise<LoadedConfig> {
-  for (const candidate of configCandidates(explicit)) {
+  for (const candidate of configCandidates(explicit, options.folder)) {
     let text: string;
     try {
       text = await readConfigFile(candidate.path);
@@ -224,7 +231,9 @@ export async function loadConfig(
       }
       throw new ConfigError(`Cannot read config file ${candidate.path}: ${(e as Error).message}`);
     }
-    if (candidate.local) return await loadLocalConfig(text, candidate.path, options);
+    if (candidate.local) {
+      return { ...await loadLocalConfig(text, candidate.path, options), local: true };
+    }
     return parseConfig(text, candidate.path);
   }
   return { config: defaultConfig(), warnings: [] };
@@ -242,7 +251,7 @@ async function loadLocalConfig(
 ): Promise<LoadedConfig> {
   const user = await loadUserConfig();
   const folders = user?.config.trusted_folders ?? [];
-  const folder = await Deno.realPath(".");
+  const folder = await Deno.realPath(options.folder ?? ".");
   // Trusted or not, the repository's budget only lowers the user's caps.
   const capped = (loaded: LoadedConfig, repository: unknown) => {
     const budget = lowerBudget(user?.config.budget, repositoryBudget(repository, path));
