@@ -63,7 +63,7 @@ Deno.test("workspace at $HOME: the shell writes the project, never the start-up 
     stdout: "piped",
     stderr: "piped",
   }).output();
-  assert.equal(new TextDecoder().decode(login.stdout), "FROM-PROFILE\n");
+  assert.match(new TextDecoder().decode(login.stdout), /^FROM-PROFILE$/m);
 });
 
 Deno.test("workspace at $HOME: the editor cannot create ~/.ssh/authorized_keys, ~/.gitconfig or Deft's hooks", async () => {
