@@ -128,7 +128,8 @@ export class PermissionAsker {
       if (description.diff) {
         return question.kind === "edit" && question.show.includes(description.diff.path);
       }
-      return question.kind === "tool call" && question.show.startsWith(call.name);
+      return (question.kind === "tool call" || question.kind === "fetch") &&
+        question.show.startsWith(call.name);
     }) ?? open[0];
     if (fits) this.#asked.add(fits.call.call_id);
     return fits;

@@ -244,6 +244,7 @@ export async function openApprovalRules(
   const user = userConfig?.path !== loaded.path ? userConfig : undefined;
   const { rules, warnings } = await loadApprovalRules({
     configPath: loaded.path,
+    configLocal: loaded.local,
     configApprovals: loaded.config.approvals,
     userConfig: user && { path: user.path, approvals: user.config.approvals },
     folder: project,

@@ -29,6 +29,7 @@ import { lastTurn, takeCheckpoint } from "./checkpoints.ts";
 import { openWorkplace, type Workplace } from "./workplace.ts";
 import { StartWork } from "./session_start.ts";
 import { terminalText } from "../policy/terminal_text.ts";
+import { homeWorkspaceNote } from "../policy/home_places.ts";
 import { gatedExecutor } from "../gate/pipeline.ts";
 import { promptWithHooks, runWithStopHooks, sessionHooks, stoppedBy } from "./hook_gate.ts";
 import { hooksSource } from "../hooks/source.ts";
@@ -60,6 +61,7 @@ export async function openSession(
 ): Promise<Session> {
   const { console } = io;
   const loaded = await loadConfig(opts.configFile, {
+    folder: opts.configFolder,
     // A repository's deft.yaml that sets what only a trusted folder may: asked once on a
     // terminal, one line without one.
     onUntrusted: askToTrust({
@@ -124,6 +126,9 @@ async function assemble(
     ? createClient(config.lakeview, undefined, 500)
     : undefined;
   config.toolSettings = workplace.settle(config.toolSettings, config.agent.tools);
+  const homeNote = workplace.onHost &&
+    homeWorkspaceNote(workspace, config.toolSettings.sandbox ?? "none");
+  if (homeNote) console.note(homeNote);
   // Interactive leaves the baseline for after its prompt is drawn: `session.start`, which every
   // tool call and turn waits for (./session_start.ts).
   let start: StartWork | undefined;

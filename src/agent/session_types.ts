@@ -25,6 +25,11 @@ export interface SessionOptions extends ConfigOverrides, WorkplaceOptions, Budge
   /** `--budget-ledger FILE`: a batch's shared budget (agent/budget_ledger.ts). */
   budgetLedger?: string;
   configFile?: string;
+  /**
+   * The folder whose project config (`deft.yaml`) and trust count: an ACP session's folder.
+   * Default: the current directory.
+   */
+  configFolder?: string;
   /** `--approval`; unset: the config's `approval`, else the command's default. */
   approval?: string;
   /** False with `--no-project-instructions`. */

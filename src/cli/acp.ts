@@ -7,6 +7,7 @@
  * is src/acp. The command ends when the client closes stdin (a running turn is stopped and every
  * tool's process ends) or on SIGINT/SIGTERM.
  */
+import { resolve } from "node:path";
 import { openSession, runTask, type SessionOptions } from "../agent/session.ts";
 import { wantsContainer } from "../agent/workplace.ts";
 import {
@@ -56,9 +57,14 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
   const configs = new WeakMap<Session, LoadedConfig>();
   const firstModels = new WeakMap<Session, ResolvedModel>();
   const firstModel = (session: Session) => firstModels.get(session) ?? session.config.model;
+  // The folder each session was opened for: its project config is read there.
+  const folders = new WeakMap<Session, string>();
   const configOf = async (session: Session) => {
     let loaded = configs.get(session);
-    if (!loaded) configs.set(session, loaded = await loadConfig(opts.configFile));
+    if (!loaded) {
+      const folder = folders.get(session);
+      configs.set(session, loaded = await loadConfig(opts.configFile, { folder }));
+    }
     return loaded;
   };
   const host: AcpHost = {
@@ -66,7 +72,9 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
       // -w, when given, wins over the client's cwd (the editor's project is usually both).
       const workingDir = opts.workingDir ?? cwd;
       const workspace = await sessionWorkspace({ ...opts, workingDir });
-      const session = await openSession({ ...opts, workingDir }, {
+      // The session's folder, not where the editor started Deft, holds its project config.
+      const configFolder = resolve(workingDir);
+      const session = await openSession({ ...opts, workingDir, configFolder }, {
         workspace,
         console: io.console,
         asking: {
@@ -85,6 +93,7 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
         await closeWorkplace(session);
         throw e;
       }
+      folders.set(session, configFolder);
       return session;
     },
     opened: (id, workspace) => noteOpened(id, workspace),

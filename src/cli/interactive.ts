@@ -444,7 +444,11 @@ class Chat {
     try {
       const outcome = await runShellLine(this.session.executor, command);
       say(outcome.shown);
-      this.#state.recorder?.recordEvent({ kind: "shell", command, output: outcome.shown });
+      this.#state.recorder?.recordEvent({
+        kind: "shell",
+        command: outcome.command,
+        output: outcome.shown,
+      });
       if (outcome.context && !current.signal.aborted) this.#shellContext.push(outcome.context);
     } catch (e) {
       say(`the command failed: ${e instanceof Error ? e.message : String(e)}`);

@@ -278,15 +278,16 @@ export async function loadApprovalRules(options: {
   configApprovals?: ApprovalLists;
   /** The user config's lists, when the loaded config is a repository's file. */
   userConfig?: { path: string; approvals?: ApprovalLists };
+  /** The loaded config is a repository's own file (`LoadedConfig.local`); else told by its path. */
+  configLocal?: boolean;
   folder: string;
   rulesFile?: string;
   explicitConfig?: string;
 }): Promise<LoadedRules> {
   const rules: ApprovalRule[] = [];
   const warnings: string[] = [];
-  const local = configCandidates(options.explicitConfig).find((c) =>
-    c.local && c.path === options.configPath
-  );
+  const local = options.configLocal ??
+    configCandidates(options.explicitConfig).some((c) => c.local && c.path === options.configPath);
   if (local && options.configPath) {
     // The loaded file is the repository's: its own lists only tighten; the user's come beside it.
     if (options.userConfig) {

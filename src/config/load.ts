@@ -3,7 +3,7 @@
  * mistakes with the key's line and column. Unknown keys are warnings, not errors, so a config
  * written for a newer Deft (or Trae Agent's extras) still loads.
  */
-import { type Document, isMap, isScalar, LineCounter, parseDocument, visit } from "yaml";
+import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
 import { configCandidates } from "./locate.ts";
@@ -17,9 +17,9 @@ import {
 } from "./trust.ts";
 import { ConfigError } from "./errors.ts";
 import { approvalsSchema } from "./approval_rules.ts";
-import { MAX_CONFIG_BYTES, readConfigFile } from "./read.ts";
+import { readConfigFile } from "./read.ts";
+import { deleteAt, describeIssue, parseYaml, position } from "./yaml_check.ts";
 import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
-import { nestingDepth } from "../tools/nesting.ts";
 import { SANDBOX_MODES } from "../policy/sandbox.ts";
 import type { ShellEnvironmentPolicy } from "../policy/shell_env.ts";
 import { hooksSchema } from "./hooks_schema.ts";
@@ -28,11 +28,6 @@ import { budgetSchema, lowerBudget } from "./budget.ts";
 
 export { ConfigError } from "./errors.ts";
 export { MAX_CONFIG_BYTES } from "./read.ts";
-
-/** Deepest nesting a config may have (the real ones nest four levels). */
-const MAX_CONFIG_DEPTH = 64;
-/** Aliases a config may expand; more is an alias bomb, not a configuration. */
-const MAX_ALIAS_COUNT = 100;
 
 /** A loaded file: the checked configuration, where it came from, and warnings to show. */
 export interface LoadedConfig {
@@ -44,6 +39,8 @@ export interface LoadedConfig {
    * what it configures (its MCP servers) is the repository's word, not the user's.
    */
   fromRepository?: boolean;
+  /** The file is a repository's own (`deft.yaml` in the project folder), trusted or not. */
+  local?: boolean;
 }
 
 const positiveInt = z.number().int().positive();
@@ -205,6 +202,11 @@ export interface LoadOptions {
    * long warning is then left out of `warnings`.
    */
   onUntrusted?: TrustDecision;
+  /**
+   * The project folder whose `deft.yaml` is read and whose trust counts (an ACP session's
+   * folder); default: the current directory.
+   */
+  folder?: string;
 }
 
 /** Finds and loads the configuration; no file at all gives the defaults. */
@@ -212,7 +214,7 @@ export async function loadConfig(
   explicit?: string,
   options: LoadOptions = {},
 ): Promise<LoadedConfig> {
-  for (const candidate of configCandidates(explicit)) {
+  for (const candidate of configCandidates(explicit, options.folder)) {
     let text: string;
     try {
       text = await readConfigFile(candidate.path);
@@ -229,7 +231,9 @@ export async function loadConfig(
       }
       throw new ConfigError(`Cannot read config file ${candidate.path}: ${(e as Error).message}`);
     }
-    if (candidate.local) return await loadLocalConfig(text, candidate.path, options);
+    if (candidate.local) {
+      return { ...await loadLocalConfig(text, candidate.path, options), local: true };
+    }
     return parseConfig(text, candidate.path);
   }
   return { config: defaultConfig(), warnings: [] };
@@ -247,7 +251,7 @@ async function loadLocalConfig(
 ): Promise<LoadedConfig> {
   const user = await loadUserConfig();
   const folders = user?.config.trusted_folders ?? [];
-  const folder = await Deno.realPath(".");
+  const folder = await Deno.realPath(options.folder ?? ".");
   // Trusted or not, the repository's budget only lowers the user's caps.
   const capped = (loaded: LoadedConfig, repository: unknown) => {
     const budget = lowerBudget(user?.config.budget, repositoryBudget(repository, path));
@@ -413,49 +417,6 @@ export function parseConfig(
   return { config, path, warnings };
 }
 
-/** The YAML of a config file, checked for size, syntax, repeated keys, alias bombs and depth. */
-function parseYaml(
-  text: string,
-  path: string,
-): { doc: Document; lineCounter: LineCounter; data: unknown } {
-  const size = new TextEncoder().encode(text).length;
-  if (size > MAX_CONFIG_BYTES) {
-    throw new ConfigError(
-      `${path}: the config file is ${size} bytes, over the limit of ${MAX_CONFIG_BYTES}; a ` +
-        `configuration is a few kilobytes (see config.example.yaml).`,
-    );
-  }
-  const lineCounter = new LineCounter();
-  let doc: Document;
-  let data: unknown;
-  try {
-    // Unique keys are checked below in one pass; the parser's own check is quadratic.
-    doc = parseDocument(text, { lineCounter, uniqueKeys: false, prettyErrors: true });
-    if (doc.errors.length > 0) {
-      const e = doc.errors[0];
-      const at = e.linePos?.[0] ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "";
-      const message = firstLine(e.message).replace(/ at line \d+, column \d+:?$/, "");
-      if (/call stack/i.test(message)) throw new RangeError(message);
-      throw new ConfigError(`${path}: invalid YAML${at}: ${message}`);
-    }
-    const duplicate = duplicateKey(doc, lineCounter);
-    if (duplicate) throw new ConfigError(`${path}: invalid YAML${duplicate}`);
-    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
-  } catch (e) {
-    if (e instanceof ConfigError) throw e;
-    if (e instanceof ReferenceError && /alias/i.test(e.message)) {
-      throw new ConfigError(
-        `${path}: its YAML aliases (*name) expand to too much data (over ${MAX_ALIAS_COUNT} ` +
-          `expansions; an "alias bomb"). Write the values out, or use fewer aliases.`,
-      );
-    }
-    if (e instanceof RangeError) throw tooDeep(path);
-    throw new ConfigError(`${path}: cannot be read as YAML: ${(e as Error).message}`);
-  }
-  if (nestingDepth(data, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH) throw tooDeep(path);
-  return { doc, lineCounter, data };
-}
-
 function checkReferences(
   config: DeftConfig,
   path: string,
@@ -510,89 +471,4 @@ function checkReferences(
     );
   }
   if (problems.length > 0) throw new ConfigError(problems.map((p) => `${path}: ${p}`).join("\n"));
-}
-
-function position(doc: Document, lineCounter: LineCounter, keyPath: PropertyKey[]): string {
-  // A missing key has no node: point at the nearest enclosing one that exists.
-  for (let n = keyPath.length; n >= 0; n--) {
-    const found = nodePosition(doc, lineCounter, keyPath.slice(0, n));
-    if (found) return found;
-  }
-  return "";
-}
-
-function nodePosition(
-  doc: Document,
-  lineCounter: LineCounter,
-  keyPath: PropertyKey[],
-): string | undefined {
-  // Point at the key when the path names one, else at the value.
-  const parentPath = keyPath.slice(0, -1);
-  const last = keyPath[keyPath.length - 1];
-  const parent = parentPath.length ? doc.getIn(parentPath as unknown[], true) : doc.contents;
-  let offset: number | undefined;
-  if (isMap(parent) && last !== undefined) {
-    const pair = parent.items.find((p) => isScalar(p.key) && p.key.value === last);
-    const key = pair?.key as { range?: [number, number] } | undefined;
-    offset = key?.range?.[0];
-  }
-  if (offset === undefined) {
-    const node = doc.getIn(keyPath as unknown[], true) as { range?: [number, number] } | undefined;
-    offset = node?.range?.[0];
-  }
-  if (offset === undefined) return undefined;
-  const { line, col } = lineCounter.linePos(offset);
-  return ` (line ${line}, column ${col})`;
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === "invalid_value") {
-    return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
-  }
-  if (issue.code === "invalid_type" && /received undefined/.test(issue.message)) {
-    return `is required (${issue.expected})`;
-  }
-  return issue.message.replace(/^Invalid input: /, "");
-}
-
-function deleteAt(data: unknown, keyPath: PropertyKey[]): void {
-  let node = data as Record<PropertyKey, unknown>;
-  for (const key of keyPath.slice(0, -1)) node = node?.[key] as Record<PropertyKey, unknown>;
-  if (node) delete node[keyPath[keyPath.length - 1]];
-}
-
-function tooDeep(path: string): ConfigError {
-  return new ConfigError(
-    `${path}: nests more than ${MAX_CONFIG_DEPTH} levels deep; a configuration nests a few ` +
-      `levels (see config.example.yaml).`,
-  );
-}
-
-// The first key repeated within one mapping, as " at line L, column C: ..." (one linear pass).
-function duplicateKey(doc: Document, lineCounter: LineCounter): string | undefined {
-  let found: string | undefined;
-  visit(doc, {
-    Map(_, map) {
-      const seen = new Set<unknown>();
-      for (const pair of map.items) {
-        const key = isScalar(pair.key) ? pair.key.value : String(pair.key);
-        if (!seen.has(key)) {
-          seen.add(key);
-          continue;
-        }
-        const offset = (pair.key as { range?: [number, number] } | null)?.range?.[0];
-        const at = offset === undefined ? "" : (() => {
-          const { line, col } = lineCounter.linePos(offset);
-          return ` at line ${line}, column ${col}`;
-        })();
-        found = `${at}: Map keys must be unique ('${String(key)}' appears twice)`;
-        return visit.BREAK;
-      }
-    },
-  });
-  return found;
-}
-
-function firstLine(text: string): string {
-  return text.split("\n")[0];
 }

@@ -4,10 +4,13 @@ import { readEnv } from "../env.ts";
 
 /**
  * Where to look for the config file, in order: `--config-file`, `DEFT_CONFIG`, `./deft.yaml`,
- * `./trae_config.yaml`, then the user config dir. An explicitly named file must exist.
+ * `./trae_config.yaml`, then the user config dir. An explicitly named file must exist. With
+ * `folder` (an ACP session's), the repository's files are looked for there, not in the current
+ * directory.
  */
 export function configCandidates(
   explicit?: string,
+  folder?: string,
 ): { path: string; explicit: boolean; local?: boolean }[] {
   if (explicit) return [{ path: explicit, explicit: true }];
   const fromEnv = readEnv("DEFT_CONFIG");
@@ -16,7 +19,7 @@ export function configCandidates(
   const candidates: { path: string; explicit: boolean; local?: boolean }[] = [
     "deft.yaml",
     "trae_config.yaml",
-  ].map((path) => ({ path, explicit: false, local: true }));
+  ].map((name) => ({ path: folder ? `${folder}/${name}` : name, explicit: false, local: true }));
   const dir = deftConfigDir();
   if (dir) candidates.push({ path: `${dir}/config.yaml`, explicit: false });
   return candidates;

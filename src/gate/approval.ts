@@ -10,7 +10,8 @@
  * its record: allowed or denied, and by whom. The pipeline (pipeline.ts) puts the hooks in
  * front of it.
  */
-import type { CallEffect, CommandEffect, EditEffect, Tool } from "../tools/base.ts";
+import type { CallEffect, CommandEffect, EditEffect, FetchEffect, Tool } from "../tools/base.ts";
+import { parseRule } from "../config/approval_rules.ts";
 import { describeCall } from "../tools/catalog.ts";
 import {
   type CallGate,
@@ -279,6 +280,11 @@ export class ApprovalGate implements CallGate, Asker {
         const request = this.#editQuestion(tool, args, effect);
         return this.#always.has(request.always!) ? this.#covered(request.always!) : request;
       }
+      case "fetch": {
+        const request = fetchQuestion(tool, args, effect);
+        const key = request.always;
+        return key && this.#always.has(key) ? this.#covered(key) : request;
+      }
       default: {
         // A tool that cannot say what its calls do (an MCP server's, a tool without effects in
         // its catalog entry) may run anything: asked about whenever the mode asks at all.
@@ -386,6 +392,22 @@ function commandQuestion(
     show: showCommand(describeCall(tool.name, args, effect)),
     always: prefix === undefined ? undefined : `$ ${prefix}`,
     alwaysLabel: prefix === undefined ? undefined : `\`${prefix}\` commands`,
+  };
+}
+
+/**
+ * The question about a fetch: shown as the call was made; "always" covers that host only (the
+ * rule `fetch HOST`), never the tool, so an answer for one site lets no other through. A URL
+ * whose host no rule can name (none, an IPv6 literal) gets no "always".
+ */
+function fetchQuestion(tool: Tool, args: Record<string, unknown>, effect: FetchEffect): Request {
+  const rule = `fetch ${effect.host}`;
+  const nameable = effect.host !== "" && typeof parseRule(rule) !== "string";
+  return {
+    kind: "fetch",
+    show: callAsMade(tool.name, args),
+    always: nameable ? rule : undefined,
+    alwaysLabel: nameable ? `fetches from ${effect.host}` : undefined,
   };
 }
 

@@ -28,7 +28,7 @@ export interface Request {
   /** The key "always" remembers; undefined when "always" is not offered. */
   always?: string;
   alwaysLabel?: string;
-  kind: "command" | "edit" | "tool call";
+  kind: "command" | "edit" | "fetch" | "tool call";
   /** An ask rule asks about it: no earlier "always" covers it. */
   rule?: RuleMatch["rule"];
   /** Why it is asked although no rule may match: what Deft could not judge. */

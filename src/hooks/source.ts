@@ -10,6 +10,7 @@ import { userConfigPath } from "../config/trust.ts";
 /** The config file that set `loaded`'s hooks, when there is one. */
 export function hooksSource(loaded: LoadedConfig): string | undefined {
   if (!loaded.path || loaded.fromRepository) return loaded.path;
-  const local = configCandidates().some((c) => c.local && c.path === loaded.path);
+  const local = loaded.local ??
+    configCandidates().some((c) => c.local && c.path === loaded.path);
   return local ? userConfigPath() ?? loaded.path : loaded.path;
 }

@@ -1,63 +1,84 @@
 /**
- * The cover for Deft's control folders (its config, state and cache, Deno's cache, Deno itself):
- * what the model must never write, because the next Deft acts on it on the host.
+ * The cover for Deft's control folders (its config, state and cache, Deno's cache, Deno itself)
+ * and the user's start-up files (./home_places.ts): what the model must never write, because the
+ * next Deft, shell, git or ssh acts on it on the host.
  */
 import type { SandboxMode } from "./sandbox_modes.ts";
 import { isReadOnly } from "./read_only.ts";
 import { type ControlPlace, deftControlPlaces } from "./dirs.ts";
+import { homePlaces } from "./home_places.ts";
 import { shownByWorkspace } from "./bwrap_args.ts";
 import { isBelow } from "./mount_view.ts";
 import { SandboxUnavailableError } from "./sandbox_options.ts";
 import { dirname, join, relative, resolve } from "./paths.ts";
 
 /**
- * The entries right below a writable workspace that hold Deft's control places
+ * The entries right below a writable workspace that hold the protected places
  * (`deftControlPlaces`: the user's config with its hooks and trusted folders, Deft's state and
- * cache, Deno's compiled code and Deno itself), to show read-only on top of the workspace: with
- * `-w ~`, the model must not write what the next Deft runs on the host. The entry below the
+ * cache, Deno's compiled code and Deno itself; `homePlaces`: the shell's start-up files, ~/.ssh,
+ * git's user config), to show read-only on top of the workspace: with `-w ~`, the model must not
+ * write what the next Deft, login or git runs on the host. The entry below the
  * workspace is covered, not the path itself: inside the workspace the model could rename a folder
  * on the way (a mount moves with it) and make a new one where Deft looks next; a mount point cannot
- * be renamed or replaced. A missing entry is made first (0700) so that it can be covered; an entry
+ * be renamed or replaced. A missing entry is made first (a folder 0700; a start-up file 0600, as
+ * `homePlaces` says) so that it can be covered; an entry
  * that is a link cannot be (the model could swap the link), and the sandbox is refused with what
  * to do. A workspace that is a control folder, or lies inside one, is refused too (see
  * `controlFolderHolding`). Each place counts at its path as written and at its real path.
  */
 export function controlEntries(
   workspace: string,
-  places: readonly ControlPlace[] = deftControlPlaces(),
+  places: readonly ControlPlace[] = protectedPlaces(),
 ): string[] {
   const ws = resolve(workspace);
   const all = withRealPaths(places);
   const holder = controlFolderHolding(ws, all);
   if (holder) throw insideControl(ws, holder);
-  const entries = new Set<string>();
-  for (const { path } of all) {
-    const p = resolve(path);
+  const entries = new Map<string, ControlPlace>();
+  for (const place of all) {
+    const p = resolve(place.path);
     // A path under a folder the sandbox makes private (its /tmp) is out of the model's reach.
     if (!shownByWorkspace(ws, p)) continue;
     const rest = p.slice(ws === "/" ? 1 : ws.length + 1);
-    entries.add(join(ws, rest.split("/")[0]));
-  }
-  for (const entry of entries) {
-    let info: Deno.FileInfo | undefined;
-    try {
-      info = Deno.lstatSync(entry);
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) throw controlRefusal(ws, entry, String(e));
-    }
-    if (info?.isSymlink) throw controlRefusal(ws, entry, "it is a link");
-    if (!info) {
-      try {
-        Deno.mkdirSync(entry, { mode: 0o700 });
-      } catch (e) {
-        if (!(e instanceof Deno.errors.AlreadyExists)) {
-          throw controlRefusal(ws, entry, `it cannot be made (${e})`);
-        }
-        if (Deno.lstatSync(entry).isSymlink) throw controlRefusal(ws, entry, "it is a link");
-      }
+    const entry = join(ws, rest.split("/")[0]);
+    // A file is made as a file only where it is the entry itself; any other entry is a folder.
+    const made = entry === p ? place : { ...place, missing: undefined };
+    const known = entries.get(entry);
+    if (!known || (known.missing !== undefined && made.missing === undefined)) {
+      entries.set(entry, made);
     }
   }
-  return [...entries];
+  for (const [entry, place] of entries) coverable(ws, entry, place);
+  return [...entries.keys()];
+}
+
+/** The places no writable sandbox lets the model write: Deft's control places and `homePlaces`. */
+export function protectedPlaces(): ControlPlace[] {
+  return [...deftControlPlaces(), ...homePlaces()];
+}
+
+/**
+ * Makes sure `entry` can be covered: it exists (a missing folder made 0700, a missing file made
+ * 0600 with `place.missing`), and it is not a link the model could swap.
+ */
+function coverable(ws: string, entry: string, place: ControlPlace): void {
+  let info: Deno.FileInfo | undefined;
+  try {
+    info = Deno.lstatSync(entry);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw controlRefusal(ws, entry, place, String(e));
+  }
+  if (info?.isSymlink) throw controlRefusal(ws, entry, place, "it is a link");
+  if (info) return;
+  try {
+    if (place.missing === undefined) Deno.mkdirSync(entry, { mode: 0o700 });
+    else Deno.writeTextFileSync(entry, place.missing, { createNew: true, mode: 0o600 });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) {
+      throw controlRefusal(ws, entry, place, `it cannot be made (${e})`);
+    }
+    if (Deno.lstatSync(entry).isSymlink) throw controlRefusal(ws, entry, place, "it is a link");
+  }
 }
 
 /**
@@ -69,7 +90,7 @@ export function controlEntries(
  */
 export function controlFolderHolding(
   workspace: string,
-  places: readonly ControlPlace[] = withRealPaths(deftControlPlaces()),
+  places: readonly ControlPlace[] = withRealPaths(protectedPlaces()),
 ): ControlPlace | undefined {
   const ws = resolve(workspace);
   return places.find((place) => isBelow(resolve(place.path), ws));
@@ -111,16 +132,23 @@ function realPathOf(path: string): string | undefined {
 function insideControl(workspace: string, holder: ControlPlace): SandboxUnavailableError {
   const where = resolve(holder.path) === workspace ? "is" : `lies inside ${holder.path},`;
   return new SandboxUnavailableError(
-    `The workspace ${workspace} ${where} ${holder.what}: what Deft runs next, on the host, is ` +
+    `The workspace ${workspace} ${where} ${holder.what}: what the host runs next is ` +
       `kept there, so the model may not write in it. Look at it with --sandbox read-only, change ` +
       `it yourself, or work on a copy in another folder and copy back what you checked.`,
   );
 }
 
-function controlRefusal(workspace: string, entry: string, why: string): SandboxUnavailableError {
+function controlRefusal(
+  workspace: string,
+  entry: string,
+  place: ControlPlace,
+  why: string,
+): SandboxUnavailableError {
+  const holds = resolve(place.path) === entry ? "" : `, holding ${place.path}`;
   return new SandboxUnavailableError(
-    `The workspace ${workspace} holds ${entry}, where Deft keeps what it runs next (its config, ` +
-      `state or Deno's cache), and the sandbox cannot keep the model from changing it: ${why}. ` +
+    `The workspace ${workspace} holds ${entry} (${place.what}${holds}), where Deft or your ` +
+      `shell finds what it runs next, and the sandbox cannot keep the model from changing it: ` +
+      `${why}. ` +
       `Use a narrower workspace (-w DIR), or --sandbox read-only.`,
   );
 }

@@ -52,6 +52,8 @@ export function denoDir(): string | undefined {
 export interface ControlPlace {
   path: string;
   what: string;
+  /** For a file: what it is made with when missing, so that it can be covered (else a folder). */
+  missing?: string;
 }
 
 /**

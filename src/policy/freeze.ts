@@ -23,8 +23,11 @@
  *
  * The helper is one bash run by the policy (Deno may not read /proc under Deft's own flags). It
  * bounds the frozen time itself: without word from Deft within the limit, or when Deft goes away
- * (its stdin closes), it continues everything and exits. Continuing also resumes a process the
- * model had stopped on its own.
+ * (its stdin closes), it continues everything and exits. What was already stopped before the
+ * freeze (a process the model stopped with `kill -STOP`, a job its shell suspended) is looked at
+ * first and left stopped by the thaw, by the helper's and by a fresh one's: a freeze is invisible
+ * to the model's processes. (A process continued in the instant between that look and the stop
+ * stays stopped, as it was a moment before; it is the model's own.)
  */
 import { helperLaunch, spawnChild } from "./process.ts";
 
@@ -50,8 +53,9 @@ export class FreezeRefused extends Error {
 /** How long the freeze may take to establish before it is given up. */
 const ESTABLISH_MS = 5_000;
 
-// $1: "freeze" or "thaw"; $2: seconds the freeze may last without word from Deft.
-// Protocol on stdout: "frozen N" | "refused WHY"; then, after a line on stdin (or the limit, or
+// $1: "freeze" or "thaw"; $2: seconds the freeze may last without word from Deft; $3 (thaw): the
+// pids to leave stopped. Protocol on stdout: "keep [PID…]" (what was stopped already), then
+// "frozen N" | "refused WHY"; then, after a line on stdin (or the limit, or
 // EOF): "held" | "broken WHY", and "thawed". Fields after the comm in /proc/P/stat: state ppid
 // pgrp session tty tpgid flags …; PF_IO_WORKER is flag 0x10; FASYNC is O_ASYNC, octal 020000.
 const SCRIPT = `
@@ -160,18 +164,32 @@ check() {
   done
   return 0
 }
+# A process stopped before the freeze (the model's own kill -STOP, a job stopped by its shell) is
+# left stopped by the thaw: KEEP holds those pids, looked at before anything was stopped.
 thaw() {
   table
   roots
   local p
   members "\${R[@]}" $R0 $(inside)
-  for p in "\${M[@]}"; do kill -s CONT "$p" 2>/dev/null; done
+  for p in "\${M[@]}"; do
+    [[ " $KEEP " == *" $p "* ]] && continue
+    kill -s CONT "$p" 2>/dev/null
+  done
 }
+KEEP=$3
 if [[ $mode == thaw ]]; then thaw; echo thawed; exit 0; fi
 refuse() { thaw; echo "refused $1"; exit 0; }
 table
 roots
 R0="\${R[*]}"
+members "\${R[@]}"
+KEEP=""
+for p in "\${M[@]}"; do
+  { read -r s < "/proc/$p/stat"; } 2>/dev/null || continue
+  F=(\${s##*) })
+  [[ \${F[0]} == T ]] && KEEP+=" $p"
+done
+echo "keep$KEEP"
 for r in "\${R[@]}"; do
   kill -s STOP "$r" 2>/dev/null || refuse "a sandbox ended while it was being stopped"
   user=()
@@ -242,7 +260,11 @@ export async function freezeSandboxes(limitSeconds: number): Promise<Freeze> {
   }
   const lines = new Lines(child.stdout);
   const stdin = child.stdin.getWriter();
-  const first = await withTimeout(lines.next(), ESTABLISH_MS);
+  const said = await withTimeout(lines.next(), ESTABLISH_MS);
+  const keep = said?.startsWith("keep")
+    ? said.slice("keep".length).split(" ").filter((p) => /^[0-9]+$/.test(p))
+    : [];
+  const first = said?.startsWith("keep") ? await withTimeout(lines.next(), ESTABLISH_MS) : said;
   if (first === undefined || !first.startsWith("frozen ")) {
     // Not frozen: whatever the helper got to stop is continued, by it or by a pass of our own.
     const why = first?.startsWith("refused ")
@@ -250,7 +272,7 @@ export async function freezeSandboxes(limitSeconds: number): Promise<Freeze> {
       : first === undefined
       ? "the freeze did not answer in time"
       : "the freeze helper ended early";
-    await finish(child, stdin, lines, false);
+    await finish(child, stdin, lines, false, keep);
     throw new FreezeRefused(why);
   }
   let released: Promise<{ held: boolean; why?: string }> | undefined;
@@ -260,7 +282,7 @@ export async function freezeSandboxes(limitSeconds: number): Promise<Freeze> {
       released ??= (async () => {
         await stdin.write(new TextEncoder().encode("check\n")).catch(() => {});
         const verdict = await withTimeout(lines.next(), ESTABLISH_MS);
-        await finish(child, stdin, lines, verdict !== undefined);
+        await finish(child, stdin, lines, verdict !== undefined, keep);
         if (verdict === "held") return { held: true };
         return {
           held: false,
@@ -274,11 +296,23 @@ export async function freezeSandboxes(limitSeconds: number): Promise<Freeze> {
   };
 }
 
-/** Continues every process in Deft's sandboxes (after a helper was lost). Never throws. */
-export async function thawSandboxes(): Promise<void> {
+/**
+ * Continues every process in Deft's sandboxes (after a helper was lost) but those in `keep`, which
+ * were stopped before the freeze. Never throws.
+ */
+export async function thawSandboxes(keep: readonly string[] = []): Promise<void> {
   try {
     const child = spawnChild(
-      helperLaunch("bash", ["--noprofile", "--norc", "-c", SCRIPT, "deft-thaw", "thaw", "1"]),
+      helperLaunch("bash", [
+        "--noprofile",
+        "--norc",
+        "-c",
+        SCRIPT,
+        "deft-thaw",
+        "thaw",
+        "1",
+        keep.join(" "),
+      ]),
       { stdin: "null", stdout: "null", stderr: "null" },
     );
     await child.status;
@@ -293,6 +327,7 @@ async function finish(
   stdin: WritableStreamDefaultWriter<Uint8Array>,
   lines: Lines,
   answered: boolean,
+  keep: readonly string[] = [],
 ): Promise<void> {
   await stdin.close().catch(() => {});
   const thawed = answered ? await withTimeout(lines.next(), ESTABLISH_MS) : undefined;
@@ -303,7 +338,7 @@ async function finish(
       // Gone already.
     }
     await child.status;
-    await thawSandboxes();
+    await thawSandboxes(keep);
   } else {
     await child.status;
   }

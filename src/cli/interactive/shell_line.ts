@@ -2,8 +2,10 @@
  * `!command` at the interactive prompt: the user's own shell command, run by the session's bash
  * tool (its shell, its sandbox, its working folder) through the session's gate pipeline as a call
  * the user typed: PreToolUse and PostToolUse hooks and deny rules apply, the approval mode asks
- * nothing (typing it was the yes), and it is traced like any call. No model call is made. Its output is shown, and kept as the user's own context for the next
- * prompt, marked as such so the model does not take it for its own tool call. `!` alone toggles a
+ * nothing (typing it was the yes), and it is traced like any call. No model call is made. Its
+ * output is shown, and kept as the user's own context for the next prompt, marked as such so the
+ * model does not take it for its own tool call; both name the command that ran, which a hook may
+ * have rewritten. `!` alone toggles a
  * shell mode where every line is a command, until Esc or another empty `!`.
  */
 import type { ApprovalDecision } from "../../tools/approval_decision.ts";
@@ -24,10 +26,14 @@ export function shellLine(input: string, shellMode: boolean): ShellLine {
   return undefined;
 }
 
-/** The outcome of a `!command`: the text to show, and the context block for the next prompt. */
+/**
+ * The outcome of a `!command`: the text to show, the context block for the next prompt, and the
+ * command that ran (a PreToolUse hook may have rewritten the typed one).
+ */
 export interface ShellOutcome {
   shown: string;
   context: string;
+  command: string;
 }
 
 /** The user's shell commands run so far, to tell their calls apart (hooks see the id). */
@@ -41,7 +47,7 @@ export async function runShellLine(
   const bash = executor.find("bash");
   if (!bash) {
     const shown = "no shell in this session (the bash tool is turned off): nothing was run.";
-    return { shown, context: "" };
+    return { shown, context: "", command };
   }
   const result = await executor.executeToolCall({
     name: bash.name,
@@ -52,8 +58,11 @@ export async function runShellLine(
   const refused = result.approval?.decision === "deny";
   if (refused) {
     // Nothing ran: the refusal is shown, and nothing goes to the model.
-    return { shown: refusal(result.approval!, result.error ?? "refused"), context: "" };
+    return { shown: refusal(result.approval!, result.error ?? "refused"), context: "", command };
   }
+  // What ran is what the gate let through: a hook's rewrite, when there was one.
+  const rewritten = result.approval?.updated_input?.command;
+  const ran = typeof rewritten === "string" ? rewritten : command;
   const parts = [result.output ?? "", result.error ?? ""].filter((p) => p.trim() !== "");
   const output = maskOutput(parts.join("\n").trimEnd());
   const code = result.error_code;
@@ -62,11 +71,12 @@ export async function runShellLine(
     : output;
   const context = `<user-shell-command>\n` +
     `The user ran this command in the session's shell themselves (not a tool call of yours); ` +
-    `its output is context for their next message.\n$ ${command}\n${kept}\n` +
+    `its output is context for their next message.\n$ ${ran}\n${kept}\n` +
     `(exit code ${code})\n</user-shell-command>`;
-  const shown = `${output === "" ? "(no output)" : output}\n(exit code ${code}; ` +
+  const changed = ran === command ? "" : `a hook changed the command; it ran: $ ${ran}\n`;
+  const shown = `${changed}${output === "" ? "(no output)" : output}\n(exit code ${code}; ` +
     `kept as context for your next prompt)`;
-  return { shown, context };
+  return { shown, context, command: ran };
 }
 
 /** Why the gate refused the user's command, for the user (a rule's refusal speaks to the model). */

@@ -12,9 +12,9 @@ Deno.test("acp: an untrusted repository's config starts nothing and is not put t
   await using dir = await tempDir("deft-acp-trust-");
   const home = await tempDirUntilExit("deft-acp-home-");
   const marker = `${dir.path}/started`;
-  // The agent's current folder is `home`: its deft.yaml is the repository's, not trusted.
+  // The session's folder holds the repository's deft.yaml, not trusted.
   await Deno.writeTextFile(
-    `${home}/deft.yaml`,
+    `${dir.path}/deft.yaml`,
     `mcp_servers:\n  planted:\n    command: touch\n    args: [${JSON.stringify(marker)}]\n` +
       `allow_mcp_servers: [planted]\n`,
   );

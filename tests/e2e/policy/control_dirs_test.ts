@@ -79,7 +79,7 @@ Deno.test("workspace at $HOME with ~/.config a link: the shell is refused, sayin
   const r = await bash(home, "echo 'hooks: {}' > .config/evil.yaml; echo RAN");
   const out = r.stdout + r.stderr;
   assert.doesNotMatch(JSON.parse(r.stdout).output ?? "", /RAN/);
-  assert.match(out, /holds \S+\/\.config, where Deft keeps what it runs next/);
+  assert.match(out, /holds \S+\/\.config \(.*where Deft or your shell finds what it runs next/);
   assert.match(out, /-w DIR/);
   assert.equal(await exists(join(elsewhere.path, "evil.yaml")), false);
 });

@@ -3,7 +3,8 @@
  * bubblewrap sandboxes of its own: a racer forking as fast as it can is held still (its counter
  * does not move) and runs again after; a process continued from outside during the freeze is
  * seen on release; a racer that kills every other process in its sandbox (the helper placed
- * there included) never leaves a freeze claimed that did not hold, nor anything stopped.
+ * there included) never leaves a freeze claimed that did not hold, nor anything stopped; a
+ * process the model stopped itself before the freeze is still stopped after it.
  */
 import assert from "node:assert/strict";
 import { FreezeRefused, freezeSandboxes } from "../../../src/policy/freeze.ts";
@@ -96,6 +97,60 @@ Deno.test("freeze: a racer killing the helper leaves no false claim and nothing 
     await stop(child);
   }
 });
+
+Deno.test("freeze: a process the model stopped itself stays stopped after the thaw", async () => {
+  await using dir = await tempDir("deft-freeze-kept-");
+  const tick = `${dir.path}/ticks`;
+  // The model's own doing: a background sleep it stopped, beside a loop that keeps running (in
+  // its own session: a process leaving the sleep's group would orphan it, and the kernel would
+  // hang the stopped sleep up).
+  const child = sandbox(
+    dir.path,
+    `sleep 1000 & kill -STOP $!; ` +
+      `setsid bash --norc -c 'while :; do (printf x >> ${tick}); done' & wait`,
+  );
+  try {
+    while (await count(tick) < 5) await pause(20);
+    const sleeper = await sleepPid(child.pid);
+    for (let round = 0; round < 5; round++) {
+      const freeze = await freezeSandboxes(20);
+      assert.deepEqual(await freeze.release(), { held: true });
+      const after = await count(tick);
+      await pause(200);
+      assert.ok(await count(tick) > after, `round ${round}: the loop did not run again`);
+      assert.equal(await stateOf(sleeper), "T", `round ${round}: the thaw continued the sleep`);
+    }
+  } finally {
+    await stop(child);
+  }
+});
+
+/** The pid of the one stopped process (the model's sleep) in the sandbox under bwrap `pid`. */
+async function sleepPid(pid: number): Promise<number> {
+  for (let tries = 0; tries < 100; tries++) {
+    for (const p of await sandboxPids(pid)) {
+      if (await stateOf(p) === "T") return p;
+    }
+    await pause(20);
+  }
+  throw new Error("no stopped process in the sandbox");
+}
+
+/** A process's state letter, as /proc/PID/stat gives it. */
+async function stateOf(pid: number): Promise<string> {
+  const stat = await statOf(pid);
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+}
+
+/** /proc/PID/stat, read by bash (Deno reads another process's /proc only with every permission). */
+async function statOf(pid: number): Promise<string> {
+  const out = await new Deno.Command("bash", {
+    args: ["-c", `read -r s < /proc/${pid}/stat && echo "$s"`],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(out.stdout);
+}
 
 /** The pids of the processes under bwrap `pid` (its sandbox's first process and below). */
 async function sandboxPids(pid: number): Promise<number[]> {

@@ -1,0 +1,104 @@
+/**
+ * With the workspace at $HOME (`deft -w ~`), the model's sandboxed shell and editors may write
+ * the project but not what the host runs next on its own: the shell's start-up files, ~/.ssh,
+ * git's user config (src/policy/home_places.ts).
+ *
+ * Promises, each with the test that guards it:
+ * - the shell cannot append to ~/.bashrc, make ~/.bash_profile, or write ~/.ssh/authorized_keys
+ *   or ~/.gitconfig, and a login still reads ~/.profile: "workspace at $HOME: the shell writes
+ *   the project, never …"
+ * - the editor refuses the same files and Deft's config folder: "workspace at $HOME: the editor
+ *   cannot create …"
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runDeft } from "../../helpers/deft.ts";
+import { tempDir } from "../../helpers/temp.ts";
+
+async function tool(home: string, name: string, args: unknown) {
+  const r = await runDeft(
+    ["tool", name, JSON.stringify(args), "-w", home, "--sandbox", "workspace-write"],
+    { cwd: home, env: { HOME: home } },
+  );
+  return { ...r, result: JSON.parse(r.stdout) };
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}
+
+Deno.test("workspace at $HOME: the shell writes the project, never the start-up files, ~/.ssh or git's config", async () => {
+  await using temp = await tempDir("deft-home-files-");
+  const home = temp.path;
+  await Deno.writeTextFile(join(home, ".bashrc"), "# mine\n");
+  await Deno.writeTextFile(join(home, ".profile"), "echo FROM-PROFILE\n");
+  const script = [
+    "echo evil >> ~/.bashrc 2>/dev/null && echo WROTE-BASHRC",
+    "echo evil > ~/.bash_profile 2>/dev/null && echo WROTE-BASH-PROFILE",
+    "mkdir -p ~/.ssh 2>/dev/null; echo key >> ~/.ssh/authorized_keys 2>/dev/null && echo WROTE-SSH",
+    "echo '[core]' >> ~/.gitconfig 2>/dev/null && echo WROTE-GITCONFIG",
+    "mv ~/.bashrc ~/.bashrc-moved 2>/dev/null && echo MOVED-BASHRC",
+    "echo mine > ~/project.txt && echo WROTE-PROJECT",
+  ].join("\n");
+  const { result } = await tool(home, "bash", { command: script });
+  const out = result.output as string;
+  assert.match(out, /WROTE-PROJECT/, JSON.stringify(result));
+  for (
+    const word of [
+      "WROTE-BASHRC",
+      "WROTE-BASH-PROFILE",
+      "WROTE-SSH",
+      "WROTE-GITCONFIG",
+      "MOVED-BASHRC",
+    ]
+  ) assert.doesNotMatch(out, new RegExp(word), `${word}: ${out}`);
+  assert.equal(await Deno.readTextFile(join(home, ".bashrc")), "# mine\n");
+  assert.equal(await exists(join(home, ".ssh", "authorized_keys")), false);
+  assert.doesNotMatch(await Deno.readTextFile(join(home, ".gitconfig")), /core/);
+  // The ~/.bash_profile Deft made so that it could be covered keeps bash's login as it was.
+  const login = await new Deno.Command("bash", {
+    args: ["-l", "-c", "true"],
+    env: { HOME: home },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.match(new TextDecoder().decode(login.stdout), /^FROM-PROFILE$/m);
+});
+
+Deno.test("workspace at $HOME: the editor cannot create ~/.ssh/authorized_keys, ~/.gitconfig or Deft's hooks", async () => {
+  await using temp = await tempDir("deft-home-files-");
+  const home = temp.path;
+  for (
+    const path of [
+      join(home, ".ssh", "authorized_keys"),
+      join(home, ".gitconfig"),
+      join(home, ".config", "deft", "config.yaml"),
+    ]
+  ) {
+    const { result } = await tool(home, "str_replace_based_edit_tool", {
+      command: "create",
+      path,
+      file_text: "hooks: {}\n",
+    });
+    assert.equal(result.success, false, `${path}: ${JSON.stringify(result)}`);
+    // Deft made an empty ~/.gitconfig to cover it: "create" finds it there.
+    assert.match(result.error, /Read-only file system|File already exists at/, path);
+    const text = await Deno.readTextFile(path).catch(() => "");
+    assert.equal(text, "", path);
+  }
+  const { result: edited } = await tool(home, "str_replace_based_edit_tool", {
+    command: "insert",
+    path: join(home, ".gitconfig"),
+    insert_line: 0,
+    insert_text: "[core]\n",
+  });
+  assert.equal(edited.success, false, JSON.stringify(edited));
+  assert.equal(await Deno.readTextFile(join(home, ".gitconfig")), "");
+  const { result } = await tool(home, "str_replace_based_edit_tool", {
+    command: "create",
+    path: join(home, "notes.md"),
+    file_text: "mine\n",
+  });
+  assert.equal(result.success, true, JSON.stringify(result));
+});
