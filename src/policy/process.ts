@@ -339,8 +339,9 @@ export function mcpServerSandbox(sandbox: SandboxMode, entry?: "none" | "read-on
  * model chooses every argument of its tools: the file system read-only but the workspace (or
  * not even that), the policy's network (none, or the list through the proxy's forwarder with
  * the proxy variables, or all with `allow_network`), host sockets hidden, its own PID namespace;
- * its `cwd` and the absolute paths its command line names are shown read-only, should they lie
- * in a folder the sandbox replaces (`/tmp`). Without `policy`, or with `none`, it runs as the
+ * the files its command line names and its `cwd` are shown read-only where the sandbox's private
+ * /tmp would hide them (never a folder it names: one could hold a host's sockets). Without
+ * `policy`, or with `none`, it runs as the
  * user. Throws `Deno.errors.NotFound` for a sandboxed program or `cwd` that is not there (the
  * caller's message names which), `SandboxUnavailableError` for a sandbox that cannot be made.
  */
@@ -352,10 +353,13 @@ export function mcpServerLaunch(server: McpServerPlaces, policy?: ProcessPolicy)
   }
   // bwrap would only say "execvp failed" after it started: say what is missing instead.
   if (!isFolder(server.cwd)) throw new Deno.errors.NotFound(`no folder ${server.cwd}`);
-  const program = findExecutable(server.command);
+  const program = findExecutable(server.command, env.PATH);
   if (program === undefined) throw new Deno.errors.NotFound(`no program ${server.command}`);
   const argv = [program, ...(server.args ?? [])];
-  const shown = [server.cwd, ...argv].filter((path) => outside(path, policy.workspace));
+  // What the sandbox's private /tmp would hide: the files the command line names (never a
+  // folder, which could hold a host's sockets), and the folder it starts in.
+  const shown = argv.filter((path) => hidden(path, policy.workspace, "file"));
+  if (hidden(server.cwd, policy.workspace, "folder")) shown.push(server.cwd);
   const inside: ProcessPolicy = { ...policy, sandbox: mode, networkForwarded: false };
   return {
     ...confined(inside, argv, server.cwd, [...new Set(shown)]),
@@ -374,14 +378,17 @@ function isFolder(path: string): boolean {
 }
 
 /**
- * True for an absolute path of a file or folder outside `workspace` (a folder inside it keeps the
- * workspace's own mount, writable or not; sockets and devices are never shown).
+ * True for an absolute path of a regular `file` (or a `folder`) under /tmp and outside
+ * `workspace`: the sandbox's private /tmp would hide it (a folder inside the workspace keeps the
+ * workspace's own mount, writable or not).
  */
-function outside(path: string, workspace: string): boolean {
+function hidden(path: string, workspace: string, kind: "file" | "folder"): boolean {
   if (!path.startsWith("/")) return false;
   try {
     const info = Deno.statSync(path);
-    return (info.isFile || info.isDirectory) && !isInside(workspace, Deno.realPathSync(path));
+    const real = Deno.realPathSync(path);
+    return (kind === "file" ? info.isFile : info.isDirectory) && real.startsWith("/tmp/") &&
+      !isInside(workspace, real);
   } catch {
     return false;
   }

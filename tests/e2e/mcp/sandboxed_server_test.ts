@@ -132,3 +132,43 @@ Deno.test("a sandboxed server whose program is missing says so before bubblewrap
     "MCP server 'ghost' the command '/no/such/mcp-server' was not found (is it installed and on PATH?)",
   ]);
 });
+
+Deno.test("a server whose script and cwd are under /tmp sees them, read-only, in the sandbox", async () => {
+  await using root = await tempDir("deft-mcp-tmp-");
+  const workspace = `${root.path}/ws`;
+  const srv = `${root.path}/srv`;
+  await Deno.mkdir(workspace);
+  await Deno.mkdir(srv);
+  // The script lies outside the workspace, in the /tmp the sandbox replaces with its own.
+  const script = `${root.path}/server.ts`;
+  await Deno.writeTextFile(script, `import ${JSON.stringify(new URL(SERVER, "file:").href)};\n`);
+  const config = new URL("../../../deno.json", import.meta.url).pathname;
+  const mcp = await discoverMcpTools(
+    {
+      mcp_servers: {
+        reach: {
+          command: Deno.execPath(),
+          args: ["run", "-A", "--config", config, script],
+          cwd: srv,
+        },
+      },
+      allow_mcp_servers: ["reach"],
+    },
+    { provider: "openai", workspace, settings: { sandbox: "workspace-write" } },
+  );
+  const executor = new ToolExecutor(mcp.tools);
+  try {
+    assert.deepEqual(mcp.errors, []);
+    const r = await executor.executeToolCall({
+      name: "mcp__reach__write",
+      call_id: "c",
+      arguments: { path: `${srv}/x.txt`, text: "x" },
+    });
+    // Shown, but read-only: the server started there and cannot write it.
+    assert.match(r.error ?? r.output ?? "", /^error: .*(Read-only|read-only)/i);
+    assert.equal(await exists(`${srv}/x.txt`), false);
+  } finally {
+    await executor.closeTools();
+    await mcp.close();
+  }
+});
