@@ -43,17 +43,19 @@ export async function openWorkplace(
   workspace: string,
 ): Promise<Workplace> {
   if (!wantsContainer(opts)) return hostWorkplace(workspace);
-  let proxy: string | undefined;
-  if (config.network && !config.allow_network && opts.dockerContainerId !== undefined) {
-    // The user's own running container (or a batch's, started with no network): Deft cannot
-    // change its network, so the list does not apply there, and the user is told.
+  const attaching = opts.dockerContainerId !== undefined;
+  const proxy = attaching ? undefined : await networkProxy(config);
+  const container = await startContainer(opts, config.container, console, proxy);
+  if (attaching && config.network && !config.allow_network && !container.proxied) {
+    // The user's own running container: Deft cannot change its network, so the list does not
+    // apply there, and the user is told. (A batch's task container was started under the list.)
     console.note(
       "network: the network list (network:) is not applied in a container named by " +
         "--docker-container-id: it keeps the network it was started with. A container Deft " +
         "starts (--docker-image) gets the list.",
     );
-  } else proxy = await networkProxy(config);
-  return containerWorkplace(await startContainer(opts, config.container, console, proxy));
+  }
+  return containerWorkplace(container);
 }
 
 /**

@@ -9,6 +9,7 @@ import { indexedJob } from "./k8s.ts";
 import { addSlurmJob, readManifest } from "./manifest.ts";
 import { runPool } from "./pool.ts";
 import { killTagged } from "./process_group.ts";
+import { onNetworkDecision } from "../policy/network/decisions.ts";
 import { Progress, type ProgressCounts } from "./progress.ts";
 import { isFinished, readResult, type TaskResult } from "./results.ts";
 import { runBatchTask, type TaskContext } from "./run_task.ts";
@@ -131,6 +132,8 @@ async function context(
     container: {
       runtime: settings.containerRuntime ?? config.container.runtime,
       network: config.container.allow_network,
+      // `allow_network` (the whole network) leaves no list: resolveToolSettings drops it then.
+      networkList: tools.network,
       memory: config.container.memory,
       pidsLimit: config.container.pids_limit,
       podmanRuntime: config.container.podman_runtime,
@@ -224,6 +227,10 @@ export async function runLocal(
   );
   const ctx = await context(out, settings, "local");
   const kept: string[] = [];
+  // The task containers' proxy is this process's: its refusals are said here.
+  const unwatch = onNetworkDecision((d) => {
+    if (!d.allowed) progress.note(`network: blocked ${d.host}:${d.port} (${d.reason})`);
+  });
   try {
     await withSpan(
       "deft.batch",
@@ -246,6 +253,7 @@ export async function runLocal(
       { root: true },
     );
   } finally {
+    unwatch();
     dispose();
     progress.stop();
     // Last, whatever any task of this run may still have running (one spawned during a sweep).

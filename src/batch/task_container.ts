@@ -3,7 +3,9 @@
  * runtime bound read-only, its lifeline held by this process), the task's `deft run` attaches to
  * it (`--docker-container-id`), the task's `test` runs in it with `exec`, and the batch removes
  * it at the end, whatever the end was. A batch that is SIGKILLed closes the lifeline, and the
- * container goes with it.
+ * container goes with it. Under a network list the container has no network but the batch's
+ * proxy (its decisions are the batch process's: shown on its stderr, not in the task's
+ * trajectory).
  */
 import {
   type Container,
@@ -22,6 +24,7 @@ import {
   runChild,
 } from "../policy/process.ts";
 import type { BatchTask } from "./tasks.ts";
+import type { NetworkList } from "../policy/network/rules.ts";
 
 /** How a batch's containers are started (the config's `container` keys, the batch's flags). */
 export interface TaskContainerSettings {
@@ -29,6 +32,12 @@ export interface TaskContainerSettings {
   runtime?: ContainerRuntime;
   /** The container may use the host's network. */
   network: boolean;
+  /**
+   * The network list (`network:`): each task's container starts with `--network none`, this
+   * process's proxy for the list bound in and its forwarder running, as a container session's
+   * (src/container/network.ts); the task's `deft run` attaches and finds it so.
+   */
+  networkList?: NetworkList;
   memory?: string;
   pidsLimit?: number;
   podmanRuntime?: string;
@@ -55,12 +64,16 @@ export async function openTaskContainer(
   out: string,
 ): Promise<Container> {
   if (task.dockerfile !== undefined) await checkDockerfileUnmoved(task.dockerfile);
+  // The proxy's code loads only for a batch with a list.
+  const proxy = settings.networkList &&
+    (await import("../policy/network/mod.ts")).ensureNetworkProxy(settings.networkList);
   const container = await openContainer(
     {
       runtime: settings.runtime,
       image: task.image,
       dockerfile: task.dockerfile,
       network: settings.network,
+      networkProxy: proxy ? (await proxy).socketPath : undefined,
       memory: settings.memory,
       pidsLimit: settings.pidsLimit,
       podmanRuntime: settings.podmanRuntime,

@@ -55,7 +55,7 @@ export async function configCommand(opts: ConfigOptions): Promise<number> {
       networkScope(
         run.toolSettings.network,
         tools.sandbox as string | undefined,
-        Object.keys(run.mcpServers),
+        run.mcpServers,
       ),
     ),
     ...(shell ? { shell_environment: { ...shell, set: maskRecord(shell.set) } } : {}),

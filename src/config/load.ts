@@ -23,6 +23,7 @@ import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
 import { SANDBOX_MODES } from "../policy/sandbox.ts";
 import type { ShellEnvironmentPolicy } from "../policy/shell_env.ts";
 import { hooksSchema } from "./hooks_schema.ts";
+import { mcpServerSchema } from "./mcp_schema.ts";
 import { fromFile, narrowedBy, networkSchema } from "./network.ts";
 import { budgetSchema, lowerBudget } from "./budget.ts";
 
@@ -76,25 +77,6 @@ const agentSchema = z.strictObject({
   tools: z.array(z.string()).default([...DEFAULT_TOOL_NAMES]),
 });
 
-// An MCP server Deft may start (stdio: `command`) or reach (streamable HTTP: `url`).
-const mcpServerSchema = z.strictObject({
-  command: z.string().optional(),
-  args: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  cwd: z.string().optional(),
-  url: z.string().optional(),
-  // Trae Agent's spelling of `url`; read only here, folded into `url` below.
-  http_url: z.string().optional(),
-  headers: z.record(z.string(), z.string()).optional(),
-  /** Seconds a call may take before it fails and the server is restarted. */
-  timeout: z.number().positive().optional(),
-  description: z.string().optional(),
-  // Trae Agent's key; accepted so its configs load, and not acted on.
-  trust: z.boolean().optional(),
-}).transform(({ http_url, ...server }) =>
-  http_url && !server.url ? { ...server, url: http_url } : server
-);
-
 // Which variables the model's shell inherits; policy/shell_env.ts owns the meaning.
 const shellEnvironmentSchema = z.strictObject({
   inherit: z.enum(["all", "core", "none"]).optional(),
@@ -109,6 +91,7 @@ const configSchema = z.strictObject({
   models: z.record(z.string(), modelSchema).default({}),
   agents: z.record(z.string(), agentSchema).default({}),
   lakeview: z.strictObject({ model: z.string() }).optional(),
+  // An MCP server Deft may start (stdio: `command`) or reach (streamable HTTP: `url`).
   mcp_servers: z.record(z.string(), mcpServerSchema).default({}),
   allow_mcp_servers: z.array(z.string()).default([]),
   // Unset unless a file says so: the default (workspace-write where bubblewrap works) is decided

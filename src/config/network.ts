@@ -101,31 +101,39 @@ export function networkForDisplay(list: NetworkList | undefined): unknown {
 
 /**
  * What the list in force applies to, for `deft config`: the sandboxed shell and what it starts,
- * a container Deft starts, `web_fetch`; and what it does not: `sandbox: none`, and the MCP
- * servers Deft starts (`mcpServers`, by name), which run unsandboxed with the user's network.
- * Undefined without a list.
+ * the stdio MCP servers Deft starts in that sandbox, a container Deft starts, `web_fetch`; and
+ * what it does not: `sandbox: none`, and the stdio servers that run outside (their entry's
+ * `sandbox: none`, or no sandbox for the session), with the user's network. Servers reached over
+ * HTTP are not started by Deft and not listed. Undefined without a list.
  */
 export function networkScope(
   list: NetworkList | undefined,
   sandbox: string | undefined,
-  mcpServers: readonly string[],
+  mcpServers: Readonly<Record<string, { command?: string; sandbox?: string }>>,
 ): unknown {
   if (!list) return undefined;
+  const session = sandbox ?? "none";
+  const stdio = Object.entries(mcpServers).filter(([, s]) => s.command);
+  const outside = stdio.filter(([, s]) => (s.sandbox ?? session) === "none").map(([n]) => n);
+  const inside = stdio.filter(([, s]) => (s.sandbox ?? session) !== "none").map(([n]) => n);
   const notEnforced: string[] = [];
-  if ((sandbox ?? "none") === "none") {
+  if (session === "none") {
     notEnforced.push("the shell: sandbox is none, so it has your whole network");
   }
-  if (mcpServers.length > 0) {
+  if (outside.length > 0) {
     notEnforced.push(
-      `MCP servers (${mcpServers.join(", ")}): Deft starts them unsandboxed, with your whole ` +
+      `MCP servers (${outside.join(", ")}): they run outside the sandbox, with your whole ` +
         "network; the list does not reach them",
     );
   }
   return {
     enforced_for: [
-      ...((sandbox ?? "none") === "none"
+      ...(session === "none"
         ? []
         : ["the sandboxed shell and everything it starts (its own network namespace)"]),
+      ...(inside.length > 0
+        ? [`MCP servers (${inside.join(", ")}): they run sandboxed, like the shell`]
+        : []),
       "a container Deft starts (--network none, Deft's proxy bound in)",
       "web_fetch",
     ],

@@ -9,6 +9,7 @@ import { prepareInside, workspacePlan } from "./checks.ts";
 import type { DeftInside } from "./inside.ts";
 import type { Container, ContainerOptions } from "./options.ts";
 import { ContainerError, query } from "./runtime.ts";
+import { forwarded } from "./network.ts";
 
 /** Attaches to `opts.containerId` and checks Deft can run in it; a ContainerError if not. */
 export async function attachContainer(
@@ -21,7 +22,7 @@ export async function attachContainer(
   let info: {
     Id?: string;
     State?: { Running?: boolean };
-    Config?: { WorkingDir?: string; Image?: string };
+    Config?: { WorkingDir?: string; Image?: string; Labels?: Record<string, string> | null };
   } = {};
   try {
     [info] = JSON.parse(answer.stdout);
@@ -50,6 +51,8 @@ export async function attachContainer(
     started: false,
     kept: true,
     inside,
+    // Started by a Deft under the list (a batch's task container): its forwarder listens inside.
+    proxied: forwarded(info.Config?.Labels),
     close: () => Promise.resolve(),
   };
 }

@@ -12,6 +12,27 @@ import { forwarderArgv, forwarderPath } from "../policy/network/launch.ts";
 import { type DeftInside, INSIDE_ROOT } from "./inside.ts";
 import { ContainerError } from "./runtime.ts";
 
+/**
+ * The label on a container Deft started under the list, naming the proxy's socket on the host:
+ * its forwarder listens inside, so a Deft that attaches to it while that proxy still listens (a
+ * batch's task, whose batch holds the proxy) gives its shells the proxy variables.
+ */
+export const NETWORK_LABEL = "deft.network";
+
+/**
+ * True when the container's `labels` say a forwarder was started inside and the proxy it relays
+ * to still listens (its socket is there: a proxy's folder goes when its Deft ends).
+ */
+export function forwarded(labels: Record<string, string> | null | undefined): boolean {
+  const socket = labels?.[NETWORK_LABEL];
+  if (!socket?.startsWith("/")) return false;
+  try {
+    return Deno.statSync(socket).isSocket === true;
+  } catch {
+    return false;
+  }
+}
+
 /** Where the proxy's socket and the forwarder appear inside. */
 export const INSIDE_PROXY_SOCKET = `${INSIDE_ROOT}/network/proxy.sock`;
 const INSIDE_FORWARDER = `${INSIDE_ROOT}/network/forwarder.js`;

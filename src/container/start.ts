@@ -12,7 +12,7 @@ import {
 import { workspacePlan } from "./checks.ts";
 import { built, dropMade, imageWorkdir, loadImage, type Made } from "./images.ts";
 import { type DeftInside, prepareDeftInside } from "./inside.ts";
-import { networkBinds, startForwarder } from "./network.ts";
+import { NETWORK_LABEL, networkBinds, startForwarder } from "./network.ts";
 import { DEFT_LABEL, KEEP_LABEL, sweepImages, sweepLeftovers } from "./leftovers.ts";
 import type { Container, ContainerOptions } from "./options.ts";
 import { stampLabels } from "./ownership.ts";
@@ -218,5 +218,8 @@ async function prepare(
     ...await stamping,
   };
   if (opts.keep) labels[KEEP_LABEL] = "1";
+  // A batch's task attaches to it later (`--docker-container-id`) and must know the forwarder is
+  // there, and the proxy behind it, to give its shell the proxy variables.
+  if (opts.networkProxy) labels[NETWORK_LABEL] = opts.networkProxy;
   return { cli, name, image, plan, labels, madeImage, dropImage };
 }

@@ -9,7 +9,7 @@
  */
 // The SDK's export map points `*.js` subpaths at `*.js.d.ts` files that do not exist, so types
 // are imported by the extension-less subpath (which resolves its `.d.ts`).
-import { type Launch, mcpServerLaunch } from "../policy/process.ts";
+import { type Launch, mcpServerLaunch, type ProcessPolicy } from "../policy/process.ts";
 import type { Client } from "@modelcontextprotocol/sdk/client/index";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import type { Tool as RemoteTool } from "@modelcontextprotocol/sdk/types";
@@ -41,6 +41,11 @@ const GOODBYE_MS = 2000;
 export interface ConnectionOptions {
   /** Where stdio servers start unless their config sets `cwd` (relative ones resolve here). */
   workspace: string;
+  /**
+   * The session's policy: stdio servers run in its sandbox unless their entry says `sandbox:
+   * none` (policy/process.ts `mcpServerLaunch`). Without one they run as the user.
+   */
+  policy?: ProcessPolicy;
   /** Receives what stdio servers write to stderr (default: kept only for error messages). */
   onStderr?: (server: string, text: string) => void;
   /** Least seconds a start may take (default `MIN_STARTUP_TIMEOUT_SECONDS`). */
@@ -84,6 +89,7 @@ interface Sdk {
   ErrorCode: TypesModule["ErrorCode"];
   ListRootsRequestSchema: TypesModule["ListRootsRequestSchema"];
   ProcessTransport: typeof import("./process_transport.ts").ProcessTransport;
+  spawnFailure: typeof import("./process_transport.ts").spawnFailure;
 }
 
 let sdkPromise: Promise<Sdk> | undefined;
@@ -105,6 +111,7 @@ function sdk(): Promise<Sdk> {
       ErrorCode: types.ErrorCode,
       ListRootsRequestSchema: types.ListRootsRequestSchema,
       ProcessTransport: processTransport.ProcessTransport,
+      spawnFailure: processTransport.spawnFailure,
     };
   })();
   return sdkPromise;
@@ -256,7 +263,7 @@ export class McpConnection {
     let session: Session;
     if (this.config.command) {
       const process = new lib.ProcessTransport(
-        this.#processParams(this.config.command),
+        this.#processParams(this.config.command, lib),
         this.#options.onStderr && ((text) => this.#options.onStderr!(this.name, text)),
       );
       session = { client, transport: process, process, inflight };
@@ -293,18 +300,25 @@ export class McpConnection {
     return session;
   }
 
-  #processParams(command: string): Launch {
+  #processParams(command: string, lib: Sdk): Launch {
     const cwd = this.config.cwd;
-    return mcpServerLaunch({
-      command,
-      args: this.config.args,
-      env: this.config.env,
-      cwd: cwd === undefined
-        ? this.#options.workspace
-        : isAbsolute(cwd)
-        ? cwd
-        : resolve(this.#options.workspace, cwd),
-    });
+    const dir = cwd === undefined
+      ? this.#options.workspace
+      : isAbsolute(cwd)
+      ? cwd
+      : resolve(this.#options.workspace, cwd);
+    try {
+      return mcpServerLaunch({
+        command,
+        args: this.config.args,
+        env: this.config.env,
+        cwd: dir,
+        sandbox: this.config.sandbox,
+      }, this.#options.policy);
+    } catch (e) {
+      // A sandboxed server's program or folder is checked before bwrap starts.
+      throw new McpStartError(this.name, lib.spawnFailure(command, dir, e));
+    }
   }
 
   #startFailure(session: Session, e: unknown, lib: Sdk): string {

@@ -1,10 +1,13 @@
 /**
  * Starts the MCP servers the configuration allows and turns their tools into Deft tools. Servers
  * that fail to start are reported once, in `errors`, and contribute no tools; the rest of the
- * agent goes on without them.
+ * agent goes on without them. A stdio server runs in the session's sandbox (its `ProcessPolicy`,
+ * from the tool settings) unless its entry says `sandbox: none`; with a network list, the
+ * session's proxy is started first, so a sandboxed server reaches the hosts the list allows.
  */
 import type { McpServerConfig } from "../config/schema.ts";
-import type { ToolContext } from "../tools/base.ts";
+import type { ToolContext, ToolSettings } from "../tools/base.ts";
+import { mcpServerSandbox, type ProcessPolicy, processPolicy } from "../policy/process.ts";
 import { McpConnection, McpStartError } from "./client.ts";
 import { mcpToolName } from "./names.ts";
 import { McpTool } from "./tool.ts";
@@ -55,6 +58,8 @@ export async function discoverMcpTools(
 ): Promise<DiscoveredMcpTools> {
   const errors: string[] = [];
   const connections: McpConnection[] = [];
+  const starts = [...new Set(config.allow_mcp_servers)].map((name) => config.mcp_servers[name]);
+  const policy = await serverPolicy(context, starts.filter((s) => s?.command && !s.url));
   for (const name of new Set(config.allow_mcp_servers)) {
     const server = config.mcp_servers[name];
     const problem = server === undefined
@@ -69,7 +74,7 @@ export async function discoverMcpTools(
       continue;
     }
     connections.push(
-      new McpConnection(name, server, { ...options, workspace: context.workspace }),
+      new McpConnection(name, server, { ...options, workspace: context.workspace, policy }),
     );
   }
 
@@ -106,4 +111,25 @@ export async function discoverMcpTools(
       await Promise.all(connections.map((c) => c.close()));
     },
   };
+}
+
+/**
+ * The policy stdio servers are started under: the session's sandbox, network and helpers. With
+ * a network list and a server that runs sandboxed, this process's proxy for the list is started
+ * and its socket recorded in the settings, as the tools' hosts do (tools/host). Nothing runs
+ * sandboxed when no stdio server is started: the default sandbox is not even probed.
+ */
+async function serverPolicy(
+  context: ToolContext,
+  stdio: readonly McpServerConfig[],
+): Promise<ProcessPolicy | undefined> {
+  if (stdio.length === 0) return undefined;
+  const settings: ToolSettings = context.settings;
+  const sandbox = settings.sandbox ?? "none";
+  const sandboxed = stdio.some((s) => mcpServerSandbox(sandbox, s.sandbox) !== "none");
+  if (sandboxed && settings.network && !settings.allowNetwork && !settings.networkProxy) {
+    const { ensureNetworkProxy } = await import("../policy/network/mod.ts");
+    settings.networkProxy = (await ensureNetworkProxy(settings.network)).socketPath;
+  }
+  return processPolicy(context.workspace, { ...settings, sandbox, networkForwarded: false });
 }

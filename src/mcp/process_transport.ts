@@ -7,10 +7,11 @@
  * that say why a server died; and the whole process tree, since servers started through `npx` or
  * a shell wrapper leave grandchildren behind when only the direct child is killed. The child gets
  * its own process group, and killing it kills the group. What it is started with (program,
- * arguments, its whole environment) comes from policy/process.ts's `mcpServerLaunch`.
+ * arguments, its whole environment, its sandbox) comes from policy/process.ts's `mcpServerLaunch`.
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import { type Launch, spawnChild } from "../policy/process.ts";
+import { SandboxUnavailableError } from "../policy/sandbox.ts";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 
@@ -209,7 +210,8 @@ async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
   }
 }
 
-function spawnFailure(command: string, cwd: string, e: unknown): string {
+/** Why `command` could not start in `cwd`, phrased to follow "MCP server 'x' ". */
+export function spawnFailure(command: string, cwd: string, e: unknown): string {
   if (e instanceof Deno.errors.NotFound) {
     try {
       Deno.statSync(cwd);
@@ -221,5 +223,6 @@ function spawnFailure(command: string, cwd: string, e: unknown): string {
   if (e instanceof Deno.errors.PermissionDenied) {
     return `the command '${command}' is not executable`;
   }
+  if (e instanceof SandboxUnavailableError) return `cannot be sandboxed: ${e.message}`;
   return `the command '${command}' could not be started: ${(e as Error).message ?? e}`;
 }

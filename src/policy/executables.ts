@@ -20,18 +20,19 @@ export function findBwrap(bwrapPath = "bwrap"): string {
 }
 
 /**
- * `program` itself (made absolute) when it contains a slash, else its first match on PATH;
- * undefined when it is not there. Where Deno may not look, the name is returned unchecked.
+ * `program` itself (made absolute) when it contains a slash, else its first match on `path`
+ * (default: Deft's PATH); undefined when it is not there. Where Deno may not look, the name is
+ * returned unchecked.
  */
-export function findExecutable(program: string): string | undefined {
+export function findExecutable(program: string, path?: string): string | undefined {
   if (program.includes("/")) {
     const abs = isAbsolute(program) ? program : resolve(program);
     return isExecutableFile(abs) === false ? undefined : abs;
   }
   // Without env permission (or no PATH), the usual places.
-  const path = readEnv("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
+  const dirs = path ?? readEnv("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
   let unknown = false;
-  for (const dir of path.split(delimiter)) {
+  for (const dir of dirs.split(delimiter)) {
     if (dir === "") continue;
     const candidate = join(dir, program);
     const found = isExecutableFile(candidate);

@@ -13,7 +13,7 @@
  * | the model's shell              | `shellLaunch`       | bwrap, or a PID namespace| `shell_environment`    |
  * | a command run unasked          | `unaskedPolicy`     | bwrap, read-only, no net | core only              |
  * | git                            | `git.ts` `runGit`   | bwrap when sandboxed     | secrets dropped, hardened |
- * | an MCP server                  | `mcpServerLaunch`   | none (the user's program)| basic + its own `env`  |
+ * | an MCP server                  | `mcpServerLaunch`   | the shell's sandbox; `sandbox: none`: none | basic + its own `env` (+ proxy) |
  * | a batch task (Deft itself)     | `deftTaskLaunch`    | its own session, dies with Deft | Deft's own      |
  * | a batch task's test            | `taskTestLaunch`    | the task's sandbox       | `shell_environment`    |
  * | Deft's helper scripts, Slurm   | `helperLaunch`      | none                     | none / Deft's own      |
@@ -27,6 +27,8 @@
  */
 import { envObject } from "../env.ts";
 import { dieWithDeftPrefix, sandboxCommand, type SandboxMode } from "./sandbox.ts";
+import { findExecutable } from "./executables.ts";
+import { isInside } from "./workspace.ts";
 import { CORE_VARIABLES, shellEnvironment, type ShellEnvironmentPolicy } from "./shell_env.ts";
 
 import type { Launch } from "./spawn.ts";
@@ -310,19 +312,86 @@ export function toolHostLaunch(policy: ProcessPolicy, places: ToolHostPlaces): L
   };
 }
 
-/** An MCP server the user configured: their program, a few basic variables plus its own `env`. */
-export function mcpServerLaunch(server: {
+/** An MCP server the user configured: their program, where it starts, what its entry says. */
+export interface McpServerPlaces {
   command: string;
   args?: readonly string[];
+  /** The entry's own variables, on top of a few basic ones. */
   env?: Record<string, string>;
+  /** Where it starts (the workspace unless its entry says). */
   cwd: string;
-}): Launch {
+  /** The entry's `sandbox`: `none` runs it outside, `read-only` keeps the workspace read-only. */
+  sandbox?: "none" | "read-only";
+}
+
+/**
+ * Where a configured MCP server runs under the session's `sandbox`: in the same sandbox unless
+ * its entry says `none` (the user's escape hatch; a repository cannot set it) or `read-only`
+ * (narrower: the workspace read-only too).
+ */
+export function mcpServerSandbox(sandbox: SandboxMode, entry?: "none" | "read-only"): SandboxMode {
+  return entry ?? sandbox;
+}
+
+/**
+ * An MCP server the user configured: their program, with a few basic variables plus its own
+ * `env`. Sandboxed (see `mcpServerSandbox`) it is confined like the model's shell, since the
+ * model chooses every argument of its tools: the file system read-only but the workspace (or
+ * not even that), the policy's network (none, or the list through the proxy's forwarder with
+ * the proxy variables, or all with `allow_network`), host sockets hidden, its own PID namespace;
+ * the files its command line names and its `cwd` are shown read-only where the sandbox's private
+ * /tmp would hide them (never a folder it names: one could hold a host's sockets). Without
+ * `policy`, or with `none`, it runs as the
+ * user. Throws `Deno.errors.NotFound` for a sandboxed program or `cwd` that is not there (the
+ * caller's message names which), `SandboxUnavailableError` for a sandbox that cannot be made.
+ */
+export function mcpServerLaunch(server: McpServerPlaces, policy?: ProcessPolicy): Launch {
+  const env = childEnvironment("server", undefined, server.env ?? {});
+  const mode = policy ? mcpServerSandbox(policy.sandbox, server.sandbox) : "none";
+  if (!policy || mode === "none") {
+    return { program: server.command, args: [...(server.args ?? [])], env, cwd: server.cwd };
+  }
+  // bwrap would only say "execvp failed" after it started: say what is missing instead.
+  if (!isFolder(server.cwd)) throw new Deno.errors.NotFound(`no folder ${server.cwd}`);
+  const program = findExecutable(server.command, env.PATH);
+  if (program === undefined) throw new Deno.errors.NotFound(`no program ${server.command}`);
+  const argv = [program, ...(server.args ?? [])];
+  // What the sandbox's private /tmp would hide: the files the command line names (never a
+  // folder, which could hold a host's sockets), and the folder it starts in.
+  const shown = argv.filter((path) => hidden(path, policy.workspace, "file"));
+  if (hidden(server.cwd, policy.workspace, "folder")) shown.push(server.cwd);
+  const inside: ProcessPolicy = { ...policy, sandbox: mode, networkForwarded: false };
   return {
-    program: server.command,
-    args: [...(server.args ?? [])],
-    env: childEnvironment("server", undefined, server.env ?? {}),
-    cwd: server.cwd,
+    ...confined(inside, argv, server.cwd, [...new Set(shown)]),
+    env: { ...env, ...proxyVariables(inside) },
+    // Inside, bwrap changes directory.
+    cwd: policy.workspace,
   };
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True for an absolute path of a regular `file` (or a `folder`) under /tmp and outside
+ * `workspace`: the sandbox's private /tmp would hide it (a folder inside the workspace keeps the
+ * workspace's own mount, writable or not).
+ */
+function hidden(path: string, workspace: string, kind: "file" | "folder"): boolean {
+  if (!path.startsWith("/")) return false;
+  try {
+    const info = Deno.statSync(path);
+    const real = Deno.realPathSync(path);
+    return (kind === "file" ? info.isFile : info.isDirectory) && real.startsWith("/tmp/") &&
+      !isInside(workspace, real);
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -163,3 +163,20 @@ Deno.test("type errors, bad enums, dangling references and bad YAML name the key
     });
   }
 });
+
+Deno.test("an MCP server's sandbox: none or read-only; anything else is an error at its line", () => {
+  const { config } = parseConfig(
+    "mcp_servers:\n  a: {command: x, sandbox: none}\n  b: {command: y, sandbox: read-only}\n",
+    "deft.yaml",
+  );
+  assert.equal(config.mcp_servers.a.sandbox, "none");
+  assert.equal(config.mcp_servers.b.sandbox, "read-only");
+  assert.throws(
+    () =>
+      parseConfig(
+        "mcp_servers:\n  a:\n    command: x\n    sandbox: workspace-write\n",
+        "deft.yaml",
+      ),
+    (e) => e instanceof ConfigError && /mcp_servers\.a\.sandbox.*line 4/.test(e.message),
+  );
+});

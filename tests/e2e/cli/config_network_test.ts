@@ -56,7 +56,7 @@ Deno.test("deft config: the network list, its sources, and a repository that onl
   );
 });
 
-Deno.test("deft config: says what the network list covers, and that MCP servers are not", async () => {
+Deno.test("deft config: says what the network list covers: sandboxed MCP servers, not one outside", async () => {
   await using homeDir = await tempDir("deft-home-");
   const home = homeDir.path;
   const env = { HOME: home, XDG_CONFIG_HOME: `${home}/.config` };
@@ -70,6 +70,9 @@ Deno.test("deft config: says what the network list covers, and that MCP servers 
       "mcp_servers:",
       "  docs:",
       "    command: docs-server",
+      "  notes:",
+      "    command: notes-server",
+      "    sandbox: none",
       "",
     ].join("\n"),
   );
@@ -80,8 +83,12 @@ Deno.test("deft config: says what the network list covers, and that MCP servers 
     scope.enforced_for.some((s: string) => s.startsWith("the sandboxed shell")),
     shown.stdout,
   );
+  assert.ok(
+    scope.enforced_for.includes("MCP servers (docs): they run sandboxed, like the shell"),
+    shown.stdout,
+  );
   assert.deepEqual(scope.not_enforced_for, [
-    "MCP servers (docs): Deft starts them unsandboxed, with your whole network; the list does " +
+    "MCP servers (notes): they run outside the sandbox, with your whole network; the list does " +
     "not reach them",
   ]);
 
