@@ -120,9 +120,11 @@ async function assemble(
     Number(readEnv("DEFT_RETRY_BASE_MS") ?? 1000),
   );
   // Step summaries use their own model and back off briefly: they must not hold up the run.
-  const lakeviewClient = config.lakeview && !recording
+  // Their requests count against the budget's caps like the loop's.
+  const summarizer = config.lakeview && !recording
     ? createClient(config.lakeview, undefined, 500)
     : undefined;
+  const lakeviewClient = summarizer && budget ? budget.meter(summarizer) : summarizer;
   config.toolSettings = workplace.settle(config.toolSettings, config.agent.tools);
   // Interactive leaves the baseline for after its prompt is drawn: `session.start`, which every
   // tool call and turn waits for (./session_start.ts).
@@ -195,6 +197,7 @@ async function assemble(
   if (!recording && workplace.onHost) {
     offerSubagents(executor, {
       client,
+      budget,
       gates: parts,
       config,
       workspace,
@@ -440,6 +443,16 @@ export async function runTask(
     label: opts.recordedTask ?? task,
   });
   await lakeview?.drain();
+  if (lakeview && lakeview.usage.input_tokens + lakeview.usage.output_tokens > 0) {
+    const { provider, model } = lakeview.client;
+    const usage = lakeview.usage;
+    (session.turns ??= []).push({ provider, model, usage, calls: [], kind: "summaries" });
+    // Their spend, charged as they answered, goes into the trajectory's budget record too.
+    if (session.budget) {
+      recorder.data.budget = session.budget.record();
+      recorder.flush();
+    }
+  }
   console.summary({
     success: result.success,
     steps: result.steps,

@@ -138,6 +138,9 @@ export interface TurnRecord {
   calls: { name: string; arguments: unknown; success: boolean }[];
   /** Set once /undo has taken its edits back. */
   undone?: boolean;
-  /** What it was: a turn of the conversation, or the model call of a command (/compact). */
-  kind?: "turn" | "compact";
+  /**
+   * What it was: a turn of the conversation, the model call of a command (/compact), or the
+   * step summaries of a turn (their own model's).
+   */
+  kind?: "turn" | "compact" | "summaries";
 }
