@@ -47,6 +47,7 @@ import type { Session, SessionIO, SessionOptions, TurnRecord } from "./session_t
 import { offerSubagents } from "./subagent.ts";
 import { UsageError } from "../errors.ts";
 import { openBudget } from "./budget.ts";
+import { ShellBoard } from "./shell_board.ts";
 
 // What a session is, and where it works, live beside this file; commands import them from here.
 export type { Asking, Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
@@ -224,6 +225,8 @@ async function assemble(
     start,
     workplace,
     budget,
+    // A replay starts no shell of the model's: nothing to publish.
+    shells: recording ? undefined : new ShellBoard(executor),
   };
   return session;
 }
@@ -331,6 +334,8 @@ export async function runTask(
   const trajectoryPath = recorder.path;
   recorder.stepOffset = recorder.data.agent_steps.at(-1)?.step_number ?? 0;
   recorder.recordEvent({ kind: "prompt", text: opts.recordedTask ?? task });
+  // The session's background shells are published beside the trajectory it records into now.
+  session.shells?.moveTo(trajectoryPath, recorder.data.session_id ?? "");
   if (console.start) {
     console.start({
       task,

@@ -18,6 +18,7 @@ import type { Hooks } from "../hooks/hooks.ts";
 import type { Trajectory } from "../trajectory/recorder.ts";
 import type { WorkplaceOptions } from "./workplace_open.ts";
 import type { Budget, BudgetFlags } from "./budget.ts";
+import type { ShellBoard } from "./shell_board.ts";
 import type { StartWork } from "./session_start.ts";
 
 /** The settings a session takes from the command line, over the config file. */
@@ -126,6 +127,8 @@ export interface Session {
   hooksStartContext?: string;
   /** The session's budget caps and spend (./budget.ts); none when no cap is set. */
   budget?: Budget;
+  /** Publishes the session's background shells for `deft sessions` (./shell_board.ts). */
+  shells?: ShellBoard;
 }
 
 /** What one `runTask` did: its model, usage and the tool calls that ran. */

@@ -96,10 +96,14 @@ export interface CallGate {
  * editor over a client's buffers) or add tools (`addTools`: a client's MCP servers); their calls
  * pass the same gate.
  */
+/** What a shell watcher hears: the background shells may have changed, or the tools closed. */
+export type ShellsEvent = "changed" | "closed";
+
 export class ToolExecutor {
   readonly #tools: Tool[];
   readonly #byName: Map<string, Tool>;
   readonly #gate?: CallGate;
+  readonly #shellWatchers: ((event: ShellsEvent) => void | Promise<void>)[] = [];
 
   constructor(tools: readonly Tool[], gate?: CallGate) {
     this.#tools = [...tools];
@@ -144,13 +148,31 @@ export class ToolExecutor {
   }
 
   /** Runs one call. Always resolves. */
-  executeToolCall(call: ToolCall): Promise<ToolCallResult> {
+  async executeToolCall(call: ToolCall): Promise<ToolCallResult> {
     const tool = this.find(call.name);
-    return traceToolCall(
+    const result = await traceToolCall(
       tool?.name ?? call.name,
       call.call_id,
       tracingEnabled() ? effectKind(tool, call.arguments) : undefined,
       () => this.#execute(call, tool),
+    );
+    if (tool && touchesShells(tool.name)) this.#tellShells("changed");
+    return result;
+  }
+
+  /**
+   * Calls `listener` when the background shells the tools hold may have changed (`changed`):
+   * after a call of a tool whose catalog entry holds, lists or takes back shells, after
+   * `stopShells` and `takeBack`; and once with `closed` when the tools close, which waits for it.
+   * The session publishes its shells for `deft sessions` this way (src/agent/shell_board.ts).
+   */
+  watchShells(listener: (event: ShellsEvent) => void | Promise<void>): void {
+    this.#shellWatchers.push(listener);
+  }
+
+  #tellShells(event: ShellsEvent): Promise<unknown> {
+    return Promise.allSettled(
+      this.#shellWatchers.map(async (listener) => await listener(event)),
     );
   }
 
@@ -213,6 +235,7 @@ export class ToolExecutor {
   async stopShells(): Promise<void> {
     const shells = this.#tools.filter((t) => catalogEntry(t.name)?.holdsShell === true);
     await Promise.allSettled(shells.map((t) => t.close()));
+    this.#tellShells("changed");
   }
 
   /**
@@ -247,12 +270,14 @@ export class ToolExecutor {
       if (result.error_code !== 0) return [`${tool.name} failed: ${text}`];
       return text ? text.split("\n") : [];
     }));
+    if (taking.length > 0) this.#tellShells("changed");
     return answers.flat();
   }
 
   /** Closes every tool, even when some fail to close; returns the close errors it met. */
   async closeTools(): Promise<Error[]> {
     const outcomes = await Promise.allSettled(this.#tools.map((t) => t.close()));
+    await this.#tellShells("closed");
     return outcomes.flatMap((o, i) =>
       o.status === "rejected"
         ? [new Error(`closing tool '${this.#tools[i].name}' failed: ${String(o.reason)}`)]
@@ -278,6 +303,14 @@ function wrap(
   if (call.id !== undefined) wrapped.id = call.id;
   if (approval) wrapped.approval = approval;
   return wrapped;
+}
+
+/** Whether calls of the tool `name` may start, end or read background shells. */
+function touchesShells(name: string): boolean {
+  const entry = catalogEntry(name);
+  return entry !== undefined &&
+    (entry.holdsShell === true || entry.statusCall !== undefined ||
+      entry.takeBackCall !== undefined);
 }
 
 /** The kind of effect the catalog gives a call, for its trace span; undefined when unknown. */
