@@ -175,16 +175,20 @@ export class Budget {
    */
   meter(client: LLMClient): LLMClient {
     this.#needPrice(client.provider, client.model);
-    const chat: LLMClient["chat"] = async (messages, tools, signal, onText) => {
-      const stop = await this.check();
-      if (stop) throw new BudgetStopError(stop);
-      const sent = client.chat(messages, tools, signal, onText);
-      const charged = sent.then((r) => this.charge(r.usage, client.provider, client.model));
-      const settled = charged.catch(() => {});
+    const chat: LLMClient["chat"] = (messages, tools, signal, onText) => {
+      const request = (async () => {
+        // Not waiting for in-flight requests: this one is among them.
+        const stop = await this.#reached();
+        if (stop) throw new BudgetStopError(stop);
+        const response = await client.chat(messages, tools, signal, onText);
+        await this.charge(response.usage, client.provider, client.model);
+        return response;
+      })();
+      // In flight from the call on, so a check made right after it waits for its spend.
+      const settled = request.then(() => {}, () => {});
       this.#inFlight.add(settled);
-      void settled.finally(() => this.#inFlight.delete(settled));
-      await charged;
-      return await sent;
+      void settled.then(() => this.#inFlight.delete(settled));
+      return request;
     };
     return { provider: client.provider, model: client.model, chat };
   }
@@ -229,6 +233,12 @@ export class Budget {
   async check(): Promise<BudgetStop | undefined> {
     if (this.stopped) return this.stopped;
     if (this.#inFlight.size > 0) await settledWithin([...this.#inFlight], IN_FLIGHT_WAIT_MS);
+    return await this.#reached();
+  }
+
+  /** `check` without waiting for requests in flight. */
+  async #reached(): Promise<BudgetStop | undefined> {
+    if (this.stopped) return this.stopped;
     const own = reached(this.caps, this.spent(), "run");
     if (own) return this.stopped = own;
     const ledger = this.#options.ledger;

@@ -104,6 +104,8 @@ export class ToolExecutor {
   readonly #byName: Map<string, Tool>;
   readonly #gate?: CallGate;
   readonly #shellWatchers: ((event: ShellsEvent) => void | Promise<void>)[] = [];
+  /** The tools are closing: Deft's own looks (`status`) must not start a host again. */
+  #closing = false;
 
   constructor(tools: readonly Tool[], gate?: CallGate) {
     this.#tools = [...tools];
@@ -240,9 +242,12 @@ export class ToolExecutor {
 
   /**
    * What the tools that can say so hold now (their catalog entry's `statusCall`), for /status:
-   * each such tool's answer, by tool name. Not a call of the model's: no gate, no record.
+   * each such tool's answer, by tool name. Not a call of the model's: no gate, no record. None
+   * once the tools are closing.
    */
   async status(): Promise<{ tool: string; result: ToolExecResult }[]> {
+    // A look after the tools began to close would start their host again, for nothing.
+    if (this.#closing) return [];
     const reporting = this.#tools.flatMap((t) => {
       const call = catalogEntry(t.name)?.statusCall;
       return call ? [{ tool: t, call }] : [];
@@ -276,6 +281,7 @@ export class ToolExecutor {
 
   /** Closes every tool, even when some fail to close; returns the close errors it met. */
   async closeTools(): Promise<Error[]> {
+    this.#closing = true;
     const outcomes = await Promise.allSettled(this.#tools.map((t) => t.close()));
     await this.#tellShells("closed");
     return outcomes.flatMap((o, i) =>
