@@ -117,3 +117,87 @@ Deno.test("budget: a /compact refused at the cap says so and keeps the conversat
     await mock.close();
   }
 });
+
+Deno.test("budget: a child agent draws from its parent's budget; the cap stops both, exit 3", async () => {
+  const repo = await makeBuggyRepo();
+  const home = await trustedHome("deft-budget-");
+  let parentAsked = 0;
+  const childAsks: number[] = [];
+  const mock = MockLLM.start([], (request) => {
+    const messages: { role: string; content: string }[] = request.body.messages;
+    const task = messages.find((m) => m.role === "user")?.content ?? "";
+    if (task.includes("CHILD-WORK")) {
+      childAsks.push(mock.requests.length);
+      return chatToolCalls([["bash", { command: "echo child" }]]);
+    }
+    return ++parentAsked === 1
+      ? chatToolCalls([["Task", { description: "look", prompt: "CHILD-WORK", mode: "read" }]])
+      : chatToolCalls([["bash", { command: "echo parent" }]]);
+  });
+  const config = join(home, ".config/deft/config.yaml");
+  await Deno.writeTextFile(
+    config,
+    (await Deno.readTextFile(config)) + [
+      "model_providers:",
+      `  mine: { provider: openai_compatible, base_url: "${mock.url}/v1", api_key: k }`,
+      "models:",
+      "  main: { model_provider: mine, model: mock-model }",
+      "agents:",
+      "  deft_agent: { model: main, max_steps: 8, tools: [bash, task_done, task] }",
+      "",
+    ].join("\n"),
+  );
+  try {
+    // 120 tokens a request: the parent's first and the child's first two reach 360 > 300.
+    const r = await runDeft([
+      "run",
+      "PARENT",
+      "-w",
+      repo,
+      "--json",
+      "--max-tokens",
+      "300",
+    ], { cwd: home, env: { HOME: home, XDG_STATE_HOME: join(home, "state") }, stdin: "" });
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(childAsks.length, 2, "the child's third request was never sent");
+    assert.equal(parentAsked, 1, "the parent asked nothing after its child");
+    const summary = JSON.parse(r.stdout);
+    assert.equal(summary.budget.spent.tokens, 360);
+    assert.equal(summary.budget.stopped.cap, "max_tokens");
+  } finally {
+    await mock.close();
+  }
+});
+
+Deno.test("budget: a cost cap with a step-summary model whose price is unknown is refused at start", async () => {
+  const repo = await makeBuggyRepo();
+  const home = await trustedHome("deft-budget-");
+  const main = MockLLM.start(steps(1));
+  await Deno.writeTextFile(
+    join(home, "deft.yaml"),
+    `
+model_providers:
+  main: { provider: openai_compatible, base_url: "${main.url}/v1", api_key: k }
+models:
+  main: { model_provider: main, model: mock, max_retries: 0 }
+  lake: { model_provider: main, model: labeler, max_retries: 0 }
+agents:
+  deft_agent: { model: main, max_steps: 10, enable_lakeview: true }
+lakeview: { model: lake }
+prices:
+  mock: { input: 1.0, output: 2.0 }
+`,
+  );
+  try {
+    const r = await runDeft(["run", "fix add", "-w", repo, "--max-cost-usd", "1"], {
+      cwd: home,
+      env: { HOME: home },
+      stdin: "",
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /price of model 'labeler' is unknown/);
+    assert.equal(main.requests.length, 0);
+  } finally {
+    await main.close();
+  }
+});
