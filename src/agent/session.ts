@@ -225,8 +225,7 @@ async function assemble(
     start,
     workplace,
     budget,
-    // A replay starts no shell of the model's: nothing to publish.
-    shells: recording ? undefined : new ShellBoard(executor),
+    shells: new ShellBoard(executor),
   };
   return session;
 }
