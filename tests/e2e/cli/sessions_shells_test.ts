@@ -23,10 +23,10 @@ Deno.test("deft sessions shows a running deft run's background shell, and none a
       command: `sleep ${needle} # ${secret} \x1b]0;pwned\x07`,
       run_in_background: true,
     }]]),
-    // The run waits here (at most a minute) until the test has looked.
+    // The run waits here (at most two minutes) until the test has looked.
     chatToolCalls([["bash", {
-      command: `for i in $(seq 600); do [ -e ${go} ] && break; sleep 0.1; done`,
-      timeout: 120,
+      command: `for i in $(seq 1200); do [ -e ${go} ] && break; sleep 0.1; done`,
+      timeout: 300,
     }]]),
     chatToolCalls([["task_done", {}]]),
   ]);
@@ -41,7 +41,7 @@ Deno.test("deft sessions shows a running deft run's background shell, and none a
     const shown = await eventually(async () => {
       listed = (await sessions()).stdout;
       return listed.includes(`sleep ${needle}`);
-    }, 60_000);
+    }, 100_000);
     await Deno.writeTextFile(go, "");
     const run = await running;
     assert.ok(shown, `deft sessions never showed the shell:\n${listed}\n${run.stderr}`);
@@ -65,6 +65,11 @@ Deno.test("deft sessions shows a running deft run's background shell, and none a
         .stdout,
     );
     assert.equal(json[0].background_shells, undefined);
+    const left = [];
+    for await (const entry of Deno.readDir(join(home, "state/deft/trajectories"))) {
+      if (entry.name.endsWith(".shells")) left.push(entry.name);
+    }
+    assert.deepEqual(left, [], "the session removed its board when it ended");
     assert.ok(await eventually(async () => (await pidsByCmdline(needle)).length === 0));
   } finally {
     await mock.close();
