@@ -228,11 +228,14 @@ export class Budget {
 
   /**
    * The cap reached, if any (this session's first, then the batch's); remembered once found.
-   * The spend of metered requests still in flight is waited for first (at most 10 s).
+   * The spend of metered requests still in flight is waited for first (at most 10 s, and not
+   * past `signal`: an interrupted run does not wait for a step summary).
    */
-  async check(): Promise<BudgetStop | undefined> {
+  async check(signal?: AbortSignal): Promise<BudgetStop | undefined> {
     if (this.stopped) return this.stopped;
-    if (this.#inFlight.size > 0) await settledWithin([...this.#inFlight], IN_FLIGHT_WAIT_MS);
+    if (this.#inFlight.size > 0) {
+      await settledWithin([...this.#inFlight], IN_FLIGHT_WAIT_MS, signal);
+    }
     return await this.#reached();
   }
 
@@ -357,12 +360,23 @@ function dollars(n: number): string {
   return `$${n < 1 ? n.toFixed(4) : n.toFixed(2)}`;
 }
 
-/** Waits for `promises` to settle, at most `ms`. */
-async function settledWithin(promises: Promise<unknown>[], ms: number): Promise<void> {
+/** Waits for `promises` to settle, at most `ms` and until `signal` aborts. */
+async function settledWithin(
+  promises: Promise<unknown>[],
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (signal?.aborted) return;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<void>((resolve) => timer = setTimeout(resolve, ms));
+  let stop: (() => void) | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    stop = () => resolve();
+    signal?.addEventListener("abort", stop, { once: true });
+  });
   await Promise.race([Promise.allSettled(promises), timeout]);
   clearTimeout(timer);
+  if (stop) signal?.removeEventListener("abort", stop);
 }
 
 /** What a request refused at a cap says (a step summary's, `/compact`'s). */

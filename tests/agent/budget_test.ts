@@ -142,3 +142,15 @@ Deno.test("/cost lists the step summaries' tokens and cost on a line of their ow
   } as unknown as Session;
   assert.match(costReport(session), /^summaries +1000 in, 100 out {2}\$0\.0012 {2}labeler$/m);
 });
+
+Deno.test("an interrupted run's check does not wait for a step summary in flight", async () => {
+  const budget = new Budget({ max_tokens: 100 }, { price, model: "m" });
+  const metered = budget.meter(fakeClient("m", 3000) as unknown as LLMClient);
+  const asked = metered.chat([], []);
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 50);
+  const started = performance.now();
+  await budget.check(controller.signal);
+  assert.ok(performance.now() - started < 2000, "answered soon after the interrupt");
+  await asked;
+});
