@@ -132,7 +132,7 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
     } else estimated = options.context?.estimate(messages, definitionChars) ?? 0;
     const stopBefore = options.hookStop?.();
     if (stopBefore) return stoppedByHook(recorder, step - 1, stopBefore);
-    const overBefore = await options.budget?.check();
+    const overBefore = await options.budget?.check(signal);
     if (overBefore) return budgetStopped(recorder, step - 1, overBefore);
     let response: LLMResponse;
     try {
@@ -226,7 +226,7 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
     }
     const stopAfter = options.hookStop?.();
     if (stopAfter) return stoppedByHook(recorder, step, stopAfter);
-    const overAfter = await options.budget?.check();
+    const overAfter = await options.budget?.check(signal);
     if (overAfter) return budgetStopped(recorder, step, overAfter);
     if (signal?.aborted) return interrupted(recorder, step);
   }

@@ -4,8 +4,13 @@
  * asks `check()` before every model request and between tool calls; a cap reached ends the run
  * with exit code `BUDGET_EXIT_CODE` and says what was spent against which cap. A batch-wide cap
  * lives in a ledger file (./budget_ledger.ts) that every task of the batch charges and reads.
+ *
+ * Every request Deft makes on the user's key counts: the loop's own (checked and charged by the
+ * loop), a child agent's (the parent's budget, handed to its loop), and the requests made beside
+ * the loop — step summaries and `/compact` — through `meter(client)`, a client that asks the
+ * budget before each request and charges it after.
  */
-import type { LLMUsage } from "../llm/types.ts";
+import type { LLMClient, LLMUsage } from "../llm/types.ts";
 import { UsageError } from "../errors.ts";
 import type { BudgetConfig } from "../config/budget.ts";
 import { chargeLedger, LedgerError, type LedgerState, readLedger } from "./budget_ledger.ts";
@@ -92,18 +97,33 @@ export function hasCaps(caps: BudgetCaps | undefined): boolean {
 
 /** What a budget needs besides its caps. */
 export interface BudgetOptions {
-  /** The cost in USD of a response's usage; null when the model's price is unknown. */
-  price: (usage: LLMUsage) => number | null;
-  /** The model, for the message when its price is unknown. */
+  /**
+   * The cost in USD of a response's usage on `model` of `provider` (the session's model when
+   * not given); null when that model's price is unknown.
+   */
+  price: (usage: LLMUsage, provider?: string, model?: string) => number | null;
+  /** The session's model, for the message when its price is unknown. */
   model: string;
   /** A batch's ledger file, and the task charging it. */
   ledger?: { path: string; by: string };
 }
 
+/** How long a check waits for the spend of requests already sent beside the loop. */
+const IN_FLIGHT_WAIT_MS = 10_000;
+
+/** A request refused because a cap is reached (thrown by a metered client's `chat`). */
+export class BudgetStopError extends Error {
+  override name = "BudgetStopError";
+  constructor(readonly stop: BudgetStop) {
+    super(budgetRefusal(stop));
+  }
+}
+
 /**
  * A session's spend against its caps. `begin`/`end` bracket each turn (the wall clock runs only
  * while the agent works, not while a conversation waits for its user); `charge` adds a model
- * response; `check` says which cap, if any, is reached.
+ * response; `check` says which cap, if any, is reached; `meter` wraps a client whose requests
+ * are made beside the loop.
  */
 export class Budget {
   readonly caps: BudgetCaps;
@@ -112,6 +132,10 @@ export class Budget {
   #tokens = 0;
   #workedMs = 0;
   #since: number | undefined;
+  /** Loops working now: a child agent's runs inside its parent's turn. */
+  #working = 0;
+  /** Metered requests sent and not yet charged. */
+  readonly #inFlight = new Set<Promise<unknown>>();
   #batch: LedgerState | undefined;
   stopped: BudgetStop | undefined;
 
@@ -126,34 +150,71 @@ export class Budget {
    */
   async start(): Promise<void> {
     if (this.#options.ledger) this.#batch = await readLedger(this.#options.ledger.path);
+    this.#needPrice(undefined, this.#options.model);
+  }
+
+  /** Refuses (UsageError) a model whose spend a cost cap could not count. */
+  #needPrice(provider: string | undefined, model: string): void {
     const wantsCost = this.caps.max_cost_usd !== undefined ||
       this.#batch?.caps.max_cost_usd !== undefined;
-    if (wantsCost && this.#options.price(ZERO_USAGE) === null) {
+    if (wantsCost && this.#options.price(ZERO_USAGE, provider, model) === null) {
       throw new UsageError(
         `a cost cap (--max-cost-usd or budget.max_cost_usd) is set, but the price of model ` +
-          `'${this.#options.model}' is unknown, so its spend cannot be counted. Give its price ` +
-          `in the config (prices: { ${this.#options.model}: { input: USD, output: USD } }, per ` +
+          `'${model}' is unknown, so its spend cannot be counted. Give its price ` +
+          `in the config (prices: { ${model}: { input: USD, output: USD } }, per ` +
           `million tokens), or cap tokens instead (--max-tokens).`,
       );
     }
   }
 
-  /** The agent starts working (a turn begins). */
+  /**
+   * `client`, its every request within this budget: refused with a `BudgetStopError` when a
+   * cap is reached, charged at its model's price when it answers. For requests made beside the
+   * loop (step summaries, `/compact`); checks wait for the spend of those still in flight. A
+   * cost cap on a model whose price is unknown is refused here (UsageError).
+   */
+  meter(client: LLMClient): LLMClient {
+    this.#needPrice(client.provider, client.model);
+    const chat: LLMClient["chat"] = (messages, tools, signal, onText) => {
+      const request = (async () => {
+        // Not waiting for in-flight requests: this one is among them.
+        const stop = await this.#reached();
+        if (stop) throw new BudgetStopError(stop);
+        const response = await client.chat(messages, tools, signal, onText);
+        await this.charge(response.usage, client.provider, client.model);
+        return response;
+      })();
+      // In flight from the call on, so a check made right after it waits for its spend.
+      const settled = request.then(() => {}, () => {});
+      this.#inFlight.add(settled);
+      void settled.then(() => this.#inFlight.delete(settled));
+      return request;
+    };
+    return { provider: client.provider, model: client.model, chat };
+  }
+
+  /** The agent starts working (a turn begins; a child agent's run within it counts once). */
   begin(): void {
-    this.#since ??= Date.now();
+    if (this.#working++ === 0) this.#since = Date.now();
   }
 
   /** The agent stops working (a turn ends). */
   end(): void {
-    if (this.#since === undefined) return;
+    if (this.#working === 0 || --this.#working > 0 || this.#since === undefined) return;
     this.#workedMs += Date.now() - this.#since;
     this.#since = undefined;
   }
 
-  /** Adds one model response's usage (and charges the batch's ledger). */
-  async charge(usage: LLMUsage, provider: string): Promise<void> {
+  /**
+   * Adds one model response's usage at its model's price (the session's model when not given),
+   * and charges the batch's ledger.
+   */
+  async charge(usage: LLMUsage, provider: string, model?: string): Promise<void> {
     const tokens = usageTokens(usage, provider);
-    const cost = this.#options.price(usage) ?? 0;
+    const cost =
+      (model === undefined
+        ? this.#options.price(usage)
+        : this.#options.price(usage, provider, model)) ?? 0;
     this.#tokens += tokens;
     this.#cost += cost;
     const ledger = this.#options.ledger;
@@ -165,8 +226,21 @@ export class Budget {
     }
   }
 
-  /** The cap reached, if any (this session's first, then the batch's); remembered once found. */
-  async check(): Promise<BudgetStop | undefined> {
+  /**
+   * The cap reached, if any (this session's first, then the batch's); remembered once found.
+   * The spend of metered requests still in flight is waited for first (at most 10 s, and not
+   * past `signal`: an interrupted run does not wait for a step summary).
+   */
+  async check(signal?: AbortSignal): Promise<BudgetStop | undefined> {
+    if (this.stopped) return this.stopped;
+    if (this.#inFlight.size > 0) {
+      await settledWithin([...this.#inFlight], IN_FLIGHT_WAIT_MS, signal);
+    }
+    return await this.#reached();
+  }
+
+  /** `check` without waiting for requests in flight. */
+  async #reached(): Promise<BudgetStop | undefined> {
     if (this.stopped) return this.stopped;
     const own = reached(this.caps, this.spent(), "run");
     if (own) return this.stopped = own;
@@ -286,12 +360,45 @@ function dollars(n: number): string {
   return `$${n < 1 ? n.toFixed(4) : n.toFixed(2)}`;
 }
 
+/** Waits for `promises` to settle, at most `ms` and until `signal` aborts. */
+async function settledWithin(
+  promises: Promise<unknown>[],
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (signal?.aborted) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stop: (() => void) | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    stop = () => resolve();
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+  await Promise.race([Promise.allSettled(promises), timeout]);
+  clearTimeout(timer);
+  if (stop) signal?.removeEventListener("abort", stop);
+}
+
+/** What a request refused at a cap says (a step summary's, `/compact`'s). */
+function budgetRefusal(stop: BudgetStop): string {
+  if (stop.cap === "ledger") {
+    return `the batch's budget ledger failed (${stop.error}), so its caps cannot be kept`;
+  }
+  const what = stop.scope === "batch" ? "the batch's" : "the";
+  return `${what} budget cap is reached: ${spentAgainst(stop)}`;
+}
+
 /** What the user reads when a cap stops the run (also the run's final result). */
 export function budgetStopMessage(stop: BudgetStop): string {
   if (stop.cap === "ledger") {
     return `Stopped: the batch's budget ledger failed (${stop.error}), so its caps cannot be kept.`;
   }
   const what = stop.scope === "batch" ? "the batch's" : "the";
+  return `Stopped at ${what} budget cap: ${spentAgainst(stop)}.`;
+}
+
+/** "$0.0002 spent, cap $0.0001 (--max-cost-usd)" for a cap (not the ledger's failure). */
+function spentAgainst(stop: BudgetStop): string {
   const spent = stop.cap === "max_cost_usd"
     ? `${dollars(stop.spent.cost_usd)} spent`
     : stop.cap === "max_tokens"
@@ -303,7 +410,7 @@ export function budgetStopMessage(stop: BudgetStop): string {
     ? `${stop.limit} tokens`
     : `${stop.limit} s`;
   const flag = `--${stop.cap.replaceAll("_", "-")}`;
-  return `Stopped at ${what} budget cap: ${spent}, cap ${limit} (${flag}).`;
+  return `${spent}, cap ${limit} (${flag})`;
 }
 
 /** Where a session's budget comes from: the flags, the config, the model and a batch's ledger. */
@@ -326,7 +433,7 @@ export async function openBudget(sources: BudgetSources): Promise<Budget | undef
   const provider = config.model.provider.provider;
   const model = config.model.settings.model;
   const budget = new Budget(caps, {
-    price: (usage) => costOf(usage, provider, model, config.prices),
+    price: (usage, p = provider, m = model) => costOf(usage, p, m, config.prices),
     model,
     ledger: ledgerPath === undefined ? undefined : { path: ledgerPath, by: sources.by },
   });

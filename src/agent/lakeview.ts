@@ -3,7 +3,7 @@
  * step with a tag and one line. It runs beside the main loop (the loop never waits for it) and can
  * never fail the run: an error only means that step has no summary.
  */
-import type { LLMClient, LLMResponse } from "../llm/types.ts";
+import { addUsage, emptyUsage, type LLMClient, type LLMResponse } from "../llm/types.ts";
 import type { ToolCallResult } from "../tools/executor.ts";
 
 /** The labels a step can get. */
@@ -43,11 +43,17 @@ export function parseSummary(text: string): StepSummary {
   return { tag: "OUTLIER", summary: line.trim().slice(0, 200) || "(no summary)" };
 }
 
-/** Summarises steps in the background. */
+/**
+ * Summarises steps in the background. Its client is the session's budget's metered one when a
+ * cap is set (src/agent/budget.ts): a summary is not asked for once a cap is reached, and each
+ * one's spend counts.
+ */
 export class Lakeview {
   readonly #pending = new Set<Promise<void>>();
+  /** What the summaries answered so far used (for /cost). */
+  readonly usage = emptyUsage();
 
-  constructor(private readonly client: LLMClient, private readonly task: string) {}
+  constructor(readonly client: LLMClient, private readonly task: string) {}
 
   /** Starts summarising a step; `done` receives the summary, or null when it failed. */
   summarize(
@@ -67,7 +73,10 @@ export class Lakeview {
       [{ role: "system", content: SYSTEM }, { role: "user", content: prompt.slice(0, MAX_CHARS) }],
       [],
     ).then(
-      (reply) => done(parseSummary(reply.content)),
+      (reply) => {
+        addUsage(this.usage, reply.usage);
+        done(parseSummary(reply.content));
+      },
       (e) => done(null, e instanceof Error ? e.message : String(e)),
     ).finally(() => this.#pending.delete(job));
     this.#pending.add(job);

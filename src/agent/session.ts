@@ -48,6 +48,7 @@ import type { Session, SessionIO, SessionOptions, TurnRecord } from "./session_t
 import { offerSubagents } from "./subagent.ts";
 import { UsageError } from "../errors.ts";
 import { openBudget } from "./budget.ts";
+import { ShellBoard } from "./shell_board.ts";
 
 // What a session is, and where it works, live beside this file; commands import them from here.
 export type { Asking, Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
@@ -122,9 +123,11 @@ async function assemble(
     Number(readEnv("DEFT_RETRY_BASE_MS") ?? 1000),
   );
   // Step summaries use their own model and back off briefly: they must not hold up the run.
-  const lakeviewClient = config.lakeview && !recording
+  // Their requests count against the budget's caps like the loop's.
+  const summarizer = config.lakeview && !recording
     ? createClient(config.lakeview, undefined, 500)
     : undefined;
+  const lakeviewClient = summarizer && budget ? budget.meter(summarizer) : summarizer;
   config.toolSettings = workplace.settle(config.toolSettings, config.agent.tools);
   const homeNote = workplace.onHost &&
     homeWorkspaceNote(workspace, config.toolSettings.sandbox ?? "none");
@@ -200,6 +203,7 @@ async function assemble(
   const subagents = !recording && workplace.onHost
     ? offerSubagents(executor, {
       client,
+      budget,
       gates: parts,
       config,
       workspace,
@@ -227,6 +231,7 @@ async function assemble(
     workplace,
     budget,
     subagents,
+    shells: new ShellBoard(executor),
   };
   return session;
 }
@@ -341,6 +346,8 @@ export async function runTask(
     };
     session.subagents.signal = opts.signal;
   }
+  // The session's background shells are published beside the trajectory it records into now.
+  session.shells?.moveTo(trajectoryPath, recorder.data.session_id ?? "");
   if (console.start) {
     console.start({
       task,
@@ -453,6 +460,16 @@ export async function runTask(
     label: opts.recordedTask ?? task,
   });
   await lakeview?.drain();
+  if (lakeview && lakeview.usage.input_tokens + lakeview.usage.output_tokens > 0) {
+    const { provider, model } = lakeview.client;
+    const usage = lakeview.usage;
+    (session.turns ??= []).push({ provider, model, usage, calls: [], kind: "summaries" });
+    // Their spend, charged as they answered, goes into the trajectory's budget record too.
+    if (session.budget) {
+      recorder.data.budget = session.budget.record();
+      recorder.flush();
+    }
+  }
   console.summary({
     success: result.success,
     steps: result.steps,

@@ -18,6 +18,7 @@ import type { Hooks } from "../hooks/hooks.ts";
 import type { Trajectory } from "../trajectory/recorder.ts";
 import type { WorkplaceOptions } from "./workplace_open.ts";
 import type { Budget, BudgetFlags } from "./budget.ts";
+import type { ShellBoard } from "./shell_board.ts";
 import type { StartWork } from "./session_start.ts";
 
 /** The settings a session takes from the command line, over the config file. */
@@ -140,6 +141,8 @@ export interface Session {
     parent?: { session_id: string | null; trajectory: string | null };
     signal?: AbortSignal;
   };
+  /** Publishes the session's background shells for `deft sessions` (./shell_board.ts). */
+  shells?: ShellBoard;
 }
 
 /** What one `runTask` did: its model, usage and the tool calls that ran. */
@@ -152,6 +155,9 @@ export interface TurnRecord {
   calls: { name: string; arguments: unknown; success: boolean }[];
   /** Set once /undo has taken its edits back. */
   undone?: boolean;
-  /** What it was: a turn of the conversation, or the model call of a command (/compact). */
-  kind?: "turn" | "compact";
+  /**
+   * What it was: a turn of the conversation, the model call of a command (/compact), or the
+   * step summaries of a turn (their own model's).
+   */
+  kind?: "turn" | "compact" | "summaries";
 }

@@ -12,8 +12,8 @@
  * - Its bounds: a hard deadline (config `subagents.deadline_seconds`, default 600) after which
  *   its model call is aborted and its tools are closed (a hung command with them), a step limit,
  *   a limit on children at once (`subagents.parallel`, default 2) and on nesting
- *   (`subagents.depth`, default 1: a child gets no `task` tool). A child's spend is the
- *   parent's client's: a budget cap would count it there (the seam is `SubagentHome.client`).
+ *   (`subagents.depth`, default 1: a child gets no `task` tool). A child draws from the
+ *   parent's budget: its loop checks the same caps before each request and charges them.
  * - Hooks: SubagentStart (its context goes with the child's task) and SubagentStop (a block
  *   keeps the child going, at most `MAX_KEPT_GOING` times), in Claude Code's shape.
  * - What it leaves: its own trajectory file (named in the result), its patch saved beside it
@@ -29,6 +29,7 @@ import { patchStats } from "./patch_stats.ts";
 import { childText, SubagentRun } from "./subagent_result.ts";
 import { applyPatch, type KeptPatch } from "./subagent_apply.ts";
 import type { LLMClient, LLMMessage } from "../llm/types.ts";
+import type { Budget } from "./budget.ts";
 import type { RunConfig } from "../config/resolve.ts";
 import { gatedExecutor, type GateParts } from "../gate/pipeline.ts";
 import { gitSandbox, runGit } from "../policy/git.ts";
@@ -52,8 +53,10 @@ const MAX_PATCH_BYTES = 64 * 1024 * 1024;
 
 /** What a session lends its children. */
 export interface SubagentHome {
-  /** The parent's model client: its spend is the session's (a budget cap's seam). */
+  /** The parent's model client. */
   client: LLMClient;
+  /** The parent's budget, which its children's requests are checked against and charge. */
+  budget?: Budget;
   /** The parent's gates: the same hooks and approval gate instances. */
   gates: GateParts;
   config: RunConfig;
@@ -331,6 +334,7 @@ export class SubagentTool extends Tool {
         conversation,
         textEndsTurn: true,
         instructions: home.instructions,
+        budget: home.budget,
       });
     };
     const outcome = await run.within(deadline, async (signal) => {

@@ -7,7 +7,7 @@
 import { endSessionHooks } from "../agent/hook_gate.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
 import { createHostedTools } from "../tools/host/mod.ts";
-import { registeredToolNames } from "../tools/catalog.ts";
+import { servedToolNames } from "../tools/catalog.ts";
 import { hostDirs, toolContext } from "./context.ts";
 import { writeStderr } from "./io.ts";
 import { maxLineBytesOption } from "./line_limit.ts";
@@ -33,7 +33,7 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
   const context = await toolContext({ ...opts, provider: "anthropic" });
   // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
   const { executor, hooks } = await (await import("./hooks.ts")).toolServerExecutor(
-    await createHostedTools(context, registeredToolNames(), hostDirs(context.settings)),
+    await createHostedTools(context, servedToolNames(), hostDirs(context.settings)),
     context.workspace,
     context.settings,
     "deft mcp",

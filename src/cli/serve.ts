@@ -11,7 +11,7 @@
  * the client matches by `id`.
  */
 import type { ToolCall, ToolCallResult, ToolExecutor } from "../tools/executor.ts";
-import { registeredToolNames } from "../tools/catalog.ts";
+import { servedToolNames } from "../tools/catalog.ts";
 import { createHostedTools } from "../tools/host/mod.ts";
 import { isPlainObject } from "../tools/validate.ts";
 import { hostDirs, type ToolCommandOptions, toolContext } from "./context.ts";
@@ -37,7 +37,7 @@ type Reply = Record<string, unknown>;
 export async function serveCommand(opts: ServeOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext(opts);
-  const tools = await createHostedTools(context, registeredToolNames(), hostDirs(context.settings));
+  const tools = await createHostedTools(context, servedToolNames(), hostDirs(context.settings));
   const { executor, hooks } = await (await import("./hooks.ts")).toolServerExecutor(
     tools,
     context.workspace,

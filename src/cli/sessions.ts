@@ -2,12 +2,14 @@
  * `deft sessions`: the recent sessions of a workspace, newest first, with their ids to resume.
  * A helper session (`/init`) is shown under the conversation it was typed in (marked, when that
  * one is not listed); a conversation compacted with /compact says which session goes on from it.
+ * A session still running lists its background shells under its row (id, status, command).
  */
 import { listSessions, type SessionSummary } from "../trajectory/conversation.ts";
 import { workspaceOf } from "./workspace_arg.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalLine } from "../policy/terminal_text.ts";
+import { type PublishedShell, readShellBoard } from "../agent/shell_board.ts";
 
 /** Options of `deft sessions`. */
 export interface SessionsOptions {
@@ -20,15 +22,26 @@ export interface SessionsOptions {
 export async function sessionsCommand(opts: SessionsOptions): Promise<number> {
   const workspace = await workspaceOf(opts.workingDir);
   const sessions = await listSessions(workspace, opts.limit ?? 20);
+  // A live session's background shells, as it publishes them (agent/shell_board.ts).
+  const shells = new Map<string, PublishedShell[]>();
+  for (const s of sessions) {
+    const live = await readShellBoard(s.path);
+    if (live.length > 0) shells.set(s.path, live);
+  }
   if (opts.json) {
-    await writeStdout(JSON.stringify(sessions) + "\n");
+    const listed = sessions.map((s) => {
+      const live = shells.get(s.path);
+      return live ? { ...s, background_shells: live } : s;
+    });
+    await writeStdout(JSON.stringify(listed) + "\n");
     return 0;
   }
   if (sessions.length === 0) {
     writeStderr(`no sessions recorded for ${workspace} yet.`);
     return 0;
   }
-  const rows = grouped(sessions).map(({ session: s, under }) => [
+  const listed = grouped(sessions);
+  const rows = listed.map(({ session: s, under }) => [
     (under ? "└ " : "") + terminalLine(s.id),
     s.started.replace("T", " ").slice(0, 16),
     String(s.checkpoints ?? 0),
@@ -40,7 +53,18 @@ export async function sessionsCommand(opts: SessionsOptions): Promise<number> {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const format = (row: string[]) =>
     row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd(widths[i])).join("  ");
-  await writeStdout([header, ...rows].map(format).join("\n") + "\n");
+  // Each live session's background shells on lines of their own under its row.
+  const lines = [format(header)];
+  listed.forEach(({ session }, i) => {
+    lines.push(format(rows[i]));
+    for (const shell of shells.get(session.path) ?? []) {
+      lines.push(
+        `  background shell ${shell.id}  ${shell.status}  started ${shell.started}  ` +
+          shell.command,
+      );
+    }
+  });
+  await writeStdout(lines.join("\n") + "\n");
   writeStderr(
     "resume one with: deft resume ID (or deft run --resume ID), the latest conversation with " +
       "deft -c (helper sessions are never taken for it)",

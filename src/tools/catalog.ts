@@ -140,6 +140,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     // A stand-in here: the session puts the child agent runner (src/agent/subagent.ts) in its
     // place. The child's own calls each pass the gates; the parent's tree is not written.
     runs: "in-process",
+    needsSession: true,
     effects: () => ({ kind: "other" }),
     describe: describeTask,
     load: async () => (await import("./task_tool.ts")).TaskStandInTool,
@@ -181,6 +182,14 @@ export class UnknownToolError extends Error {
 /** Every registered tool name, in registration order. */
 export function registeredToolNames(): string[] {
   return CATALOG.map((t) => t.definition.name);
+}
+
+/**
+ * The tools a front end with no agent session offers (`deft serve`, `deft mcp`): every registered
+ * tool but those that work only inside a session (the Task stand-in).
+ */
+export function servedToolNames(): string[] {
+  return CATALOG.filter((t) => !t.needsSession).map((t) => t.definition.name);
 }
 
 /** The registered name that `name` refers to (case and underscores ignored), if any. */

@@ -147,6 +147,12 @@ export interface CatalogEntry {
    */
   readonly takeBackCall?: (since: string) => Record<string, unknown>;
   /**
+   * The tool works only inside an agent session, which puts its own runner in the stand-in's
+   * place (Task: a child agent). A front end with no session (`deft serve`, `deft mcp`) does not
+   * offer it: there its every call could only answer an error (`servedToolNames`).
+   */
+  readonly needsSession?: boolean;
+  /**
    * Seconds a call may take unless configured otherwise (else the host's default, 300 s). The
    * file editors answer in well under a second, so theirs is short: a call stuck on a slow file
    * ends soon, with an error saying so, instead of holding the host for minutes.

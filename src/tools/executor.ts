@@ -99,10 +99,16 @@ export interface CallGate {
  * editor over a client's buffers) or add tools (`addTools`: a client's MCP servers); their calls
  * pass the same gate.
  */
+/** What a shell watcher hears: the background shells may have changed, or the tools closed. */
+export type ShellsEvent = "changed" | "closed";
+
 export class ToolExecutor {
   readonly #tools: Tool[];
   readonly #byName: Map<string, Tool>;
   readonly #gate?: CallGate;
+  readonly #shellWatchers: ((event: ShellsEvent) => void | Promise<void>)[] = [];
+  /** The tools are closing: Deft's own looks (`status`) must not start a host again. */
+  #closing = false;
 
   constructor(tools: readonly Tool[], gate?: CallGate) {
     this.#tools = [...tools];
@@ -147,13 +153,31 @@ export class ToolExecutor {
   }
 
   /** Runs one call. Always resolves. */
-  executeToolCall(call: ToolCall): Promise<ToolCallResult> {
+  async executeToolCall(call: ToolCall): Promise<ToolCallResult> {
     const tool = this.find(call.name);
-    return traceToolCall(
+    const result = await traceToolCall(
       tool?.name ?? call.name,
       call.call_id,
       tracingEnabled() ? effectKind(tool, call.arguments) : undefined,
       () => this.#execute(call, tool),
+    );
+    if (tool && touchesShells(tool.name)) this.#tellShells("changed");
+    return result;
+  }
+
+  /**
+   * Calls `listener` when the background shells the tools hold may have changed (`changed`):
+   * after a call of a tool whose catalog entry holds, lists or takes back shells, after
+   * `stopShells` and `takeBack`; and once with `closed` when the tools close, which waits for it.
+   * The session publishes its shells for `deft sessions` this way (src/agent/shell_board.ts).
+   */
+  watchShells(listener: (event: ShellsEvent) => void | Promise<void>): void {
+    this.#shellWatchers.push(listener);
+  }
+
+  #tellShells(event: ShellsEvent): Promise<unknown> {
+    return Promise.allSettled(
+      this.#shellWatchers.map(async (listener) => await listener(event)),
     );
   }
 
@@ -216,13 +240,17 @@ export class ToolExecutor {
   async stopShells(): Promise<void> {
     const shells = this.#tools.filter((t) => catalogEntry(t.name)?.holdsShell === true);
     await Promise.allSettled(shells.map((t) => t.close()));
+    this.#tellShells("changed");
   }
 
   /**
    * What the tools that can say so hold now (their catalog entry's `statusCall`), for /status:
-   * each such tool's answer, by tool name. Not a call of the model's: no gate, no record.
+   * each such tool's answer, by tool name. Not a call of the model's: no gate, no record. None
+   * once the tools are closing.
    */
   async status(): Promise<{ tool: string; result: ToolExecResult }[]> {
+    // A look after the tools began to close would start their host again, for nothing.
+    if (this.#closing) return [];
     const reporting = this.#tools.flatMap((t) => {
       const call = catalogEntry(t.name)?.statusCall;
       return call ? [{ tool: t, call }] : [];
@@ -250,12 +278,15 @@ export class ToolExecutor {
       if (result.error_code !== 0) return [`${tool.name} failed: ${text}`];
       return text ? text.split("\n") : [];
     }));
+    if (taking.length > 0) this.#tellShells("changed");
     return answers.flat();
   }
 
   /** Closes every tool, even when some fail to close; returns the close errors it met. */
   async closeTools(): Promise<Error[]> {
+    this.#closing = true;
     const outcomes = await Promise.allSettled(this.#tools.map((t) => t.close()));
+    await this.#tellShells("closed");
     return outcomes.flatMap((o, i) =>
       o.status === "rejected"
         ? [new Error(`closing tool '${this.#tools[i].name}' failed: ${String(o.reason)}`)]
@@ -282,6 +313,14 @@ function wrap(
   if (approval) wrapped.approval = approval;
   if (result.record) wrapped.record = result.record;
   return wrapped;
+}
+
+/** Whether calls of the tool `name` may start, end or read background shells. */
+function touchesShells(name: string): boolean {
+  const entry = catalogEntry(name);
+  return entry !== undefined &&
+    (entry.holdsShell === true || entry.statusCall !== undefined ||
+      entry.takeBackCall !== undefined);
 }
 
 /** The kind of effect the catalog gives a call, for its trace span; undefined when unknown. */

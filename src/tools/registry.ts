@@ -16,6 +16,7 @@ export {
   DEFAULT_TOOL_NAMES,
   registeredToolNames,
   resolveToolName,
+  servedToolNames,
   UnknownToolError,
 } from "./catalog.ts";
 

@@ -1,7 +1,8 @@
 /**
  * The `task` tool's definition: the model hands a piece of work to a child agent. The child runs in
  * the agent layer (src/agent/subagent.ts), which the session puts in this stand-in's place; a
- * command with no session to run a child in (`deft tool`, `serve`) keeps the stand-in, which says so.
+ * command with no session to run a child in keeps the stand-in, which says so (`deft tool`; `deft
+ * serve` and `deft mcp` do not offer it: `servedToolNames`).
  */
 import type { ToolDefinitionSource } from "./catalog_types.ts";
 import { fail, Tool, type ToolExecResult } from "./base.ts";

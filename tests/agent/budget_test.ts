@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Budget } from "../../src/agent/budget.ts";
+import { Budget, BudgetStopError } from "../../src/agent/budget.ts";
+import type { LLMClient } from "../../src/llm/types.ts";
 import { openLedger } from "../../src/agent/budget_ledger.ts";
 import { costReport } from "../../src/cli/interactive/turn_commands.ts";
 import type { Session } from "../../src/agent/session.ts";
@@ -62,4 +63,94 @@ Deno.test("a batch's ledger that is garbled or swapped for a link stops the run 
   assert.match(stop?.error ?? "", /not a regular file/);
   await linked.charge(usage, "openai");
   assert.equal((await linked.check())?.cap, "ledger", "a failed charge does not throw either");
+});
+
+/** A model client that answers every request with `usage` after `delayMs`, counting requests. */
+function fakeClient(model: string, delayMs = 0) {
+  const client = {
+    provider: "openai",
+    model,
+    requests: 0,
+    chat: async () => {
+      client.requests++;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      return { content: "ok", tool_calls: [], usage, finish_reason: "stop" };
+    },
+  };
+  return client;
+}
+
+Deno.test("a metered client: refused at a reached cap, charged at its own model's price", async () => {
+  // The summariser's model costs ten times the session's.
+  const prices: Record<string, number> = { m: 1, labeler: 10 };
+  const priceOf = (u: typeof usage, _p?: string, model = "m") =>
+    prices[model] === undefined ? null : (u.input_tokens + u.output_tokens) * prices[model] / 1e6;
+  const budget = new Budget({ max_cost_usd: 0.002 }, { price: priceOf, model: "m" });
+  await budget.start();
+  const inner = fakeClient("labeler");
+  const metered = budget.meter(inner as unknown as LLMClient);
+  await metered.chat([], []);
+  assert.ok(Math.abs(budget.spent().cost_usd - 0.0012) < 1e-12, "120 tokens at $10 a million");
+  await metered.chat([], []);
+  await assert.rejects(() => metered.chat([], []), (e: Error) => {
+    assert.ok(e instanceof BudgetStopError);
+    assert.match(e.message, /^the budget cap is reached: \$0\.0024 spent, cap \$0\.0020/);
+    return true;
+  });
+  assert.equal(inner.requests, 2, "the refused request was never sent");
+  assert.throws(
+    () => budget.meter(fakeClient("unpriced") as unknown as LLMClient),
+    /price of model 'unpriced' is unknown/,
+  );
+});
+
+Deno.test("a check waits for the spend of a metered request still in flight", async () => {
+  const budget = new Budget({ max_tokens: 100 }, { price, model: "m" });
+  const metered = budget.meter(fakeClient("m", 300) as unknown as LLMClient);
+  void metered.chat([], []);
+  const stop = await budget.check();
+  assert.equal(stop?.cap, "max_tokens", "the summary's 120 tokens counted before deciding");
+});
+
+Deno.test("a child's run inside its parent's turn does not stop the parent's clock", async () => {
+  const budget = new Budget({ max_wall_time: 1000 }, { price, model: "m" });
+  budget.begin();
+  budget.begin(); // a child agent's run starts
+  budget.end(); // and ends
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.ok(
+    budget.spent().wall_time >= 0.19,
+    `the parent still works: ${budget.spent().wall_time}`,
+  );
+  budget.end();
+  const worked = budget.spent().wall_time;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(budget.spent().wall_time, worked, "stopped once the parent's turn ended");
+});
+
+Deno.test("/cost lists the step summaries' tokens and cost on a line of their own", () => {
+  const summaries = { ...emptyUsage(), input_tokens: 1000, output_tokens: 100 };
+  const session = {
+    config: { prices: { labeler: { input: 1, output: 2 } } },
+    turns: [{
+      provider: "openai",
+      model: "labeler",
+      usage: summaries,
+      calls: [],
+      kind: "summaries",
+    }],
+  } as unknown as Session;
+  assert.match(costReport(session), /^summaries +1000 in, 100 out {2}\$0\.0012 {2}labeler$/m);
+});
+
+Deno.test("an interrupted run's check does not wait for a step summary in flight", async () => {
+  const budget = new Budget({ max_tokens: 100 }, { price, model: "m" });
+  const metered = budget.meter(fakeClient("m", 3000) as unknown as LLMClient);
+  const asked = metered.chat([], []);
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 50);
+  const started = performance.now();
+  await budget.check(controller.signal);
+  assert.ok(performance.now() - started < 2000, "answered soon after the interrupt");
+  await asked;
 });

@@ -4,6 +4,7 @@
  * summary of it, `/init` drafts an AGENTS.md in one agent turn, `/cost` adds up the tokens.
  */
 import { join } from "node:path";
+import { BudgetStopError } from "../../agent/budget.ts";
 import { ContextManager } from "../../agent/context.ts";
 import { runTask, type Session, type TurnRecord } from "../../agent/session.ts";
 import { costOf } from "../../llm/prices.ts";
@@ -101,7 +102,7 @@ let undoCalls = 0;
  * the tools that keep one, each revert a call through the session's gate pipeline.
  */
 export async function undoLastTurn(ctx: TurnCommandContext): Promise<void> {
-  const turn = ctx.session.turns?.findLast((t) => t.kind !== "compact");
+  const turn = ctx.session.turns?.findLast((t) => (t.kind ?? "turn") === "turn");
   if (!turn || turn.undone) {
     ctx.write(
       turn ? "nothing to undo: the last turn's edits were already undone." : "nothing to undo.",
@@ -195,20 +196,31 @@ export async function compactConversation(
     new ContextManager({ window: 1 }).estimate(messages);
   const before = estimate(ctx.conversation);
   const count = ctx.conversation.length;
-  const response = await (ctx.asTurn ?? interruptible)(
-    (signal) =>
-      session.client.chat(
-        [{ role: "system", content: prompt }, { role: "user", content: transcript(body) }],
-        [],
-        signal,
-      ),
-    "/compact · the model summarises the conversation",
-  );
+  // Within the session's budget: refused at a cap reached, its spend counted when it answers.
+  const client = session.budget?.meter(session.client) ?? session.client;
+  let response;
+  try {
+    response = await (ctx.asTurn ?? interruptible)(
+      (signal) =>
+        client.chat(
+          [{ role: "system", content: prompt }, { role: "user", content: transcript(body) }],
+          [],
+          signal,
+        ),
+      "/compact · the model summarises the conversation",
+    );
+  } catch (e) {
+    if (!(e instanceof BudgetStopError)) throw e;
+    ctx.write(`not compacted: ${e.message} (the conversation is unchanged)`);
+    return;
+  }
   if (response === undefined) {
     ctx.write("interrupted: the conversation is unchanged.");
     return;
   }
   recordUsage(session, response.usage, "compact");
+  // The trajectory's budget record holds the summary's spend (written with the compaction).
+  if (session.budget && ctx.recorder) ctx.recorder.data.budget = session.budget.record();
   const summary = response.content.trim();
   if (summary === "") {
     ctx.write("the model's summary was empty: the conversation is unchanged.");
@@ -434,7 +446,11 @@ function turnCosts(session: Session): string {
     const cost = costOf(turn.usage, turn.provider, turn.model, session.config.prices);
     if (cost === null) unpriced.add(turn.model);
     else if (totalCost !== null) totalCost += cost;
-    const label = turn.kind === "compact" ? "/compact" : `turn ${++n}`;
+    const label = turn.kind === "compact"
+      ? "/compact"
+      : turn.kind === "summaries"
+      ? "summaries"
+      : `turn ${++n}`;
     return `${label.padEnd(10)}${tokens(turn.usage)}  ${money(cost)}  ${turn.model}`;
   });
   if (unpriced.size > 0) totalCost = null;

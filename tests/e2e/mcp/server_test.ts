@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type CallToolResult, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { createTools, registeredToolNames } from "../../../src/tools/registry.ts";
+import { createTools, servedToolNames } from "../../../src/tools/registry.ts";
 import { runDeft } from "../../helpers/deft.ts";
 import { deftMcpCommand, RawSession } from "../../helpers/deft_mcp.ts";
 import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
@@ -49,11 +49,11 @@ Deno.test({
       assert.equal(client.getServerVersion()?.name, "deft");
       assert.match(client.getInstructions() ?? "", new RegExp(`workspace ${workspace}\\.`));
 
-      await t.step("tools/list gives every registered tool as deft renders it", async () => {
+      await t.step("tools/list gives every served tool as deft renders it", async () => {
         const { tools } = await client.listTools();
         const expected = createTools(
           { provider: "anthropic", workspace, settings: {} },
-          registeredToolNames(),
+          servedToolNames(),
         ).map((tool) => tool.jsonDefinition("anthropic"));
         assert.deepEqual(
           tools.map((t) => ({ name: t.name, description: t.description, schema: t.inputSchema })),
