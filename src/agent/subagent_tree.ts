@@ -10,7 +10,7 @@
  * blanked), outside the sandbox: `worktree add` writes the repository's `.git/worktrees/` and a
  * folder outside the workspace, which the sandbox keeps read-only; the arguments are Deft's own.
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { type GitSandbox, runGit } from "../policy/git.ts";
 import { tempRoot } from "../policy/dirs.ts";
 import { patchChanges, workspacePatch } from "./patch.ts";
@@ -25,6 +25,24 @@ export interface ChildTree {
   carried: string;
   /** Removes the worktree and its folder (idempotent, never throws). */
   remove(): Promise<void>;
+}
+
+/**
+ * The worktree changes of one repository, one after another: `git worktree prune` run by an
+ * ending child deletes the admin folder of a worktree another child is adding at that moment
+ * (git then fails with "failed to read .git/worktrees/…/commondir").
+ */
+const worktreeTurns = new Map<string, Promise<unknown>>();
+
+function inTurn<T>(top: string, work: () => Promise<T>): Promise<T> {
+  const before = worktreeTurns.get(top) ?? Promise.resolve();
+  const mine = before.then(work, work);
+  const settled = mine.catch(() => {});
+  worktreeTurns.set(top, settled);
+  settled.then(() => {
+    if (worktreeTurns.get(top) === settled) worktreeTurns.delete(top);
+  });
+  return mine;
 }
 
 /** Makes the worktree for a child of the session in `parent` (a folder inside a git work tree). */
@@ -47,16 +65,23 @@ export async function openChildTree(parent: string, sandbox: GitSandbox): Promis
   const folder = await Deno.realPath(
     await Deno.makeTempDir({ dir: tempRoot(), prefix: "deft-subagent-" }),
   );
-  const root = join(folder, "tree");
+  // git names the worktree's admin folder after the last path part: each child is named after its
+  // own temp folder, so no two share `.git/worktrees/<name>`.
+  const root = join(folder, basename(folder));
   let removed: Promise<void> | undefined;
   const remove = () =>
     removed ??= (async () => {
-      await runGit(top, ["worktree", "remove", "--force", "--force", root]).catch(() => {});
-      await Deno.remove(folder, { recursive: true }).catch(() => {});
-      await runGit(top, ["worktree", "prune"]).catch(() => {});
+      await inTurn(top, async () => {
+        await runGit(top, ["worktree", "remove", "--force", "--force", root]).catch(() => {});
+        await Deno.remove(folder, { recursive: true }).catch(() => {});
+        await runGit(top, ["worktree", "prune"]).catch(() => {});
+      });
     })();
   try {
-    const added = await runGit(top, ["worktree", "add", "--detach", root, head.out.trim()]);
+    const added = await inTurn(
+      top,
+      () => runGit(top, ["worktree", "add", "--detach", root, head.out.trim()]),
+    );
     if (!added.ok) throw new Error(`git worktree add failed: ${added.err.trim()}`);
     const workspace = join(root, prefix.trim());
     return { workspace, top, carried: await carryChanges(parent, root, sandbox), remove };
