@@ -3,7 +3,15 @@
  * mistakes with the key's line and column. Unknown keys are warnings, not errors, so a config
  * written for a newer Deft (or Trae Agent's extras) still loads.
  */
-import { type Document, isMap, isScalar, LineCounter, parseDocument, visit } from "yaml";
+import {
+  type Document,
+  isMap,
+  isScalar,
+  LineCounter,
+  loadYaml,
+  parseDocument,
+  visit,
+} from "./yaml.ts";
 import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
 import { configCandidates } from "./locate.ts";
@@ -229,6 +237,7 @@ export async function loadConfig(
       }
       throw new ConfigError(`Cannot read config file ${candidate.path}: ${(e as Error).message}`);
     }
+    await loadYaml();
     if (candidate.local) return await loadLocalConfig(text, candidate.path, options);
     return parseConfig(text, candidate.path);
   }
