@@ -3,15 +3,8 @@
  * mistakes with the key's line and column. Unknown keys are warnings, not errors, so a config
  * written for a newer Deft (or Trae Agent's extras) still loads.
  */
-import {
-  type Document,
-  isMap,
-  isScalar,
-  LineCounter,
-  loadYaml,
-  parseDocument,
-  visit,
-} from "./yaml.ts";
+import { isMap, isScalar, LineCounter, loadYaml, parseDocument, visit } from "./yaml.ts";
+import type { Document } from "./yaml.ts";
 import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
 import { configCandidates } from "./locate.ts";
