@@ -11,7 +11,10 @@ let lib: typeof Yaml | undefined;
 
 /** Loads npm:yaml (once); the names below work from then on. */
 export async function loadYaml(): Promise<void> {
-  lib ??= await import("yaml");
+  if (lib) return;
+  const module = await import("yaml");
+  // In the one-file bundle a split-off CommonJS package exports only `module.exports`, as default.
+  lib = "parseDocument" in module ? module : (module as { default: typeof Yaml }).default;
 }
 
 function yaml(): typeof Yaml {
