@@ -1,7 +1,9 @@
 /**
  * Deft's entry point. `deft --version` and `deft --help` answer from small tables (src/cli/help.ts);
- * pipeline commands with a plain command line (`deft tool`, `deft tools`, `deft serve`) and plain
- * `deft ckg search-*` lines take a fast path that never loads commander; everything else,
+ * commands with a plain command line (`deft tool`, `deft tools`, `deft serve`, `deft sessions`,
+ * `deft config`, `deft interactive`, and a launch line that opens a conversation: `deft`,
+ * `deft "PROMPT"`, `deft -c`) and plain `deft ckg search-*` lines take a fast path that never
+ * loads commander (src/cli/fast.ts); everything else,
  * including subcommands' help and usage errors, goes through the full commander program in
  * src/cli/program.ts. Tools that touch the system run in a worker started from this same module
  * with narrowed permissions.

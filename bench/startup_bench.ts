@@ -9,7 +9,9 @@
  *
  * And `deft interactive` from launch to its `deft> ` prompt on a real pseudo-terminal (python3's
  * pty module, as tests/helpers/pty_drive.py drives it), in a small git repository, against `deft
- * tool task_done` in the same run (target: <= 2x, issue 51).
+ * tool task_done` in the same run (target: <= 2x, issue 51), with where its time goes: Deft's
+ * own trace (`DEFT_START_TRACE=1`: when its modules were loaded, its session open, its prompt
+ * drawn, in ms since the process began) and hello-world for Deno's own start.
  */
 import { bundle as buildBundle } from "../scripts/bundle.ts";
 import { deftFlags } from "../scripts/deft_flags.ts";
@@ -22,7 +24,8 @@ const PROMPT_TARGET = 2;
 
 /**
  * Starts argv in a pseudo-terminal and prints the milliseconds until `deft> ` shows (-1: never,
- * within 60 s); then ends the session with Ctrl-D and waits for it (SIGKILL past 20 s).
+ * within 60 s) and the start trace line if one was written; then ends the session with Ctrl-D
+ * and waits for it (SIGKILL past 20 s).
  */
 const PROMPT_TIMER = `
 import os, pty, select, signal, sys, time
@@ -56,11 +59,16 @@ while not gone and time.monotonic() < end:
 if not gone:
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
+trace = [l for l in out.decode(errors="replace").splitlines() if l.startswith("start: ")]
 print(shown)
+print(trace[0] if trace else "")
 `;
 
-/** Milliseconds from launching `argv` in a pty to its `deft> ` prompt. */
-async function timePrompt(argv: string[], cwd: string, env: Record<string, string>) {
+/**
+ * Milliseconds from launching `argv` in a pty to its `deft> ` prompt, and the phases of Deft's
+ * start trace when `env` asks for one.
+ */
+async function promptRun(argv: string[], cwd: string, env: Record<string, string>) {
   const out = await new Deno.Command("python3", {
     args: ["-c", PROMPT_TIMER, ...argv],
     cwd,
@@ -68,11 +76,42 @@ async function timePrompt(argv: string[], cwd: string, env: Record<string, strin
     stdout: "piped",
     stderr: "piped",
   }).output();
-  const shown = Number(new TextDecoder().decode(out.stdout).trim());
+  const [first, trace = ""] = new TextDecoder().decode(out.stdout).split("\n");
+  const shown = Number(first.trim());
   if (!out.success || !(shown >= 0)) {
     throw new Error(`no deft> prompt: ${new TextDecoder().decode(out.stderr)}`);
   }
-  return shown;
+  const phases = Object.fromEntries(
+    [...trace.matchAll(/(\w+) (\d+)/g)].map(([, name, at]) => [name, Number(at)]),
+  );
+  return { shown, phases };
+}
+
+async function timePrompt(argv: string[], cwd: string, env: Record<string, string>) {
+  return (await promptRun(argv, cwd, env)).shown;
+}
+
+/**
+ * Where the start's time goes, median of `runs` traced starts: Deno's own start (hello-world),
+ * then Deft's modules loaded, its session open (config, workplace, tools, gates) and the prompt.
+ */
+async function promptBreakdown(
+  argv: string[],
+  cwd: string,
+  env: Record<string, string>,
+  runs: number,
+  hello: number,
+): Promise<string> {
+  const seen: Record<string, number[]> = {};
+  for (let i = 0; i < runs; i++) {
+    const { phases } = await promptRun(argv, cwd, { ...env, DEFT_START_TRACE: "1" });
+    for (const [name, at] of Object.entries(phases)) (seen[name] ??= []).push(at);
+  }
+  const at = (name: string) => seen[name] ? median(seen[name]) : NaN;
+  return `startup: where the prompt's time goes (median of ${runs} traced starts, since the ` +
+    `process began): Deft's modules loaded at ${at("loaded")} ms (a whole hello-world run: ` +
+    `${ms(hello)}), its session open ${at("session") - at("loaded")} ms later, the prompt ` +
+    `drawn ${at("prompt") - at("session")} ms after that`;
 }
 
 /** A small committed repository (the session records its state) and a HOME of its own. */
@@ -150,6 +189,7 @@ export default async function startupBench(): Promise<void> {
     console.log(`startup: hello-world ${ms(base)} (median of ${RUNS}, same flags)`);
     const prompt = median(times.prompt);
     const taskDone = median(times["deft tool task_done"]);
+    console.log(await promptBreakdown(interactive, place.repo, place.env, 5, base));
     console.log(
       `startup: deft interactive to its deft> prompt (pty) ${ms(prompt)}; ratio to deft tool ` +
         `task_done ${(prompt / taskDone).toFixed(2)} (target <= ${PROMPT_TARGET})` +

@@ -38,6 +38,7 @@ import { endSessionHooks, type SessionEnding } from "../agent/hook_gate.ts";
 import { onStopSignals } from "./signals.ts";
 import { BUDGET_EXIT_CODE } from "../agent/budget.ts";
 import { runShellLine, shellLine } from "./interactive/shell_line.ts";
+import { readEnv } from "../env.ts";
 
 // What the prompt does not need is loaded when first used (and fetched once the prompt is
 // drawn): the slash commands, the `@` mentions, the session picker.
@@ -62,6 +63,12 @@ export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, 
   /** `--image FILE` (repeatable): images sent with the first prompt. */
   image?: string[];
 }
+
+/**
+ * `DEFT_START_TRACE=1`: one line on stderr as the first prompt is drawn, with the milliseconds
+ * since the process began at which the start's phases ended (bench/startup_bench.ts reads it).
+ */
+const startTrace = readEnv("DEFT_START_TRACE") ? [`loaded ${performance.now().toFixed(0)}`] : [];
 
 /** Runs the session; returns the exit code. */
 export async function interactiveCommand(opts: InteractiveOptions): Promise<number> {
@@ -193,6 +200,7 @@ class Chat {
       reader.close();
       throw e;
     }
+    if (startTrace.length > 0) startTrace.push(`session ${performance.now().toFixed(0)}`);
     return new Chat(opts, reader, terminal, session, console, resumed);
   }
 
@@ -361,6 +369,10 @@ class Chat {
         `Type /help for commands.` +
         (resumed ? `\nresumed session ${resumed.link.session_id} (${resumed.path})` : ""),
     );
+    if (startTrace.length > 0) {
+      writeStderr(`start: ${startTrace.join(", ")}, prompt ${performance.now().toFixed(0)} ms`);
+      startTrace.length = 0;
+    }
     let first = opts.prompt;
     if (first !== undefined && terminal) writeStderr(`deft> ${shown(first)}`);
     // How the session ended, for its SessionEnd hooks: the user left at the prompt, or not.

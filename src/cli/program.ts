@@ -19,9 +19,12 @@ import {
   type CommandEntry,
   COMMANDS,
   CONFIG_FILE,
+  CONTINUE,
   DEADLINE,
   described,
   FAST_COMMANDS,
+  IMAGE,
+  INTERACTIVE_OPTIONS,
   JSON_OUTPUT,
   LAUNCH,
   MAX_LINE_BYTES,
@@ -39,6 +42,7 @@ import {
   PROVIDER,
   REPOSITORY,
   SANDBOX,
+  TRAJECTORY_FILE,
   WORKING_DIR,
 } from "./spec.ts";
 import { BATCH_CONTAINER_OPTIONS, CONTAINER_OPTIONS } from "./spec.ts";
@@ -72,34 +76,6 @@ function addOptions(command: Command, specs: readonly OptionSpec[]): Command {
   }
   return command;
 }
-
-// The options several commands share, declared once (the rest in spec.ts); each command picks
-// its own below.
-const TRAJECTORY_FILE = option("-t, --trajectory-file <file>", "where to record the run");
-const CONTINUE = option(
-  "-c, --continue",
-  "go on with this workspace's latest conversation (never a /init helper)",
-);
-
-/** What `deft interactive` and `deft resume` take besides the model options. */
-const IMAGE = option("--image <file>", "send the image FILE with the (first) prompt (repeatable)", {
-  repeatable: true,
-});
-
-const INTERACTIVE_OPTIONS = [
-  described(MAX_STEPS, "step limit per turn"),
-  PARALLEL_SUBAGENTS,
-  IMAGE,
-  REPOSITORY,
-  described(TRAJECTORY_FILE, "record conversation N to FILE.N.json"),
-  COLOR,
-  SANDBOX,
-  approval("commands"),
-  APPROVAL_RULES,
-  NO_INSTRUCTIONS,
-  ...BUDGET_OPTIONS,
-  ...CONTAINER_OPTIONS,
-];
 
 /** The options `deft [options] [prompt]` was given. */
 interface LaunchOptions extends Record<string, unknown> {
@@ -237,11 +213,9 @@ function addAgentCommands(program: Command, setExit: (code: number) => void): vo
     setExit(await runCommand(task, opts));
   });
 
-  addOptions(
-    declared(program, "interactive"),
-    [...MODEL_OPTIONS, ...INTERACTIVE_OPTIONS, CONTINUE],
-  )
-    .option("-r, --resume [id]", "go on with session ID (no ID: pick one from a list)")
+  // Its options are in spec.ts: a plain `deft interactive` line is parsed there, without
+  // commander.
+  addOptions(declared(program, "interactive"), FAST_COMMANDS.interactive.options)
     .action(async (prompt, opts) => {
       const { interactiveCommand } = await import("./interactive.ts");
       setExit(await interactiveCommand({ ...opts, prompt }));

@@ -3,10 +3,10 @@
  * (every command's summary and arguments), `LAUNCH` (bare `deft`), the pipeline commands' table
  * and `FAST_COMMANDS`. `program.ts` builds commander from them for help and errors; `help.ts`
  * writes `deft --help` from them; `fast.ts` parses `FAST_COMMANDS` (by hand, no `node:` module), so
- * that `deft tool`, `tools`, `serve`, `sessions` and `config` start without loading commander
- * (which pulls in most of Node's compatibility layer and doubles start-up). This module stays
- * light (no `node:` or npm module): `deft --help` loads it. The options only other commands use
- * are declared in `program.ts`.
+ * that `deft tool`, `tools`, `serve`, `sessions`, `config`, `interactive` and the launch line
+ * (`LAUNCH`) start without loading commander (which pulls in most of Node's compatibility layer
+ * and doubles start-up). This module stays light (no `node:` or npm module): `deft --help` loads
+ * it. The options only other commands use are declared in `program.ts`.
  */
 import { SANDBOX_MODES } from "../policy/sandbox_modes.ts";
 import { APPROVAL_MODES } from "../gate/modes.ts";
@@ -20,14 +20,14 @@ export interface OptionSpec {
   short?: string;
   /** Placeholder when the option takes a value, e.g. `dir`. */
   value?: string;
-  /** The value may be left out (`[id]` rather than `<id>`). Commander only. */
+  /** The value may be left out (`[id]` rather than `<id>`). */
   optional?: boolean;
   description: string;
   choices?: readonly string[];
   default?: string;
   /** The value must be an integer: ≥ 1 (`positive`) or ≥ 0. Commander checks it. */
   integer?: "positive" | "non-negative";
-  /** The option may be given again; the values collect in a list. Commander only. */
+  /** The option may be given again; the values collect in a list (default: none). */
   repeatable?: boolean;
 }
 
@@ -312,6 +312,37 @@ export function approval(defaultMode: string): OptionSpec {
   );
 }
 
+// The options `run` shares with `interactive` (program.ts gives `run` the rest of its own).
+export const TRAJECTORY_FILE = option(
+  "-t, --trajectory-file <file>",
+  "where to record the run",
+);
+export const CONTINUE = option(
+  "-c, --continue",
+  "go on with this workspace's latest conversation (never a /init helper)",
+);
+export const IMAGE = option(
+  "--image <file>",
+  "send the image FILE with the (first) prompt (repeatable)",
+  { repeatable: true },
+);
+
+/** What `deft interactive` and `deft resume` take besides the model options. */
+export const INTERACTIVE_OPTIONS: readonly OptionSpec[] = [
+  described(MAX_STEPS, "step limit per turn"),
+  PARALLEL_SUBAGENTS,
+  IMAGE,
+  REPOSITORY,
+  described(TRAJECTORY_FILE, "record conversation N to FILE.N.json"),
+  COLOR,
+  SANDBOX,
+  approval("commands"),
+  APPROVAL_RULES,
+  NO_INSTRUCTIONS,
+  ...BUDGET_OPTIONS,
+  ...CONTAINER_OPTIONS,
+];
+
 /**
  * `deft [options] [prompt]`: the launch line other agents' users type (`claude -c`, `claude -p`,
  * `codex -C DIR`). Only before a command (positional options): `deft run -p X` keeps `-p` for
@@ -528,8 +559,9 @@ export function optionFlags(o: OptionSpec): string {
 
 /**
  * The commands whose plain command line fast.ts parses without commander: the pipeline commands,
- * and `deft sessions` and `deft config`, which read files and print (their summaries are in
- * `COMMANDS`; program.ts builds their commander commands from these same options).
+ * `deft sessions` and `deft config`, which read files and print, and `deft interactive` (their
+ * summaries are in `COMMANDS`; program.ts builds their commander commands from these same
+ * options).
  */
 export const FAST_COMMANDS = {
   ...PIPELINE_COMMANDS,
@@ -542,4 +574,14 @@ export const FAST_COMMANDS = {
     ],
   },
   config: { arguments: [], options: MODEL_OPTIONS },
+  // The conversation: its start is what a user waits for most (issue 51).
+  interactive: {
+    arguments: COMMANDS.interactive.arguments,
+    options: [
+      ...MODEL_OPTIONS,
+      ...INTERACTIVE_OPTIONS,
+      CONTINUE,
+      option("-r, --resume [id]", "go on with session ID (no ID: pick one from a list)"),
+    ],
+  },
 } satisfies Record<string, Omit<CommandSpec, "description">>;

@@ -14,7 +14,7 @@
  * Matching a call against the rules lives with the gate (agent/approval_rules.ts).
  */
 import { dirname, join } from "node:path";
-import { isMap, parseDocument } from "yaml";
+import { isMap, loadYaml, parseDocument } from "./yaml.ts";
 import { z } from "zod";
 import { ConfigError } from "./errors.ts";
 import { readConfigFile } from "./read.ts";
@@ -121,6 +121,7 @@ async function readProjectFile(path: string): Promise<Record<string, ApprovalLis
     if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotCapable) return {};
     throw e;
   }
+  await loadYaml();
   const doc = parseDocument(text);
   if (doc.errors.length > 0 || (doc.contents !== null && !isMap(doc.contents))) {
     throw new ConfigError(
@@ -176,6 +177,7 @@ export async function saveProjectRule(
   else all[folder] = lists;
   await Deno.mkdir(dirname(path), { recursive: true });
   const temp = `${path}.${Deno.pid}.tmp`;
+  await loadYaml();
   const doc = parseDocument("{}");
   doc.contents = doc.createNode(all) as typeof doc.contents;
   await Deno.writeTextFile(
@@ -196,7 +198,9 @@ export async function removeUserRule(
   action: ApprovalAction,
   text: string,
 ): Promise<string> {
-  const doc = parseDocument(await readConfigFile(path));
+  const file = await readConfigFile(path);
+  await loadYaml();
+  const doc = parseDocument(file);
   const list = doc.getIn(["approvals", action]);
   if (!list || typeof list !== "object" || !("items" in list)) return path;
   const items = (list as { items: unknown[] }).items;
@@ -253,6 +257,7 @@ export async function policyFileRules(path: string): Promise<ApprovalRule[]> {
       `Cannot read the approval rules file ${path} (--approval-rules): ${(e as Error).message}.`,
     );
   }
+  await loadYaml();
   const doc = parseDocument(text);
   const data = doc.errors.length === 0 ? doc.toJS() : undefined;
   const lists = data && typeof data === "object" && "approvals" in data ? data.approvals : data;
@@ -293,7 +298,9 @@ export async function loadApprovalRules(options: {
     if (options.userConfig) {
       rules.push(...rulesOf(options.userConfig.approvals, options.userConfig.path, "user"));
     }
-    const repo = repositoryRules(await readConfigFile(options.configPath), options.configPath);
+    const text = await readConfigFile(options.configPath);
+    await loadYaml();
+    const repo = repositoryRules(text, options.configPath);
     rules.push(...repo.rules);
     warnings.push(...repo.warnings);
   } else if (options.configPath) {

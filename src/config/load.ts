@@ -3,7 +3,7 @@
  * mistakes with the key's line and column. Unknown keys are warnings, not errors, so a config
  * written for a newer Deft (or Trae Agent's extras) still loads.
  */
-import { LineCounter, parseDocument } from "yaml";
+import { LineCounter, loadYaml, parseDocument } from "./yaml.ts";
 import { z } from "zod";
 import { PROVIDERS } from "./providers.ts";
 import { configCandidates } from "./locate.ts";
@@ -214,6 +214,7 @@ export async function loadConfig(
       }
       throw new ConfigError(`Cannot read config file ${candidate.path}: ${(e as Error).message}`);
     }
+    await loadYaml();
     if (candidate.local) {
       return { ...await loadLocalConfig(text, candidate.path, options), local: true };
     }
@@ -338,6 +339,7 @@ export async function loadUserConfig(): Promise<
 > {
   const user = await readUserConfig();
   if (!user) return undefined;
+  await loadYaml();
   return { ...parseConfig(user.text, user.path), path: user.path, text: user.text };
 }
 

@@ -8,7 +8,7 @@
  */
 import { deftConfigDir } from "../policy/dirs.ts";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
-import { Document, isMap, isScalar, parseDocument } from "yaml";
+import { Document, isMap, isScalar, loadYaml, parseDocument } from "./yaml.ts";
 import { ConfigError } from "./errors.ts";
 import { MAX_CONFIG_BYTES, readConfigFile } from "./read.ts";
 import { readOwnText } from "../policy/own_file.ts";
@@ -45,8 +45,9 @@ export function userConfigPath(): string | undefined {
 export async function readUserConfig(): Promise<{ path: string; text: string } | undefined> {
   const path = userConfigPath();
   if (!path) return undefined;
+  let text: string;
   try {
-    return { path, text: await readConfigFile(path) };
+    text = await readConfigFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotCapable) return undefined;
     if (e instanceof ConfigError) throw e;
@@ -55,6 +56,8 @@ export async function readUserConfig(): Promise<{ path: string; text: string } |
         `or move it away to start from the defaults.`,
     );
   }
+  await loadYaml();
+  return { path, text };
 }
 
 /**
@@ -122,6 +125,7 @@ export async function setTrust(
     throw new ConfigError("Cannot find the user config folder: set HOME or XDG_CONFIG_HOME.");
   }
   const text = user?.text ?? "";
+  await loadYaml();
   const parsed = parseDocument(text);
   if (parsed.errors.length > 0) {
     throw new ConfigError(

@@ -2,7 +2,7 @@
  * The YAML of a config file read with its bounds (size, syntax, repeated keys, alias bombs,
  * depth), and the wording of where a key sits and what is wrong with it, for load.ts's messages.
  */
-import { type Document, isMap, isScalar, LineCounter, parseDocument, visit } from "yaml";
+import { type Document, isMap, isScalar, LineCounter, parseDocument, visit } from "./yaml.ts";
 import type { z } from "zod";
 import { ConfigError } from "./errors.ts";
 import { MAX_CONFIG_BYTES } from "./read.ts";

@@ -94,3 +94,58 @@ Deno.test("fastParse: a pipeline line in any other form goes to commander", () =
   ];
   for (const args of lines) assert.equal(fastParse(args), undefined, args.join(" "));
 });
+
+Deno.test("fastParse: deft interactive and a launch line that surely opens a conversation parse without commander, as commander does; other launch lines go to commander", async () => {
+  const lines = [
+    ["interactive"],
+    ["interactive", "fix it", "--approval", "never"],
+    ["interactive", "-p", "openai_compatible", "-m", "m", "--model-base-url", "http://h/v1"],
+    ["interactive", "-k", "k", "-w", "/tmp/ws", "--max-steps", "5", "--sandbox", "none"],
+    ["interactive", "--image", "a.png", "--image", "b.png", "--no-project-instructions"],
+    ["interactive", "-r"],
+    ["interactive", "-r", "abc"],
+    ["interactive", "--resume=abc"],
+    ["interactive", "-r", "-c"],
+    ["interactive", "--color", "never", "--max-cost-usd", "2", "--docker-keep"],
+    ["-c"],
+    ["-c", "fix"],
+    ["fix the bug"],
+    ["-C", "/tmp/ws", "fix the bug"],
+    ["fix the bug", "-r"],
+    ["-r", "ID"],
+    ["--provider", "openai", "-m", "x", "a b", "--no-project-instructions"],
+  ];
+  for (const args of lines) {
+    const fast = fastParse(args);
+    assert.ok(fast, `the fast path takes: ${args.join(" ")}`);
+    const commander = await commanderParse(args);
+    assert.deepEqual(
+      { command: fast.command, options: fast.options },
+      { command: commander.command, options: commander.options },
+      args.join(" "),
+    );
+  }
+  assert.deepEqual(fastParse(["interactive", "-w", "/x", "say hi"])?.positionals, ["say hi"]);
+  assert.deepEqual(fastParse(["-c", "go on"])?.positionals, ["go on"]);
+  // Anything else is commander's: a mistyped command, a headless run, two workspaces, a form
+  // the plain parser does not know.
+  const others = [
+    ["fix"],
+    ["fix", "the", "bug"],
+    ["-p", "fix the bug"],
+    ["--print", "fix the bug"],
+    ["-C", "/a", "-w", "/b", "fix the bug"],
+    ["-c", "run"],
+    ["-c", "help"],
+    ["-c", "exec"],
+    ["-c", "--bogus"],
+    ["-V"],
+    ["--", "fix the bug"],
+    ["interactive", "a", "b"],
+    ["interactive", "--image"],
+    ["interactive", "--no-project-instructions=1"],
+    ["interactive", "--color", "bogus"],
+    ["interactive", "-r", "-"],
+  ];
+  for (const args of others) assert.equal(fastParse(args), undefined, args.join(" "));
+});

@@ -14,6 +14,10 @@ import {
   saveProjectRule,
 } from "../../src/config/approval_rules.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { loadYaml } from "../../src/config/yaml.ts";
+
+// The config parsers are called here on text, with no file read first (src/config/yaml.ts).
+await loadYaml();
 
 Deno.test("approval rule texts: commands, edits, tools; anything else says how to write one", () => {
   assert.deepEqual(parseRule("$ npm run test"), { kind: "command", words: ["npm", "run", "test"] });

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { ConfigError, defaultConfig, parseConfig } from "../../src/config/load.ts";
 import { resolveRunConfig } from "../../src/config/resolve.ts";
+import { loadYaml } from "../../src/config/yaml.ts";
+
+// The config parsers are called here on text, with no file read first (src/config/yaml.ts).
+await loadYaml();
 
 const TRAE_STYLE = `
 agents:

@@ -6,6 +6,10 @@ import assert from "node:assert/strict";
 import { parseConfig } from "../../src/config/load.ts";
 import { covers, fromFile, narrowedBy } from "../../src/config/network.ts";
 import { parseEntry } from "../../src/policy/network/rules.ts";
+import { loadYaml } from "../../src/config/yaml.ts";
+
+// The config parsers are called here on text, with no file read first (src/config/yaml.ts).
+await loadYaml();
 
 Deno.test("network config: entries are read and marked with their file", () => {
   const { config } = parseConfig(

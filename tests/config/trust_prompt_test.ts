@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { askToTrust, layerUntrusted } from "../../src/config/trust.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { loadYaml } from "../../src/config/yaml.ts";
+
+// The config parsers are called here on text, with no file read first (src/config/yaml.ts).
+await loadYaml();
 
 const UNTRUSTED = { path: "deft.yaml", folder: "/w/repo", ignored: ["mcp_servers", "sandbox"] };
 

@@ -9,6 +9,10 @@ import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { layerUntrusted } from "../../../src/config/trust.ts";
 import { parse } from "yaml";
 import { tempDir } from "../../helpers/temp.ts";
+import { loadYaml } from "../../../src/config/yaml.ts";
+
+// The config parsers are called here on text, with no file read first (src/config/yaml.ts).
+await loadYaml();
 
 const KEY = "sk-user-key-0123456789abcdef";
 

@@ -143,6 +143,17 @@ Deno.test({
       }
     }
 
+    // npm:yaml is loaded only once a config file is read (src/config/yaml.ts): from the packed
+    // modules too, with its errors' positions.
+    await Deno.writeTextFile(`${dir}/c.yaml`, "tool_settings:\n  bash_timeout: 77\n");
+    const config = await run(dir, ["config", "--config-file", `${dir}/c.yaml`]);
+    assert.equal(config.code, 0, config.stderr);
+    assert.match(config.stdout, /bash_timeout: 77/);
+    await Deno.writeTextFile(`${dir}/bad.yaml`, "tool_settings: [\n");
+    const bad = await run(dir, ["config", "--config-file", `${dir}/bad.yaml`]);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /bad\.yaml: invalid YAML at line 2/);
+
     const usage = await run(dir, ["tool"]);
     assert.equal(usage.code, 2, usage.stderr);
     assert.match(usage.stderr, /missing required argument 'name'/);
