@@ -4,6 +4,9 @@ import { join } from "node:path";
 import { ConfigError, MAX_CONFIG_BYTES, parseConfig } from "../../../src/config/load.ts";
 import { runDeft } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { loadYaml } from "../../../src/config/yaml.ts";
+
+await loadYaml();
 
 const BOMB = `a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]
 b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]

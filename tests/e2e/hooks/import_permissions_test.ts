@@ -6,6 +6,9 @@ import assert from "node:assert/strict";
 import { parseConfig } from "../../../src/config/load.ts";
 import { runDeft } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { loadYaml } from "../../../src/config/yaml.ts";
+
+await loadYaml();
 
 const LONG = "npx prettier --write --log-level warn --no-error-on-unmatched-pattern " +
   '"$(jq -r .tool_input.file_path)" && echo formatted the file that was just edited';
