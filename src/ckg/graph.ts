@@ -151,7 +151,12 @@ export class CodeGraph {
     const scope = this.scopeOf(dir);
     return this.#serially(async () => {
       const freshness = await this.#settle();
-      const prepared = await this.#prepare(scope, freshness, [identifier], definitionNeedle);
+      const prepared = await this.#prepare(
+        scope,
+        freshness,
+        [identifier],
+        (name) => definitionNeedle(name, command),
+      );
       const complete = prepared.complete;
       const result = await searchGraph(
         this.#store,
