@@ -17,6 +17,7 @@
  * Usage: `deno run -A bench/ckg_kernel_bench.ts [--subset kernel,fs,mm,net,drivers/net]`
  * (`deno task bench --only scale` runs it with the default subset).
  */
+import process from "node:process";
 import { CodeGraph } from "../src/ckg/graph.ts";
 import type { SearchCommand } from "../src/ckg/search.ts";
 import { median, ms } from "./timing.ts";
@@ -142,6 +143,7 @@ export default async function ckgKernelBench(args: string[]): Promise<void> {
         `${ms(median(warmHits))}`,
     );
     await warmQueries(root, `${indexCache}/ckg`);
+    await parseFloor(root, ctags.cpuMs, bytes);
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
   }
@@ -316,6 +318,49 @@ async function warmQueries(root: string, ckgDir: string): Promise<void> {
   } finally {
     graph.close();
   }
+}
+
+/**
+ * What tree-sitter alone costs: one parse and one definitions query of every 16th C file (by
+ * path order) in this thread, CPU scaled to the whole tree by bytes. No recovery of files with
+ * syntax errors, no extraction, no storing: a floor under any index built on these parsers.
+ */
+export async function parseFloor(
+  root: string,
+  ctagsCpuMs: number,
+  treeBytes: number,
+): Promise<void> {
+  const { captureInProcess, loadGrammar } = await import("../src/ckg/runtime.ts");
+  const { decodeSource } = await import("../src/ckg/content.ts");
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of [...Deno.readDirSync(dir)].sort((a, b) => a.name < b.name ? -1 : 1)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) walk(path);
+      else if (entry.isFile && /\.[ch]$/.test(entry.name)) files.push(path);
+    }
+  };
+  walk(root);
+  const texts = files.filter((_, i) => i % 16 === 0).map((f) => decodeSource(Deno.readFileSync(f)));
+  const sampled = texts.reduce((sum, t) => sum + t.length, 0);
+  await loadGrammar("c");
+  await captureInProcess("c", "int x;", 10_000);
+  const before = process.cpuUsage();
+  let errors = 0;
+  for (const text of texts) {
+    const outcome = await captureInProcess("c", text, 60_000);
+    if (outcome.ok && outcome.result.hasError) errors++;
+  }
+  const used = process.cpuUsage(before);
+  const cpuMs = (used.user + used.system) / 1000 * (treeBytes / sampled);
+  console.log(
+    `ckg-kernel: parse floor (tree-sitter parse + definitions query once per file, one thread, ` +
+      `every 16th file scaled by bytes): ${secs(cpuMs)} CPU = ${
+        (cpuMs / ctagsCpuMs).toFixed(2)
+      }x ` +
+      `ctags; ${errors} of ${texts.length} sampled files have syntax errors (each parsed again ` +
+      `to recover, C preprocessor branches and one definition at a time)`,
+  );
 }
 
 function verdict(ratio: number, target: number): string {

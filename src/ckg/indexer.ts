@@ -84,6 +84,8 @@ export interface RefreshReport {
   skippedDirs: { path: string; reason: string }[];
   /** How files were parsed ("on 2 parser workers", "in-process"; "none" when nothing was). */
   parser: string;
+  /** Folders read to list the files (walk mode; unchanged folders' listings are kept). */
+  foldersRead: number;
   /** New or changed files the prefilter left unparsed (not recorded: a later refresh parses them). */
   deferred: number;
   /**
@@ -152,6 +154,7 @@ function emptyReport(discovery: Awaited<ReturnType<typeof discoverSources>>): Re
     problems: discovery.problems,
     skippedDirs: discovery.skippedDirs,
     parser: "none",
+    foldersRead: discovery.foldersRead,
     deferred: 0,
     holding: 0,
     remaining: 0,

@@ -150,3 +150,53 @@ Deno.test("ckg: the first answer for a C function parses the file that defines i
     graph.close();
   }
 });
+
+Deno.test("ckg: a search in a fresh process reuses the folder listings the database holds, and still sees a new file", async () => {
+  await using ws = await tempDir();
+  await using cache = await tempDir();
+  const files: Record<string, string> = {};
+  for (const dir of ["a", "a/b", "a/b/c", "d", "d/e"]) {
+    for (let i = 0; i < 3; i++) {
+      files[`${dir}/f${i}.c`] = `int ${dir.replaceAll("/", "_")}_${i}(void) { return ${i}; }\n`;
+    }
+  }
+  await writeTree(ws.path, files);
+  // Settled mtimes: a folder changed within the last moment is read again whatever it holds.
+  const past = new Date(Date.now() - 3_600_000);
+  for (const dir of ["a", "a/b", "a/b/c", "d", "d/e", ""]) {
+    await Deno.utime(`${ws.path}/${dir}`, past, past);
+  }
+  const first = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0 });
+  await first.refresh();
+  first.close();
+
+  const readDirSync = Deno.readDirSync;
+  const read: string[] = [];
+  Deno.readDirSync = (path: string | URL) => {
+    read.push(String(path));
+    return readDirSync(path);
+  };
+  try {
+    // A new graph, as a new `deft ckg search-function` process opens it.
+    const second = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0 });
+    try {
+      const found = await second.search("search_function", "a_b_c_2", undefined, { body: false });
+      assert.equal(found.matches.length, 1);
+      assert.deepEqual(read, [], "an unchanged tree's folders were listed again");
+    } finally {
+      second.close();
+    }
+    // A file added since: its folder's mtime moved, so that folder (only) is read again.
+    await Deno.writeTextFile(`${ws.path}/a/b/added.c`, "int added_here(void) { return 0; }\n");
+    const third = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0 });
+    try {
+      const found = await third.search("search_function", "added_here", undefined, { body: false });
+      assert.equal(found.matches.length, 1, "the new file was not seen");
+      assert.deepEqual(read, [`${ws.path}/a/b`]);
+    } finally {
+      third.close();
+    }
+  } finally {
+    Deno.readDirSync = readDirSync;
+  }
+});
