@@ -507,9 +507,20 @@ export class GraphStore {
     }
   }
 
-  /** Keeps (or, for undefined, forgets) the listings of folders the walk read anew. */
+  /**
+   * Keeps (or, for undefined, forgets) the listings of folders the walk read anew. A database
+   * that cannot take them (read-only, locked too long) only costs the next walk its folder reads.
+   */
   saveListings(changes: readonly [string, Listing | undefined][]): void {
     if (changes.length === 0) return;
+    try {
+      this.#saveListings(changes);
+    } catch {
+      // not kept: nothing depends on them
+    }
+  }
+
+  #saveListings(changes: readonly [string, Listing | undefined][]): void {
     this.#db.exec(LISTINGS_TABLE);
     this.transaction(() => {
       const put = this.#prepare(
