@@ -11,7 +11,9 @@ const { values, positionals } = parseArgs({
   options: { only: { type: "string" } },
   allowPositionals: true,
 });
-const only = values.only?.split(",").map((s) => s.trim());
+/** Selections that name several benchmarks (`--only scale`: issue 51's costs as the work grows). */
+const GROUPS: Record<string, string[]> = { scale: ["ckg_kernel"] };
+const only = values.only?.split(",").map((s) => s.trim()).flatMap((s) => GROUPS[s] ?? [s]);
 const dir = new URL(".", import.meta.url);
 const names = [...Deno.readDirSync(dir)]
   .map((e) => e.name)

@@ -24,23 +24,62 @@ const SKIPPED_DIRS: ReadonlySet<string> = new Set([
   "coverage",
 ]);
 
+/** A folder's listing as kept: what the walk needs of each entry. */
+export interface Listing {
+  mtimeMs: number;
+  entries: Deno.DirEntry[];
+}
+
 /**
  * Folder listings remembered by folder mtime: creating, deleting or renaming an entry changes its
  * folder's mtime, so an unchanged mtime means an unchanged listing and the walk can skip the read.
+ * The graph keeps them in its database too (`changed`, `load`), so a one-shot search on an
+ * unchanged tree reuses the file list the database holds: a stat per folder, no folder read.
  */
 export class ListingCache {
-  readonly #entries = new Map<string, { mtimeMs: number; entries: Deno.DirEntry[] }>();
+  readonly #entries = new Map<string, Listing>();
+  /** Folders listed anew (or found unsettled) since the last `changed`. */
+  readonly #changed = new Set<string>();
+  /** Folders read from disk (not answered from the cache), for reports. */
+  reads = 0;
 
   /** The entries of `dir`, read again only when its mtime moved (or is too recent to trust). */
   list(dir: string): Deno.DirEntry[] {
     const mtimeMs = Deno.statSync(dir).mtime?.getTime() ?? 0;
     const cached = this.#entries.get(dir);
     if (cached && cached.mtimeMs === mtimeMs) return cached.entries;
-    const entries = [...Deno.readDirSync(dir)];
+    this.reads++;
+    // Only what a walk looks at: folders, source files and links, a virtualenv's marker.
+    const entries = [...Deno.readDirSync(dir)].filter((e) =>
+      e.isDirectory || e.name === "pyvenv.cfg" || isSourcePath(e.name)
+    ).map(({ name, isFile, isDirectory, isSymlink }) => ({
+      name,
+      isFile,
+      isDirectory,
+      isSymlink,
+    }));
+    this.#changed.add(dir);
     // Two changes within one mtime tick would look like one: only trust settled mtimes.
     if (Date.now() - mtimeMs > RECENT_MS) this.#entries.set(dir, { mtimeMs, entries });
     else this.#entries.delete(dir);
     return entries;
+  }
+
+  /** Adds listings kept elsewhere (the database), unless this cache already has them. */
+  load(listings: Iterable<[string, Listing]>): void {
+    for (const [dir, listing] of listings) {
+      if (!this.#entries.has(dir)) this.#entries.set(dir, listing);
+    }
+  }
+
+  /** The folders listed anew since the last call: their listing to keep, or undefined to drop. */
+  changed(): [string, Listing | undefined][] {
+    const out: [string, Listing | undefined][] = [...this.#changed].map((dir) => [
+      dir,
+      this.#entries.get(dir),
+    ]);
+    this.#changed.clear();
+    return out;
   }
 }
 
@@ -55,6 +94,8 @@ export interface Discovery {
   problems: { path: string; error: string }[];
   /** Folders the walk left out by policy (dependencies, build output, virtualenvs), and why. */
   skippedDirs: { path: string; reason: string }[];
+  /** Folders the walk read (the others' listings came from the cache). */
+  foldersRead: number;
 }
 
 /** Why a folder of this name is left out. */
@@ -85,14 +126,17 @@ export async function discoverSources(
     if (Array.isArray(listed)) {
       const prefix = scope === "" ? "" : `${scope}/`;
       const files = listed.filter(isSourcePath).map((p) => prefix + p);
-      return { files, mode: "git", problems, skippedDirs: [] };
+      return { files, mode: "git", problems, skippedDirs: [], foldersRead: 0 };
     }
     problems.push({ path: scope || ".", error: `git could not list files (${listed.error})` });
   }
   const files: string[] = [];
   const skippedDirs: Discovery["skippedDirs"] = [];
-  walk(scopeAbs, scope, { files, problems, skippedDirs }, true, cache);
-  return { files, mode: "walk", problems, skippedDirs };
+  const out = { files, problems, skippedDirs, foldersRead: 0 };
+  const cachedReads = cache?.reads ?? 0;
+  walk(scopeAbs, scope, out, true, cache);
+  if (cache) out.foldersRead = cache.reads - cachedReads;
+  return { ...out, mode: "walk" };
 }
 
 function insideGitWorkTree(dir: string): boolean {
@@ -135,7 +179,11 @@ function walk(
   const { files, problems } = out;
   let entries: Deno.DirEntry[];
   try {
-    entries = cache ? cache.list(abs) : [...Deno.readDirSync(abs)];
+    if (cache) entries = cache.list(abs);
+    else {
+      entries = [...Deno.readDirSync(abs)];
+      out.foldersRead++;
+    }
   } catch (e) {
     problems.push({ path: rel || ".", error: e instanceof Error ? e.message : String(e) });
     return;

@@ -81,6 +81,7 @@ export class CodeGraph {
   readonly #store: GraphStore;
   readonly #options: CodeGraphOptions;
   readonly #listings = new ListingCache();
+  #listingsLoaded = false;
   #watcher: ChangeWatcher | undefined;
   #settles = 0;
   readonly #fresh = new Map<string, Freshness>();
@@ -151,7 +152,12 @@ export class CodeGraph {
     const scope = this.scopeOf(dir);
     return this.#serially(async () => {
       const freshness = await this.#settle();
-      const prepared = await this.#prepare(scope, freshness, [identifier], definitionNeedle);
+      const prepared = await this.#prepare(
+        scope,
+        freshness,
+        [identifier],
+        (name) => definitionNeedle(name, command),
+      );
       const complete = prepared.complete;
       const result = await searchGraph(
         this.#store,
@@ -393,11 +399,18 @@ export class CodeGraph {
     before: Freshness | undefined,
     options: IndexOptions = {},
   ): Promise<RefreshReport> {
+    // The listings the database keeps: a fresh process walks an unchanged tree without reading
+    // its folders.
+    if (!this.#listingsLoaded) {
+      this.#listingsLoaded = true;
+      this.#listings.load(this.#store.listings());
+    }
     const report = await refreshScope(this.#store, this.workspace, scope, {
       listings: this.#listings,
       ...this.#options,
       ...options,
     });
+    this.#store.saveListings(this.#listings.changed());
     // Changes during the refresh (files, or another process's commits) move the state past
     // `before`, so the next search walks again. A partial refresh vouches for nothing.
     if (before && report.deferred === 0 && report.remaining === 0) this.#fresh.set(scope, before);

@@ -7,12 +7,12 @@
 import { discoverSources, type ListingCache } from "./discover.ts";
 import type { ExtractedSymbol } from "./extract.ts";
 import type { ExtractedRef } from "./edges.ts";
-import { grammarsForPaths } from "./languages.ts";
 import type { FileRecord, FileRow, GraphStore } from "./store.ts";
 import type { Parsing } from "./worker_pool.ts";
 import type { CaptureOutcome } from "./capture.ts";
 import type { Needle } from "./prefilter.ts";
 import type * as ParseKit from "./parse_kit.ts";
+import { DEFAULT_TIMEOUT_MS, startParsing } from "./start_parsing.ts";
 import {
   type Candidate,
   failedRecord,
@@ -38,6 +38,8 @@ export interface IndexOptions {
   workerThresholdBytes?: number;
   /** Read source handed to the parsers at once (default 1 MB); runs overlap while files are read. */
   sliceBytes?: number;
+  /** Read source that may wait for parsing, recovery or storing before reading pauses (16 MB). */
+  waitingBytes?: number;
   /** Per-file limit on parsing plus querying. */
   parseTimeoutMs?: number;
   /** Called as files are processed. */
@@ -82,6 +84,8 @@ export interface RefreshReport {
   skippedDirs: { path: string; reason: string }[];
   /** How files were parsed ("on 2 parser workers", "in-process"; "none" when nothing was). */
   parser: string;
+  /** Folders read to list the files (walk mode; unchanged folders' listings are kept). */
+  foldersRead: number;
   /** New or changed files the prefilter left unparsed (not recorded: a later refresh parses them). */
   deferred: number;
   /**
@@ -97,34 +101,18 @@ export interface RefreshReport {
   elapsedMs: number;
 }
 
-const DEFAULT_TIMEOUT_MS = 30_000;
-const DEFAULT_WORKER_THRESHOLD = 1536 * 1024;
 /** Below this much source to re-read, parsing it all costs little more than filtering it. */
 const PREFILTER_MIN_BYTES = 512 * 1024;
 /** Hand read files to the parsers in slices of about this much source. */
 const SLICE_BYTES = 1024 * 1024;
-/** Stop reading while this much read source waits for parsing, to bound memory on huge trees. */
-const MAX_WAITING_BYTES = 48 * 1024 * 1024;
-/** Store this many files per write transaction. */
-const WRITE_BATCH = 256;
-
 /**
- * Default worker count: the cores nothing else is using (cores minus the 1-minute load average,
- * rounded up: a core busy part of the time still gives a worker most of its time), at most 4. One
- * worker is no faster than this thread, so fewer than two spare cores means parsing in-process.
- * Measured on 2 shared cores at a load of 0.7 to 1: two workers index 1.6x faster than this thread.
+ * Stop reading while this much read source waits for parsing or recovery, so memory stays bounded
+ * on huge trees: a file's captures and extracted rows take several times its text.
  */
-function defaultWorkers(): number {
-  const cores = navigator.hardwareConcurrency ?? 1;
-  let load = 0;
-  try {
-    load = Deno.loadavg()[0];
-  } catch {
-    // Without --allow-sys the load is unknown: assume the cores are free.
-  }
-  const spare = Math.min(4, cores, Math.ceil(cores - load));
-  return spare >= 2 ? spare : 0;
-}
+const MAX_WAITING_BYTES = 16 * 1024 * 1024;
+/** Store this many files per write transaction, or fewer when they hold this much source. */
+const WRITE_BATCH = 256;
+const WRITE_BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * Refreshes the files under `scope` (relative to `root`, "" for the whole workspace) in `store`.
@@ -166,6 +154,7 @@ function emptyReport(discovery: Awaited<ReturnType<typeof discoverSources>>): Re
     problems: discovery.problems,
     skippedDirs: discovery.skippedDirs,
     parser: "none",
+    foldersRead: discovery.foldersRead,
     deferred: 0,
     holding: 0,
     remaining: 0,
@@ -239,10 +228,10 @@ function recordUnstatable(store: GraphStore, unstatable: FileRecord[], report: R
 }
 
 /**
- * Reads the changed files, parses the ones to parse and stores what each holds: first every file
- * read and handed to the parsers slice by slice, then the C and C++ files with syntax errors
- * parsed again; at the end (also on an error) the parsers are closed or handed back and the
- * last writes stored.
+ * Reads the changed files, parses the ones to parse and stores what each holds: every file read
+ * and handed to the parsers slice by slice, a C or C++ file with syntax errors parsed again as
+ * soon as its first parse is back; at the end (also on an error) the parsers are closed or
+ * handed back and the last writes stored.
  */
 async function reparseChanged(
   store: GraphStore,
@@ -256,7 +245,6 @@ async function reparseChanged(
   try {
     await run.readAll(fs);
     await run.waitForParsers();
-    await run.recoverAll();
   } finally {
     await run.finish();
   }
@@ -269,8 +257,10 @@ class Reparse {
   readonly #total: number;
   #done = 0;
   readonly #writes: (() => void)[] = [];
-  /** C and C++ files with syntax errors, to parse again (`recover`). */
-  readonly #recoveries: { item: Pending; outcome: CaptureOutcome & { ok: true } }[] = [];
+  /** Source bytes of the files whose rows wait in `#writes`. */
+  #writeBytes = 0;
+  readonly #mostWaiting: number;
+  readonly #batchBytes: number;
   // Tree-sitter and the extractors load when a file is to be parsed: a miss that parses nothing
   // (answer first, no file holding the name) never loads them. Set before any parse completes.
   #kit!: typeof ParseKit;
@@ -295,6 +285,8 @@ class Reparse {
       ? options.prefilter
       : undefined;
     this.#total = candidates.length;
+    this.#mostWaiting = options.waitingBytes ?? MAX_WAITING_BYTES;
+    this.#batchBytes = Math.min(WRITE_BATCH_BYTES, this.#mostWaiting / 4);
   }
 
   /**
@@ -363,18 +355,14 @@ class Reparse {
     this.#progress();
   }
 
-  /** Hands over the last slice and waits for every run; a parser that failed is thrown. */
+  /**
+   * Hands over the last slice and waits for every run and every recovery it started; a parser
+   * that failed is thrown.
+   */
   async waitForParsers(): Promise<void> {
     await this.#dispatch();
-    await Promise.all(this.#running);
+    while (this.#running.size > 0) await Promise.allSettled(this.#running);
     if (this.#failure) throw this.#failure.error;
-  }
-
-  /** Each recovery's parses go to the parsers as one batch; the files recover side by side. */
-  async recoverAll(): Promise<void> {
-    await Promise.all(
-      this.#recoveries.map(({ item, outcome }) => this.#recover(item, outcome)),
-    );
   }
 
   /**
@@ -383,7 +371,7 @@ class Reparse {
    * writes.
    */
   async finish(): Promise<void> {
-    await Promise.allSettled(this.#running);
+    while (this.#running.size > 0) await Promise.allSettled(this.#running);
     const used = this.#parsing ?? await this.#parsingReady?.catch(() => undefined);
     const { options } = this;
     if (used && options.keepParsing && !options.parsing && this.#failure === undefined) {
@@ -403,9 +391,13 @@ class Reparse {
     });
   }
 
-  #write(fn: () => void): void {
+  #write(fn: () => void, bytes = 0): void {
     this.#writes.push(fn);
-    if (this.#writes.length >= WRITE_BATCH) this.#flush();
+    this.#writeBytes += bytes;
+    if (this.#writes.length >= WRITE_BATCH || this.#writeBytes >= this.#batchBytes) {
+      this.#writeBytes = 0;
+      this.#flush();
+    }
   }
 
   #loadKit(): Promise<typeof ParseKit> {
@@ -449,9 +441,26 @@ class Reparse {
       this.#running.delete(run);
     });
     this.#running.add(run);
-    while (this.#waitingBytes > MAX_WAITING_BYTES && this.#running.size > 0) {
+    while (this.#waitingBytes > this.#mostWaiting && this.#running.size > 0) {
       await Promise.race(this.#running);
     }
+  }
+
+  /**
+   * Starts recovering a C or C++ file with syntax errors as soon as its first parse is back, so
+   * its text and captures count against the bytes reading waits for (memory stays bounded by
+   * `waitingBytes`, not by how many files of the tree have errors).
+   */
+  #startRecovery(item: Pending, outcome: CaptureOutcome & { ok: true }): void {
+    const bytes = item.text.length;
+    this.#waitingBytes += bytes;
+    const run: Promise<void> = this.#recover(item, outcome).catch((error) => {
+      this.#failure ??= { error };
+    }).finally(() => {
+      this.#waitingBytes -= bytes;
+      this.#running.delete(run);
+    });
+    this.#running.add(run);
   }
 
   /**
@@ -522,7 +531,7 @@ class Reparse {
     const record = { ...item.record, hasErrors };
     if (hasErrors) this.report.syntaxErrors.push(record.path);
     this.report.parsed++;
-    this.#write(() => this.store.putFile(record, symbols, refs));
+    this.#write(() => this.store.putFile(record, symbols, refs), item.text.length);
   }
 
   /** What one parse gave: stored, stored as failed, or kept for recovery (C, C++). */
@@ -530,7 +539,7 @@ class Reparse {
     if (
       outcome.ok && outcome.result.hasError && (item.lang === "c" || item.lang === "cpp")
     ) {
-      this.#recoveries.push({ item, outcome });
+      this.#startRecovery(item, outcome);
       return;
     }
     if (!outcome.ok) {
@@ -546,33 +555,5 @@ class Reparse {
       symbols,
       this.#kit.extractRefs(item.text, outcome.result, symbols),
     );
-  }
-}
-
-/** Workers when there is enough to parse and they start; otherwise this thread. */
-async function startParsing(
-  kit: typeof ParseKit,
-  candidates: readonly Candidate[],
-  options: IndexOptions,
-): Promise<Parsing> {
-  const timeoutMs = options.parseTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxWorkers = options.workers ?? defaultWorkers();
-  const threshold = options.workerThresholdBytes ?? DEFAULT_WORKER_THRESHOLD;
-  const bytes = candidates.reduce((sum, c) => sum + c.size, 0);
-  if (bytes < threshold || candidates.length < 2) return new kit.InProcessParsing(timeoutMs);
-  if (maxWorkers <= 0) {
-    const busy = options.workers === undefined && (navigator.hardwareConcurrency ?? 1) > 1;
-    return new kit.InProcessParsing(
-      timeoutMs,
-      busy ? "no spare cores for parser workers" : undefined,
-    );
-  }
-  const count = Math.min(maxWorkers, Math.ceil(bytes / threshold), candidates.length);
-  const languages = grammarsForPaths(candidates.map((c) => c.path));
-  try {
-    return await kit.WorkerPool.start(count, languages, timeoutMs);
-  } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    return new kit.InProcessParsing(timeoutMs, `parser workers could not start (${why})`);
   }
 }

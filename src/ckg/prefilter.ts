@@ -114,6 +114,8 @@ export function anyNeedle(needles: readonly Needle[]): Needle {
 }
 
 const PYTHON_FILE = /\.pyw?$|\.pyi$/;
+/** C sources and headers (a `.h` may hold C++: the C rule below lets C++'s forms through too). */
+const C_FILE = /\.[ch]$/;
 const latin1 = new TextDecoder("latin1");
 
 /**
@@ -124,10 +126,11 @@ const latin1 = new TextDecoder("latin1");
  * Other matches (\`X == y\`, \`{X: 1}\`) only let more files through. Files that merely use the
  * name wait for the background index.
  */
-export function definitionNeedle(identifier: string): Needle {
+export function definitionNeedle(identifier: string, command?: string): Needle {
   const word = searchNeedle(identifier);
   const name = word.text;
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return word;
+  const cFunction = command === "search_function" ? cFunctionTest(name) : undefined;
   const defining = new RegExp(
     `(?:\\bdef|\\bclass)(?:\\s|\\\\)+${name}(?![\\w\\x80-\\xff])|` +
       `(?<![\\w\\x80-\\xff])${name}(?:[ \\t\\f]|\\\\\\r?\\n)*[:=]`,
@@ -136,6 +139,7 @@ export function definitionNeedle(identifier: string): Needle {
     text: name,
     test(bytes: Uint8Array, path?: string): boolean {
       if (!word.test(bytes)) return false;
+      if (cFunction && path !== undefined && C_FILE.test(path)) return cFunction(bytes);
       if (path === undefined || !PYTHON_FILE.test(path)) return true;
       // Latin-1 keeps one character per byte: the pattern sees the bytes as they are.
       return defining.test(latin1.decode(bytes));
@@ -153,4 +157,102 @@ export function searchNeedle(identifier: string): Needle {
   const name = m ? m[2] : identifier;
   // `operator +` is stored as `operator+`: the word is what a file must hold.
   return needleFor(/^operator\W/.test(name) ? "operator" : name);
+}
+
+/**
+ * For a function search in a C file: whether `name` stands somewhere a function definition's
+ * declarator can put it. A definition is its declarator, then its body: after the name come any
+ * `)` of a parenthesized declarator (or of a macro, `BPF_CALL_0(name) {`), the parameter list,
+ * more `)` and lists (a function returning a function pointer) or `[…]`, and then no token that
+ * ends or continues an expression: `{`, or a
+ * word (an attribute, a K&R parameter declaration, C++'s `const`, `noexcept`), `#` (a
+ * preprocessor line before the body), `:` (a C++ constructor's initializers), `->` or `&` (C++).
+ * Calls (`schedule();`, `if (f(x)) …`, `x = f(y) + 1`) are turned away, so a first answer parses
+ * the files that may define the name, not every file that calls it. Comments, strings and
+ * character literals are skipped; a scan that runs past `SCAN_LIMIT` bytes lets the file through.
+ * What this cannot foresee: a "function" tree-sitter's error recovery glues together from a run of
+ * statements (1 of 14,832 functions in Linux's kernel/: `per_cpu(v, cpu).kthread = NULL;` stored
+ * as a definition of `per_cpu`); a first answer leaves such a file for the full index.
+ */
+function cFunctionTest(name: string): (bytes: Uint8Array) => boolean {
+  const word = new RegExp(`(?<![\\w$\\x80-\\xff])${name}(?![\\w$\\x80-\\xff])`, "g");
+  return (bytes) => {
+    const text = latin1.decode(bytes);
+    word.lastIndex = 0;
+    for (let m = word.exec(text); m; m = word.exec(text)) {
+      if (cDefinable(text, m.index + name.length)) return true;
+    }
+    return false;
+  };
+}
+
+const SCAN_LIMIT = 8192;
+
+/** Whether the declarator name ending at `at` in `text` may be followed by a function body. */
+function cDefinable(text: string, at: number): boolean {
+  const limit = Math.min(text.length, at + SCAN_LIMIT);
+  let i = skipSpace(text, at, limit);
+  while (text[i] === ")") i = skipSpace(text, i + 1, limit);
+  if (i >= limit) return true;
+  // A word right after the name (an old `foo __P((int))` macro): let it through.
+  if (isWordChar(text.charCodeAt(i))) return true;
+  while (text[i] === "(" || text[i] === "[") {
+    i = skipGroup(text, i, limit);
+    if (i < 0) return true;
+    i = skipSpace(text, i, limit);
+    if (text[i] !== ")") continue;
+    // Past the parameters, a `)` closes a declarator only if more parameters follow
+    // (`(*f(int))(char)`); otherwise it closes a call's surroundings (`if (f(x)) {`).
+    while (text[i] === ")") i = skipSpace(text, i + 1, limit);
+    if (i >= limit) return true;
+    if (text[i] !== "(" && text[i] !== "[") return false;
+  }
+  const c = text[i];
+  return c === "{" || c === "#" || c === ":" || c === "&" || c === "\\" ||
+    (c === "-" && text[i + 1] === ">") || isWordChar(text.charCodeAt(i));
+}
+
+function isWordChar(code: number): boolean {
+  return isWordByte(code);
+}
+
+/** The index after whitespace, comments and line continuations from `i`. */
+function skipSpace(text: string, i: number, limit: number): number {
+  while (i < limit) {
+    const c = text[i];
+    if (c === " " || c === "\t" || c === "\n" || c === "\r" || c === "\f" || c === "\v") i++;
+    else if (c === "\\" && (text[i + 1] === "\n" || text[i + 1] === "\r")) i += 2;
+    else if (c === "/" && text[i + 1] === "*") {
+      const close = text.indexOf("*/", i + 2);
+      i = close < 0 ? limit : close + 2;
+    } else if (c === "/" && text[i + 1] === "/") {
+      const eol = text.indexOf("\n", i + 2);
+      i = eol < 0 ? limit : eol + 1;
+    } else break;
+  }
+  return i;
+}
+
+/**
+ * From an opening `(` or `[` at `i`, the index after its matching close, skipping comments,
+ * strings and character literals; -1 when the scan reaches `limit` first.
+ */
+function skipGroup(text: string, i: number, limit: number): number {
+  let depth = 0;
+  while (i < limit) {
+    const c = text[i];
+    if (c === "(" || c === "[") depth++;
+    else if (c === ")" || c === "]") {
+      if (--depth === 0) return i + 1;
+    } else if (c === "/" && (text[i + 1] === "*" || text[i + 1] === "/")) {
+      i = skipSpace(text, i, limit);
+      continue;
+    } else if (c === '"' || c === "'") {
+      for (i++; i < limit && text[i] !== c && text[i] !== "\n"; i++) {
+        if (text[i] === "\\") i++;
+      }
+    }
+    i++;
+  }
+  return -1;
 }

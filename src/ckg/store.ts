@@ -8,10 +8,12 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { ExtractedSymbol, SymbolKind } from "./extract.ts";
 import type { ExtractedRef, RefKind } from "./edges.ts";
 
+import type { Listing } from "./discover.ts";
 import {
   FILE_COLUMNS,
   type FileRecord,
   type FileRow,
+  LISTINGS_TABLE,
   type RefRow,
   SCHEMA,
   SCHEMA_VERSION,
@@ -482,6 +484,63 @@ export class GraphStore {
        WHERE s.kind != 'prototype' AND ${filter.sql} GROUP BY s.kind`,
     ).all(...filter.params) as unknown as { kind: string; n: number }[];
     return Object.fromEntries(rows.map((r) => [r.kind, r.n]));
+  }
+
+  /** The folder listings kept for the walk; none when they cannot be read. */
+  listings(): [string, Listing][] {
+    try {
+      this.#db.exec(LISTINGS_TABLE);
+      const rows = this.#prepare("SELECT dir, mtime_ms AS mtimeMs, entries FROM listings")
+        .all() as { dir: string; mtimeMs: number; entries: string }[];
+      return rows.map(({ dir, mtimeMs, entries }) => [dir, {
+        mtimeMs,
+        entries: (JSON.parse(entries) as [string, number][]).map(([name, flags]) => ({
+          name,
+          isDirectory: (flags & 1) !== 0,
+          isFile: (flags & 2) !== 0,
+          isSymlink: (flags & 4) !== 0,
+        })),
+      }]);
+    } catch {
+      // Kept only to save folder reads: without them the walk reads every folder.
+      return [];
+    }
+  }
+
+  /**
+   * Keeps (or, for undefined, forgets) the listings of folders the walk read anew. A database
+   * that cannot take them (read-only, locked too long) only costs the next walk its folder reads.
+   */
+  saveListings(changes: readonly [string, Listing | undefined][]): void {
+    if (changes.length === 0) return;
+    try {
+      this.#saveListings(changes);
+    } catch {
+      // not kept: nothing depends on them
+    }
+  }
+
+  #saveListings(changes: readonly [string, Listing | undefined][]): void {
+    this.#db.exec(LISTINGS_TABLE);
+    this.transaction(() => {
+      const put = this.#prepare(
+        "INSERT OR REPLACE INTO listings (dir, mtime_ms, entries) VALUES (?, ?, ?)",
+      );
+      const drop = this.#prepare("DELETE FROM listings WHERE dir = ?");
+      for (const [dir, listing] of changes) {
+        if (!listing) drop.run(dir);
+        else {
+          put.run(
+            dir,
+            listing.mtimeMs,
+            JSON.stringify(listing.entries.map((e) => [
+              e.name,
+              (e.isDirectory ? 1 : 0) | (e.isFile ? 2 : 0) | (e.isSymlink ? 4 : 0),
+            ])),
+          );
+        }
+      }
+    });
   }
 
   /** Closes the database. */

@@ -57,6 +57,17 @@ export interface SymbolRow {
   signature: string;
 }
 
+/**
+ * Folder listings the walk keeps (see discover.ts `ListingCache`): per folder its mtime and the
+ * entries the walk looks at, as JSON `[name, flags]` pairs (1 folder, 2 file, 4 link). Created
+ * on first use in a database made before it, so it needs no new schema version.
+ */
+export const LISTINGS_TABLE = `CREATE TABLE IF NOT EXISTS listings (
+  dir TEXT PRIMARY KEY,
+  mtime_ms REAL NOT NULL,
+  entries TEXT NOT NULL
+)`;
+
 export const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
@@ -108,6 +119,7 @@ CREATE TABLE refs (
 );
 CREATE INDEX refs_by_name ON refs(name, kind);
 CREATE INDEX refs_by_file ON refs(file_id);
+${LISTINGS_TABLE};
 `;
 
 /** A reference as stored, joined with its file and its enclosing symbol (when there is one). */

@@ -173,12 +173,13 @@ function namesIn(dbPath: string): Map<string, Set<string>> {
 }
 
 /** Every distinct definition name in a database, with the files defining it. */
-function definitionsIn(dbPath: string): Map<string, Set<string>> {
+function definitionsIn(dbPath: string, kind?: string): Map<string, Set<string>> {
   const db = new DatabaseSync(dbPath, { readOnly: true });
   try {
     const rows = db.prepare(
-      `SELECT DISTINCT s.name AS name, f.path AS path FROM symbols s JOIN files f ON f.id = s.file_id`,
-    ).all() as { name: string; path: string }[];
+      `SELECT DISTINCT s.name AS name, f.path AS path FROM symbols s JOIN files f ON f.id = s.file_id
+       WHERE ? IS NULL OR s.kind = ?`,
+    ).all(kind ?? null, kind ?? null) as { name: string; path: string }[];
     const names = new Map<string, Set<string>>();
     for (const { name, path } of rows) {
       if (!names.has(name)) names.set(name, new Set());
@@ -240,6 +241,16 @@ for (const tree of TREES) {
           for (const path of paths) {
             if (!bytes.has(path)) bytes.set(path, await Deno.readFile(`${ws.path}/${path}`));
             assert.ok(needle.test(bytes.get(path)!, path), `${path} defines ${name}; filter fails`);
+          }
+        }
+        // A function search's filter (narrower in C: definitions, not calls) keeps every function.
+        for (const [name, paths] of definitionsIn(full.databasePath, "function")) {
+          const needle = definitionNeedle(name, "search_function");
+          for (const path of paths) {
+            assert.ok(
+              needle.test(bytes.get(path)!, path),
+              `${path} defines ${name}(); filter fails`,
+            );
           }
         }
         // End to end: answers from a partial index (filled search by search) equal the full one.
