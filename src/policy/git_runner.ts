@@ -191,26 +191,43 @@ export async function runInRunner(
   const key = JSON.stringify(extra);
   let pool = state.pools.get(key);
   if (!pool) state.pools.set(key, pool = { runners: [] });
-  const mine = await pick(pool, () => start(view, state, extra));
-  mine.busy++;
-  const turn = mine.queue.then(() => ask(mine, request));
-  mine.queue = turn.catch(() => {});
-  try {
-    return await turn;
-  } finally {
-    mine.busy--;
+  // A command waiting its turn on a runner that was stopped meanwhile (the one before it hung)
+  // was never sent: it goes to another runner.
+  for (let tries = 0;; tries++) {
+    const mine = await pick(pool, () => start(view, state, extra));
+    const turn = mine.queue.then(() => ask(mine, request));
+    mine.queue = turn.catch(() => {});
+    try {
+      return await turn;
+    } catch (e) {
+      if (!(e instanceof NotSentError) || tries >= RUNNERS_PER_POOL) throw e;
+    } finally {
+      mine.busy--;
+    }
+  }
+}
+
+/** The runner had stopped before the command was handed to it: it never ran. */
+class NotSentError extends RunnerLostError {
+  constructor() {
+    super("the sandboxed git runner had stopped");
+    this.name = "NotSentError";
   }
 }
 
 /**
- * The runner of `pool` a command goes to: an idle one; else, while the pool is not full, a new
- * one is started for the commands after it, and this one waits its turn on the least busy. Calls
- * that find none share one start (a failed start is tried again next time).
+ * The runner of `pool` a command goes to (counted busy): an idle one; else, while the pool is not full, a new
+ * one is started, and the command waits its turn on the least busy runner when that one has
+ * a single command in hand (which usually ends before a sandbox starts), else on the new one (the
+ * command in hand may be a hung one). Calls that find none share one start (a failed start is
+ * tried again next time).
  */
 async function pick(pool: Pool, startOne: () => Promise<Runner>): Promise<Runner> {
   pool.runners = pool.runners.filter((r) => !r.dead);
+  // Counted busy before this returns: a call right after sees it taken.
+  const take = (runner: Runner) => (runner.busy++, runner);
   const idle = pool.runners.find((r) => r.busy === 0);
-  if (idle) return idle;
+  if (idle) return take(idle);
   if (!pool.starting && pool.runners.length < RUNNERS_PER_POOL) {
     const starting = startOne();
     pool.starting = starting;
@@ -218,8 +235,12 @@ async function pick(pool: Pool, startOne: () => Promise<Runner>): Promise<Runner
       if (pool.starting === starting) pool.starting = undefined;
     });
   }
-  if (pool.runners.length === 0) return await pool.starting!;
-  return pool.runners.reduce((a, b) => (b.busy < a.busy ? b : a));
+  const least = pool.runners.reduce<Runner | undefined>(
+    (a, b) => (a === undefined || b.busy < a.busy ? b : a),
+    undefined,
+  );
+  if (least && (least.busy <= 1 || !pool.starting)) return take(least);
+  return take(await pool.starting!);
 }
 
 async function start(
@@ -303,7 +324,7 @@ function fields(values: readonly string[]): Uint8Array {
 }
 
 async function ask(runner: Runner, request: RunnerRequest): Promise<RunnerAnswer> {
-  if (runner.dead) throw new RunnerLostError("the sandboxed git runner had stopped");
+  if (runner.dead) throw new NotSentError();
   const number = String(++runner.count);
   const stdinFile = join(runner.io, "in");
   // Two small files in Deft's own private folder: written synchronously (an awaited write costs
@@ -325,8 +346,12 @@ async function ask(runner: Runner, request: RunnerRequest): Promise<RunnerAnswer
   const streams: FifoReader[] = [];
   // Past the deadline or a limit, the whole sandbox goes (the command, anything it started) and
   // the FIFOs are let go; the next command starts a new runner.
+  // The runner's pipes are unref'd: while a stopped runner's ends close, a timer of its own keeps
+  // Deft waiting for them (else a Deft with nothing else to do would end with the call unsettled).
+  let closing: ReturnType<typeof setTimeout> | undefined;
   const halt = (why: "deadline" | "stdout" | "stderr") => {
     over ??= why;
+    closing ??= setTimeout(() => {}, 10_000);
     stop(runner);
     for (const stream of streams) stream.release();
   };
@@ -360,6 +385,7 @@ async function ask(runner: Runner, request: RunnerRequest): Promise<RunnerAnswer
     throw e instanceof SandboxUnavailableError ? e : await lost(runner);
   } finally {
     clearTimeout(timer);
+    clearTimeout(closing);
     if (request.stdin) await Deno.remove(stdinFile).catch(() => {});
   }
 }
