@@ -221,8 +221,9 @@ Deno.test("git sandbox: `deft run --sandbox workspace-write --patch-path` builds
     // session's checkpoint store as well.
     assert.deepEqual(lines.filter((l) => / -- git /.test(l)), []);
     const starts = lines.flatMap((l, i) => /^--die-with-parent /.test(l) ? [i] : []);
-    const runners = starts.filter((i) =>
-      lines.slice(i, i + 40).some((l) => / deft-git-runner /.test(l))
+    // A start's command line (the runner's loop spans lines) runs to the next start.
+    const runners = starts.filter((i, n) =>
+      lines.slice(i, starts[n + 1] ?? lines.length).some((l) => / deft-git-runner /.test(l))
     );
     assert.ok(runners.length >= 1 && runners.length <= 4, lines.join("\n"));
     // The root read-only (its entries bound one by one, then made read-only).
