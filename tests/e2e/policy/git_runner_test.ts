@@ -148,7 +148,7 @@ Deno.test("git runner: while one sandboxed git hangs, a second sandbox answers t
   const hung = runGit(repo, ["rev-parse", "HEAD"], {
     sandbox,
     env: { GIT_DIR: hangDir },
-    limits: { timeoutMs: 10_000 },
+    limits: { timeoutMs: 15_000 },
   }).finally(() => hungSettled = true);
   hung.catch(() => {});
   // Sent while the first runner holds the hung command: it waits its turn there, and a second
