@@ -110,8 +110,9 @@ export async function recordCheckpointIn(
       // A new store has no index file, an empty one; HEAD's tree (read by its id: the store's
       // common dir has no refs) stands for it in the listing, and every file listed is added
       // (as `git add -A` into a new index). Nothing is listed before the walk for FIFOs among
-      // the ignore and attributes lists is done; nothing written before `gate` (awaited there).
-      await refuseSpecialFiles(place, facts);
+      // the ignore and attributes lists is done, nor before `gate` (the store's attributes
+      // checked): in a sandbox they would only queue behind it, and start a second sandbox.
+      await Promise.all([refuseSpecialFiles(place, facts), gate]);
       overlay = facts.head;
       readFromTree = checked = true;
     } else {
