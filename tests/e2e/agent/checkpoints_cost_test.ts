@@ -205,3 +205,33 @@ Deno.test("checkpoints: a FIFO .gitignore made in a folder read before, its time
     else Deno.env.set("DEFT_GIT_DEADLINE_MS", deadline);
   }
 });
+
+Deno.test("checkpoints: a FIFO .gitattributes at the top stops the first checkpoint, naming it, and once it is gone the next one is taken", async () => {
+  await using work = await tempDir("deft-ckpt-cost-");
+  await repo(work.path);
+  const made = await new Deno.Command("mkfifo", { args: [`${work.path}/.gitattributes`] })
+    .output();
+  assert.ok(made.success);
+  const deadline = Deno.env.get("DEFT_GIT_DEADLINE_MS");
+  // Were the FIFO opened by any git (the check of the store's attributes included), that git
+  // would wait on it until this deadline, and the checkpoint after with it.
+  Deno.env.set("DEFT_GIT_DEADLINE_MS", "30000");
+  try {
+    await withState(async (id) => {
+      const at = await hostCheckpointPlace(work.path, id);
+      const data = trajectory(id);
+      await assert.rejects(
+        () => takeCheckpoint(at, data, { turn: 0, kind: "start", label: "start" }),
+        (e: Error) => e.message.includes(`${work.path}/.gitattributes`),
+      );
+      await Deno.remove(`${work.path}/.gitattributes`);
+      const started = Date.now();
+      const record = await takeCheckpoint(at, data, { turn: 0, kind: "start", label: "start" });
+      assert.equal(record.id, 0);
+      assert.ok(Date.now() - started < 20_000, "the checkpoint waited on a git stuck on the FIFO");
+    });
+  } finally {
+    if (deadline === undefined) Deno.env.delete("DEFT_GIT_DEADLINE_MS");
+    else Deno.env.set("DEFT_GIT_DEADLINE_MS", deadline);
+  }
+});
