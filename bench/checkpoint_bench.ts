@@ -2,9 +2,11 @@
  * Checkpoint benchmark (issue 51, "checkpoints cost what git costs"): in a generated repository of
  * 1k, 10k and 50k committed files, times one turn's checkpoint with one file changed against
  * `git add -A && git write-tree` on a warm index of the same tree (the command git itself needs),
- * and the session's first checkpoint (its store made, the index read from HEAD) against that
- * command on a cold index (none). Both measured in the same run, Deft's without a sandbox and in
- * the `workspace-write` one; each printed as a ratio with the target (≤ 1.5×).
+ * and the session's first checkpoint (its store made, HEAD's tree standing for the new index)
+ * against that command on a cold index (none). Each pair is measured interleaved (git, Deft,
+ * Deft, git, …: the load falls on both alike), Deft's without a sandbox and in the
+ * `workspace-write` one; each printed as a ratio of medians with the target (≤ 1.5×) and the
+ * machine's load.
  *
  * Run alone with `deno run -A bench/checkpoint_bench.ts [--runs N] [--sizes 1000,10000]`.
  */
@@ -16,33 +18,50 @@ import {
   takeCheckpoint,
 } from "../src/agent/checkpoints.ts";
 import { gitSandbox } from "../src/policy/git.ts";
-import type { Trajectory } from "../src/trajectory/recorder.ts";
+import { sandboxCommand } from "../src/policy/sandbox.ts";
+import {
+  checkpointTrajectory,
+  commitFiles,
+  manyFiles,
+  stateDirOfItsOwn,
+} from "../tests/helpers/checkpoints.ts";
 import { median, ms } from "./timing.ts";
 
 const TARGET = 1.5;
-const FILES_PER_FOLDER = 100;
 
 /** Runs the benchmark and prints one line per size and kind. */
 export default async function checkpointBench(args: string[]): Promise<void> {
-  const runs = numberFlag(args, "--runs", 5);
+  const runs = numberFlag(args, "--runs", 7);
   const sizesAt = args.indexOf("--sizes");
   const sizes = sizesAt === -1 ? [1_000, 10_000, 50_000] : args[sizesAt + 1].split(",").map(Number);
-  const state = await Deno.makeTempDir({ prefix: "deft-ckpt-bench-state-" });
-  const before = Deno.env.get("XDG_STATE_HOME");
-  Deno.env.set("XDG_STATE_HOME", state);
-  try {
-    for (const size of sizes) await benchSize(size, runs);
-  } finally {
-    if (before === undefined) Deno.env.delete("XDG_STATE_HOME");
-    else Deno.env.set("XDG_STATE_HOME", before);
-    await Deno.remove(state, { recursive: true });
+  await using _state = await stateDirOfItsOwn("deft-ckpt-bench-state-");
+  for (const size of sizes) {
+    for (const line of await checkpointFigures(size, runs)) console.log(line.text);
   }
 }
 
-async function benchSize(size: number, runs: number): Promise<void> {
+/** One figure: what was timed, the medians, their ratio, and the line the bench prints. */
+export interface CheckpointFigure {
+  what: string;
+  deft: number;
+  git: number;
+  ratio: number;
+  text: string;
+}
+
+/**
+ * The figures of a repository of `size` files: a turn and a first checkpoint, without a sandbox
+ * and in the default one (`sandboxes`), each the ratio of medians of `runs` interleaved pairs
+ * (first checkpoints: fewer at 50k). Deft's state dir must be one of the caller's own.
+ */
+export async function checkpointFigures(
+  size: number,
+  runs: number,
+  sandboxes: readonly ("none" | "workspace-write")[] = ["none", "workspace-write"],
+): Promise<CheckpointFigure[]> {
   const repo = await Deno.realPath(await Deno.makeTempDir({ prefix: "deft-ckpt-bench-" }));
   try {
-    await makeRepo(repo, size);
+    await commitFiles(repo, manyFiles(size));
     const target = join(repo, "d0", "f0.txt");
     let edits = 0;
     const edit = () => Deno.writeTextFile(target, `line ${++edits}\n`.repeat(20));
@@ -56,89 +75,97 @@ async function benchSize(size: number, runs: number): Promise<void> {
       return performance.now() - start;
     };
     await addAndWrite();
-    const coldRuns = Math.max(1, Math.min(runs, size >= 50_000 ? 2 : 3));
-    const rows: [string, number[], number[]][] = [];
-    for (const sandbox of ["none", "workspace-write"] as const) {
+    const coldRuns = Math.max(1, size >= 50_000 ? Math.min(runs, 3) : runs);
+    const figures: CheckpointFigure[] = [];
+    for (const sandbox of sandboxes) {
       const warmGit: number[] = [];
       const warmDeft: number[] = [];
       const coldGit: number[] = [];
       const coldDeft: number[] = [];
+      const bwrapStarts: number[] = [];
+      const loads: number[] = [];
       for (let run = 0; run < coldRuns; run++) {
-        await Deno.remove(gitIndex).catch(() => {});
-        coldGit.push(await addAndWrite());
-        const id = `bench_${size}_${sandbox}_${run}`;
+        const id = `bench_${size}_${sandbox}_${run}_${crypto.randomUUID().slice(0, 6)}`;
+        const cold = async () => {
+          await Deno.remove(gitIndex).catch(() => {});
+          coldGit.push(await addAndWrite());
+        };
+        // Alternate which goes first, so neither always finds the page cache the other left.
+        if (run % 2 === 0) await cold();
         const start = performance.now();
         const at = await hostCheckpointPlace(repo, id, gitSandbox(repo, { sandbox }));
-        const data = trajectory(id);
+        const data = checkpointTrajectory(id);
         await takeCheckpoint(at, data, { turn: 0, kind: "start", label: "start" });
         coldDeft.push(performance.now() - start);
+        if (run % 2 === 1) await cold();
+        // A sandboxed first checkpoint starts the store's sandbox: its floor is git's own time
+        // plus one bare start of that sandbox (`bwrap … true` with the same view).
+        if (sandbox !== "none") bwrapStarts.push(await bwrapTrue(repo, at.store));
+        loads.push(Deno.loadavg()[0]);
         if (run === coldRuns - 1) {
           await takeCheckpoint(at, data, { turn: 1, kind: "turn", label: "warm-up" });
           for (let turn = 0; turn < runs; turn++) {
-            await edit();
-            warmGit.push(await addAndWrite());
+            const gitTurn = async () => {
+              await edit();
+              warmGit.push(await addAndWrite());
+            };
+            if (turn % 2 === 0) await gitTurn();
             await edit();
             const t = performance.now();
             await takeCheckpoint(at, data, { turn: turn + 2, kind: "turn", label: "turn" });
             warmDeft.push(performance.now() - t);
+            if (turn % 2 === 1) await gitTurn();
+            loads.push(Deno.loadavg()[0]);
           }
         }
         await removeCheckpointStore(id);
         await Deno.remove(checkpointStoreDir(id), { recursive: true }).catch(() => {});
       }
       const where = sandbox === "none" ? "" : ", sandboxed";
-      rows.push([`turn${where}`, warmDeft, warmGit], [`first${where}`, coldDeft, coldGit]);
+      const load = `load ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`;
+      for (
+        const [what, deft, base, n] of [
+          [`turn${where}`, warmDeft, warmGit, runs],
+          [`first${where}`, coldDeft, coldGit, coldRuns],
+        ] as const
+      ) {
+        const [d, b] = [median(deft), median(base)];
+        const ratio = d / b;
+        const floor = what.startsWith("first,") ? median(bwrapStarts) : undefined;
+        const againstFloor = floor === undefined
+          ? ""
+          : `; against git + a bare sandbox start (${ms(floor)}) ${(d / (b + floor)).toFixed(2)}`;
+        figures.push({
+          what,
+          deft: d,
+          git: b,
+          ratio,
+          text:
+            `checkpoint: ${size} files, ${what}: ${ms(d)}; git add -A && write-tree on a ${
+              what.startsWith("turn") ? "warm" : "cold"
+            } index ${ms(b)}; ratio ${ratio.toFixed(2)} (target <= ${TARGET}; medians of ${n}, ` +
+            `${load})${ratio <= TARGET ? "" : " MISSED"}${againstFloor}`,
+        });
+      }
     }
-    for (const [what, deft, base] of rows) {
-      const [d, b] = [median(deft), median(base)];
-      const ratio = d / b;
-      console.log(
-        `checkpoint: ${size} files, ${what}: ${ms(d)}; git add -A && write-tree on a ${
-          what.startsWith("turn") ? "warm" : "cold"
-        } index ${ms(b)}; ratio ${ratio.toFixed(2)} (target <= ${TARGET})${
-          ratio <= TARGET ? "" : " MISSED"
-        }`,
-      );
-    }
+    return figures;
   } finally {
     await Deno.remove(repo, { recursive: true });
   }
 }
 
-function trajectory(id: string): Trajectory {
-  return {
-    task: "bench",
-    start_time: new Date().toISOString(),
-    end_time: null,
-    provider: "none",
-    model: "none",
-    max_steps: 1,
-    llm_interactions: [],
-    agent_steps: [],
-    success: false,
-    final_result: null,
-    execution_time: 0,
-    total_usage: {
-      input_tokens: 0,
-      output_tokens: 0,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
-      reasoning_tokens: 0,
-    },
-    session_id: id,
-  };
-}
-
-/** `size` small committed files, FILES_PER_FOLDER to a folder. */
-async function makeRepo(repo: string, size: number): Promise<void> {
-  for (let i = 0; i < size; i++) {
-    const folder = join(repo, `d${Math.floor(i / FILES_PER_FOLDER)}`);
-    if (i % FILES_PER_FOLDER === 0) await Deno.mkdir(folder);
-    await Deno.writeTextFile(join(folder, `f${i % FILES_PER_FOLDER}.txt`), `file ${i}\n`);
-  }
-  await git(repo, ["init", "-q"]);
-  await git(repo, ["add", "-A"]);
-  await git(repo, ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "bench"]);
+/** One start of the sandbox a checkpoint store's git runs in, running `true`; its wall time. */
+async function bwrapTrue(repo: string, store: string): Promise<number> {
+  const { program, args } = sandboxCommand(["true"], {
+    mode: "workspace-write",
+    workspace: repo,
+    cwd: repo,
+    writablePaths: [store],
+  });
+  const start = performance.now();
+  const out = await new Deno.Command(program, { args, stdout: "null", stderr: "null" }).output();
+  if (!out.success) throw new Error("bwrap true failed");
+  return performance.now() - start;
 }
 
 async function git(cwd: string, args: string[], env?: Record<string, string>): Promise<void> {

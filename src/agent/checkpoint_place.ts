@@ -49,6 +49,14 @@ export interface CheckpointPlace {
    * cheap to read (the host).
    */
   measure?: (paths: readonly Uint8Array[]) => number | undefined;
+  /**
+   * What tells the store's index file apart from any other version of it (its inode, size and
+   * time: git writes a new file and renames it into place); undefined when it cannot be read.
+   * Only where it is cheap to read (the host).
+   */
+  indexStamp?: () => string | undefined;
+  /** The tree this process last wrote the store's index as, and the index's stamp then. */
+  written?: { tree: string; stamp: string };
 }
 
 /**
@@ -82,10 +90,11 @@ export async function hostCheckpointPlace(
     isNew = true;
   }
   Deno.mkdirSync(`${store}/objects`, { recursive: true, mode: 0o700 });
-  if (isNew && trajectory) {
-    await writeStoreOwner(store, trajectory, workspace);
-    await sweepCheckpointStores().catch(() => []);
-  }
+  // The owner file and the sweep go on while git looks at the workspace (the sandbox starting).
+  const upkeep = isNew && trajectory
+    ? writeStoreOwner(store, trajectory, workspace).then(() => sweepCheckpointStores())
+      .catch(() => [])
+    : undefined;
   const common = `${store}/attrs`;
   const mark = `${store}/${STANDALONE_MARK}`;
   let standalone = !isNew && await Deno.lstat(mark).then((i) => i.isFile, () => false);
@@ -118,11 +127,13 @@ export async function hostCheckpointPlace(
     await writeHostCommonDir(common, found.format, found.infoFiles[0]);
   };
   const { git, ready } = await exactBytes(place, store, isNew, write);
+  await upkeep;
   return {
     place: git,
     store,
     fresh: isNew,
     measure: (paths) => growthAtMost(workspace, paths),
+    indexStamp: () => fileStamp(`${store}/index`),
     ...(facts && { facts }),
     ...(ready && { ready }),
     ...(standalone && { standalone, admit: standaloneAdmit(workspace, store, git) }),
@@ -153,6 +164,16 @@ function growthAtMost(workspace: string, paths: readonly Uint8Array[]): number |
 }
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** `path`'s device, inode, size and change time (nanoseconds where told); undefined if missing. */
+function fileStamp(path: string): string | undefined {
+  try {
+    const info = Deno.lstatSync(path);
+    return `${info.dev}:${info.ino}:${info.size}:${info.ctime?.getTime()}:${info.mtime?.getTime()}`;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Makes a common dir (see exactBytes) on the host with no git process: what `git init --bare
@@ -257,10 +278,12 @@ async function exactBytes(
   write?: () => Promise<string | void>,
 ): Promise<{ git: GitPlace; ready?: Promise<void> }> {
   const common = `${store}/attrs`;
+  // `--cached`: no attributes file of the work tree is opened (one may be a FIFO, not yet
+  // looked for): only the store's own list and those in its index, which are blobs.
   const inForce = async () => {
     const r = await place.git(
-      ["check-attr", "text", "ident", "working-tree-encoding", "--", "deft-probe"],
-      { GIT_COMMON_DIR: common },
+      ["check-attr", "--cached", "text", "ident", "working-tree-encoding", "--", "deft-probe"],
+      { GIT_COMMON_DIR: common, GIT_INDEX_FILE: `${store}/index` },
     );
     return r.ok && r.out.split("\n").filter((l) => l.endsWith(": unset")).length === 3;
   };

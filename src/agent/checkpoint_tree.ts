@@ -72,6 +72,11 @@ export interface CheckpointOptions {
   /** A tree in the store to list the changed files against (`CheckpointTree.changed`). */
   since?: string;
   /**
+   * The tree the store's index is known to hold (written from it, and the index file untouched
+   * since): when no file changed and none is new, it is the checkpoint's, with no git to ask.
+   */
+  indexTree?: string;
+  /**
    * Awaited, after `gate`, with the names (bytes, from the workspace) about to be read into the
    * store, before any is: it may refuse them by throwing (the store's bound).
    */
@@ -87,7 +92,8 @@ export interface CheckpointOptions {
 export async function recordCheckpointIn(
   place: GitPlace,
   store: string,
-  { kept = false, empty = false, facts: known, gate, since, admit }: CheckpointOptions = {},
+  { kept = false, empty = false, facts: known, gate, since, admit, indexTree }: CheckpointOptions =
+    {},
 ): Promise<CheckpointTree> {
   const facts = known ?? await repositoryFacts(place);
   if (!facts) {
@@ -98,16 +104,16 @@ export async function recordCheckpointIn(
   // A new store's index starts from HEAD; a kept one already lists the last checkpoint.
   let readFromTree = false;
   let checked = false;
+  let overlay: string | undefined;
   if (!kept) {
     if (empty) {
-      // HEAD's tree read by its id (the store's common dir has no refs); with no commit (or no
-      // repository: a store of its own), no index file is an empty one. read-tree opens no
-      // ignore or attributes list: the walk for FIFOs among them runs meanwhile.
-      const walk = refuseSpecialFiles(place, facts);
-      walk.catch(() => {});
-      await gate;
-      const reading = facts.head && must(exact.git(["read-tree", facts.head], env), "read-tree");
-      await Promise.all([reading, walk]);
+      // A new store has no index file, an empty one; HEAD's tree (read by its id: the store's
+      // common dir has no refs) stands for it in the listing, and every file listed is added
+      // (as `git add -A` into a new index). Nothing is listed before the walk for FIFOs among
+      // the ignore and attributes lists is done, nor before `gate` (the store's attributes
+      // checked): in a sandbox they would only queue behind it, and start a second sandbox.
+      await Promise.all([refuseSpecialFiles(place, facts), gate]);
+      overlay = facts.head;
       readFromTree = checked = true;
     } else {
       await gate;
@@ -118,12 +124,23 @@ export async function recordCheckpointIn(
       if (!listed.bytes.length) readFromTree = (await readHead(exact, env), true);
     }
   }
-  const { left, tooLarge } = await stageWorkTree(exact, env, facts, {
+  const { left, tooLarge, staged } = await stageWorkTree(exact, env, facts, {
     gate,
     admit,
     readFromTree,
     checked,
+    overlay,
   });
+  if (!staged && indexTree !== undefined && (since === undefined || since === indexTree)) {
+    // Nothing changed since the index was written as this tree: it is this checkpoint's.
+    return {
+      tree: indexTree,
+      leftOut: [...tooLarge, ...left],
+      repoObjects: facts.objects,
+      facts,
+      ...(since !== undefined && { changed: [] }),
+    };
+  }
   // The index is the new tree: what changed since `since` is read from it while it is written.
   const [written, changed] = await Promise.all([
     must(exact.git(["write-tree"], env), "write-tree"),

@@ -89,6 +89,12 @@ export async function takeCheckpoint(
   const previous = data.checkpoints?.at(-1);
   // The store's index lists the checkpoint before when that one was taken in this store.
   const kept = previous !== undefined && previous.store === at.store;
+  // The index as this process last wrote it (no rewind, no other process since).
+  const stamp = at.indexStamp?.();
+  const indexTree = kept && stamp !== undefined && at.written?.stamp === stamp
+    ? at.written.tree
+    : undefined;
+  at.written = undefined;
   const recorded = await recordCheckpointIn(at.place, at.store, {
     kept,
     empty: at.fresh,
@@ -96,8 +102,11 @@ export async function takeCheckpoint(
     gate,
     since: kept ? previous.tree : undefined,
     admit,
+    indexTree,
   });
   const { tree, leftOut, repoObjects, facts } = recorded;
+  const now = at.indexStamp?.();
+  if (now !== undefined) at.written = { tree, stamp: now };
   // A session's first checkpoint reads every file: it is counted at the next one instead.
   const grown = fresh ? undefined : at.measure?.(admitted);
   const base = await counted.catch(() => undefined);
@@ -214,6 +223,7 @@ export async function rewind(
     await refuseOutside(at, before.tree, target.tree);
     await restoreCheckpointIn(at.place, at.store, before.tree, target.tree, leftAlone);
     at.bytes = undefined;
+    at.written = undefined;
   }
   const record: RewindRecord = {
     time: new Date().toISOString(),

@@ -292,15 +292,20 @@ export async function stageWorkTree(
   place: GitPlace,
   env: Record<string, string>,
   facts: RepoFacts,
-  { gate, admit, readFromTree = false, checked = false }: StageOptions = {},
+  { gate, admit, readFromTree = false, checked = false, overlay }: StageOptions = {},
 ): Promise<Staged> {
   if (!checked) await refuseSpecialFiles(place, facts);
-  const { candidates, others } = readFromTree
-    ? await listFresh(place, env)
+  const { candidates, others } = readFromTree || overlay !== undefined
+    ? await listFresh(place, env, overlay)
     : await listChanged(place, env);
   // Those above MAX_FILE_BYTES are not read at all, and keep what the index had.
   const over = await place.filesOver(candidates, MAX_FILE_BYTES);
   const tooLarge = candidates.filter((_, i) => over[i]).map((name) => decoder.decode(name));
+  // An index that only stood for `overlay` holds it now: those files keep the tree's entries.
+  if (overlay !== undefined && tooLarge.length > 0) {
+    await gate;
+    await must(place.git(["read-tree", overlay], env), "read-tree");
+  }
   const newFiles = others.filter((name) => !isDropping(decoder.decode(name)));
   const large = await place.largeFiles(newFiles, {
     binaryOver: MAX_NEW_BINARY_BYTES,
@@ -310,7 +315,8 @@ export async function stageWorkTree(
   const fresh = newFiles.filter((_, i) => !large[i]);
   await gate;
   const paths = [...candidates.filter((_, i) => !over[i]), ...fresh];
-  if (paths.length === 0) return { left, tooLarge };
+  const readIn = overlay !== undefined && tooLarge.length > 0;
+  if (paths.length === 0) return { left, tooLarge, staged: readIn };
   await admit?.(paths);
   // One write of the index for all of them, as `git add -A` would: a changed file is hashed
   // again, a gone one removed, a new one added (a file where a folder was replaces it). The
@@ -321,9 +327,12 @@ export async function stageWorkTree(
       env,
       joinNul(names),
     );
-  if ((await update(paths)).ok) return { left, tooLarge };
+  if ((await update(paths)).ok) return { left, tooLarge, staged: true };
   // update-index refuses a tracked file now beyond a symlink (its folder became a link) and
   // writes nothing; `add -u` removes such a file. Then the new files.
+  if (overlay !== undefined && tooLarge.length === 0) {
+    await must(place.git(["read-tree", overlay], env), "read-tree");
+  }
   const exclude = encoder.encode(":(exclude,literal)");
   const skipped = candidates.filter((_, i) => over[i]);
   await must(
@@ -335,7 +344,7 @@ export async function stageWorkTree(
     "add",
   );
   if (fresh.length > 0) await must(update(fresh), "update-index");
-  return { left, tooLarge };
+  return { left, tooLarge, staged: true };
 }
 
 /**
@@ -361,17 +370,30 @@ async function listChanged(
 }
 
 /**
- * For an index just read from a tree (no file's stat known, so every tracked file is to be read
- * again): one listing of the tracked files (from the index alone) and the new files git does not
- * ignore, told apart by `ls-files -t` (`? ` marks a new one).
+ * For an index just read from a tree, or an empty one that `overlay` (a tree) stands for (no
+ * file's stat known, so every tracked file is to be read again): one listing of the tracked files
+ * (from the index, or the tree, alone) and the new files git does not ignore, told apart by
+ * `ls-files -t` (`? ` marks a new one).
  */
 async function listFresh(
   place: GitPlace,
   env: Record<string, string>,
+  overlay?: string,
 ): Promise<{ candidates: Uint8Array[]; others: Uint8Array[] }> {
+  const withTree = overlay === undefined ? [] : [`--with-tree=${overlay}`];
   const listed = await must(
     place.git(
-      ["ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard", "--", "."],
+      [
+        "ls-files",
+        "-z",
+        "-t",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        ...withTree,
+        "--",
+        ".",
+      ],
       env,
     ),
     "ls-files",
@@ -404,12 +426,20 @@ export interface StageOptions {
   readFromTree?: boolean;
   /** `refuseSpecialFiles` has just been run for this listing. */
   checked?: boolean;
+  /**
+   * The index is empty (no file yet) and this tree (a commit's) stands for it: it is listed with
+   * the tree (`ls-files --with-tree`) instead of being read into the index first, which every
+   * listed file is then added to. Read in only when a tracked file is too large to read.
+   */
+  overlay?: string;
 }
 
 /** What `stageWorkTree` left out: new files (large, or binary), and files above MAX_FILE_BYTES. */
 interface Staged {
   left: string[];
   tooLarge: string[];
+  /** Whether the index was written (false: no file changed, none is new). */
+  staged: boolean;
 }
 
 /**

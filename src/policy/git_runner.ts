@@ -13,7 +13,8 @@
  * and stderr two FIFOs that Deft reads within the command's limits, and answers with the
  * command's number and exit status. Past the deadline or a limit, Deft kills the whole sandbox —
  * the command and anything it started die with bwrap's PID namespace — and the next command starts
- * a fresh runner. Commands to one runner go one at a time.
+ * a fresh runner. Commands to one runner go one at a time; a view has up to two runners, so two
+ * commands Deft runs side by side run side by side here too.
  *
  * The runner is unref'd: it never keeps Deft alive, and it dies with Deft (bwrap
  * `--die-with-parent`); its folders go when Deft exits.
@@ -91,12 +92,29 @@ interface Runner {
   dead: boolean;
   queue: Promise<unknown>;
   count: number;
+  /** Commands handed to it and not answered yet. */
+  busy: number;
 }
+
+/** The runners of one view with one set of writable places. */
+interface Pool {
+  runners: Runner[];
+  /** A runner being started (calls that arrive meanwhile share it). */
+  starting?: Promise<Runner>;
+}
+
+/**
+ * At most this many runners serve one view and set of writable places: two commands Deft runs
+ * side by side (a listing of changed files and one of new files) then run side by side in the
+ * sandbox too. The second starts only when a command finds the first busy, and meanwhile that
+ * command waits its turn on the first.
+ */
+const RUNNERS_PER_POOL = 2;
 
 interface ViewState {
   /** Deft's own folder for this view: scratch folders and the runners' exchange folders. */
   root: string;
-  runners: Map<string, Promise<Runner>>;
+  pools: Map<string, Pool>;
 }
 
 const views = new Map<string, ViewState>();
@@ -121,7 +139,7 @@ async function viewState(view: RunnerView): Promise<ViewState> {
     state = views.get(key);
     if (state) await Deno.remove(root, { recursive: true }).catch(() => {});
     else {
-      state = { root, runners: new Map() };
+      state = { root, pools: new Map() };
       views.set(key, state);
       installCleanup();
     }
@@ -134,7 +152,10 @@ function installCleanup(): void {
   cleanupInstalled = true;
   globalThis.addEventListener("unload", () => {
     for (const state of views.values()) {
-      for (const runner of state.runners.values()) runner.then(stop, () => {});
+      for (const pool of state.pools.values()) {
+        pool.runners.forEach(stop);
+        pool.starting?.then(stop, () => {});
+      }
       try {
         Deno.removeSync(state.root, { recursive: true });
       } catch { /* already gone */ }
@@ -168,17 +189,58 @@ export async function runInRunner(
   const state = await viewState(view);
   const extra = [...new Set(writable.filter((p) => !isInside(state.root, p)))].sort();
   const key = JSON.stringify(extra);
-  // Calls that arrive together share one start (a failed start is tried again next time).
-  let runner = await state.runners.get(key)?.catch(() => undefined);
-  if (!runner || runner.dead) {
-    const starting = start(view, state, extra);
-    state.runners.set(key, starting);
-    runner = await starting;
+  let pool = state.pools.get(key);
+  if (!pool) state.pools.set(key, pool = { runners: [] });
+  // A command waiting its turn on a runner that was stopped meanwhile (the one before it hung)
+  // was never sent: it goes to another runner.
+  for (let tries = 0;; tries++) {
+    const mine = await pick(pool, () => start(view, state, extra));
+    const turn = mine.queue.then(() => ask(mine, request));
+    mine.queue = turn.catch(() => {});
+    try {
+      return await turn;
+    } catch (e) {
+      if (!(e instanceof NotSentError) || tries >= RUNNERS_PER_POOL) throw e;
+    } finally {
+      mine.busy--;
+    }
   }
-  const mine = runner;
-  const turn = mine.queue.then(() => ask(mine, request));
-  mine.queue = turn.catch(() => {});
-  return await turn;
+}
+
+/** The runner had stopped before the command was handed to it: it never ran. */
+class NotSentError extends RunnerLostError {
+  constructor() {
+    super("the sandboxed git runner had stopped");
+    this.name = "NotSentError";
+  }
+}
+
+/**
+ * The runner of `pool` a command goes to (counted busy): an idle one; else, while the pool is not full, a new
+ * one is started, and the command waits its turn on the least busy runner when that one has
+ * a single command in hand (which usually ends before a sandbox starts), else on the new one (the
+ * command in hand may be a hung one). Calls that find none share one start (a failed start is
+ * tried again next time).
+ */
+async function pick(pool: Pool, startOne: () => Promise<Runner>): Promise<Runner> {
+  pool.runners = pool.runners.filter((r) => !r.dead);
+  // Counted busy before this returns: a call right after sees it taken.
+  const take = (runner: Runner) => (runner.busy++, runner);
+  const idle = pool.runners.find((r) => r.busy === 0);
+  if (idle) return take(idle);
+  if (!pool.starting && pool.runners.length < RUNNERS_PER_POOL) {
+    const starting = startOne();
+    pool.starting = starting;
+    starting.then((r) => pool.runners.push(r), () => {}).finally(() => {
+      if (pool.starting === starting) pool.starting = undefined;
+    });
+  }
+  const least = pool.runners.reduce<Runner | undefined>(
+    (a, b) => (a === undefined || b.busy < a.busy ? b : a),
+    undefined,
+  );
+  if (least && (least.busy <= 1 || !pool.starting)) return take(least);
+  return take(await pool.starting!);
 }
 
 async function start(
@@ -226,6 +288,7 @@ async function start(
     dead: false,
     queue: Promise.resolve(),
     count: 0,
+    busy: 0,
   };
   child.status.then(() => runner.dead = true, () => runner.dead = true);
   // The loop says `ready` once its FIFOs are made; bwrap failing to start says why on stderr.
@@ -261,7 +324,7 @@ function fields(values: readonly string[]): Uint8Array {
 }
 
 async function ask(runner: Runner, request: RunnerRequest): Promise<RunnerAnswer> {
-  if (runner.dead) throw new RunnerLostError("the sandboxed git runner had stopped");
+  if (runner.dead) throw new NotSentError();
   const number = String(++runner.count);
   const stdinFile = join(runner.io, "in");
   // Two small files in Deft's own private folder: written synchronously (an awaited write costs
@@ -283,8 +346,12 @@ async function ask(runner: Runner, request: RunnerRequest): Promise<RunnerAnswer
   const streams: FifoReader[] = [];
   // Past the deadline or a limit, the whole sandbox goes (the command, anything it started) and
   // the FIFOs are let go; the next command starts a new runner.
+  // The runner's pipes are unref'd: while a stopped runner's ends close, a timer of its own keeps
+  // Deft waiting for them (else a Deft with nothing else to do would end with the call unsettled).
+  let closing: ReturnType<typeof setTimeout> | undefined;
   const halt = (why: "deadline" | "stdout" | "stderr") => {
     over ??= why;
+    closing ??= setTimeout(() => {}, 10_000);
     stop(runner);
     for (const stream of streams) stream.release();
   };
@@ -318,6 +385,7 @@ async function ask(runner: Runner, request: RunnerRequest): Promise<RunnerAnswer
     throw e instanceof SandboxUnavailableError ? e : await lost(runner);
   } finally {
     clearTimeout(timer);
+    clearTimeout(closing);
     if (request.stdin) await Deno.remove(stdinFile).catch(() => {});
   }
 }

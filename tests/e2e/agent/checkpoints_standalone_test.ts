@@ -12,13 +12,15 @@ import { git } from "../../helpers/repo.ts";
 import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
 import { markersIn, plantHostileConfig } from "../../helpers/hostile_git.ts";
 import {
+  checkpointTrajectory as trajectory,
+  withCheckpointState,
+} from "../../helpers/checkpoints.ts";
+import {
   CheckpointError,
   hostCheckpointPlace,
-  removeCheckpointStore,
   rewind,
   takeCheckpoint,
 } from "../../../src/agent/checkpoints.ts";
-import type { Trajectory } from "../../../src/trajectory/recorder.ts";
 
 function modelArgs(mock: MockLLM): string[] {
   return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
@@ -59,44 +61,7 @@ async function plainFolder(dir: string): Promise<void> {
   await mkfifo(`${dir}/pipe`);
 }
 
-function trajectory(id: string): Trajectory {
-  return {
-    task: "t",
-    start_time: new Date().toISOString(),
-    end_time: null,
-    provider: "none",
-    model: "none",
-    max_steps: 1,
-    llm_interactions: [],
-    agent_steps: [],
-    success: false,
-    final_result: null,
-    execution_time: 0,
-    total_usage: {
-      input_tokens: 0,
-      output_tokens: 0,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
-      reasoning_tokens: 0,
-    },
-    session_id: id,
-  };
-}
-
-/** Runs `body` with Deft's state dir (and so its checkpoint stores) in a folder of its own. */
-async function withState(body: (id: string) => Promise<void>): Promise<void> {
-  await using state = await tempDir("deft-ckpt-own-state-");
-  const before = Deno.env.get("XDG_STATE_HOME");
-  Deno.env.set("XDG_STATE_HOME", state.path);
-  const id = `own_${crypto.randomUUID().slice(0, 8)}`;
-  try {
-    await body(id);
-  } finally {
-    await removeCheckpointStore(id).catch(() => {});
-    if (before === undefined) Deno.env.delete("XDG_STATE_HOME");
-    else Deno.env.set("XDG_STATE_HOME", before);
-  }
-}
+const withState = (body: (id: string) => Promise<void>) => withCheckpointState(body, "own");
 
 Deno.test("checkpoints: a folder in no git repository gets them, and deft rewind brings its files back; nothing is written into it", async () => {
   const dir = await tempDirUntilExit("deft-ckpt-plain-");

@@ -10,6 +10,8 @@
  * - many commands start one sandbox, each answered as git would: "git runner: twenty sandboxed
  *   git commands start one sandbox …"
  * - a hung git is stopped at its deadline and the next command answers: "git runner: a hung git …"
+ * - while one hangs, a second sandbox answers, and a command queued behind the hung one runs once
+ *   it is stopped: "git runner: while one sandboxed git hangs …"
  * - output past the limit is cut, with an error saying so: "git runner: output past the limit …"
  * - Deft exits when done, leaving no runner or folder: "git runner: a Deft that used it exits …"
  * - a scratch folder is private and writable by every command of the view: "git runner: a
@@ -120,6 +122,52 @@ Deno.test("git runner: a hung git in the sandbox is stopped at its deadline, and
   await Deno.writeTextFile(`${repo}/.git/config`, config.replace(/\[include\][^[]*/, ""));
   const after = await within(20_000, runGit(repo, ["rev-parse", "HEAD"], { sandbox }));
   assert.equal(after.out.trim(), await git(repo, "rev-parse", "HEAD"));
+});
+
+Deno.test("git runner: while one sandboxed git hangs, a second sandbox answers the next commands, and one that waited on the hung one runs once it is stopped", async () => {
+  await using tmp = await tempDir("deft-git-runner-two-");
+  await Deno.mkdir(join(tmp.path, "repo"));
+  const repo = await repoIn(join(tmp.path, "repo"));
+  const log = join(tmp.path, "bwrap.log");
+  const sandbox: GitSandbox = {
+    mode: "workspace-write",
+    workspace: repo,
+    bwrapPath: await loggingBwrap(tmp.path, log),
+  };
+  const head = await git(repo, "rev-parse", "HEAD");
+  assert.equal((await runGit(repo, ["rev-parse", "HEAD"], { sandbox })).out.trim(), head);
+  // A git folder whose config is a FIFO no one writes: git waits on it for ever.
+  const hangDir = join(repo, "hang.git");
+  for (const folder of ["objects", "refs"]) {
+    await Deno.mkdir(join(hangDir, folder), { recursive: true });
+  }
+  await Deno.writeTextFile(join(hangDir, "HEAD"), "ref: refs/heads/main\n");
+  const fifo = await new Deno.Command("mkfifo", { args: [join(hangDir, "config")] }).output();
+  assert.ok(fifo.success);
+  let hungSettled = false;
+  const hung = runGit(repo, ["rev-parse", "HEAD"], {
+    sandbox,
+    env: { GIT_DIR: hangDir },
+    limits: { timeoutMs: 15_000 },
+  }).finally(() => hungSettled = true);
+  hung.catch(() => {});
+  // Sent while the first runner holds the hung command: it waits its turn there, and a second
+  // runner starts.
+  const queued = runGit(repo, ["rev-parse", "HEAD"], { sandbox });
+  queued.catch(() => {});
+  const next = await within(
+    14_000,
+    (async () => {
+      while (await starts(log) < 2) await new Promise((r) => setTimeout(r, 50));
+      return await runGit(repo, ["rev-parse", "HEAD"], { sandbox });
+    })(),
+  );
+  assert.equal(next.out.trim(), head);
+  assert.equal(hungSettled, false, "the next command waited for the hung one");
+  await assert.rejects(hung, (e: Error) => e instanceof GitLimitError);
+  // The one sent behind the hung command never ran there: it runs in the other sandbox.
+  assert.equal((await within(20_000, queued)).out.trim(), head);
+  assert.equal(await starts(log), 2);
 });
 
 Deno.test("git runner: output past the limit in the sandbox is cut, and the error says so", async () => {
