@@ -5,12 +5,17 @@
  * proxy, with curl and with Python's urllib, and get the proxy's 403 for a server the list does
  * not name, which is never reached; a hook that ignores the proxy variables has no route even
  * to the allowed one. The hooks' destinations are on the console and in the trajectory, as the
- * shell's are. The servers are the test's own, on 127.0.0.1.
+ * shell's are. A container session's hooks (its tools start no proxy on the host) get the
+ * list's proxy too. The servers are the test's own, on 127.0.0.1.
  */
 import assert from "node:assert/strict";
 import http from "node:http";
 import { runMocked, trustedHome } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
+import { tempDir } from "../../helpers/temp.ts";
+import { sessionHooks } from "../../../src/agent/hook_gate.ts";
+import { closeNetworkProxies } from "../../../src/policy/network/mod.ts";
+import { parseEntry } from "../../../src/policy/network/rules.ts";
 
 /** A server on 127.0.0.1 that answers `NAME PATH` and keeps the paths it was asked for. */
 async function site(name: string) {
@@ -131,6 +136,45 @@ Deno.test("network list: sandboxed PreToolUse/PostToolUse hooks reach the allowe
     assert.doesNotMatch(JSON.stringify(recorded), /\/pre|\/post/, "no path is recorded");
   } finally {
     await mock.close();
+    await good.close();
+    await evil.close();
+  }
+});
+
+Deno.test("network list: a container session's sandboxed hooks get the list's proxy, though its tools started none on the host", async () => {
+  const good = await site("good");
+  const evil = await site("evil");
+  await using dir = await tempDir("deft-hooks-net-ctr-");
+  const list = { allow: [parseEntry(`127.0.0.1:${good.port}`)], deny: [] };
+  const command = [
+    "cat >/dev/null",
+    curlInto("good.txt", `http://127.0.0.1:${good.port}/ctr`),
+    curlInto("evil.txt", `http://127.0.0.1:${evil.port}/ctr`),
+  ].join("; ");
+  const reports: string[] = [];
+  try {
+    // A container session's settings, as its workplace settles them: no sandbox of the host's
+    // for the tools (the container is theirs), so no proxy was started for them.
+    const hooks = await sessionHooks(
+      { PreToolUse: [{ matcher: "bash", hooks: [{ type: "command", command }] }] },
+      undefined,
+      dir.path,
+      (t) => reports.push(t),
+      { id: "0123456789ab", runtime: "docker", workspace: "/testbed" },
+      undefined,
+      { sandbox: "none", network: list },
+    );
+    assert.ok(hooks);
+    assert.notEqual(hooks.policy.sandbox, "none", "the hooks run in the host's sandbox");
+    await hooks.preToolUse("bash", { command: "true" });
+    assert.deepEqual(reports, []);
+    const said = async (name: string) =>
+      (await Deno.readTextFile(`${dir.path}/${name}`).catch(() => "(not written)")).trim();
+    assert.equal(await said("good.txt"), "200 good /ctr");
+    assert.match(await said("evil.txt"), /^403 Blocked by Deft: /);
+    assert.deepEqual(evil.paths, [], "the unlisted server was never reached");
+  } finally {
+    await closeNetworkProxies();
     await good.close();
     await evil.close();
   }
