@@ -13,7 +13,7 @@ import {
   type HookStop,
   type SessionStartSource,
 } from "../hooks/hooks.ts";
-import { hookPolicy } from "../policy/hooks.ts";
+import { hookPolicy, hookPolicyUnderList } from "../policy/hooks.ts";
 import type { PolicySettings } from "../policy/process.ts";
 
 /** Times a Stop hook may send one task back to the model before the task ends regardless. */
@@ -21,9 +21,10 @@ export const MAX_STOP_CONTINUATIONS = 3;
 
 /**
  * The session's hooks, when its config has any (none in a replay: it repeats the recording).
- * `cwd` is a host folder (the workspace, or with a container the folder Deft started in).
+ * `cwd` is a host folder (the workspace, or with a container the folder Deft started in). With
+ * a network list and a hook that runs sandboxed, the list's proxy is started for them.
  */
-export function sessionHooks(
+export async function sessionHooks(
   config: HooksConfig,
   source: string | undefined,
   cwd: string,
@@ -31,9 +32,13 @@ export function sessionHooks(
   container?: HookContainer,
   tell?: (text: string) => void,
   settings: PolicySettings = {},
-): Hooks | undefined {
-  if (hookEntries(config, source).length === 0) return undefined;
-  const policy = hookPolicy(cwd, container ? { ...settings, sandbox: undefined } : settings);
+): Promise<Hooks | undefined> {
+  const entries = hookEntries(config, source);
+  if (entries.length === 0) return undefined;
+  const theirs = container ? { ...settings, sandbox: undefined } : settings;
+  const policy = entries.some((e) => e.hook.sandbox !== "none")
+    ? await hookPolicyUnderList(cwd, theirs)
+    : hookPolicy(cwd, theirs);
   const modelWorkspace = container?.workspace ?? cwd;
   return new Hooks(config, source, { cwd, report, container, tell, policy, modelWorkspace });
 }

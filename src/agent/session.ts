@@ -168,7 +168,7 @@ async function assemble(
   // They run on the host, inside the session's sandbox unless a hook says `sandbox: none`, where
   // the workplace says (./workplace.ts).
   const hookPlace = workplace.hookPlace();
-  const hooks = recording ? undefined : sessionHooks(
+  const hooks = recording ? undefined : await sessionHooks(
     loaded.config.hooks,
     hooksSource(loaded),
     hookPlace.folder,

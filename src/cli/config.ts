@@ -7,6 +7,7 @@ import { maskForDisplay } from "../policy/secrets.ts";
 import type { ToolSettings } from "../tools/base.ts";
 import { terminalText } from "../policy/terminal_text.ts";
 import { networkForDisplay, networkScope } from "../config/network.ts";
+import { hookEntries } from "../hooks/hooks.ts";
 
 /** Options of `deft config`. */
 export interface ConfigOptions extends ConfigOverrides {
@@ -56,6 +57,7 @@ export async function configCommand(opts: ConfigOptions): Promise<number> {
         run.toolSettings.network,
         tools.sandbox as string | undefined,
         run.mcpServers,
+        hookEntries(loaded.config.hooks).map((e) => e.hook.sandbox),
       ),
     ),
     ...(shell ? { shell_environment: { ...shell, set: maskRecord(shell.set) } } : {}),

@@ -17,7 +17,7 @@ import { importClaudePermissions } from "../hooks/import_permissions.ts";
 import { readEnv } from "../env.ts";
 import { OwnFileError, readOwnText } from "../policy/own_file.ts";
 import { resolveToolSettings } from "../config/tool_settings.ts";
-import { hookPolicy } from "../policy/hooks.ts";
+import { hookPolicy, hookPolicyUnderList } from "../policy/hooks.ts";
 import type { PolicySettings } from "../policy/process.ts";
 import { hooksSource } from "../hooks/source.ts";
 import { terminalText } from "../policy/terminal_text.ts";
@@ -42,7 +42,9 @@ export async function hooksList(opts: { configFile?: string } = {}): Promise<num
   });
   const inside = hooks.policy.sandbox === "none"
     ? "unsandboxed (no sandbox here: sandbox none, as the model's shell)"
-    : `sandboxed (${hooks.policy.sandbox}${hooks.policy.network ? ", network" : ", no network"})`;
+    : `sandboxed (${hooks.policy.sandbox}, ${
+      hooks.policy.network ? "network" : settings.network ? "the network list" : "no network"
+    })`;
   const lines = hooks.entries.map((e) =>
     [
       e.event,
@@ -125,13 +127,19 @@ export async function toolServerExecutor(
 ): Promise<{ executor: ToolExecutor; hooks?: Hooks }> {
   const loaded = await loadConfig();
   const warn = (text: string) => writeStderr(`deft: warning: ${terminalText(text)}`);
-  const hooks = hookEntries(loaded.config.hooks).length === 0
-    ? undefined
-    : new Hooks(loaded.config.hooks, hooksSource(loaded), {
+  const entries = hookEntries(loaded.config.hooks);
+  const hooks = entries.length === 0 ? undefined : new Hooks(
+    loaded.config.hooks,
+    hooksSource(loaded),
+    {
       cwd: workspace,
       report: warn,
-      policy: hookPolicy(workspace, settings),
-    });
+      // With a network list, a sandboxed hook reaches it through the proxy, as the shell does.
+      policy: entries.some((e) => e.hook.sandbox !== "none")
+        ? await hookPolicyUnderList(workspace, settings)
+        : hookPolicy(workspace, settings),
+    },
+  );
   const rules = await openApprovalRules(loaded, workspace, { warn });
   const approval = new ApprovalGate(
     "never",

@@ -104,25 +104,38 @@ export function networkForDisplay(list: NetworkList | undefined): unknown {
  * the stdio MCP servers Deft starts in that sandbox, a container Deft starts, `web_fetch`; and
  * what it does not: `sandbox: none`, and the stdio servers that run outside (their entry's
  * `sandbox: none`, or no sandbox for the session), with the user's network. Servers reached over
- * HTTP are not started by Deft and not listed. Undefined without a list.
+ * HTTP are not started by Deft and not listed. `hooks`: each configured hook's `sandbox` (the
+ * sandboxed ones take the shell's network). Undefined without a list.
  */
 export function networkScope(
   list: NetworkList | undefined,
   sandbox: string | undefined,
   mcpServers: Readonly<Record<string, { command?: string; sandbox?: string }>>,
+  hooks: readonly (string | undefined)[] = [],
 ): unknown {
   if (!list) return undefined;
   const session = sandbox ?? "none";
   const stdio = Object.entries(mcpServers).filter(([, s]) => s.command);
   const outside = stdio.filter(([, s]) => (s.sandbox ?? session) === "none").map(([n]) => n);
   const inside = stdio.filter(([, s]) => (s.sandbox ?? session) !== "none").map(([n]) => n);
+  const hooksOutside = hooks.filter((h) => h === "none").length;
+  const hooksInside = hooks.length - hooksOutside;
   const notEnforced: string[] = [];
   if (session === "none") {
-    notEnforced.push("the shell: sandbox is none, so it has your whole network");
+    notEnforced.push(
+      `the shell${hooksInside > 0 ? " and the hooks" : ""}: sandbox is none, so ` +
+        `${hooksInside > 0 ? "they have" : "it has"} your whole network`,
+    );
   }
   if (outside.length > 0) {
     notEnforced.push(
       `MCP servers (${outside.join(", ")}): they run outside the sandbox, with your whole ` +
+        "network; the list does not reach them",
+    );
+  }
+  if (hooksOutside > 0) {
+    notEnforced.push(
+      `hooks with sandbox: none (${hooksOutside}): they run outside the sandbox, with your whole ` +
         "network; the list does not reach them",
     );
   }
@@ -133,6 +146,9 @@ export function networkScope(
         : ["the sandboxed shell and everything it starts (its own network namespace)"]),
       ...(inside.length > 0
         ? [`MCP servers (${inside.join(", ")}): they run sandboxed, like the shell`]
+        : []),
+      ...(session !== "none" && hooksInside > 0
+        ? [`hooks (${hooksInside}): they run sandboxed, like the shell`]
         : []),
       "a container Deft starts (--network none, Deft's proxy bound in)",
       "web_fetch",

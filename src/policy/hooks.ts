@@ -9,7 +9,9 @@
  * Where it runs:
  *
  * - By default **inside the session's sandbox**, confined exactly as the model's shell is
- *   (`sandboxCommand` with the session's `ProcessPolicy`: its mode, workspace and network), so a
+ *   (`hostSandboxed`, as MCP servers are, with the session's `ProcessPolicy`: its mode, workspace
+ *   and network: none, the whole network with `allow_network`, or with a network list its own
+ *   network namespace, the proxy's socket and forwarder and the proxy variables), so a
  *   hook that runs or reads what the model wrote (a script in the workspace, git obeying the
  *   model's `.git/config`, a formatter reading `package.json`) acts only where the model could
  *   itself. Where the session has no sandbox (`none`), the hook runs as the shell then does.
@@ -24,8 +26,13 @@
  */
 import { envObject } from "../env.ts";
 import { HARDENED_GIT_CONFIG } from "./git.ts";
-import { type PolicySettings, type ProcessPolicy, processPolicy } from "./process.ts";
-import { defaultSandbox, sandboxCommand } from "./sandbox.ts";
+import {
+  hostSandboxed,
+  type PolicySettings,
+  type ProcessPolicy,
+  processPolicy,
+} from "./process.ts";
+import { defaultSandbox } from "./sandbox.ts";
 import { CORE_VARIABLES, shellEnvironment } from "./shell_env.ts";
 import type { Launch } from "./spawn.ts";
 
@@ -92,20 +99,14 @@ export function hookLaunch(places: HookPlaces): Launch {
     return { program: "bash", args: argv.slice(1), env, cwd: places.projectDir };
   }
   const { policy } = places.runs;
-  const { program, args } = sandboxCommand(argv, {
-    mode: policy.sandbox,
-    workspace: policy.workspace,
-    cwd: places.projectDir,
-    allowNetwork: policy.network,
-    readOnlyPaths: places.visible,
-    bwrapPath: policy.bwrapPath,
-    unsharePath: policy.unsharePath,
-  });
+  // The MCP servers' path: with a network list, the forwarder to the proxy starts first.
+  const inside = hostSandboxed(policy, argv, places.projectDir, places.visible);
   // Outside a sandbox the hook starts where it is asked; inside, bwrap changes directory.
   return {
-    program,
-    args,
-    env,
+    program: inside.program,
+    args: inside.args,
+    // The proxy variables last: a hook's `env:` cannot point its clients elsewhere.
+    env: { ...env, ...inside.proxyEnv },
     cwd: policy.sandbox === "none" ? places.projectDir : policy.workspace,
   };
 }
@@ -124,6 +125,25 @@ export function hookPolicy(projectDir: string, settings: PolicySettings = {}): P
     ...settings,
     sandbox: settings.sandbox ?? defaultSandbox(settings.bwrapPath).mode,
   });
+}
+
+/**
+ * `hookPolicy`, with this process's proxy for the network list (`settings.network`) started when
+ * the hooks' sandbox is to reach the network through it: a sandbox, a list, not the whole
+ * network, and no proxy running for the session yet (a container session's tools have none on
+ * the host; `deft serve` with no sandboxed tool). Call it only when some hook runs sandboxed.
+ * The proxy's decisions reach the same listeners as the shell's (policy/network `onNetworkDecision`).
+ */
+export async function hookPolicyUnderList(
+  projectDir: string,
+  settings: PolicySettings = {},
+): Promise<ProcessPolicy> {
+  const policy = hookPolicy(projectDir, settings);
+  if (!settings.network || policy.sandbox === "none" || policy.network || policy.networkProxy) {
+    return policy;
+  }
+  const { ensureNetworkProxy } = await import("./network/mod.ts");
+  return { ...policy, networkProxy: (await ensureNetworkProxy(settings.network)).socketPath };
 }
 
 /**

@@ -18,7 +18,7 @@
  * | a batch task's test            | `taskTestLaunch`    | the task's sandbox       | `shell_environment`    |
  * | Deft's helper scripts, Slurm   | `helperLaunch`      | none                     | none / Deft's own      |
  * | a container runtime's client   | `container_cli.ts`  | the container's own      | the daemon's variables |
- * | a configured hook              | `hooks.ts` `hookLaunch` | the shell's sandbox; `sandbox: none`: its own process group | core + `DEFT_PROJECT_DIR` + its `env` (+ hardened git outside) |
+ * | a configured hook              | `hooks.ts` `hookLaunch` | the shell's sandbox and network; `sandbox: none`: its own process group | core + `DEFT_PROJECT_DIR` + its `env` (+ proxy; + hardened git outside) |
  *
  * The modules beside this one do the detailed work: sandbox.ts builds bwrap argv, git.ts the git
  * hardening, shell_env.ts filters variables. Nothing outside src/policy builds an argv for bwrap,
@@ -33,6 +33,7 @@ import { CORE_VARIABLES, shellEnvironment, type ShellEnvironmentPolicy } from ".
 
 import type { Launch } from "./spawn.ts";
 import { behindForwarder, forwarderFiles, proxyEnvironment } from "./network/launch.ts";
+import type { NetworkList } from "./network/rules.ts";
 
 // The one command builder lives in spawn.ts (below sandbox.ts, whose probes use it too).
 export { type ChildIo, type Launch, runChild, runChildSync, spawnChild } from "./spawn.ts";
@@ -48,6 +49,11 @@ export interface PolicySettings {
   shellEnvironment?: ShellEnvironmentPolicy;
   bwrapPath?: string;
   unsharePath?: string;
+  /**
+   * The network list itself (config/network.ts), for a launch that must start this process's
+   * proxy for it first (policy/hooks.ts `hookPolicyUnderList`); the policy keeps only the socket.
+   */
+  network?: NetworkList;
 }
 
 /** What the children of one session may do. */
@@ -360,13 +366,31 @@ export function mcpServerLaunch(server: McpServerPlaces, policy?: ProcessPolicy)
   // folder, which could hold a host's sockets), and the folder it starts in.
   const shown = argv.filter((path) => hidden(path, policy.workspace, "file"));
   if (hidden(server.cwd, policy.workspace, "folder")) shown.push(server.cwd);
-  const inside: ProcessPolicy = { ...policy, sandbox: mode, networkForwarded: false };
+  const inside = hostSandboxed({ ...policy, sandbox: mode }, argv, server.cwd, [...new Set(shown)]);
   return {
-    ...confined(inside, argv, server.cwd, [...new Set(shown)]),
-    env: { ...env, ...proxyVariables(inside) },
+    program: inside.program,
+    args: inside.args,
+    env: { ...env, ...inside.proxyEnv },
     // Inside, bwrap changes directory.
     cwd: policy.workspace,
   };
+}
+
+/**
+ * `argv` of a program the user configured, started on the host in the session's sandbox (an MCP
+ * server, a hook): confined by `policy` as the model's shell is, in `cwd`, with `visible` shown
+ * read-only. With a network list that means its own network namespace, the proxy's socket bound
+ * in and the forwarder started first; `proxyEnv` then holds the proxy variables, to be set last
+ * over the program's own (empty otherwise). A container's forwarder is no use here, on the host.
+ */
+export function hostSandboxed(
+  policy: ProcessPolicy,
+  argv: readonly string[],
+  cwd: string,
+  visible: readonly string[] = [],
+): { program: string; args: string[]; proxyEnv: Record<string, string> } {
+  const onHost: ProcessPolicy = { ...policy, networkForwarded: false };
+  return { ...confined(onHost, argv, cwd, visible), proxyEnv: proxyVariables(onHost) };
 }
 
 function isFolder(path: string): boolean {

@@ -56,7 +56,7 @@ Deno.test("deft config: the network list, its sources, and a repository that onl
   );
 });
 
-Deno.test("deft config: says what the network list covers: sandboxed MCP servers, not one outside", async () => {
+Deno.test("deft config: says what the network list covers: sandboxed MCP servers and hooks, not those outside", async () => {
   await using homeDir = await tempDir("deft-home-");
   const home = homeDir.path;
   const env = { HOME: home, XDG_CONFIG_HOME: `${home}/.config` };
@@ -73,6 +73,12 @@ Deno.test("deft config: says what the network list covers: sandboxed MCP servers
       "  notes:",
       "    command: notes-server",
       "    sandbox: none",
+      "hooks:",
+      "  PostToolUse:",
+      "    - hooks:",
+      "        - { type: command, command: ./check.sh }",
+      "        - { type: command, command: ./lint.sh }",
+      "        - { type: command, command: notify-send done, sandbox: none }",
       "",
     ].join("\n"),
   );
@@ -87,9 +93,15 @@ Deno.test("deft config: says what the network list covers: sandboxed MCP servers
     scope.enforced_for.includes("MCP servers (docs): they run sandboxed, like the shell"),
     shown.stdout,
   );
+  assert.ok(
+    scope.enforced_for.includes("hooks (2): they run sandboxed, like the shell"),
+    shown.stdout,
+  );
   assert.deepEqual(scope.not_enforced_for, [
     "MCP servers (notes): they run outside the sandbox, with your whole network; the list does " +
     "not reach them",
+    "hooks with sandbox: none (1): they run outside the sandbox, with your whole network; the " +
+    "list does not reach them",
   ]);
 
   // Without a list there is no scope to tell.
