@@ -15,6 +15,7 @@ import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
 import { deftMcpCommand } from "../../helpers/deft_mcp.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 /** A HOME whose user config says `yaml` (appended), and its config file's path. */
 async function homeWith(yaml: string): Promise<{ home: string; config: string }> {
@@ -102,14 +103,7 @@ Deno.test("deft -p: a PreToolUse hook's ask refuses the call, naming the hook", 
       "make the file",
       "-C",
       dir.path,
-      "--provider",
-      "openai_compatible",
-      "-m",
-      "mock-model",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      "k",
+      ...mockModelArgs(mock, "mock-model"),
       "--output-format",
       "json",
     ], { cwd: home, env: { HOME: home, XDG_STATE_HOME: `${home}/state` } });

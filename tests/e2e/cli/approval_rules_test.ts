@@ -10,6 +10,7 @@ import { mockRunArgs, runDeft, runMocked, trustedHome } from "../../helpers/deft
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 /** A session whose model runs `command` once, then says it is done. */
 function oneCommand(command: string): MockLLM {
@@ -178,14 +179,7 @@ Deno.test("rules: /status in interactive shows the rules in force with their sou
         repoTemp.path,
         "--approval",
         "never",
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
+        ...mockModelArgs(mock),
       ],
       { cwd: home, env: { HOME: home }, stdin: "/status\nexit\n" },
     );

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { chatText, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { trustedHome } from "../../helpers/deft.ts";
 
@@ -36,19 +36,7 @@ Deno.test("interactive (pty): a !command a hook rewrote is shown and sent to the
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatText("Seen.")]);
   try {
-    const r = await runDeftInPty([
-      "interactive",
-      "-w",
-      repo,
-      "-p",
-      "openai_compatible",
-      "-m",
-      "mock",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      "k",
-    ], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "!echo typed-line" + ENTER },
       { expect: "exit code 0[\\s\\S]*deft> ", send: "what did it print?" + ENTER, delay: 0.3 },
       { expect: "Seen\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },

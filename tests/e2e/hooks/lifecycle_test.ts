@@ -18,6 +18,7 @@ import {
 import { eventually } from "../../helpers/bash.ts";
 import { chatText, chatToolCalls, MockLLM, type MockReply } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 /** A HOME whose user config holds `hooksYaml` (the `hooks:` key's body) and `extra` keys. */
 async function homeWith(hooksYaml: string, scripts: Record<string, string> = {}, extra = "") {
@@ -228,17 +229,6 @@ Deno.test("PreCompact (auto) runs before the conversation is shortened; a block 
   }
 });
 
-const MODEL = (mock: MockLLM) => [
-  "-p",
-  "openai_compatible",
-  "-m",
-  "mock",
-  "--model-base-url",
-  `${mock.url}/v1`,
-  "-k",
-  "k",
-];
-
 Deno.test("interactive: /compact runs PreCompact (manual, its instructions); /exit runs SessionEnd (prompt_input_exit)", async () => {
   const home = await homeWith(
     `  PreCompact:\n    - matcher: manual\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh compact", sandbox: none }\n` +
@@ -249,7 +239,7 @@ Deno.test("interactive: /compact runs PreCompact (manual, its instructions); /ex
   const mock = MockLLM.start([chatText("hello"), chatText("the summary")]);
   try {
     const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...MODEL(mock)],
+      ["interactive", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
       { cwd: home, env: { HOME: home }, stdin: "hi\n/compact keep the file names\n/exit\n" },
     );
     assert.equal(r.code, 0, r.stderr);
@@ -274,7 +264,7 @@ Deno.test("interactive: a PreCompact hook that blocks leaves the conversation un
   const mock = MockLLM.start([chatText("hello"), chatText("the summary"), chatText("again")]);
   try {
     const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...MODEL(mock)],
+      ["interactive", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
       { cwd: home, env: { HOME: home }, stdin: "hi\n/compact\nnext\nexit\n" },
     );
     assert.equal(r.code, 0, r.stderr);
@@ -365,7 +355,7 @@ Deno.test("SIGTERM ends deft interactive: SessionEnd runs first (reason other, s
       repo,
       "--approval",
       "never",
-      ...MODEL(mock),
+      ...mockModelArgs(mock),
     ],
     cwd: home,
     env: { HOME: home, NO_COLOR: "1", DENO_DIR: denoDir() },

@@ -10,6 +10,7 @@ import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { withAcp } from "../../helpers/acp_client.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 /**
  * Records each SessionStart input in $HOME/start.jsonl and answers with the context
@@ -46,17 +47,6 @@ function lastUser(request: { body: { messages: { role: string; content: unknown 
   const users = request.body.messages.filter((m) => m.role === "user");
   return JSON.stringify(users.at(-1)?.content ?? "");
 }
-
-const MODEL = (mock: MockLLM) => [
-  "-p",
-  "openai_compatible",
-  "-m",
-  "mock",
-  "--model-base-url",
-  `${mock.url}/v1`,
-  "-k",
-  "k",
-];
 
 Deno.test("deft run: SessionStart says startup; deft run --continue says resume, and its context reaches the model", async () => {
   const home = await startHome();
@@ -99,7 +89,7 @@ Deno.test("interactive: /clear and /compact start the conversation over: Session
   ]);
   try {
     const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...MODEL(mock)],
+      ["interactive", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
       {
         cwd: home,
         env: { HOME: home },
@@ -125,12 +115,12 @@ Deno.test("interactive -c: SessionStart says resume (the resume matcher selects 
   const mock = MockLLM.start([chatText("one"), chatText("two"), chatText("three")]);
   try {
     const first = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...MODEL(mock)],
+      ["interactive", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
       { cwd: home, env: { HOME: home }, stdin: "hi\n/exit\n" },
     );
     assert.equal(first.code, 0, first.stderr);
     const again = await runDeft(
-      ["interactive", "-c", "-w", repo, "--approval", "never", ...MODEL(mock)],
+      ["interactive", "-c", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
       { cwd: home, env: { HOME: home }, stdin: "go on\n/exit\n" },
     );
     assert.equal(again.code, 0, again.stderr);
@@ -191,7 +181,7 @@ Deno.test("interactive: a first prompt that UserPromptSubmit blocks does not los
   const mock = MockLLM.start([chatText("one"), chatText("two")]);
   try {
     const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...MODEL(mock)],
+      ["interactive", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
       { cwd: home, env: { HOME: home }, stdin: "my secret\nhello\nagain\n/exit\n" },
     );
     assert.equal(r.code, 0, r.stderr);

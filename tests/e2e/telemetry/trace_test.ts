@@ -17,6 +17,7 @@ import {
 } from "../../helpers/mock_llm.ts";
 import { otlpReceiver, plainValue } from "../../helpers/otlp.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 interface ReceivedSpan {
   traceId: string;
@@ -256,14 +257,7 @@ Deno.test({
         dir.path,
         "--approval",
         "never",
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
+        ...mockModelArgs(mock),
       ], {
         cwd: dir.path,
         stdin: "first question\nsecond question\n",

@@ -9,6 +9,7 @@ import { eventually, pidsByCmdline } from "../../../helpers/bash.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../../helpers/repo.ts";
 import { tempDir } from "../../../helpers/temp.ts";
+import { mockModelArgs } from "../../../helpers/mock_session.ts";
 
 /** A port nothing listens on now. */
 function freePort(): number {
@@ -70,14 +71,7 @@ Deno.test("background (interactive): /rewind kills the shells of the turns taken
         repo,
         "--approval",
         "never",
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
+        ...mockModelArgs(mock),
       ],
       {
         cwd: repo,

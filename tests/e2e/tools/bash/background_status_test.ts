@@ -7,6 +7,7 @@ import { runDeft } from "../../../helpers/deft.ts";
 import { eventually, pidsByCmdline } from "../../../helpers/bash.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../../helpers/mock_llm.ts";
 import { tempDir } from "../../../helpers/temp.ts";
+import { mockModelArgs } from "../../../helpers/mock_session.ts";
 
 Deno.test("background (interactive): /status lists the model's background shells; leaving ends them", async () => {
   await using homeTemp = await tempDir();
@@ -24,14 +25,7 @@ Deno.test("background (interactive): /status lists the model's background shells
         workspace.path,
         "--approval",
         "never",
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
+        ...mockModelArgs(mock),
       ],
       {
         cwd: workspace.path,
