@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { runDeft } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { testRuntime } from "../../helpers/containers.ts";
+import { recordedCall, recordedTrajectory } from "../../helpers/batch_fixture.ts";
 
 async function server(name: string) {
   const paths: string[] = [];
@@ -44,40 +45,9 @@ get("http://127.0.0.1:${good}/direct", urllib.request.build_opener(urllib.reques
 
 /** A recording whose one step runs `command` in bash, then says it is done. */
 function recording(command: string) {
-  const step = (name: string, args: Record<string, unknown>, n: number) => ({
-    timestamp: new Date(0).toISOString(),
-    provider: "openai_compatible",
-    model: "scripted",
-    input_messages: [],
-    tools_available: [],
-    response: {
-      content: `Step ${n}.`,
-      tool_calls: [{ call_id: `call_${n}`, name, arguments: args }],
-      usage: {
-        input_tokens: 10,
-        output_tokens: 2,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-      },
-      finish_reason: "tool_calls",
-      model: "scripted",
-    },
+  return recordedTrajectory("Fetch.", "/testbed", [recordedCall("bash", { command }, 1)], {
+    maxSteps: 5,
   });
-  return {
-    task: "Fetch.",
-    working_dir: "/testbed",
-    start_time: new Date(0).toISOString(),
-    end_time: null,
-    provider: "openai_compatible",
-    model: "scripted",
-    max_steps: 5,
-    llm_interactions: [step("bash", { command }, 1), step("task_done", {}, 2)],
-    agent_steps: [],
-    success: false,
-    final_result: null,
-    execution_time: 0,
-    total_usage: { input_tokens: 0, output_tokens: 0 },
-  };
 }
 
 for (const runtime of ["docker", "podman"] as const) {
