@@ -11,6 +11,7 @@ import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 const PRICES = "prices:\n  mock-model: { input: 1.0, output: 2.0 }\n";
 
@@ -171,8 +172,9 @@ Deno.test("budget: an interactive session ends after the turn that reached a cap
       repo,
       "--approval",
       "never",
-      ...["-p", "openai_compatible", "-m", "mock-model", "--model-base-url", `${mock.url}/v1`],
-      ...["-k", "k", "--max-tokens", "100"],
+      ...mockModelArgs(mock, "mock-model"),
+      "--max-tokens",
+      "100",
     ], {
       cwd: home,
       env: { HOME: home, XDG_STATE_HOME: join(home, "state") },
