@@ -2,8 +2,7 @@ import assert from "node:assert/strict";
 import { runDeft, trustedHome } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, httpError, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
-import { lakeviewConfig } from "../../helpers/mock_session.ts";
+import { lakeviewConfig, mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 
 async function home(): Promise<string> {
   return await trustedHome();
