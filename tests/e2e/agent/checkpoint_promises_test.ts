@@ -22,11 +22,8 @@ import { runDeft } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { git } from "../../helpers/repo.ts";
 import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
+import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 import { recordBaseline, workspacePatch } from "../../../src/agent/patch.ts";
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
 
 async function repo(files: Record<string, string>): Promise<string> {
   const dir = await tempDirUntilExit("deft-promise-repo-");
