@@ -1,5 +1,6 @@
 /** Spawns `deft` the way a user would: `deno run` of main.ts with the `deft` task's flags. */
 import { deftFlags } from "../../scripts/deft_flags.ts";
+import { mockModelArgs } from "./mock_session.ts";
 import { tempDirUntilExit } from "./temp.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -48,6 +49,23 @@ export async function runDeft(
     stdout: new TextDecoder().decode(out.stdout),
     stderr: new TextDecoder().decode(out.stderr),
   };
+}
+
+/**
+ * `deft interactive -w repo` against the mock model with no terminal, `stdin` typed as its input:
+ * `options.args` go before the model's flags (`options.model` names the model, default `mock`);
+ * it runs in `options.cwd` with `options.env`.
+ */
+export function interactiveOnStdin(
+  repo: string,
+  mock: { url: string },
+  stdin: string,
+  options: { args?: string[]; model?: string; cwd?: string; env?: Record<string, string> } = {},
+): Promise<DeftRun> {
+  return runDeft(
+    ["interactive", "-w", repo, ...options.args ?? [], ...mockModelArgs(mock, options.model)],
+    { cwd: options.cwd, env: options.env, stdin },
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runDeft, trustedHome } from "../../helpers/deft.ts";
+import { interactiveOnStdin, runDeft, trustedHome } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, httpError, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { lakeviewConfig, mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
@@ -18,9 +18,11 @@ Deno.test("interactive (piped): one conversation across prompts, shared bash sta
     chatText("It said: remembered in /tmp."),
   ]);
   try {
-    const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock)],
-      { cwd: h, env: { HOME: h }, stdin: "/help\nfirst task\n/status\n\nsecond task\nexit\n" },
+    const r = await interactiveOnStdin(
+      repo,
+      mock,
+      "/help\nfirst task\n/status\n\nsecond task\nexit\n",
+      { args: ["--approval", "never"], cwd: h, env: { HOME: h } },
     );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /conversation carries over/);

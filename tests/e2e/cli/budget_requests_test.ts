@@ -6,11 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runDeft, trustedHome } from "../../helpers/deft.ts";
+import { interactiveOnStdin, runDeft, trustedHome } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM, type MockReply } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { taskConfigYaml } from "../../helpers/subagent.ts";
-import { lakeviewConfig, mockModelArgs } from "../../helpers/mock_session.ts";
+import { lakeviewConfig } from "../../helpers/mock_session.ts";
 
 /** Replies that would go on for `n` steps, each a harmless bash call, then task_done. */
 function steps(n: number): MockReply[] {
@@ -60,16 +60,12 @@ Deno.test("budget: the step summaries' tokens count; a cap they reach stops the 
 });
 
 function interactive(mock: MockLLM, home: string, repo: string, cap: string, stdin: string) {
-  return runDeft([
-    "interactive",
-    "-w",
-    repo,
-    "--approval",
-    "never",
-    ...mockModelArgs(mock, "mock-model"),
-    "--max-tokens",
-    cap,
-  ], { cwd: home, env: { HOME: home, XDG_STATE_HOME: join(home, "state") }, stdin });
+  return interactiveOnStdin(repo, mock, stdin, {
+    args: ["--approval", "never", "--max-tokens", cap],
+    model: "mock-model",
+    cwd: home,
+    env: { HOME: home, XDG_STATE_HOME: join(home, "state") },
+  });
 }
 
 Deno.test("budget: /compact's tokens count; the prompt after a /compact that reached the cap is not sent, exit 3", async () => {

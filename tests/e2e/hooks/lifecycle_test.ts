@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import {
   denoDir,
+  interactiveOnStdin,
   mockRunArgs,
   REPO_ROOT,
   runDeft,
@@ -238,10 +239,11 @@ Deno.test("interactive: /compact runs PreCompact (manual, its instructions); /ex
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatText("hello"), chatText("the summary")]);
   try {
-    const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
-      { cwd: home, env: { HOME: home }, stdin: "hi\n/compact keep the file names\n/exit\n" },
-    );
+    const r = await interactiveOnStdin(repo, mock, "hi\n/compact keep the file names\n/exit\n", {
+      args: ["--approval", "never"],
+      cwd: home,
+      env: { HOME: home },
+    });
     assert.equal(r.code, 0, r.stderr);
     const compact = await recorded(home, "compact");
     assert.equal(compact.length, 1, r.stderr);
@@ -263,10 +265,11 @@ Deno.test("interactive: a PreCompact hook that blocks leaves the conversation un
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatText("hello"), chatText("the summary"), chatText("again")]);
   try {
-    const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
-      { cwd: home, env: { HOME: home }, stdin: "hi\n/compact\nnext\nexit\n" },
-    );
+    const r = await interactiveOnStdin(repo, mock, "hi\n/compact\nnext\nexit\n", {
+      args: ["--approval", "never"],
+      cwd: home,
+      env: { HOME: home },
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /not compacted: PreCompact hook .* blocked it: audit first/);
     assert.equal(mock.requests.length, 2, "the summary was asked for");

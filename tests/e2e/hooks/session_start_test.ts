@@ -5,7 +5,7 @@
  * source, and the hooks' context reaches the model's next request each time.
  */
 import assert from "node:assert/strict";
-import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
+import { interactiveOnStdin, runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
@@ -88,13 +88,11 @@ Deno.test("interactive: /clear and /compact start the conversation over: Session
     chatText("four"),
   ]);
   try {
-    const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
-      {
-        cwd: home,
-        env: { HOME: home },
-        stdin: "hi\n/clear\nafter clear\n/compact\nafter compact\nplain turn\n/exit\n",
-      },
+    const r = await interactiveOnStdin(
+      repo,
+      mock,
+      "hi\n/clear\nafter clear\n/compact\nafter compact\nplain turn\n/exit\n",
+      { args: ["--approval", "never"], cwd: home, env: { HOME: home } },
     );
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(await sources(home), ["startup", "clear", "compact"], r.stderr);
@@ -114,10 +112,11 @@ Deno.test("interactive -c: SessionStart says resume (the resume matcher selects 
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatText("one"), chatText("two"), chatText("three")]);
   try {
-    const first = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
-      { cwd: home, env: { HOME: home }, stdin: "hi\n/exit\n" },
-    );
+    const first = await interactiveOnStdin(repo, mock, "hi\n/exit\n", {
+      args: ["--approval", "never"],
+      cwd: home,
+      env: { HOME: home },
+    });
     assert.equal(first.code, 0, first.stderr);
     const again = await runDeft(
       ["interactive", "-c", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
@@ -180,10 +179,11 @@ Deno.test("interactive: a first prompt that UserPromptSubmit blocks does not los
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatText("one"), chatText("two")]);
   try {
-    const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
-      { cwd: home, env: { HOME: home }, stdin: "my secret\nhello\nagain\n/exit\n" },
-    );
+    const r = await interactiveOnStdin(repo, mock, "my secret\nhello\nagain\n/exit\n", {
+      args: ["--approval", "never"],
+      cwd: home,
+      env: { HOME: home },
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /blocked the prompt: no secrets/);
     assert.deepEqual(await sources(home), ["startup"], "SessionStart ran twice");

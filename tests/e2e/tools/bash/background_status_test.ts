@@ -3,11 +3,10 @@
  * its id, status and command, and leaving the session ends it.
  */
 import assert from "node:assert/strict";
-import { runDeft } from "../../../helpers/deft.ts";
+import { interactiveOnStdin } from "../../../helpers/deft.ts";
 import { eventually, pidsByCmdline } from "../../../helpers/bash.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../../helpers/mock_llm.ts";
 import { tempDir } from "../../../helpers/temp.ts";
-import { mockModelArgs } from "../../../helpers/mock_session.ts";
 
 Deno.test("background (interactive): /status lists the model's background shells; leaving ends them", async () => {
   await using homeTemp = await tempDir();
@@ -18,21 +17,11 @@ Deno.test("background (interactive): /status lists the model's background shells
     chatText("Started."),
   ]);
   try {
-    const r = await runDeft(
-      [
-        "interactive",
-        "-w",
-        workspace.path,
-        "--approval",
-        "never",
-        ...mockModelArgs(mock),
-      ],
-      {
-        cwd: workspace.path,
-        env: { HOME: homeTemp.path },
-        stdin: "start a sleeper\n/status\nexit\n",
-      },
-    );
+    const r = await interactiveOnStdin(workspace.path, mock, "start a sleeper\n/status\nexit\n", {
+      args: ["--approval", "never"],
+      cwd: workspace.path,
+      env: { HOME: homeTemp.path },
+    });
     assert.equal(r.code, 0, r.stderr);
     const status = r.stderr + r.stdout;
     assert.match(
