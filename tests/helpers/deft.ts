@@ -82,6 +82,23 @@ export async function trustedHome(prefix = "deft-home-"): Promise<string> {
   return home;
 }
 
+/**
+ * `trustedHome(prefix)` whose user config also says `config(home)` (hooks, approvals, a network
+ * list: YAML that may name files in the home), with `files` written into the home by name.
+ */
+export async function trustedHomeWith(
+  prefix: string,
+  config: (home: string) => string,
+  files: Record<string, string> = {},
+): Promise<string> {
+  const home = await trustedHome(prefix);
+  for (const [name, body] of Object.entries(files)) {
+    await Deno.writeTextFile(`${home}/${name}`, body);
+  }
+  await Deno.writeTextFile(`${home}/.config/deft/config.yaml`, config(home), { append: true });
+  return home;
+}
+
 /** How `runMocked` points `deft run` at the mock; each field has the default most tests want. */
 export interface MockedRunOptions {
   /** `-p`; default `openai_compatible`. */

@@ -11,7 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
+import { runDeft, runMocked, trustedHomeWith } from "../../helpers/deft.ts";
 import { deftMcpCommand } from "../../helpers/deft_mcp.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
@@ -19,10 +19,8 @@ import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 /** A HOME whose user config says `yaml` (appended), and its config file's path. */
 async function homeWith(yaml: string): Promise<{ home: string; config: string }> {
-  const home = await trustedHome("deft-headless-ask-");
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(config, (await Deno.readTextFile(config)) + yaml);
-  return { home, config };
+  const home = await trustedHomeWith("deft-headless-ask-", () => yaml);
+  return { home, config: `${home}/.config/deft/config.yaml` };
 }
 
 const ASK_TOUCH = 'approvals:\n  ask: ["$ touch"]\n';

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { chatText, MockLLM } from "../../helpers/mock_llm.ts";
 import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { trustedHome } from "../../helpers/deft.ts";
+import { trustedHomeWith } from "../../helpers/deft.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
@@ -24,14 +24,12 @@ function lastUser(body: any): string {
 }
 
 Deno.test("interactive (pty): a !command a hook rewrote is shown and sent to the model as it ran", async () => {
-  const home = await trustedHome("deft-shell-hook-");
-  await Deno.writeTextFile(`${home}/rewrite.sh`, REWRITE);
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  const home = await trustedHomeWith(
+    "deft-shell-hook-",
+    (home) =>
       `hooks:\n  PreToolUse:\n    - matcher: "^bash$"\n      hooks:\n` +
       `        - { type: command, command: "bash ${home}/rewrite.sh" }\n`,
+    { "rewrite.sh": REWRITE },
   );
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatText("Seen.")]);

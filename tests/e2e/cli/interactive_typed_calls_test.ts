@@ -5,7 +5,7 @@
  * through still runs.
  */
 import assert from "node:assert/strict";
-import { trustedHome } from "../../helpers/deft.ts";
+import { trustedHomeWith } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
@@ -25,14 +25,12 @@ exit 0
 
 /** A HOME whose config has the deny hook and a deny rule, and the approval flags. */
 async function stage(): Promise<{ home: string; args: string[] }> {
-  const home = await trustedHome("deft-typed-");
-  await Deno.writeTextFile(`${home}/deny.sh`, DENY_HOOK);
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  const home = await trustedHomeWith(
+    "deft-typed-",
+    (home) =>
       `hooks:\n  PreToolUse:\n    - hooks:\n        - { type: command, command: "bash ${home}/deny.sh" }\n` +
       `approvals:\n  deny: ["$ touch rule-blocked"]\n`,
+    { "deny.sh": DENY_HOOK },
   );
   return { home, args: ["--approval", "commands"] };
 }

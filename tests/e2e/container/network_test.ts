@@ -6,7 +6,7 @@
  * one fail with Deft's reason, and a client that skips the proxy variables has no route.
  */
 import assert from "node:assert/strict";
-import { runMocked, trustedHome } from "../../helpers/deft.ts";
+import { runMocked, trustedHomeWith } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 import { tempDir } from "../../helpers/temp.ts";
@@ -19,11 +19,9 @@ async function session(
   workspace: string,
   ports: { good: number; own: number },
 ) {
-  const home = await trustedHome("deft-cnet-");
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  const home = await trustedHomeWith(
+    "deft-cnet-",
+    () =>
       `network:\n  allow: ["localhost:${ports.good}", "127.0.0.1:${ports.good}"]\n` +
       `  deny: [{ host: "bad.test", reason: "the test denies it" }]\n`,
   );
