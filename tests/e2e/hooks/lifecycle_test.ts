@@ -14,7 +14,7 @@ import {
   REPO_ROOT,
   runDeft,
   runMocked,
-  trustedHome,
+  trustedHomeWith,
 } from "../../helpers/deft.ts";
 import { eventually } from "../../helpers/bash.ts";
 import { chatText, chatToolCalls, MockLLM, type MockReply } from "../../helpers/mock_llm.ts";
@@ -23,15 +23,11 @@ import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 /** A HOME whose user config holds `hooksYaml` (the `hooks:` key's body) and `extra` keys. */
 async function homeWith(hooksYaml: string, scripts: Record<string, string> = {}, extra = "") {
-  const home = await trustedHome("deft-hooks-life-");
-  for (const [name, body] of Object.entries(scripts)) {
-    await Deno.writeTextFile(`${home}/${name}`, body);
-  }
-  const path = `${home}/.config/deft/config.yaml`;
-  const text = await Deno.readTextFile(path);
-  const yaml = hooksYaml.replaceAll("$HOME_DIR", home);
-  await Deno.writeTextFile(path, `${text}hooks:\n${yaml}\n${extra}`);
-  return home;
+  return await trustedHomeWith(
+    "deft-hooks-life-",
+    (home) => `hooks:\n${hooksYaml.replaceAll("$HOME_DIR", home)}\n${extra}`,
+    scripts,
+  );
 }
 
 /**
