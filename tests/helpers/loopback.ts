@@ -37,6 +37,7 @@ export async function loopbackServer(
  * `http://127.0.0.1:ALLOWED/direct` with no proxy; prints `URL -> what came back` for each.
  */
 export function proxyProbe(allowed: number, other: number, more: string[] = []): string {
+  const urls = [`http://localhost:${allowed}/ok`, `http://localhost:${other}/private`, ...more];
   return `
 import urllib.request, urllib.error
 def get(url, opener=urllib.request.build_opener()):
@@ -46,10 +47,7 @@ def get(url, opener=urllib.request.build_opener()):
         print(url, "->", e.code, e.read().decode().strip())
     except Exception as e:
         print(url, "-> failed:", type(e).__name__)
-get("http://localhost:${allowed}/ok")
-get("http://localhost:${other}/private")
-${
-    more.map((url) => `get("${url}")\n`).join("")
-  }get("http://127.0.0.1:${allowed}/direct", urllib.request.build_opener(urllib.request.ProxyHandler({})))
+${urls.map((url) => `get("${url}")\n`).join("")}\
+get("http://127.0.0.1:${allowed}/direct", urllib.request.build_opener(urllib.request.ProxyHandler({})))
 `;
 }
