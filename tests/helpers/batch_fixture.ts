@@ -53,7 +53,16 @@ export async function makeRepo(dir: string, n: number): Promise<string> {
   return await git(dir, "rev-parse", "HEAD");
 }
 
-function response(content: string, name: string, args: Record<string, unknown>, n: number) {
+/**
+ * One recorded model response: a single call of tool `name` (call id `call_N`), with `content`
+ * said beside it.
+ */
+export function recordedCall(
+  name: string,
+  args: Record<string, unknown>,
+  n: number,
+  content = `Step ${n}.`,
+): Record<string, unknown> {
   return {
     timestamp: new Date(0).toISOString(),
     provider: "openai_compatible",
@@ -75,41 +84,63 @@ function response(content: string, name: string, args: Record<string, unknown>, 
   };
 }
 
-/** A scripted trajectory for `kind`. */
-export function scriptedTrajectory(kind: TaskKind, tag = 0): Record<string, unknown> {
-  const steps = [];
-  if (kind === "hang") {
-    steps.push(
-      response("Waiting.", "bash", { command: `sleep ${hangSeconds(tag)}` }, steps.length),
-    );
-  }
-  if (kind === "fix") {
-    steps.push(
-      response("Reproduce.", "bash", { command: `cd ${RECORDED} && python3 check.py` }, 1),
-      response("Fix.", "str_replace_based_edit_tool", {
-        command: "str_replace",
-        path: `${RECORDED}/calc.py`,
-        old_str: "    return a - b",
-        new_str: "    return a + b",
-      }, 2),
-    );
-  }
-  steps.push(response("Done.", "task_done", {}, steps.length + 1));
+/** The call that fixes the fixture's bug: `add` in DIR/calc.py adds. */
+export function fixAddCall(dir: string, n: number, content?: string): Record<string, unknown> {
+  return recordedCall(
+    "str_replace_based_edit_tool",
+    {
+      command: "str_replace",
+      path: `${dir}/calc.py`,
+      old_str: "    return a - b",
+      new_str: "    return a + b",
+    },
+    n,
+    content,
+  );
+}
+
+/**
+ * A recorded trajectory that `deft run --replay` plays: `steps`, then a task_done (said with
+ * `done`, default `Step N.`), on `workingDir` (which replay maps to the task's checkout).
+ */
+export function recordedTrajectory(
+  task: string,
+  workingDir: string,
+  steps: Record<string, unknown>[],
+  options: { maxSteps?: number; done?: string } = {},
+): Record<string, unknown> {
   return {
-    task: "Make check.py pass.",
-    working_dir: RECORDED,
+    task,
+    working_dir: workingDir,
     start_time: new Date(0).toISOString(),
     end_time: null,
     provider: "openai_compatible",
     model: "scripted",
-    max_steps: 20,
-    llm_interactions: steps,
+    max_steps: options.maxSteps ?? 20,
+    llm_interactions: [...steps, recordedCall("task_done", {}, steps.length + 1, options.done)],
     agent_steps: [],
     success: false,
     final_result: null,
     execution_time: 0,
     total_usage: { input_tokens: 0, output_tokens: 0 },
   };
+}
+
+/** A scripted trajectory for `kind`. */
+export function scriptedTrajectory(kind: TaskKind, tag = 0): Record<string, unknown> {
+  const steps = [];
+  if (kind === "hang") {
+    steps.push(
+      recordedCall("bash", { command: `sleep ${hangSeconds(tag)}` }, steps.length, "Waiting."),
+    );
+  }
+  if (kind === "fix") {
+    steps.push(
+      recordedCall("bash", { command: `cd ${RECORDED} && python3 check.py` }, 1, "Reproduce."),
+      fixAddCall(RECORDED, 2, "Fix."),
+    );
+  }
+  return recordedTrajectory("Make check.py pass.", RECORDED, steps, { done: "Done." });
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Spawns `deft` the way a user would: `deno run` of main.ts with the `deft` task's flags. */
 import { deftFlags } from "../../scripts/deft_flags.ts";
+import { mockModelArgs } from "./mock_session.ts";
 import { tempDirUntilExit } from "./temp.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -51,6 +52,23 @@ export async function runDeft(
 }
 
 /**
+ * `deft interactive -w repo` against the mock model with no terminal, `stdin` typed as its input:
+ * `options.args` go before the model's flags (`options.model` names the model, default `mock`);
+ * it runs in `options.cwd` with `options.env`.
+ */
+export function interactiveOnStdin(
+  repo: string,
+  mock: { url: string },
+  stdin: string,
+  options: { args?: string[]; model?: string; cwd?: string; env?: Record<string, string> } = {},
+): Promise<DeftRun> {
+  return runDeft(
+    ["interactive", "-w", repo, ...options.args ?? [], ...mockModelArgs(mock, options.model)],
+    { cwd: options.cwd, env: options.env, stdin },
+  );
+}
+
+/**
  * A temp dir to use as HOME and as the current folder, trusted in its own user config, so a
  * `deft.yaml` a test writes there is read in full (repository configs are untrusted otherwise).
  */
@@ -61,6 +79,23 @@ export async function trustedHome(prefix = "deft-home-"): Promise<string> {
     `${home}/.config/deft/config.yaml`,
     `trusted_folders: [${JSON.stringify(home)}]\n`,
   );
+  return home;
+}
+
+/**
+ * `trustedHome(prefix)` whose user config also says `config(home)` (hooks, approvals, a network
+ * list: YAML that may name files in the home), with `files` written into the home by name.
+ */
+export async function trustedHomeWith(
+  prefix: string,
+  config: (home: string) => string,
+  files: Record<string, string> = {},
+): Promise<string> {
+  const home = await trustedHome(prefix);
+  for (const [name, body] of Object.entries(files)) {
+    await Deno.writeTextFile(`${home}/${name}`, body);
+  }
+  await Deno.writeTextFile(`${home}/.config/deft/config.yaml`, config(home), { append: true });
   return home;
 }
 

@@ -32,3 +32,21 @@ export async function sessionHome(): Promise<{ home: string; env: Record<string,
 export async function sessionEnv(): Promise<Record<string, string>> {
   return (await sessionHome()).env;
 }
+
+/**
+ * A config with two mock models: `main` (model `mock`, `maxSteps` steps) at `mainUrl`, and step
+ * summaries (lakeview) on model `labeler` at `lakeUrl`; neither retries.
+ */
+export function lakeviewConfig(mainUrl: string, lakeUrl: string, maxSteps: number): string {
+  return `
+model_providers:
+  main: { provider: openai_compatible, base_url: "${mainUrl}/v1", api_key: k }
+  lake: { provider: openai_compatible, base_url: "${lakeUrl}/v1", api_key: k }
+models:
+  main: { model_provider: main, model: mock, max_retries: 0 }
+  lake: { model_provider: lake, model: labeler, max_retries: 0 }
+agents:
+  deft_agent: { model: main, max_steps: ${maxSteps}, enable_lakeview: true }
+lakeview: { model: lake }
+`;
+}

@@ -6,7 +6,7 @@
  */
 import { deftFlags } from "../../scripts/deft_flags.ts";
 import { chatText, MockLLM, type MockReply, type MockRequest } from "./mock_llm.ts";
-import { type DeftRun, denoDir, REPO_ROOT, trustedHome } from "./deft.ts";
+import { type DeftRun, denoDir, REPO_ROOT, trustedHomeWith } from "./deft.ts";
 import { otlpReceiver as receiver } from "./otlp.ts";
 
 /** The promises, in the matrix's row order. */
@@ -94,15 +94,9 @@ function unique(length: number): string {
  * tracing on with content capture off.
  */
 export async function makeStage(frontEnd: string, collector: string): Promise<Stage> {
-  const home = await trustedHome(`deft-matrix-${frontEnd.replace(/[^a-z0-9]+/gi, "-")}-`);
-  const ws = `${home}/ws`;
-  const outside = `${home}/outside`;
-  await Deno.mkdir(ws);
-  await Deno.mkdir(outside);
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  const home = await trustedHomeWith(
+    `deft-matrix-${frontEnd.replace(/[^a-z0-9]+/gi, "-")}-`,
+    () =>
       `hooks:
   PreToolUse:
     - matcher: bash
@@ -118,6 +112,10 @@ approvals:
   allow: [${JSON.stringify(WORDS.allowRule)}]
 `,
   );
+  const ws = `${home}/ws`;
+  const outside = `${home}/outside`;
+  await Deno.mkdir(ws);
+  await Deno.mkdir(outside);
   const fileSecret = `sk-matrix${unique(28)}`;
   await Deno.writeTextFile(`${ws}/matrix.env`, `OPENAI_API_KEY=${fileSecret}\n`);
   await Deno.writeTextFile(`${outside}/g-keep.txt`, "kept\n");

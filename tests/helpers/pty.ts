@@ -56,7 +56,7 @@ export async function runDeftInPty(
 
 /**
  * `deft interactive -w repo` against the mock model in a pty, playing `steps`: `options.args`
- * go before the model's flags; it runs in `options.cwd` (default: the repository) with
+ * go before the model's flags (`options.model` names the model, default `mock`); it runs in `options.cwd` (default: the repository) with
  * `options.env` (default: a fresh home's). The run, and its output as plain text.
  */
 export async function interactiveInPty(
@@ -65,6 +65,7 @@ export async function interactiveInPty(
   steps: PtyStep[],
   options: {
     args?: string[];
+    model?: string;
     cwd?: string;
     env?: Record<string, string>;
     timeoutSeconds?: number;
@@ -72,7 +73,7 @@ export async function interactiveInPty(
   } = {},
 ): Promise<PtyRun & { out: string }> {
   const run = await runDeftInPty(
-    ["interactive", "-w", repo, ...options.args ?? [], ...mockModelArgs(mock)],
+    ["interactive", "-w", repo, ...options.args ?? [], ...mockModelArgs(mock, options.model)],
     steps,
     {
       cwd: options.cwd ?? repo,

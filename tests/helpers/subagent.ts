@@ -34,6 +34,35 @@ export function conversation(req: MockRequest): Conversation {
   return { text, root, results };
 }
 
+/** What a parent's config sets: its tools, parallel calls, the children's deadline, hooks. */
+export interface TaskConfig {
+  tools?: string[];
+  parallel?: boolean;
+  deadline?: number;
+  /** Config lines for `hooks:`, as they are. */
+  hooks?: string;
+}
+
+/**
+ * The user config that points Deft at the mock model at `url` (as `mock-model`, 8 steps) with the
+ * `task` tool on; by default the tools are bash, task_done and task, and nothing else is set.
+ */
+export function taskConfigYaml(url: string, config: TaskConfig = {}): string {
+  const tools = config.tools ?? ["bash", "task_done", "task"];
+  const parallel = config.parallel === undefined ? "" : `, parallel_tool_calls: ${config.parallel}`;
+  return [
+    "model_providers:",
+    `  mine: { provider: openai_compatible, base_url: ${url}/v1, api_key: k }`,
+    "models:",
+    `  main: { model_provider: mine, model: mock-model${parallel} }`,
+    "agents:",
+    `  deft_agent: { model: main, max_steps: 8, tools: [${tools.join(", ")}] }`,
+    ...config.deadline === undefined ? [] : [`subagents: { deadline_seconds: ${config.deadline} }`],
+    ...config.hooks === undefined ? [] : [config.hooks],
+    "",
+  ].join("\n");
+}
+
 /** A home with a trusted user config: the `task` tool on, children's deadline `deadline` s. */
 export async function writeTaskHome(
   dir: string,
@@ -45,20 +74,12 @@ export async function writeTaskHome(
   await Deno.mkdir(`${dir}/.config/deft`, { recursive: true });
   await Deno.writeTextFile(
     `${dir}/.config/deft/config.yaml`,
-    [
-      "model_providers:",
-      "  mine: { provider: openai_compatible, base_url: " + `${url}/v1, api_key: k }`,
-      "models:",
-      `  main: { model_provider: mine, model: mock-model, parallel_tool_calls: ${parallel} }`,
-      "agents:",
-      "  deft_agent:",
-      "    model: main",
-      "    max_steps: 8",
-      "    tools: [bash, str_replace_based_edit_tool, task_done, task]",
-      `subagents: { deadline_seconds: ${deadline} }`,
-      hooks.replaceAll("$HOME_DIR", dir),
-      "",
-    ].join("\n"),
+    taskConfigYaml(url, {
+      tools: ["bash", "str_replace_based_edit_tool", "task_done", "task"],
+      parallel,
+      deadline,
+      hooks: hooks.replaceAll("$HOME_DIR", dir),
+    }),
   );
 }
 

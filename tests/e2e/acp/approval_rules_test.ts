@@ -5,20 +5,18 @@
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { trustedHome } from "../../helpers/deft.ts";
+import { trustedHomeWith } from "../../helpers/deft.ts";
 import { withAcp } from "../../helpers/acp_client.ts";
 
 Deno.test("acp: --approval-rules denies by the policy file unasked; SessionEnd runs when the client leaves", async () => {
   await using dir = await tempDir("deft-acp-rules-");
-  const home = await trustedHome("deft-acp-rules-home-");
-  const policy = `${home}/policy.yaml`;
-  await Deno.writeTextFile(policy, "deny:\n  - $ touch\n");
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  const home = await trustedHomeWith(
+    "deft-acp-rules-home-",
+    (home) =>
       `hooks:\n  SessionEnd:\n    - hooks:\n        - { type: command, command: "cat > ${home}/end.json", sandbox: none }\n`,
+    { "policy.yaml": "deny:\n  - $ touch\n" },
   );
+  const policy = `${home}/policy.yaml`;
   const mock = MockLLM.start([
     chatStream(chatToolCalls([["bash", { command: "touch by-acp" }]])),
     chatStream(chatText("Refused.")),

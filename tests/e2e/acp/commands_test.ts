@@ -18,7 +18,7 @@ import {
   withAcp,
   withDeadline,
 } from "../../helpers/acp_client.ts";
-import { trustedHome } from "../../helpers/deft.ts";
+import { trustedHomeWith } from "../../helpers/deft.ts";
 
 /** The agent's text since update `from`. */
 function said(run: AcpRun, from: number): string {
@@ -149,17 +149,14 @@ Deno.test("acp with client fs: /undo passes the session's hooks: a PreToolUse de
   await using dir = await tempDir("deft-acp-undo-hook-");
   const file = `${dir.path}/notes.txt`;
   await Deno.writeTextFile(file, "before\n");
-  const home = await trustedHome("deft-acp-undo-home-");
-  await Deno.writeTextFile(
-    `${home}/deny.sh`,
-    `#!/bin/bash\ninput=$(cat)\ncase "$input" in\n  *'"command":"undo_edit"'*) ` +
-      `echo "undo-deny: no undoing here" >&2; exit 2 ;;\nesac\nexit 0\n`,
-  );
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  const home = await trustedHomeWith(
+    "deft-acp-undo-home-",
+    (home) =>
       `hooks:\n  PreToolUse:\n    - hooks:\n        - { type: command, command: "bash ${home}/deny.sh" }\n`,
+    {
+      "deny.sh": `#!/bin/bash\ninput=$(cat)\ncase "$input" in\n  *'"command":"undo_edit"'*) ` +
+        `echo "undo-deny: no undoing here" >&2; exit 2 ;;\nesac\nexit 0\n`,
+    },
   );
   const files: ClientFiles = { buffers: new Map([[file, "before\n"]]), reads: [], writes: [] };
   const mock = MockLLM.start([

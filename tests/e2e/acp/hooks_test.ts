@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { trustedHome } from "../../helpers/deft.ts";
+import { trustedHomeWith } from "../../helpers/deft.ts";
 import { type ClientFiles, withAcp } from "../../helpers/acp_client.ts";
 
 const EDIT = "str_replace_based_edit_tool";
@@ -16,20 +16,16 @@ const EDIT = "str_replace_based_edit_tool";
  * call it saw in `seen` (inside the workspace: a hook may run in the session's sandbox).
  */
 async function denyingHome(seen: string): Promise<string> {
-  const home = await trustedHome("deft-acp-hooks-home-");
-  await Deno.writeTextFile(
-    `${home}/deny.sh`,
-    `#!/bin/bash\ncat >> ${seen}\necho >> ${seen}\n` +
-      `echo "the project's hook refuses every call" >&2\nexit 2\n`,
-  );
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  return await trustedHomeWith(
+    "deft-acp-hooks-home-",
+    (home) =>
       `hooks:\n  PreToolUse:\n    - matcher: ".*"\n      hooks:\n` +
       `        - { type: command, command: "bash ${home}/deny.sh" }\n`,
+    {
+      "deny.sh": `#!/bin/bash\ncat >> ${seen}\necho >> ${seen}\n` +
+        `echo "the project's hook refuses every call" >&2\nexit 2\n`,
+    },
   );
-  return home;
 }
 
 for (const withFs of [false, true]) {

@@ -18,15 +18,11 @@
  * checkpoints_hostile_test.ts, checkpoints_container_test.ts and tests/e2e/cli/rewind_test.ts.
  */
 import assert from "node:assert/strict";
-import { runDeft } from "../../helpers/deft.ts";
+import { interactiveOnStdin, runDeft } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { git } from "../../helpers/repo.ts";
 import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
 import { recordBaseline, workspacePatch } from "../../../src/agent/patch.ts";
-
-function modelArgs(mock: MockLLM): string[] {
-  return ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`, "-k", "k"];
-}
 
 async function repo(files: Record<string, string>): Promise<string> {
   const dir = await tempDirUntilExit("deft-promise-repo-");
@@ -48,9 +44,11 @@ async function session(dir: string, env: Record<string, string>, commands: strin
     ]),
   );
   try {
-    const run = await runDeft(
-      ["interactive", "-w", dir, "--approval", "never", ...modelArgs(mock)],
-      { cwd: env.HOME, env, stdin: commands.map((_, i) => `turn ${i + 1}\n`).join("") },
+    const run = await interactiveOnStdin(
+      dir,
+      mock,
+      commands.map((_, i) => `turn ${i + 1}\n`).join(""),
+      { args: ["--approval", "never"], cwd: env.HOME, env },
     );
     assert.equal(run.code, 0, run.stderr);
     assert.equal(mock.requests.length, 2 * commands.length, run.stderr);

@@ -11,17 +11,16 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
+import { runDeft, runMocked, trustedHomeWith } from "../../helpers/deft.ts";
 import { deftMcpCommand } from "../../helpers/deft_mcp.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 /** A HOME whose user config says `yaml` (appended), and its config file's path. */
 async function homeWith(yaml: string): Promise<{ home: string; config: string }> {
-  const home = await trustedHome("deft-headless-ask-");
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(config, (await Deno.readTextFile(config)) + yaml);
-  return { home, config };
+  const home = await trustedHomeWith("deft-headless-ask-", () => yaml);
+  return { home, config: `${home}/.config/deft/config.yaml` };
 }
 
 const ASK_TOUCH = 'approvals:\n  ask: ["$ touch"]\n';
@@ -102,14 +101,7 @@ Deno.test("deft -p: a PreToolUse hook's ask refuses the call, naming the hook", 
       "make the file",
       "-C",
       dir.path,
-      "--provider",
-      "openai_compatible",
-      "-m",
-      "mock-model",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      "k",
+      ...mockModelArgs(mock, "mock-model"),
       "--output-format",
       "json",
     ], { cwd: home, env: { HOME: home, XDG_STATE_HOME: `${home}/state` } });

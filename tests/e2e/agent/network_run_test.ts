@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import http from "node:http";
-import { runMocked, trustedHome } from "../../helpers/deft.ts";
+import { runMocked, trustedHomeWith } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 
 Deno.test("network run: decisions reach the console and the trajectory", async () => {
@@ -16,11 +16,9 @@ Deno.test("network run: decisions reach the console and the trajectory", async (
   });
   await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
   const port = (srv.address() as { port: number }).port;
-  const home = await trustedHome("deft-net-run-");
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  const home = await trustedHomeWith(
+    "deft-net-run-",
+    () =>
       `network:\n  allow: ["127.0.0.1:${port}"]\n  deny: [{ host: "bad.test", reason: "no" }]\n`,
   );
   const workspace = `${home}/ws`;
@@ -69,11 +67,9 @@ Deno.test("network run: --json and stream-json carry each decision (host, port, 
   const srv = http.createServer((_req, res) => res.end("reached\n"));
   await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
   const port = (srv.address() as { port: number }).port;
-  const home = await trustedHome("deft-net-json-");
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) + `network:\n  allow: ["127.0.0.1:${port}"]\n`,
+  const home = await trustedHomeWith(
+    "deft-net-json-",
+    () => `network:\n  allow: ["127.0.0.1:${port}"]\n`,
   );
   const workspace = `${home}/ws`;
   await Deno.mkdir(workspace);

@@ -9,6 +9,7 @@ import { runDeft } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { git } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -40,14 +41,7 @@ Deno.test("a tracked file grown to a 4 GB sparse file: the run ends soon, and ea
         repo,
         "--patch-path",
         `${h}/p.diff`,
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
+        ...mockModelArgs(mock),
       ],
       { cwd: h, env },
     );

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { runDeft, trustedHome } from "../../helpers/deft.ts";
+import { interactiveOnStdin, runDeft, trustedHome } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, httpError, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
+import { lakeviewConfig, mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 
 async function home(): Promise<string> {
   return await trustedHome();
@@ -18,9 +18,11 @@ Deno.test("interactive (piped): one conversation across prompts, shared bash sta
     chatText("It said: remembered in /tmp."),
   ]);
   try {
-    const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock)],
-      { cwd: h, env: { HOME: h }, stdin: "/help\nfirst task\n/status\n\nsecond task\nexit\n" },
+    const r = await interactiveOnStdin(
+      repo,
+      mock,
+      "/help\nfirst task\n/status\n\nsecond task\nexit\n",
+      { args: ["--approval", "never"], cwd: h, env: { HOME: h } },
     );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /conversation carries over/);
@@ -73,17 +75,7 @@ Deno.test("lakeview labels steps beside the loop and never fails the run", async
     httpError(400),
     chatText("REPORT: declares the task finished"),
   ]);
-  const config = `
-model_providers:
-  main: { provider: openai_compatible, base_url: "${main.url}/v1", api_key: k }
-  lake: { provider: openai_compatible, base_url: "${lake.url}/v1", api_key: k }
-models:
-  main: { model_provider: main, model: mock, max_retries: 0 }
-  lake: { model_provider: lake, model: labeler, max_retries: 0 }
-agents:
-  deft_agent: { model: main, max_steps: 5, enable_lakeview: true }
-lakeview: { model: lake }
-`;
+  const config = lakeviewConfig(main.url, lake.url, 5);
   try {
     await Deno.writeTextFile(`${h}/deft.yaml`, config);
     const traj = `${h}/t.json`;

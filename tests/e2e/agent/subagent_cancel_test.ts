@@ -8,6 +8,7 @@ import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { taskConfigYaml } from "../../helpers/subagent.ts";
 
 const ENTER = "\r";
 const CTRL_C = "\x03";
@@ -73,17 +74,9 @@ Deno.test("task (pty): Ctrl-C stops a running child (its command and worktree go
   await Deno.mkdir(`${homeDir.path}/.config/deft`, { recursive: true });
   await Deno.writeTextFile(
     `${homeDir.path}/.config/deft/config.yaml`,
-    [
-      "model_providers:",
-      `  mine: { provider: openai_compatible, base_url: ${mock.url}/v1, api_key: k }`,
-      "models:",
-      "  main: { model_provider: mine, model: mock-model }",
-      "agents:",
-      "  deft_agent: { model: main, max_steps: 8, tools: [bash, task_done, task] }",
-      // Far beyond the test's patience: only the Ctrl-C can end the child in time.
-      "subagents: { deadline_seconds: 600 }",
-      "",
-    ].join("\n"),
+    // The children's deadline is far beyond the test's patience: only the Ctrl-C can end the
+    // child in time.
+    taskConfigYaml(mock.url, { deadline: 600 }),
   );
   // Whether the child's command ran before the Ctrl-C (watched while the terminal is driven).
   let sawSleeping = false;

@@ -11,6 +11,7 @@ import { runDeft } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM, type MockRequest } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { taskConfigYaml } from "../../helpers/subagent.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -48,15 +49,7 @@ Deno.test("task report: the parent's trajectory links the child's, which names i
   await Deno.mkdir(`${dir.path}/.config/deft`, { recursive: true });
   await Deno.writeTextFile(
     `${dir.path}/.config/deft/config.yaml`,
-    [
-      "model_providers:",
-      `  mine: { provider: openai_compatible, base_url: ${mock.url}/v1, api_key: k }`,
-      "models:",
-      "  main: { model_provider: mine, model: mock-model }",
-      "agents:",
-      "  deft_agent: { model: main, max_steps: 8, tools: [bash, task_done, task] }",
-      "",
-    ].join("\n"),
+    taskConfigYaml(mock.url),
   );
   const parentFile = join(dir.path, "parent.json");
   try {

@@ -3,20 +3,21 @@
  * input against the mock model, as a user would type them.
  */
 import assert from "node:assert/strict";
-import { runDeft, trustedHome } from "../../helpers/deft.ts";
+import { interactiveOnStdin, trustedHome } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { join } from "node:path";
-import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 
 /** `deft interactive` in `repo` with `input` typed, against `mock`. */
 async function interactive(mock: MockLLM, repo: string, input: string, model?: string) {
   const home = await trustedHome();
-  const ran = await runDeft(
-    ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock, model)],
-    { cwd: home, env: { HOME: home }, stdin: input },
-  );
+  const ran = await interactiveOnStdin(repo, mock, input, {
+    args: ["--approval", "never"],
+    model,
+    cwd: home,
+    env: { HOME: home },
+  });
   return { ...ran, home };
 }
 

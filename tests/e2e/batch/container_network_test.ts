@@ -8,76 +8,18 @@
  * stderr), and a client that skips the proxy has no route.
  */
 import assert from "node:assert/strict";
-import http from "node:http";
 import { join } from "node:path";
 import { runDeft } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { loopbackServer as server, proxyProbe } from "../../helpers/loopback.ts";
 import { testRuntime } from "../../helpers/containers.ts";
-
-async function server(name: string) {
-  const paths: string[] = [];
-  const srv = http.createServer((req, res) => {
-    paths.push(req.url ?? "");
-    res.end(`${name} ${req.url}\n`);
-  });
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
-  const port = (srv.address() as { port: number }).port;
-  return { port, paths, close: () => new Promise<void>((r) => srv.close(() => r())) };
-}
-
-/** Python inside: each URL through the proxy variables, then one that ignores them. */
-function script(good: number, own: number): string {
-  return `
-import urllib.request, urllib.error
-def get(url, opener=urllib.request.build_opener()):
-    try:
-        print(url, "->", opener.open(url, timeout=20).read().decode().strip())
-    except urllib.error.HTTPError as e:
-        print(url, "->", e.code, e.read().decode().strip())
-    except Exception as e:
-        print(url, "-> failed:", type(e).__name__)
-get("http://localhost:${good}/ok")
-get("http://localhost:${own}/private")
-get("http://127.0.0.1:${good}/direct", urllib.request.build_opener(urllib.request.ProxyHandler({})))
-`;
-}
+import { recordedCall, recordedTrajectory } from "../../helpers/batch_fixture.ts";
 
 /** A recording whose one step runs `command` in bash, then says it is done. */
 function recording(command: string) {
-  const step = (name: string, args: Record<string, unknown>, n: number) => ({
-    timestamp: new Date(0).toISOString(),
-    provider: "openai_compatible",
-    model: "scripted",
-    input_messages: [],
-    tools_available: [],
-    response: {
-      content: `Step ${n}.`,
-      tool_calls: [{ call_id: `call_${n}`, name, arguments: args }],
-      usage: {
-        input_tokens: 10,
-        output_tokens: 2,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-      },
-      finish_reason: "tool_calls",
-      model: "scripted",
-    },
+  return recordedTrajectory("Fetch.", "/testbed", [recordedCall("bash", { command }, 1)], {
+    maxSteps: 5,
   });
-  return {
-    task: "Fetch.",
-    working_dir: "/testbed",
-    start_time: new Date(0).toISOString(),
-    end_time: null,
-    provider: "openai_compatible",
-    model: "scripted",
-    max_steps: 5,
-    llm_interactions: [step("bash", { command }, 1), step("task_done", {}, 2)],
-    agent_steps: [],
-    success: false,
-    final_result: null,
-    execution_time: 0,
-    total_usage: { input_tokens: 0, output_tokens: 0 },
-  };
 }
 
 for (const runtime of ["docker", "podman"] as const) {
@@ -96,7 +38,7 @@ for (const runtime of ["docker", "podman"] as const) {
         config,
         `network:\n  allow: ["localhost:${good.port}", "127.0.0.1:${good.port}"]\n`,
       );
-      const command = `python3 - <<'EOF'\n${script(good.port, own.port)}\nEOF`;
+      const command = `python3 - <<'EOF'\n${proxyProbe(good.port, own.port)}\nEOF`;
       await Deno.writeTextFile(join(dir.path, "net.json"), JSON.stringify(recording(command)));
       const tasks = join(dir.path, "tasks.jsonl");
       await Deno.writeTextFile(

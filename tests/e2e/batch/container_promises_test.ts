@@ -14,59 +14,19 @@ import { join } from "node:path";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import { denoDir, REPO_ROOT, runDeft } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
-import { processesWith } from "../../helpers/batch_fixture.ts";
+import {
+  fixAddCall,
+  processesWith,
+  recordedCall,
+  recordedTrajectory,
+} from "../../helpers/batch_fixture.ts";
 import { noGlibcImage, type TestRuntime, testRuntime } from "../../helpers/containers.ts";
-
-/** One recorded model response: a single tool call. */
-function response(name: string, args: Record<string, unknown>, n: number) {
-  return {
-    timestamp: new Date(0).toISOString(),
-    provider: "openai_compatible",
-    model: "scripted",
-    input_messages: [],
-    tools_available: [],
-    response: {
-      content: `Step ${n}.`,
-      tool_calls: [{ call_id: `call_${n}`, name, arguments: args }],
-      usage: {
-        input_tokens: 10,
-        output_tokens: 2,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-      },
-      finish_reason: "tool_calls",
-      model: "scripted",
-    },
-  };
-}
 
 /** A recording on /testbed: fixes calc.py, then (with `sleep`) runs a long command. */
 function trajectory(sleep?: number) {
-  const steps = [
-    response("str_replace_based_edit_tool", {
-      command: "str_replace",
-      path: "/testbed/calc.py",
-      old_str: "    return a - b",
-      new_str: "    return a + b",
-    }, 1),
-  ];
-  if (sleep) steps.push(response("bash", { command: `sleep ${sleep}` }, 2));
-  steps.push(response("task_done", {}, steps.length + 1));
-  return {
-    task: "Fix add.",
-    working_dir: "/testbed",
-    start_time: new Date(0).toISOString(),
-    end_time: null,
-    provider: "openai_compatible",
-    model: "scripted",
-    max_steps: 20,
-    llm_interactions: steps,
-    agent_steps: [],
-    success: false,
-    final_result: null,
-    execution_time: 0,
-    total_usage: { input_tokens: 0, output_tokens: 0 },
-  };
+  const steps = [fixAddCall("/testbed", 1)];
+  if (sleep) steps.push(recordedCall("bash", { command: `sleep ${sleep}` }, 2));
+  return recordedTrajectory("Fix add.", "/testbed", steps);
 }
 
 /** Full ids of the containers the batch writing to `out` started (its label), running or not. */

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { runDeft } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 Deno.test('rules: deft --approval-rules FILE "PROMPT" (interactive) denies by the policy file', async () => {
   await using homeTemp = await tempDir();
@@ -27,14 +28,7 @@ Deno.test('rules: deft --approval-rules FILE "PROMPT" (interactive) denies by th
         "never",
         "-w",
         repo,
-        "--provider",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
+        ...mockModelArgs(mock),
         "touch the file please",
       ],
       { cwd: home, env: { HOME: home }, stdin: "exit\n" },

@@ -6,7 +6,13 @@
  * policy.
  */
 import assert from "node:assert/strict";
-import { mockRunArgs, runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
+import {
+  interactiveOnStdin,
+  mockRunArgs,
+  runDeft,
+  runMocked,
+  trustedHome,
+} from "../../helpers/deft.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
@@ -171,24 +177,11 @@ Deno.test("rules: /status in interactive shows the rules in force with their sou
   );
   const mock = MockLLM.start([chatText("unused")]);
   try {
-    const r = await runDeft(
-      [
-        "interactive",
-        "-w",
-        repoTemp.path,
-        "--approval",
-        "never",
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
-      ],
-      { cwd: home, env: { HOME: home }, stdin: "/status\nexit\n" },
-    );
+    const r = await interactiveOnStdin(repoTemp.path, mock, "/status\nexit\n", {
+      args: ["--approval", "never"],
+      cwd: home,
+      env: { HOME: home },
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stderr,

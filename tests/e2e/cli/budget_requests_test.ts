@@ -6,9 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runDeft, trustedHome } from "../../helpers/deft.ts";
+import { interactiveOnStdin, runDeft, trustedHome } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM, type MockReply } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { taskConfigYaml } from "../../helpers/subagent.ts";
+import { lakeviewConfig } from "../../helpers/mock_session.ts";
 
 /** Replies that would go on for `n` steps, each a harmless bash call, then task_done. */
 function steps(n: number): MockReply[] {
@@ -33,17 +35,7 @@ Deno.test("budget: the step summaries' tokens count; a cap they reach stops the 
   const home = await trustedHome("deft-budget-");
   const main = MockLLM.start(steps(5));
   const lake = MockLLM.start([], () => costlySummary());
-  const config = `
-model_providers:
-  main: { provider: openai_compatible, base_url: "${main.url}/v1", api_key: k }
-  lake: { provider: openai_compatible, base_url: "${lake.url}/v1", api_key: k }
-models:
-  main: { model_provider: main, model: mock, max_retries: 0 }
-  lake: { model_provider: lake, model: labeler, max_retries: 0 }
-agents:
-  deft_agent: { model: main, max_steps: 10, enable_lakeview: true }
-lakeview: { model: lake }
-`;
+  const config = lakeviewConfig(main.url, lake.url, 10);
   try {
     await Deno.writeTextFile(join(home, "deft.yaml"), config);
     const trajectory = join(home, "t.json");
@@ -68,15 +60,12 @@ lakeview: { model: lake }
 });
 
 function interactive(mock: MockLLM, home: string, repo: string, cap: string, stdin: string) {
-  return runDeft([
-    "interactive",
-    "-w",
-    repo,
-    "--approval",
-    "never",
-    ...["-p", "openai_compatible", "-m", "mock-model", "--model-base-url", `${mock.url}/v1`],
-    ...["-k", "k", "--max-tokens", cap],
-  ], { cwd: home, env: { HOME: home, XDG_STATE_HOME: join(home, "state") }, stdin });
+  return interactiveOnStdin(repo, mock, stdin, {
+    args: ["--approval", "never", "--max-tokens", cap],
+    model: "mock-model",
+    cwd: home,
+    env: { HOME: home, XDG_STATE_HOME: join(home, "state") },
+  });
 }
 
 Deno.test("budget: /compact's tokens count; the prompt after a /compact that reached the cap is not sent, exit 3", async () => {
@@ -137,15 +126,7 @@ Deno.test("budget: a child agent draws from its parent's budget; the cap stops b
   const config = join(home, ".config/deft/config.yaml");
   await Deno.writeTextFile(
     config,
-    (await Deno.readTextFile(config)) + [
-      "model_providers:",
-      `  mine: { provider: openai_compatible, base_url: "${mock.url}/v1", api_key: k }`,
-      "models:",
-      "  main: { model_provider: mine, model: mock-model }",
-      "agents:",
-      "  deft_agent: { model: main, max_steps: 8, tools: [bash, task_done, task] }",
-      "",
-    ].join("\n"),
+    (await Deno.readTextFile(config)) + taskConfigYaml(mock.url),
   );
   try {
     // 120 tokens a request: the parent's first and the child's first two reach 360 > 300.

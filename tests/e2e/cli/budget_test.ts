@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
+import { interactiveOnStdin, runMocked, trustedHome } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
@@ -165,18 +165,11 @@ Deno.test("budget: an interactive session ends after the turn that reached a cap
   try {
     const repo = await makeBuggyRepo();
     const home = await tempDirUntilExit("deft-budget-");
-    const r = await runDeft([
-      "interactive",
-      "-w",
-      repo,
-      "--approval",
-      "never",
-      ...["-p", "openai_compatible", "-m", "mock-model", "--model-base-url", `${mock.url}/v1`],
-      ...["-k", "k", "--max-tokens", "100"],
-    ], {
+    const r = await interactiveOnStdin(repo, mock, "first prompt\nsecond prompt\n", {
+      args: ["--approval", "never", "--max-tokens", "100"],
+      model: "mock-model",
       cwd: home,
       env: { HOME: home, XDG_STATE_HOME: join(home, "state") },
-      stdin: "first prompt\nsecond prompt\n",
     });
     assert.equal(r.code, 3, r.stderr);
     assert.match(r.stderr, /Stopped at the budget cap: 120 tokens used, cap 100 tokens/);

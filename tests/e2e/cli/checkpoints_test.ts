@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runDeft } from "../../helpers/deft.ts";
+import { interactiveOnStdin, runDeft } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
@@ -186,10 +186,11 @@ Deno.test("checkpoints: after two rewinds every state keeps its own number, and 
     chatText("done two"),
   ]);
   try {
-    const session = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock)],
-      { cwd: h, env, stdin: "first\nsecond\n" },
-    );
+    const session = await interactiveOnStdin(repo, mock, "first\nsecond\n", {
+      args: ["--approval", "never"],
+      cwd: h,
+      env,
+    });
     assert.equal(session.code, 0, session.stderr);
     assert.equal(await Deno.readTextFile(`${repo}/f.txt`), "two\n");
     for (const to of ["0", "1"]) {

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { interactiveInPty, plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { eventually, pidsByCmdline } from "../../helpers/bash.ts";
-import { mockModelArgs as modelArgs, sessionEnv as home } from "../../helpers/mock_session.ts";
+import { sessionEnv as home } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
@@ -115,21 +115,14 @@ Deno.test("interactive (pty): Esc stops a running command's turn and leaves no p
     chatText("After."),
   ]);
   try {
-    const r = await runDeftInPty([
-      "interactive",
-      "-w",
-      repo,
-      ...modelArgs(mock),
-      "--approval",
-      "never",
-    ], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "go" + ENTER },
       { expect: "sleep 119\\.37", send: ESC, delay: 1.5 },
       { expect: "interrupted: stopping the turn" },
       { expect: "deft> ", send: "next" + ENTER, delay: 0.5 },
       { expect: "After\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
       { expect: "bye" },
-    ], { cwd: env.HOME, env, timeoutSeconds: 60 });
+    ], { args: ["--approval", "never"], cwd: env.HOME, env, timeoutSeconds: 60 });
     const out = plain(r.output);
     assert.equal(r.failed, null, out);
     assert.equal(r.code, 0, out);
@@ -267,14 +260,7 @@ Deno.test("interactive (pty): the line typed during a turn is drawn under the ou
     chatText("Next answered."),
   ]);
   try {
-    const r = await runDeftInPty([
-      "interactive",
-      "-w",
-      repo,
-      ...modelArgs(mock),
-      "--approval",
-      "never",
-    ], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "go" + ENTER },
       // Typed while the command runs: visible at once, then edited with Backspace.
       { expect: "sleep 4\\.31", send: "secnd qestion", delay: 0.5 },
@@ -290,7 +276,7 @@ Deno.test("interactive (pty): the line typed during a turn is drawn under the ou
       },
       { expect: "Next answered\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
       { expect: "bye" },
-    ], { cwd: env.HOME, env });
+    ], { args: ["--approval", "never"], cwd: env.HOME, env });
     const out = plain(r.output);
     assert.equal(r.failed, null, out);
     assert.equal(r.code, 0, out);
@@ -350,14 +336,7 @@ Deno.test("interactive (pty): Esc twice on an empty composer opens the /rewind p
     chatText("Back at the start."),
   ]);
   try {
-    const r = await runDeftInPty([
-      "interactive",
-      "-w",
-      repo,
-      ...modelArgs(mock),
-      "--approval",
-      "never",
-    ], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "change calc" + ENTER },
       // One Esc says what a second one does, and opens nothing.
       { expect: "Changed it\\.[\\s\\S]*deft> ", send: ESC, delay: 0.5 },
@@ -370,7 +349,7 @@ Deno.test("interactive (pty): Esc twice on an empty composer opens the /rewind p
       { expect: "rewound[\\s\\S]*deft> ", send: "where are we" + ENTER, delay: 0.3 },
       { expect: "Back at the start\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
       { expect: "bye" },
-    ], { cwd: env.HOME, env });
+    ], { args: ["--approval", "never"], cwd: env.HOME, env });
     const out = plain(r.output);
     assert.equal(r.failed, null, out);
     assert.equal(r.code, 0, out);
@@ -480,21 +459,17 @@ Deno.test("interactive (pty): in the /rewind picker ↑ marks the newest checkpo
     chatText("Again."),
   ]);
   try {
-    const r = await runDeftInPty(
-      ["interactive", "-w", repo, ...modelArgs(mock), "--approval", "never"],
-      [
-        { expect: "deft> ", send: "change calc" + ENTER },
-        { expect: "Changed it\\.[\\s\\S]*deft> ", send: "and again" + ENTER },
-        { expect: "Again\\.[\\s\\S]*deft> ", send: "/rewind" + ENTER },
-        { expect: "rewind to which checkpoint\\? \\(number; empty: none\\)> ", send: "\x1b[A" },
-        { expect: "› +2\\. ", send: "\x1b[A" },
-        { expect: "› +1\\. ", send: ENTER },
-        { expect: "restore: files, conversation or both\\?[^\\n]*> ", send: "files" + ENTER },
-        { expect: "deft> ", send: CTRL_D, delay: 0.5 },
-        { expect: "bye" },
-      ],
-      { cwd: env.HOME, env, size: { cols: 100, rows: 30 } },
-    );
+    const r = await interactiveInPty(repo, mock, [
+      { expect: "deft> ", send: "change calc" + ENTER },
+      { expect: "Changed it\\.[\\s\\S]*deft> ", send: "and again" + ENTER },
+      { expect: "Again\\.[\\s\\S]*deft> ", send: "/rewind" + ENTER },
+      { expect: "rewind to which checkpoint\\? \\(number; empty: none\\)> ", send: "\x1b[A" },
+      { expect: "› +2\\. ", send: "\x1b[A" },
+      { expect: "› +1\\. ", send: ENTER },
+      { expect: "restore: files, conversation or both\\?[^\\n]*> ", send: "files" + ENTER },
+      { expect: "deft> ", send: CTRL_D, delay: 0.5 },
+      { expect: "bye" },
+    ], { args: ["--approval", "never"], cwd: env.HOME, env, size: { cols: 100, rows: 30 } });
     const out = plain(r.output);
     assert.equal(r.failed, null, out);
     assert.equal(r.code, 0, out);

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
@@ -22,27 +22,16 @@ Deno.test("interactive (pty): a hostile answer, tool name and model id reach the
     chatText(`answer${EVIL}end`),
   ]);
   try {
-    const r = await runDeftInPty(
-      [
-        "interactive",
-        "-w",
-        repo,
-        "-p",
-        "openai_compatible",
-        "-m",
-        `mock${EVIL}`,
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
-      ],
+    const r = await interactiveInPty(
+      repo,
+      mock,
       [
         { expect: "deft> ", send: "go" + ENTER },
         { expect: "answer[\\s\\S]*deft> ", send: "/model" + ENTER },
         { expect: "model: [\\s\\S]*deft> ", send: CTRL_D },
         { expect: "bye" },
       ],
-      { cwd: home, env: { HOME: home, XDG_STATE_HOME: `${home}/state` } },
+      { model: `mock${EVIL}`, cwd: home, env: { HOME: home, XDG_STATE_HOME: `${home}/state` } },
     );
     assert.equal(r.failed, null, r.output);
     assert.match(r.output, /answer␛\]52;c;/);

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { chatText, MockLLM } from "../../helpers/mock_llm.ts";
-import { runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
 
@@ -25,19 +25,7 @@ Deno.test("interactive (pty): a one-line paste holding terminal escapes is never
   const hostile = "fix \x1b]0;PWNED-TITLE\x07this\x1b[2J now";
   const mock = MockLLM.start([chatText("Done.")]);
   try {
-    const r = await runDeftInPty([
-      "interactive",
-      "-w",
-      repo,
-      "-p",
-      "openai_compatible",
-      "-m",
-      "mock",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      "k",
-    ], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: paste(hostile) },
       { expect: "\\[pasted", send: ENTER, delay: 0.5 },
       { expect: "Done\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },
@@ -67,19 +55,8 @@ Deno.test("interactive (pty): an earlier input holding escapes, brought back wit
     JSON.stringify("old \x1b]0;PWNED-TITLE\x07input\x1b[2J") + "\n" + JSON.stringify("plain") +
       "\n",
   );
-  const r = await runDeftInPty([
-    "interactive",
-    "-w",
-    repo,
-    "-p",
-    "openai_compatible",
-    "-m",
-    "mock",
-    "--model-base-url",
-    "http://127.0.0.1:9/v1",
-    "-k",
-    "k",
-  ], [
+  // No model answers at this address: the test never sends a line.
+  const r = await interactiveInPty(repo, { url: "http://127.0.0.1:9" }, [
     { expect: "deft> ", send: "\x1b[A", delay: 0.3 },
     { expect: "plain", send: "\x1b[A", delay: 0.3 },
     { send: "\x15" + CTRL_D, delay: 0.5 },

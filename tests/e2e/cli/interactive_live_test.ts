@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { mockModelArgs as modelArgs, sessionHome as home } from "../../helpers/mock_session.ts";
+import { sessionHome as home } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
@@ -44,16 +44,12 @@ Deno.test("interactive (pty): the live console: spinner, streamed words, tools, 
     chatText("You are welcome."),
   ]);
   try {
-    const r = await runDeftInPty(
-      ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock)],
-      [
-        { expect: "deft> ", send: "fix add" + ENTER },
-        { expect: "Fixed: add now adds\\.[\\s\\S]*deft> ", send: "thanks" + ENTER },
-        { expect: "You are welcome\\.[\\s\\S]*deft> ", send: CTRL_D },
-        { expect: "bye" },
-      ],
-      { cwd: h, env },
-    );
+    const r = await interactiveInPty(repo, mock, [
+      { expect: "deft> ", send: "fix add" + ENTER },
+      { expect: "Fixed: add now adds\\.[\\s\\S]*deft> ", send: "thanks" + ENTER },
+      { expect: "You are welcome\\.[\\s\\S]*deft> ", send: CTRL_D },
+      { expect: "bye" },
+    ], { args: ["--approval", "never"], cwd: h, env });
     const out = plain(r.output);
     const shown = screen(r.output);
     assert.equal(r.failed, null, out);

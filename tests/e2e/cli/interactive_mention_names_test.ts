@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { chatText, MockLLM } from "../../helpers/mock_llm.ts";
-import { runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
@@ -22,20 +22,9 @@ Deno.test("interactive (pty): an @ file name with escapes, completed with Tab an
   await Deno.writeTextFile(`${repo}/${NAME}`, "MENTIONED-CONTENT\n");
   const mock = MockLLM.start([chatText("done reading")]);
   try {
-    const r = await runDeftInPty(
-      [
-        "interactive",
-        "-w",
-        repo,
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
-      ],
+    const r = await interactiveInPty(
+      repo,
+      mock,
       [
         { expect: "deft> ", send: "read @zz" },
         { delay: 0.5, send: TAB },

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { chatText, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { trustedHome } from "../../helpers/deft.ts";
+import { trustedHomeWith } from "../../helpers/deft.ts";
 
 const ENTER = "\r";
 const CTRL_D = "\x04";
@@ -24,31 +24,17 @@ function lastUser(body: any): string {
 }
 
 Deno.test("interactive (pty): a !command a hook rewrote is shown and sent to the model as it ran", async () => {
-  const home = await trustedHome("deft-shell-hook-");
-  await Deno.writeTextFile(`${home}/rewrite.sh`, REWRITE);
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  const home = await trustedHomeWith(
+    "deft-shell-hook-",
+    (home) =>
       `hooks:\n  PreToolUse:\n    - matcher: "^bash$"\n      hooks:\n` +
       `        - { type: command, command: "bash ${home}/rewrite.sh" }\n`,
+    { "rewrite.sh": REWRITE },
   );
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatText("Seen.")]);
   try {
-    const r = await runDeftInPty([
-      "interactive",
-      "-w",
-      repo,
-      "-p",
-      "openai_compatible",
-      "-m",
-      "mock",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      "k",
-    ], [
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "!echo typed-line" + ENTER },
       { expect: "exit code 0[\\s\\S]*deft> ", send: "what did it print?" + ENTER, delay: 0.3 },
       { expect: "Seen\\.[\\s\\S]*deft> ", send: CTRL_D, delay: 0.5 },

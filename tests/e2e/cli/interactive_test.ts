@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runDeft } from "../../helpers/deft.ts";
+import { interactiveOnStdin, runDeft } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
@@ -163,9 +163,11 @@ Deno.test("interactive: /diff shows the changes, /model switches; --continue goe
     chatText("Still here."),
   ]);
   try {
-    const first = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...modelArgs(mock)],
-      { cwd: h, env, stdin: "/diff\nfix calc\n/diff\n/model other-model\n/nonsense\n" },
+    const first = await interactiveOnStdin(
+      repo,
+      mock,
+      "/diff\nfix calc\n/diff\n/model other-model\n/nonsense\n",
+      { args: ["--approval", "never"], cwd: h, env },
     );
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stderr, /\(no changes, or not a git repository\)/);

@@ -5,9 +5,9 @@
  * through still runs.
  */
 import assert from "node:assert/strict";
-import { trustedHome } from "../../helpers/deft.ts";
+import { trustedHomeWith } from "../../helpers/deft.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 
 const ENTER = "\r";
@@ -23,19 +23,16 @@ esac
 exit 0
 `;
 
-/** A HOME whose config has the deny hook and a deny rule, and the model flags. */
-async function stage(mock: MockLLM): Promise<{ home: string; args: string[] }> {
-  const home = await trustedHome("deft-typed-");
-  await Deno.writeTextFile(`${home}/deny.sh`, DENY_HOOK);
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+/** A HOME whose config has the deny hook and a deny rule, and the approval flags. */
+async function stage(): Promise<{ home: string; args: string[] }> {
+  const home = await trustedHomeWith(
+    "deft-typed-",
+    (home) =>
       `hooks:\n  PreToolUse:\n    - hooks:\n        - { type: command, command: "bash ${home}/deny.sh" }\n` +
       `approvals:\n  deny: ["$ touch rule-blocked"]\n`,
+    { "deny.sh": DENY_HOOK },
   );
-  const args = ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`];
-  return { home, args: [...args, "-k", "k", "--approval", "commands"] };
+  return { home, args: ["--approval", "commands"] };
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -46,14 +43,19 @@ Deno.test("interactive (pty): a PreToolUse deny hook and a deny rule stop `!touc
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([]);
   try {
-    const { home, args } = await stage(mock);
-    const r = await runDeftInPty(["interactive", "-w", repo, ...args], [
+    const { home, args } = await stage();
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "!touch hook-blocked" + ENTER },
       { expect: "not run:[\\s\\S]*deft> ", send: "!touch rule-blocked" + ENTER, delay: 0.3 },
       { expect: "not run:[\\s\\S]*deft> ", send: "!touch allowed" + ENTER },
       { expect: "exit code 0[\\s\\S]*deft> ", send: "/exit" + ENTER, delay: 0.3 },
       { expect: "bye" },
-    ], { cwd: home, env: { HOME: home, XDG_STATE_HOME: `${home}/state` }, timeoutSeconds: 60 });
+    ], {
+      args,
+      cwd: home,
+      env: { HOME: home, XDG_STATE_HOME: `${home}/state` },
+      timeoutSeconds: 60,
+    });
     const out = plain(r.output);
     assert.equal(r.failed, null, out);
     assert.equal(await exists(`${repo}/hook-blocked`), false, `the hook did not stop it:\n${out}`);
@@ -90,13 +92,18 @@ Deno.test("interactive (pty): /undo is refused by a PreToolUse deny hook; the ed
     chatText("Edited."),
   ]);
   try {
-    const { home, args } = await stage(mock);
-    const r = await runDeftInPty(["interactive", "-w", repo, ...args], [
+    const { home, args } = await stage();
+    const r = await interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "edit calc.py" + ENTER },
       { expect: "Edited\\.[\\s\\S]*deft> ", send: "/undo" + ENTER, delay: 0.3 },
       { expect: "✗[\\s\\S]*deft> ", send: "/exit" + ENTER, delay: 0.3 },
       { expect: "bye" },
-    ], { cwd: home, env: { HOME: home, XDG_STATE_HOME: `${home}/state` }, timeoutSeconds: 60 });
+    ], {
+      args,
+      cwd: home,
+      env: { HOME: home, XDG_STATE_HOME: `${home}/state` },
+      timeoutSeconds: 60,
+    });
     const out = plain(r.output);
     assert.equal(r.failed, null, out);
     assert.match(

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain, runDeftInPty } from "../../helpers/pty.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
 import { brokenWords, terminalRows } from "../../helpers/terminal_rows.ts";
@@ -46,9 +47,8 @@ Deno.test("interactive (pty, 60/80/120/160 columns): approvals, diffs, output, t
     const home = await tempDirUntilExit("deft-home-");
     const env = { HOME: home, XDG_STATE_HOME: `${home}/state` };
     const mock = MockLLM.start(replies(repo));
-    const model = ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`];
     try {
-      const r = await runDeftInPty(["interactive", "-w", repo, ...model, "-k", "k"], [
+      const r = await interactiveInPty(repo, mock, [
         { expect: "deft> ", send: "/help" + ENTER },
         { expect: "Ctrl-D[\\s\\S]*deft> ", send: "/approval all" + ENTER },
         { expect: "approval: all[\\s\\S]*deft> ", send: "fix the sign" + ENTER },
@@ -80,10 +80,9 @@ Deno.test("deft run (pty, 60 columns): the approval question and its options nev
   const home = await tempDirUntilExit("deft-home-");
   const env = { HOME: home, XDG_STATE_HOME: `${home}/state` };
   const mock = MockLLM.start(replies(repo));
-  const model = ["-p", "openai_compatible", "-m", "mock", "--model-base-url", `${mock.url}/v1`];
   try {
     const r = await runDeftInPty(
-      ["run", "fix the sign", "-w", repo, ...model, "-k", "k", "--approval", "all"],
+      ["run", "fix the sign", "-w", repo, ...mockModelArgs(mock), "--approval", "all"],
       [
         { expect: "Approve this command\\?[\\s\\S]*approve> ", send: "n use make" + ENTER },
         { expect: "Approve this edit\\?[\\s\\S]*approve> ", send: "y" + ENTER },

@@ -9,6 +9,7 @@ import { runDeft } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { git } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 /** Every file under `dir` but `.git`, with its bytes. */
 async function snapshot(dir: string, under = ""): Promise<Record<string, string>> {
@@ -52,14 +53,7 @@ Deno.test("deft rewind: a trajectory naming another workspace's session is refus
         "edit",
         "-w",
         other,
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
+        ...mockModelArgs(mock),
       ],
       { cwd: h, env },
     );

@@ -4,10 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { BUGGY, CHECK, makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDirUntilExit } from "../../helpers/temp.ts";
-import { mockModelArgs as modelArgs } from "../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 
@@ -46,14 +45,7 @@ Deno.test("/rewind (pty): a file changed outside Deft is named and asked about; 
   ]);
   const mine = "# the user's own line\r\n";
   try {
-    const running = runDeftInPty([
-      "interactive",
-      "-w",
-      repo,
-      "--approval",
-      "never",
-      ...modelArgs(mock),
-    ], [
+    const running = interactiveInPty(repo, mock, [
       { expect: "deft> ", send: "fix calc" + ENTER },
       // The test changes check.py meanwhile, once turn 1's checkpoint is recorded.
       { expect: "Fixed it\\.[\\s\\S]*deft> ", send: "/rewind" + ENTER, delay: 3 },
@@ -67,7 +59,7 @@ Deno.test("/rewind (pty): a file changed outside Deft is named and asked about; 
       { expect: "return a \\+ b[\\s\\S]*deft> ", send: "/rewind 0 files" + ENTER },
       { expect: "overwrite\\? \\(y/N\\)> ", send: "y" + ENTER },
       { expect: "rewound the files to checkpoint 0[\\s\\S]*deft> ", send: "/exit" + ENTER },
-    ], { cwd: h, env });
+    ], { args: ["--approval", "never"], cwd: h, env });
     await checkpointOf(`${h}/state`, 1);
     await Deno.writeTextFile(`${repo}/check.py`, mine);
     const r = await running;

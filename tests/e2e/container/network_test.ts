@@ -6,42 +6,11 @@
  * one fail with Deft's reason, and a client that skips the proxy variables has no route.
  */
 import assert from "node:assert/strict";
-import http from "node:http";
-import { runMocked, trustedHome } from "../../helpers/deft.ts";
+import { runMocked, trustedHomeWith } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 import { tempDir } from "../../helpers/temp.ts";
-
-/** A server on 127.0.0.1 that answers `NAME PATH` and records every path it was asked. */
-async function server(name: string) {
-  const paths: string[] = [];
-  const srv = http.createServer((req, res) => {
-    paths.push(req.url ?? "");
-    res.end(`${name} ${req.url}\n`);
-  });
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
-  const port = (srv.address() as { port: number }).port;
-  return { port, paths, close: () => new Promise<void>((r) => srv.close(() => r())) };
-}
-
-/** Python inside: each URL through the proxy variables, then one that ignores them. */
-function script(allowed: number, other: number): string {
-  return `
-import urllib.request, urllib.error
-def get(url, opener=urllib.request.build_opener()):
-    try:
-        print(url, "->", opener.open(url, timeout=20).read().decode().strip())
-    except urllib.error.HTTPError as e:
-        print(url, "->", e.code, e.read().decode().strip())
-    except Exception as e:
-        print(url, "-> failed:", type(e).__name__)
-get("http://localhost:${allowed}/ok")
-get("http://localhost:${other}/private")
-get("http://bad.test:${allowed}/denied")
-get("http://elsewhere.test/x")
-get("http://127.0.0.1:${allowed}/direct", urllib.request.build_opener(urllib.request.ProxyHandler({})))
-`;
-}
+import { loopbackServer as server, proxyProbe } from "../../helpers/loopback.ts";
 
 /** One `deft run` in a container of `rt` (the flags in `where`), its model running `script`. */
 async function session(
@@ -50,17 +19,20 @@ async function session(
   workspace: string,
   ports: { good: number; own: number },
 ) {
-  const home = await trustedHome("deft-cnet-");
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  const home = await trustedHomeWith(
+    "deft-cnet-",
+    () =>
       `network:\n  allow: ["localhost:${ports.good}", "127.0.0.1:${ports.good}"]\n` +
       `  deny: [{ host: "bad.test", reason: "the test denies it" }]\n`,
   );
   const mock = MockLLM.start([
     chatToolCalls([["bash", {
-      command: `id -un; python3 - <<'EOF'\n${script(ports.good, ports.own)}\nEOF`,
+      command: `id -un; python3 - <<'EOF'\n${
+        proxyProbe(ports.good, ports.own, [
+          `http://bad.test:${ports.good}/denied`,
+          "http://elsewhere.test/x",
+        ])
+      }\nEOF`,
     }]]),
     chatToolCalls([["task_done", {}]]),
   ]);

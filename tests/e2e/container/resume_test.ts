@@ -11,6 +11,7 @@ import { mockRunArgs, runDeft, runMocked } from "../../helpers/deft.ts";
 import { plain, runDeftInPty } from "../../helpers/pty.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { testRuntime } from "../../helpers/containers.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 function includes(text: string, part: string | RegExp): void {
   const found = typeof part === "string" ? text.includes(part) : part.test(text);
@@ -179,14 +180,7 @@ for (const runtime of ["docker", "podman"] as const) {
         try {
           const r = await runDeftInPty([
             "interactive",
-            "-p",
-            "openai_compatible",
-            "-m",
-            "mock",
-            "--model-base-url",
-            `${mock.url}/v1`,
-            "-k",
-            "k",
+            ...mockModelArgs(mock),
             ...flags,
             "--resume",
           ], [

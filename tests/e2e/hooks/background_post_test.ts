@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runMocked, trustedHome } from "../../helpers/deft.ts";
+import { runMocked, trustedHomeWith } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM, type MockRequest } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 
@@ -20,13 +20,11 @@ function shellIdIn(request: MockRequest): string | undefined {
 }
 
 Deno.test("PostToolUse of the bash_output that reads a background shell's end sees it", async () => {
-  const home = await trustedHome("deft-hooks-");
   const repo = await makeBuggyRepo();
   const seen = join(repo, "post-tool-use.jsonl");
-  const config = join(home, ".config/deft/config.yaml");
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  const home = await trustedHomeWith(
+    "deft-hooks-",
+    () =>
       `hooks:\n  PostToolUse:\n    - matcher: bash_output\n      hooks:\n` +
       `        - { type: command, command: ${
         JSON.stringify(`cat >> ${seen}; echo >> ${seen}`)

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runDeft, trustedHome } from "../../helpers/deft.ts";
+import { runDeft, trustedHomeWith } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBatchFixture } from "../../helpers/batch_fixture.ts";
 
@@ -32,21 +32,16 @@ Deno.test({
       chatToolCalls([["bash", { command: "sed -i 's/a - b/a + b/' calc.py" }]]),
       chatToolCalls([["task_done", {}]]),
     ]);
-    const home = await trustedHome("deft-hooks-batch-");
-    try {
-      await Deno.writeTextFile(`${home}/record.sh`, RECORD);
+    const home = await trustedHomeWith("deft-hooks-batch-", (home) => {
       const hook = (name: string) =>
         `    - hooks:\n        - { type: command, command: "bash ${home}/record.sh ${name}", sandbox: none }\n`;
-      const config = `${home}/.config/deft/config.yaml`;
-      await Deno.writeTextFile(
-        config,
-        (await Deno.readTextFile(config)) +
-          `model_providers:\n  m: { provider: openai_compatible, base_url: "${mock.url}/v1", api_key: k }\n` +
-          `models:\n  m: { model_provider: m, model: mock, max_retries: 0 }\n` +
-          `agents:\n  deft_agent: { model: m, max_steps: 5, tools: [bash, task_done] }\n` +
-          `hooks:\n  SessionStart:\n${hook("start")}  PreToolUse:\n${hook("pre")}` +
-          `  Stop:\n${hook("stop")}  SessionEnd:\n${hook("end")}`,
-      );
+      return `model_providers:\n  m: { provider: openai_compatible, base_url: "${mock.url}/v1", api_key: k }\n` +
+        `models:\n  m: { model_provider: m, model: mock, max_retries: 0 }\n` +
+        `agents:\n  deft_agent: { model: m, max_steps: 5, tools: [bash, task_done] }\n` +
+        `hooks:\n  SessionStart:\n${hook("start")}  PreToolUse:\n${hook("pre")}` +
+        `  Stop:\n${hook("stop")}  SessionEnd:\n${hook("end")}`;
+    }, { "record.sh": RECORD });
+    try {
       const dir = join(home, "batch");
       // No replay: each task's `deft run` asks the model.
       const { tasksFile, tasks } = await makeBatchFixture(

@@ -6,7 +6,7 @@
  * adds no hook until its folder is trusted.
  */
 import assert from "node:assert/strict";
-import { runMocked, trustedHome } from "../../helpers/deft.ts";
+import { runMocked, trustedHomeWith } from "../../helpers/deft.ts";
 import { testRuntime } from "../../helpers/containers.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
@@ -25,13 +25,11 @@ Deno.test({
   sanitizeOps: false,
 }, async () => {
   await using rt = await testRuntime("docker");
-  const home = await trustedHome("deft-hooks-ctr-");
-  await Deno.writeTextFile(`${home}/peek.sh`, PEEK);
-  const config = `${home}/.config/deft/config.yaml`;
-  await Deno.writeTextFile(
-    config,
-    (await Deno.readTextFile(config)) +
+  const home = await trustedHomeWith(
+    "deft-hooks-ctr-",
+    (home) =>
       `hooks:\n  PostToolUse:\n    - matcher: bash\n      hooks:\n        - { type: command, command: "bash ${home}/peek.sh", sandbox: none }\n`,
+    { "peek.sh": PEEK },
   );
   const mock = MockLLM.start([
     chatToolCalls([["bash", { command: "echo made-inside > /testbed/made.txt" }]]),

@@ -24,7 +24,7 @@
  * - a settings file to import is read with a bound, never waited on: import_read_test.ts
  */
 import assert from "node:assert/strict";
-import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
+import { runDeft, runMocked, trustedHomeWith } from "../../helpers/deft.ts";
 import { chatToolCalls, MockLLM, type MockReply } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 
@@ -32,15 +32,11 @@ const SERVER = new URL("../../fixtures/mcp/stdio_server.ts", import.meta.url).pa
 
 /** A HOME whose user config holds `hooksYaml` (the `hooks:` key's body), and its scripts. */
 async function homeWith(hooksYaml: string, scripts: Record<string, string> = {}, extra = "") {
-  const home = await trustedHome("deft-hooks-");
-  for (const [name, body] of Object.entries(scripts)) {
-    await Deno.writeTextFile(`${home}/${name}`, body);
-  }
-  const path = `${home}/.config/deft/config.yaml`;
-  const text = await Deno.readTextFile(path);
-  const yaml = hooksYaml.replaceAll("$HOME_DIR", home);
-  await Deno.writeTextFile(path, `${text}hooks:\n${yaml}\n${extra}`);
-  return home;
+  return await trustedHomeWith(
+    "deft-hooks-",
+    (home) => `hooks:\n${hooksYaml.replaceAll("$HOME_DIR", home)}\n${extra}`,
+    scripts,
+  );
 }
 
 interface Step {

@@ -9,27 +9,25 @@ import assert from "node:assert/strict";
 import { deftFlags } from "../../../scripts/deft_flags.ts";
 import {
   denoDir,
+  interactiveOnStdin,
   mockRunArgs,
   REPO_ROOT,
   runDeft,
   runMocked,
-  trustedHome,
+  trustedHomeWith,
 } from "../../helpers/deft.ts";
 import { eventually } from "../../helpers/bash.ts";
 import { chatText, chatToolCalls, MockLLM, type MockReply } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 /** A HOME whose user config holds `hooksYaml` (the `hooks:` key's body) and `extra` keys. */
 async function homeWith(hooksYaml: string, scripts: Record<string, string> = {}, extra = "") {
-  const home = await trustedHome("deft-hooks-life-");
-  for (const [name, body] of Object.entries(scripts)) {
-    await Deno.writeTextFile(`${home}/${name}`, body);
-  }
-  const path = `${home}/.config/deft/config.yaml`;
-  const text = await Deno.readTextFile(path);
-  const yaml = hooksYaml.replaceAll("$HOME_DIR", home);
-  await Deno.writeTextFile(path, `${text}hooks:\n${yaml}\n${extra}`);
-  return home;
+  return await trustedHomeWith(
+    "deft-hooks-life-",
+    (home) => `hooks:\n${hooksYaml.replaceAll("$HOME_DIR", home)}\n${extra}`,
+    scripts,
+  );
 }
 
 /**
@@ -228,17 +226,6 @@ Deno.test("PreCompact (auto) runs before the conversation is shortened; a block 
   }
 });
 
-const MODEL = (mock: MockLLM) => [
-  "-p",
-  "openai_compatible",
-  "-m",
-  "mock",
-  "--model-base-url",
-  `${mock.url}/v1`,
-  "-k",
-  "k",
-];
-
 Deno.test("interactive: /compact runs PreCompact (manual, its instructions); /exit runs SessionEnd (prompt_input_exit)", async () => {
   const home = await homeWith(
     `  PreCompact:\n    - matcher: manual\n      hooks:\n        - { type: command, command: "bash $HOME_DIR/record.sh compact", sandbox: none }\n` +
@@ -248,10 +235,11 @@ Deno.test("interactive: /compact runs PreCompact (manual, its instructions); /ex
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatText("hello"), chatText("the summary")]);
   try {
-    const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...MODEL(mock)],
-      { cwd: home, env: { HOME: home }, stdin: "hi\n/compact keep the file names\n/exit\n" },
-    );
+    const r = await interactiveOnStdin(repo, mock, "hi\n/compact keep the file names\n/exit\n", {
+      args: ["--approval", "never"],
+      cwd: home,
+      env: { HOME: home },
+    });
     assert.equal(r.code, 0, r.stderr);
     const compact = await recorded(home, "compact");
     assert.equal(compact.length, 1, r.stderr);
@@ -273,10 +261,11 @@ Deno.test("interactive: a PreCompact hook that blocks leaves the conversation un
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatText("hello"), chatText("the summary"), chatText("again")]);
   try {
-    const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...MODEL(mock)],
-      { cwd: home, env: { HOME: home }, stdin: "hi\n/compact\nnext\nexit\n" },
-    );
+    const r = await interactiveOnStdin(repo, mock, "hi\n/compact\nnext\nexit\n", {
+      args: ["--approval", "never"],
+      cwd: home,
+      env: { HOME: home },
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /not compacted: PreCompact hook .* blocked it: audit first/);
     assert.equal(mock.requests.length, 2, "the summary was asked for");
@@ -365,7 +354,7 @@ Deno.test("SIGTERM ends deft interactive: SessionEnd runs first (reason other, s
       repo,
       "--approval",
       "never",
-      ...MODEL(mock),
+      ...mockModelArgs(mock),
     ],
     cwd: home,
     env: { HOME: home, NO_COLOR: "1", DENO_DIR: denoDir() },

@@ -5,11 +5,12 @@
  * source, and the hooks' context reaches the model's next request each time.
  */
 import assert from "node:assert/strict";
-import { runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
+import { interactiveOnStdin, runDeft, runMocked, trustedHome } from "../../helpers/deft.ts";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { withAcp } from "../../helpers/acp_client.ts";
+import { mockModelArgs } from "../../helpers/mock_session.ts";
 
 /**
  * Records each SessionStart input in $HOME/start.jsonl and answers with the context
@@ -46,17 +47,6 @@ function lastUser(request: { body: { messages: { role: string; content: unknown 
   const users = request.body.messages.filter((m) => m.role === "user");
   return JSON.stringify(users.at(-1)?.content ?? "");
 }
-
-const MODEL = (mock: MockLLM) => [
-  "-p",
-  "openai_compatible",
-  "-m",
-  "mock",
-  "--model-base-url",
-  `${mock.url}/v1`,
-  "-k",
-  "k",
-];
 
 Deno.test("deft run: SessionStart says startup; deft run --continue says resume, and its context reaches the model", async () => {
   const home = await startHome();
@@ -98,13 +88,11 @@ Deno.test("interactive: /clear and /compact start the conversation over: Session
     chatText("four"),
   ]);
   try {
-    const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...MODEL(mock)],
-      {
-        cwd: home,
-        env: { HOME: home },
-        stdin: "hi\n/clear\nafter clear\n/compact\nafter compact\nplain turn\n/exit\n",
-      },
+    const r = await interactiveOnStdin(
+      repo,
+      mock,
+      "hi\n/clear\nafter clear\n/compact\nafter compact\nplain turn\n/exit\n",
+      { args: ["--approval", "never"], cwd: home, env: { HOME: home } },
     );
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(await sources(home), ["startup", "clear", "compact"], r.stderr);
@@ -124,13 +112,14 @@ Deno.test("interactive -c: SessionStart says resume (the resume matcher selects 
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatText("one"), chatText("two"), chatText("three")]);
   try {
-    const first = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...MODEL(mock)],
-      { cwd: home, env: { HOME: home }, stdin: "hi\n/exit\n" },
-    );
+    const first = await interactiveOnStdin(repo, mock, "hi\n/exit\n", {
+      args: ["--approval", "never"],
+      cwd: home,
+      env: { HOME: home },
+    });
     assert.equal(first.code, 0, first.stderr);
     const again = await runDeft(
-      ["interactive", "-c", "-w", repo, "--approval", "never", ...MODEL(mock)],
+      ["interactive", "-c", "-w", repo, "--approval", "never", ...mockModelArgs(mock)],
       { cwd: home, env: { HOME: home }, stdin: "go on\n/exit\n" },
     );
     assert.equal(again.code, 0, again.stderr);
@@ -190,10 +179,11 @@ Deno.test("interactive: a first prompt that UserPromptSubmit blocks does not los
   const repo = await makeBuggyRepo();
   const mock = MockLLM.start([chatText("one"), chatText("two")]);
   try {
-    const r = await runDeft(
-      ["interactive", "-w", repo, "--approval", "never", ...MODEL(mock)],
-      { cwd: home, env: { HOME: home }, stdin: "my secret\nhello\nagain\n/exit\n" },
-    );
+    const r = await interactiveOnStdin(repo, mock, "my secret\nhello\nagain\n/exit\n", {
+      args: ["--approval", "never"],
+      cwd: home,
+      env: { HOME: home },
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /blocked the prompt: no secrets/);
     assert.deepEqual(await sources(home), ["startup"], "SessionStart ran twice");

@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { withAcp } from "../../helpers/acp_client.ts";
 import { runDeft, runMocked } from "../../helpers/deft.ts";
 import { chatStream, chatText, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
-import { plain, runDeftInPty } from "../../helpers/pty.ts";
+import { interactiveInPty, plain } from "../../helpers/pty.ts";
 import { otlpReceiver } from "../../helpers/otlp.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
@@ -103,26 +103,16 @@ Deno.test({
       chatText("Second answer."),
     ]);
     try {
-      const run = await runDeftInPty([
-        "interactive",
-        "-w",
-        work,
-        "--approval",
-        "never",
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
-      ], [
+      const run = await interactiveInPty(work, mock, [
         { expect: "deft> ", send: "first question" + ENTER },
         { expect: "First answer\\.[\\s\\S]*deft> ", send: "second question" + ENTER },
         { expect: "Second answer\\.[\\s\\S]*deft> ", send: CTRL_D },
         { expect: "bye" },
-      ], { cwd: home, env: { HOME: home, XDG_STATE_HOME: join(home, "state"), ...collector.env } });
+      ], {
+        args: ["--approval", "never"],
+        cwd: home,
+        env: { HOME: home, XDG_STATE_HOME: join(home, "state"), ...collector.env },
+      });
       const out = plain(run.output);
       assert.equal(run.failed, null, out);
       assert.equal(run.code, 0, out);

@@ -7,7 +7,7 @@
 import * as assert from "node:assert/strict";
 import { join } from "node:path";
 import { makeBatchFixture } from "../../helpers/batch_fixture.ts";
-import { runDeft, runMocked } from "../../helpers/deft.ts";
+import { interactiveOnStdin, runDeft, runMocked } from "../../helpers/deft.ts";
 import {
   chatText,
   chatToolCalls,
@@ -250,23 +250,9 @@ Deno.test({
     const collector = receiver();
     const mock = MockLLM.start([chatText("First answer."), chatText("Second answer.")]);
     try {
-      const run = await runDeft([
-        "interactive",
-        "-w",
-        dir.path,
-        "--approval",
-        "never",
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
-      ], {
+      const run = await interactiveOnStdin(dir.path, mock, "first question\nsecond question\n", {
+        args: ["--approval", "never"],
         cwd: dir.path,
-        stdin: "first question\nsecond question\n",
         env: {
           HOME: home,
           XDG_STATE_HOME: join(home, "state"),

@@ -8,6 +8,7 @@ import { chatStream, chatToolCalls, MockLLM } from "../../../helpers/mock_llm.ts
 import { plain, runDeftInPty } from "../../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../../helpers/repo.ts";
 import { tempDir } from "../../../helpers/temp.ts";
+import { mockModelArgs } from "../../../helpers/mock_session.ts";
 
 const ENTER = "\r";
 
@@ -29,14 +30,7 @@ Deno.test("run (pty): approve> is not drawn over while waiting; the answer is ec
       repo,
       "--approval",
       "commands",
-      "-p",
-      "openai_compatible",
-      "-m",
-      "mock",
-      "--model-base-url",
-      `${mock.url}/v1`,
-      "-k",
-      "k",
+      ...mockModelArgs(mock),
     ], [
       // Wait a second at the prompt: a spinner still running would redraw the line ten times.
       { expect: "\\$ touch made_1[\\s\\S]*approve> ", send: "a" + ENTER, delay: 1 },

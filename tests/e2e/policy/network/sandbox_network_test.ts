@@ -5,33 +5,29 @@
  * the proxy's injected resolver, which the test controls (no test needs the internet).
  */
 import assert from "node:assert/strict";
-import http from "node:http";
 import dgram from "node:dgram";
 import { processPolicy, runChild, taskTestLaunch } from "../../../../src/policy/process.ts";
 import { type NetworkDecision, startNetworkProxy } from "../../../../src/policy/network/proxy.ts";
 import { parseEntry } from "../../../../src/policy/network/rules.ts";
 import { tempDir } from "../../../helpers/temp.ts";
+import { loopbackServer } from "../../../helpers/loopback.ts";
 
-/** A server on 127.0.0.1 that answers `NAME PATH` and records every path it was asked. */
-async function server(name: string, root?: string) {
-  const paths: string[] = [];
-  const srv = http.createServer(async (req, res) => {
-    paths.push(req.url ?? "");
-    if (root && req.url?.startsWith("/repo.git/")) {
-      try {
-        const path = req.url.slice("/repo.git".length).split("?")[0];
-        const file = await Deno.readFile(`${root}${path}`);
-        res.end(file);
-      } catch {
-        res.writeHead(404).end();
-      }
-      return;
+/**
+ * A server on 127.0.0.1 that answers `NAME PATH` and records every path it was asked; with `root`,
+ * it serves `/repo.git/…` from that folder (a dumb-HTTP git remote).
+ */
+function server(name: string, root?: string) {
+  return loopbackServer(name, async (req, res) => {
+    if (!root || !req.url?.startsWith("/repo.git/")) return false;
+    try {
+      const path = req.url.slice("/repo.git".length).split("?")[0];
+      const file = await Deno.readFile(`${root}${path}`);
+      res.end(file);
+    } catch {
+      res.writeHead(404).end();
     }
-    res.end(`${name} ${req.url}\n`);
+    return true;
   });
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
-  const port = (srv.address() as { port: number }).port;
-  return { port, paths, close: () => new Promise<void>((r) => srv.close(() => r())) };
 }
 
 async function git(args: string[], cwd: string) {

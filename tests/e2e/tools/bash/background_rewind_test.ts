@@ -4,7 +4,7 @@
  * free, its process gone) while A runs on and still answers, until the session ends.
  */
 import assert from "node:assert/strict";
-import { runDeft } from "../../../helpers/deft.ts";
+import { interactiveOnStdin } from "../../../helpers/deft.ts";
 import { eventually, pidsByCmdline } from "../../../helpers/bash.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../../helpers/repo.ts";
@@ -63,26 +63,14 @@ Deno.test("background (interactive): /rewind kills the shells of the turns taken
     chatText("Probed."),
   ]);
   try {
-    const r = await runDeft(
-      [
-        "interactive",
-        "-w",
-        repo,
-        "--approval",
-        "never",
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
-      ],
+    const r = await interactiveOnStdin(
+      repo,
+      mock,
+      "start server A\nstart server B\n/rewind 1 both\n/status\nprobe the ports\nexit\n",
       {
+        args: ["--approval", "never"],
         cwd: repo,
         env: { HOME: homeTemp.path, XDG_STATE_HOME: `${homeTemp.path}/state` },
-        stdin: "start server A\nstart server B\n/rewind 1 both\n/status\nprobe the ports\nexit\n",
       },
     );
     const out = r.stderr + r.stdout;

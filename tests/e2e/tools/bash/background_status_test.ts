@@ -3,7 +3,7 @@
  * its id, status and command, and leaving the session ends it.
  */
 import assert from "node:assert/strict";
-import { runDeft } from "../../../helpers/deft.ts";
+import { interactiveOnStdin } from "../../../helpers/deft.ts";
 import { eventually, pidsByCmdline } from "../../../helpers/bash.ts";
 import { chatText, chatToolCalls, MockLLM } from "../../../helpers/mock_llm.ts";
 import { tempDir } from "../../../helpers/temp.ts";
@@ -17,28 +17,11 @@ Deno.test("background (interactive): /status lists the model's background shells
     chatText("Started."),
   ]);
   try {
-    const r = await runDeft(
-      [
-        "interactive",
-        "-w",
-        workspace.path,
-        "--approval",
-        "never",
-        "-p",
-        "openai_compatible",
-        "-m",
-        "mock",
-        "--model-base-url",
-        `${mock.url}/v1`,
-        "-k",
-        "k",
-      ],
-      {
-        cwd: workspace.path,
-        env: { HOME: homeTemp.path },
-        stdin: "start a sleeper\n/status\nexit\n",
-      },
-    );
+    const r = await interactiveOnStdin(workspace.path, mock, "start a sleeper\n/status\nexit\n", {
+      args: ["--approval", "never"],
+      cwd: workspace.path,
+      env: { HOME: homeTemp.path },
+    });
     assert.equal(r.code, 0, r.stderr);
     const status = r.stderr + r.stdout;
     assert.match(
