@@ -6,7 +6,7 @@
  * and puts it first on the Inspector's PATH, so the test runs the same wherever npx does.
  */
 import assert from "node:assert/strict";
-import { registeredToolNames } from "../../../src/tools/registry.ts";
+import { servedToolNames } from "../../../src/tools/registry.ts";
 import { deftMcpCommand } from "../../helpers/deft_mcp.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
@@ -88,7 +88,7 @@ Deno.test({
       const tools =
         (run.json.result as { tools: { name: string; inputSchema: { type: string } }[] })
           .tools;
-      assert.deepEqual(tools.map((tool) => tool.name), registeredToolNames());
+      assert.deepEqual(tools.map((tool) => tool.name), servedToolNames());
       for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
     });
 

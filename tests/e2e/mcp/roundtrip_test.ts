@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { discoverMcpTools } from "../../../src/mcp/discover.ts";
 import { ToolExecutor } from "../../../src/tools/executor.ts";
-import { createTools, registeredToolNames } from "../../../src/tools/registry.ts";
+import { createTools, servedToolNames } from "../../../src/tools/registry.ts";
 import { deftMcpCommand } from "../../helpers/deft_mcp.ts";
 import { mcpContext } from "../../helpers/mcp_fixtures.ts";
 import { tempDir } from "../../helpers/temp.ts";
@@ -19,11 +19,11 @@ Deno.test("deft's tools, served by deft mcp and used through deft's MCP client",
     assert.deepEqual(mcp.errors, []);
     assert.deepEqual(
       mcp.tools.map((t) => t.name),
-      registeredToolNames().map((n) => `mcp__deft__${n}`),
+      servedToolNames().map((n) => `mcp__deft__${n}`),
     );
 
     // The strict rendering of a schema that went through MCP matches Deft's own rendering.
-    const builtIns = createTools(mcpContext(workspace), registeredToolNames());
+    const builtIns = createTools(mcpContext(workspace), servedToolNames());
     for (const [i, builtIn] of builtIns.entries()) {
       const direct = builtIn.jsonDefinition("openai");
       const viaMcp = mcp.tools[i].jsonDefinition("openai");
