@@ -13,6 +13,7 @@ const HOME_FOLDERS: readonly [string, string][] = [
   [".ssh", "your SSH folder (authorized_keys, config)"],
   [".gnupg", "your GnuPG folder (its agent starts the programs named there)"],
   [".config/git", "git's user config folder"],
+  ["bin", "your ~/bin (Debian's and Ubuntu's ~/.profile put it first on PATH)"],
 ];
 
 /** Files that bash, sh and git read; an empty one means what a missing one does. */
@@ -21,6 +22,7 @@ const HOME_FILES: readonly [string, string][] = [
   [".profile", "your login shell's start-up file"],
   [".bash_logout", "your bash log-out file"],
   [".gitconfig", "your git config"],
+  [".bash_aliases", "your bash aliases (Debian's and Ubuntu's ~/.bashrc read them)"],
 ];
 
 /** zsh's files: covered where the user has zsh files at all (else nothing reads them). */
