@@ -169,8 +169,23 @@ async function readPatch(patch: string): Promise<PatchFile[] | undefined> {
   for (const file of files) {
     if (file.binary) file.refusal ??= "write a binary file";
     if (file.path.startsWith('"')) file.refusal ??= "write a file whose name git quotes";
+    if (!plainPath(file.path)) {
+      file.refusal ??= "write a path that is absolute, climbs with '..' or names '.git'";
+    }
   }
   return files;
+}
+
+/**
+ * Whether `path` names a file below the patch's base and nowhere else: relative, no empty, `.`
+ * or `..` part (git's numstat passes such names on as written, and the scratch copy and the
+ * parent's file would be found at different places), no `.git` part in any case.
+ */
+function plainPath(path: string): boolean {
+  return path !== "" && !path.startsWith("/") &&
+    path.split("/").every((part) =>
+      part !== "" && part !== "." && part !== ".." && part.toLowerCase() !== ".git"
+    );
 }
 
 /** A file ready to be written: its text now (null: none) and after the patch. */
@@ -199,6 +214,7 @@ async function plan(
     await Deno.mkdir(tree);
     const befores = new Map<string, string | null>();
     for (const file of chosen) {
+      if (befores.has(file.path)) continue; // a patch may change one file in two parts
       const bytes = readWorkspaceFile(place.workspace, join(kept.base, file.path), limit);
       if (bytes === undefined) {
         return `task: patch ${kept.id} was not applied: ${file.path} in your tree cannot be ` +
@@ -229,7 +245,8 @@ async function plan(
       befores.set(file.path, text);
       const copy = join(tree, file.path);
       await Deno.mkdir(dirname(copy), { recursive: true });
-      await Deno.writeFile(copy, bytes);
+      // A fresh file of Deft's own: never through a link or onto a file already there.
+      await Deno.writeFile(copy, bytes, { createNew: true, mode: 0o600 });
     }
     // Only the chosen files (all of them need no filter: a name may hold glob characters).
     const include = chosen.length === all.length
@@ -256,6 +273,7 @@ async function plan(
     }
     const planned: Planned[] = [];
     for (const file of chosen) {
+      if (planned.some((p) => p.path === file.path)) continue;
       let after: string;
       try {
         after = decoder.decode(await Deno.readFile(join(tree, file.path)));

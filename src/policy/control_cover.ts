@@ -39,6 +39,15 @@ export function controlEntries(
     const p = resolve(place.path);
     // A path under a folder the sandbox makes private (its /tmp) is out of the model's reach.
     if (!shownByWorkspace(ws, p)) continue;
+    const linked = hardLinked(p);
+    if (linked) {
+      throw controlRefusal(
+        ws,
+        linked,
+        place,
+        "it has another hard link, through which the model could write it",
+      );
+    }
     const rest = p.slice(ws === "/" ? 1 : ws.length + 1);
     const entry = join(ws, rest.split("/")[0]);
     // A file is made as a file only where it is the entry itself; any other entry is a folder.
@@ -79,6 +88,36 @@ function coverable(ws: string, entry: string, place: ControlPlace): void {
     }
     if (Deno.lstatSync(entry).isSymlink) throw controlRefusal(ws, entry, place, "it is a link");
   }
+}
+
+/** Entries of a folder looked at for hard links, at most (~/.ssh holds a handful). */
+const MAX_LINK_LOOKS = 256;
+
+/**
+ * `path`, or a file right inside it when it is a folder, when that is a regular file with more
+ * than one name: a read-only cover shows one name, and the model would write the file through
+ * another one in the workspace (a `~/.bashrc` hard-linked from `~/dotfiles/bashrc`).
+ */
+function hardLinked(path: string): string | undefined {
+  const many = (p: string) => {
+    try {
+      const info = Deno.lstatSync(p);
+      return info.isFile && (info.nlink ?? 1) > 1;
+    } catch {
+      return false;
+    }
+  };
+  if (many(path)) return path;
+  let looked = 0;
+  try {
+    for (const entry of Deno.readDirSync(path)) {
+      if (++looked > MAX_LINK_LOOKS) break;
+      if (entry.isFile && many(join(path, entry.name))) return join(path, entry.name);
+    }
+  } catch {
+    // Not a folder, or not there: nothing more to look at.
+  }
+  return undefined;
 }
 
 /**

@@ -70,12 +70,18 @@ const DRIVER_KEY = /^(filter|diff|merge)\.(.+)\.(clean|smudge|process|textconv|c
 
 /**
  * `git diff` of the index as a patch: binary-safe, no colour, paths as they are, and no external
- * diff or textconv program (the repository's attributes name those).
+ * diff or textconv program (the repository's attributes name those). The paths are always the
+ * whole tree's behind `a/` and `b/`, as `git apply` reads them: a repository's `diff.relative`,
+ * `diff.noprefix`, `diff.mnemonicPrefix` (or `diff.srcPrefix`) would make them name other files.
  */
 export const INDEX_PATCH_ARGS: readonly string[] = [
   "-c",
   "core.quotepath=false",
+  "-c",
+  "diff.relative=false",
   "diff",
+  "--src-prefix=a/",
+  "--dst-prefix=b/",
   "--cached",
   "--binary",
   "--no-color",

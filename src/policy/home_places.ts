@@ -13,6 +13,7 @@ const HOME_FOLDERS: readonly [string, string][] = [
   [".ssh", "your SSH folder (authorized_keys, config)"],
   [".gnupg", "your GnuPG folder (its agent starts the programs named there)"],
   [".config/git", "git's user config folder"],
+  ["bin", "your ~/bin (Debian's and Ubuntu's ~/.profile put it first on PATH)"],
 ];
 
 /** Files that bash, sh and git read; an empty one means what a missing one does. */
@@ -21,9 +22,13 @@ const HOME_FILES: readonly [string, string][] = [
   [".profile", "your login shell's start-up file"],
   [".bash_logout", "your bash log-out file"],
   [".gitconfig", "your git config"],
+  [".bash_aliases", "your bash aliases (Debian's and Ubuntu's ~/.bashrc read them)"],
 ];
 
-/** zsh's files: covered where the user has zsh files at all (else nothing reads them). */
+/**
+ * zsh's files: covered where the user has zsh files at all or zsh is their shell (`$SHELL`: a
+ * zsh with no files yet still reads a `~/.zshrc` the model would make); else nothing reads them.
+ */
 const ZSH_FILES = [".zshenv", ".zprofile", ".zshrc", ".zlogin", ".zlogout"];
 
 /**
@@ -59,7 +64,7 @@ export function homePlaces(home: string | undefined = readEnv("HOME")): ControlP
       : "",
   });
   places.push({ path: at(".bash_login"), what: "your bash login file", missing: "" });
-  if (ZSH_FILES.some(present)) {
+  if (ZSH_FILES.some(present) || /(^|\/)zsh$/.test(readEnv("SHELL") ?? "")) {
     for (const name of ZSH_FILES) {
       places.push({ path: at(name), what: "your zsh start-up file", missing: "" });
     }

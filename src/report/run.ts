@@ -106,11 +106,20 @@ export function denied(result: RecordedToolResult | undefined): boolean {
   return /^The user denied this /.test(result?.error ?? result?.result ?? "");
 }
 
+/**
+ * A run's child agents, and those already drawn in this report: a file may name one child from
+ * any number of calls (and so at every level), which would draw it that many times over.
+ */
+interface Nesting {
+  children: RunModel["children"];
+  drawn: Set<RunModel>;
+}
+
 function toolCall(
   call: LLMToolCall,
   result: RecordedToolResult | undefined,
   limits: BlockLimits,
-  children: RunModel["children"],
+  nesting: Nesting,
 ): string {
   const failed = result ? !result.success : false;
   // Who let the call through or refused it; older files record no decision, only the refusal.
@@ -137,22 +146,27 @@ function toolCall(
     text(call.name)
   }</span> <span class="mono">${text(callLine(call))}</span> ${marks}</summary>${
     callArguments(call, limits)
-  }${output}${childAgent(result, children, limits)}</details>`;
+  }${output}${childAgent(result, nesting, limits)}</details>`;
 }
 
 /** The child agent a `Task` call ran: its own header and steps, nested in the call. */
 function childAgent(
   result: RecordedToolResult | undefined,
-  children: RunModel["children"],
+  nesting: Nesting,
   limits: BlockLimits,
 ): string {
   const link = result?.subagent;
   if (!link || typeof link.trajectory !== "string") return "";
-  const child = children?.get(link.trajectory);
-  const shown = child
-    ? runSection(child, limits)
-    : `<p class="note">its trajectory is not beside this one nor in Deft's trajectories ` +
-      `folder: ${text(link.trajectory)}</p>`;
+  const child = nesting.children?.get(link.trajectory);
+  const again = child !== undefined && nesting.drawn.has(child);
+  if (child) nesting.drawn.add(child);
+  const shown = !child
+    ? `<p class="note">its trajectory is not beside this one nor in Deft's trajectories ` +
+      `folder: ${text(link.trajectory)}</p>`
+    : again
+    ? `<p class="note">its steps are shown under the first call that names it ` +
+      `(${text(link.trajectory)})</p>`
+    : runSection(child, limits, nesting.drawn);
   return `<details class="child fold" open><summary>child agent <span class="mono">${
     text(String(link.session_id ?? ""))
   }</span>${child ? " " + badge(runOutcome(child)) : ""}</summary>${shown}</details>`;
@@ -176,7 +190,7 @@ function step(
   s: RecordedStep,
   elapsed: number | null,
   limits: BlockLimits,
-  children: RunModel["children"],
+  nesting: Nesting,
 ): string {
   const usage = s.llm_response?.usage;
   const tokens = usage && typeof usage === "object"
@@ -200,7 +214,7 @@ function step(
     s.llm_response?.content
       ? `<div class="says">${block(s.llm_response.content, limits)}</div>`
       : ""
-  }${calls.map((c) => toolCall(c, results.get(c.call_id), limits, children)).join("")}${
+  }${calls.map((c) => toolCall(c, results.get(c.call_id), limits, nesting)).join("")}${
     s.error ? `<pre class="out err">${block(s.error, limits)}</pre>` : ""
   }${s.reflection ? `<p class="note">${block(s.reflection, limits)}</p>` : ""}</div>`;
 }
@@ -211,7 +225,11 @@ function objects<T>(value: unknown): T[] {
 }
 
 /** The header and timeline of `run`, under the anchor `anchor`. */
-export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): string {
+export function runSection(
+  run: RunModel,
+  limits: BlockLimits = BLOCK_LIMITS,
+  drawn: Set<RunModel> = new Set([run]),
+): string {
   const t = run.trajectory;
   const stats = runStats(run);
   const usage = t?.total_usage;
@@ -273,7 +291,7 @@ export function runSection(run: RunModel, limits: BlockLimits = BLOCK_LIMITS): s
   const items = timeline(run.parts ?? [{ path: run.path, trajectory: t }]);
   const steps = items.map((item) =>
     item.kind === "step"
-      ? step(item.step, item.elapsed, limits, run.children)
+      ? step(item.step, item.elapsed, limits, { children: run.children, drawn })
       : eventBlock(item, limits)
   ).join("\n");
   const final = t.final_result

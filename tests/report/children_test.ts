@@ -60,3 +60,33 @@ Deno.test("report: a Task call's child is read only from where Deft writes traje
   // The parent itself is not read again as its own child.
   assert.equal(html.match(/<dt>task<\/dt><dd>PARENT-TASK/g)?.length, 1);
 });
+
+Deno.test("report: a child named by many calls, at every level, is shown once and the report stays small", async () => {
+  await using dir = await tempDir();
+  const N = 20;
+  const names = ["a0", "b1", "c2", "d3"].map((n) =>
+    join(dir.path, `trajectory_20261201_10000${n[1]}_${n}${n}${n}.json`)
+  );
+  // Each level's every call names the next level's one file: N^3 nestings if each is drawn.
+  for (let level = 0; level < names.length; level++) {
+    const next = names[level + 1];
+    const t: Json = next ? parentNaming(Array(N).fill(next)) : trajectory("LAST-LEVEL-TASK", [{
+      text: "x",
+      tool: "bash",
+      args: { command: "true" },
+      output: "ok",
+    }]);
+    if (next) t.task = `LEVEL-${level}-TASK`;
+    await Deno.writeTextFile(names[level], JSON.stringify(t));
+  }
+  const html = await buildReport([names[0]]);
+  const drawn = (task: string) => html.split(`<dt>task</dt><dd>${task}</dd>`).length - 1;
+  assert.equal(drawn("LAST-LEVEL-TASK"), 1, "the deepest child is drawn once");
+  assert.equal(drawn("LEVEL-1-TASK"), 1, "a child is drawn once");
+  assert.equal(
+    html.match(/its steps are shown under the first call that names it/g)?.length,
+    3 * (N - 1),
+    "every other call says where its child is shown",
+  );
+  assert.ok(html.length < 2_000_000, `the report is ${html.length} characters`);
+});

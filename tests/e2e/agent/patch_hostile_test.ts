@@ -206,3 +206,28 @@ Deno.test("patch: a FIFO where the workspace's .git should be is never read (san
   // Nothing hangs: git decides (the FIFO is no repository), within the deadline.
   await within(20_000, workspacePatch(workspace, { sandbox, limits: SHORT }).catch(() => ""));
 });
+
+Deno.test("patch: the repository's diff.noprefix, diff.mnemonicPrefix and diff.relative leave the patch's paths as git apply reads them", async () => {
+  await using tmp = await tempDir("deft-prefix-");
+  const repo = await repoIn(tmp.path);
+  await Deno.mkdir(`${repo}/sub`);
+  await Deno.writeTextFile(`${repo}/sub/a.txt`, "one\n");
+  await git(repo, "add", "sub/a.txt");
+  await git(repo, ...AUTHOR, "commit", "-qm", "sub");
+  await Deno.writeTextFile(`${repo}/sub/a.txt`, "two\n");
+  for (
+    const [key, where] of [["noprefix", repo], ["mnemonicPrefix", repo], [
+      "relative",
+      `${repo}/sub`,
+    ]]
+  ) {
+    await git(repo, "config", `diff.${key}`, "true");
+    // Read with -p1 from the repository's top (as `Task` apply and the child's start do), a
+    // path without its `a/`, or relative to the folder, would name another file: the top's
+    // a.txt, which holds the same text.
+    const patch = await workspacePatch(where);
+    assert.match(patch, /^--- a\/sub\/a\.txt$/m, `with diff.${key}: ${patch}`);
+    assert.match(patch, /^\+\+\+ b\/sub\/a\.txt$/m, `with diff.${key}: ${patch}`);
+    await git(repo, "config", "--unset", `diff.${key}`);
+  }
+});

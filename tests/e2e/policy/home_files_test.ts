@@ -9,16 +9,24 @@
  *   the project, never …"
  * - the editor refuses the same files and Deft's config folder: "workspace at $HOME: the editor
  *   cannot create …"
+ * - Debian's and Ubuntu's own start-up places, ~/.bash_aliases (read by their ~/.bashrc) and
+ *   ~/bin (put on PATH by their ~/.profile), cannot be made or written either: "workspace at
+ *   $HOME: ~/.bash_aliases and ~/bin …"
+ * - a zsh user's ~/.zshrc and ~/.zshenv cannot be made even before they have any zsh file (their
+ *   $SHELL says zsh): "workspace at $HOME: a zsh user without zsh files …"
+ * - a start-up file with another hard link in the workspace is refused at the start, naming it,
+ *   since the model could write it through that other name: "workspace at $HOME: a start-up file
+ *   hard-linked …"
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runDeft } from "../../helpers/deft.ts";
 import { tempDir } from "../../helpers/temp.ts";
 
-async function tool(home: string, name: string, args: unknown) {
+async function tool(home: string, name: string, args: unknown, env: Record<string, string> = {}) {
   const r = await runDeft(
     ["tool", name, JSON.stringify(args), "-w", home, "--sandbox", "workspace-write"],
-    { cwd: home, env: { HOME: home } },
+    { cwd: home, env: { HOME: home, ...env } },
   );
   return { ...r, result: JSON.parse(r.stdout) };
 }
@@ -101,4 +109,52 @@ Deno.test("workspace at $HOME: the editor cannot create ~/.ssh/authorized_keys, 
     file_text: "mine\n",
   });
   assert.equal(result.success, true, JSON.stringify(result));
+});
+
+Deno.test("workspace at $HOME: ~/.bash_aliases and ~/bin (read by Debian's .bashrc and .profile) cannot be made", async () => {
+  await using temp = await tempDir("deft-home-files-");
+  const home = temp.path;
+  const script = [
+    "echo 'echo ALIASES-RAN' > ~/.bash_aliases 2>/dev/null && echo WROTE-ALIASES",
+    "mkdir -p ~/bin 2>/dev/null; printf '#!/bin/sh\\necho BIN-RAN\\n' > ~/bin/ls 2>/dev/null && echo WROTE-BIN",
+    "echo mine > ~/project.txt && echo WROTE-PROJECT",
+  ].join("\n");
+  const { result } = await tool(home, "bash", { command: script });
+  const out = result.output as string;
+  assert.match(out, /WROTE-PROJECT/, JSON.stringify(result));
+  assert.doesNotMatch(out, /WROTE-ALIASES/, out);
+  assert.doesNotMatch(out, /WROTE-BIN/, out);
+  assert.equal(await Deno.readTextFile(join(home, ".bash_aliases")).catch(() => ""), "");
+  assert.equal(await exists(join(home, "bin", "ls")), false);
+});
+
+Deno.test("workspace at $HOME: a start-up file hard-linked elsewhere in the workspace is refused at the start, naming it", async () => {
+  await using temp = await tempDir("deft-home-files-");
+  const home = temp.path;
+  await Deno.mkdir(join(home, "dotfiles"));
+  await Deno.writeTextFile(join(home, "dotfiles", "bashrc"), "# mine\n");
+  await Deno.link(join(home, "dotfiles", "bashrc"), join(home, ".bashrc"));
+  const { result } = await tool(home, "bash", {
+    command: "echo evil >> ~/dotfiles/bashrc && echo WROTE-LINK",
+  });
+  assert.equal(await Deno.readTextFile(join(home, ".bashrc")), "# mine\n", "~/.bashrc unchanged");
+  assert.equal(result.success, false, JSON.stringify(result));
+  assert.match(result.error, /\.bashrc.*hard link/s, JSON.stringify(result));
+});
+
+Deno.test("workspace at $HOME: a zsh user without zsh files yet cannot get a ~/.zshrc or ~/.zshenv made", async () => {
+  await using temp = await tempDir("deft-home-files-");
+  const home = temp.path;
+  const script = [
+    "echo 'echo ZSHRC-RAN' > ~/.zshrc 2>/dev/null && echo WROTE-ZSHRC",
+    "echo 'echo ZSHENV-RAN' > ~/.zshenv 2>/dev/null && echo WROTE-ZSHENV",
+    "echo mine > ~/project.txt && echo WROTE-PROJECT",
+  ].join("\n");
+  const { result } = await tool(home, "bash", { command: script }, { SHELL: "/usr/bin/zsh" });
+  const out = result.output as string;
+  assert.match(out, /WROTE-PROJECT/, JSON.stringify(result));
+  assert.doesNotMatch(out, /WROTE-ZSHRC|WROTE-ZSHENV/, out);
+  for (const name of [".zshrc", ".zshenv"]) {
+    assert.equal(await Deno.readTextFile(join(home, name)).catch(() => ""), "", name);
+  }
 });
