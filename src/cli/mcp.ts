@@ -11,6 +11,8 @@ import { servedToolNames } from "../tools/catalog.ts";
 import { hostDirs, toolContext } from "./context.ts";
 import { writeStderr } from "./io.ts";
 import { maxLineBytesOption } from "./line_limit.ts";
+import { recordCallNetwork } from "../tools/call_network.ts";
+import { networkNote } from "./network_note.ts";
 
 /** Options of `deft mcp`. */
 export interface McpCommandOptions {
@@ -32,8 +34,13 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext({ ...opts, provider: "anthropic" });
   // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
+  const tools = await createHostedTools(context, servedToolNames(), hostDirs(context.settings));
+  // Each answer carries the network decisions of its own call (`_meta`); stderr shows each one.
+  const unwatchNetwork = context.settings.network
+    ? recordCallNetwork(tools, networkNote("deft mcp"))
+    : undefined;
   const { executor, hooks } = await (await import("./hooks.ts")).toolServerExecutor(
-    await createHostedTools(context, servedToolNames(), hostDirs(context.settings)),
+    tools,
     context.workspace,
     context.settings,
     "deft mcp",
@@ -74,6 +81,7 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
     code = await finished;
     return code;
   } finally {
+    unwatchNetwork?.();
     for (const remove of signals) remove();
     for (const error of await executor.closeTools()) writeStderr(`deft mcp: ${error.message}`);
     // A signal (exit code other than 0) bounds each SessionEnd hook.
