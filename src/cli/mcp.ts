@@ -81,7 +81,6 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
     code = await finished;
     return code;
   } finally {
-    unwatchNetwork?.();
     for (const remove of signals) remove();
     for (const error of await executor.closeTools()) writeStderr(`deft mcp: ${error.message}`);
     // A signal (exit code other than 0) bounds each SessionEnd hook.
@@ -91,6 +90,8 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
       signal: code !== undefined && code !== 0,
     });
     await server.close().catch(() => {});
+    // After the SessionEnd hooks, whose network decisions stderr shows too.
+    unwatchNetwork?.();
     restoreConsole();
   }
 }

@@ -102,12 +102,13 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
     // End of input: every call still running is answered before the tools close.
     await Promise.all(running);
   } finally {
-    unwatchNetwork?.();
     removeSignals();
     if (!stopping) await executor.closeTools();
     if (!stopping) {
       await endSessionHooks(hooks, { reason: "other", deft: "input_closed" });
     }
+    // After the SessionEnd hooks, whose network decisions stderr shows too.
+    unwatchNetwork?.();
   }
   return 0;
 }
