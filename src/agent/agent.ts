@@ -177,7 +177,7 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
     }
 
     console.calling?.(step, calls);
-    const results = await runCalls(calls, options);
+    const { results, hookStop } = await runCalls(calls, options);
     let done = false;
     // The done signal is the call whose catalog entry says it ends the run (`task_done`).
     const doneIndex = calls.findIndex((c) => catalogEntry(c.name)?.endsRun === true);
@@ -224,7 +224,7 @@ async function runTurn(task: string, options: AgentOptions): Promise<AgentResult
       recorder.finalize(true, finalResult);
       return { success: true, interrupted: false, finalResult, steps: step };
     }
-    const stopAfter = options.hookStop?.();
+    const stopAfter = hookStop ?? options.hookStop?.();
     if (stopAfter) return stoppedByHook(recorder, step, stopAfter);
     const overAfter = await options.budget?.check(signal);
     if (overAfter) return budgetStopped(recorder, step, overAfter);
@@ -289,21 +289,28 @@ function fitContext(
   return context.estimate(messages, definitionChars);
 }
 
-/** Runs the calls of one step; every call gets exactly one result, in call order. */
-async function runCalls(calls: LLMToolCall[], options: AgentOptions): Promise<ToolCallResult[]> {
+/**
+ * Runs the calls of one step; every call gets exactly one result, in call order. One at a time,
+ * a stop (the turn's signal, a hook's `continue: false`, a budget cap) is asked between them:
+ * once there is one, the calls not yet started are not run and each says why, so every call id
+ * is answered and the conversation stays valid (`deft -c` goes on from it).
+ */
+async function runCalls(
+  calls: LLMToolCall[],
+  options: AgentOptions,
+): Promise<{ results: ToolCallResult[]; hookStop?: HookStopped }> {
   const runnable = calls.filter((c) => !c.argumentsError);
   const toolCalls = runnable.map((c) => ({
     name: c.name,
     call_id: c.call_id,
     arguments: c.arguments,
   }));
+  const stops: { hook?: HookStopped } = {};
   const ran = options.parallelToolCalls
     ? await options.executor.parallelToolCall(toolCalls)
-    : options.budget
-    ? await callsWithinBudget(toolCalls, options.executor, options.budget)
-    : await options.executor.sequentialToolCall(toolCalls);
+    : await callsUntilStopped(toolCalls, options, stops);
   let next = 0;
-  return calls.map((c) =>
+  const results = calls.map((c) =>
     c.argumentsError
       ? {
         name: c.name,
@@ -316,34 +323,53 @@ async function runCalls(calls: LLMToolCall[], options: AgentOptions): Promise<To
       }
       : ran[next++]
   );
+  return { results, hookStop: stops.hook };
 }
 
 /**
- * Runs the calls one at a time, checking the budget between them: once a cap is reached the
- * rest are not run, and each says why (the loop then ends the run).
+ * Runs the calls one at a time, asking between them whether the turn must stop: the user
+ * interrupted it (Ctrl-C, an ACP client's cancel), a hook said `continue: false`, or a budget
+ * cap was reached. From then on the rest are not run, and each says why (the loop then ends
+ * the run). A hook's stop is handed back in `stops`, as it is taken only once.
  */
-async function callsWithinBudget(
+async function callsUntilStopped(
   toolCalls: Parameters<ToolExecutor["sequentialToolCall"]>[0],
-  executor: ToolExecutor,
-  budget: Budget,
+  options: AgentOptions,
+  stops: { hook?: HookStopped },
 ): Promise<ToolCallResult[]> {
   const results: ToolCallResult[] = [];
+  let why: string | undefined;
   for (const call of toolCalls) {
-    const stop = results.length > 0 ? await budget.check() : undefined;
-    if (stop) {
+    if (why === undefined && results.length > 0) why = await stopBetweenCalls(options, stops);
+    if (why !== undefined) {
       results.push({
         name: call.name,
         call_id: call.call_id,
         success: false,
         output: null,
-        error: `Not run: ${budgetStopMessage(stop)}`,
+        error: `Not run: ${why}`,
         error_code: -1,
       });
       continue;
     }
-    results.push(...await executor.sequentialToolCall([call]));
+    results.push(...await options.executor.sequentialToolCall([call]));
   }
   return results;
+}
+
+/** Why the calls not yet started must not run, if they must not. */
+async function stopBetweenCalls(
+  options: AgentOptions,
+  stops: { hook?: HookStopped },
+): Promise<string | undefined> {
+  if (options.signal?.aborted) return "the turn was interrupted before this call started.";
+  const hook = options.hookStop?.();
+  if (hook) {
+    stops.hook = hook;
+    return `${hookStopMessage(hook)}.`;
+  }
+  const over = await options.budget?.check();
+  return over && budgetStopMessage(over);
 }
 
 function recordResult(result: ToolCallResult): RecordedToolResult {

@@ -15,6 +15,9 @@ import {
 } from "../hooks/hooks.ts";
 import { hookPolicy, hookPolicyUnderList } from "../policy/hooks.ts";
 import type { PolicySettings } from "../policy/process.ts";
+import type { TrajectoryRecorder } from "../trajectory/recorder.ts";
+import type { AgentConsole } from "./console.ts";
+import { watchNetwork } from "./network_watch.ts";
 
 /** Times a Stop hook may send one task back to the model before the task ends regardless. */
 export const MAX_STOP_CONTINUATIONS = 3;
@@ -60,18 +63,28 @@ export interface SessionEnding {
 
 /**
  * Runs the SessionEnd hooks once (a second call does nothing). They cannot block or delay the
- * end past their timeout, and never throw.
+ * end past their timeout, and never throw. With `session`, their network decisions are shown on
+ * its console and recorded in the trajectory its last task recorded into, as the shell's are.
  */
 export async function endSessionHooks(
   hooks: Hooks | undefined,
   ending: SessionEnding,
+  session?: { console: AgentConsole; recorder?: TrajectoryRecorder },
 ): Promise<void> {
   if (!hooks) return;
-  await hooks.sessionEnd(
-    ending.reason,
-    ending.deft,
-    ending.signal ? SESSION_END_SIGNAL_BOUND_S : undefined,
-  ).catch(() => {});
+  const unwatch = session?.recorder && watchNetwork(session.console, session.recorder);
+  const before = session?.recorder?.data.network?.length ?? 0;
+  try {
+    await hooks.sessionEnd(
+      ending.reason,
+      ending.deft,
+      ending.signal ? SESSION_END_SIGNAL_BOUND_S : undefined,
+    ).catch(() => {});
+  } finally {
+    unwatch?.();
+  }
+  // The trajectory was written at the task's end: write it again when the hooks added to it.
+  if ((session?.recorder?.data.network?.length ?? 0) > before) session?.recorder?.flush();
 }
 
 /** A hook's stop request as the run records it. */

@@ -371,6 +371,10 @@ export async function runTask(
   }
   let result: AgentResult;
   let message = task;
+  // From before the prompt's hooks (SessionStart, UserPromptSubmit: sandboxed like the shell,
+  // through the same proxy) to the turn's end, every network decision is shown and recorded.
+  const unwatch = watchNetwork(console, recorder);
+  session.recorder = recorder;
   if (session.hooks) {
     session.hooks.setSession(recorder.data.session_id ?? "", trajectoryPath);
     // A stop asked outside a run (a `!command` line in interactive, whose call it refused) does
@@ -387,6 +391,7 @@ export async function runTask(
     if ("blocked" in said) {
       console.note(said.blocked);
       if (said.stopped) recorder.data.hook_stop = said.stopped;
+      unwatch();
       recorder.finalize(false, said.blocked);
       result = {
         success: false,
@@ -442,7 +447,6 @@ export async function runTask(
         : undefined,
     });
   };
-  const unwatch = watchNetwork(console, recorder);
   try {
     result = await runWithStopHooks(session.hooks, message, run, (t) => console.note(t));
     if (result.stoppedByHook) {

@@ -15,7 +15,7 @@ import type { CheckpointPlace } from "./checkpoints.ts";
 import type { Workplace } from "./workplace.ts";
 import type { ToolExecutor } from "../tools/executor.ts";
 import type { Hooks } from "../hooks/hooks.ts";
-import type { Trajectory } from "../trajectory/recorder.ts";
+import type { Trajectory, TrajectoryRecorder } from "../trajectory/recorder.ts";
 import type { WorkplaceOptions } from "./workplace_open.ts";
 import type { Budget, BudgetFlags } from "./budget.ts";
 import type { ShellBoard } from "./shell_board.ts";
@@ -143,6 +143,8 @@ export interface Session {
   };
   /** Publishes the session's background shells for `deft sessions` (./shell_board.ts). */
   shells?: ShellBoard;
+  /** The trajectory the last task recorded into: the SessionEnd hooks' network goes there too. */
+  recorder?: TrajectoryRecorder;
 }
 
 /** What one `runTask` did: its model, usage and the tool calls that ran. */

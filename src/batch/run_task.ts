@@ -15,8 +15,10 @@ import {
   containerFallbackPatch,
   containerTestLaunch,
   openTaskContainer,
+  type TaskContainer,
   type TaskContainerSettings,
 } from "./task_container.ts";
+import { recordTaskNetwork } from "./task_network.ts";
 import { killTagged, signalGroup, spawnGroup, TASK_TAG } from "./process_group.ts";
 import {
   markRunning,
@@ -101,7 +103,7 @@ async function runTask(
   let testExit: number | null = null;
   let summary: RunSummary | undefined;
   let error: string | null = null;
-  let container: Container | undefined;
+  let container: TaskContainer | undefined;
   let patch: PatchSource = "run";
   try {
     await Deno.remove(paths.dir, { recursive: true }).catch(() => {});
@@ -177,6 +179,15 @@ async function runTask(
       await container.close().catch((e) => {
         error ??= (e as Error).message;
       });
+      // Its proxy last (the test may have used it); its decisions go into the trajectory.
+      if (container.network) {
+        await container.network.close();
+        const lost = await recordTaskNetwork(paths.trajectory, container.network.records);
+        // Said in the task's log; the task's own outcome stands.
+        if (lost) {
+          await Deno.writeTextFile(paths.log, `\n--- ${lost}\n`, { append: true }).catch(() => {});
+        }
+      }
     }
   }
 

@@ -3,9 +3,9 @@
  * runtime bound read-only, its lifeline held by this process), the task's `deft run` attaches to
  * it (`--docker-container-id`), the task's `test` runs in it with `exec`, and the batch removes
  * it at the end, whatever the end was. A batch that is SIGKILLed closes the lifeline, and the
- * container goes with it. Under a network list the container has no network but the batch's
- * proxy (its decisions are the batch process's: shown on its stderr, not in the task's
- * trajectory).
+ * container goes with it. Under a network list the container has no network but a proxy of its
+ * own in the batch's process (task_network.ts): each refusal is shown on the batch's stderr, and
+ * the task's decisions go into its trajectory when it ends.
  */
 import {
   type Container,
@@ -25,6 +25,7 @@ import {
 } from "../policy/process.ts";
 import type { BatchTask } from "./tasks.ts";
 import type { NetworkList } from "../policy/network/rules.ts";
+import type { TaskNetwork } from "./task_network.ts";
 
 /** How a batch's containers are started (the config's `container` keys, the batch's flags). */
 export interface TaskContainerSettings {
@@ -62,18 +63,37 @@ export async function openTaskContainer(
   task: BatchTask,
   settings: TaskContainerSettings,
   out: string,
-): Promise<Container> {
+): Promise<TaskContainer> {
   if (task.dockerfile !== undefined) await checkDockerfileUnmoved(task.dockerfile);
-  // The proxy's code loads only for a batch with a list.
-  const proxy = settings.networkList &&
-    (await import("../policy/network/mod.ts")).ensureNetworkProxy(settings.networkList);
+  // The proxy's code loads only for a batch with a list; the task's proxy is its own, so its
+  // decisions are known to be the task's (for its trajectory).
+  const network = settings.networkList &&
+    await (await import("./task_network.ts")).startTaskNetwork(settings.networkList);
+  try {
+    const container = await openTaskContainerWith(task, settings, out, network?.socketPath);
+    return network ? { ...container, network } : container;
+  } catch (e) {
+    await network?.close();
+    throw e;
+  }
+}
+
+/** A task's container, and under a network list its own proxy (closed by the task's end). */
+export type TaskContainer = Container & { network?: TaskNetwork };
+
+async function openTaskContainerWith(
+  task: BatchTask,
+  settings: TaskContainerSettings,
+  out: string,
+  networkProxy: string | undefined,
+): Promise<Container> {
   const container = await openContainer(
     {
       runtime: settings.runtime,
       image: task.image,
       dockerfile: task.dockerfile,
       network: settings.network,
-      networkProxy: proxy ? (await proxy).socketPath : undefined,
+      networkProxy,
       memory: settings.memory,
       pidsLimit: settings.pidsLimit,
       podmanRuntime: settings.podmanRuntime,

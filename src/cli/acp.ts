@@ -116,7 +116,7 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
         reason: "other",
         deft: signalled ? "signal" : "closed",
         signal: signalled,
-      });
+      }, session);
       await closeWorkplace(session);
     },
     runTurn: (session, text, taskOpts) => runTask(session, text, taskOpts),

@@ -355,7 +355,7 @@ class Chat {
           reason: "other",
           deft: `signal ${name}`,
           signal: true,
-        }).finally(() => {
+        }, session).finally(() => {
           reader.close();
           Deno.exit(code);
         });
@@ -407,7 +407,7 @@ class Chat {
       await session.start?.settled();
       keepSignals();
       keepPasteSignals();
-      await endSessionHooks(session.hooks, ending);
+      await endSessionHooks(session.hooks, ending, session);
       await closeWorkplace(session);
     }
     writeStderr("bye");

@@ -11,6 +11,8 @@ import { servedToolNames } from "../tools/catalog.ts";
 import { hostDirs, toolContext } from "./context.ts";
 import { writeStderr } from "./io.ts";
 import { maxLineBytesOption } from "./line_limit.ts";
+import { recordCallNetwork } from "../tools/call_network.ts";
+import { networkNote } from "./network_note.ts";
 
 /** Options of `deft mcp`. */
 export interface McpCommandOptions {
@@ -32,8 +34,13 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext({ ...opts, provider: "anthropic" });
   // The same tools, confinement and sandbox as `deft tool` and `deft serve`.
+  const tools = await createHostedTools(context, servedToolNames(), hostDirs(context.settings));
+  // Each answer carries the network decisions of its own call (`_meta`); stderr shows each one.
+  const unwatchNetwork = context.settings.network
+    ? recordCallNetwork(tools, networkNote("deft mcp"))
+    : undefined;
   const { executor, hooks } = await (await import("./hooks.ts")).toolServerExecutor(
-    await createHostedTools(context, servedToolNames(), hostDirs(context.settings)),
+    tools,
     context.workspace,
     context.settings,
     "deft mcp",
@@ -83,6 +90,8 @@ export async function mcpCommand(opts: McpCommandOptions): Promise<number> {
       signal: code !== undefined && code !== 0,
     });
     await server.close().catch(() => {});
+    // After the SessionEnd hooks, whose network decisions stderr shows too.
+    unwatchNetwork?.();
     restoreConsole();
   }
 }

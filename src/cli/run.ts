@@ -162,7 +162,7 @@ async function runFormatted(taskArg: string | undefined, opts: RunOptions): Prom
         ? "completed"
         : "failed",
       signal: interrupted,
-    });
+    }, session);
     await closeWorkplace(session);
   }
   const { result, recorder, stopCode } = ran;

@@ -20,6 +20,8 @@ import { endSessionHooks } from "../agent/hook_gate.ts";
 import { readLines } from "../line_reader.ts";
 import { maxLineBytesOption } from "./line_limit.ts";
 import { writeStdout } from "./io.ts";
+import { recordCallNetwork } from "../tools/call_network.ts";
+import { networkNote } from "./network_note.ts";
 
 /** Options of `deft serve`. */
 export interface ServeOptions extends ToolCommandOptions {
@@ -38,6 +40,10 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
   const maxLineBytes = maxLineBytesOption(opts.maxLineBytes);
   const context = await toolContext(opts);
   const tools = await createHostedTools(context, servedToolNames(), hostDirs(context.settings));
+  // Each answer carries the network decisions of its own call; stderr shows each one.
+  const unwatchNetwork = context.settings.network
+    ? recordCallNetwork(tools, networkNote("deft serve"))
+    : undefined;
   const { executor, hooks } = await (await import("./hooks.ts")).toolServerExecutor(
     tools,
     context.workspace,
@@ -101,6 +107,8 @@ export async function serveCommand(opts: ServeOptions): Promise<number> {
     if (!stopping) {
       await endSessionHooks(hooks, { reason: "other", deft: "input_closed" });
     }
+    // After the SessionEnd hooks, whose network decisions stderr shows too.
+    unwatchNetwork?.();
   }
   return 0;
 }
@@ -164,6 +172,8 @@ function resultReply(call: ToolCall, result: ToolCallResult): Reply {
     output: result.output,
     error: result.error,
     error_code: result.error_code,
+    // Only with a network list, and only when the call made a connection through it.
+    ...(result.record?.network ? { network: result.record.network } : {}),
   };
 }
 

@@ -45,7 +45,7 @@ export function closeOnSignals(session: Session): () => void {
         reason: "other",
         deft: `signal ${name}`,
         signal: true,
-      });
+      }, session);
       await closeWorkplace(session);
       Deno.exit(code);
     })();

@@ -82,12 +82,20 @@ export function createToolServer(
 /** A Deft result as MCP content: output, then error (stderr for bash), in one text block. */
 export function toCallToolResult(result: ToolCallResult): CallToolResult {
   const text = [result.output, result.error].filter((part) => part).join("\n");
-  if (result.success) return { content: [{ type: "text", text }] };
+  // The network destinations decided during the call (host, port, allowed, reason), in `_meta`:
+  // the content stays the tool's own text, which the model reads.
+  const network = result.record?.network;
+  const meta = network ? { _meta: { [NETWORK_META_KEY]: network } } : {};
+  if (result.success) return { content: [{ type: "text", text }], ...meta };
   return {
     content: [{
       type: "text",
       text: text || `Tool '${result.name}' failed with error code ${result.error_code}.`,
     }],
     isError: true,
+    ...meta,
   };
 }
+
+/** The `_meta` key of a result's network decisions. */
+export const NETWORK_META_KEY = "deft/network";

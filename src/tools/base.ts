@@ -32,6 +32,8 @@ export interface ResultRecord {
    * editor call per file), so `/undo` takes their edits back as the model's own.
    */
   edits?: { name: string; arguments: Record<string, unknown>; success: boolean }[];
+  /** The network destinations decided while the call ran, where a front end tracks them. */
+  network?: { host: string; port: number; allowed: boolean; reason: string }[];
 }
 
 /** Settings that tune tools; every field has a default so an empty object is valid. */
