@@ -2,7 +2,9 @@
  * The graph's SQLite database (node:sqlite): one per workspace, WAL mode so readers in other
  * processes keep reading while one process writes. Files are tracked by size, mtime and content
  * hash; symbols point at their file and, when nested, at their enclosing symbol. Every lookup
- * binds its values as parameters and compares names with `=`: no LIKE, no GLOB.
+ * binds its values as parameters and compares names with `=` or index ranges. The one `LIKE`
+ * (close names, `namesNear`) binds its pattern too, made by `containing`, which escapes `%`, `_`
+ * and the escape character `\` itself: a piece full of them matches only itself. No GLOB.
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { ExtractedSymbol, SymbolKind } from "./extract.ts";
@@ -429,19 +431,25 @@ export class GraphStore {
         (_, i) => lower.slice(i * size, i === pieces - 1 ? lower.length : (i + 1) * size),
       )
       : [];
-    const holds = cut.length > 0
-      ? ` AND (${cut.map(() => "instr(lower(s.name), ?) > 0").join(" OR ")})`
-      : "";
+    // `LIKE` folds ASCII letters as `lower()` does, without a lowered copy of every name: a
+    // lowered piece is in `lower(name)` exactly when `name LIKE '%piece%'` (see `holding`).
+    const holds = cut.length > 0 ? ` AND (${cut.map(holding).join(" OR ")})` : "";
     // A name that holds `name` and is no longer than `name.length + slack` is within reach, so
-    // only longer ones are checked for it (shorter ones cannot hold it): most rows skip `lower`.
-    // SQLite lowers ASCII letters only: a name with other characters (more bytes than
+    // only longer ones are checked for it (shorter ones cannot hold it): most rows skip `LIKE`.
+    // SQLite folds ASCII letters only: a name with other characters (more bytes than
     // characters) is left to the caller.
     const longest = name.length + slack;
     return this.#distinctNames(
       `((length(s.name) BETWEEN ? AND ?${holds}) OR ` +
-        `(length(s.name) > ? AND instr(lower(s.name), ?) > 0) OR ` +
-        `length(CAST(s.name AS BLOB)) != length(s.name))`,
-      [Math.max(1, name.length - slack), longest, ...cut, longest, lower],
+        `(length(s.name) > ? AND ${holding(lower)}) OR ` +
+        `octet_length(s.name) != length(s.name))`,
+      [
+        Math.max(1, name.length - slack),
+        longest,
+        ...cut.map(holdingParam),
+        longest,
+        holdingParam(lower),
+      ],
       kinds,
       scope,
       limit,
@@ -548,6 +556,30 @@ export class GraphStore {
     this.#statements.clear();
     if (this.#db.isOpen) this.#db.close();
   }
+}
+
+/**
+ * Past this length a pattern might exceed SQLite's limit on LIKE patterns (50,000 bytes): such a
+ * piece is looked for with `instr(lower(...))`, slower and the same.
+ */
+const LONGEST_LIKE = 10_000;
+
+/** The SQL condition "`s.name` holds `text`, ignoring ASCII case" (one parameter). */
+function holding(text: string): string {
+  return text.length > LONGEST_LIKE ? "instr(lower(s.name), ?) > 0" : "s.name LIKE ? ESCAPE '\\'";
+}
+
+/** The parameter of `holding(text)`. */
+function holdingParam(text: string): string {
+  return text.length > LONGEST_LIKE ? text : containing(text);
+}
+
+/**
+ * The `LIKE ... ESCAPE '\'` pattern of names holding `text` anywhere: `%` and `_` in `text` (and
+ * `\`, the escape) match only themselves; ASCII letters match either case, as after `lower()`.
+ */
+export function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 function isCorrupt(e: unknown): boolean {
