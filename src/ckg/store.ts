@@ -3,8 +3,8 @@
  * processes keep reading while one process writes. Files are tracked by size, mtime and content
  * hash; symbols point at their file and, when nested, at their enclosing symbol. Every lookup
  * binds its values as parameters and compares names with `=` or index ranges. The one `LIKE`
- * (close names, `namesNear`) binds its pattern too, made by `containing`, which escapes `%`, `_`
- * and the escape character `\` itself: a piece full of them matches only itself. No GLOB.
+ * (close names, `namesNear`) binds its pattern too, made by `holding`, which escapes `%`, `_` and
+ * the escape character `\` itself: a piece full of them matches only itself. No GLOB.
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { ExtractedSymbol, SymbolKind } from "./extract.ts";
@@ -433,7 +433,9 @@ export class GraphStore {
       : [];
     // `LIKE` folds ASCII letters as `lower()` does, without a lowered copy of every name: a
     // lowered piece is in `lower(name)` exactly when `name LIKE '%piece%'` (see `holding`).
-    const holds = cut.length > 0 ? ` AND (${cut.map(holding).join(" OR ")})` : "";
+    const holds = cut.length > 0
+      ? ` AND (${cut.map((piece) => holding(piece)[0]).join(" OR ")})`
+      : "";
     // A name that holds `name` and is no longer than `name.length + slack` is within reach, so
     // only longer ones are checked for it (shorter ones cannot hold it): most rows skip `LIKE`.
     // SQLite folds ASCII letters only: a name with other characters (more bytes than
@@ -441,14 +443,14 @@ export class GraphStore {
     const longest = name.length + slack;
     return this.#distinctNames(
       `((length(s.name) BETWEEN ? AND ?${holds}) OR ` +
-        `(length(s.name) > ? AND ${holding(lower)}) OR ` +
+        `(length(s.name) > ? AND ${holding(lower)[0]}) OR ` +
         `octet_length(s.name) != length(s.name))`,
       [
         Math.max(1, name.length - slack),
         longest,
-        ...cut.map(holdingParam),
+        ...cut.map((piece) => holding(piece)[1]),
         longest,
-        holdingParam(lower),
+        holding(lower)[1],
       ],
       kinds,
       scope,
@@ -558,28 +560,17 @@ export class GraphStore {
   }
 }
 
-/**
- * Past this length a pattern might exceed SQLite's limit on LIKE patterns (50,000 bytes): such a
- * piece is looked for with `instr(lower(...))`, slower and the same.
- */
+/** Past this length a LIKE pattern might pass SQLite's limit (50,000 bytes): `instr` instead. */
 const LONGEST_LIKE = 10_000;
 
-/** The SQL condition "`s.name` holds `text`, ignoring ASCII case" (one parameter). */
-function holding(text: string): string {
-  return text.length > LONGEST_LIKE ? "instr(lower(s.name), ?) > 0" : "s.name LIKE ? ESCAPE '\\'";
-}
-
-/** The parameter of `holding(text)`. */
-function holdingParam(text: string): string {
-  return text.length > LONGEST_LIKE ? text : containing(text);
-}
-
 /**
- * The `LIKE ... ESCAPE '\'` pattern of names holding `text` anywhere: `%` and `_` in `text` (and
- * `\`, the escape) match only themselves; ASCII letters match either case, as after `lower()`.
+ * The SQL condition "`s.name` holds `text`, ignoring ASCII case" and its one parameter: `LIKE
+ * '%text%' ESCAPE '\'` with `%`, `_` and `\` in `text` escaped, so they match only themselves
+ * (`instr(lower(s.name), text)`, the same and slower, for very long `text`).
  */
-export function containing(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+function holding(text: string): [string, string] {
+  if (text.length > LONGEST_LIKE) return ["instr(lower(s.name), ?) > 0", text];
+  return ["s.name LIKE ? ESCAPE '\\'", `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`];
 }
 
 function isCorrupt(e: unknown): boolean {
