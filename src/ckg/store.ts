@@ -560,16 +560,21 @@ export class GraphStore {
   }
 }
 
-/** Past this length a LIKE pattern might pass SQLite's limit (50,000 bytes): `instr` instead. */
+/**
+ * Past this length a LIKE pattern might pass SQLite's limit (50,000 bytes), and LIKE reads a
+ * pattern only up to a NUL: for those, `instr`.
+ */
 const LONGEST_LIKE = 10_000;
 
 /**
  * The SQL condition "`s.name` holds `text`, ignoring ASCII case" and its one parameter: `LIKE
  * '%text%' ESCAPE '\'` with `%`, `_` and `\` in `text` escaped, so they match only themselves
- * (`instr(lower(s.name), text)`, the same and slower, for very long `text`).
+ * (`instr(lower(s.name), text)`, the same and slower, for a very long `text` or one with a NUL).
  */
 function holding(text: string): [string, string] {
-  if (text.length > LONGEST_LIKE) return ["instr(lower(s.name), ?) > 0", text];
+  if (text.length > LONGEST_LIKE || text.includes("\0")) {
+    return ["instr(lower(s.name), ?) > 0", text];
+  }
   return ["s.name LIKE ? ESCAPE '\\'", `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`];
 }
 
