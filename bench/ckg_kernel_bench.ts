@@ -14,13 +14,17 @@
  * - a miss (a name in no file), cold (empty cache) and warm (complete index): <= 1.5x grep -rlw;
  * - a warm query as the ckg tool runs it (a long-lived graph, its watcher vouching): <= 5 ms.
  *
- * Usage: `deno run -A bench/ckg_kernel_bench.ts [--subset kernel,fs,mm,net,drivers/net]`
- * (`deno task bench --only scale` runs it with the default subset).
+ * Usage: `deno run -A bench/ckg_kernel_bench.ts [--subset kernel,fs,mm,net,drivers/net]
+ * [--rounds N] [--against DIR]` (`deno task bench --only scale` runs it with the default subset).
+ * `--against DIR` measures the misses of the Deft checkout in DIR too, in the same rounds (a
+ * before and after); `--misses-only --index-cache CACHE` prints only the miss figures, on the
+ * complete index an earlier `deft ckg index` left in the cache folder CACHE.
  */
 import process from "node:process";
 import { CodeGraph } from "../src/ckg/graph.ts";
 import type { SearchCommand } from "../src/ckg/search.ts";
 import { median, ms } from "./timing.ts";
+import { type Checkout, missFigures } from "./ckg_miss.ts";
 
 const PACKAGE = "linux-source-6.1";
 const TARBALL = `/usr/src/${PACKAGE}.tar.xz`;
@@ -38,7 +42,6 @@ const POPULAR = "synchronize_rcu";
 const TARGET_INDEX_CPU = 5;
 const TARGET_RSS_FLOOR_MIB = 256;
 const TARGET_FIRST = 1;
-const TARGET_MISS = 1.5;
 const TARGET_QUERY_MS = 5;
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const DENO_JSON = new URL("../deno.json", import.meta.url).pathname;
@@ -67,7 +70,37 @@ export default async function ckgKernelBench(args: string[]): Promise<void> {
   const root = await unpacked(version, subset);
   const { files, bytes } = sourceSize(root);
   const work = await Deno.makeTempDir({ prefix: "deft-ckg-kernel-run-" });
+  const flag = (name: string) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const against = flag("--against");
+  const checkouts: Checkout[] = [
+    { label: against ? "this checkout" : "deft", main: MAIN },
+    ...(against ? [{ label: against, main: `${against}/main.ts` }] : []),
+  ];
+  const misses = (indexCache: string) =>
+    missFigures({
+      root,
+      name: MISSING,
+      indexCache,
+      work,
+      checkouts,
+      rounds: Number(flag("--rounds") ?? 5),
+      denoFlags: deftFlags(),
+      measure,
+    });
   try {
+    if (args.includes("--misses-only")) {
+      const cache = flag("--index-cache");
+      if (!cache) throw new Error("--misses-only needs --index-cache CACHE (a complete index)");
+      console.log(
+        `ckg-kernel: ${PACKAGE} ${version}, subset ${subset.join(" ")} (${root}): ` +
+          `${files.toLocaleString("en-US")} C files, ${(bytes / 1e6).toFixed(1)} MB`,
+      );
+      await misses(cache);
+      return;
+    }
     console.log(
       `ckg-kernel: ${PACKAGE} ${version}, subset ${subset.join(" ")} (${root}): ` +
         `${files.toLocaleString("en-US")} C files, ${(bytes / 1e6).toFixed(1)} MB; ` +
@@ -82,7 +115,6 @@ export default async function ckgKernelBench(args: string[]): Promise<void> {
     const greps: Usage[] = [];
     for (let i = 0; i < 3; i++) greps.push(await measure(["grep", "-rlw", MISSING, root]));
     const grepMs = median(greps.map((run) => run.wallMs));
-    const grepCpu = median(greps.map((run) => run.cpuMs));
     console.log(
       `ckg-kernel: ctags -R: ${secs(ctags.wallMs)} wall, ${secs(ctags.cpuMs)} CPU, ` +
         `${ctags.maxRssMiB.toFixed(0)} MiB peak; grep -rlw (a miss): ${ms(grepMs)} (median of 3)`,
@@ -100,13 +132,6 @@ export default async function ckgKernelBench(args: string[]): Promise<void> {
           `/ ctags -R = ${verdict(first.wallMs / ctags.wallMs, TARGET_FIRST)}`,
       );
     }
-    const coldMiss = await deft(["ckg", "search-function", MISSING, "-w", root], cache());
-    console.log(
-      `ckg-kernel: miss, empty cache: ${ms(coldMiss.wallMs)} ` +
-        `/ grep -rlw = ${verdict(coldMiss.wallMs / grepMs, TARGET_MISS)}; CPU ` +
-        `${ms(coldMiss.cpuMs)} / grep's ${ms(grepCpu)} = ${(coldMiss.cpuMs / grepCpu).toFixed(2)}x`,
-    );
-
     const indexCache = cache();
     const index = await deft(["ckg", "index", root, "-w", root], indexCache);
     if (index.code !== 0) throw new Error(`deft ckg index failed: ${index.stdout.slice(-400)}`);
@@ -122,13 +147,8 @@ export default async function ckgKernelBench(args: string[]): Promise<void> {
         `(${(dbBytes / bytes).toFixed(2)}x the source)`,
     );
 
-    const warmMisses: number[] = [];
-    const warmMissCpu: number[] = [];
     const warmHits: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const miss = await deft(["ckg", "search-function", MISSING, "-w", root], indexCache);
-      warmMisses.push(miss.wallMs);
-      warmMissCpu.push(miss.cpuMs);
       const hit = await deft(
         ["ckg", "search-function", POPULAR, "-w", root, "--no-body"],
         indexCache,
@@ -136,12 +156,10 @@ export default async function ckgKernelBench(args: string[]): Promise<void> {
       warmHits.push(hit.wallMs);
     }
     console.log(
-      `ckg-kernel: warm (complete index), one deft ckg process each, medians of 3: miss ` +
-        `${ms(median(warmMisses))} / grep -rlw = ` +
-        `${verdict(median(warmMisses) / grepMs, TARGET_MISS)} (CPU ${ms(median(warmMissCpu))} = ` +
-        `${(median(warmMissCpu) / grepCpu).toFixed(2)}x grep's); hit (${POPULAR}) ` +
-        `${ms(median(warmHits))}`,
+      `ckg-kernel: warm (complete index), one deft ckg process each, median of 3: hit ` +
+        `(${POPULAR}) ${ms(median(warmHits))}`,
     );
+    await misses(indexCache);
     await warmQueries(root, `${indexCache}/ckg`);
     await parseFloor(root, ctags.cpuMs, bytes);
   } finally {

@@ -135,16 +135,27 @@ export function definitionNeedle(identifier: string, command?: string): Needle {
     `(?:\\bdef|\\bclass)(?:\\s|\\\\)+${name}(?![\\w\\x80-\\xff])|` +
       `(?<![\\w\\x80-\\xff])${name}(?:[ \\t\\f]|\\\\\\r?\\n)*[:=]`,
   );
+  // A file turned away is asked at once whether it holds the name at all (`holds`): the answer
+  // of the word scan `test` just made, kept for those same bytes, saves scanning them twice (on
+  // a miss, every file of the tree).
+  let scanned: Uint8Array | undefined;
+  let held = false;
   return {
     text: name,
     test(bytes: Uint8Array, path?: string): boolean {
-      if (!word.test(bytes)) return false;
+      held = word.test(bytes);
+      scanned = bytes;
+      if (!held) return false;
       if (cFunction && path !== undefined && C_FILE.test(path)) return cFunction(bytes);
       if (path === undefined || !PYTHON_FILE.test(path)) return true;
       // Latin-1 keeps one character per byte: the pattern sees the bytes as they are.
       return defining.test(latin1.decode(bytes));
     },
-    holds: (bytes) => word.test(bytes),
+    holds(bytes: Uint8Array): boolean {
+      const known = bytes === scanned;
+      scanned = undefined;
+      return known ? held : word.test(bytes);
+    },
   };
 }
 

@@ -2,7 +2,9 @@
  * The graph's SQLite database (node:sqlite): one per workspace, WAL mode so readers in other
  * processes keep reading while one process writes. Files are tracked by size, mtime and content
  * hash; symbols point at their file and, when nested, at their enclosing symbol. Every lookup
- * binds its values as parameters and compares names with `=`: no LIKE, no GLOB.
+ * binds its values as parameters and compares names with `=` or index ranges. The one `LIKE`
+ * (close names, `namesNear`) binds its pattern too, made by `holding`, which escapes `%`, `_` and
+ * the escape character `\` itself: a piece full of them matches only itself. No GLOB.
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { ExtractedSymbol, SymbolKind } from "./extract.ts";
@@ -429,19 +431,27 @@ export class GraphStore {
         (_, i) => lower.slice(i * size, i === pieces - 1 ? lower.length : (i + 1) * size),
       )
       : [];
+    // `LIKE` folds ASCII letters as `lower()` does, without a lowered copy of every name: a
+    // lowered piece is in `lower(name)` exactly when `name LIKE '%piece%'` (see `holding`).
     const holds = cut.length > 0
-      ? ` AND (${cut.map(() => "instr(lower(s.name), ?) > 0").join(" OR ")})`
+      ? ` AND (${cut.map((piece) => holding(piece)[0]).join(" OR ")})`
       : "";
     // A name that holds `name` and is no longer than `name.length + slack` is within reach, so
-    // only longer ones are checked for it (shorter ones cannot hold it): most rows skip `lower`.
-    // SQLite lowers ASCII letters only: a name with other characters (more bytes than
+    // only longer ones are checked for it (shorter ones cannot hold it): most rows skip `LIKE`.
+    // SQLite folds ASCII letters only: a name with other characters (more bytes than
     // characters) is left to the caller.
     const longest = name.length + slack;
     return this.#distinctNames(
       `((length(s.name) BETWEEN ? AND ?${holds}) OR ` +
-        `(length(s.name) > ? AND instr(lower(s.name), ?) > 0) OR ` +
-        `length(CAST(s.name AS BLOB)) != length(s.name))`,
-      [Math.max(1, name.length - slack), longest, ...cut, longest, lower],
+        `(length(s.name) > ? AND ${holding(lower)[0]}) OR ` +
+        `octet_length(s.name) != length(s.name))`,
+      [
+        Math.max(1, name.length - slack),
+        longest,
+        ...cut.map((piece) => holding(piece)[1]),
+        longest,
+        holding(lower)[1],
+      ],
       kinds,
       scope,
       limit,
@@ -548,6 +558,24 @@ export class GraphStore {
     this.#statements.clear();
     if (this.#db.isOpen) this.#db.close();
   }
+}
+
+/**
+ * Past this length a LIKE pattern might pass SQLite's limit (50,000 bytes), and LIKE reads a
+ * pattern only up to a NUL: for those, `instr`.
+ */
+const LONGEST_LIKE = 10_000;
+
+/**
+ * The SQL condition "`s.name` holds `text`, ignoring ASCII case" and its one parameter: `LIKE
+ * '%text%' ESCAPE '\'` with `%`, `_` and `\` in `text` escaped, so they match only themselves
+ * (`instr(lower(s.name), text)`, the same and slower, for a very long `text` or one with a NUL).
+ */
+function holding(text: string): [string, string] {
+  if (text.length > LONGEST_LIKE || text.includes("\0")) {
+    return ["instr(lower(s.name), ?) > 0", text];
+  }
+  return ["s.name LIKE ? ESCAPE '\\'", `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`];
 }
 
 function isCorrupt(e: unknown): boolean {

@@ -338,7 +338,9 @@ export async function ckgFastPath(args: readonly string[]): Promise<number | und
   for (const load of loading) load.catch(() => {});
   let workspace: string;
   try {
-    const { workspaceOf } = await import("./context.ts");
+    // Not context.ts, which re-exports it: that one loads the tool catalog and the tool host
+    // (and with them the sandbox's policy modules), none of which a search uses.
+    const { workspaceOf } = await import("./workspace_arg.ts");
     workspace = await workspaceOf(values["working-dir"] as string | undefined);
   } catch (e) {
     // Deft's own code failing to load (a bundle that cannot read itself) says more than a
