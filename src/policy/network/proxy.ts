@@ -1,7 +1,7 @@
 /**
  * The network proxy in Deft's own process: the sandbox's only way out. It listens on a Unix
  * socket in a private folder (mode 0700), which the sandbox gets bound in; inside, a forwarder
- * (forwarder.js) relays a loopback port to it. It speaks HTTP through `node:http`: `CONNECT
+ * (forwarder.ts) relays a loopback port to it. It speaks HTTP through `node:http`: `CONNECT
  * host:port` opens a tunnel (HTTPS, git, pip, npm), an absolute-form request (`GET http://…`)
  * is forwarded with its body; anything else is refused.
  *
