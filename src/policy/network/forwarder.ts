@@ -72,11 +72,35 @@ async function relay(client: Deno.Conn, socketPath: string): Promise<void> {
     client.close();
     return;
   }
+  await splice(client, upstream);
+}
+
+/** How `splice` relays. */
+export interface SpliceOptions {
+  /** Bytes to send to `b` before anything read from `a` (what was read from `a` already). */
+  toB?: Uint8Array;
+  /** A read from `a` already under way (its bytes go to `b` first; null: `a` ended). */
+  pendingFromA?: Promise<Uint8Array | null>;
+  /** Milliseconds both directions may stay silent before both are closed (default: never). */
+  idleMs?: number;
+}
+
+/**
+ * Relays `a` and `b` to each other, byte for byte, until both directions end; closes both then.
+ * Each direction reads into one large buffer and writes it on while the next read is under way
+ * (two buffers a direction), so a slow reader or writer on one side holds the other back
+ * (backpressure) without a copy or a promise per byte range beyond the read and the write. The
+ * end of input passes on as a half-close; a failure ends both directions.
+ */
+export async function splice(a: Deno.Conn, b: Deno.Conn, options: SpliceOptions = {}) {
   let closed = false;
+  let last = Date.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const closeBoth = () => {
     if (closed) return;
     closed = true;
-    for (const c of [client, upstream]) {
+    clearTimeout(timer);
+    for (const c of [a, b]) {
       try {
         c.close();
       } catch {
@@ -84,26 +108,74 @@ async function relay(client: Deno.Conn, socketPath: string): Promise<void> {
       }
     }
   };
-  await Promise.all([pump(client, upstream, closeBoth), pump(upstream, client, closeBoth)]);
+  const idleMs = options.idleMs;
+  if (idleMs !== undefined) {
+    // One timer for the connection, moved on lazily: nothing is paid per chunk but a clock read.
+    const check = () => {
+      const quiet = Date.now() - last;
+      if (quiet >= idleMs) closeBoth();
+      else {
+        timer = setTimeout(check, idleMs - quiet);
+        Deno.unrefTimer(timer);
+      }
+    };
+    timer = setTimeout(check, idleMs);
+    Deno.unrefTimer(timer);
+  }
+  const touch = idleMs === undefined ? undefined : () => void (last = Date.now());
+  await Promise.all([
+    pump(a, b, closeBoth, touch, options.toB, options.pendingFromA),
+    pump(b, a, closeBoth, touch),
+  ]);
   closeBoth();
 }
 
+const BUFFER_BYTES = 256 * 1024;
+
+async function writeAll(to: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) written += await to.write(bytes.subarray(written));
+}
+
 /**
- * One direction: plain reads and writes through one large buffer (a stream pipe moves small
- * chunks). The end of input passes on as a half-close; a failure ends both directions.
+ * One direction of `splice`: a read into one buffer overlaps the write of the other. `first`
+ * and `pending` (bytes and a read already taken from `from`) go out before anything else.
  */
-async function pump(from: Deno.Conn, to: Deno.Conn, closeBoth: () => void): Promise<void> {
-  const buffer = new Uint8Array(256 * 1024);
+async function pump(
+  from: Deno.Conn,
+  to: Deno.Conn,
+  closeBoth: () => void,
+  touch?: () => void,
+  first?: Uint8Array,
+  pending?: Promise<Uint8Array | null>,
+): Promise<void> {
+  const buffers = [new Uint8Array(BUFFER_BYTES), new Uint8Array(BUFFER_BYTES)];
+  let which = 0;
+  let reading: Promise<number | null> | undefined;
   try {
+    if (first && first.length > 0) await writeAll(to, first);
+    if (pending) {
+      const bytes = await pending;
+      if (bytes === null) return void await to.closeWrite();
+      await writeAll(to, bytes);
+    }
+    reading = from.read(buffers[which]);
     for (;;) {
-      const n = await from.read(buffer);
+      const n = await reading;
       if (n === null) break;
-      let written = 0;
-      while (written < n) written += await to.write(buffer.subarray(written, n));
+      touch?.();
+      const full = buffers[which];
+      which ^= 1;
+      // The next read goes on while this chunk is written.
+      reading = from.read(buffers[which]);
+      await writeAll(to, full.subarray(0, n));
+      touch?.();
     }
     await to.closeWrite();
   } catch {
     closeBoth();
+    // The read under way fails once its connection is closed: nobody waits for it.
+    reading?.catch(() => {});
   }
 }
 
