@@ -9,7 +9,7 @@
  */
 import { deftArgv } from "../self.ts";
 import { denoDir } from "../dirs.ts";
-import { FORWARDER_COMMAND } from "./forwarder.ts";
+import { FORWARDER_COMMAND, type ForwardPair } from "./forwarder.ts";
 
 /** The loopback port the forwarder listens on inside the sandbox's own network namespace. */
 export const FORWARDER_PORT = 3128;
@@ -36,37 +36,42 @@ export function forwarderCode(main: string): string[] {
 }
 
 /**
- * The forwarder's Deno flags under `deno run` for `main`: the loopback port and the socket, read
- * access to its own code, nothing else; offline, and no configuration or lock file of the folder
- * it starts in (a repository's).
+ * The forwarder's Deno flags under `deno run` for `main`: each pair's loopback port and socket,
+ * read access to its own code, nothing else; offline, and no configuration or lock file of the
+ * folder it starts in (a repository's).
  */
-export function forwarderFlags(port: number, socket: string, main: string): string[] {
+export function forwarderFlags(pairs: readonly ForwardPair[], main: string): string[] {
+  const sockets = pairs.map((p) => p.socket);
   return [
     "--quiet",
     "--no-config",
     "--no-lock",
     "--cached-only",
-    `--allow-net=127.0.0.1:${port},unix:${socket}`,
-    `--allow-read=${[socket, ...forwarderCode(main)].join(",")}`,
-    `--allow-write=${socket}`,
+    `--allow-net=${[
+      ...pairs.map((p) => `127.0.0.1:${p.port}`),
+      ...sockets.map((s) => `unix:${s}`),
+    ]}`,
+    `--allow-read=${[...sockets, ...forwarderCode(main)]}`,
+    `--allow-write=${sockets}`,
   ];
 }
 
 /**
- * The forwarder for the proxy at `socket` on `FORWARDER_PORT`: Deft itself (`exec`, running
- * `main` under Deno; a compiled `exec` alone) as `__network-forwarder PORT SOCKET`. A container
- * passes its own paths. It prints "ready" once it listens.
+ * The forwarder for the proxy at `socket` on `FORWARDER_PORT` (and any `more` pairs): Deft itself
+ * (`exec`, running `main` under Deno; a compiled `exec` alone) as `__network-forwarder PORT
+ * SOCKET …`. A container passes its own paths. It prints "ready" once every port listens.
  */
 export function forwarderArgv(
   socket: string,
   exec = Deno.execPath(),
   main = pathOf(forwarderEntry()),
+  more: readonly ForwardPair[] = [],
 ): string[] {
+  const pairs = [{ port: FORWARDER_PORT, socket }, ...more];
   return [
-    ...deftArgv(forwarderFlags(FORWARDER_PORT, socket, main), main, exec),
+    ...deftArgv(forwarderFlags(pairs, main), main, exec),
     FORWARDER_COMMAND,
-    String(FORWARDER_PORT),
-    socket,
+    ...pairs.flatMap((p) => [String(p.port), p.socket]),
   ];
 }
 

@@ -46,6 +46,15 @@ Deno.test("forwarder argv: under Deno, main.ts with the port, the socket and its
   for (const f of ["--no-config", "--no-lock", "--cached-only", "--no-prompt"]) {
     assert.ok(flags.includes(f), f);
   }
+  // A second pair (a SOCKS port) gets its own port and socket, nothing more.
+  const two = forwarderArgv(SOCKET, "/opt/deft/deno", "/opt/deft/deft.js", [
+    { port: 1080, socket: "/s/socks.sock" },
+  ]);
+  assert.deepEqual(two.slice(-5), [FORWARDER_COMMAND, "3128", SOCKET, "1080", "/s/socks.sock"]);
+  assert.ok(
+    two.includes(`--allow-net=127.0.0.1:3128,127.0.0.1:1080,unix:${SOCKET},unix:/s/socks.sock`),
+  );
+  assert.ok(two.includes(`--allow-read=${SOCKET},/s/socks.sock,/opt/deft/deft.js`));
   // The bundle reads itself, nothing else.
   assert.deepEqual(forwarderCode("/opt/deft/deft.js"), ["/opt/deft/deft.js"]);
 });

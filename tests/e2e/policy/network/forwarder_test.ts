@@ -58,7 +58,7 @@ Deno.test("forwarder entry: under its narrow permissions it relays to the socket
   probe.close();
   const child = new Deno.Command(Deno.execPath(), {
     args: [
-      ...deftArgv(forwarderFlags(port, socket, MAIN), MAIN).slice(1),
+      ...deftArgv(forwarderFlags([{ port, socket }], MAIN), MAIN).slice(1),
       "__network-forwarder",
       String(port),
       socket,
