@@ -1,32 +1,90 @@
 /**
  * How a sandboxed command reaches the network proxy (proxy.ts): the sandbox keeps its own network
  * namespace (no route out), the proxy's Unix socket is bound in at its own path, and the command
- * is started behind a small bash prologue that first starts the forwarder (forwarder.js, run by
- * this Deno with only the permissions it needs) on 127.0.0.1:`FORWARDER_PORT`, waits until it
- * listens, then execs the command. The command's environment points every proxy variable at the
- * forwarder, with `NO_PROXY` empty: a program that ignores the variables, or a model that clears
- * them, has no network at all.
+ * is started behind a small bash prologue that first starts the forwarder (forwarder.ts: Deft
+ * itself as `deft __network-forwarder PORT SOCKET`, under `deno run` with only the permissions it
+ * needs) on 127.0.0.1:`FORWARDER_PORT`, waits until it listens, then execs the command. The
+ * command's environment points every proxy variable at the forwarder, with `NO_PROXY` empty: a
+ * program that ignores the variables, or a model that clears them, has no network at all.
  */
-import { SandboxUnavailableError } from "../sandbox_options.ts";
-import { takesPermissionFlags } from "../self.ts";
+import { deftArgv } from "../self.ts";
+import { denoDir } from "../dirs.ts";
+import { FORWARDER_COMMAND, type ForwardPair } from "./forwarder.ts";
 
 /** The loopback port the forwarder listens on inside the sandbox's own network namespace. */
 export const FORWARDER_PORT = 3128;
 
-/** The forwarder's own source file (plain JavaScript, nothing to compile). */
-export function forwarderPath(): string {
-  return decodeURIComponent(new URL("./forwarder.js", import.meta.url).pathname);
+/**
+ * The module Deft runs from: main.ts of the source tree, or the bundle file (whose chunks all
+ * have its URL). A compiled Deft ignores it (`deftArgv`).
+ */
+export function forwarderEntry(): string {
+  const here = import.meta.url;
+  return here.endsWith("/src/policy/network/launch.ts")
+    ? new URL("../../../main.ts", here).href
+    : here;
 }
 
-// $1 deno, $2 forwarder.js, $3 port, $4 socket; the rest is the command. The forwarder prints
-// "ready" once it listens; its stdin, stdout and stderr are none of the command's.
+/**
+ * The files Deno must be let read to load the forwarder from `main` (a path): from source, the
+ * forwarder's module beside main.ts (main.ts imports it at run time); the bundle reads itself.
+ */
+export function forwarderCode(main: string): string[] {
+  return main.endsWith("/main.ts")
+    ? [main, `${main.slice(0, -"main.ts".length)}src/policy/network/forwarder.ts`]
+    : [main];
+}
+
+/**
+ * The forwarder's Deno flags under `deno run` for `main`: each pair's loopback port and socket,
+ * read access to its own code, nothing else; offline, and no configuration or lock file of the
+ * folder it starts in (a repository's).
+ */
+export function forwarderFlags(pairs: readonly ForwardPair[], main: string): string[] {
+  const sockets = pairs.map((p) => p.socket);
+  return [
+    "--quiet",
+    "--no-config",
+    "--no-lock",
+    "--cached-only",
+    `--allow-net=${[
+      ...pairs.map((p) => `127.0.0.1:${p.port}`),
+      ...sockets.map((s) => `unix:${s}`),
+    ]}`,
+    `--allow-read=${[...sockets, ...forwarderCode(main)]}`,
+    `--allow-write=${sockets}`,
+  ];
+}
+
+/**
+ * The forwarder for the proxy at `socket` on `FORWARDER_PORT` (and any `more` pairs): Deft itself
+ * (`exec`, running `main` under Deno; a compiled `exec` alone) as `__network-forwarder PORT
+ * SOCKET …`. A container passes its own paths. It prints "ready" once every port listens.
+ */
+export function forwarderArgv(
+  socket: string,
+  exec = Deno.execPath(),
+  main = pathOf(forwarderEntry()),
+  more: readonly ForwardPair[] = [],
+): string[] {
+  const pairs = [{ port: FORWARDER_PORT, socket }, ...more];
+  return [
+    ...deftArgv(forwarderFlags(pairs, main), main, exec),
+    FORWARDER_COMMAND,
+    ...pairs.flatMap((p) => [String(p.port), p.socket]),
+  ];
+}
+
+function pathOf(url: string): string {
+  return url.startsWith("file:") ? decodeURIComponent(new URL(url).pathname) : url;
+}
+
+// $1 the number of the forwarder's words, then those words; the rest is the command. The
+// forwarder prints "ready" once it listens; its stdin, stdout and stderr are none of the command's.
 const PROLOGUE = [
-  "deno=$1 forwarder=$2 port=$3 socket=$4; shift 4",
+  'n=$1; shift; forwarder=("${@:1:n}"); shift "$n"',
   // No update check: it would ask the proxy for dl.deno.land on the model's behalf.
-  'exec 3< <(DENO_NO_UPDATE_CHECK=1 exec "$deno" run --quiet --no-config --no-lock --no-prompt --cached-only ' +
-  '"--allow-net=127.0.0.1:$port,unix:$socket" "--allow-read=$socket" ' +
-  '"--allow-write=$socket" ' +
-  '"$forwarder" "$port" "$socket" </dev/null 2>/dev/null)',
+  'exec 3< <(DENO_NO_UPDATE_CHECK=1 exec "${forwarder[@]}" </dev/null 2>/dev/null)',
   "IFS= read -r ready <&3; exec 3<&-",
   'if [ "$ready" != ready ]; then',
   '  echo "deft: the sandbox network forwarder did not start; the network list cannot be used" >&2',
@@ -37,59 +95,36 @@ const PROLOGUE = [
 
 /**
  * `argv` started behind the forwarder for the proxy at `socket` (a host path, bound into the
- * sandbox at the same path). Throws `SandboxUnavailableError` for a compiled Deft, which has no
- * Deno to run the forwarder with.
+ * sandbox at the same path).
  */
 export function behindForwarder(argv: readonly string[], socket: string): string[] {
-  if (!takesPermissionFlags()) {
-    throw new SandboxUnavailableError(
-      "the network list (network.allow) needs Deft run by Deno (from source or the bundle); " +
-        "this compiled Deft cannot start the sandbox's network forwarder. Remove `network` " +
-        "from the config, or run Deft with `deno run`.",
-    );
-  }
-  return [
-    "bash",
-    "-c",
-    PROLOGUE,
-    "deft-network",
-    Deno.execPath(),
-    forwarderPath(),
-    String(FORWARDER_PORT),
-    socket,
-    ...argv,
-  ];
+  const forwarder = forwarderArgv(socket);
+  return ["bash", "-c", PROLOGUE, "deft-network", String(forwarder.length), ...forwarder, ...argv];
 }
 
 /**
- * The forwarder started on its own (a container's, whose whole network namespace it serves):
- * `deno` runs `forwarder` with permission for the loopback port and `socket` only, offline.
- * It prints "ready" once it listens.
- */
-export function forwarderArgv(deno: string, forwarder: string, socket: string): string[] {
-  return [
-    deno,
-    "run",
-    "--quiet",
-    "--no-config",
-    "--no-lock",
-    "--no-prompt",
-    "--cached-only",
-    `--allow-net=127.0.0.1:${FORWARDER_PORT},unix:${socket}`,
-    `--allow-read=${socket}`,
-    `--allow-write=${socket}`,
-    forwarder,
-    String(FORWARDER_PORT),
-    socket,
-  ];
-}
-
-/**
- * The files the prologue runs, shown read-only inside the sandbox at their own paths (Deft's code
- * or Deno may live under a folder the sandbox replaces, such as /tmp).
+ * The files the prologue runs, shown read-only inside the sandbox at their own paths (Deft's code,
+ * Deno and its cache may live under a folder the sandbox replaces, such as /tmp).
  */
 export function forwarderFiles(): string[] {
-  return [Deno.execPath(), forwarderPath()];
+  const files = [Deno.execPath()];
+  const entry = forwarderEntry();
+  if (entry.startsWith("file:")) {
+    // From source, main.ts and the forwarder's module (nothing else loads); else the bundle.
+    files.push(...forwarderCode(pathOf(entry)));
+    // Deno's cache, with their compiled form: one it cannot store there costs every start.
+    const cache = denoDir();
+    if (cache?.startsWith("/") && isDirectory(cache)) files.push(cache);
+  }
+  return files;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 /** The variables that point every client at the forwarder; `NO_PROXY` empty. */
