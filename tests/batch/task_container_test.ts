@@ -21,7 +21,7 @@ function container(program: "docker" | "podman", workspace = "/testbed"): Contai
     workspace,
     started: true,
     kept: false,
-    inside: { binds: [], argv: [], env: {}, probe: [] },
+    inside: { binds: [], argv: [], env: {}, probe: [], self: { exec: "deno", main: "main.ts" } },
     close: () => Promise.resolve(),
   };
 }
