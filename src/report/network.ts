@@ -8,7 +8,7 @@
  * escape.ts, cut to a length; the rows shown are capped, the rest counted.
  */
 import { z } from "zod";
-import { text } from "./escape.ts";
+import { type BlockLimits, text } from "./escape.ts";
 
 /** One decision as recorded (src/trajectory/recorder.ts `NetworkRecord`). */
 const Decision = z.object({
@@ -32,6 +32,15 @@ export interface NetworkLimits {
 }
 
 export const NETWORK_LIMITS: NetworkLimits = { rows: 200, perStep: 5, chars: 300 };
+
+/**
+ * The limits for a run shown with `block` limits: a page of many runs (a batch's, with smaller
+ * blocks) shows fewer rows per run, so 500 tasks that each met 100k hosts stay a page to open.
+ */
+export function networkLimits(block: BlockLimits): NetworkLimits {
+  const rows = Math.max(20, Math.floor(block.total / 500));
+  return { ...NETWORK_LIMITS, rows: Math.min(NETWORK_LIMITS.rows, rows) };
+}
 
 /** One destination with one outcome: every decision alike, added up. */
 export interface Destination {

@@ -9,7 +9,7 @@ import type { LLMToolCall } from "../llm/types.ts";
 import { type AskedChange, describeCall } from "../tools/catalog.ts";
 import { block, BLOCK_LIMITS, type BlockLimits, text } from "./escape.ts";
 import { backgroundLanes } from "./lanes.ts";
-import { networkSection, networkSummary, stepNetwork } from "./network.ts";
+import { networkLimits, networkSection, networkSummary, stepNetwork } from "./network.ts";
 import { approvalWords, conversationStats, type RunModel, runOutcome, runStats } from "./model.ts";
 import {
   type ConversationPart,
@@ -313,9 +313,11 @@ export function runSection(
     items.flatMap((item) => item.kind === "step" ? [item.step] : []),
     t.end_time,
   );
-  return `${head(conversationRows(run, items))}${lanes}${networkSection(network)}<h4>Timeline</h4>${
-    steps || `<p class="note">no steps recorded</p>`
-  }${final}${patchSection(run, limits)}`;
+  return `${head(conversationRows(run, items))}${lanes}${
+    networkSection(network, networkLimits(limits))
+  }<h4>Timeline</h4>${steps || `<p class="note">no steps recorded</p>`}${final}${
+    patchSection(run, limits)
+  }`;
 }
 
 /** The header's numbers for a conversation over several files: from the first, or added up. */

@@ -181,6 +181,16 @@ Deno.test("report network: a batch's table counts each task's denied destination
   assert.equal(cells("task-a")[column], "2");
   assert.equal(cells("task-b")[column], "");
   assert.match(shown(section(html)), /denied evil\.example:80 port not allowed 1/);
+
+  // A task that met a thousand hosts shows 20 of them in a batch page, and says how many more.
+  data.network = Array.from(
+    { length: 1000 },
+    (_, i) => decision(2, `flood-${i}.example`, 443, false, "not in allow list"),
+  );
+  await Deno.writeTextFile(file, JSON.stringify(data));
+  const flooded = section(await buildReport([out]));
+  assert.equal(flooded.match(/<tr class="net-denied">/g)?.length, 20);
+  assert.match(shown(flooded), /980 more destinations not shown/);
 });
 
 Deno.test("report network: a child agent's decisions are shown in its own section, nested in the Task call", async () => {
