@@ -6,6 +6,7 @@
 import { block, type BlockLimits, text } from "./escape.ts";
 import type { BatchModel, RunModel, RunStats } from "./model.ts";
 import { runStats } from "./model.ts";
+import { deniedDestinations, networkSummary } from "./network.ts";
 import { costStrip, histogram } from "./plots.ts";
 import { badge, count, dollars, runSection, seconds } from "./run.ts";
 
@@ -62,16 +63,21 @@ function table(batch: BatchModel, prefix: string): string {
     "seconds",
     "tool errors",
     "patch lines",
+    "denied destinations",
   ];
   const rows = batch.runs.map((run, i) => {
     const s = runStats(run);
+    // How many destinations the network proxy refused the task (a dash: no list recorded).
+    const denied = deniedDestinations(networkSummary([run.trajectory?.network], []));
     return `<tr>${
       cell(`<a href="#${runAnchor(prefix, i)}">${text(run.name)}</a>`, run.name, false)
     }${cell(badge(s.status), s.status, false)}${cell(count(s.steps), s.steps)}${
       cell(count(s.tokens), s.tokens)
     }${cell(dollars(s.cost), s.cost)}${cell(seconds(s.seconds), s.seconds)}${
       cell(count(s.toolErrors), s.toolErrors)
-    }${cell(count(s.patchLines), s.patchLines)}</tr>`;
+    }${cell(count(s.patchLines), s.patchLines)}${
+      cell(denied ? `<span class="badge bad">${count(denied)}</span>` : count(denied), denied)
+    }</tr>`;
   }).join("\n");
   return `<table class="sortable"><thead><tr>${
     head.map((h) => `<th>${h}</th>`).join("")

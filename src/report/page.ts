@@ -31,6 +31,7 @@ details.run{content-visibility:auto;contain-intrinsic-size:auto 3em;margin:1em 0
 .plots{display:flex;flex-wrap:wrap;gap:1.5em}.plots figure{margin:0}.plots figcaption{font-weight:600;margin-bottom:.2em}
 .lane{border-left:3px solid #4a78b0;padding:.2em 0 .2em .8em;margin:.6em 0}.lane-bar{display:block;margin:.3em 0}.lane-events{margin:.2em 0;padding-left:1.5em;color:#3c4650}
 svg text{font:11px system-ui,sans-serif;fill:#333}.flip-fixed{background:#e6f6ea}.flip-broke{background:#fbe9e7}
+tr.net-denied{background:#fbe9e7}table.network td{overflow-wrap:anywhere}.step-network{margin:.3em 0;overflow-wrap:anywhere}
 `.trim();
 
 // Folds what is folded by default once the page has loaded (without JavaScript all stays open;

@@ -9,6 +9,7 @@ import type { LLMToolCall } from "../llm/types.ts";
 import { type AskedChange, describeCall } from "../tools/catalog.ts";
 import { block, BLOCK_LIMITS, type BlockLimits, text } from "./escape.ts";
 import { backgroundLanes } from "./lanes.ts";
+import { networkLimits, networkSection, networkSummary, stepNetwork } from "./network.ts";
 import { approvalWords, conversationStats, type RunModel, runOutcome, runStats } from "./model.ts";
 import {
   type ConversationPart,
@@ -191,6 +192,7 @@ function step(
   elapsed: number | null,
   limits: BlockLimits,
   nesting: Nesting,
+  network = "",
 ): string {
   const usage = s.llm_response?.usage;
   const tokens = usage && typeof usage === "object"
@@ -214,7 +216,7 @@ function step(
     s.llm_response?.content
       ? `<div class="says">${block(s.llm_response.content, limits)}</div>`
       : ""
-  }${calls.map((c) => toolCall(c, results.get(c.call_id), limits, nesting)).join("")}${
+  }${calls.map((c) => toolCall(c, results.get(c.call_id), limits, nesting)).join("")}${network}${
     s.error ? `<pre class="out err">${block(s.error, limits)}</pre>` : ""
   }${s.reflection ? `<p class="note">${block(s.reflection, limits)}</p>` : ""}</div>`;
 }
@@ -289,9 +291,19 @@ export function runSection(
     }`;
   }
   const items = timeline(run.parts ?? [{ path: run.path, trajectory: t }]);
+  const network = networkSummary(
+    (run.parts ?? [{ trajectory: t }]).map((p) => p.trajectory.network),
+    items.flatMap((item) => item.kind === "step" ? [item.step] : []),
+  );
   const steps = items.map((item) =>
     item.kind === "step"
-      ? step(item.step, item.elapsed, limits, { children: run.children, drawn })
+      ? step(
+        item.step,
+        item.elapsed,
+        limits,
+        { children: run.children, drawn },
+        stepNetwork(network, item.step),
+      )
       : eventBlock(item, limits)
   ).join("\n");
   const final = t.final_result
@@ -301,9 +313,11 @@ export function runSection(
     items.flatMap((item) => item.kind === "step" ? [item.step] : []),
     t.end_time,
   );
-  return `${head(conversationRows(run, items))}${lanes}<h4>Timeline</h4>${
-    steps || `<p class="note">no steps recorded</p>`
-  }${final}${patchSection(run, limits)}`;
+  return `${head(conversationRows(run, items))}${lanes}${
+    networkSection(network, networkLimits(limits))
+  }<h4>Timeline</h4>${steps || `<p class="note">no steps recorded</p>`}${final}${
+    patchSection(run, limits)
+  }`;
 }
 
 /** The header's numbers for a conversation over several files: from the first, or added up. */
