@@ -18,9 +18,7 @@
  * waits for them ("starting…" when that takes a while); /help answers at once; an error of the
  * assembly ends the session as it would have ended it before the prompt.
  */
-import type { SessionOptions } from "../agent/session.ts";
-import type { ResumeOptions } from "./resume.ts";
-import type { ColorMode } from "./console/style.ts";
+import type { InteractiveOptions } from "./interactive/options.ts";
 import { UsageError, writeStderr } from "./io.ts";
 import { LineReader } from "./interactive/line_reader.ts";
 import { deftStateDir } from "../policy/dirs.ts";
@@ -34,26 +32,15 @@ import {
 } from "./interactive/prompt_io.ts";
 import { assemblesBehindPrompt, preflight } from "./interactive/preflight.ts";
 
+export type { InteractiveOptions };
+
 // The session (the agent, the tools, the model client) and what only a session uses.
 const chat = () => import("./interactive/chat.ts");
 const mentions = () => import("./interactive/mentions.ts");
-const commands = () => import("./interactive/commands.ts");
+const helpText = () => import("./interactive/help_text.ts");
 
 /** A first line sent waits this long for the session in silence, then says "starting…". */
 const STARTING_NOTE_MS = 300;
-
-/** Options of `deft interactive`. */
-export interface InteractiveOptions extends SessionOptions, Pick<ResumeOptions, "continue"> {
-  workingDir?: string;
-  trajectoryFile?: string;
-  color?: ColorMode;
-  /** `--resume ID`, or `--resume` alone (true): pick one of the workspace's sessions. */
-  resume?: string | boolean;
-  /** The first prompt (`deft "task"`, `deft interactive "task"`), sent at once. */
-  prompt?: string;
-  /** `--image FILE` (repeatable): images sent with the first prompt. */
-  image?: string[];
-}
 
 /** Runs the session; returns the exit code. */
 export async function interactiveCommand(opts: InteractiveOptions): Promise<number> {
@@ -135,14 +122,14 @@ async function beforeAssembled(
           break;
         }
         if (next.line !== null && /^\/help$/i.test(next.line.trim())) {
-          say((await commands()).helpText());
+          say((await helpText()).helpText());
           continue;
         }
         first = Promise.resolve(next.line);
         break;
       }
     }
-    done ??= await waitSaying(outcome, reader);
+    done ??= await waitSaying(outcome, reader, await first !== null);
     if ("error" in done) {
       reader.cancelPending();
       reader.close();
@@ -157,12 +144,21 @@ async function beforeAssembled(
   }
 }
 
-/** The assembly's outcome; a line sent before it is ready says "starting…" if it takes a while. */
-async function waitSaying(outcome: Promise<Outcome>, reader: LineReader): Promise<Outcome> {
+/**
+ * The assembly's outcome; a line `sent` before it is ready says "starting…" if it takes a while.
+ */
+async function waitSaying(
+  outcome: Promise<Outcome>,
+  reader: LineReader,
+  sent: boolean,
+): Promise<Outcome> {
   let ready = false;
-  const timer = setTimeout(() => {
-    if (!ready) say("starting…");
-  }, STARTING_NOTE_MS);
+  // Ctrl-D (end of input) waits for it in silence: the session only closes.
+  const timer = sent
+    ? setTimeout(() => {
+      if (!ready) say("starting…");
+    }, STARTING_NOTE_MS)
+    : undefined;
   reader.busy = true;
   try {
     return await outcome;

@@ -22,7 +22,7 @@ import { endSessionHooks, type SessionEnding } from "../../agent/hook_gate.ts";
 import { onStopSignals } from "../signals.ts";
 import { BUDGET_EXIT_CODE } from "../../agent/budget.ts";
 import { runShellLine, shellLine } from "./shell_line.ts";
-import type { InteractiveOptions } from "../interactive.ts";
+import type { InteractiveOptions } from "./options.ts";
 import { banner, idleInterrupt, say, shown, startTrace, traceStart } from "./prompt_io.ts";
 
 // What the prompt does not need is loaded when first used (and fetched once the prompt is

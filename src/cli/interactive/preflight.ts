@@ -17,7 +17,7 @@ import { unknownToolName } from "../../tools/names.ts";
 import { deftStateDir } from "../../policy/dirs.ts";
 import { terminalText } from "../../policy/terminal_text.ts";
 import { UsageError } from "../io.ts";
-import type { InteractiveOptions } from "../interactive.ts";
+import type { InteractiveOptions } from "./options.ts";
 
 /** How the preflight asks and tells the user (the composer's question, lines above the prompt). */
 export interface PreflightIO {
