@@ -2,8 +2,8 @@
  * What `deft interactive` checks before it draws its prompt, loading none of the agent, the
  * tools, the model client or the MCP client: the workspace, the configuration (read and checked,
  * a repository's file trusted or not, asked on the terminal), and what the session would refuse
- * from it (the approval mode, the provider and its key, the model, an unknown tool name in
- * `agents.*.tools`). So every configuration mistake a user met before the prompt still stops the
+ * from it (the approval mode, the provider, its key and base URL, the model, an unknown tool name in
+ * `agents.*.tools`, a mistake in an approval rules file). So every configuration mistake a user met before the prompt still stops the
  * start there; the session is assembled behind the drawn prompt (./chat.ts). Without a config
  * file the schema (zod, the YAML parser) is not loaded at all.
  */
@@ -14,7 +14,8 @@ import { ConfigError } from "../../config/errors.ts";
 import { resolveRunConfig } from "../../config/resolve.ts";
 import { isApprovalMode } from "../../gate/modes.ts";
 import { unknownToolName } from "../../tools/names.ts";
-import { deftStateDir } from "../../policy/dirs.ts";
+import { checkProvider } from "../../llm/provider_check.ts";
+import { deftConfigDir, deftStateDir } from "../../policy/dirs.ts";
 import { terminalText } from "../../policy/terminal_text.ts";
 import { UsageError } from "../io.ts";
 import type { InteractiveOptions } from "./options.ts";
@@ -64,8 +65,12 @@ export async function preflight(opts: InteractiveOptions, io: PreflightIO): Prom
     );
   }
   const config = resolveRunConfig(loaded, { ...opts }, undefined, true);
+  // The clients are built from these: what a provider lacks is said now, not behind the prompt.
+  checkProvider(config.model);
+  if (config.lakeview) checkProvider(config.lakeview);
   const unknown = unknownToolName(config.agent.tools);
   if (unknown) throw new ConfigError(`agents.*.tools: ${unknown}`);
+  await checkApprovalRules(opts, loaded, workspace);
   return {
     loaded,
     workspace,
@@ -73,6 +78,29 @@ export async function preflight(opts: InteractiveOptions, io: PreflightIO): Prom
     model: config.model.settings.model,
     approval,
   };
+}
+
+/**
+ * The approval rules, read as the session will read them, so a mistake in one of their files
+ * stops the start here: loaded only when there is a file to read them from (the config file,
+ * `--approval-rules`, the user's saved project rules). Their warnings are the session's to tell.
+ */
+async function checkApprovalRules(
+  opts: InteractiveOptions,
+  loaded: LoadedConfig,
+  workspace: string,
+): Promise<void> {
+  // config/approval_rules.ts's `projectRulesPath()`: beside the user's config file.
+  const dir = deftConfigDir();
+  const saved = dir !== undefined &&
+    await Deno.lstat(`${dir}/project_approvals.yaml`).then(() => true, () => false);
+  if (loaded.path === undefined && opts.approvalRules === undefined && !saved) return;
+  const { openApprovalRules } = await import("../../agent/approval_rules.ts");
+  await openApprovalRules(loaded, workspace, {
+    rulesFile: opts.approvalRules,
+    configFile: opts.configFile,
+    warn: () => {},
+  });
 }
 
 /** The configuration: the schema and the trust question loaded only when there is a file. */

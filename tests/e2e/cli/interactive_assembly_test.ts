@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { chatText, MockLLM } from "../../helpers/mock_llm.ts";
-import { interactiveInPty, plain } from "../../helpers/pty.ts";
+import { interactiveInPty, plain, runDeftInPty } from "../../helpers/pty.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
 import { sessionHome } from "../../helpers/mock_session.ts";
 
@@ -113,7 +113,7 @@ Deno.test("interactive assembly (pty): Ctrl-D while the session is assembled end
   assert.deepEqual(await processesWith(marker), [], "the MCP server outlived the session");
 });
 
-Deno.test("interactive assembly (pty): a bad deft.yaml, and an unknown tool in agents.*.tools, stop the start before any prompt", async () => {
+Deno.test("interactive assembly (pty): a bad deft.yaml, an unknown tool in agents.*.tools, a bad --approval-rules file stop the start before any prompt", async () => {
   const mock = MockLLM.start([]);
   try {
     const badYaml = await makeBuggyRepo();
@@ -140,8 +140,35 @@ Deno.test("interactive assembly (pty): a bad deft.yaml, and an unknown tool in a
       /agents\.\*\.tools: Unknown tool 'no_such_tool'\. Valid tool names: bash,/,
     );
     assert.doesNotMatch(tool.out, /deft> /, "a prompt was drawn before the config error");
+
+    // What the session would refuse of the flags and the files beside the config is said there too.
+    const rules = `${repo}/rules.yaml`;
+    await Deno.writeTextFile(rules, "allow: 5\n");
+    const { env: plainEnv } = await sessionHome();
+    const refused = await interactiveInPty(repo, mock, [], {
+      args: ["--approval-rules", rules],
+      env: plainEnv,
+      timeoutSeconds: 60,
+    });
+    assert.equal(refused.code, 2, refused.out);
+    assert.match(refused.out, /rules\.yaml \(--approval-rules\) is not an approval rules file/);
+    assert.doesNotMatch(refused.out, /deft> /, "a prompt was drawn before the rules error");
     assert.equal(mock.requests.length, 0);
   } finally {
     await mock.close();
   }
+});
+
+Deno.test("interactive assembly (pty): a provider without its base URL stops the start before any prompt", async () => {
+  const repo = await makeBuggyRepo();
+  const { env } = await sessionHome();
+  const r = await runDeftInPty(
+    ["interactive", "-w", repo, "--provider", "openai_compatible", "-m", "mock", "-k", "k"],
+    [],
+    { cwd: repo, env, timeoutSeconds: 60 },
+  );
+  const out = plain(r.output);
+  assert.equal(r.code, 2, out);
+  assert.match(out, /Provider 'openai_compatible' needs the server's base URL/);
+  assert.doesNotMatch(out, /deft> /, "a prompt was drawn before the error");
 });

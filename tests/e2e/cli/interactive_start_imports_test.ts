@@ -62,6 +62,7 @@ const ASSEMBLED_BEHIND: string[] = [
 const ALLOWED_OWN: Record<string, string> = {
   "src/tools/names.ts": "the tool names alone, to check agents.*.tools before the prompt",
   "src/gate/modes.ts": "the approval modes' names, checked before the prompt",
+  "src/llm/provider_check.ts": "what a provider lacks (a base URL), said before the prompt",
   "src/tools/worker_scope.ts": "main.ts: whether this is the tool worker (every start asks)",
   "src/tools/host/entry_points.ts": "main.ts: the tool host's entry names (every start asks)",
 };
