@@ -3,7 +3,7 @@
  * tools, the model client or the MCP client: the workspace, the configuration (read and checked,
  * a repository's file trusted or not, asked on the terminal), and what the session would refuse
  * from it (the approval mode, the provider, its key and base URL, the model, an unknown tool name in
- * `agents.*.tools`, a mistake in an approval rules file). So every configuration mistake a user met before the prompt still stops the
+ * `agents.*.tools`, a mistake in an approval rules file, a budget it cannot keep). So every configuration mistake a user met before the prompt still stops the
  * start there; the session is assembled behind the drawn prompt (./chat.ts). Without a config
  * file the schema (zod, the YAML parser) is not loaded at all.
  */
@@ -11,7 +11,7 @@ import { workspaceOf } from "../workspace_arg.ts";
 import { configFileGiven, defaultConfigWithoutSchema } from "../../config/defaults.ts";
 import type { LoadedConfig } from "../../config/load.ts";
 import { ConfigError } from "../../config/errors.ts";
-import { resolveRunConfig } from "../../config/resolve.ts";
+import { resolveRunConfig, type RunConfig } from "../../config/resolve.ts";
 import { isApprovalMode } from "../../gate/modes.ts";
 import { unknownToolName } from "../../tools/names.ts";
 import { checkProvider } from "../../llm/provider_check.ts";
@@ -71,6 +71,7 @@ export async function preflight(opts: InteractiveOptions, io: PreflightIO): Prom
   const unknown = unknownToolName(config.agent.tools);
   if (unknown) throw new ConfigError(`agents.*.tools: ${unknown}`);
   await checkApprovalRules(opts, loaded, workspace);
+  await checkBudget(opts, config, workspace);
   return {
     loaded,
     workspace,
@@ -101,6 +102,21 @@ async function checkApprovalRules(
     configFile: opts.configFile,
     warn: () => {},
   });
+}
+
+/**
+ * The budget, opened as the session will open it (a cap that is not a positive number, a cost
+ * cap on a model without a price, a ledger that cannot be read), when a cap or a ledger is asked.
+ */
+async function checkBudget(
+  opts: InteractiveOptions,
+  config: RunConfig,
+  workspace: string,
+): Promise<void> {
+  const asked = opts.maxCostUsd ?? opts.maxTokens ?? opts.maxWallTime ?? opts.budgetLedger;
+  if (asked === undefined && config.budget === undefined) return;
+  const { openBudget } = await import("../../agent/budget.ts");
+  await openBudget({ flags: opts, config, by: workspace });
 }
 
 /** The configuration: the schema and the trust question loaded only when there is a file. */

@@ -159,7 +159,7 @@ Deno.test("interactive assembly (pty): a bad deft.yaml, an unknown tool in agent
   }
 });
 
-Deno.test("interactive assembly (pty): a provider without its base URL stops the start before any prompt", async () => {
+Deno.test("interactive assembly (pty): a provider without its base URL, a cost cap on a model without a price stop the start before any prompt", async () => {
   const repo = await makeBuggyRepo();
   const { env } = await sessionHome();
   const r = await runDeftInPty(
@@ -171,4 +171,19 @@ Deno.test("interactive assembly (pty): a provider without its base URL stops the
   assert.equal(r.code, 2, out);
   assert.match(out, /Provider 'openai_compatible' needs the server's base URL/);
   assert.doesNotMatch(out, /deft> /, "a prompt was drawn before the error");
+
+  const mock = MockLLM.start([]);
+  try {
+    const capped = await interactiveInPty(repo, mock, [], {
+      args: ["--max-cost-usd", "5"],
+      model: "a-model-without-a-price",
+      env,
+      timeoutSeconds: 60,
+    });
+    assert.equal(capped.code, 2, capped.out);
+    assert.match(capped.out, /a cost cap \(--max-cost-usd or budget\.max_cost_usd\) is set/);
+    assert.doesNotMatch(capped.out, /deft> /, "a prompt was drawn before the budget error");
+  } finally {
+    await mock.close();
+  }
 });
