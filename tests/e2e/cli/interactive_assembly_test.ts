@@ -187,3 +187,39 @@ Deno.test("interactive assembly (pty): a provider without its base URL, a cost c
     await mock.close();
   }
 });
+
+Deno.test("interactive assembly (pty): an error of the assembly behind the prompt ends the session plainly, with the code it always had", async () => {
+  const repo = await makeBuggyRepo();
+  const { home, env } = await sessionHome();
+  // A PATH with git but no bubblewrap: the sandbox asked for cannot be made, which the session
+  // finds only when it builds its tools, behind the prompt.
+  const bin = `${home}/bin`;
+  await Deno.mkdir(bin);
+  const dirs = (Deno.env.get("PATH") ?? "").split(":");
+  for (const program of ["git", "sh"]) {
+    for (const dir of dirs) {
+      if (await Deno.stat(`${dir}/${program}`).then((s) => s.isFile, () => false)) {
+        await Deno.symlink(`${dir}/${program}`, `${bin}/${program}`);
+        break;
+      }
+    }
+  }
+  const mock = MockLLM.start([]);
+  try {
+    const r = await interactiveInPty(repo, mock, [], {
+      args: ["--approval", "never", "--sandbox", "workspace-write"],
+      env: { ...env, PATH: bin },
+      timeoutSeconds: 60,
+    });
+    assert.equal(r.failed, null, r.out);
+    assert.equal(r.code, 2, r.out);
+    const prompt = r.out.indexOf("deft> ");
+    assert.ok(prompt >= 0, `no prompt was drawn:\n${r.out}`);
+    // On a line of its own after the prompt, as it was said before there was a prompt.
+    assert.match(r.out.slice(prompt), /\ndeft: The sandbox needs bubblewrap, but `bwrap`/);
+    assert.doesNotMatch(r.out, /bye/);
+    assert.equal(mock.requests.length, 0);
+  } finally {
+    await mock.close();
+  }
+});
