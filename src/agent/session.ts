@@ -76,7 +76,9 @@ export async function openSession(
       declinedFile: `${stateDir()}/declined_trust`,
     }),
   });
-  if (!given) for (const warning of loaded.warnings) io.write(`warning: ${terminalText(warning)}`);
+  // Warnings of a configuration the front end loaded were told by it.
+  const warnings = given ? [] : loaded.warnings;
+  for (const warning of warnings) io.write(`warning: ${terminalText(warning)}`);
   const workplace = await openWorkplace(opts, loaded.config, console, io.workspace);
   try {
     await io.opened?.(workplace);
