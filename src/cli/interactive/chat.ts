@@ -61,9 +61,8 @@ function composerAsking(reader: LineReader, terminal: boolean) {
 type Resumed = Awaited<ReturnType<typeof resumeTarget>>;
 
 /**
- * What the prompt already did before the session was assembled (src/cli/interactive.ts): the
- * configuration it loaded and checked (trust asked) and the workspace it resolved, the line it
- * wrote above the prompt, and the read it has pending (or the line it read) when it hands over.
+ * What the prompt found before the session was assembled behind it (src/cli/interactive.ts): the
+ * configuration it loaded and checked (trust asked) and the workspace it resolved.
  */
 export interface Started {
   loaded: LoadedConfig;
