@@ -54,14 +54,18 @@ import { ShellBoard } from "./shell_board.ts";
 export type { Asking, Session, SessionIO, SessionOptions, TurnRecord } from "./session_types.ts";
 export type { Workplace, WorkplaceOptions } from "./workplace.ts";
 
-/** Loads the configuration and builds the client and tools; replays `recording` when given. */
+/**
+ * Loads the configuration and builds the client and tools; replays `recording` when given.
+ * `given`: the configuration the front end already loaded (and asked trust for), used as is.
+ */
 export async function openSession(
   opts: SessionOptions,
   io: SessionIO,
   recording?: Trajectory,
+  given?: Awaited<ReturnType<typeof loadConfig>>,
 ): Promise<Session> {
   const { console } = io;
-  const loaded = await loadConfig(opts.configFile, {
+  const loaded = given ?? await loadConfig(opts.configFile, {
     folder: opts.configFolder,
     // A repository's deft.yaml that sets what only a trusted folder may: asked once on a
     // terminal, one line without one.
@@ -72,7 +76,9 @@ export async function openSession(
       declinedFile: `${stateDir()}/declined_trust`,
     }),
   });
-  for (const warning of loaded.warnings) io.write(`warning: ${terminalText(warning)}`);
+  // Warnings of a configuration the front end loaded were told by it.
+  const warnings = given ? [] : loaded.warnings;
+  for (const warning of warnings) io.write(`warning: ${terminalText(warning)}`);
   const workplace = await openWorkplace(opts, loaded.config, console, io.workspace);
   try {
     await io.opened?.(workplace);

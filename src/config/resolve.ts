@@ -4,7 +4,8 @@
  * model and the agent settings, so nothing downstream needs to know where a value came from.
  */
 import type { ToolSettings } from "../tools/base.ts";
-import { ConfigError, type LoadedConfig } from "./load.ts";
+import { ConfigError } from "./errors.ts";
+import type { LoadedConfig } from "./load.ts";
 import { isProvider, type ProviderName, PROVIDERS } from "./providers.ts";
 import type {
   AgentConfig,
@@ -13,7 +14,7 @@ import type {
   ModelConfig,
   ModelProviderConfig,
 } from "./schema.ts";
-import { DEFAULT_TOOL_NAMES } from "../tools/catalog.ts";
+import { DEFAULT_TOOL_NAMES } from "../tools/names.ts";
 import { resolveToolSettings } from "./tool_settings.ts";
 import { readEnv } from "../env.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";

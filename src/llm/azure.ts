@@ -4,8 +4,7 @@
  * `/openai/v1` is Azure's version-less v1 API, which the plain OpenAI client speaks.
  */
 import type { ResolvedModel } from "../config/resolve.ts";
-import { ConfigError } from "../config/load.ts";
-import { readEnv } from "../env.ts";
+import { azureApiVersion, azureEndpoint, azureV1 } from "./provider_check.ts";
 import type { ToolDefinition } from "../tools/schema.ts";
 import { OpenAIChatClient } from "./openai_chat.ts";
 import type { LLMMessage } from "./types.ts";
@@ -18,25 +17,11 @@ const REASONING_DEPLOYMENT = /(^|\/)(o\d|gpt-5)/;
  * `ConfigError` that says what to set when the endpoint or the API version is missing.
  */
 export function azureClient(model: ResolvedModel): OpenAIChatClient {
-  const endpoint = model.provider.base_url?.trim().replace(/\/+$/, "");
-  if (!endpoint) {
-    throw new ConfigError(
-      "Provider 'azure' needs your resource endpoint: set AZURE_BASE_URL, --model-base-url or " +
-        "model_providers.<name>.base_url (e.g. https://<resource>.openai.azure.com).",
-    );
-  }
-  if (/\/openai\/v1$/.test(endpoint)) {
+  const endpoint = azureEndpoint(model);
+  if (azureV1(model)) {
     return new AzureChatClient({ ...model, provider: { ...model.provider, base_url: endpoint } });
   }
-  // OPENAI_API_VERSION is the SDK's own variable; an empty variable counts as unset.
-  const apiVersion = model.provider.api_version || readEnv("AZURE_API_VERSION") ||
-    readEnv("OPENAI_API_VERSION");
-  if (!apiVersion) {
-    throw new ConfigError(
-      "Provider 'azure' needs an API version: set model_providers.<name>.api_version or " +
-        "AZURE_API_VERSION (e.g. 2024-10-21).",
-    );
-  }
+  const apiVersion = azureApiVersion(model);
   // The SDK appends `/openai` to an `endpoint`; a URL that already has it is the base URL.
   // Passing `baseURL` always also keeps OPENAI_BASE_URL in the environment from colliding with
   // `endpoint`, which the SDK refuses.

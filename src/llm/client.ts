@@ -4,7 +4,7 @@
  */
 import { readEnv } from "../env.ts";
 import type { ResolvedModel } from "../config/resolve.ts";
-import { ConfigError } from "../config/load.ts";
+import { checkProvider } from "./provider_check.ts";
 import type { ToolDefinition } from "../tools/schema.ts";
 import { AnthropicClient } from "./anthropic.ts";
 import { azureClient } from "./azure.ts";
@@ -55,28 +55,14 @@ export class RetryingClient implements LLMClient {
 
 /** The provider client for `model`, without retries. */
 export function providerClient(model: ResolvedModel): LLMClient {
+  checkProvider(model);
   const kind = model.provider.provider;
   switch (kind) {
     case "anthropic":
       return new AnthropicClient(model);
     case "openai":
-      return new OpenAIChatClient(model);
     case "openai_compatible":
-      if (!model.provider.base_url) {
-        throw new ConfigError(
-          "Provider 'openai_compatible' needs the server's base URL: set " +
-            "OPENAI_COMPATIBLE_BASE_URL, --model-base-url or model_providers.<name>.base_url " +
-            "(e.g. http://localhost:8000/v1 for vLLM).",
-        );
-      }
-      return new OpenAIChatClient(model);
     case "doubao":
-      if (!model.provider.base_url) {
-        throw new ConfigError(
-          "Provider 'doubao' needs a base URL: set DOUBAO_BASE_URL, --model-base-url or " +
-            "model_providers.<name>.base_url (your Volcano Engine Ark endpoint).",
-        );
-      }
       return new OpenAIChatClient(model);
     case "openrouter": {
       const headers: Record<string, string> = {};
@@ -97,10 +83,8 @@ export function providerClient(model: ResolvedModel): LLMClient {
     case "ollama":
       return new OllamaClient(model);
     default:
-      throw new ConfigError(
-        `Provider '${kind}' is not supported by this Deft yet. Use anthropic, openai, ` +
-          `openai_compatible, openrouter, doubao, azure, google or ollama.`,
-      );
+      // checkProvider refused it first, with what to use instead.
+      throw new Error(`no client for provider '${kind}'`);
   }
 }
 

@@ -158,16 +158,8 @@ function fetchEffects(args: Record<string, unknown>): CallEffect {
   return { kind: "fetch", host };
 }
 
-/** The tools an agent gets when its configuration names none (ckg is opt-in). */
-export const DEFAULT_TOOL_NAMES: readonly string[] = [
-  "bash",
-  "bash_output",
-  "kill_shell",
-  "str_replace_based_edit_tool",
-  "json_edit_tool",
-  "sequentialthinking",
-  "task_done",
-];
+// The names alone, kept light for what checks a configured name before any tool loads.
+export { DEFAULT_TOOL_NAMES } from "./names.ts";
 
 /** Raised when a configured tool name matches no registered tool. */
 export class UnknownToolError extends Error {

@@ -11,6 +11,7 @@ import type { TrajectoryRecorder } from "../../trajectory/recorder.ts";
 import { type Session, sessionPatch } from "../../agent/session.ts";
 import { type Resumed, resumedContainerNote, resumeTarget, sessionPlace } from "../resume.ts";
 import { recordResumedCompaction } from "./resumed_compaction.ts";
+import { doc, helpText } from "./help_text.ts";
 import {
   compactConversation,
   costReport,
@@ -60,15 +61,11 @@ interface SlashCommand {
 
 const COMMANDS: SlashCommand[] = [
   {
-    name: "help",
-    usage: "/help",
-    help: "this text",
+    ...doc("help"),
     run: (ctx) => ctx.write(helpText()),
   },
   {
-    name: "status",
-    usage: "/status",
-    help: "model, workspace, approval mode and rules, conversation, usage, background shells",
+    ...doc("status"),
     run: async (ctx) => {
       const { config, workspace, approval, instructions, executor } = ctx.session;
       const background = await backgroundLines(ctx.session);
@@ -90,9 +87,7 @@ const COMMANDS: SlashCommand[] = [
     },
   },
   {
-    name: "clear",
-    usage: "/clear",
-    help: "start a new conversation (the shell and edit history stay)",
+    ...doc("clear"),
     run: (ctx) => {
       ctx.reset();
       // SessionStart hooks run again at the next prompt, told `source: "clear"`.
@@ -101,9 +96,7 @@ const COMMANDS: SlashCommand[] = [
     },
   },
   {
-    name: "diff",
-    usage: "/diff",
-    help: "the changes made since the session started (git diff, new files included)",
+    ...doc("diff"),
     run: async (ctx) => {
       try {
         const patch = await sessionPatch(ctx.session);
@@ -114,15 +107,11 @@ const COMMANDS: SlashCommand[] = [
     },
   },
   {
-    name: "undo",
-    usage: "/undo",
-    help: "take back the file edits of the last turn (files it created are removed)",
+    ...doc("undo"),
     run: (ctx) => undoLastTurn(ctx),
   },
   {
-    name: "rewind",
-    usage: "/rewind [N [files|conversation|both]]",
-    help: "go back to a turn's checkpoint: files (shell changes too), conversation, or both",
+    ...doc("rewind"),
     run: async (ctx, arg) => {
       const { rewindInteractive } = await import("../rewind.ts");
       const rewinds = ctx.recorder?.data.rewinds?.length ?? 0;
@@ -131,9 +120,7 @@ const COMMANDS: SlashCommand[] = [
     },
   },
   {
-    name: "compact",
-    usage: "/compact [instructions]",
-    help: "replace the conversation by the model's summary of it (frees context)",
+    ...doc("compact"),
     run: async (ctx, arg) => {
       try {
         await compactConversation(ctx, (conversation) => {
@@ -161,9 +148,7 @@ const COMMANDS: SlashCommand[] = [
     },
   },
   {
-    name: "init",
-    usage: "/init",
-    help: "draft an AGENTS.md for this repository (beside it if there is one) to review",
+    ...doc("init"),
     run: async (ctx) => {
       try {
         await initAgentsFile(ctx);
@@ -173,15 +158,11 @@ const COMMANDS: SlashCommand[] = [
     },
   },
   {
-    name: "cost",
-    usage: "/cost",
-    help: "tokens and cost of this session, per turn and in total",
+    ...doc("cost"),
     run: (ctx) => ctx.write(costReport(ctx.session)),
   },
   {
-    name: "model",
-    usage: "/model [ID]",
-    help: "show the model, or switch to model ID (same provider) for the next turns",
+    ...doc("model"),
     run: (ctx, arg) => {
       const { config } = ctx.session;
       if (arg === "") {
@@ -194,9 +175,7 @@ const COMMANDS: SlashCommand[] = [
     },
   },
   {
-    name: "approval",
-    usage: "/approval [never|commands|all]",
-    help: "show or change when Deft asks before a tool call",
+    ...doc("approval"),
     run: (ctx, arg) => {
       const gate = ctx.session.approval;
       if (arg === "") {
@@ -219,9 +198,7 @@ const COMMANDS: SlashCommand[] = [
     },
   },
   {
-    name: "resume",
-    usage: "/resume [ID]",
-    help: "go on with session ID (none: pick one from a list)",
+    ...doc("resume"),
     run: async (ctx, arg) => {
       try {
         let id: string | undefined = arg;
@@ -250,55 +227,16 @@ const COMMANDS: SlashCommand[] = [
     },
   },
   {
-    name: "exit",
-    usage: "/exit",
-    help: "leave (also /quit, exit, Ctrl-D on an empty line)",
+    ...doc("exit"),
     run: () => "exit",
   },
-  { name: "quit", usage: "/quit", help: "", run: () => "exit" },
+  { ...doc("quit"), run: () => "exit" },
 ];
 
 /** The commands with their usage and help (`deft acp` advertises some of them). */
 export const slashCommands = (): readonly Omit<SlashCommand, "run">[] => COMMANDS;
 
-/** Where /help's descriptions start; a longer name puts its description on the next line. */
-const HELP_COLUMN = 32;
-
-/** The composer's keys and prefixes, as /help lists them after the commands. */
-const KEYS: [string, string][] = [
-  ["@PATH", "attach a file or image to the prompt (Tab completes the name)"],
-  ["!COMMAND", "run a shell command; what it prints goes with your next prompt"],
-  ["!", "shell mode: every line is a command until Esc or another !"],
-  ["Alt-Enter, Ctrl-J", "a new line in the prompt (or end the line with \\)"],
-  ["Up, Down", "earlier prompts"],
-  ["Ctrl-R", "search earlier prompts for what is typed (again: older ones)"],
-  ["Esc", "stop the running turn (in shell mode: leave it)"],
-  ["Esc Esc", "on an empty line: /rewind, back to a turn's checkpoint"],
-  ["Ctrl-C", "stop the running turn"],
-  ["Ctrl-D", "leave (on an empty line)"],
-];
-
-/** One entry of /help: the name, then its description at HELP_COLUMN. */
-function helpRow(name: string, help: string): string[] {
-  return name.length < HELP_COLUMN
-    ? [`  ${name.padEnd(HELP_COLUMN)}${help}`]
-    : [`  ${name}`, `  ${" ".repeat(HELP_COLUMN)}${help}`];
-}
-
-/** The help text: how a turn works, the commands and the keys. */
-export function helpText(): string {
-  const commands = COMMANDS.filter((c) => c.help !== "").flatMap((c) => helpRow(c.usage, c.help));
-  return [
-    // One line: the console wraps it at the terminal's width.
-    "Type a prompt and press Enter. The model works with the tools until it answers without a " +
-    "tool call (the answer is shown) or calls task_done; then it is your turn again. The " +
-    "conversation carries over from turn to turn until /clear. Pasted lines form one prompt.",
-    "Commands:",
-    ...commands,
-    "Keys:",
-    ...KEYS.flatMap(([key, help]) => helpRow(key, help)),
-  ].join("\n");
-}
+export { helpText };
 
 /** Whether `input` is a slash command: `/word` first (a path such as `/tmp/x` is a prompt). */
 export function isSlashCommand(input: string): boolean {

@@ -23,6 +23,11 @@ export class TurnConsole implements AgentConsole {
   #started = performance.now();
   #before = { input_tokens: 0, output_tokens: 0 };
   #streamed = "";
+  /**
+   * Where notes go instead of the inner console while the session is assembled behind a drawn
+   * prompt (above the prompt, src/cli/interactive.ts); unset once it is.
+   */
+  aside?: (text: string) => void;
 
   constructor(readonly inner: AgentConsole) {
     if (inner.text) {
@@ -77,7 +82,8 @@ export class TurnConsole implements AgentConsole {
       this.#saved = undefined;
       return;
     }
-    this.inner.note(message);
+    if (this.aside) this.aside(message);
+    else this.inner.note(message);
   }
 
   summary(info: TaskSummary): void {

@@ -9,6 +9,10 @@
  * The packages and Node modules it may reach are listed with their reason; anything else (a
  * provider SDK, commander, npm:yaml, node:http, the MCP SDK, tree-sitter, …) must be loaded with
  * `import()` where it is first used.
+ *
+ * The prompt is drawn before the session is assembled (src/cli/interactive/chat.ts, loaded with
+ * `import()` behind it): the start path reaches none of the agent, the tools, the gates, the
+ * model client, the MCP client, the trajectory and checkpoint store, nor the config schema.
  */
 import assert from "node:assert/strict";
 
@@ -32,7 +36,35 @@ const ALLOWED: Record<string, string> = {
   "node:readline": "the composer (src/cli/interactive/line_reader.ts)",
   "node:fs": "pinned reads of workspace files (the gate's preview, the host workplace)",
   "node:net": "isIP, for the config's network list (src/policy/network/rules.ts)",
-  "npm:zod": "the config schema: its defaults are the configuration without a file",
+};
+
+/**
+ * Deft's own folders and modules the prompt must not wait for: they are the session's, assembled
+ * behind the prompt. A prefix ending in "/" is a folder; the exceptions are named with why.
+ */
+const ASSEMBLED_BEHIND: string[] = [
+  "src/agent/",
+  "src/tools/",
+  "src/gate/",
+  "src/llm/",
+  "src/mcp/",
+  "src/trajectory/",
+  "src/hooks/",
+  "src/container/",
+  "src/ckg/",
+  "src/config/load.ts",
+  "src/config/trust.ts",
+  "src/cli/interactive/chat.ts",
+  "src/cli/interactive/commands.ts",
+  "src/cli/session_place.ts",
+  "src/cli/resume.ts",
+];
+const ALLOWED_OWN: Record<string, string> = {
+  "src/tools/names.ts": "the tool names alone, to check agents.*.tools before the prompt",
+  "src/gate/modes.ts": "the approval modes' names, checked before the prompt",
+  "src/llm/provider_check.ts": "what a provider lacks (a base URL), said before the prompt",
+  "src/tools/worker_scope.ts": "main.ts: whether this is the tool worker (every start asks)",
+  "src/tools/host/entry_points.ts": "main.ts: the tool host's entry names (every start asks)",
 };
 
 interface Graph {
@@ -112,4 +144,14 @@ Deno.test("interactive start: nothing heavy is statically reachable before the p
       "they are first used (or, if the prompt truly needs one, add it to ALLOWED with why)",
   );
   assert.ok(reachedFrom.has("src/cli/interactive.ts"));
+  const session = [...reachedFrom.keys()].filter((m) =>
+    !Object.hasOwn(ALLOWED_OWN, m) &&
+    ASSEMBLED_BEHIND.some((p) => p.endsWith("/") ? m.startsWith(p) : m === p)
+  );
+  assert.deepEqual(
+    session.map(chain),
+    [],
+    "the prompt waits for these parts of the session: load them with import() behind it " +
+      "(src/cli/interactive/chat.ts), not statically from the start path",
+  );
 });

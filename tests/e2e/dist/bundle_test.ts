@@ -60,6 +60,24 @@ Deno.test({
     assert.equal(tools.code, 0, tools.stderr);
     assert.ok(JSON.parse(tools.stdout).some((d: { name: string }) => d.name === "ckg"));
 
+    // The interactive prompt comes before its session, which loads behind it from the bundle's
+    // own chunks: /help answers, /exit leaves once the session is up.
+    const chat = await run(dir, [
+      "interactive",
+      "--approval",
+      "never",
+      "--provider",
+      "openai_compatible",
+      "-m",
+      "m",
+      "-k",
+      "k",
+      "--model-base-url",
+      "http://127.0.0.1:9/v1",
+    ], "/help\n/exit\n");
+    assert.equal(chat.code, 0, chat.stdout + chat.stderr);
+    assert.match(chat.stderr, /deft interactive: openai_compatible\/m[\s\S]*Commands:[\s\S]*bye/);
+
     await Deno.writeTextFile(`${dir}/app.py`, "def greet(name):\n\treturn f'hi {name}'\n");
     const edit = await run(dir, [
       "tool",
