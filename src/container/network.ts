@@ -1,14 +1,15 @@
 /**
  * A container session under the network list (`network:`): the container runs with
- * `--network none` (only its own loopback), the proxy's Unix socket in Deft's process is bound in,
- * and the same forwarder as in the sandbox (policy/network/forwarder.js, run by the Deno already
- * bound in for the tool host) listens on the container's 127.0.0.1:3128 for every process there.
+ * `--network none` (only its own loopback), the proxy's Unix sockets in Deft's process (HTTP and
+ * SOCKS5) are bound in, and the same forwarder as in the sandbox (policy/network/forwarder.js,
+ * run by the Deno already bound in for the tool host) listens on the container's 127.0.0.1:3128
+ * and 127.0.0.1:1080 for every process there.
  * The shell inside gets the proxy variables (the tool host's `networkForwarded`); a program that
  * ignores them has no route out.
  */
 import type { ContainerBind, ContainerCli } from "../policy/container_cli.ts";
 import { containerExecLaunch, spawnChild } from "../policy/process.ts";
-import { forwarderArgv, forwarderPath } from "../policy/network/launch.ts";
+import { forwarderArgv, forwarderPath, socksSocketOf } from "../policy/network/launch.ts";
 import { type DeftInside, INSIDE_ROOT } from "./inside.ts";
 import { ContainerError } from "./runtime.ts";
 
@@ -33,8 +34,9 @@ export function forwarded(labels: Record<string, string> | null | undefined): bo
   }
 }
 
-/** Where the proxy's socket and the forwarder appear inside. */
+/** Where the proxy's sockets and the forwarder appear inside. */
 export const INSIDE_PROXY_SOCKET = `${INSIDE_ROOT}/network/proxy.sock`;
+const INSIDE_SOCKS_SOCKET = `${INSIDE_ROOT}/network/socks.sock`;
 const INSIDE_FORWARDER = `${INSIDE_ROOT}/network/forwarder.js`;
 
 /** How long the forwarder may take to listen (a loaded machine, a cold Deno). */
@@ -55,6 +57,7 @@ export function networkBinds(socket: string, inside: DeftInside): ContainerBind[
   return [
     // Read-only: connecting needs no more, and nothing inside can change the host's socket.
     { host: socket, container: INSIDE_PROXY_SOCKET, readOnly: true },
+    { host: socksSocketOf(socket), container: INSIDE_SOCKS_SOCKET, readOnly: true },
     { host: forwarderPath(), container: INSIDE_FORWARDER, readOnly: true },
   ];
 }
@@ -71,7 +74,7 @@ export async function startForwarder(
 ): Promise<void> {
   const child = spawnChild(
     containerExecLaunch(cli, id, {
-      argv: forwarderArgv(inside.deno!, INSIDE_FORWARDER, INSIDE_PROXY_SOCKET),
+      argv: forwarderArgv(inside.deno!, INSIDE_FORWARDER, INSIDE_PROXY_SOCKET, INSIDE_SOCKS_SOCKET),
       // No update check: it would ask the proxy for dl.deno.land on nobody's behalf.
       env: { ...inside.env, DENO_NO_UPDATE_CHECK: "1" },
     }),

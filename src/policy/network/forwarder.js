@@ -1,14 +1,21 @@
 // The sandbox's side of the network proxy (proxy.ts): listens on 127.0.0.1:PORT inside the
 // sandbox's own network namespace and relays every connection, byte for byte, to the proxy's Unix
-// socket bound in from the host. It decides nothing: the proxy does. Plain JavaScript, run by Deno
+// socket bound in from the host; its arguments are pairs, `PORT SOCKET`, one per proxy (the HTTP
+// proxy's, the SOCKS5 server's). It decides nothing: the proxy does. Plain JavaScript, run by Deno
 // with only the permissions it needs (the policy's `forwarderArgv`), so nothing is compiled into
 // a cache the sandbox sees read-only. Prints one line ("ready") once it listens, then nothing.
-const [portText, socketPath] = Deno.args;
-const listener = Deno.listen({ hostname: "127.0.0.1", port: Number(portText) });
+const pairs = [];
+for (let i = 0; i + 1 < Deno.args.length; i += 2) {
+  pairs.push({ port: Number(Deno.args[i]), socketPath: Deno.args[i + 1] });
+}
+const listeners = pairs.map(({ port, socketPath }) => ({
+  listener: Deno.listen({ hostname: "127.0.0.1", port }),
+  socketPath,
+}));
 await Deno.stdout.write(new TextEncoder().encode("ready\n"));
 Deno.stdout.close();
 
-async function relay(client) {
+async function relay(client, socketPath) {
   let upstream;
   try {
     upstream = await Deno.connect({ transport: "unix", path: socketPath });
@@ -45,4 +52,6 @@ async function relay(client) {
   closeBoth();
 }
 
-for await (const client of listener) relay(client);
+await Promise.all(listeners.map(async ({ listener, socketPath }) => {
+  for await (const client of listener) relay(client, socketPath);
+}));

@@ -14,7 +14,8 @@ import http from "node:http";
 import net from "node:net";
 import { join } from "../paths.ts";
 import { Decider, type DecisionOptions, parseAuthority } from "./decider.ts";
-import { SOCKS_SOCKET_NAME, startSocksServer } from "./socks.ts";
+import { startSocksServer } from "./socks.ts";
+import { socksSocketOf } from "./launch.ts";
 
 export { type NetworkDecision, parseAuthority, type Resolver, systemResolver } from "./decider.ts";
 
@@ -88,7 +89,7 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
   // on the host, must. The private folder (0700) is what keeps the host's other users out.
   await Deno.chmod(socketPath, 0o666);
   server.unref();
-  const socksPath = join(dir, SOCKS_SOCKET_NAME);
+  const socksPath = socksSocketOf(socketPath);
   const socks = await startSocksServer(socksPath, decider, {
     idleMs,
     connectMs: options.connectMs ?? DEFAULT_CONNECT_MS,

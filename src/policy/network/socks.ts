@@ -16,9 +16,6 @@ import { isIP } from "node:net";
 import { Socks5Server } from "@pondwader/socks5-server";
 import { type Decider, parseAuthority } from "./decider.ts";
 
-/** The file name of the SOCKS5 socket in the proxy's private folder. */
-export const SOCKS_SOCKET_NAME = "socks.sock";
-
 /** How the SOCKS5 server is bounded. */
 export interface SocksOptions {
   /** Milliseconds a tunnel may stay silent (both ways) before it is cut. */
