@@ -81,6 +81,13 @@ async function loadFastPath(): Promise<FastPath> {
   return { fastParse, runPipelineCommand };
 }
 
+// `deft __network-forwarder PORT SOCKET`: the sandbox's network relay (src/policy/network), which
+// loads nothing else and needs no permission but its port and socket.
+if (import.meta.main && Deno.args[0] === "__network-forwarder") {
+  const { forwarderMain } = await import("./src/policy/network/forwarder.ts");
+  Deno.exit(await forwarderMain(Deno.args.slice(1)));
+}
+
 // The same module is the entry of the worker that hosts the tools (see src/tools/host). The host's
 // entries are reached directly, not through its public module, so a worker loads none of the main
 // thread's side.

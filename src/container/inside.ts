@@ -61,8 +61,8 @@ export interface DeftInside {
   env: Record<string, string>;
   /** The program whose start proves the image can run Deft (it needs glibc). */
   probe: string[];
-  /** Deno inside, when Deft runs by Deno (not compiled): it runs the network forwarder. */
-  deno?: string;
+  /** Deno or the compiled Deft inside, and the entry Deno runs there: the network forwarder's. */
+  self: { exec: string; main: string };
   /**
    * From source: the host Deno and the entry whose npm packages must be in the bound cache
    * before the container starts (`prepareDeftInside`).
@@ -82,6 +82,7 @@ export function deftInside(entry: string, hostCommand: string): DeftInside {
       argv: [self, hostCommand],
       env,
       probe: [self, "--version"],
+      self: { exec: self, main: self },
     };
   }
   const deno = `${INSIDE_ROOT}/deno`;
@@ -109,7 +110,7 @@ export function deftInside(entry: string, hostCommand: string): DeftInside {
     argv: [deno, "run", ...INSIDE_FLAGS, `--node-modules-dir=${modules}`, inner, hostCommand],
     env,
     probe: [deno, "--version"],
-    deno,
+    self: { exec: deno, main: inner },
     source,
   };
 }

@@ -1,15 +1,15 @@
 /**
  * A container session under the network list (`network:`): the container runs with
  * `--network none` (only its own loopback), the proxy's Unix sockets in Deft's process (HTTP and
- * SOCKS5) are bound in, and the same forwarder as in the sandbox (policy/network/forwarder.js,
- * run by the Deno already bound in for the tool host) listens on the container's 127.0.0.1:3128
- * and 127.0.0.1:1080 for every process there.
+ * SOCKS5) are bound in, and the same forwarder as in the sandbox (`deft __network-forwarder`, run
+ * by the Deft already bound in for the tool host) listens on the container's 127.0.0.1:3128 and
+ * 127.0.0.1:1080 for every process there.
  * The shell inside gets the proxy variables (the tool host's `networkForwarded`); a program that
  * ignores them has no route out.
  */
 import type { ContainerBind, ContainerCli } from "../policy/container_cli.ts";
 import { containerExecLaunch, spawnChild } from "../policy/process.ts";
-import { forwarderArgv, forwarderPath, socksSocketOf } from "../policy/network/launch.ts";
+import { forwarderArgv, socksSocketOf } from "../policy/network/launch.ts";
 import { type DeftInside, INSIDE_ROOT } from "./inside.ts";
 import { ContainerError } from "./runtime.ts";
 
@@ -34,31 +34,21 @@ export function forwarded(labels: Record<string, string> | null | undefined): bo
   }
 }
 
-/** Where the proxy's sockets and the forwarder appear inside. */
+/** Where the proxy's socket appears inside; the SOCKS5 server's is beside it (socksSocketOf). */
 export const INSIDE_PROXY_SOCKET = `${INSIDE_ROOT}/network/proxy.sock`;
-const INSIDE_SOCKS_SOCKET = `${INSIDE_ROOT}/network/socks.sock`;
-const INSIDE_FORWARDER = `${INSIDE_ROOT}/network/forwarder.js`;
 
 /** How long the forwarder may take to listen (a loaded machine, a cold Deno). */
 const FORWARDER_TIMEOUT_MS = 60_000;
 
 /**
- * The binds that bring the proxy at `socket` (a host path) and the forwarder in. Throws when
- * this Deft has no Deno to run the forwarder with inside (a compiled Deft).
+ * The binds that bring the proxy at `socket` (a host path) and the SOCKS5 server beside it in;
+ * the forwarder is Deft itself, already bound in for the tool host.
  */
-export function networkBinds(socket: string, inside: DeftInside): ContainerBind[] {
-  if (!inside.deno) {
-    throw new ContainerError(
-      "the network list (network.allow) needs Deft run by Deno (from source or the bundle) " +
-        "for a container: this compiled Deft cannot start the container's network forwarder. " +
-        "Remove `network` from the config, or run Deft with `deno run`.",
-    );
-  }
+export function networkBinds(socket: string): ContainerBind[] {
+  // Read-only: connecting needs no more, and nothing inside can change the host's sockets.
   return [
-    // Read-only: connecting needs no more, and nothing inside can change the host's socket.
     { host: socket, container: INSIDE_PROXY_SOCKET, readOnly: true },
-    { host: socksSocketOf(socket), container: INSIDE_SOCKS_SOCKET, readOnly: true },
-    { host: forwarderPath(), container: INSIDE_FORWARDER, readOnly: true },
+    { host: socksSocketOf(socket), container: socksSocketOf(INSIDE_PROXY_SOCKET), readOnly: true },
   ];
 }
 
@@ -74,7 +64,7 @@ export async function startForwarder(
 ): Promise<void> {
   const child = spawnChild(
     containerExecLaunch(cli, id, {
-      argv: forwarderArgv(inside.deno!, INSIDE_FORWARDER, INSIDE_PROXY_SOCKET, INSIDE_SOCKS_SOCKET),
+      argv: forwarderArgv(INSIDE_PROXY_SOCKET, inside.self.exec, inside.self.main),
       // No update check: it would ask the proxy for dl.deno.land on nobody's behalf.
       env: { ...inside.env, DENO_NO_UPDATE_CHECK: "1" },
     }),

@@ -99,7 +99,7 @@ export async function startContainer(
       binds: [
         ...inside.binds,
         ...(plan.bind ? [plan.bind] : []),
-        ...(opts.networkProxy ? networkBinds(opts.networkProxy, inside) : []),
+        ...(opts.networkProxy ? networkBinds(opts.networkProxy) : []),
       ],
       keep: opts.keep ?? false,
     });

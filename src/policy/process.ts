@@ -26,7 +26,12 @@
  * checks).
  */
 import { envObject } from "../env.ts";
-import { dieWithDeftPrefix, sandboxCommand, type SandboxMode } from "./sandbox.ts";
+import {
+  dieWithDeftPrefix,
+  sandboxCommand,
+  type SandboxMode,
+  shownByWorkspace,
+} from "./sandbox.ts";
 import { findExecutable } from "./executables.ts";
 import { isInside } from "./workspace.ts";
 import { CORE_VARIABLES, shellEnvironment, type ShellEnvironmentPolicy } from "./shell_env.ts";
@@ -476,7 +481,10 @@ function confined(
     workspace: policy.workspace,
     cwd,
     allowNetwork: policy.network,
-    readOnlyPaths: socket ? [...visible, ...forwarderFiles()] : visible,
+    // What the workspace's own bind shows keeps the workspace's rules (Deft run on its own tree).
+    readOnlyPaths: socket
+      ? [...visible, ...forwarderFiles().filter((p) => !shownByWorkspace(policy.workspace, p))]
+      : visible,
     writablePaths: socket ? [socket, socksSocketOf(socket)] : [],
     bwrapPath: policy.bwrapPath,
     unsharePath: policy.unsharePath,

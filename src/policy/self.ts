@@ -27,21 +27,22 @@ export const FULL_PERMISSION_FLAGS: readonly string[] = [
  * permission flags `deftArgv` is given are the child's; false for a compiled executable, which
  * keeps the permissions it was built with.
  */
-export function takesPermissionFlags(): boolean {
-  return /^deno(\.exe)?$/i.test(basename(Deno.execPath()));
+export function takesPermissionFlags(exec = Deno.execPath()): boolean {
+  return /^deno(\.exe)?$/i.test(basename(exec));
 }
 
 /**
  * The argv prefix that runs Deft, e.g. `[deno, run, …flags, /path/main.ts]`, with `permissions`
- * as its Deno permission flags (a compiled executable keeps the ones it was built with) and
- * `main` as the module Deno runs.
+ * as its Deno permission flags (a compiled executable keeps the ones it was built with),
+ * `main` as the module Deno runs and `exec` as the program (this process's; another path for a
+ * container, where Deno or the compiled Deft is bound in elsewhere).
  */
 export function deftArgv(
   permissions: readonly string[] = FULL_PERMISSION_FLAGS,
   main = Deno.mainModule,
+  exec = Deno.execPath(),
 ): string[] {
-  const exec = Deno.execPath();
-  if (!takesPermissionFlags()) return [exec];
+  if (!takesPermissionFlags(exec)) return [exec];
   const entry = main.startsWith("file:") ? decodeURIComponent(new URL(main).pathname) : main;
   return [exec, "run", ...UNSTABLE_FLAGS, ...permissions, entry];
 }

@@ -76,7 +76,7 @@ const SILENT = [
  */
 // The network forwarder is a program of its own, started inside the sandbox: its one line on
 // stdout ("ready") is how its starter knows it listens.
-const MAY_PRINT = new Set(["src/tools/host/relay.ts", "src/policy/network/forwarder.js"]);
+const MAY_PRINT = new Set(["src/tools/host/relay.ts", "src/policy/network/forwarder.ts"]);
 
 /** One import: `from` imports `to` (both relative to the repository root) at `line`. */
 interface Edge {

@@ -1,15 +1,16 @@
 /**
  * How a sandboxed command reaches the network proxy (proxy.ts): the sandbox keeps its own network
  * namespace (no route out), the proxy's Unix socket is bound in at its own path, and the command
- * is started behind a small bash prologue that first starts the forwarder (forwarder.js, run by
- * this Deno with only the permissions it needs) on 127.0.0.1:`FORWARDER_PORT` (HTTP) and
- * 127.0.0.1:`SOCKS_FORWARDER_PORT` (SOCKS5, the socket beside the proxy's), waits until it
- * listens, then execs the command. The command's environment points every proxy variable at the
- * forwarder, with `NO_PROXY` empty: a program that ignores the variables, or a model that clears
- * them, has no network at all.
+ * is started behind a small bash prologue that first starts the forwarder (forwarder.ts: Deft
+ * itself as `deft __network-forwarder PORT SOCKET`, under `deno run` with only the permissions it
+ * needs) on 127.0.0.1:`FORWARDER_PORT` (HTTP) and 127.0.0.1:`SOCKS_FORWARDER_PORT` (SOCKS5, the
+ * socket beside the proxy's), waits until it listens, then execs the command. The command's
+ * environment points every proxy variable at the forwarder, with `NO_PROXY` empty: a program that
+ * ignores the variables, or a model that clears them, has no network at all.
  */
-import { SandboxUnavailableError } from "../sandbox_options.ts";
-import { takesPermissionFlags } from "../self.ts";
+import { deftArgv } from "../self.ts";
+import { denoDir } from "../dirs.ts";
+import { FORWARDER_COMMAND, type ForwardPair } from "./forwarder.ts";
 
 /** The loopback port the forwarder listens on inside the sandbox's own network namespace. */
 export const FORWARDER_PORT = 3128;
@@ -18,27 +19,91 @@ export const SOCKS_FORWARDER_PORT = 1080;
 
 /**
  * The SOCKS5 server's socket for the HTTP proxy's `socket`: its sibling in the same private
- * folder (proxy.ts starts both there).
+ * folder (proxy.ts starts both there; a container binds both into one folder).
  */
 export function socksSocketOf(socket: string): string {
   return `${socket.slice(0, socket.lastIndexOf("/"))}/socks.sock`;
 }
 
-/** The forwarder's own source file (plain JavaScript, nothing to compile). */
-export function forwarderPath(): string {
-  return decodeURIComponent(new URL("./forwarder.js", import.meta.url).pathname);
+/** The forwarder's ports and the sockets they relay to, for the HTTP proxy at `socket`. */
+export function forwardPairs(socket: string): ForwardPair[] {
+  return [
+    { port: FORWARDER_PORT, socket },
+    { port: SOCKS_FORWARDER_PORT, socket: socksSocketOf(socket) },
+  ];
 }
 
-// $1 deno, $2 forwarder.js, $3 port, $4 socket, $5 SOCKS5 port, $6 SOCKS5 socket; the rest is
-// the command. The forwarder prints "ready" once it listens; its stdin, stdout and stderr are
-// none of the command's.
+/**
+ * The module Deft runs from: main.ts of the source tree, or the bundle file (whose chunks all
+ * have its URL). A compiled Deft ignores it (`deftArgv`).
+ */
+export function forwarderEntry(): string {
+  const here = import.meta.url;
+  return here.endsWith("/src/policy/network/launch.ts")
+    ? new URL("../../../main.ts", here).href
+    : here;
+}
+
+/**
+ * The files Deno must be let read to load the forwarder from `main` (a path): from source, the
+ * forwarder's module beside main.ts (main.ts imports it at run time); the bundle reads itself.
+ */
+export function forwarderCode(main: string): string[] {
+  return main.endsWith("/main.ts")
+    ? [main, `${main.slice(0, -"main.ts".length)}src/policy/network/forwarder.ts`]
+    : [main];
+}
+
+/**
+ * The forwarder's Deno flags under `deno run` for `main`: the pairs' loopback ports and sockets,
+ * read access to its own code, nothing else; offline, and no configuration or lock file of the
+ * folder it starts in (a repository's).
+ */
+export function forwarderFlags(pairs: readonly ForwardPair[], main: string): string[] {
+  const sockets = pairs.map((p) => p.socket);
+  return [
+    "--quiet",
+    "--no-config",
+    "--no-lock",
+    "--cached-only",
+    `--allow-net=${[
+      ...pairs.map((p) => `127.0.0.1:${p.port}`),
+      ...sockets.map((s) => `unix:${s}`),
+    ]}`,
+    `--allow-read=${[...sockets, ...forwarderCode(main)].join(",")}`,
+    `--allow-write=${sockets.join(",")}`,
+  ];
+}
+
+/**
+ * The forwarder for the proxy at `socket` on `FORWARDER_PORT`, and for the SOCKS5 server beside
+ * it on `SOCKS_FORWARDER_PORT`: Deft itself (`exec`, running `main` under Deno; a compiled `exec`
+ * alone) as `__network-forwarder PORT SOCKET PORT SOCKET`. A container passes its own paths. It
+ * prints "ready" once it listens.
+ */
+export function forwarderArgv(
+  socket: string,
+  exec = Deno.execPath(),
+  main = pathOf(forwarderEntry()),
+): string[] {
+  const pairs = forwardPairs(socket);
+  return [
+    ...deftArgv(forwarderFlags(pairs, main), main, exec),
+    FORWARDER_COMMAND,
+    ...pairs.flatMap((p) => [String(p.port), p.socket]),
+  ];
+}
+
+function pathOf(url: string): string {
+  return url.startsWith("file:") ? decodeURIComponent(new URL(url).pathname) : url;
+}
+
+// $1 the number of the forwarder's words, then those words; the rest is the command. The
+// forwarder prints "ready" once it listens; its stdin, stdout and stderr are none of the command's.
 const PROLOGUE = [
-  "deno=$1 forwarder=$2 port=$3 socket=$4 sport=$5 ssocket=$6; shift 6",
+  'n=$1; shift; forwarder=("${@:1:n}"); shift "$n"',
   // No update check: it would ask the proxy for dl.deno.land on the model's behalf.
-  'exec 3< <(DENO_NO_UPDATE_CHECK=1 exec "$deno" run --quiet --no-config --no-lock --no-prompt --cached-only ' +
-  '"--allow-net=127.0.0.1:$port,127.0.0.1:$sport,unix:$socket,unix:$ssocket" ' +
-  '"--allow-read=$socket,$ssocket" "--allow-write=$socket,$ssocket" ' +
-  '"$forwarder" "$port" "$socket" "$sport" "$ssocket" </dev/null 2>/dev/null)',
+  'exec 3< <(DENO_NO_UPDATE_CHECK=1 exec "${forwarder[@]}" </dev/null 2>/dev/null)',
   "IFS= read -r ready <&3; exec 3<&-",
   'if [ "$ready" != ready ]; then',
   '  echo "deft: the sandbox network forwarder did not start; the network list cannot be used" >&2',
@@ -49,68 +114,36 @@ const PROLOGUE = [
 
 /**
  * `argv` started behind the forwarder for the proxy at `socket` (a host path, bound into the
- * sandbox at the same path). Throws `SandboxUnavailableError` for a compiled Deft, which has no
- * Deno to run the forwarder with.
+ * sandbox at the same path).
  */
 export function behindForwarder(argv: readonly string[], socket: string): string[] {
-  if (!takesPermissionFlags()) {
-    throw new SandboxUnavailableError(
-      "the network list (network.allow) needs Deft run by Deno (from source or the bundle); " +
-        "this compiled Deft cannot start the sandbox's network forwarder. Remove `network` " +
-        "from the config, or run Deft with `deno run`.",
-    );
-  }
-  return [
-    "bash",
-    "-c",
-    PROLOGUE,
-    "deft-network",
-    Deno.execPath(),
-    forwarderPath(),
-    String(FORWARDER_PORT),
-    socket,
-    String(SOCKS_FORWARDER_PORT),
-    socksSocketOf(socket),
-    ...argv,
-  ];
+  const forwarder = forwarderArgv(socket);
+  return ["bash", "-c", PROLOGUE, "deft-network", String(forwarder.length), ...forwarder, ...argv];
 }
 
 /**
- * The forwarder started on its own (a container's, whose whole network namespace it serves):
- * `deno` runs `forwarder` with permission for its two loopback ports, `socket` (the HTTP
- * proxy's) and `socks` (the SOCKS5 server's) only, offline. It prints "ready" once it listens.
- */
-export function forwarderArgv(
-  deno: string,
-  forwarder: string,
-  socket: string,
-  socks: string,
-): string[] {
-  return [
-    deno,
-    "run",
-    "--quiet",
-    "--no-config",
-    "--no-lock",
-    "--no-prompt",
-    "--cached-only",
-    `--allow-net=127.0.0.1:${FORWARDER_PORT},127.0.0.1:${SOCKS_FORWARDER_PORT},unix:${socket},unix:${socks}`,
-    `--allow-read=${socket},${socks}`,
-    `--allow-write=${socket},${socks}`,
-    forwarder,
-    String(FORWARDER_PORT),
-    socket,
-    String(SOCKS_FORWARDER_PORT),
-    socks,
-  ];
-}
-
-/**
- * The files the prologue runs, shown read-only inside the sandbox at their own paths (Deft's code
- * or Deno may live under a folder the sandbox replaces, such as /tmp).
+ * The files the prologue runs, shown read-only inside the sandbox at their own paths (Deft's code,
+ * Deno and its cache may live under a folder the sandbox replaces, such as /tmp).
  */
 export function forwarderFiles(): string[] {
-  return [Deno.execPath(), forwarderPath()];
+  const files = [Deno.execPath()];
+  const entry = forwarderEntry();
+  if (entry.startsWith("file:")) {
+    // From source, main.ts and the forwarder's module (nothing else loads); else the bundle.
+    files.push(...forwarderCode(pathOf(entry)));
+    // Deno's cache, with their compiled form: one it cannot store there costs every start.
+    const cache = denoDir();
+    if (cache?.startsWith("/") && isDirectory(cache)) files.push(cache);
+  }
+  return files;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -14,7 +14,7 @@ export {
   startNetworkProxy,
 } from "./proxy.ts";
 export { decideByList, type NetworkEntry, type NetworkList, parseEntry } from "./rules.ts";
-export { FORWARDER_PORT, forwarderArgv, forwarderPath, proxyEnvironment } from "./launch.ts";
+export { FORWARDER_PORT, forwarderArgv, proxyEnvironment } from "./launch.ts";
 export { onNetworkDecision } from "./decisions.ts";
 import { reportNetworkDecision as report } from "./decisions.ts";
 

@@ -1,7 +1,7 @@
 /**
  * The network proxy in Deft's own process: the sandbox's only way out. It listens on a Unix
  * socket in a private folder (mode 0700), which the sandbox gets bound in; inside, a forwarder
- * (forwarder.js) relays a loopback port to it. It speaks HTTP through `node:http`: `CONNECT
+ * (forwarder.ts) relays a loopback port to it. It speaks HTTP through `node:http`: `CONNECT
  * host:port` opens a tunnel (HTTPS, git, pip, npm), an absolute-form request (`GET http://…`)
  * is forwarded with its body; anything else is refused.
  *
@@ -11,9 +11,10 @@
  * folder and takes the same decision: one Decider for both.
  */
 import http from "node:http";
-import net from "node:net";
 import { join } from "../paths.ts";
 import { Decider, type DecisionOptions, parseAuthority } from "./decider.ts";
+import { ConnDuplex, type Detached } from "./conn_duplex.ts";
+import { splice } from "./forwarder.ts";
 import { startSocksServer } from "./socks.ts";
 import { socksSocketOf } from "./launch.ts";
 
@@ -52,19 +53,12 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
   await Deno.chmod(dir, 0o700);
   const socketPath = join(dir, "proxy.sock");
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
-  const sockets = new Set<net.Socket>();
+  // Every connection accepted, open until closed (a tunnel's too): closed with the proxy.
+  const conns = new Set<Deno.Conn>();
   const server = http.createServer({
     maxHeaderSize: options.maxHeaderBytes ?? DEFAULT_HEADER_BYTES,
   });
-  server.maxConnections = MAX_CONNECTIONS;
-  const track = (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-    socket.setTimeout(idleMs, () => socket.destroy());
-    socket.on("error", () => socket.destroy());
-  };
-  server.on("connection", track);
-  server.on("clientError", (error: Error & { code?: string }, socket: net.Socket) => {
+  server.on("clientError", (error: Error & { code?: string }, socket: ConnDuplex) => {
     if (socket.writable) {
       socket.end(
         error.code === "HPE_HEADER_OVERFLOW"
@@ -75,20 +69,49 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
     socket.destroy();
   });
   const decider = new Decider(options);
-  server.on("connect", (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
-    void tunnel(decider, req.url ?? "", client, head, idleMs, options.connectMs);
+  server.on("connect", (req: http.IncomingMessage, client: ConnDuplex, head: Buffer) => {
+    // The head is parsed: the connection leaves node:http and is relayed natively.
+    const taken = client.detach();
+    void tunnel(decider, req.url ?? "", taken, head, idleMs, options.connectMs)
+      .finally(() => conns.delete(taken.conn));
   });
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     void forward(decider, req, res, idleMs, options.connectMs);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(socketPath, () => resolve());
-  });
+  // Accepted natively and handed to node:http as a stream (conn_duplex.ts), so that a tunnel
+  // can take its connection back once its head is parsed.
+  const listener = Deno.listen({ transport: "unix", path: socketPath });
   // Anyone who can reach the socket may connect: a container's own user, mapped to another id
   // on the host, must. The private folder (0700) is what keeps the host's other users out.
   await Deno.chmod(socketPath, 0o666);
-  server.unref();
+  void (async () => {
+    try {
+      for await (const conn of listener) {
+        if (conns.size >= MAX_CONNECTIONS) {
+          conn.close();
+          continue;
+        }
+        conns.add(conn);
+        const socket = new ConnDuplex(conn, idleMs);
+        socket.on("error", () => socket.destroy());
+        socket.on("close", () => {
+          if (!socket.detached) conns.delete(conn);
+        });
+        server.emit("connection", socket);
+      }
+    } catch {
+      // The listener was closed.
+    }
+  })();
+  // Like the server it replaces: a listening proxy alone does not keep Deft running.
+  listener.unref();
+  const closeListener = () => {
+    try {
+      listener.close();
+    } catch {
+      // Already closed.
+    }
+  };
   const socksPath = socksSocketOf(socketPath);
   const socks = await startSocksServer(socksPath, decider, {
     idleMs,
@@ -96,7 +119,7 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
     handshakeMs: options.handshakeMs,
     maxConnections: MAX_CONNECTIONS,
   }).catch(async (error) => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    closeListener();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw error;
   });
@@ -107,11 +130,16 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
     socksPath,
     close() {
       closed ??= (async () => {
-        for (const socket of sockets) socket.destroy();
-        await Promise.all([
-          new Promise<void>((resolve) => server.close(() => resolve())),
-          socks.close(),
-        ]);
+        closeListener();
+        await socks.close();
+        for (const conn of conns) {
+          try {
+            conn.close();
+          } catch {
+            // Already closed.
+          }
+        }
+        conns.clear();
         await Deno.remove(dir, { recursive: true }).catch(() => {});
       })();
       return closed;
@@ -131,51 +159,75 @@ function refusalText(host: string, port: number, reason: string): string {
 async function tunnel(
   decider: Decider,
   authority: string,
-  client: net.Socket,
+  client: Detached,
   head: Buffer,
   idleMs: number,
   connectMs = DEFAULT_CONNECT_MS,
 ): Promise<void> {
+  const { conn } = client;
+  const answer = async (text: string) => {
+    try {
+      await writeAll(conn, new TextEncoder().encode(text));
+    } catch {
+      // The client went away.
+    }
+    try {
+      conn.close();
+    } catch {
+      // Already closed.
+    }
+  };
   const target = parseAuthority(authority);
   if (!target) {
     const why = authority.includes(":") && !authority.startsWith("[") &&
         authority.split(":").length > 2
       ? "IPv6 addresses must be in brackets"
       : "CONNECT needs host:port";
-    client.end(`HTTP/1.1 400 ${phrase(`Refused by Deft: ${why}`)}\r\n\r\n`);
-    return;
+    return await answer(`HTTP/1.1 400 ${phrase(`Refused by Deft: ${why}`)}\r\n\r\n`);
   }
   const verdict = await decider.decide(target.host, target.port);
   if (!verdict.allowed) {
     const text = refusalText(target.host, target.port, verdict.reason);
-    client.end(
+    return await answer(
       `HTTP/1.1 403 ${phrase(text)}\r\ncontent-type: text/plain\r\n` +
         `content-length: ${Buffer.byteLength(text) + 1}\r\nconnection: close\r\n\r\n${text}\n`,
     );
+  }
+  let upstream: Deno.Conn;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), connectMs);
+  try {
+    upstream = await Deno.connect({
+      hostname: verdict.address,
+      port: verdict.port,
+      signal: abort.signal,
+    });
+  } catch {
+    return await answer(`HTTP/1.1 502 ${phrase(`Deft could not connect to ${authority}`)}\r\n\r\n`);
+  } finally {
+    clearTimeout(timer);
+  }
+  try {
+    await writeAll(conn, ESTABLISHED);
+  } catch {
+    upstream.close();
+    conn.close();
     return;
   }
-  const upstream = net.connect({ host: verdict.address, port: verdict.port });
-  let connected = false;
-  upstream.setTimeout(connectMs, () => upstream.destroy());
-  upstream.on("error", () => {
-    if (client.writable && !connected) {
-      client.end(`HTTP/1.1 502 ${phrase(`Deft could not connect to ${authority}`)}\r\n\r\n`);
-    }
-    client.destroy();
+  // What came after the head (the parser's leftover, then what the stream still held, then a
+  // read under way) goes first, in that order.
+  await splice(conn, upstream, {
+    toB: Buffer.concat([head, client.buffered]),
+    pendingFromA: client.pending,
+    idleMs,
   });
-  upstream.once("connect", () => {
-    connected = true;
-    upstream.setTimeout(idleMs, () => {
-      upstream.destroy();
-      client.destroy();
-    });
-    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-    if (head.length > 0) upstream.write(head);
-    client.pipe(upstream);
-    upstream.pipe(client);
-  });
-  client.on("close", () => upstream.destroy());
-  upstream.on("close", () => client.destroy());
+}
+
+const ESTABLISHED = new TextEncoder().encode("HTTP/1.1 200 Connection Established\r\n\r\n");
+
+async function writeAll(to: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) written += await to.write(bytes.subarray(written));
 }
 
 /** Hop-by-hop headers and the proxy's own: never passed on. */

@@ -6,16 +6,24 @@ import assert from "node:assert/strict";
 import { mockRunArgs, REPO_ROOT } from "../../helpers/deft.ts";
 import { anthropicToolUses, chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { tempDir } from "../../helpers/temp.ts";
+import { loopbackServer } from "../../helpers/loopback.ts";
+import { trustedHomeWith } from "../../helpers/deft.ts";
 import { BUNDLE_FULL_FLAGS } from "../../helpers/deno_flags.ts";
 
 /** The flags docs/install.md documents for running the bundle. */
 const FLAGS = [...BUNDLE_FULL_FLAGS];
 
-async function run(dir: string, args: string[], stdin?: string, flags: string[] = FLAGS) {
+async function run(
+  dir: string,
+  args: string[],
+  stdin?: string,
+  flags: string[] = FLAGS,
+  env: Record<string, string> = {},
+) {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...flags, "deft.js", ...args],
     cwd: dir,
-    env: { NO_COLOR: "1", DEFT_CACHE_DIR: `${dir}/.cache` },
+    env: { NO_COLOR: "1", DEFT_CACHE_DIR: `${dir}/.cache`, ...env },
     stdin: stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
@@ -187,6 +195,51 @@ Deno.test({
     ).finally(() => Deno.remove(ws, { recursive: true }));
     assert.equal(boxed.code, 0, boxed.stderr + boxed.stdout);
     assert.match(JSON.parse(boxed.stdout).output, /def greet/);
+
+    // A network list: the sandboxed shell's only way out is the proxy, reached through the
+    // forwarder, which is this bundle itself (`__network-forwarder`), started from /tmp alone.
+    const allowed = await loopbackServer("allowed");
+    const other = await loopbackServer("other");
+    const home = await trustedHomeWith(
+      "deft-bundle-net-",
+      () => `network:\n  allow: ["127.0.0.1:${allowed.port}"]\n`,
+    );
+    await Deno.mkdir(`${home}/ws`);
+    const curl = (port: number, path: string) =>
+      `curl -sS --max-time 20 http://127.0.0.1:${port}${path}`;
+    const mock = MockLLM.start([
+      chatToolCalls([["bash", {
+        command: `${curl(allowed.port, "/ok")}; ${curl(other.port, "/private")}; ` +
+          `curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:${allowed.port}/direct ` +
+          `|| echo no route`,
+      }]]),
+      chatToolCalls([["task_done", {}]], "done"),
+    ]);
+    try {
+      const netRun = await run(
+        dir,
+        mockRunArgs(mock, "fetch", `${home}/ws`, {
+          extra: ["--sandbox", "workspace-write", "--approval", "never"],
+        }),
+        undefined,
+        FLAGS,
+        { HOME: home, XDG_CONFIG_HOME: `${home}/.config` },
+      );
+      assert.equal(netRun.code, 0, netRun.stderr);
+      const seen = JSON.stringify(mock.requests[1].body.messages);
+      assert.doesNotMatch(seen, /forwarder did not start/);
+      assert.match(seen, /allowed \/ok/);
+      assert.match(seen, new RegExp(`Blocked by Deft: 127\\.0\\.0\\.1:${other.port}`));
+      assert.match(seen, /no route/);
+      assert.deepEqual(allowed.paths, ["/ok"]);
+      assert.deepEqual(other.paths, []);
+      assert.match(netRun.stderr, new RegExp(`network: blocked 127\\.0\\.0\\.1:${other.port}`));
+    } finally {
+      await mock.close();
+      await allowed.close();
+      await other.close();
+      await Deno.remove(home, { recursive: true }).catch(() => {});
+    }
 
     // The launcher reads its packed modules from its own file: a copy that cannot, or one whose
     // bytes moved (an extra line, CRLF line ends), says so instead of failing obscurely.

@@ -115,3 +115,151 @@ Deno.test("proxy: its socket is in a private folder, removed when it closes", as
   await proxy.close();
   await assert.rejects(Deno.stat(folder), Deno.errors.NotFound);
 });
+
+/** A server on 127.0.0.1 that runs `serve` for each connection; its port and how to stop it. */
+function upstreamServer(serve: (conn: Deno.Conn) => Promise<void>) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open = new Set<Deno.Conn>();
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      open.add(conn);
+      void serve(conn).catch(() => {}).finally(() => open.delete(conn));
+    }
+  })().catch(() => {});
+  return {
+    port: listener.addr.port,
+    async close() {
+      listener.close();
+      for (const conn of open) {
+        try {
+          conn.close();
+        } catch {
+          // Already closed.
+        }
+      }
+      await accepting;
+    },
+  };
+}
+
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array) {
+  let done = 0;
+  while (done < bytes.length) done += await conn.write(bytes.subarray(done));
+}
+
+/** Reads `conn` to its end, `pauseMs` between reads of at most `chunk` bytes (a slow client). */
+async function readAll(conn: Deno.Conn, chunk = 65536, pauseMs = 0): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  const buffer = new Uint8Array(chunk);
+  for (let n; (n = await conn.read(buffer)) !== null;) {
+    parts.push(buffer.slice(0, n));
+    if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
+  }
+  const all = new Uint8Array(parts.reduce((sum, p) => sum + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.length;
+  }
+  return all;
+}
+
+async function tunnelProxy(port: number, idleMs?: number) {
+  return await startNetworkProxy({
+    list: { allow: [parseEntry(`127.0.0.1:${port}`)], deny: [] },
+    idleMs,
+    connectMs: 2_000,
+  });
+}
+
+Deno.test("proxy: a tunnel passes every byte of a download that ends with the server's close, to a slow reader", async () => {
+  const body = new Uint8Array(6 * 1024 * 1024);
+  for (let i = 0; i < body.length; i++) body[i] = (i * 7 + (i >> 12)) & 0xff;
+  // Sends everything at once and closes at once: what is still on its way must not be dropped.
+  const server = upstreamServer(async (conn) => {
+    await writeAll(conn, body);
+    conn.close();
+  });
+  const proxy = await tunnelProxy(server.port);
+  try {
+    for (let round = 0; round < 3; round++) {
+      const conn = await Deno.connect({ transport: "unix", path: proxy.socketPath });
+      await writeAll(
+        conn,
+        new TextEncoder().encode(
+          `CONNECT 127.0.0.1:${server.port} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`,
+        ),
+      );
+      const got = await readAll(conn, 16384, round === 0 ? 0 : 1);
+      conn.close();
+      const head = "HTTP/1.1 200 Connection Established\r\n\r\n";
+      assert.equal(new TextDecoder().decode(got.subarray(0, head.length)), head);
+      assert.equal(got.length - head.length, body.length, `round ${round}: bytes lost`);
+      assert.deepEqual(got.subarray(head.length), body);
+    }
+  } finally {
+    await proxy.close();
+    await server.close();
+  }
+});
+
+Deno.test("proxy: bytes sent right behind a CONNECT head reach the destination, in order", async () => {
+  // Echoes what it reads, upper-cased, until the client half-closes.
+  const server = upstreamServer(async (conn) => {
+    const got = await readAll(conn);
+    await writeAll(conn, new TextEncoder().encode(new TextDecoder().decode(got).toUpperCase()));
+    conn.close();
+  });
+  const proxy = await tunnelProxy(server.port);
+  try {
+    const conn = await Deno.connect({ transport: "unix", path: proxy.socketPath });
+    const early = "hello-before-the-answer;".repeat(2000);
+    // One write: the head and the first bytes of the tunnel together (as a TLS client may).
+    await writeAll(
+      conn,
+      new TextEncoder().encode(
+        `CONNECT 127.0.0.1:${server.port} HTTP/1.1\r\nHost: x\r\n\r\n${early}`,
+      ),
+    );
+    await writeAll(conn, new TextEncoder().encode("and-after"));
+    await conn.closeWrite();
+    const answer = new TextDecoder().decode(await readAll(conn));
+    conn.close();
+    assert.equal(
+      answer,
+      `HTTP/1.1 200 Connection Established\r\n\r\n${early.toUpperCase()}AND-AFTER`,
+    );
+  } finally {
+    await proxy.close();
+    await server.close();
+  }
+});
+
+Deno.test("proxy: a tunnel silent both ways is cut", async () => {
+  const server = upstreamServer(async (conn) => {
+    await readAll(conn);
+  });
+  const proxy = await tunnelProxy(server.port, 300);
+  try {
+    const conn = await Deno.connect({ transport: "unix", path: proxy.socketPath });
+    const start = performance.now();
+    await writeAll(
+      conn,
+      new TextEncoder().encode(`CONNECT 127.0.0.1:${server.port} HTTP/1.1\r\nHost: x\r\n\r\n`),
+    );
+    // Not cut within 10 s: the test closes it itself and fails.
+    let cut = true;
+    const giveUp = setTimeout(() => {
+      cut = false;
+      conn.close();
+    }, 10_000);
+    const answer = new TextDecoder().decode(await readAll(conn).catch(() => new Uint8Array()));
+    clearTimeout(giveUp);
+    if (cut) conn.close();
+    assert.ok(cut, `not cut after ${Math.round(performance.now() - start)} ms`);
+    assert.equal(answer, "HTTP/1.1 200 Connection Established\r\n\r\n");
+  } finally {
+    await proxy.close();
+    await server.close();
+  }
+});
