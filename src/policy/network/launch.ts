@@ -66,10 +66,12 @@ export function forwarderFlags(pairs: readonly ForwardPair[], main: string): str
     "--no-config",
     "--no-lock",
     "--cached-only",
-    `--allow-net=${[
-      ...pairs.map((p) => `127.0.0.1:${p.port}`),
-      ...sockets.map((s) => `unix:${s}`),
-    ]}`,
+    `--allow-net=${
+      [
+        ...pairs.map((p) => `127.0.0.1:${p.port}`),
+        ...sockets.map((s) => `unix:${s}`),
+      ].join(",")
+    }`,
     `--allow-read=${[...sockets, ...forwarderCode(main)].join(",")}`,
     `--allow-write=${sockets.join(",")}`,
   ];
