@@ -12,11 +12,18 @@
  * and the proxy, both copying in user space) show as a large ratio; `--rate R` paces the server
  * at R MB/s, as a real link would, to show the ratio where the link is the bottleneck. Where the
  * time goes (CPU per GB relayed, measured with server, proxy and forwarder in processes of their
- * own on a loaded 2-core machine): the forwarder ~0.5 s (plain Deno reads and writes through one
- * 256 KiB buffer; 64 KiB or 1 MiB change nothing, `pipeTo` doubles it), the proxy ~0.95 s for a
- * tunnel and ~1.9 s for a forwarded request (Node's stream machinery over Deno, per chunk; the
- * socket timeouts cost nothing measurable). Each relay copies in user space, so on raw loopback,
- * where the direct path costs ~0.2 s per GB, the ratio stays well above 1.1x.
+ * own on a loaded 2-core machine): the forwarder ~0.5 s (Deno reads and writes through 256 KiB
+ * buffers, `splice` in forwarder.ts; alone on an idle relay ~0.3 s, where `pipeTo` costs ~0.5 s
+ * and node:net `pipe()` ~0.7 s), the proxy ~0.45 s for a tunnel (node:http parses the CONNECT
+ * head, then the connection is relayed by the same `splice`; it was ~1.0-1.4 s through Node
+ * streams) and ~1.8 s for a forwarded plain-HTTP request (node:http parses the answer and pipes
+ * the body). Each relay copies every byte through user space twice, so on raw loopback, where
+ * the direct path costs ~0.1-0.2 s per GB, the ratio stays well above 1.1x: with both relays on
+ * idle cores of their own the download is bound by the slowest (~0.3-0.45 s/GB, 2-3x); on a
+ * loaded 2-core machine their costs add up. Over a real link (tens of MB/s) the relays' CPU fits
+ * in the time the bytes take to arrive. The server here shares this process's one JavaScript
+ * thread with the proxy, so the proxied figures also carry the server's work in the proxy's way
+ * (a remote server's would not): they are an upper bound.
  *
  * Usage: `deno run -A bench/network_bench.ts [--requests N] [--mb M] [--rate MB_PER_S]`
  */

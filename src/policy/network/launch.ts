@@ -78,10 +78,10 @@ export function forwarderFlags(pairs: readonly ForwardPair[], main: string): str
 }
 
 /**
- * The forwarder for the proxy at `socket` on `FORWARDER_PORT`, and for the SOCKS5 server beside
- * it on `SOCKS_FORWARDER_PORT`: Deft itself (`exec`, running `main` under Deno; a compiled `exec`
- * alone) as `__network-forwarder PORT SOCKET PORT SOCKET`. A container passes its own paths. It
- * prints "ready" once it listens.
+ * The forwarder for the proxy at `socket` on `FORWARDER_PORT`, for the SOCKS5 server beside it
+ * on `SOCKS_FORWARDER_PORT`: Deft itself (`exec`, running `main` under
+ * Deno; a compiled `exec` alone) as `__network-forwarder PORT SOCKET …`. A container passes its
+ * own paths. It prints "ready" once every port listens.
  */
 export function forwarderArgv(
   socket: string,

@@ -52,6 +52,10 @@ Deno.test("forwarder argv: under Deno, main.ts with the port, the socket and its
   for (const f of ["--no-config", "--no-lock", "--cached-only", "--no-prompt"]) {
     assert.ok(flags.includes(f), f);
   }
+  // The second pair (the SOCKS5 server's socket beside the proxy's) from the bundle too.
+  const bundle = forwarderArgv(SOCKET, "/opt/deft/deno", "/opt/deft/deft.js");
+  assert.deepEqual(bundle.slice(-5), [FORWARDER_COMMAND, "3128", SOCKET, "1080", SOCKS]);
+  assert.ok(bundle.includes(`--allow-read=${SOCKET},${SOCKS},/opt/deft/deft.js`));
   // The bundle reads itself, nothing else.
   assert.deepEqual(forwarderCode("/opt/deft/deft.js"), ["/opt/deft/deft.js"]);
 });
