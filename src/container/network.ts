@@ -1,14 +1,15 @@
 /**
  * A container session under the network list (`network:`): the container runs with
- * `--network none` (only its own loopback), the proxy's Unix socket in Deft's process is bound in,
- * and the same forwarder as in the sandbox (`deft __network-forwarder`, run by the Deft already
- * bound in for the tool host) listens on the container's 127.0.0.1:3128 for every process there.
+ * `--network none` (only its own loopback), the proxy's Unix sockets in Deft's process (HTTP and
+ * SOCKS5) are bound in, and the same forwarder as in the sandbox (`deft __network-forwarder`, run
+ * by the Deft already bound in for the tool host) listens on the container's 127.0.0.1:3128 and
+ * 127.0.0.1:1080 for every process there.
  * The shell inside gets the proxy variables (the tool host's `networkForwarded`); a program that
  * ignores them has no route out.
  */
 import type { ContainerBind, ContainerCli } from "../policy/container_cli.ts";
 import { containerExecLaunch, spawnChild } from "../policy/process.ts";
-import { forwarderArgv } from "../policy/network/launch.ts";
+import { forwarderArgv, socksSocketOf } from "../policy/network/launch.ts";
 import { type DeftInside, INSIDE_ROOT } from "./inside.ts";
 import { ContainerError } from "./runtime.ts";
 
@@ -33,19 +34,22 @@ export function forwarded(labels: Record<string, string> | null | undefined): bo
   }
 }
 
-/** Where the proxy's socket appears inside. */
+/** Where the proxy's socket appears inside; the SOCKS5 server's is beside it (socksSocketOf). */
 export const INSIDE_PROXY_SOCKET = `${INSIDE_ROOT}/network/proxy.sock`;
 
 /** How long the forwarder may take to listen (a loaded machine, a cold Deno). */
 const FORWARDER_TIMEOUT_MS = 60_000;
 
 /**
- * The bind that brings the proxy at `socket` (a host path) in; the forwarder is Deft itself,
- * already bound in for the tool host.
+ * The binds that bring the proxy at `socket` (a host path) and the SOCKS5 server beside it in;
+ * the forwarder is Deft itself, already bound in for the tool host.
  */
 export function networkBinds(socket: string): ContainerBind[] {
-  // Read-only: connecting needs no more, and nothing inside can change the host's socket.
-  return [{ host: socket, container: INSIDE_PROXY_SOCKET, readOnly: true }];
+  // Read-only: connecting needs no more, and nothing inside can change the host's sockets.
+  return [
+    { host: socket, container: INSIDE_PROXY_SOCKET, readOnly: true },
+    { host: socksSocketOf(socket), container: socksSocketOf(INSIDE_PROXY_SOCKET), readOnly: true },
+  ];
 }
 
 /**

@@ -37,7 +37,12 @@ import { isInside } from "./workspace.ts";
 import { CORE_VARIABLES, shellEnvironment, type ShellEnvironmentPolicy } from "./shell_env.ts";
 
 import type { Launch } from "./spawn.ts";
-import { behindForwarder, forwarderFiles, proxyEnvironment } from "./network/launch.ts";
+import {
+  behindForwarder,
+  forwarderFiles,
+  proxyEnvironment,
+  socksSocketOf,
+} from "./network/launch.ts";
 import type { NetworkList } from "./network/rules.ts";
 
 // The one command builder lives in spawn.ts (below sandbox.ts, whose probes use it too).
@@ -480,7 +485,7 @@ function confined(
     readOnlyPaths: socket
       ? [...visible, ...forwarderFiles().filter((p) => !shownByWorkspace(policy.workspace, p))]
       : visible,
-    writablePaths: socket ? [socket] : [],
+    writablePaths: socket ? [socket, socksSocketOf(socket)] : [],
     bwrapPath: policy.bwrapPath,
     unsharePath: policy.unsharePath,
   });

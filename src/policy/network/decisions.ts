@@ -3,7 +3,7 @@
  * trajectory); the proxy reports. Kept apart from the proxy so a subscriber loads no Node
  * compatibility modules on Deft's start-up path.
  */
-import type { NetworkDecision } from "./proxy.ts";
+import type { NetworkDecision } from "./decider.ts";
 
 type Listener = (decision: NetworkDecision) => void;
 const listeners = new Set<Listener>();

@@ -3,9 +3,10 @@
  * namespace (no route out), the proxy's Unix socket is bound in at its own path, and the command
  * is started behind a small bash prologue that first starts the forwarder (forwarder.ts: Deft
  * itself as `deft __network-forwarder PORT SOCKET`, under `deno run` with only the permissions it
- * needs) on 127.0.0.1:`FORWARDER_PORT`, waits until it listens, then execs the command. The
- * command's environment points every proxy variable at the forwarder, with `NO_PROXY` empty: a
- * program that ignores the variables, or a model that clears them, has no network at all.
+ * needs) on 127.0.0.1:`FORWARDER_PORT` (HTTP) and 127.0.0.1:`SOCKS_FORWARDER_PORT` (SOCKS5, the
+ * socket beside the proxy's), waits until it listens, then execs the command. The command's
+ * environment points every proxy variable at the forwarder, with `NO_PROXY` empty: a program that
+ * ignores the variables, or a model that clears them, has no network at all.
  */
 import { deftArgv } from "../self.ts";
 import { denoDir } from "../dirs.ts";
@@ -13,6 +14,24 @@ import { FORWARDER_COMMAND, type ForwardPair } from "./forwarder.ts";
 
 /** The loopback port the forwarder listens on inside the sandbox's own network namespace. */
 export const FORWARDER_PORT = 3128;
+/** The loopback port the forwarder relays to the SOCKS5 server (`ALL_PROXY=socks5h://…`). */
+export const SOCKS_FORWARDER_PORT = 1080;
+
+/**
+ * The SOCKS5 server's socket for the HTTP proxy's `socket`: its sibling in the same private
+ * folder (proxy.ts starts both there; a container binds both into one folder).
+ */
+export function socksSocketOf(socket: string): string {
+  return `${socket.slice(0, socket.lastIndexOf("/"))}/socks.sock`;
+}
+
+/** The forwarder's ports and the sockets they relay to, for the HTTP proxy at `socket`. */
+export function forwardPairs(socket: string): ForwardPair[] {
+  return [
+    { port: FORWARDER_PORT, socket },
+    { port: SOCKS_FORWARDER_PORT, socket: socksSocketOf(socket) },
+  ];
+}
 
 /**
  * The module Deft runs from: main.ts of the source tree, or the bundle file (whose chunks all
@@ -36,7 +55,7 @@ export function forwarderCode(main: string): string[] {
 }
 
 /**
- * The forwarder's Deno flags under `deno run` for `main`: each pair's loopback port and socket,
+ * The forwarder's Deno flags under `deno run` for `main`: the pairs' loopback ports and sockets,
  * read access to its own code, nothing else; offline, and no configuration or lock file of the
  * folder it starts in (a repository's).
  */
@@ -47,27 +66,29 @@ export function forwarderFlags(pairs: readonly ForwardPair[], main: string): str
     "--no-config",
     "--no-lock",
     "--cached-only",
-    `--allow-net=${[
-      ...pairs.map((p) => `127.0.0.1:${p.port}`),
-      ...sockets.map((s) => `unix:${s}`),
-    ]}`,
-    `--allow-read=${[...sockets, ...forwarderCode(main)]}`,
-    `--allow-write=${sockets}`,
+    `--allow-net=${
+      [
+        ...pairs.map((p) => `127.0.0.1:${p.port}`),
+        ...sockets.map((s) => `unix:${s}`),
+      ].join(",")
+    }`,
+    `--allow-read=${[...sockets, ...forwarderCode(main)].join(",")}`,
+    `--allow-write=${sockets.join(",")}`,
   ];
 }
 
 /**
- * The forwarder for the proxy at `socket` on `FORWARDER_PORT` (and any `more` pairs): Deft itself
- * (`exec`, running `main` under Deno; a compiled `exec` alone) as `__network-forwarder PORT
- * SOCKET …`. A container passes its own paths. It prints "ready" once every port listens.
+ * The forwarder for the proxy at `socket` on `FORWARDER_PORT`, for the SOCKS5 server beside it
+ * on `SOCKS_FORWARDER_PORT`: Deft itself (`exec`, running `main` under
+ * Deno; a compiled `exec` alone) as `__network-forwarder PORT SOCKET …`. A container passes its
+ * own paths. It prints "ready" once every port listens.
  */
 export function forwarderArgv(
   socket: string,
   exec = Deno.execPath(),
   main = pathOf(forwarderEntry()),
-  more: readonly ForwardPair[] = [],
 ): string[] {
-  const pairs = [{ port: FORWARDER_PORT, socket }, ...more];
+  const pairs = forwardPairs(socket);
   return [
     ...deftArgv(forwarderFlags(pairs, main), main, exec),
     FORWARDER_COMMAND,
@@ -127,11 +148,16 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** The variables that point every client at the forwarder; `NO_PROXY` empty. */
+/**
+ * The variables that point every client at the forwarder: `HTTP_PROXY` and `HTTPS_PROXY` at the
+ * HTTP proxy, `ALL_PROXY` at the SOCKS5 server (`socks5h`: the name goes to the proxy, which
+ * resolves it); `NO_PROXY` empty.
+ */
 export function proxyEnvironment(): Record<string, string> {
-  const url = `http://127.0.0.1:${FORWARDER_PORT}`;
+  const http = `http://127.0.0.1:${FORWARDER_PORT}`;
+  const socks = `socks5h://127.0.0.1:${SOCKS_FORWARDER_PORT}`;
   const env: Record<string, string> = {};
-  for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"]) {
+  for (const [name, url] of [["HTTP_PROXY", http], ["HTTPS_PROXY", http], ["ALL_PROXY", socks]]) {
     env[name] = url;
     env[name.toLowerCase()] = url;
   }

@@ -5,58 +5,39 @@
  * host:port` opens a tunnel (HTTPS, git, pip, npm), an absolute-form request (`GET http://…`)
  * is forwarded with its body; anything else is refused.
  *
- * It decides on the destination it actually connects to: the name is checked against the list
- * (rules.ts), resolved here (the resolver is injectable, for tests), and the address it will
- * connect to is checked again (addresses.ts): loopback, private, link-local and metadata
- * addresses only when the allow list names that address itself. It connects to that address,
- * never to the name again, so an answer that changes between the check and the connection
- * (DNS rebinding) changes nothing. IPv6 only in brackets; headers bounded; idle connections cut.
+ * It decides on the destination it actually connects to (decider.ts: the list, the name resolved
+ * here, the address checked and connected to, never the name again). IPv6 only in brackets;
+ * headers bounded; idle connections cut. The SOCKS5 server (socks.ts) listens in the same private
+ * folder and takes the same decision: one Decider for both.
  */
 import http from "node:http";
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
 import { join } from "../paths.ts";
-import { withSpan } from "../../telemetry/tracing.ts";
-import { specialAddress } from "./addresses.ts";
-import { decideByList, destinationHost, type NetworkList } from "./rules.ts";
+import { Decider, type DecisionOptions, parseAuthority } from "./decider.ts";
 import { ConnDuplex, type Detached } from "./conn_duplex.ts";
 import { splice } from "./forwarder.ts";
+import { startSocksServer } from "./socks.ts";
+import { socksSocketOf } from "./launch.ts";
 
-/** Resolves a host name to its addresses (IPv4 and IPv6, in preference order). */
-export type Resolver = (name: string) => Promise<string[]>;
+export { type NetworkDecision, parseAuthority, type Resolver, systemResolver } from "./decider.ts";
 
-/** One destination the proxy allowed or refused: host and port only, never a path. */
-export interface NetworkDecision {
-  host: string;
-  port: number;
-  allowed: boolean;
-  /** Why it was refused (`not in allow list`), or the allow entry that let it through. */
-  reason: string;
-  /** The address connected to (allowed), when there was one. */
-  address?: string;
-}
-
-/** How the proxy is started. */
-export interface ProxyOptions {
-  list: NetworkList;
-  /** Name resolution (default: the system's, `/etc/hosts` included). */
-  resolve?: Resolver;
-  /** Told of every decision, allowed or not. */
-  onDecision?: (decision: NetworkDecision) => void;
+/** How the proxy is started: the decision's options (decider.ts) and the proxy's bounds. */
+export interface ProxyOptions extends DecisionOptions {
   /** Milliseconds a connection may stay silent (both ways) before it is cut (default 5 min). */
   idleMs?: number;
   /** Largest request head, in bytes (default 16 KiB). */
   maxHeaderBytes?: number;
   /** Milliseconds to connect to a destination (default 15 s). */
   connectMs?: number;
-  /** Milliseconds a name may take to resolve (default 10 s). */
-  resolveMs?: number;
+  /** Milliseconds a SOCKS5 client has for its greeting and request (default 10 s). */
+  handshakeMs?: number;
 }
 
 /** A running proxy. */
 export interface NetworkProxy {
-  /** The Unix socket the sandbox is given. */
+  /** The Unix socket the sandbox is given (HTTP). */
   readonly socketPath: string;
+  /** The SOCKS5 server's Unix socket, next to it in the same private folder. */
+  readonly socksPath: string;
   /** Stops listening, cuts every connection and removes the private folder. */
   close(): Promise<void>;
 }
@@ -65,12 +46,6 @@ const DEFAULT_IDLE_MS = 5 * 60_000;
 const DEFAULT_HEADER_BYTES = 16 * 1024;
 const DEFAULT_CONNECT_MS = 15_000;
 const MAX_CONNECTIONS = 512;
-/** Milliseconds a name may take to resolve. */
-const RESOLVE_MS = 10_000;
-
-/** The system's resolver: every address of `name`, as getaddrinfo gives them. */
-export const systemResolver: Resolver = async (name) =>
-  (await lookup(name, { all: true, verbatim: true })).map((a) => a.address);
 
 /** Starts the proxy on a Unix socket in a new private folder under the system temp folder. */
 export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkProxy> {
@@ -130,16 +105,33 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
   })();
   // Like the server it replaces: a listening proxy alone does not keep Deft running.
   listener.unref();
+  const closeListener = () => {
+    try {
+      listener.close();
+    } catch {
+      // Already closed.
+    }
+  };
+  const socksPath = socksSocketOf(socketPath);
+  const socks = await startSocksServer(socksPath, decider, {
+    idleMs,
+    connectMs: options.connectMs ?? DEFAULT_CONNECT_MS,
+    handshakeMs: options.handshakeMs,
+    maxConnections: MAX_CONNECTIONS,
+  }).catch(async (error) => {
+    closeListener();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw error;
+  });
+  await Deno.chmod(socksPath, 0o666);
   let closed: Promise<void> | undefined;
   return {
     socketPath,
+    socksPath,
     close() {
       closed ??= (async () => {
-        try {
-          listener.close();
-        } catch {
-          // Already closed.
-        }
+        closeListener();
+        await socks.close();
         for (const conn of conns) {
           try {
             conn.close();
@@ -153,98 +145,6 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
       return closed;
     },
   };
-}
-
-/** A destination the proxy will connect to, or why not. */
-type Verdict =
-  | { allowed: true; host: string; port: number; address: string }
-  | { allowed: false; host: string; port: number; reason: string };
-
-/** Checks destinations against the list and the addresses they resolve to. */
-class Decider {
-  constructor(private readonly options: ProxyOptions) {}
-
-  decide(host: string, port: number): Promise<Verdict> {
-    // One span per destination asked for: host and port, whether it went, never a path.
-    return withSpan("deft.network", {
-      "server.address": host,
-      "server.port": port,
-    }, async (span) => {
-      const verdict = await this.#reported(host, port);
-      span.set({ "deft.network.allowed": verdict.allowed });
-      if (!verdict.allowed) {
-        span.set({ "deft.network.reason": verdict.reason });
-        span.fail("blocked");
-      }
-      return verdict;
-    });
-  }
-
-  async #reported(host: string, port: number): Promise<Verdict> {
-    const verdict = await this.#decide(host, port);
-    this.options.onDecision?.(
-      verdict.allowed
-        ? { host, port, allowed: true, reason: "allowed", address: verdict.address }
-        : { host, port, allowed: false, reason: verdict.reason },
-    );
-    return verdict;
-  }
-
-  async #decide(host: string, port: number): Promise<Verdict> {
-    const refuse = (reason: string): Verdict => ({ allowed: false, host, port, reason });
-    const { list } = this.options;
-    const byName = decideByList(list, host, port);
-    if (!byName.allowed) return refuse(byName.reason);
-    const dest = destinationHost(host);
-    let addresses: string[];
-    if (dest.address) addresses = [host.replace(/^\[|\]$/g, "")];
-    else {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      try {
-        const timeout = new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error("timed out")),
-            this.options.resolveMs ?? RESOLVE_MS,
-          );
-        });
-        addresses = await Promise.race([
-          (this.options.resolve ?? systemResolver)(dest.host),
-          timeout,
-        ]);
-      } catch {
-        return refuse("the name does not resolve");
-      } finally {
-        clearTimeout(timer);
-      }
-    }
-    let firstRefusal: string | undefined;
-    for (const address of addresses) {
-      if (isIP(address) === 0) continue;
-      const special = specialAddress(address);
-      if (!special) return { allowed: true, host, port, address };
-      // A special address passes only when the list names that very address.
-      const byAddress = decideByList(
-        { allow: list.allow.filter((e) => e.kind === "address"), deny: list.deny },
-        address,
-        port,
-      );
-      if (byAddress.allowed) return { allowed: true, host, port, address };
-      firstRefusal ??= `resolves to ${address}, ${special}; allow "${
-        isIP(address) === 6 ? `[${address}]` : address
-      }:${port}" to reach it`;
-    }
-    return refuse(firstRefusal ?? "the name has no address");
-  }
-}
-
-/** `host:port` of a CONNECT, IPv6 only in brackets; undefined when malformed. */
-export function parseAuthority(authority: string): { host: string; port: number } | undefined {
-  const m = authority.match(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/);
-  if (!m) return undefined;
-  const port = Number(m[2]);
-  if (port < 1 || port > 65535) return undefined;
-  if (m[1].startsWith("[") && isIP(m[1].slice(1, -1)) !== 6) return undefined;
-  return { host: m[1], port };
 }
 
 /** A reason phrase safe for a status line: printable ASCII, bounded. */

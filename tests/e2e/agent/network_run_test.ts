@@ -114,3 +114,58 @@ Deno.test("network run: --json and stream-json carry each decision (host, port, 
     await new Promise<void>((r) => srv.close(() => r()));
   }
 });
+
+Deno.test("network run: SOCKS5 decisions reach the console and the trajectory too", async () => {
+  const paths: string[] = [];
+  const srv = http.createServer((req, res) => {
+    paths.push(req.url ?? "");
+    res.end("reached\n");
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
+  const port = (srv.address() as { port: number }).port;
+  const home = await trustedHomeWith(
+    "deft-net-socks-",
+    () =>
+      `network:\n  allow: ["127.0.0.1:${port}"]\n  deny: [{ host: "bad.test", reason: "no" }]\n`,
+  );
+  const workspace = `${home}/ws`;
+  await Deno.mkdir(workspace);
+  const socks = "--socks5-hostname 127.0.0.1:1080";
+  const mock = MockLLM.start([
+    chatToolCalls([["bash", {
+      command: `curl -sS ${socks} http://127.0.0.1:${port}/ok/secret-path; ` +
+        `curl -sS ${socks} http://evil.test/x; curl -sS ${socks} http://bad.test:8080/y`,
+    }]]),
+    chatToolCalls([["task_done", {}]], "done"),
+    chatText("done"),
+  ]);
+  try {
+    const trajectory = `${home}/t.json`;
+    const run = await runMocked(mock, "fetch", workspace, {
+      cwd: home,
+      env: { HOME: home, XDG_CONFIG_HOME: `${home}/.config` },
+      extra: ["--sandbox", "workspace-write", "--approval", "never", "-t", trajectory],
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(paths, ["/ok/secret-path"]);
+    assert.match(run.stderr, new RegExp(`network: allowed 127\\.0\\.0\\.1:${port}\\b`));
+    assert.match(run.stderr, /network: blocked evil\.test:80 \(not in allow list\)/);
+    assert.match(run.stderr, /network: blocked bad\.test:8080 \(denied by "bad\.test": no\)/);
+    // The model read curl's SOCKS error: the protocol has no room for Deft's text.
+    const toolResult = JSON.stringify(mock.requests[1].body.messages);
+    assert.match(toolResult, /reached/);
+    assert.match(toolResult, /Can't complete SOCKS5 connection to evil\.test\. \(2\)/);
+    const recorded = JSON.parse(await Deno.readTextFile(trajectory)).network;
+    assert.deepEqual(
+      recorded.map((r: Record<string, unknown>) => [r.host, r.port, r.allowed, r.reason]),
+      [
+        ["127.0.0.1", port, true, "allowed"],
+        ["evil.test", 80, false, "not in allow list"],
+        ["bad.test", 8080, false, 'denied by "bad.test": no'],
+      ],
+    );
+  } finally {
+    await mock.close();
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
+});

@@ -12,12 +12,16 @@ import { type TestRuntime, testRuntime } from "../../helpers/containers.ts";
 import { tempDir } from "../../helpers/temp.ts";
 import { loopbackServer as server, proxyProbe } from "../../helpers/loopback.ts";
 
-/** One `deft run` in a container of `rt` (the flags in `where`), its model running `script`. */
+/**
+ * One `deft run` in a container of `rt` (the flags in `where`), its model running `command` (by
+ * default the proxy probe).
+ */
 async function session(
   rt: TestRuntime,
   where: string[],
   workspace: string,
   ports: { good: number; own: number },
+  command?: string,
 ) {
   const home = await trustedHomeWith(
     "deft-cnet-",
@@ -27,7 +31,7 @@ async function session(
   );
   const mock = MockLLM.start([
     chatToolCalls([["bash", {
-      command: `id -un; python3 - <<'EOF'\n${
+      command: command ?? `id -un; python3 - <<'EOF'\n${
         proxyProbe(ports.good, ports.own, [
           `http://bad.test:${ports.good}/denied`,
           "http://elsewhere.test/x",
@@ -48,6 +52,35 @@ async function session(
   } finally {
     await mock.close();
   }
+}
+
+/**
+ * Python for inside the container: `ALL_PROXY`, then a SOCKS5 CONNECT on 127.0.0.1:1080 (plain
+ * sockets: the image has no SOCKS client) to each `host port`, and what came back.
+ */
+function socksProbe(targets: [string, number][]): string {
+  return `
+import os, socket
+print("ALL_PROXY", os.environ.get("ALL_PROXY"))
+def socks(host, port):
+    s = socket.create_connection(("127.0.0.1", 1080), timeout=20)
+    name = host.encode()
+    s.sendall(bytes([5, 1, 0, 5, 1, 0, 3, len(name)]) + name + port.to_bytes(2, "big"))
+    got = b""
+    while len(got) < 12:
+        chunk = s.recv(100)
+        if not chunk: break
+        got += chunk
+    if got[:4] != bytes([5, 0, 5, 0]):
+        print(host, port, "refused", got[3] if len(got) > 3 else None); return
+    s.sendall(("GET /socks HTTP/1.0\\r\\nHost: %s\\r\\n\\r\\n" % host).encode())
+    body = got[12:]
+    while True:
+        chunk = s.recv(1000)
+        if not chunk: break
+        body += chunk
+    print(host, port, "->", body.decode().split("\\r\\n\\r\\n", 1)[1].strip())
+${targets.map(([host, port]) => `socks("${host}", ${port})\n`).join("")}`;
 }
 
 /** The model's view and the console of a session under the list, as the list says. */
@@ -125,6 +158,33 @@ for (const runtime of ["docker", "podman"] as const) {
         });
         assert.match(run.said, /^nobody$/m);
         checkSession(run, good, own);
+      } finally {
+        await good.close();
+        await own.close();
+      }
+    });
+    await t.step("SOCKS5 on the container's 127.0.0.1:1080: the same list", async () => {
+      const good = await server("good");
+      const own = await server("private");
+      try {
+        const g = good.port;
+        const probe = socksProbe([["localhost", g], ["elsewhere.test", 80], [
+          "localhost",
+          own.port,
+        ]]);
+        const run = await session(rt, ["--docker-image", rt.image], "/testbed", {
+          good: g,
+          own: own.port,
+        }, `python3 - <<'EOF'\n${probe}\nEOF`);
+        assert.equal(run.code, 0, run.stderr);
+        assert.ok(run.said.includes("ALL_PROXY socks5h://127.0.0.1:1080"), run.said);
+        assert.ok(run.said.includes(`localhost ${g} -> good /socks`), run.said);
+        // Reply 2: connection not allowed by ruleset.
+        assert.ok(run.said.includes("elsewhere.test 80 refused 2"), run.said);
+        assert.ok(run.said.includes(`localhost ${own.port} refused 2`), run.said);
+        assert.deepEqual(good.paths, ["/socks"]);
+        assert.deepEqual(own.paths, []);
+        assert.match(run.stderr, /network: blocked elsewhere\.test:80 \(not in allow list\)/);
       } finally {
         await good.close();
         await own.close();

@@ -7,7 +7,11 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { discoverMcpTools } from "../../../src/mcp/discover.ts";
-import { closeNetworkProxies } from "../../../src/policy/network/mod.ts";
+import {
+  closeNetworkProxies,
+  type NetworkDecision,
+  onNetworkDecision,
+} from "../../../src/policy/network/mod.ts";
 import { parseEntry } from "../../../src/policy/network/rules.ts";
 import type { McpServerConfig } from "../../../src/config/schema.ts";
 import type { ToolSettings } from "../../../src/tools/base.ts";
@@ -86,12 +90,27 @@ async function exists(path: string): Promise<boolean> {
 
 Deno.test("a sandboxed MCP server reaches only what the network list allows, through the proxy", async () => {
   await using w = await world();
-  assert.equal(
-    await w.call("fetch", { url: `http://127.0.0.1:${w.good.port}/ok` }),
-    "200 good /ok",
+  const seen: NetworkDecision[] = [];
+  const unsubscribe = onNetworkDecision((d) => seen.push(d));
+  try {
+    assert.equal(
+      await w.call("fetch", { url: `http://127.0.0.1:${w.good.port}/ok` }),
+      "200 good /ok",
+    );
+    // Deno's fetch takes ALL_PROXY (the SOCKS5 server) before HTTP_PROXY: a refusal is the
+    // SOCKS5 reply, which has no room for text; Deft's reason is in the decision (the console).
+    const denied = await w.call("fetch", { url: `http://127.0.0.1:${w.evil.port}/leak` });
+    assert.match(denied, /^error: fetch failed/, denied);
+  } finally {
+    unsubscribe();
+  }
+  assert.deepEqual(
+    seen.map((d) => [d.host, d.port, d.allowed, d.reason.split(" (")[0]]),
+    [
+      ["127.0.0.1", w.good.port, true, "allowed"],
+      ["127.0.0.1", w.evil.port, false, `port ${w.evil.port} not allowed`],
+    ],
   );
-  const denied = await w.call("fetch", { url: `http://127.0.0.1:${w.evil.port}/leak` });
-  assert.match(denied, /^403 Blocked by Deft: 127\.0\.0\.1:\d+ /, denied);
   assert.equal(w.evil.hits(), 0, "the denied server was never reached");
   // The proxy was started for the session's list, and the server went through it.
   assert.ok(w.settings.networkProxy, "the proxy's socket is recorded in the settings");

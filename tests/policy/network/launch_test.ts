@@ -13,6 +13,8 @@ import {
 import { FORWARDER_COMMAND, parseForwarderArgs } from "../../../src/policy/network/forwarder.ts";
 
 const SOCKET = "/tmp/deft-net-x/proxy.sock";
+/** The SOCKS5 server's socket, beside the proxy's. */
+const SOCKS = "/tmp/deft-net-x/socks.sock";
 
 Deno.test("forwarder argv: a compiled Deft is the executable and the internal command alone", () => {
   // The container's compiled Deft, and this host's had it been compiled: no Deno flags at all.
@@ -21,12 +23,16 @@ Deno.test("forwarder argv: a compiled Deft is the executable and the internal co
     "__network-forwarder",
     String(FORWARDER_PORT),
     SOCKET,
+    "1080",
+    SOCKS,
   ]);
   assert.deepEqual(forwarderArgv(SOCKET, "/usr/local/bin/deft", "file:///anything/main.ts"), [
     "/usr/local/bin/deft",
     "__network-forwarder",
     "3128",
     SOCKET,
+    "1080",
+    SOCKS,
   ]);
 });
 
@@ -35,26 +41,21 @@ Deno.test("forwarder argv: under Deno, main.ts with the port, the socket and its
   const at = argv.indexOf("/opt/deft/code/main.ts");
   assert.ok(at > 0);
   assert.deepEqual(argv.slice(0, 2), ["/opt/deft/deno", "run"]);
-  assert.deepEqual(argv.slice(at + 1), [FORWARDER_COMMAND, "3128", SOCKET]);
+  assert.deepEqual(argv.slice(at + 1), [FORWARDER_COMMAND, "3128", SOCKET, "1080", SOCKS]);
   const flags = argv.slice(2, at);
   assert.deepEqual(flags.filter((f) => f.startsWith("--allow-") || f.startsWith("-A")), [
-    `--allow-net=127.0.0.1:3128,unix:${SOCKET}`,
-    `--allow-read=${SOCKET},/opt/deft/code/main.ts,/opt/deft/code/src/policy/network/forwarder.ts`,
-    `--allow-write=${SOCKET}`,
+    `--allow-net=127.0.0.1:3128,127.0.0.1:1080,unix:${SOCKET},unix:${SOCKS}`,
+    `--allow-read=${SOCKET},${SOCKS},/opt/deft/code/main.ts,/opt/deft/code/src/policy/network/forwarder.ts`,
+    `--allow-write=${SOCKET},${SOCKS}`,
   ]);
   // Offline, and no configuration or lock file of the repository it starts in.
   for (const f of ["--no-config", "--no-lock", "--cached-only", "--no-prompt"]) {
     assert.ok(flags.includes(f), f);
   }
-  // A second pair (a SOCKS port) gets its own port and socket, nothing more.
-  const two = forwarderArgv(SOCKET, "/opt/deft/deno", "/opt/deft/deft.js", [
-    { port: 1080, socket: "/s/socks.sock" },
-  ]);
-  assert.deepEqual(two.slice(-5), [FORWARDER_COMMAND, "3128", SOCKET, "1080", "/s/socks.sock"]);
-  assert.ok(
-    two.includes(`--allow-net=127.0.0.1:3128,127.0.0.1:1080,unix:${SOCKET},unix:/s/socks.sock`),
-  );
-  assert.ok(two.includes(`--allow-read=${SOCKET},/s/socks.sock,/opt/deft/deft.js`));
+  // The second pair (the SOCKS5 server's socket beside the proxy's) from the bundle too.
+  const bundle = forwarderArgv(SOCKET, "/opt/deft/deno", "/opt/deft/deft.js");
+  assert.deepEqual(bundle.slice(-5), [FORWARDER_COMMAND, "3128", SOCKET, "1080", SOCKS]);
+  assert.ok(bundle.includes(`--allow-read=${SOCKET},${SOCKS},/opt/deft/deft.js`));
   // The bundle reads itself, nothing else.
   assert.deepEqual(forwarderCode("/opt/deft/deft.js"), ["/opt/deft/deft.js"]);
 });
@@ -63,7 +64,7 @@ Deno.test("forwarder argv: from this source tree it runs main.ts, shown read-onl
   const argv = forwarderArgv(SOCKET);
   const main = new URL("../../../main.ts", import.meta.url).pathname;
   assert.equal(argv[0], Deno.execPath());
-  assert.equal(argv[argv.length - 4], main);
+  assert.equal(argv[argv.length - 6], main);
   const files = forwarderFiles();
   assert.ok(files.includes(main) && files.includes(Deno.execPath()));
   assert.ok(files.some((f) => f.endsWith("/src/policy/network/forwarder.ts")));
