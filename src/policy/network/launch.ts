@@ -14,7 +14,7 @@ import { FORWARDER_COMMAND, type ForwardPair } from "./forwarder.ts";
 
 /** The loopback port the forwarder listens on inside the sandbox's own network namespace. */
 export const FORWARDER_PORT = 3128;
-/** The loopback port the forwarder relays to the SOCKS5 server (`ALL_PROXY=socks5h://…`). */
+/** The loopback port the forwarder relays to the SOCKS5 server (`SOCKS_PROXY=socks5h://…`). */
 export const SOCKS_FORWARDER_PORT = 1080;
 
 /**
@@ -149,15 +149,21 @@ function isDirectory(path: string): boolean {
 }
 
 /**
- * The variables that point every client at the forwarder: `HTTP_PROXY` and `HTTPS_PROXY` at the
- * HTTP proxy, `ALL_PROXY` at the SOCKS5 server (`socks5h`: the name goes to the proxy, which
- * resolves it); `NO_PROXY` empty.
+ * The variables that point every client at the forwarder: `HTTP_PROXY`, `HTTPS_PROXY` and
+ * `ALL_PROXY` at the HTTP proxy, whose refusals carry Deft's reason (Deno's `fetch` takes
+ * `ALL_PROXY` first; through SOCKS5 its refusals would have no text); `SOCKS_PROXY` names the
+ * SOCKS5 server (`socks5h`: the name goes to the proxy, which resolves it) for clients told to use
+ * it; `NO_PROXY` empty.
  */
 export function proxyEnvironment(): Record<string, string> {
   const http = `http://127.0.0.1:${FORWARDER_PORT}`;
   const socks = `socks5h://127.0.0.1:${SOCKS_FORWARDER_PORT}`;
   const env: Record<string, string> = {};
-  for (const [name, url] of [["HTTP_PROXY", http], ["HTTPS_PROXY", http], ["ALL_PROXY", socks]]) {
+  const pairs = [["HTTP_PROXY", http], ["HTTPS_PROXY", http], ["ALL_PROXY", http], [
+    "SOCKS_PROXY",
+    socks,
+  ]];
+  for (const [name, url] of pairs) {
     env[name] = url;
     env[name.toLowerCase()] = url;
   }

@@ -1,6 +1,6 @@
 /**
  * The SOCKS5 side of the network proxy: a second Unix socket in the proxy's private folder, next
- * to the HTTP proxy's, for clients that speak SOCKS (`ALL_PROXY=socks5h://…`, `curl
+ * to the HTTP proxy's, for clients that speak SOCKS (`SOCKS_PROXY=socks5h://…`, `curl
  * --socks5-hostname`). The protocol is `@pondwader/socks5-server`'s; the decision is the HTTP
  * proxy's own (decider.ts: the list, the name resolved here, the checked address connected to).
  *

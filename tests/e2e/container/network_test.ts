@@ -55,13 +55,13 @@ async function session(
 }
 
 /**
- * Python for inside the container: `ALL_PROXY`, then a SOCKS5 CONNECT on 127.0.0.1:1080 (plain
+ * Python for inside the container: `SOCKS_PROXY`, then a SOCKS5 CONNECT on 127.0.0.1:1080 (plain
  * sockets: the image has no SOCKS client) to each `host port`, and what came back.
  */
 function socksProbe(targets: [string, number][]): string {
   return `
 import os, socket
-print("ALL_PROXY", os.environ.get("ALL_PROXY"))
+print("SOCKS_PROXY", os.environ.get("SOCKS_PROXY"))
 def socks(host, port):
     s = socket.create_connection(("127.0.0.1", 1080), timeout=20)
     name = host.encode()
@@ -177,7 +177,7 @@ for (const runtime of ["docker", "podman"] as const) {
           own: own.port,
         }, `python3 - <<'EOF'\n${probe}\nEOF`);
         assert.equal(run.code, 0, run.stderr);
-        assert.ok(run.said.includes("ALL_PROXY socks5h://127.0.0.1:1080"), run.said);
+        assert.ok(run.said.includes("SOCKS_PROXY socks5h://127.0.0.1:1080"), run.said);
         assert.ok(run.said.includes(`localhost ${g} -> good /socks`), run.said);
         // Reply 2: connection not allowed by ruleset.
         assert.ok(run.said.includes("elsewhere.test 80 refused 2"), run.said);

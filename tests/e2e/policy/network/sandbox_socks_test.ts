@@ -70,13 +70,13 @@ async function world() {
 
 const SOCKS = "--socks5-hostname 127.0.0.1:1080";
 
-Deno.test("socks: an allowed host works through --socks5-hostname and through ALL_PROXY", async () => {
+Deno.test("socks: an allowed host works through --socks5-hostname and through SOCKS_PROXY", async () => {
   await using w = await world();
   const p = w.good.port;
   const out = await w.run([
     `curl -sS ${SOCKS} http://good.test:${p}/flag`,
-    // With no http_proxy, curl takes ALL_PROXY, which the sandbox points at the SOCKS5 port.
-    `env -u http_proxy -u HTTP_PROXY curl -sS -v http://good.test:${p}/all 2>/tmp/v; cat /tmp/v >&2`,
+    // SOCKS_PROXY names the SOCKS5 port (ALL_PROXY stays the HTTP proxy's, for its reasons).
+    `curl -sS -v -x "$SOCKS_PROXY" http://good.test:${p}/all 2>/tmp/v; cat /tmp/v >&2`,
   ].join(" && "));
   assert.equal(out.code, 0, out.stderr);
   assert.equal(out.stdout, "good /flag\ngood /all\n");
