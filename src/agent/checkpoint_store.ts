@@ -31,18 +31,33 @@ const OWNER_FILE = "session.json";
 
 /**
  * Writes a new store's owner file (the session's trajectory, this process, the workspace), which
- * the sweep and `checkStoreOwner` read; quietly nothing when it is there already.
+ * the sweep and `checkStoreOwner` read; quietly nothing when it is there already, unless
+ * `replace` (the one a store made early wrote, which names no trajectory yet).
  */
 export async function writeStoreOwner(
   store: string,
   trajectory: string,
   workspace: string,
+  replace = false,
 ): Promise<void> {
+  if (replace) await Deno.remove(`${store}/${OWNER_FILE}`).catch(() => {});
   await Deno.writeTextFile(
     `${store}/${OWNER_FILE}`,
     JSON.stringify({ trajectory: resolve(trajectory), pid: Deno.pid, workspace }) + "\n",
     { createNew: true, mode: 0o600 },
   ).catch(() => {});
+}
+
+/**
+ * The owner file of a store made before its session has a trajectory (./checkpoint_early.ts):
+ * this process and the workspace, so that no sweep takes the store while Deft runs.
+ */
+export function writeEarlyOwner(store: string, workspace: string): void {
+  Deno.writeTextFileSync(
+    `${store}/${OWNER_FILE}`,
+    JSON.stringify({ pid: Deno.pid, workspace }) + "\n",
+    { createNew: true, mode: 0o600 },
+  );
 }
 
 /**

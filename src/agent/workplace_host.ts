@@ -8,7 +8,7 @@ import { type GitSandbox, gitSandbox, runGit } from "../policy/git.ts";
 import { isInside } from "../policy/workspace.ts";
 import { readWorkspaceFile } from "../tools/fs/workspace_read.ts";
 import { checkSandbox } from "../tools/host/mod.ts";
-import { hostCheckpointPlace } from "./checkpoints.ts";
+import { hostCheckpointPlace, startCheckpointsEarly } from "./checkpoints.ts";
 import { loadProjectInstructions } from "./instructions.ts";
 import { isGitRepo, recordBaseline, workspacePatch } from "./patch.ts";
 import {
@@ -45,6 +45,7 @@ export function hostWorkplace(workspace: string): Workplace {
     patch: (baseline) => workspacePatch(workspace, { baseline, sandbox }),
     checkpointPlace: (sessionId, trajectory) =>
       hostCheckpointPlace(workspace, sessionId, sandbox, trajectory),
+    startCheckpoints: () => startCheckpointsEarly(workspace, sandbox),
     resumeNote: () => undefined,
     readFile: (path, limit) => readHostFile(workspace, path, limit),
     listFiles: () => hostFiles(workspace),
