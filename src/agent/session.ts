@@ -130,7 +130,7 @@ async function assemble(
   const lakeviewClient = summarizer && budget ? budget.meter(summarizer) : summarizer;
   config.toolSettings = workplace.settle(config.toolSettings, config.agent.tools);
   // The first checkpoint's store and its sandboxed git start now, beside the rest of the start.
-  const early = recording || config.checkpoints === false
+  const early = recording || config.checkpoints === false || io.namesSessions
     ? undefined
     : workplace.startCheckpoints?.();
   const homeNote = workplace.onHost &&

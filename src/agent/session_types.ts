@@ -83,6 +83,11 @@ export interface SessionIO {
    * stops it) goes to `tell`.
    */
   startLater?: { tell: (text: string) => void };
+  /**
+   * The front end names each trajectory's session id itself (ACP): no checkpoint store is made
+   * for one at the start (`Workplace.startCheckpoints`), which no trajectory would take.
+   */
+  namesSessions?: boolean;
 }
 
 /** A configured model, tool set and console, living across tasks. */
