@@ -12,9 +12,13 @@ import { denoDir, REPO_ROOT, runMocked, trustedHomeWith } from "../../helpers/de
 import { mockModelArgs } from "../../helpers/mock_session.ts";
 import { chatToolCalls, MockLLM } from "../../helpers/mock_llm.ts";
 import { makeBuggyRepo } from "../../helpers/repo.ts";
-import { tempDirUntilExit } from "../../helpers/temp.ts";
-import { stateDirOfItsOwn } from "../../helpers/checkpoints.ts";
-import { hostCheckpointPlace, startCheckpointsEarly } from "../../../src/agent/checkpoints.ts";
+import { tempDir, tempDirUntilExit } from "../../helpers/temp.ts";
+import { checkpointTrajectory, stateDirOfItsOwn } from "../../helpers/checkpoints.ts";
+import {
+  hostCheckpointPlace,
+  startCheckpointsEarly,
+  takeCheckpoint,
+} from "../../../src/agent/checkpoints.ts";
 import { gitSandbox } from "../../../src/policy/git.ts";
 
 const SANDBOX = ["--sandbox", "workspace-write"];
@@ -179,4 +183,42 @@ Deno.test("early checkpoints: a store the session does not take (it goes on unde
   assert.ok(await exists(taken.sessionId), "the taken store stays");
   // Nothing is started without a sandbox.
   assert.equal(startCheckpointsEarly(repo, gitSandbox(repo, { sandbox: "none" })), undefined);
+});
+
+Deno.test("early checkpoints: after the early start, a session's first checkpoint and its turns start no sandbox", async () => {
+  await using _state = await stateDirOfItsOwn("deft-early-state-");
+  await using tmp = await tempDir("deft-early-tmp-");
+  const repo = await makeBuggyRepo();
+  // The sandboxed git's folders (one `io-` folder per sandbox started) go into a folder of the
+  // test's own.
+  const before = Deno.env.get("TMPDIR");
+  Deno.env.set("TMPDIR", tmp.path);
+  try {
+    const sandboxes = async () => {
+      let n = 0;
+      for await (const view of Deno.readDir(tmp.path)) {
+        for await (const entry of Deno.readDir(`${tmp.path}/${view.name}`)) {
+          if (entry.name.startsWith("io-")) n++;
+        }
+      }
+      return n;
+    };
+    const sandbox = gitSandbox(repo, { sandbox: "workspace-write" });
+    const early = startCheckpointsEarly(repo, sandbox)!;
+    await early.started;
+    const started = await sandboxes();
+    assert.ok(started >= 1, "the store's sandbox started early");
+    const at = await hostCheckpointPlace(repo, early.sessionId, sandbox, `${repo}/t.json`);
+    const data = checkpointTrajectory(early.sessionId);
+    await takeCheckpoint(at, data, { turn: 0, kind: "start", label: "start" });
+    for (let turn = 1; turn <= 3; turn++) {
+      await Deno.writeTextFile(`${repo}/calc.py`, `# turn ${turn}\n`);
+      const record = await takeCheckpoint(at, data, { turn, kind: "turn", label: "turn" });
+      assert.equal(record.files_changed, 1);
+    }
+    assert.equal(await sandboxes(), started, "no sandbox started after the early start");
+  } finally {
+    if (before === undefined) Deno.env.delete("TMPDIR");
+    else Deno.env.set("TMPDIR", before);
+  }
 });
