@@ -9,6 +9,7 @@
  */
 import { type RepoFacts, repositoryFacts } from "./patch.ts";
 import { checkpointHostPlace } from "./checkpoint_tree.ts";
+import { takeEarlyStore } from "./checkpoint_early.ts";
 import type { GitPlace, GitSandbox } from "../policy/git.ts";
 import type { Container } from "../container/container.ts";
 import type { Trajectory } from "../trajectory/recorder.ts";
@@ -83,16 +84,20 @@ export async function hostCheckpointPlace(
   trajectory?: string,
 ): Promise<CheckpointPlace> {
   const store = checkpointStoreDir(sessionId);
-  let isNew = false;
+  // A store the session made early (./checkpoint_early.ts) holds nothing yet: it is new.
+  const early = takeEarlyStore(store);
+  let isNew = early;
   try {
     Deno.lstatSync(store);
   } catch {
     isNew = true;
   }
   Deno.mkdirSync(`${store}/objects`, { recursive: true, mode: 0o700 });
-  // The owner file and the sweep go on while git looks at the workspace (the sandbox starting).
+  // The owner file and the sweep go on while git looks at the workspace (the sandbox starting);
+  // a store made early was swept for then.
   const upkeep = isNew && trajectory
-    ? writeStoreOwner(store, trajectory, workspace).then(() => sweepCheckpointStores())
+    ? writeStoreOwner(store, trajectory, workspace, early)
+      .then(() => early ? [] : sweepCheckpointStores())
       .catch(() => [])
     : undefined;
   const common = `${store}/attrs`;

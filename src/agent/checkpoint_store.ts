@@ -31,18 +31,33 @@ const OWNER_FILE = "session.json";
 
 /**
  * Writes a new store's owner file (the session's trajectory, this process, the workspace), which
- * the sweep and `checkStoreOwner` read; quietly nothing when it is there already.
+ * the sweep and `checkStoreOwner` read; quietly nothing when it is there already, unless
+ * `replace` (the one a store made early wrote, which names no trajectory yet).
  */
 export async function writeStoreOwner(
   store: string,
   trajectory: string,
   workspace: string,
+  replace = false,
 ): Promise<void> {
+  if (replace) await Deno.remove(`${store}/${OWNER_FILE}`).catch(() => {});
   await Deno.writeTextFile(
     `${store}/${OWNER_FILE}`,
     JSON.stringify({ trajectory: resolve(trajectory), pid: Deno.pid, workspace }) + "\n",
     { createNew: true, mode: 0o600 },
   ).catch(() => {});
+}
+
+/**
+ * The owner file of a store made before its session has a trajectory (./checkpoint_early.ts):
+ * this process and the workspace, so that no sweep takes the store while Deft runs.
+ */
+export function writeEarlyOwner(store: string, workspace: string): void {
+  Deno.writeTextFileSync(
+    `${store}/${OWNER_FILE}`,
+    JSON.stringify({ pid: Deno.pid, workspace }) + "\n",
+    { createNew: true, mode: 0o600 },
+  );
 }
 
 /**
@@ -112,7 +127,10 @@ export async function sweepCheckpointStores(limits: SweepLimits = {}): Promise<s
         const alive = isAlive(owner.pid);
         // Deno answers for /proc only under --allow-all: an owner Deft cannot look at is taken
         // for alive while its store is young (a session starting now), and for gone after.
-        if (alive === true || (alive === undefined && age < UNKNOWN_OWNER_GRACE_MS)) continue;
+        // A store made early (its owner names no trajectory yet) may wait long for its session's
+        // first turn: its git already writes into it, so it is kept for longer.
+        const grace = owner.early ? EARLY_OWNER_GRACE_MS : UNKNOWN_OWNER_GRACE_MS;
+        if (alive === true || (alive === undefined && age < grace)) continue;
       }
       const trajectory = owner?.trajectory ?? defaultTrajectoryPath(entry.name);
       if (
@@ -133,11 +151,14 @@ const OWNERLESS_GRACE_MS = 60 * 1000;
 
 /**
  * What a store's owner file says: the trajectory path (undefined when it has none or a strange
- * one) and the pid of the Deft that made the store; undefined without a readable owner file.
+ * one), the pid of the Deft that made the store, and `early` when it names no trajectory at all
+ * (`writeEarlyOwner`'s); undefined without a readable owner file.
  */
 async function ownerOf(
   store: string,
-): Promise<{ trajectory?: string; pid?: number; workspace?: string } | undefined> {
+): Promise<
+  { trajectory?: string; pid?: number; workspace?: string; early?: boolean } | undefined
+> {
   const path = `${store}/${OWNER_FILE}`;
   const info = await Deno.lstat(path).catch(() => undefined);
   // Read only a small regular file: a FIFO or a link planted there is not opened.
@@ -148,6 +169,7 @@ async function ownerOf(
     const pid = owner?.pid;
     const workspace = owner?.workspace;
     return {
+      early: trajectory === undefined,
       workspace: typeof workspace === "string" && workspace.startsWith("/") ? workspace : undefined,
       trajectory: typeof trajectory === "string" && trajectory.startsWith("/")
         ? trajectory
@@ -191,6 +213,8 @@ export async function checkStoreOwner(sessionId: string, workspace: string): Pro
 /** Whether process `pid` exists (Linux's /proc; elsewhere unknown, taken as gone). */
 /** A store whose owner Deft cannot look at is left by every sweep while younger than this. */
 const UNKNOWN_OWNER_GRACE_MS = 60 * 60 * 1000;
+/** The same for a store made early (`writeEarlyOwner`): a session may idle long at its prompt. */
+const EARLY_OWNER_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** Whether process `pid` runs: true, false, or undefined when Deft may not look (/proc). */
 function isAlive(pid: number): boolean | undefined {

@@ -110,9 +110,10 @@ export async function recordCheckpointIn(
       // A new store has no index file, an empty one; HEAD's tree (read by its id: the store's
       // common dir has no refs) stands for it in the listing, and every file listed is added
       // (as `git add -A` into a new index). Nothing is listed before the walk for FIFOs among
-      // the ignore and attributes lists is done, nor before `gate` (the store's attributes
-      // checked): in a sandbox they would only queue behind it, and start a second sandbox.
-      await Promise.all([refuseSpecialFiles(place, facts), gate]);
+      // the ignore and attributes lists is done; `gate` (the store's attributes checked) is
+      // awaited before anything is written, and runs beside the listing meanwhile (a session's
+      // store has two sandboxed gits started early, ./checkpoint_early.ts).
+      await refuseSpecialFiles(place, facts);
       overlay = facts.head;
       readFromTree = checked = true;
     } else {

@@ -44,6 +44,7 @@ export {
   sweepCheckpointStores,
   type SweepLimits,
 } from "./checkpoint_store.ts";
+export { type EarlyCheckpoints, startCheckpointsEarly } from "./checkpoint_early.ts";
 export {
   type CheckpointPlace,
   containerCheckpointPlace,

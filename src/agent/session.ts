@@ -135,6 +135,10 @@ async function assemble(
     : undefined;
   const lakeviewClient = summarizer && budget ? budget.meter(summarizer) : summarizer;
   config.toolSettings = workplace.settle(config.toolSettings, config.agent.tools);
+  // The first checkpoint's store and its sandboxed git start now, beside the rest of the start.
+  const early = recording || config.checkpoints === false || io.namesSessions
+    ? undefined
+    : workplace.startCheckpoints?.();
   const homeNote = workplace.onHost &&
     homeWorkspaceNote(workspace, config.toolSettings.sandbox ?? "none");
   if (homeNote) console.note(homeNote);
@@ -152,6 +156,7 @@ async function assemble(
     tools = await sessionTools(config, workplace, console, annotationsTrusted);
   } catch (e) {
     baseline?.dispose();
+    early?.release();
     throw e;
   }
   const canSwitch = asking.switchable && asking.terminal;
@@ -238,6 +243,7 @@ async function assemble(
     budget,
     subagents,
     shells: new ShellBoard(executor),
+    early,
   };
   return session;
 }
@@ -557,7 +563,11 @@ function newRecorder(session: Session, task: string, opts: TaskOptions): Traject
   const { config } = session;
   // The place as the trajectory records it: the workspace, and the container's marker if any.
   const { workspace: working_dir, ...where } = session.workplace.place;
-  const sessionId = opts.sessionId ?? newSessionId();
+  // The id the session's store was made for early, unless this trajectory has one of its own.
+  const planned = session.early;
+  session.early = undefined;
+  const sessionId = opts.sessionId ?? planned?.sessionId ?? newSessionId();
+  if (planned?.sessionId !== sessionId) planned?.release();
   const recorder = new TrajectoryRecorder(
     resolve(opts.trajectoryFile ?? defaultTrajectoryPath(sessionId)),
     {

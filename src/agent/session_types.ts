@@ -11,7 +11,7 @@ import type { ApprovalRules } from "./approval_rules.ts";
 import type { ConfigOverrides, RunConfig } from "../config/resolve.ts";
 import type { LLMClient, LLMUsage } from "../llm/types.ts";
 import type { WorkspaceBaseline } from "./patch.ts";
-import type { CheckpointPlace } from "./checkpoints.ts";
+import type { CheckpointPlace, EarlyCheckpoints } from "./checkpoints.ts";
 import type { Workplace } from "./workplace.ts";
 import type { ToolExecutor } from "../tools/executor.ts";
 import type { Hooks } from "../hooks/hooks.ts";
@@ -83,6 +83,11 @@ export interface SessionIO {
    * stops it) goes to `tell`.
    */
   startLater?: { tell: (text: string) => void };
+  /**
+   * The front end names each trajectory's session id itself (ACP): no checkpoint store is made
+   * for one at the start (`Workplace.startCheckpoints`), which no trajectory would take.
+   */
+  namesSessions?: boolean;
 }
 
 /** A configured model, tool set and console, living across tasks. */
@@ -120,6 +125,8 @@ export interface Session {
   turns?: TurnRecord[];
   /** Where this session's checkpoints go, per trajectory (session id); null: none are taken. */
   checkpointPlace?: { sessionId: string; at: CheckpointPlace | null };
+  /** The store made at the session's start for its first trajectory's id (see Workplace). */
+  early?: EarlyCheckpoints;
   /** The config's hooks (hook_gate.ts); SessionStart has fired once `hooksStarted` is set. */
   hooks?: Hooks;
   hooksStarted?: boolean;

@@ -8,7 +8,11 @@ import { type GitSandbox, gitSandbox, runGit } from "../policy/git.ts";
 import { isInside } from "../policy/workspace.ts";
 import { readWorkspaceFile } from "../tools/fs/workspace_read.ts";
 import { checkSandbox } from "../tools/host/mod.ts";
-import { hostCheckpointPlace } from "./checkpoints.ts";
+import {
+  type EarlyCheckpoints,
+  hostCheckpointPlace,
+  startCheckpointsEarly,
+} from "./checkpoints.ts";
 import { loadProjectInstructions } from "./instructions.ts";
 import { isGitRepo, recordBaseline, workspacePatch } from "./patch.ts";
 import {
@@ -22,6 +26,7 @@ import {
 /** A host folder; git runs in the tool settings' sandbox (see `settle`) when there is one. */
 export function hostWorkplace(workspace: string): Workplace {
   let sandbox: GitSandbox | undefined;
+  let early: EarlyCheckpoints | undefined;
   return {
     workspace,
     description: workspace,
@@ -45,10 +50,12 @@ export function hostWorkplace(workspace: string): Workplace {
     patch: (baseline) => workspacePatch(workspace, { baseline, sandbox }),
     checkpointPlace: (sessionId, trajectory) =>
       hostCheckpointPlace(workspace, sessionId, sandbox, trajectory),
+    startCheckpoints: () => early = startCheckpointsEarly(workspace, sandbox),
     resumeNote: () => undefined,
     readFile: (path, limit) => readHostFile(workspace, path, limit),
     listFiles: () => hostFiles(workspace),
-    close: () => Promise.resolve(),
+    // A store made early that no checkpoint was taken in goes with the session.
+    close: () => Promise.resolve(early?.release()),
   };
 }
 

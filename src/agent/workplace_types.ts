@@ -7,7 +7,7 @@ import type { LinkStarter } from "../tools/host/mod.ts";
 import type { HookContainer } from "../hooks/hooks.ts";
 import type { SessionPlace } from "../trajectory/conversation.ts";
 import type { Trajectory } from "../trajectory/recorder.ts";
-import type { CheckpointPlace } from "./checkpoints.ts";
+import type { CheckpointPlace, EarlyCheckpoints } from "./checkpoints.ts";
 import type { ProjectInstructions } from "./instructions.ts";
 import type { WorkspaceBaseline } from "./patch.ts";
 
@@ -71,6 +71,12 @@ export interface Workplace {
    * go: the host's store for the session, or a store inside the container.
    */
   checkpointPlace(sessionId: string, trajectory: string): Promise<CheckpointPlace>;
+  /**
+   * Makes the store of a new session id and starts its sandboxed git now, in the background,
+   * so the first checkpoint does not wait for it (./checkpoint_early.ts); undefined when there
+   * is nothing to start early (no sandbox, or not on the host).
+   */
+  startCheckpoints?(): EarlyCheckpoints | undefined;
   /**
    * Where the checkpoints of an earlier session recorded here are, to rewind its files (a store
    * inside this very container); undefined on the host, whose stores are found by session id.

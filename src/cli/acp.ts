@@ -85,6 +85,8 @@ export async function acpCommand(opts: AcpOptions): Promise<number> {
           switchable: true,
         },
         write: io.asker.write,
+        // Each trajectory's id is the ACP session's own (`newId`).
+        namesSessions: true,
       });
       try {
         await addClientServers(session, mcpServers);

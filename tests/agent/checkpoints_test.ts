@@ -61,3 +61,22 @@ Deno.test("sweep: a store whose owner process is gone and whose trajectory is go
     assert.equal(await Deno.readTextFile(`${victim.path}/keep.txt`), "keep");
   });
 });
+
+Deno.test("sweep: a store made early (its owner names no trajectory yet) is kept for days while its owner cannot be looked at, then goes", async () => {
+  await withState(async (root) => {
+    // pid 1: under the suite's flags Deno refuses /proc, so its liveness is unknown.
+    const waiting = await store(root, "20260101_000000_early1", { pid: 1, workspace: "/w" });
+    const hoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await Deno.utime(waiting, hoursAgo, hoursAgo);
+    assert.deepEqual(await sweepCheckpointStores({ look: 100, remove: 100 }), []);
+    assert.ok(
+      (await Deno.lstat(waiting)).isDirectory,
+      "a session idle at its prompt lost its store",
+    );
+    const weeksAgo = new Date(Date.now() - 14 * 24 * 60 * 60 * 1000);
+    await Deno.utime(waiting, weeksAgo, weeksAgo);
+    assert.deepEqual(await sweepCheckpointStores({ look: 100, remove: 100 }), [
+      "20260101_000000_early1",
+    ]);
+  });
+});
