@@ -8,7 +8,7 @@ import { onNetworkDecision } from "../policy/network/decisions.ts";
 import type { TrajectoryRecorder } from "../trajectory/recorder.ts";
 import type { AgentConsole } from "./console.ts";
 
-/** Most decisions kept in one trajectory; past it, only the count grows in the last note. */
+/** Most decisions kept in one trajectory; past it, `network_not_recorded` counts the rest. */
 const MAX_RECORDED = 2000;
 
 /** Watches the proxy's decisions for one task; returns the function that stops watching. */
@@ -25,6 +25,8 @@ export function watchNetwork(console: AgentConsole, recorder: TrajectoryRecorder
         allowed: d.allowed,
         reason: d.reason,
       });
+    } else {
+      recorder.data.network_not_recorded = (recorder.data.network_not_recorded ?? 0) + 1;
     }
     console.network?.({ host: d.host, port: d.port, allowed: d.allowed, reason: d.reason });
     if (!d.allowed) console.note(`network: blocked ${where} (${d.reason})`);

@@ -64,6 +64,8 @@ export interface NetworkSummary {
   /** Entries left out because they do not fit the shape, and why the list was left out if so. */
   skipped: number;
   problem: string | null;
+  /** Decisions the trajectory counted but did not list (past the most it keeps). */
+  notRecorded: number;
   /** The destinations decided during each step (by the step's object). */
   perStep: Map<object, Destination[]>;
 }
@@ -86,6 +88,7 @@ function when(value: unknown): number | null {
 export function networkSummary(
   lists: readonly unknown[],
   steps: readonly StepLike[],
+  notRecorded: readonly unknown[] = [],
 ): NetworkSummary | null {
   if (lists.every((l) => l === undefined)) return null;
   const summary: NetworkSummary = {
@@ -93,6 +96,11 @@ export function networkSummary(
     destinations: [],
     skipped: 0,
     problem: null,
+    // A count the trajectory kept of decisions it did not list (only whole, sane numbers).
+    notRecorded: notRecorded.reduce<number>(
+      (n, c) => n + (Number.isSafeInteger(c) && (c as number) > 0 ? c as number : 0),
+      0,
+    ),
     perStep: new Map(),
   };
   // A step is recorded when it ends: a decision belongs to the first step ending at or after it.
@@ -187,6 +195,12 @@ export function networkSection(
   const tries = (list: Destination[]) => list.reduce((n, d) => n + d.count, 0);
   const notes: string[] = [];
   if (summary.problem) notes.push(summary.problem);
+  if (summary.notRecorded > 0) {
+    notes.push(
+      `${summary.notRecorded} more decision${summary.notRecorded === 1 ? " was" : "s were"} ` +
+        "made than the trajectory lists (it keeps the first 2000); they are not shown",
+    );
+  }
   if (summary.skipped > 0) {
     notes.push(
       `${summary.skipped} entr${summary.skipped === 1 ? "y" : "ies"} of the network list ` +

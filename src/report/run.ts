@@ -294,6 +294,7 @@ export function runSection(
   const network = networkSummary(
     (run.parts ?? [{ trajectory: t }]).map((p) => p.trajectory.network),
     items.flatMap((item) => item.kind === "step" ? [item.step] : []),
+    (run.parts ?? [{ trajectory: t }]).map((p) => p.trajectory.network_not_recorded),
   );
   const steps = items.map((item) =>
     item.kind === "step"

@@ -104,6 +104,8 @@ export interface Trajectory {
    * port only, never a path; absent: no network list, or no connection asked for).
    */
   network?: NetworkRecord[];
+  /** Decisions past the most `network` keeps (shown and counted, not listed; absent: none). */
+  network_not_recorded?: number;
   /**
    * The session's budget caps and spend (src/agent/budget.ts `BudgetRecord`), with the cap that
    * stopped it; set when a cap was given.

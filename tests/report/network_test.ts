@@ -218,3 +218,14 @@ Deno.test("report network: a child agent's decisions are shown in its own sectio
   assert.match(shown(section(nested)), /denied child-only\.example:443 not in allow list 1/);
   assert.ok(!section(html.slice(0, html.length - nested.length)), "the parent has no list");
 });
+
+Deno.test("report network: decisions the trajectory counted but did not list are said", async () => {
+  const t: Json = ordinaryTrajectory();
+  t.network = [decision(2, "evil.example", 443, false, "not in allow list")];
+  t.network_not_recorded = 4321;
+  const net = shown(section(await reportOf(t)));
+  assert.match(net, /4321 more decisions were made than the trajectory lists/);
+  // A count that is not a sane number says nothing.
+  t.network_not_recorded = "<b>9</b>";
+  assert.doesNotMatch(shown(section(await reportOf(t))), /more decision/);
+});
