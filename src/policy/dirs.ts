@@ -5,15 +5,85 @@
 
 import { readEnv as env } from "../env.ts";
 
-/** `$DEFT_CACHE_DIR`, else `$XDG_CACHE_HOME/deft`, else `~/.cache/deft`, else a temp folder. */
-export function deftCacheDir(): string {
+/**
+ * Deft's own folders are refused when someone else could have made or could change them: a link,
+ * not a folder, not the user's, or writable by group or others. With `HOME` unset these folders
+ * once fell under the shared `/tmp`, where another local user could make them first and then read
+ * or plant sessions, approvals and hooks.
+ */
+export class DeftDirError extends Error {
+  override name = "DeftDirError";
+}
+
+/** An absolute path from the variable, else undefined (XDG: a relative value is ignored). */
+function absoluteEnv(name: string): string | undefined {
+  const value = env(name);
+  return value?.startsWith("/") ? value : undefined;
+}
+
+/** The user's id, or null where it may not be asked (no `--allow-sys`) or there is none. */
+function uid(): number | null {
+  try {
+    return Deno.uid();
+  } catch {
+    return null;
+  }
+}
+
+/** Deft's cache with no home known: a folder of this user's own in the temp folder. */
+function tempCachePath(): string {
+  return `${tempRoot()}/deft-cache-${uid() ?? "user"}`;
+}
+
+/** The user's home folder: `$HOME` when it is an absolute path, else not known. */
+function home(): string | undefined {
+  return absoluteEnv("HOME");
+}
+
+/**
+ * `path` as it is, if it is missing or a folder only the user can change; else a `DeftDirError`
+ * saying what is wrong and what to do.
+ */
+function ownFolder(path: string, what: string): string {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch {
+    return path; // missing (or not to be looked at): made by Deft when it first writes there
+  }
+  const wrong = info.isSymlink
+    ? "is a link"
+    : !info.isDirectory
+    ? "is not a folder"
+    : info.uid !== null && uid() !== null && info.uid !== uid()
+    ? `belongs to another user (uid ${info.uid})`
+    : info.mode !== null && (info.mode & 0o022) !== 0
+    ? `is writable by ${(info.mode & 0o002) ? "other users" : "its group"}`
+    : undefined;
+  if (!wrong) return path;
+  throw new DeftDirError(
+    `${what} ${path} ${wrong}: someone else could read or change what Deft keeps there. ` +
+      `Remove it or make it a folder of yours alone (chmod 700), or point Deft elsewhere.`,
+  );
+}
+
+/** `$DEFT_CACHE_DIR`, else `$XDG_CACHE_HOME/deft`, else `~/.cache/deft`, unchecked. */
+function cachePath(): string | undefined {
   const explicit = env("DEFT_CACHE_DIR");
   if (explicit) return explicit;
-  const xdg = env("XDG_CACHE_HOME");
-  if (xdg) return `${xdg}/deft`;
-  const home = env("HOME") ?? env("USERPROFILE");
-  if (home) return `${home}/.cache/deft`;
-  return `${tempRoot()}/deft-cache`;
+  const base = absoluteEnv("XDG_CACHE_HOME") ?? (home() && `${home()}/.cache`);
+  return base ? `${base}/deft` : undefined;
+}
+
+/**
+ * `$DEFT_CACHE_DIR`, else `$XDG_CACHE_HOME/deft`, else `~/.cache/deft`, else (no home) a folder of
+ * this user's in the temp folder. Refused when it is not the user's alone (`DeftDirError`).
+ */
+export function deftCacheDir(): string {
+  return ownFolder(
+    cachePath() ?? tempCachePath(),
+    "Deft's cache folder",
+  );
 }
 
 /** The system's temporary directory. */
@@ -21,17 +91,41 @@ export function tempRoot(): string {
   return env("TMPDIR") ?? env("TMP") ?? env("TEMP") ?? "/tmp";
 }
 
-/** The user's config folder for Deft: `$XDG_CONFIG_HOME/deft`, else `~/.config/deft`. */
-export function deftConfigDir(): string | undefined {
-  const home = env("HOME");
-  const configHome = env("XDG_CONFIG_HOME") ?? (home ? `${home}/.config` : undefined);
-  return configHome ? `${configHome}/deft` : undefined;
+/** `$XDG_CONFIG_HOME/deft`, else `~/.config/deft`, unchecked. */
+function configPath(): string | undefined {
+  const base = absoluteEnv("XDG_CONFIG_HOME") ?? (home() && `${home()}/.config`);
+  return base ? `${base}/deft` : undefined;
 }
 
-/** Deft's state folder: `$XDG_STATE_HOME/deft`, else `~/.local/state/deft`. */
+/**
+ * The user's config folder for Deft: `$XDG_CONFIG_HOME/deft`, else `~/.config/deft`; none when
+ * neither is known. Refused when it is not the user's alone (`DeftDirError`).
+ */
+export function deftConfigDir(): string | undefined {
+  const path = configPath();
+  return path && ownFolder(path, "Deft's config folder");
+}
+
+/** `$XDG_STATE_HOME/deft`, else `~/.local/state/deft`, unchecked. */
+function statePath(): string | undefined {
+  const base = absoluteEnv("XDG_STATE_HOME") ?? (home() && `${home()}/.local/state`);
+  return base ? `${base}/deft` : undefined;
+}
+
+/**
+ * Deft's state folder: `$XDG_STATE_HOME/deft`, else `~/.local/state/deft`. With neither known
+ * (`HOME` unset, empty or relative) there is no safe place for sessions and approvals, and a
+ * `DeftDirError` says what to set; also refused when it is not the user's alone.
+ */
 export function deftStateDir(): string {
-  const home = env("HOME") ?? "/tmp";
-  return `${env("XDG_STATE_HOME") ?? `${home}/.local/state`}/deft`;
+  const path = statePath();
+  if (!path) {
+    throw new DeftDirError(
+      "Deft's state folder (sessions, checkpoints, approvals) is not known: HOME is unset or not " +
+        "an absolute path. Set HOME to your home folder, or XDG_STATE_HOME to a folder of yours.",
+    );
+  }
+  return ownFolder(path, "Deft's state folder");
 }
 
 /**
@@ -41,10 +135,9 @@ export function deftStateDir(): string {
 export function denoDir(): string | undefined {
   const explicit = env("DENO_DIR");
   if (explicit) return explicit;
-  const home = env("HOME");
   const caches = Deno.build.os === "darwin"
-    ? home && `${home}/Library/Caches`
-    : env("XDG_CACHE_HOME") ?? (home ? `${home}/.cache` : undefined);
+    ? home() && `${home()}/Library/Caches`
+    : env("XDG_CACHE_HOME") ?? (home() ? `${home()}/.cache` : undefined);
   return caches ? `${caches}/deno` : undefined;
 }
 
@@ -64,10 +157,14 @@ export interface ControlPlace {
  * them. Absolute paths only.
  */
 export function deftControlPlaces(): ControlPlace[] {
+  // Unchecked: a folder refused for its owner or mode is still covered, never opened to the model.
   const places: { path: string | undefined; what: string }[] = [
-    { path: deftConfigDir(), what: "Deft's config folder (hooks, MCP servers, trusted folders)" },
-    { path: deftStateDir(), what: "Deft's state folder (sessions, checkpoints, approvals)" },
-    { path: deftCacheDir(), what: "Deft's cache folder" },
+    { path: configPath(), what: "Deft's config folder (hooks, MCP servers, trusted folders)" },
+    { path: statePath(), what: "Deft's state folder (sessions, checkpoints, approvals)" },
+    {
+      path: cachePath() ?? tempCachePath(),
+      what: "Deft's cache folder",
+    },
     { path: denoDir(), what: "Deno's cache folder (the compiled code Deft runs)" },
   ];
   try {

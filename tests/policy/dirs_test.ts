@@ -1,0 +1,107 @@
+/**
+ * Deft's own folders (src/policy/dirs.ts): never in the shared temp folder because HOME is missing,
+ * and refused when another user could have made them or can change them.
+ */
+import assert from "node:assert/strict";
+import { deftCacheDir, deftConfigDir, DeftDirError, deftStateDir } from "../../src/policy/dirs.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+const NAMES = [
+  "HOME",
+  "XDG_STATE_HOME",
+  "XDG_CONFIG_HOME",
+  "XDG_CACHE_HOME",
+  "DEFT_CACHE_DIR",
+  "TMPDIR",
+];
+
+/** Runs `body` with these variables only (of NAMES), restoring them after. */
+function withEnv(vars: Record<string, string>, body: () => void): void {
+  const saved = new Map(NAMES.map((n) => [n, Deno.env.get(n)]));
+  try {
+    for (const n of NAMES) {
+      if (n in vars) Deno.env.set(n, vars[n]);
+      else Deno.env.delete(n);
+    }
+    body();
+  } finally {
+    for (const [n, v] of saved) v === undefined ? Deno.env.delete(n) : Deno.env.set(n, v);
+  }
+}
+
+for (
+  const [label, vars] of [
+    ["unset", {}],
+    ["empty", { HOME: "" }],
+    ["relative", { HOME: "home/me" }],
+  ] as const
+) {
+  Deno.test(`HOME ${label}, no XDG_STATE_HOME: the state folder is refused, not put in /tmp`, () => {
+    withEnv(vars, () => {
+      assert.throws(
+        () => deftStateDir(),
+        (e) =>
+          e instanceof DeftDirError && /HOME/.test(e.message) && /XDG_STATE_HOME/.test(e.message),
+      );
+      assert.equal(deftConfigDir(), undefined);
+      assert.ok(!deftCacheDir().startsWith("/tmp/.cache"), deftCacheDir());
+    });
+  });
+}
+
+Deno.test("a relative XDG_STATE_HOME is ignored for HOME's", () => {
+  withEnv({ HOME: "/home/me", XDG_STATE_HOME: "state" }, () => {
+    assert.equal(deftStateDir(), "/home/me/.local/state/deft");
+  });
+});
+
+/** Each folder, how it is named by a base folder, and how to ask for it. */
+const FOLDERS = [
+  { name: "state", vars: (base: string) => ({ XDG_STATE_HOME: base }), get: deftStateDir },
+  {
+    name: "config",
+    vars: (base: string) => ({ XDG_CONFIG_HOME: base }),
+    get: () => deftConfigDir(),
+  },
+  { name: "cache", vars: (base: string) => ({ XDG_CACHE_HOME: base }), get: deftCacheDir },
+];
+
+for (const folder of FOLDERS) {
+  Deno.test(`the ${folder.name} folder: the user's own is used, a link or a shared one refused`, async () => {
+    await using temp = await tempDir("deft-dirs-");
+    const deft = `${temp.path}/deft`;
+    const vars = { HOME: "/nonexistent", ...folder.vars(temp.path) };
+    const refused = (why: RegExp) =>
+      withEnv(vars, () => {
+        assert.throws(
+          () => folder.get(),
+          (e) => e instanceof DeftDirError && why.test(e.message) && e.message.includes(deft),
+        );
+      });
+
+    withEnv(vars, () => assert.equal(folder.get(), deft)); // missing: Deft makes it
+    await Deno.mkdir(deft, { mode: 0o700 });
+    withEnv(vars, () => assert.equal(folder.get(), deft));
+
+    await Deno.chmod(deft, 0o777);
+    refused(/writable by other users/);
+    await Deno.chmod(deft, 0o770);
+    refused(/writable by its group/);
+    await Deno.remove(deft);
+
+    await Deno.mkdir(`${temp.path}/elsewhere`, { mode: 0o700 });
+    await Deno.symlink(`${temp.path}/elsewhere`, deft);
+    refused(/is a link/);
+    await Deno.remove(deft);
+
+    await Deno.writeTextFile(deft, "");
+    refused(/is not a folder/);
+    await Deno.remove(deft);
+
+    if (Deno.uid() === 0) { // only root can make a folder that is someone else's
+      await Deno.mkdir(deft, { mode: 0o700 });
+      await Deno.chown(deft, 65534, 65534);
+      refused(/belongs to another user/);
+    }
+  });
+}
