@@ -29,6 +29,8 @@ export interface RunModel {
   parts?: ConversationPart[];
   /** The child agents its `Task` calls ran, by the trajectory path each recorded (children.ts). */
   children?: Map<string, RunModel>;
+  /** The children its `Task` calls name that are not shown, with why (children.ts). */
+  notShown?: Map<string, string>;
 }
 
 /** One batch as the report shows it. */

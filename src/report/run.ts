@@ -112,6 +112,7 @@ export function denied(result: RecordedToolResult | undefined): boolean {
  */
 interface Nesting {
   children: RunModel["children"];
+  notShown?: RunModel["notShown"];
   drawn: Set<RunModel>;
 }
 
@@ -161,8 +162,9 @@ function childAgent(
   const again = child !== undefined && nesting.drawn.has(child);
   if (child) nesting.drawn.add(child);
   const shown = !child
-    ? `<p class="note">its trajectory is not beside this one nor in Deft's trajectories ` +
-      `folder: ${text(link.trajectory)}</p>`
+    ? `<p class="note">${
+      text(nesting.notShown?.get(link.trajectory) ?? "not shown: its trajectory was not read")
+    }: ${text(link.trajectory)}</p>`
     : again
     ? `<p class="note">its steps are shown under the first call that names it ` +
       `(${text(link.trajectory)})</p>`
@@ -291,7 +293,11 @@ export function runSection(
   const items = timeline(run.parts ?? [{ path: run.path, trajectory: t }]);
   const steps = items.map((item) =>
     item.kind === "step"
-      ? step(item.step, item.elapsed, limits, { children: run.children, drawn })
+      ? step(item.step, item.elapsed, limits, {
+        children: run.children,
+        notShown: run.notShown,
+        drawn,
+      })
       : eventBlock(item, limits)
   ).join("\n");
   const final = t.final_result
