@@ -85,7 +85,11 @@ function childPlace(
   const full = resolve(folder, named);
   if (!/^trajectory_[\w.-]+\.json$/.test(basename(full))) return undefined;
   if (dirname(full) === folder) return { path: full, beside: true };
-  return dirname(full) === resolve(trajectoriesDir()) ? { path: full, beside: false } : undefined;
+  let sessions: string | undefined;
+  try {
+    sessions = resolve(trajectoriesDir());
+  } catch { /* no state folder known, or refused: only files beside the parent's */ }
+  return dirname(full) === sessions ? { path: full, beside: false } : undefined;
 }
 
 /**
