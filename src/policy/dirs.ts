@@ -8,8 +8,8 @@ import { readEnv as env } from "../env.ts";
 /**
  * Deft's own folders are refused when someone else could have made or could change them: a link,
  * not a folder, not the user's, or writable by group or others. With `HOME` unset these folders
- * once fell under the shared `/tmp`, where another local user could make them first and then read
- * or plant sessions, approvals and hooks.
+ * once fell under the shared `/tmp` (`/tmp/.local/state/deft`), where another local user could
+ * make them first and then read or plant sessions, approvals and hooks.
  */
 export class DeftDirError extends Error {
   override name = "DeftDirError";
@@ -21,41 +21,82 @@ function absoluteEnv(name: string): string | undefined {
   return value?.startsWith("/") ? value : undefined;
 }
 
-/** The user's id, or null where it may not be asked (no `--allow-sys`) or there is none. */
-function uid(): number | null {
-  try {
-    return Deno.uid();
-  } catch {
-    return null;
-  }
-}
-
-/** Deft's cache with no home known: a folder of this user's own in the temp folder. */
-function tempCachePath(): string {
-  return `${tempRoot()}/deft-cache-${uid() ?? "user"}`;
-}
-
 /** The user's home folder: `$HOME` when it is an absolute path, else not known. */
 function home(): string | undefined {
   return absoluteEnv("HOME");
 }
 
+let knownUid: number | undefined;
+
+/**
+ * The user's id; without `--allow-sys`, the owner of a file Deft makes for a moment in `probe`
+ * (the temp folder unless told); null when neither can be had (or there is no such id).
+ */
+function uid(probe = tempRoot()): number | null {
+  if (knownUid !== undefined) return knownUid;
+  let id: number | null = null;
+  try {
+    id = Deno.uid();
+  } catch {
+    try {
+      const file = Deno.makeTempFileSync({ dir: probe, prefix: ".deft-uid-" });
+      try {
+        id = Deno.lstatSync(file).uid;
+      } finally {
+        Deno.removeSync(file);
+      }
+    } catch { /* not allowed to write there either */ }
+  }
+  if (id !== null) knownUid = id;
+  return id;
+}
+
+/**
+ * With no home known (`HOME` unset, empty or relative, or not readable without `--allow-env`),
+ * Deft's state or cache: a folder of the user's own in the temp folder, `deft-state-UID`, as tmux
+ * keeps its sockets. Unchecked: `privateTempFolder` makes it.
+ */
+function tempFolderPath(kind: "state" | "cache"): string {
+  return `${tempRoot()}/deft-${kind}-${uid() ?? "user"}`;
+}
+
+/**
+ * `tempFolderPath`, made now when missing with mode 0700: in a shared temp folder another user
+ * could make it first, and then `ownFolder` refuses it; once it is the user's, nobody else can
+ * rename it (the temp folder is sticky) nor look inside.
+ */
+function privateTempFolder(kind: "state" | "cache"): string {
+  const path = tempFolderPath(kind);
+  try {
+    Deno.mkdirSync(path, { mode: 0o700 });
+  } catch { /* there already (judged next), or not Deft's to make (no write permission) */ }
+  return path;
+}
+
 /**
  * `path` as it is, if it is missing or a folder only the user can change; else a `DeftDirError`
- * saying what is wrong and what to do.
+ * saying what is wrong and what to do. When Deft cannot learn who it runs as (no `--allow-sys`,
+ * nowhere it may write), the owner is not judged for a folder the user named (under `HOME`, or by
+ * a variable), and such a folder in the temp folder is refused (`inTemp`): anyone may make that.
  */
-function ownFolder(path: string, what: string): string {
+function ownFolder(path: string, what: string, inTemp = false): string {
   let info: Deno.FileInfo;
   try {
     info = Deno.lstatSync(path);
   } catch {
     return path; // missing (or not to be looked at): made by Deft when it first writes there
   }
+  // Without --allow-sys or a writable temp folder, a file made in the folder itself says who
+  // Deft runs as: a folder of someone else's, which the user may not write, gives no answer.
+  const me = uid() ?? (info.isDirectory ? uid(path) : null);
   const wrong = info.isSymlink
     ? "is a link"
     : !info.isDirectory
     ? "is not a folder"
-    : info.uid !== null && uid() !== null && info.uid !== uid()
+    : info.uid !== null && me === null && inTemp
+    ? "is not one Deft can tell is yours (it may not write in it, nor ask your user id: " +
+      "allow it --allow-sys)"
+    : info.uid !== null && me !== null && info.uid !== me
     ? `belongs to another user (uid ${info.uid})`
     : info.mode !== null && (info.mode & 0o022) !== 0
     ? `is writable by ${(info.mode & 0o002) ? "other users" : "its group"}`
@@ -63,7 +104,8 @@ function ownFolder(path: string, what: string): string {
   if (!wrong) return path;
   throw new DeftDirError(
     `${what} ${path} ${wrong}: someone else could read or change what Deft keeps there. ` +
-      `Remove it or make it a folder of yours alone (chmod 700), or point Deft elsewhere.`,
+      `Remove it or make it a folder of yours alone (chmod 700), or point Deft elsewhere ` +
+      `(HOME, or the XDG_* or DEFT_CACHE_DIR variable for it).`,
   );
 }
 
@@ -76,14 +118,15 @@ function cachePath(): string | undefined {
 }
 
 /**
- * `$DEFT_CACHE_DIR`, else `$XDG_CACHE_HOME/deft`, else `~/.cache/deft`, else (no home) a folder of
- * this user's in the temp folder. Refused when it is not the user's alone (`DeftDirError`).
+ * `$DEFT_CACHE_DIR`, else `$XDG_CACHE_HOME/deft`, else `~/.cache/deft`, else (no home known) the
+ * user's own `deft-cache-UID` in the temp folder. Refused when it is not the user's alone
+ * (`DeftDirError`).
  */
 export function deftCacheDir(): string {
-  return ownFolder(
-    cachePath() ?? tempCachePath(),
-    "Deft's cache folder",
-  );
+  const named = cachePath();
+  return named
+    ? ownFolder(named, "Deft's cache folder")
+    : ownFolder(privateTempFolder("cache"), "Deft's cache folder", true);
 }
 
 /** The system's temporary directory. */
@@ -113,19 +156,15 @@ function statePath(): string | undefined {
 }
 
 /**
- * Deft's state folder: `$XDG_STATE_HOME/deft`, else `~/.local/state/deft`. With neither known
- * (`HOME` unset, empty or relative) there is no safe place for sessions and approvals, and a
- * `DeftDirError` says what to set; also refused when it is not the user's alone.
+ * Deft's state folder: `$XDG_STATE_HOME/deft`, else `~/.local/state/deft`, else (no home known)
+ * the user's own `deft-state-UID` in the temp folder, never a folder of the temp folder's that
+ * anyone could make. Refused when it is not the user's alone (`DeftDirError`).
  */
 export function deftStateDir(): string {
-  const path = statePath();
-  if (!path) {
-    throw new DeftDirError(
-      "Deft's state folder (sessions, checkpoints, approvals) is not known: HOME is unset or not " +
-        "an absolute path. Set HOME to your home folder, or XDG_STATE_HOME to a folder of yours.",
-    );
-  }
-  return ownFolder(path, "Deft's state folder");
+  const named = statePath();
+  return named
+    ? ownFolder(named, "Deft's state folder")
+    : ownFolder(privateTempFolder("state"), "Deft's state folder", true);
 }
 
 /**
@@ -160,9 +199,12 @@ export function deftControlPlaces(): ControlPlace[] {
   // Unchecked: a folder refused for its owner or mode is still covered, never opened to the model.
   const places: { path: string | undefined; what: string }[] = [
     { path: configPath(), what: "Deft's config folder (hooks, MCP servers, trusted folders)" },
-    { path: statePath(), what: "Deft's state folder (sessions, checkpoints, approvals)" },
     {
-      path: cachePath() ?? tempCachePath(),
+      path: statePath() ?? tempFolderPath("state"),
+      what: "Deft's state folder (sessions, checkpoints, approvals)",
+    },
+    {
+      path: cachePath() ?? tempFolderPath("cache"),
       what: "Deft's cache folder",
     },
     { path: denoDir(), what: "Deno's cache folder (the compiled code Deft runs)" },

@@ -1,6 +1,7 @@
 /**
- * Deft's own folders (src/policy/dirs.ts): never in the shared temp folder because HOME is missing,
- * and refused when another user could have made them or can change them.
+ * Deft's own folders (src/policy/dirs.ts): with HOME unknown, never a folder of the shared temp
+ * folder that anyone could make first (`/tmp/.local/state/deft`), but one of the user's own, made
+ * private; and any of them refused when another user could have made it or can change it.
  */
 import assert from "node:assert/strict";
 import { deftCacheDir, deftConfigDir, DeftDirError, deftStateDir } from "../../src/policy/dirs.ts";
@@ -36,18 +37,43 @@ for (
     ["relative", { HOME: "home/me" }],
   ] as const
 ) {
-  Deno.test(`HOME ${label}, no XDG_STATE_HOME: the state folder is refused, not put in /tmp`, () => {
-    withEnv(vars, () => {
-      assert.throws(
-        () => deftStateDir(),
-        (e) =>
-          e instanceof DeftDirError && /HOME/.test(e.message) && /XDG_STATE_HOME/.test(e.message),
-      );
+  Deno.test(`HOME ${label}: state and cache go to folders of the user's own in TMPDIR, made private`, async () => {
+    await using temp = await tempDir("deft-dirs-tmp-");
+    withEnv({ ...vars, TMPDIR: temp.path }, () => {
+      for (const [kind, get] of [["state", deftStateDir], ["cache", deftCacheDir]] as const) {
+        const path = get();
+        assert.equal(path, `${temp.path}/deft-${kind}-${Deno.uid()}`);
+        const info = Deno.lstatSync(path);
+        assert.ok(info.isDirectory && info.uid === Deno.uid(), `${path} is not the user's folder`);
+        assert.equal(info.mode! & 0o077, 0, `${path} is open to others`);
+      }
       assert.equal(deftConfigDir(), undefined);
-      assert.ok(!deftCacheDir().startsWith("/tmp/.cache"), deftCacheDir());
     });
   });
 }
+
+Deno.test("HOME unset: a state or cache folder someone else made first in TMPDIR is refused", async () => {
+  await using temp = await tempDir("deft-dirs-tmp-");
+  await using elsewhere = await tempDir("deft-dirs-else-");
+  for (const [kind, get] of [["state", deftStateDir], ["cache", deftCacheDir]] as const) {
+    const planted = `${temp.path}/deft-${kind}-${Deno.uid()}`;
+    await Deno.symlink(elsewhere.path, planted);
+    withEnv({ TMPDIR: temp.path }, () => {
+      assert.throws(() => get(), (e) => e instanceof DeftDirError && /is a link/.test(e.message));
+    });
+    await Deno.remove(planted);
+    if (Deno.uid() === 0) { // only root can make a folder that is someone else's
+      await Deno.mkdir(planted, { mode: 0o755 });
+      await Deno.chown(planted, 65534, 65534);
+      withEnv({ TMPDIR: temp.path }, () => {
+        assert.throws(
+          () => get(),
+          (e) => e instanceof DeftDirError && /belongs to another user/.test(e.message),
+        );
+      });
+    }
+  }
+});
 
 Deno.test("a relative XDG_STATE_HOME is ignored for HOME's", () => {
   withEnv({ HOME: "/home/me", XDG_STATE_HOME: "state" }, () => {
