@@ -6,7 +6,7 @@
  * when it is a `trajectory_*.json` file beside the parent's own file or in Deft's trajectories
  * folder (where Deft writes children), and it names the parent back: its recorded `parent` is this
  * run's session, and, when it is not beside the parent's file, this very file. Never deeper than
- * a few levels, never twice; a child not shown is said so, and why (`notShown`).
+ * a few levels, never twice; a child not shown is said so, and why.
  */
 import { basename, dirname, resolve } from "node:path";
 import { trajectoriesDir } from "../trajectory/recorder.ts";
@@ -17,7 +17,7 @@ const MAX_DEPTH = 3;
 /** Children read, at most, in all. */
 const MAX_CHILDREN = 100;
 
-/** Reads the children of `run` (and theirs) into `run.children`, the refused into `notShown`. */
+/** Reads the children of `run` (and theirs) into `run.children`; for one refused, why. */
 export async function loadChildren(run: RunModel): Promise<void> {
   // Each file read once: a file may name one child from any number of calls, at every level.
   const loaded = new Map<string, RunModel>([[resolve(run.path), run]]);
@@ -58,7 +58,7 @@ export async function loadChildren(run: RunModel): Promise<void> {
 }
 
 function refuse(parent: RunModel, trajectory: string, why: string): void {
-  (parent.notShown ??= new Map()).set(trajectory, `not shown: ${why}`);
+  (parent.children ??= new Map()).set(trajectory, `not shown: ${why}`);
 }
 
 /** The trajectory paths a run's recorded tool results name as their child's. */

@@ -112,7 +112,6 @@ export function denied(result: RecordedToolResult | undefined): boolean {
  */
 interface Nesting {
   children: RunModel["children"];
-  notShown?: RunModel["notShown"];
   drawn: Set<RunModel>;
 }
 
@@ -158,12 +157,14 @@ function childAgent(
 ): string {
   const link = result?.subagent;
   if (!link || typeof link.trajectory !== "string") return "";
-  const child = nesting.children?.get(link.trajectory);
+  // A string: why the child is not shown (children.ts).
+  const found = nesting.children?.get(link.trajectory);
+  const child = typeof found === "string" ? undefined : found;
   const again = child !== undefined && nesting.drawn.has(child);
   if (child) nesting.drawn.add(child);
   const shown = !child
     ? `<p class="note">${
-      text(nesting.notShown?.get(link.trajectory) ?? "not shown: its trajectory was not read")
+      text(typeof found === "string" ? found : "not shown: its trajectory was not read")
     }: ${text(link.trajectory)}</p>`
     : again
     ? `<p class="note">its steps are shown under the first call that names it ` +
@@ -293,11 +294,7 @@ export function runSection(
   const items = timeline(run.parts ?? [{ path: run.path, trajectory: t }]);
   const steps = items.map((item) =>
     item.kind === "step"
-      ? step(item.step, item.elapsed, limits, {
-        children: run.children,
-        notShown: run.notShown,
-        drawn,
-      })
+      ? step(item.step, item.elapsed, limits, { children: run.children, drawn })
       : eventBlock(item, limits)
   ).join("\n");
   const final = t.final_result
