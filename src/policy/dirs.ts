@@ -86,6 +86,26 @@ function ownFolder(path: string, what: string, inTemp = false): string {
   } catch {
     return path; // missing (or not to be looked at): made by Deft when it first writes there
   }
+  return judged(path, info, what, inTemp);
+}
+
+/**
+ * `ownFolder` for a folder Deft writes on most runs (state, cache), made now when missing with
+ * mode 0700 (and its missing parents): left to the writes that need it, it would get the umask's
+ * mode, group-writable under a umask of 002, and be refused on the next run.
+ */
+function ownMadeFolder(path: string, what: string): string {
+  try {
+    Deno.lstatSync(path);
+  } catch {
+    try {
+      Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+    } catch { /* not Deft's to make here (no permission): judged as it is */ }
+  }
+  return ownFolder(path, what);
+}
+
+function judged(path: string, info: Deno.FileInfo, what: string, inTemp: boolean): string {
   // Without --allow-sys or a writable temp folder, a file made in the folder itself says who
   // Deft runs as: a folder of someone else's, which the user may not write, gives no answer.
   const me = uid() ?? (info.isDirectory ? uid(path) : null);
@@ -125,7 +145,7 @@ function cachePath(): string | undefined {
 export function deftCacheDir(): string {
   const named = cachePath();
   return named
-    ? ownFolder(named, "Deft's cache folder")
+    ? ownMadeFolder(named, "Deft's cache folder")
     : ownFolder(privateTempFolder("cache"), "Deft's cache folder", true);
 }
 
@@ -163,7 +183,7 @@ function statePath(): string | undefined {
 export function deftStateDir(): string {
   const named = statePath();
   return named
-    ? ownFolder(named, "Deft's state folder")
+    ? ownMadeFolder(named, "Deft's state folder")
     : ownFolder(privateTempFolder("state"), "Deft's state folder", true);
 }
 

@@ -105,8 +105,10 @@ for (const folder of FOLDERS) {
         );
       });
 
-    withEnv(vars, () => assert.equal(folder.get(), deft)); // missing: Deft makes it
-    await Deno.mkdir(deft, { mode: 0o700 });
+    // Missing: state and cache are made now (0700), the config folder when Deft writes one.
+    withEnv(vars, () => assert.equal(folder.get(), deft));
+    if (folder.name === "config") await Deno.mkdir(deft, { mode: 0o700 });
+    assert.equal((await Deno.stat(deft)).mode! & 0o077, 0);
     withEnv(vars, () => assert.equal(folder.get(), deft));
 
     await Deno.chmod(deft, 0o777);
@@ -131,3 +133,23 @@ for (const folder of FOLDERS) {
     }
   });
 }
+
+Deno.test("under a umask of 002, the state and cache folders Deft makes are not refused on the next run", async () => {
+  await using temp = await tempDir("deft-dirs-umask-");
+  const before = Deno.umask(0o002);
+  try {
+    withEnv({ HOME: temp.path }, () => {
+      for (
+        const [get, inside] of [[deftStateDir, "trajectories"], [deftCacheDir, "ckg"]] as const
+      ) {
+        const path = get();
+        // What a run then writes there, as the recorder and the code graph make their folders.
+        Deno.mkdirSync(`${path}/${inside}`, { recursive: true });
+        assert.equal(get(), path, "refused on the next run");
+        assert.equal(Deno.statSync(path).mode! & 0o077, 0, `${path} is open to the group`);
+      }
+    });
+  } finally {
+    Deno.umask(before);
+  }
+});
