@@ -41,7 +41,7 @@ export async function sessionsCommand(opts: SessionsOptions): Promise<number> {
     return 0;
   }
   if (sessions.length === 0) {
-    writeStderr(`no sessions recorded for ${workspace} yet.`);
+    writeStderr(`no sessions recorded for ${terminalLine(workspace)} yet.`);
     return 0;
   }
   const listed = grouped(sessions);
