@@ -90,9 +90,9 @@ function ownFolder(path: string, what: string, inTemp = false): string {
 }
 
 /**
- * `ownFolder` for a folder Deft writes on most runs (state, cache), made now when missing with
- * mode 0700 (and its missing parents): left to the writes that need it, it would get the umask's
- * mode, group-writable under a umask of 002, and be refused on the next run.
+ * `ownFolder` for one of Deft's folders, made now when missing with mode 0700 (and its missing
+ * parents): left to the writes that need it, it would get the umask's mode, group-writable under
+ * a umask of 002, and be refused on the next run.
  */
 function ownMadeFolder(path: string, what: string): string {
   try {
@@ -166,7 +166,7 @@ function configPath(): string | undefined {
  */
 export function deftConfigDir(): string | undefined {
   const path = configPath();
-  return path && ownFolder(path, "Deft's config folder");
+  return path && ownMadeFolder(path, "Deft's config folder");
 }
 
 /** `$XDG_STATE_HOME/deft`, else `~/.local/state/deft`, unchecked. */
