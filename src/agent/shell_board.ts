@@ -16,7 +16,7 @@ import { z } from "zod";
 import type { ShellsEvent, ToolExecutor } from "../tools/executor.ts";
 import { maskOutput } from "../policy/secrets.ts";
 import { terminalLine } from "../policy/terminal_text.ts";
-import { readOwnText } from "../policy/own_file.ts";
+import { OwnFileError, readOwnText } from "../policy/own_file.ts";
 
 /** One background shell as `deft sessions` shows it. */
 export interface PublishedShell {
@@ -173,17 +173,23 @@ const boardShape = z.object({
 /**
  * The background shells the live session recorded in `trajectoryPath` publishes; empty when
  * there is no board, when the session that wrote it is gone (its lock is free), or when the file
- * is not one Deft wrote. Every value is bounded, masked and inert for a terminal.
+ * is not one Deft wrote. Every value is bounded, masked and inert for a terminal. A board that is
+ * there but not a plain file within its bound (a FIFO, a device, a huge file, one swapped while
+ * it was read) is skipped at once, never waited on, and `skipped` is told why.
  */
-export async function readShellBoard(trajectoryPath: string): Promise<PublishedShell[]> {
+export async function readShellBoard(
+  trajectoryPath: string,
+  skipped: (why: string) => void = () => {},
+): Promise<PublishedShell[]> {
   const path = boardPath(trajectoryPath);
   // A session rewrites its board in place: a read that meets it half-written tries again.
   for (let attempt = 0; attempt < 3; attempt++) {
     let text: string;
     try {
       text = await readOwnText(path, { limit: MAX_BOARD_BYTES, what: "a session's shell list" });
-    } catch {
+    } catch (e) {
       // None (the usual case), or not a plain file within the bound: nothing to show.
+      if (e instanceof OwnFileError) skipped(e.message);
       return [];
     }
     let parsed: z.infer<typeof boardShape>;
@@ -193,7 +199,9 @@ export async function readShellBoard(trajectoryPath: string): Promise<PublishedS
       await new Promise((resolve) => setTimeout(resolve, 30));
       continue;
     }
-    if (!await heldByLiveSession(path)) return [];
+    const held = await heldByLiveSession(path);
+    if (typeof held === "string") skipped(held);
+    if (held !== true) return [];
     return parsed.shells.slice(0, MAX_SHELLS).flatMap((s) => {
       if (!/^[\w.-]{1,64}$/.test(s.id)) return [];
       return [{
@@ -207,19 +215,27 @@ export async function readShellBoard(trajectoryPath: string): Promise<PublishedS
   return [];
 }
 
-/** Whether a live session holds the board's lock (a free lock: its session died). */
-async function heldByLiveSession(path: string): Promise<boolean> {
-  // Looked at again just before opening: only a regular file is opened.
+/**
+ * Whether a live session holds the board's lock (a free lock: its session died); a string says
+ * why the board was not looked at. The board may have been swapped for a FIFO since it was read,
+ * and Deno's open has no `O_NONBLOCK`: it is opened for reading and writing (never written),
+ * which on Linux opens a FIFO at once instead of waiting for a writer, and the lock is tried only
+ * when what was opened is a regular file.
+ */
+async function heldByLiveSession(path: string): Promise<boolean | string> {
+  // Looked at before opening: in the usual case only a regular file is opened.
   const info = await Deno.lstat(path).catch(() => undefined);
   if (!info?.isFile) return false;
   let file: Deno.FsFile;
   try {
-    file = await Deno.open(path, { read: true });
+    file = await Deno.open(path, { read: true, write: true });
   } catch {
     return false;
   }
   try {
-    if (!(await file.stat()).isFile) return false;
+    if (!(await file.stat()).isFile) {
+      return `${path} is not a regular file; it changed while Deft looked at it`;
+    }
     const free = await file.tryLock(false);
     if (free) await file.unlock();
     return !free;

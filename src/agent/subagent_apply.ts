@@ -10,12 +10,13 @@
  * then is anything written: each file's new text goes through the editor (`CatalogEntry.rewrite`:
  * create, or one replacement of the whole file, which fails unchanged when the file moved on
  * meanwhile). What the editor cannot write — deletions, renames, binary files, symlinks,
- * executable modes, names git quotes — is refused before anything changes, naming the files,
- * so the model can apply the rest (`files`) and do those by hand.
+ * executable modes, names with a control character, a quote or a backslash (git quotes those;
+ * UTF-8 names are fine) — is refused before anything changes, naming the files, so the model can
+ * apply the rest (`files`) and do those by hand.
  */
 import { dirname, join } from "node:path";
 import { tempRoot } from "../policy/dirs.ts";
-import { runGit } from "../policy/git.ts";
+import { PATCH_FILES_ARGS, runGit } from "../policy/git.ts";
 import { fail, ok, type ResultRecord, type ToolExecResult } from "../tools/base.ts";
 import { catalogEntry } from "../tools/catalog.ts";
 import type { ToolExecutor } from "../tools/executor.ts";
@@ -129,7 +130,7 @@ export async function applyPatch(
 
 /** The files of `patch`, with what the editor cannot do; undefined when git cannot read it. */
 async function readPatch(patch: string): Promise<PatchFile[] | undefined> {
-  const out = await runGit("/", ["apply", "--numstat", "--summary", "-"], {
+  const out = await runGit("/", PATCH_FILES_ARGS, {
     stdin: new TextEncoder().encode(patch),
   }).catch(() => undefined);
   if (!out?.ok) return undefined;
@@ -168,7 +169,11 @@ async function readPatch(patch: string): Promise<PatchFile[] | undefined> {
   }
   for (const file of files) {
     if (file.binary) file.refusal ??= "write a binary file";
-    if (file.path.startsWith('"')) file.refusal ??= "write a file whose name git quotes";
+    // Quoted by git (core.quotepath=false leaves UTF-8 names as they are): a control character.
+    if (file.path.startsWith('"')) {
+      file.refusal ??=
+        "write a file whose name holds a newline, a tab, a quote, a backslash or another control character";
+    }
     if (!plainPath(file.path)) {
       file.refusal ??= "write a path that is absolute, climbs with '..' or names '.git'";
     }

@@ -8,7 +8,7 @@ import { listSessions, type SessionSummary } from "../trajectory/conversation.ts
 import { workspaceOf } from "./workspace_arg.ts";
 import { UsageError, writeStderr, writeStdout } from "./io.ts";
 import { maskOutput } from "../policy/secrets.ts";
-import { terminalLine } from "../policy/terminal_text.ts";
+import { terminalLine, terminalText } from "../policy/terminal_text.ts";
 import { type PublishedShell, readShellBoard } from "../agent/shell_board.ts";
 
 /** Options of `deft sessions`. */
@@ -25,7 +25,11 @@ export async function sessionsCommand(opts: SessionsOptions): Promise<number> {
   // A live session's background shells, as it publishes them (agent/shell_board.ts).
   const shells = new Map<string, PublishedShell[]>();
   for (const s of sessions) {
-    const live = await readShellBoard(s.path);
+    const live = await readShellBoard(
+      s.path,
+      (why) =>
+        writeStderr(`skipped the background shells of ${terminalLine(s.id)}: ${terminalLine(why)}`),
+    );
     if (live.length > 0) shells.set(s.path, live);
   }
   if (opts.json) {
@@ -33,20 +37,21 @@ export async function sessionsCommand(opts: SessionsOptions): Promise<number> {
       const live = shells.get(s.path);
       return live ? { ...s, background_shells: live } : s;
     });
-    await writeStdout(JSON.stringify(listed) + "\n");
+    await writeStdout(inertJson(listed) + "\n");
     return 0;
   }
   if (sessions.length === 0) {
-    writeStderr(`no sessions recorded for ${workspace} yet.`);
+    writeStderr(`no sessions recorded for ${terminalLine(workspace)} yet.`);
     return 0;
   }
   const listed = grouped(sessions);
+  // Every cell is read from a file a hostile repository or model may have written: inert.
   const rows = listed.map(({ session: s, under }) => [
     (under ? "└ " : "") + terminalLine(s.id),
-    s.started.replace("T", " ").slice(0, 16),
-    String(s.checkpoints ?? 0),
-    String(s.steps),
-    s.outcome,
+    terminalLine(s.started.replace("T", " ").slice(0, 16)),
+    terminalLine(String(s.checkpoints ?? 0)),
+    terminalLine(String(s.steps)),
+    terminalLine(s.outcome),
     taskText(s, under),
   ]);
   const header = ["ID", "STARTED (UTC)", "CHECKPOINTS", "STEPS", "OUTCOME", "TASK"];
@@ -58,10 +63,9 @@ export async function sessionsCommand(opts: SessionsOptions): Promise<number> {
   listed.forEach(({ session }, i) => {
     lines.push(format(rows[i]));
     for (const shell of shells.get(session.path) ?? []) {
-      lines.push(
-        `  background shell ${shell.id}  ${shell.status}  started ${shell.started}  ` +
-          shell.command,
-      );
+      const [id, status, started, command] = [shell.id, shell.status, shell.started, shell.command]
+        .map((field) => terminalLine(field));
+      lines.push(`  background shell ${id}  ${status}  started ${started}  ${command}`);
     }
   });
   await writeStdout(lines.join("\n") + "\n");
@@ -106,6 +110,18 @@ export async function sessionsRemoveCommand(
     }
   }
   return code;
+}
+
+/**
+ * `value` as JSON whose text holds nothing a terminal obeys: JSON escapes C0 controls itself but
+ * leaves DEL, the C1 controls (0x9b is a one-byte CSI on some terminals) and bidi or zero-width
+ * characters raw. The sanitiser spells them `\xNN` or `\uNNNN`; each `\xNN` it made (never
+ * one of the text's own escaped backslashes, matched pairwise first) becomes `\u00NN`, so a JSON
+ * reader gets the same strings.
+ */
+function inertJson(value: unknown): string {
+  const escaped = terminalText(JSON.stringify(value), { style: "escape" });
+  return escaped.replace(/\\\\|\\x([0-9a-f]{2})/g, (m, hex) => hex ? `\\u00${hex}` : m);
 }
 
 /** The sessions in order, each helper moved right under its conversation when that is listed. */

@@ -90,6 +90,20 @@ export const INDEX_PATCH_ARGS: readonly string[] = [
 ];
 
 /**
+ * `git apply`'s list of the files of the patch on its standard input (`--numstat --summary`),
+ * with names as they are: git quotes only a name with a control character (a newline, a tab), a
+ * quote or a backslash, never one for its UTF-8 letters (`core.quotepath=false`).
+ */
+export const PATCH_FILES_ARGS: readonly string[] = [
+  "-c",
+  "core.quotepath=false",
+  "apply",
+  "--numstat",
+  "--summary",
+  "-",
+];
+
+/**
  * The environment that points git at a private index and object store: `index` and `objects`
  * are Deft's own (a temp folder), `alternates` the object stores git may read from besides (the
  * repository's, an earlier private store). Objects git writes go only into `objects`, the staging

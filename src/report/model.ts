@@ -27,8 +27,11 @@ export interface RunModel {
    * it over several (each /compact goes on in a new file); absent otherwise.
    */
   parts?: ConversationPart[];
-  /** The child agents its `Task` calls ran, by the trajectory path each recorded (children.ts). */
-  children?: Map<string, RunModel>;
+  /**
+   * The child agents its `Task` calls ran, by the trajectory path each recorded; for one not
+   * shown, why (children.ts).
+   */
+  children?: Map<string, RunModel | string>;
 }
 
 /** One batch as the report shows it. */

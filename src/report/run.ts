@@ -158,12 +158,15 @@ function childAgent(
 ): string {
   const link = result?.subagent;
   if (!link || typeof link.trajectory !== "string") return "";
-  const child = nesting.children?.get(link.trajectory);
+  // A string: why the child is not shown (children.ts).
+  const found = nesting.children?.get(link.trajectory);
+  const child = typeof found === "string" ? undefined : found;
   const again = child !== undefined && nesting.drawn.has(child);
   if (child) nesting.drawn.add(child);
   const shown = !child
-    ? `<p class="note">its trajectory is not beside this one nor in Deft's trajectories ` +
-      `folder: ${text(link.trajectory)}</p>`
+    ? `<p class="note">${
+      text(typeof found === "string" ? found : "not shown: its trajectory was not read")
+    }: ${text(link.trajectory)}</p>`
     : again
     ? `<p class="note">its steps are shown under the first call that names it ` +
       `(${text(link.trajectory)})</p>`

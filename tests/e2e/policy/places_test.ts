@@ -134,7 +134,7 @@ Deno.test({
       assert.equal(docEdit.success, true, docEdit.error);
       assert.match(docBash.output, /def doc/);
       assert.equal(docCkg.success, true, docCkg.error);
-      await Deno.remove(graphDatabasePath(ws, "/tmp/deft-cache/ckg")).catch(() => {});
+      await Deno.remove(graphDatabasePath(ws, `/tmp/deft-cache-${Deno.uid()}/ckg`)).catch(() => {});
 
       const without = (flag: string) => flags.filter((f) => !f.startsWith(flag));
 
