@@ -203,6 +203,7 @@ Deno.test("report network: a child agent's decisions are shown in its own sectio
     output: "blocked",
   }]);
   childData.network = [decision(1, "child-only.example", 443, false, "not in allow list")];
+  childData.parent = { session_id: "20261201_100000_abcdef", trajectory: null };
   await Deno.writeTextFile(child, JSON.stringify(childData));
   const parent: Json = trajectory("PARENT-TASK", [{
     text: "handing off",
