@@ -3,22 +3,16 @@
  * one file per workspace named after a hash of the workspace's real path.
  */
 import { basename, join } from "node:path";
-import { readEnv } from "../env.ts";
+import { deftCacheDir } from "../policy/dirs.ts";
 
 /**
- * The folder holding graph databases: `ckgDir` when given, else `$DEFT_CACHE_DIR/ckg`, else
- * `$XDG_CACHE_HOME/deft/ckg`, else `~/.cache/deft/ckg`, else `<temp>/deft-cache/ckg` — always
- * inside the cache folder the tool host lets tools write.
+ * The folder holding graph databases: `ckgDir` when given, else `ckg` in Deft's cache folder
+ * (policy/dirs.ts: `$DEFT_CACHE_DIR`, `$XDG_CACHE_HOME/deft`, `~/.cache/deft`, or the user's own
+ * folder in the temp folder; refused when it is not the user's alone) — always inside the cache
+ * folder the tool host lets tools write.
  */
 export function graphDirectory(ckgDir?: string): string {
-  if (ckgDir) return ckgDir;
-  const deftCache = readEnv("DEFT_CACHE_DIR");
-  if (deftCache) return join(deftCache, "ckg");
-  const xdg = readEnv("XDG_CACHE_HOME");
-  if (xdg) return join(xdg, "deft", "ckg");
-  const home = readEnv("HOME") ?? readEnv("USERPROFILE");
-  if (home) return join(home, ".cache", "deft", "ckg");
-  return join(readEnv("TMPDIR") ?? readEnv("TEMP") ?? "/tmp", "deft-cache", "ckg");
+  return ckgDir ?? join(deftCacheDir(), "ckg");
 }
 
 /** The database file for the workspace whose real path is `workspace`. */

@@ -16,17 +16,29 @@ function withEnv(vars: Record<string, string | undefined>, fn: () => void): void
   }
 }
 
-Deno.test("location: ckgDir, then DEFT_CACHE_DIR, then XDG_CACHE_HOME, then ~/.cache", () => {
-  withEnv({ DEFT_CACHE_DIR: "/d", XDG_CACHE_HOME: "/x", HOME: "/h" }, () => {
-    assert.equal(graphDirectory("/explicit"), "/explicit");
-    assert.equal(graphDirectory(), "/d/ckg");
-  });
-  withEnv({ DEFT_CACHE_DIR: undefined, XDG_CACHE_HOME: "/x", HOME: "/h" }, () => {
-    assert.equal(graphDirectory(), "/x/deft/ckg");
-  });
-  withEnv({ DEFT_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined, HOME: "/h" }, () => {
-    assert.equal(graphDirectory(), "/h/.cache/deft/ckg");
-  });
+Deno.test("location: ckgDir, then Deft's cache folder (DEFT_CACHE_DIR, XDG_CACHE_HOME, ~/.cache)", () => {
+  const root = Deno.makeTempDirSync({ prefix: "deft-location-" });
+  try {
+    withEnv({ DEFT_CACHE_DIR: `${root}/d`, XDG_CACHE_HOME: `${root}/x`, HOME: `${root}/h` }, () => {
+      assert.equal(graphDirectory("/explicit"), "/explicit");
+      assert.equal(graphDirectory(), `${root}/d/ckg`);
+    });
+    withEnv({ DEFT_CACHE_DIR: undefined, XDG_CACHE_HOME: `${root}/x`, HOME: `${root}/h` }, () => {
+      assert.equal(graphDirectory(), `${root}/x/deft/ckg`);
+    });
+    withEnv({ DEFT_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined, HOME: `${root}/h` }, () => {
+      assert.equal(graphDirectory(), `${root}/h/.cache/deft/ckg`);
+    });
+    // The graph goes where Deft's other caches go, under the same check: a cache folder that is a
+    // link (someone else's place) is refused, never written through.
+    Deno.mkdirSync(`${root}/elsewhere`);
+    Deno.symlinkSync(`${root}/elsewhere`, `${root}/linked`);
+    withEnv({ DEFT_CACHE_DIR: `${root}/linked`, HOME: `${root}/h` }, () => {
+      assert.throws(() => graphDirectory(), /is a link/);
+    });
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
 });
 
 Deno.test("location: one database per workspace real path, named by its hash", () => {
