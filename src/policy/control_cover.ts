@@ -39,17 +39,17 @@ export function controlEntries(
     const p = resolve(place.path);
     // A path under a folder the sandbox makes private (its /tmp) is out of the model's reach.
     if (!shownByWorkspace(ws, p)) continue;
-    const linked = hardLinked(p);
+    const rest = p.slice(ws === "/" ? 1 : ws.length + 1);
+    const entry = join(ws, rest.split("/")[0]);
+    const linked = strayLink(p, entry);
     if (linked) {
       throw controlRefusal(
         ws,
         linked,
         place,
-        "it has another hard link, through which the model could write it",
+        "it has another hard link outside what Deft covers, through which the model could write it",
       );
     }
-    const rest = p.slice(ws === "/" ? 1 : ws.length + 1);
-    const entry = join(ws, rest.split("/")[0]);
     // A file is made as a file only where it is the entry itself; any other entry is a folder.
     const made = entry === p ? place : { ...place, missing: undefined };
     const known = entries.get(entry);
@@ -92,32 +92,89 @@ function coverable(ws: string, entry: string, place: ControlPlace): void {
 
 /** Entries of a folder looked at for hard links, at most (~/.ssh holds a handful). */
 const MAX_LINK_LOOKS = 256;
+/** Entries looked at, at most, to find a file's other names inside its covered entry. */
+const MAX_NAME_LOOKS = 20_000;
 
 /**
- * `path`, or a file right inside it when it is a folder, when that is a regular file with more
- * than one name: a read-only cover shows one name, and the model would write the file through
- * another one in the workspace (a `~/.bashrc` hard-linked from `~/dotfiles/bashrc`).
+ * `path`, or a file right inside it when it is a folder, when that is a regular file with a name
+ * outside `entry` (the folder or file below the workspace that is shown read-only over it): the
+ * cover shows the names inside `entry` read-only, and the model would write the file through
+ * another name in the workspace (a `~/.bashrc` hard-linked from `~/dotfiles/bashrc`). Names
+ * inside `entry` are covered too (npm installs Deno under two names in its package folder): they
+ * are looked for from the file's folder outwards, up to `entry`, within a bound; a file whose
+ * every name is not found counts as having one outside.
  */
-function hardLinked(path: string): string | undefined {
-  const many = (p: string) => {
+function strayLink(path: string, entry: string): string | undefined {
+  const many = (p: string): Deno.FileInfo | undefined => {
     try {
       const info = Deno.lstatSync(p);
-      return info.isFile && (info.nlink ?? 1) > 1;
+      return info.isFile && (info.nlink ?? 1) > 1 ? info : undefined;
     } catch {
-      return false;
+      return undefined;
     }
   };
-  if (many(path)) return path;
+  const stray = (p: string, info: Deno.FileInfo) => !allNamesWithin(p, info, entry);
+  const own = many(path);
+  if (own) return stray(path, own) ? path : undefined;
   let looked = 0;
   try {
-    for (const entry of Deno.readDirSync(path)) {
+    for (const item of Deno.readDirSync(path)) {
       if (++looked > MAX_LINK_LOOKS) break;
-      if (entry.isFile && many(join(path, entry.name))) return join(path, entry.name);
+      const file = join(path, item.name);
+      const info = item.isFile ? many(file) : undefined;
+      if (info && stray(file, info)) return file;
     }
   } catch {
     // Not a folder, or not there: nothing more to look at.
   }
   return undefined;
+}
+
+/**
+ * Whether all `info.nlink` names of the file at `path` lie inside `entry`: the folders from the
+ * file's own outwards to `entry` are walked (links not followed, each folder once) until every
+ * name is found or `MAX_NAME_LOOKS` entries were looked at.
+ */
+function allNamesWithin(path: string, info: Deno.FileInfo, entry: string): boolean {
+  const want = info.nlink ?? 1;
+  if (path === entry || info.ino === null || info.dev === null) return want <= 1;
+  const names = new Set<string>([path]);
+  const walked = new Set<string>();
+  let looks = 0;
+  const walk = (dir: string): boolean => {
+    const stack = [dir];
+    while (stack.length > 0) {
+      const d = stack.pop()!;
+      if (walked.has(d)) continue;
+      walked.add(d);
+      let items: Deno.DirEntry[];
+      try {
+        items = [...Deno.readDirSync(d)];
+      } catch {
+        continue;
+      }
+      for (const item of items) {
+        if (++looks > MAX_NAME_LOOKS) return false;
+        const p = join(d, item.name);
+        if (item.isDirectory) stack.push(p);
+        else if (item.isFile) {
+          try {
+            const other = Deno.lstatSync(p);
+            if (other.ino === info.ino && other.dev === info.dev) names.add(p);
+          } catch {
+            // Gone meanwhile: not a name.
+          }
+          if (names.size >= want) return true;
+        }
+      }
+    }
+    return names.size >= want;
+  };
+  for (let dir = dirname(path); isBelow(entry, dir); dir = dirname(dir)) {
+    if (walk(dir)) return true;
+    if (dir === entry || looks > MAX_NAME_LOOKS) break;
+  }
+  return false;
 }
 
 /**

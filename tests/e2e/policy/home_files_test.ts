@@ -17,6 +17,8 @@
  * - a start-up file with another hard link in the workspace is refused at the start, naming it,
  *   since the model could write it through that other name: "workspace at $HOME: a start-up file
  *   hard-linked …"
+ * - a second name inside the same covered folder is covered with it (Deno from npm has two), a
+ *   name outside refused: "workspace at $HOME: a file's second name inside the same covered …"
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -140,6 +142,29 @@ Deno.test("workspace at $HOME: a start-up file hard-linked elsewhere in the work
   assert.equal(await Deno.readTextFile(join(home, ".bashrc")), "# mine\n", "~/.bashrc unchanged");
   assert.equal(result.success, false, JSON.stringify(result));
   assert.match(result.error, /\.bashrc.*hard link/s, JSON.stringify(result));
+});
+
+Deno.test("workspace at $HOME: a file's second name inside the same covered folder is covered with it; one outside is refused", async () => {
+  await using temp = await tempDir("deft-home-files-");
+  const home = temp.path;
+  // Both names under ~/.ssh (npm installs Deno under two names in its package folder the same
+  // way): the whole folder is shown read-only, so neither name can be written.
+  await Deno.mkdir(join(home, ".ssh", "old"), { recursive: true });
+  await Deno.writeTextFile(join(home, ".ssh", "authorized_keys"), "key\n");
+  await Deno.link(join(home, ".ssh", "authorized_keys"), join(home, ".ssh", "old", "keys"));
+  const inside = await tool(home, "bash", {
+    command: "echo evil >> ~/.ssh/old/keys 2>/dev/null && echo WROTE-LINK; echo RAN",
+  });
+  assert.equal(inside.result.success, true, JSON.stringify(inside.result));
+  assert.match(inside.result.output, /RAN/);
+  assert.doesNotMatch(inside.result.output, /WROTE-LINK/);
+  assert.equal(await Deno.readTextFile(join(home, ".ssh", "authorized_keys")), "key\n");
+  // A third name outside ~/.ssh: refused at the start, naming the file.
+  await Deno.link(join(home, ".ssh", "authorized_keys"), join(home, "keys-copy"));
+  const outside = await tool(home, "bash", { command: "echo evil >> ~/keys-copy" });
+  assert.equal(outside.result.success, false, JSON.stringify(outside.result));
+  assert.match(outside.result.error, /authorized_keys.*hard link/s);
+  assert.equal(await Deno.readTextFile(join(home, ".ssh", "authorized_keys")), "key\n");
 });
 
 Deno.test("workspace at $HOME: a zsh user without zsh files yet cannot get a ~/.zshrc or ~/.zshenv made", async () => {
