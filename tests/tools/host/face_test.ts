@@ -79,3 +79,64 @@ Deno.test("tools/host: mod.ts is there and exports what the commands use", async
     assert.equal(typeof (face as Record<string, unknown>)[name], "function", name);
   }
 });
+
+/**
+ * The sandboxed host's start (`deft __tool-host`): main.ts's first dynamic imports, relay.ts,
+ * and the handler it loads (worker.ts). Deno loads a module's static imports before running it,
+ * so all they reach is paid for by every one-off sandboxed call before its tool runs.
+ */
+const HOST_START = [
+  "src/tools/worker_scope.ts",
+  "src/tools/host/entry_points.ts",
+  "src/tools/host/relay.ts",
+  "src/tools/host/worker.ts",
+];
+/** What of src/tools/ the start may load besides the host itself: no tool, no definition. */
+const HOST_START_TOOLS = new Set([
+  "src/tools/base.ts",
+  "src/tools/schema.ts",
+  "src/tools/in_process.ts",
+  "src/tools/loaders.ts",
+  "src/tools/worker_scope.ts",
+]);
+
+Deno.test("tools/host: the sandboxed host's start loads no tool's module, definition or the catalog (each call loads its own tool)", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "main.ts"],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    modules: {
+      specifier: string;
+      dependencies?: { isDynamic?: boolean; code?: { specifier: string } }[];
+    }[];
+  };
+  const root = new URL(ROOT, "file://").href;
+  const byPath = new Map(graph.modules.map((m) => [m.specifier.slice(root.length), m]));
+  for (const path of HOST_START) assert.ok(byPath.has(path), `${path} is not reached from main.ts`);
+  const seen = new Set<string>();
+  const queue = [...HOST_START];
+  while (queue.length > 0) {
+    const path = queue.pop()!;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    for (const dep of byPath.get(path)?.dependencies ?? []) {
+      if (dep.code && !dep.isDynamic) queue.push(dep.code.specifier.slice(root.length));
+    }
+  }
+  const tools = [...seen].filter((p) =>
+    p.startsWith("src/tools/") && !p.startsWith(HOST) && !HOST_START_TOOLS.has(p)
+  );
+  assert.deepEqual(tools.sort(), [], "the sandboxed host's start reaches these statically");
+  // The one table it needs is there, and each tool's call loads that tool alone.
+  assert.ok(seen.has("src/tools/loaders.ts"));
+});
+
+Deno.test("tools/host: the hosts' table of loaders names exactly the catalog's tools", async () => {
+  const { TOOL_LOADERS } = await import("../../../src/tools/loaders.ts");
+  const { registeredToolNames } = await import("../../../src/tools/catalog.ts");
+  assert.deepEqual(Object.keys(TOOL_LOADERS).sort(), registeredToolNames().sort());
+});
