@@ -4,6 +4,7 @@
  * imports it at all, and "am I in the tool worker?" is answered in one place.
  */
 import * as assert from "node:assert/strict";
+import { loadedModules } from "../../helpers/imports.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const HOST = "src/tools/host/";
@@ -83,7 +84,8 @@ Deno.test("tools/host: mod.ts is there and exports what the commands use", async
 /**
  * The sandboxed host's start (`deft __tool-host`): main.ts's first dynamic imports, relay.ts,
  * and the handler it loads (worker.ts). Deno loads a module's static imports before running it,
- * so all they reach is paid for by every one-off sandboxed call before its tool runs.
+ * so all they reach is paid for by every one-off sandboxed call before its tool runs (read from
+ * the sources: tests/helpers/imports.ts).
  */
 const HOST_START = [
   "src/tools/worker_scope.ts",
@@ -100,39 +102,15 @@ const HOST_START_TOOLS = new Set([
   "src/tools/worker_scope.ts",
 ]);
 
-Deno.test("tools/host: the sandboxed host's start loads no tool's module, definition or the catalog (each call loads its own tool)", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "main.ts"],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.ok(out.success, new TextDecoder().decode(out.stderr));
-  const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
-    modules: {
-      specifier: string;
-      dependencies?: { isDynamic?: boolean; code?: { specifier: string } }[];
-    }[];
-  };
-  const root = new URL(ROOT, "file://").href;
-  const byPath = new Map(graph.modules.map((m) => [m.specifier.slice(root.length), m]));
-  for (const path of HOST_START) assert.ok(byPath.has(path), `${path} is not reached from main.ts`);
-  const seen = new Set<string>();
-  const queue = [...HOST_START];
-  while (queue.length > 0) {
-    const path = queue.pop()!;
-    if (seen.has(path)) continue;
-    seen.add(path);
-    for (const dep of byPath.get(path)?.dependencies ?? []) {
-      if (dep.code && !dep.isDynamic) queue.push(dep.code.specifier.slice(root.length));
-    }
-  }
-  const tools = [...seen].filter((p) =>
+Deno.test("tools/host: the sandboxed host's start loads no tool's module, definition or the catalog (each call loads its own tool)", () => {
+  const { files } = loadedModules(HOST_START.map((path) => new URL(path, `file://${ROOT}`)));
+  const seen = files.map((url) => new URL(url).pathname.slice(ROOT.length));
+  const tools = seen.filter((p) =>
     p.startsWith("src/tools/") && !p.startsWith(HOST) && !HOST_START_TOOLS.has(p)
   );
   assert.deepEqual(tools.sort(), [], "the sandboxed host's start reaches these statically");
-  // The one table it needs is there, and each tool's call loads that tool alone.
-  assert.ok(seen.has("src/tools/loaders.ts"));
+  // The one table it needs is there; each call loads its own tool from it.
+  assert.ok(seen.includes("src/tools/loaders.ts"), seen.join(", "));
 });
 
 Deno.test("tools/host: the hosts' table of loaders names exactly the catalog's tools", async () => {
