@@ -3,7 +3,7 @@
  * budget and target in `budgets.ts`. The container figure has its own benchmark
  * (`--only container`, root and docker needed).
  *
- * Run alone with `deno run -A bench/latency_bench.ts [--runs N] [--calls N] [--only id,id]`.
+ * Run alone with `deno run -A bench/latency_bench.ts [--runs N] [--calls N] [--figures id,id]`.
  */
 import { BUDGETS, type FigureId, overBudget } from "./budgets.ts";
 import {

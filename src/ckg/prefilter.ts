@@ -189,9 +189,10 @@ function cFunctionTest(name: string): (bytes: Uint8Array) => boolean {
   const word = new RegExp(`(?<![\\w$\\x80-\\xff])${name}(?![\\w$\\x80-\\xff])`, "g");
   return (bytes) => {
     const text = latin1.decode(bytes);
+    const ends = commentEnds(text);
     word.lastIndex = 0;
     for (let m = word.exec(text); m; m = word.exec(text)) {
-      if (cDefinable(text, m.index + name.length)) return true;
+      if (cDefinable(text, m.index + name.length, ends)) return true;
     }
     return false;
   };
@@ -199,22 +200,68 @@ function cFunctionTest(name: string): (bytes: Uint8Array) => boolean {
 
 const SCAN_LIMIT = 8192;
 
+/** Where the comments of one file's text can end: `*\/` for a block comment, a newline for a line one. */
+interface CommentEnds {
+  block: Occurrences;
+  line: Occurrences;
+}
+
+function commentEnds(text: string): CommentEnds {
+  return { block: new Occurrences(text, "*/"), line: new Occurrences(text, "\n") };
+}
+
+/**
+ * The places a string occurs in a text, found in one pass on first use, then looked up. Every
+ * match of the name may meet a comment, and searching the text from there each time would cost
+ * the rest of the file per match: a hostile file of many `f(x) /*` sends each match to the one
+ * `*\/` at its end, quadratic in the file's size.
+ */
+class Occurrences {
+  #starts?: Int32Array;
+
+  constructor(private readonly text: string, private readonly needle: string) {}
+
+  /** Where the first occurrence at or after `from` starts, if it ends by `limit`; else -1. */
+  within(from: number, limit: number): number {
+    const starts = this.#starts ??= this.#find();
+    let low = 0;
+    let high = starts.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (starts[middle] < from) low = middle + 1;
+      else high = middle;
+    }
+    const at = low < starts.length ? starts[low] : -1;
+    return at >= 0 && at + this.needle.length <= limit ? at : -1;
+  }
+
+  #find(): Int32Array {
+    const found: number[] = [];
+    for (let at = this.text.indexOf(this.needle); at >= 0;) {
+      found.push(at);
+      at = this.text.indexOf(this.needle, at + this.needle.length);
+    }
+    return Int32Array.from(found);
+  }
+}
+
 /** Whether the declarator name ending at `at` in `text` may be followed by a function body. */
-function cDefinable(text: string, at: number): boolean {
+function cDefinable(text: string, at: number, ends: CommentEnds): boolean {
   const limit = Math.min(text.length, at + SCAN_LIMIT);
-  let i = skipSpace(text, at, limit);
-  while (text[i] === ")") i = skipSpace(text, i + 1, limit);
+  let i = skipSpace(text, at, limit, ends);
+  while (text[i] === ")") i = skipSpace(text, i + 1, limit, ends);
   if (i >= limit) return true;
   // A word right after the name (an old `foo __P((int))` macro): let it through.
   if (isWordChar(text.charCodeAt(i))) return true;
   while (text[i] === "(" || text[i] === "[") {
-    i = skipGroup(text, i, limit);
+    i = skipGroup(text, i, limit, ends);
     if (i < 0) return true;
-    i = skipSpace(text, i, limit);
+    i = skipSpace(text, i, limit, ends);
+    if (i >= limit) return true;
     if (text[i] !== ")") continue;
     // Past the parameters, a `)` closes a declarator only if more parameters follow
     // (`(*f(int))(char)`); otherwise it closes a call's surroundings (`if (f(x)) {`).
-    while (text[i] === ")") i = skipSpace(text, i + 1, limit);
+    while (text[i] === ")") i = skipSpace(text, i + 1, limit, ends);
     if (i >= limit) return true;
     if (text[i] !== "(" && text[i] !== "[") return false;
   }
@@ -228,16 +275,16 @@ function isWordChar(code: number): boolean {
 }
 
 /** The index after whitespace, comments and line continuations from `i`. */
-function skipSpace(text: string, i: number, limit: number): number {
+function skipSpace(text: string, i: number, limit: number, ends: CommentEnds): number {
   while (i < limit) {
     const c = text[i];
     if (c === " " || c === "\t" || c === "\n" || c === "\r" || c === "\f" || c === "\v") i++;
     else if (c === "\\" && (text[i + 1] === "\n" || text[i + 1] === "\r")) i += 2;
     else if (c === "/" && text[i + 1] === "*") {
-      const close = text.indexOf("*/", i + 2);
+      const close = ends.block.within(i + 2, limit);
       i = close < 0 ? limit : close + 2;
     } else if (c === "/" && text[i + 1] === "/") {
-      const eol = text.indexOf("\n", i + 2);
+      const eol = ends.line.within(i + 2, limit);
       i = eol < 0 ? limit : eol + 1;
     } else break;
   }
@@ -248,7 +295,7 @@ function skipSpace(text: string, i: number, limit: number): number {
  * From an opening `(` or `[` at `i`, the index after its matching close, skipping comments,
  * strings and character literals; -1 when the scan reaches `limit` first.
  */
-function skipGroup(text: string, i: number, limit: number): number {
+function skipGroup(text: string, i: number, limit: number, ends: CommentEnds): number {
   let depth = 0;
   while (i < limit) {
     const c = text[i];
@@ -256,7 +303,7 @@ function skipGroup(text: string, i: number, limit: number): number {
     else if (c === ")" || c === "]") {
       if (--depth === 0) return i + 1;
     } else if (c === "/" && (text[i + 1] === "*" || text[i + 1] === "/")) {
-      i = skipSpace(text, i, limit);
+      i = skipSpace(text, i, limit, ends);
       continue;
     } else if (c === '"' || c === "'") {
       for (i++; i < limit && text[i] !== c && text[i] !== "\n"; i++) {

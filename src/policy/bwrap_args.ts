@@ -50,7 +50,11 @@ interface MountOp {
  *   argument"). What lives under /tmp, /run, /var/lib/docker … is never bound, so its mounts
  *   cannot.
  */
-export function mountArgs(options: SandboxOptions, view: MountView): string[] {
+export function mountArgs(
+  options: SandboxOptions,
+  view: MountView,
+  realPath: (path: string) => string | undefined = realPathOrNone,
+): string[] {
   const workspace = resolve(options.workspace);
   const workspaceWritable = !isReadOnly({ sandbox: options.mode });
   const replaced: MountOp[] = [
@@ -92,14 +96,62 @@ export function mountArgs(options: SandboxOptions, view: MountView): string[] {
     ops.push({ path, args: [writable ? "--bind" : "--ro-bind", path, path] });
   };
   for (const b of binds) bind(b.path, b.writable);
+  const kept = withoutRedundantBinds(ops, replaced, realPath);
   // Shallowest first; at one depth the replaced folders first (paths at one depth are siblings
   // or the same folder, and a workspace that is /tmp must land on the private /tmp).
   const rank = (op: MountOp) => op.replacing ? 0 : 1;
-  const ordered = [...ops, ...replaced]
+  const ordered = [...kept, ...replaced]
     .map((op, i) => ({ op, i, depth: depthOf(op.path) }))
     .sort((a, b) => a.depth - b.depth || rank(a.op) - rank(b.op) || a.i - b.i)
     .map(({ op }) => op.args);
   return [...ordered.flat(), ...(rootSplit ? ["--remount-ro", "/"] : [])];
+}
+
+/**
+ * The binds without those that change nothing the sandbox sees, each a mount operation less
+ * (bwrap reads the mount table again for every one):
+ *
+ * - the same path bound twice: bwrap applies both, the later on top, so only the later counts;
+ * - a folder bound read-only inside a folder already bound read-only whole, with no other mount
+ *   at or between them (no replaced folder, no writable bind, no symlink made) and no symlink on
+ *   its path (`realPath` gives the path itself: inside and outside the sandbox it leads to the
+ *   same folder). Deft's code, Deno's cache and the Deno binary under /work, /root or /usr are
+ *   shown by the bind of that folder already. A path `realPath` cannot resolve keeps its bind.
+ *
+ * What remains shows exactly the same files, with the same writability.
+ */
+function withoutRedundantBinds(
+  ops: readonly MountOp[],
+  replaced: readonly MountOp[],
+  realPath: (path: string) => string | undefined,
+): MountOp[] {
+  const isBind = (op: MountOp) => op.args[0] === "--bind" || op.args[0] === "--ro-bind";
+  const last = new Map<string, number>();
+  ops.forEach((op, i) => {
+    if (isBind(op)) last.set(op.path, i);
+  });
+  const unique = ops.filter((op, i) => !isBind(op) || last.get(op.path) === i);
+  const all = [...unique, ...replaced];
+  const wholeReadOnly = unique.filter((op) => op.args[0] === "--ro-bind").map((op) => op.path);
+  return unique.filter((op) => {
+    if (op.args[0] !== "--ro-bind") return true;
+    const holder = wholeReadOnly.find((dir) => dir !== op.path && isBelow(dir, op.path));
+    if (holder === undefined) return true;
+    const between = all.some((other) =>
+      other !== op && other.path !== holder && isBelow(holder, other.path) &&
+      isBelow(other.path, op.path)
+    );
+    return between || realPath(op.path) !== op.path;
+  });
+}
+
+/** `path` with every symlink resolved, or undefined where that cannot be told. */
+function realPathOrNone(path: string): string | undefined {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

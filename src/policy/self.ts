@@ -3,8 +3,6 @@
  * the compiled executable itself, or Deno running the module that started this process (main.ts
  * from source, or the one-file bundle) with the permissions of `deno task deft`.
  */
-import { basename } from "node:path";
-
 const UNSTABLE_FLAGS = [
   "--unstable-raw-imports",
   "--unstable-worker-options",
@@ -28,7 +26,8 @@ export const FULL_PERMISSION_FLAGS: readonly string[] = [
  * keeps the permissions it was built with.
  */
 export function takesPermissionFlags(exec = Deno.execPath()): boolean {
-  return /^deno(\.exe)?$/i.test(basename(exec));
+  // The file name alone, without node:path (its first use starts Node's compatibility layer).
+  return /(?:^|\/)deno(\.exe)?$/i.test(exec);
 }
 
 /**

@@ -7,8 +7,9 @@
  * (registry.ts), the tool hosts and their deadlines, the approval gate and its preview, the
  * consoles, ACP, the report, `/undo` and the agent loop ask these entries.
  *
- * Adding a tool means writing its module and adding one entry here. A small module holds the
- * definition and the class together (task_done.ts); a tool whose implementation imports much
+ * Adding a tool means writing its module, adding one entry here and its loader in loaders.ts
+ * (the one table a tool host needs, so that a host's start loads no definition). A small module
+ * holds the definition and the class together (task_done.ts); a tool whose implementation imports much
  * gets a folder whose `definition.ts` holds the definition alone (edit/), because the catalog
  * imports every definition: listing tools, validating calls and rendering schemas need nothing
  * else, so the pipeline commands start fast. An implementation loads where the tool runs, on
@@ -25,6 +26,7 @@ import {
   STARTED_AFTER,
 } from "./bash/definition.ts";
 import type { CatalogEntry, ToolDefinitionSource } from "./catalog_types.ts";
+import { loaderOf } from "./loaders.ts";
 import { CKG } from "./ckg/definition.ts";
 import {
   type CallDescription,
@@ -64,7 +66,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     describe: describeBash,
     holdsShell: true,
     ownTimeout: bashTimeout,
-    load: async () => (await import("./bash/tool.ts")).BashTool,
+    load: loaderOf(BASH.name),
   },
   // The background shells' two handles: beside bash wherever it runs, since they act on the
   // shells its instance started (placed with it, as `confines-itself`, in every sandbox mode).
@@ -74,7 +76,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     effects: () => READS,
     describe: (args) => describeOther("bash_output", args, READS),
     statusCall: { shell_id: LIST_SHELLS },
-    load: async () => (await import("./bash/background_tools.ts")).BashOutputTool,
+    load: loaderOf(BASH_OUTPUT.name),
   },
   {
     definition: KILL_SHELL,
@@ -83,7 +85,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     effects: () => ({ kind: "other" }),
     describe: (args) => describeOther("kill_shell", args, { kind: "other" }),
     takeBackCall: (since) => ({ shell_id: LIST_SHELLS, [STARTED_AFTER]: since }),
-    load: async () => (await import("./bash/background_tools.ts")).KillShellTool,
+    load: loaderOf(KILL_SHELL.name),
   },
   {
     definition: EDIT,
@@ -93,7 +95,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     undo: editUndo,
     rewrite: editRewrite,
     deadline: FILE_TOOL_DEADLINE_SECONDS,
-    load: async () => (await import("./edit/tool.ts")).EditTool,
+    load: loaderOf(EDIT.name),
   },
   {
     definition: JSON_EDIT,
@@ -101,14 +103,14 @@ export const CATALOG: readonly CatalogEntry[] = [
     effects: jsonEditEffects,
     describe: describeJsonEdit,
     deadline: FILE_TOOL_DEADLINE_SECONDS,
-    load: async () => (await import("./json_edit/tool.ts")).JsonEditTool,
+    load: loaderOf(JSON_EDIT.name),
   },
   {
     definition: SEQUENTIAL_THINKING,
     runs: "in-process",
     effects: () => READS,
     describe: describeThinking,
-    load: async () => (await import("./sequential_thinking.ts")).SequentialThinkingTool,
+    load: loaderOf(SEQUENTIAL_THINKING.name),
   },
   {
     definition: TASK_DONE,
@@ -116,7 +118,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     effects: () => READS,
     describe: describeTaskDone,
     endsRun: true,
-    load: async () => (await import("./task_done.ts")).TaskDoneTool,
+    load: loaderOf(TASK_DONE.name),
   },
   {
     definition: CKG,
@@ -124,7 +126,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     runs: "cache-host",
     effects: () => READS,
     describe: describeCkg,
-    load: async () => (await import("./ckg/tool.ts")).CkgTool,
+    load: loaderOf(CKG.name),
   },
   {
     definition: WEB_FETCH,
@@ -133,7 +135,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     runs: "in-process",
     effects: fetchEffects,
     describe: describeWebFetch,
-    load: async () => (await import("./web_fetch/tool.ts")).WebFetchTool,
+    load: loaderOf(WEB_FETCH.name),
   },
   {
     definition: TASK,
@@ -143,7 +145,7 @@ export const CATALOG: readonly CatalogEntry[] = [
     needsSession: true,
     effects: () => ({ kind: "other" }),
     describe: describeTask,
-    load: async () => (await import("./task_tool.ts")).TaskStandInTool,
+    load: loaderOf(TASK.name),
   },
 ];
 

@@ -5,8 +5,8 @@
  * the pure tools here; the tool host's worker runs its own tools here.
  */
 import type { CallPlan, Tool, ToolContext, ToolExecResult } from "./base.ts";
-import { entryOf } from "./catalog.ts";
 import type { ToolClass } from "./catalog_types.ts";
+import { loadTool } from "./loaders.ts";
 import type { Host } from "./stand_in.ts";
 
 /** A host that runs the tools named at its construction in the current process. */
@@ -14,11 +14,11 @@ export class InProcessHost implements Host {
   readonly #names: ReadonlySet<string>;
   readonly #built = new Map<string, Promise<Tool>>();
 
-  /** `load` finds a tool's implementation (default: its catalog entry's loader). */
+  /** `load` finds a tool's implementation (default: its loader, loaders.ts). */
   constructor(
     private readonly context: ToolContext,
     names: readonly string[],
-    private readonly load: (name: string) => Promise<ToolClass> = (name) => entryOf(name).load(),
+    private readonly load: (name: string) => Promise<ToolClass> = loadTool,
   ) {
     this.#names = new Set(names);
   }

@@ -200,3 +200,25 @@ Deno.test("ckg: a search in a fresh process reuses the folder listings the datab
     Deno.readDirSync = readDirSync;
   }
 });
+
+Deno.test("ckg: a C function search's prefilter stays linear on a file of many `f(x) /*` with one `*/` at its end", () => {
+  // Every match of the name meets a comment; scanning the file from there for its end at each
+  // match took seconds on this quarter megabyte, against milliseconds for a plain file.
+  const SIZE = 256 * 1024;
+  const timed = (unit: string) => {
+    const bytes = encode(unit.repeat(Math.ceil(SIZE / unit.length)) + "*/");
+    const needle = definitionNeedle("f", "search_function");
+    const start = performance.now();
+    const kept = needle.test(bytes, "src/hostile.c");
+    return { kept, ms: performance.now() - start };
+  };
+  timed("g = f;\n");
+  const plain = timed("g = f;\n");
+  const hostile = timed("f(x) /*");
+  assert.equal(plain.kept, false, "a file that only uses f is turned away");
+  assert.equal(hostile.kept, true, "a file the scan cannot rule out is kept");
+  assert.ok(
+    hostile.ms <= 5 * plain.ms + 500,
+    `the hostile file took ${hostile.ms.toFixed(0)} ms, a plain one ${plain.ms.toFixed(0)} ms`,
+  );
+});

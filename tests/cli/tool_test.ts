@@ -49,3 +49,15 @@ Deno.test("main.ts reaches the pipeline path through the modules listed here", (
     assert.ok(dispatch.includes(`import("${path}")`), `dispatch.ts no longer imports ${path}`);
   }
 });
+
+Deno.test("a sandboxed deft tool call loads no node: or npm module to start its host, nor does the host's start", () => {
+  // Deft's side (the sandboxed host's launch) and the host's own start inside bubblewrap: each
+  // process would start Node's compatibility layer for its first node: module.
+  const { outside } = loadedModules([
+    ...PIPELINE_PATH,
+    new URL("../../src/tools/host/sandboxed.ts", import.meta.url),
+    new URL("../../src/tools/host/relay.ts", import.meta.url),
+    new URL("../../src/tools/host/worker.ts", import.meta.url),
+  ]);
+  assert.deepEqual(outside, [], "each node: or npm module here costs every sandboxed `deft tool`");
+});

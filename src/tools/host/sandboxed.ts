@@ -16,7 +16,7 @@
  *   names, and no path of the model's can lead it to write anything else.
  */
 import type { BootMessage } from "./protocol.ts";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join } from "../../policy/paths.ts";
 import { deftCacheDir, denoDir } from "../../policy/dirs.ts";
 import { entryOf } from "../catalog.ts";
 import { deftArgv, takesPermissionFlags } from "../../policy/self.ts";

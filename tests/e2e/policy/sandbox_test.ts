@@ -252,3 +252,55 @@ Deno.test("sandbox policy: the argv really confines a process", async () => {
   assert.match(text, /tmp-ok/);
   assert.ok((await Deno.stat(`${workspace}/inside`)).isFile);
 });
+
+Deno.test("sandbox mounts: a folder already shown read-only by its parent's bind is not bound again, and the sandbox sees the same", async () => {
+  await using topDir = await tempDir("deft binds ");
+  await using elsewhere = await tempDir("deft binds elsewhere ");
+  const top = await Deno.realPath(topDir.path);
+  // A typical layout: Deft's code and Deno's cache read-only inside a folder shown read-only
+  // whole, the workspace beside them, one read-only path reached through a symlink.
+  for (const dir of ["ws", "code/src", "cache"]) {
+    await Deno.mkdir(`${top}/${dir}`, { recursive: true });
+  }
+  await Deno.writeTextFile(`${top}/code/src/main.ts`, "code\n");
+  await Deno.mkdir(`${elsewhere.path}/sub`);
+  await Deno.symlink(elsewhere.path, `${top}/link`);
+  const options = {
+    mode: "workspace-write",
+    workspace: `${top}/ws`,
+    cwd: `${top}/ws`,
+    readOnlyPaths: [
+      top,
+      `${top}/code`,
+      `${top}/cache`,
+      elsewhere.path,
+      elsewhere.path,
+    ],
+  } as const;
+  const args = bwrapArgs(options);
+  const bound = (path: string) =>
+    args.filter((a, i) => (a === "--ro-bind" || a === "--bind") && args[i + 1] === path).length;
+  assert.equal(bound(top), 1, "the folder holding them is bound read-only");
+  assert.equal(bound(`${top}/code`), 0, "Deft's code is shown by that bind, not bound again");
+  assert.equal(bound(`${top}/cache`), 0, "so is the cache");
+  // A path through a symlink may lead elsewhere inside: it keeps its own bind.
+  const linked = bwrapArgs({ ...options, readOnlyPaths: [top, `${top}/link/sub`] });
+  assert.ok(indexOfOption(linked, "--ro-bind", `${top}/link/sub`, `${top}/link/sub`) >= 0);
+  assert.equal(bound(elsewhere.path), 1, "a path named twice is bound once");
+  assert.equal(bound(`${top}/ws`), 1, "the workspace is bound, writable");
+  // What the sandbox sees is what it saw: the code readable and read-only, the workspace writable.
+  const script = [
+    `cat '${top}/code/src/main.ts'`,
+    `touch '${top}/code/new' 2>/dev/null && echo code-writable || echo code-read-only`,
+    `touch '${top}/cache/new' 2>/dev/null && echo cache-writable || echo cache-read-only`,
+    `touch '${top}/ws/new' && echo ws-writable`,
+  ].join("; ");
+  const { program, args: argv } = sandboxCommand(["bash", "-c", script], options);
+  const out = await new Deno.Command(program, { args: argv, stdout: "piped", stderr: "piped" })
+    .output();
+  assert.equal(
+    new TextDecoder().decode(out.stdout),
+    "code\ncode-read-only\ncache-read-only\nws-writable\n",
+    new TextDecoder().decode(out.stderr),
+  );
+});

@@ -4,6 +4,7 @@
  * imports it at all, and "am I in the tool worker?" is answered in one place.
  */
 import * as assert from "node:assert/strict";
+import { loadedModules } from "../../helpers/imports.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const HOST = "src/tools/host/";
@@ -78,4 +79,42 @@ Deno.test("tools/host: mod.ts is there and exports what the commands use", async
   for (const name of ["createHostedTools", "hostDirs", "checkSandbox", "parseDeadlines"]) {
     assert.equal(typeof (face as Record<string, unknown>)[name], "function", name);
   }
+});
+
+/**
+ * The sandboxed host's start (`deft __tool-host`): main.ts's first dynamic imports, relay.ts,
+ * and the handler it loads (worker.ts). Deno loads a module's static imports before running it,
+ * so all they reach is paid for by every one-off sandboxed call before its tool runs (read from
+ * the sources: tests/helpers/imports.ts).
+ */
+const HOST_START = [
+  "src/tools/worker_scope.ts",
+  "src/tools/host/entry_points.ts",
+  "src/tools/host/relay.ts",
+  "src/tools/host/worker.ts",
+];
+/** What of src/tools/ the start may load besides the host itself: no tool, no definition. */
+const HOST_START_TOOLS = new Set([
+  "src/tools/base.ts",
+  "src/tools/schema.ts",
+  "src/tools/in_process.ts",
+  "src/tools/loaders.ts",
+  "src/tools/worker_scope.ts",
+]);
+
+Deno.test("tools/host: the sandboxed host's start loads no tool's module, definition or the catalog (each call loads its own tool)", () => {
+  const { files } = loadedModules(HOST_START.map((path) => new URL(path, `file://${ROOT}`)));
+  const seen = files.map((url) => new URL(url).pathname.slice(ROOT.length));
+  const tools = seen.filter((p) =>
+    p.startsWith("src/tools/") && !p.startsWith(HOST) && !HOST_START_TOOLS.has(p)
+  );
+  assert.deepEqual(tools.sort(), [], "the sandboxed host's start reaches these statically");
+  // The one table it needs is there; each call loads its own tool from it.
+  assert.ok(seen.includes("src/tools/loaders.ts"), seen.join(", "));
+});
+
+Deno.test("tools/host: the hosts' table of loaders names exactly the catalog's tools", async () => {
+  const { TOOL_LOADERS } = await import("../../../src/tools/loaders.ts");
+  const { registeredToolNames } = await import("../../../src/tools/catalog.ts");
+  assert.deepEqual(Object.keys(TOOL_LOADERS).sort(), registeredToolNames().sort());
 });
