@@ -19,6 +19,8 @@ export interface TreeSitterApi {
 export interface LoadedGrammar {
   language: Language;
   query: Query;
+  /** Macros the parser sees blanked (flag `g`; see `LanguageSpec.macros`). */
+  macros?: RegExp;
   parser?: Parser;
 }
 
@@ -62,9 +64,13 @@ export function captureDefinitions(
     grammar.parser.setLanguage(grammar.language);
   }
   const parser = grammar.parser;
+  // Blanked to spaces of the same length: every offset, row and column stays the text's.
+  const parsed = grammar.macros
+    ? text.replace(grammar.macros, (macro) => " ".repeat(macro.length))
+    : text;
   let tree;
   try {
-    tree = parser.parse(text, null, { progressCallback: expired });
+    tree = parser.parse(parsed, null, { progressCallback: expired });
   } catch (e) {
     // A parser that threw mid-parse keeps partial state; the next file needs a fresh one.
     grammar.parser = undefined;

@@ -463,13 +463,8 @@ class Reparse {
     this.#running.add(run);
   }
 
-  /**
-   * C and C++ files with syntax errors, parsed again: keeping one branch of each preprocessor
-   * conditional, then, if errors remain, one top-level definition at a time, so a bad region
-   * costs only the definition it is in. The parse that yields the most definitions is kept.
-   */
+  /** C and C++ files with syntax errors, recovered as far as they go (see `recoverDefinitions`). */
   async #recover(item: Pending, outcome: CaptureOutcome & { ok: true }): Promise<void> {
-    const kit = this.#kit;
     const parse = async (texts: string[]): Promise<CaptureOutcome[]> => {
       const ready = this.#parsing ?? await this.#startParsers();
       const outcomes: CaptureOutcome[] = texts.map(() => ({ ok: false, error: "not parsed" }));
@@ -479,51 +474,13 @@ class Reparse {
       );
       return outcomes;
     };
-    const whole = kit.extractSymbols(item.lang, item.text, outcome.result);
-    let best = { text: item.text, result: outcome.result, symbols: whole };
-    const branch = kit.oneBranchOnly(item.text);
-    if (branch !== undefined) {
-      const [again] = await parse([branch]).catch(() => [undefined]);
-      if (again?.ok) {
-        const after = kit.extractSymbols(item.lang, branch, again.result);
-        if (!again.result.hasError || after.length > whole.length) {
-          best = { text: branch, result: again.result, symbols: after };
-        }
-      }
-    }
-    if (best.result.hasError) {
-      const cuts = kit.definitionCuts(best.text);
-      const pieces = kit.needsDefinitionRecovery(best.result, best.symbols, cuts)
-        ? await kit.captureByDefinition(best.text, cuts, parse).catch(() => undefined)
-        : undefined;
-      if (pieces?.ok) {
-        const after = kit.extractSymbols(item.lang, best.text, pieces.result);
-        if (after.length >= best.symbols.length) {
-          best = { text: best.text, result: pieces.result, symbols: after };
-        }
-      }
-    }
-    if (best.text === item.text) {
-      this.#keep(
-        item,
-        best.result.hasError,
-        best.symbols,
-        kit.extractRefs(item.text, best.result, best.symbols),
-      );
-      return;
-    }
-    // Definitions only the other branches hold (`#else` variants with other names) stay too.
-    const names = new Set(best.symbols.map((symbol) => symbol.name));
-    const parents = new Set(whole.map((symbol) => symbol.parent));
-    const extra = whole.filter((symbol, index) =>
-      symbol.parent < 0 && !parents.has(index) && !names.has(symbol.name)
+    const { hasError, symbols, refs } = await this.#kit.recoverDefinitions(
+      item.lang,
+      item.text,
+      outcome.result,
+      parse,
     );
-    this.#keep(
-      item,
-      best.result.hasError,
-      [...best.symbols, ...extra],
-      kit.extractRefs(best.text, best.result, best.symbols),
-    );
+    this.#keep(item, hasError, symbols, refs);
   }
 
   /** Stores a parsed file with its symbols and references. */

@@ -31,7 +31,12 @@ export function loadGrammar(id: GrammarId): Promise<LoadedGrammar> {
     loaded = (async () => {
       const { Language, Query } = await treeSitter();
       const language = Language.loadSync(await grammarModule(id));
-      return { language, query: new Query(language, LANGUAGES[id].query) };
+      const { query, macros } = LANGUAGES[id];
+      return {
+        language,
+        query: new Query(language, query),
+        macros: macros === undefined ? undefined : new RegExp(macros, "g"),
+      };
     })();
     // A failed load must not poison later attempts.
     loaded.catch(() => grammars.delete(id));
