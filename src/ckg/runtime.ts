@@ -4,7 +4,12 @@
  * so a search that finds nothing to re-parse never loads it.
  */
 import type * as TreeSitter from "web-tree-sitter";
-import { captureDefinitions, type CaptureOutcome, type LoadedGrammar } from "./capture.ts";
+import {
+  captureDefinitions,
+  type CaptureOutcome,
+  type CaptureTiming,
+  type LoadedGrammar,
+} from "./capture.ts";
 import { grammarModule, libraryUrl, runtimeModule, runtimeOptions } from "./grammars.ts";
 import { type GrammarId, LANGUAGES } from "./languages.ts";
 
@@ -50,8 +55,9 @@ export async function captureInProcess(
   id: GrammarId,
   text: string,
   timeoutMs: number,
+  timing?: CaptureTiming,
 ): Promise<CaptureOutcome> {
   const grammar = await loadGrammar(id);
   const { Parser, Query } = await treeSitter();
-  return captureDefinitions({ Parser, Query }, grammar, text, timeoutMs);
+  return captureDefinitions({ Parser, Query }, grammar, text, timeoutMs, timing);
 }
