@@ -14,6 +14,7 @@ import {
   type FileRecord,
   type FileRow,
   LISTINGS_TABLE,
+  REF_INDEXES,
   type RefRow,
   SCHEMA,
   SCHEMA_VERSION,
@@ -96,7 +97,15 @@ export class GraphStore {
 
   #ensureSchema(workspace: string): void {
     const version = this.#schemaVersion();
-    if (version === SCHEMA_VERSION) return;
+    if (version === SCHEMA_VERSION) {
+      // A first index that stopped before building them again (see `suspendRefIndexes`).
+      try {
+        if (!this.#hasRefIndexes()) this.restoreRefIndexes();
+      } catch {
+        // Busy or read-only: searches stay right without them, and the next open tries again.
+      }
+      return;
+    }
     // Building the empty schema need not wait for the disk: a crash that loses it leaves a file
     // without the version row (or a corrupt one), which the next open rebuilds.
     this.#db.exec("PRAGMA synchronous = OFF");
@@ -190,6 +199,35 @@ export class GraphStore {
     }
     this.#filesCache.set(scope, byPath);
     return byPath;
+  }
+
+  /** Whether the refs table holds no row at all. */
+  refsEmpty(): boolean {
+    return this.#prepare("SELECT 1 FROM refs LIMIT 1").get() === undefined;
+  }
+
+  /**
+   * For a first index of a large tree: drops the refs indexes, built once at the end by
+   * `restoreRefIndexes` (or by the next open, after a crash); searches stay right meanwhile.
+   */
+  suspendRefIndexes(): void {
+    this.transaction(() => {
+      this.#db.exec("DROP INDEX IF EXISTS refs_by_name");
+      this.#db.exec("DROP INDEX IF EXISTS refs_by_file");
+    });
+  }
+
+  /** Builds the refs table's indexes when they are missing (see `suspendRefIndexes`). */
+  restoreRefIndexes(): void {
+    this.transaction(() => this.#db.exec(REF_INDEXES));
+  }
+
+  #hasRefIndexes(): boolean {
+    const row = this.#prepare(
+      `SELECT count(*) AS n FROM sqlite_master
+       WHERE type = 'index' AND name IN ('refs_by_name', 'refs_by_file')`,
+    ).get() as { n: number };
+    return row.n === 2;
   }
 
   /** Records a file and replaces its symbols and references (none for skipped or failed files). */
