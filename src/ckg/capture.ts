@@ -29,7 +29,8 @@ export interface LoadedGrammar {
  *
  * `data` holds, per match: the capture count, then per capture `CAPTURE_STRIDE` numbers:
  * capture name index (into `names`), start offset, end offset (UTF-16 code units of the text),
- * start row, start column, end row, end column (rows 0-based).
+ * start row, start column, end row, end column (rows 0-based; for `ref.*` and `error` captures
+ * the end row and column are the start's).
  */
 export interface CaptureResult {
   names: string[];
@@ -117,14 +118,18 @@ export function captureDefinitions(
     const indexOf = new Map<string, number>();
     const names = grammar.query.captureNames;
     names.forEach((name, i) => indexOf.set(name, i));
+    // A reference or an error region is read by its start and its offsets alone: its end row and
+    // column (one more call into the parser per capture) are given as its start's.
+    const startOnly = names.map((name) => name.startsWith("ref.") || name === "error");
     let at = 0;
     for (const match of matches) {
       data[at++] = match.captures.length;
       for (const capture of match.captures) {
         const node = capture.node;
         const start = node.startPosition;
-        const end = node.endPosition;
-        data[at++] = indexOf.get(capture.name) ?? -1;
+        const index = indexOf.get(capture.name) ?? -1;
+        const end = startOnly[index] ? start : node.endPosition;
+        data[at++] = index;
         data[at++] = node.startIndex;
         data[at++] = node.endIndex;
         data[at++] = start.row;
