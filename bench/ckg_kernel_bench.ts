@@ -435,11 +435,14 @@ export async function indexBreakdown(
   try {
     const store = GraphStore.open(`${dir}/graph.db`, root);
     const at = cpu();
+    // As a first index of a large tree stores: the refs indexes built at the end.
+    store.suspendRefIndexes();
     for (let i = 0; i < kept.length; i += 256) {
       store.transaction(() => {
         for (const args of kept.slice(i, i + 256)) store.putFile(...args);
       });
     }
+    store.restoreRefIndexes();
     phases.store = cpu() - at;
     store.close();
   } finally {
