@@ -10,6 +10,14 @@ import { type ExtractedSymbol, extractSymbols } from "./extract.ts";
 import { type ExtractedRef, extractRefs } from "./edges.ts";
 import type { GrammarId } from "./languages.ts";
 
+/**
+ * A conditional directive right before a line that opens a block: a function whose header has
+ * one variant per branch (`#ifdef X` header `#else` header `#endif` `{`) or whose body only one
+ * branch has. The parser reads such a header as a declaration and the body as a stray block, an
+ * error that stays inside what it reads as one definition, so only the branch parse finds it.
+ */
+const HEADER_SPLIT = /^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b.*\n[ \t]*\{/m;
+
 /** What a file holds, once recovered as far as it goes. */
 export interface Recovered {
   hasError: boolean;
@@ -33,7 +41,7 @@ export async function recoverDefinitions(
   parse: (texts: string[]) => Promise<CaptureOutcome[]>,
 ): Promise<Recovered> {
   const whole = extractSymbols(lang, text, first);
-  if (!needsDefinitionRecovery(first, whole, definitionCuts(text))) {
+  if (!HEADER_SPLIT.test(text) && !needsDefinitionRecovery(first, whole, definitionCuts(text))) {
     return { hasError: first.hasError, symbols: whole, refs: extractRefs(text, first, whole) };
   }
   let best = { text, result: first, symbols: whole };

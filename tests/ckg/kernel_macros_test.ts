@@ -37,6 +37,7 @@ struct rq {
 #ifdef CONFIG_SMP
 	struct root_domain *rd;
 #endif
+	struct ieee80211_hdr i3e __packed __aligned(2);
 };
 `;
 
@@ -80,7 +81,7 @@ for (const workers of [0, 2]) {
         const fields = db.prepare(
           "SELECT name FROM symbols WHERE kind = 'field' AND class_name = 'rq' ORDER BY name",
         ).all().map((row) => row.name);
-        assert.deepEqual(fields, ["nr_running", "rd"]);
+        assert.deepEqual(fields, ["i3e", "nr_running", "rd"]);
       } finally {
         db.close();
       }
@@ -89,3 +90,46 @@ for (const workers of [0, 2]) {
     }
   });
 }
+
+const SPLIT_HEADERS = `static bool
+rpcrdma_is_bcall(struct rpcrdma_xprt *r_xprt, struct rpcrdma_rep *rep)
+#if defined(CONFIG_SUNRPC_BACKCHANNEL)
+{
+	return r_xprt != NULL;
+}
+#else
+{
+	return false;
+}
+#endif
+
+#ifdef CONFIG_DLM_DEPRECATED_API
+static int set_lock_args(int mode, unsigned long timeout_cs)
+#else
+static int set_lock_args(int mode)
+#endif
+{
+	return mode;
+}
+
+int after_them(void) { return 1; }
+`;
+
+Deno.test("kernel C: a function whose header or body #ifdef splits is found", async () => {
+  await using ws = await tempDir();
+  await using cache = await tempDir("deft-ckg-cache-");
+  await writeTree(ws.path, { "rpc.c": SPLIT_HEADERS });
+  const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0 });
+  try {
+    await graph.refresh();
+    const lines = async (name: string) =>
+      (await graph.lookup("search_function", name)).matches.map((m) =>
+        `${m.symbol.startLine}-${m.symbol.endLine}`
+      );
+    assert.deepEqual(await lines("rpcrdma_is_bcall"), ["1-6"]);
+    assert.deepEqual(await lines("set_lock_args"), ["14-20"]);
+    assert.deepEqual(await lines("after_them"), ["22-22"]);
+  } finally {
+    graph.close();
+  }
+});

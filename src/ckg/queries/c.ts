@@ -101,6 +101,7 @@ const RESERVED_ATTRIBUTES = [
   "__noreturn",
   "__nosavedata",
   "__nostackprotector",
+  "__packed",
   "__page_aligned_bss",
   "__page_aligned_data",
   "__percpu",
