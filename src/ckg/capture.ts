@@ -75,9 +75,15 @@ export function captureDefinitions(
     grammar.parser.setLanguage(grammar.language);
   }
   const parser = grammar.parser;
-  // Blanked to spaces of the same length: every offset, row and column stays the text's.
+  // Blanked to spaces of the same length: every offset, row and column stays the text's. Not on
+  // a directive's line: `#define __aligned_x ____cacheline_aligned` left with no value would
+  // take the next line as its value.
   const parsed = grammar.macros
-    ? text.replace(grammar.macros, (macro) => " ".repeat(macro.length))
+    ? text.replace(grammar.macros, (macro: string, offset: number) => {
+      let at = text.lastIndexOf("\n", offset) + 1;
+      while (text[at] === " " || text[at] === "\t") at++;
+      return text[at] === "#" ? macro : " ".repeat(macro.length);
+    })
     : text;
   let tree;
   try {

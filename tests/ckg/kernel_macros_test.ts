@@ -133,3 +133,33 @@ Deno.test("kernel C: a function whose header or body #ifdef splits is found", as
     graph.close();
   }
 });
+
+/** drivers/net/ethernet/3com/typhoon.c: members aligned by a macro the file defines itself. */
+const SELF_MACRO = `#define __3xp_aligned	____cacheline_aligned
+struct typhoon_shared {
+	struct typhoon_interface	iface;
+	struct typhoon_indexes		indexes			__3xp_aligned;
+	struct tx_desc			txLo[TXLO_ENTRIES] 	__3xp_aligned;
+	u32				zeroWord;
+} __packed;
+
+struct rxbuff_ent {
+	struct sk_buff *skb;
+};
+`;
+
+Deno.test("kernel C: a struct whose members carry a file's own macro is still found", async () => {
+  await using ws = await tempDir();
+  await using cache = await tempDir("deft-ckg-cache-");
+  await writeTree(ws.path, { "typhoon.c": SELF_MACRO });
+  const graph = CodeGraph.open(ws.path, { ckgDir: cache.path, workers: 0 });
+  try {
+    await graph.refresh();
+    const found = (await graph.lookup("search_class", "typhoon_shared")).matches.map((m) =>
+      `${m.symbol.name} ${m.symbol.startLine}-${m.symbol.endLine}`
+    );
+    assert.deepEqual(found, ["typhoon_shared 2-7"]);
+  } finally {
+    graph.close();
+  }
+});
