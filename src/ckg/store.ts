@@ -21,6 +21,7 @@ import {
   SYMBOL_COLUMNS,
   type SymbolRow,
 } from "./store_schema.ts";
+import { writeFile } from "./store_write.ts";
 
 export type { FileRecord, FileRow, FileStatus, RefRow, SymbolRow } from "./store_schema.ts";
 
@@ -236,97 +237,7 @@ export class GraphStore {
     symbols: readonly ExtractedSymbol[],
     refs: readonly ExtractedRef[] = [],
   ): void {
-    this.transaction(() => {
-      const existing = this.#prepare("SELECT id FROM files WHERE path = ?").get(record.path) as
-        | { id: number }
-        | undefined;
-      let fileId: number;
-      if (existing) {
-        fileId = existing.id;
-        this.#prepare("DELETE FROM symbols WHERE file_id = ?").run(fileId);
-        this.#prepare("DELETE FROM refs WHERE file_id = ?").run(fileId);
-        this.#prepare(
-          `UPDATE files SET language = ?, size = ?, mtime_ms = ?, hash = ?, status = ?, note = ?,
-           symbols = ?, has_errors = ?, racy = ? WHERE id = ?`,
-        ).run(
-          record.language,
-          record.size,
-          record.mtimeMs,
-          record.hash,
-          record.status,
-          record.note,
-          symbols.length,
-          record.hasErrors ? 1 : 0,
-          record.racy ? 1 : 0,
-          fileId,
-        );
-      } else {
-        fileId = Number(
-          this.#prepare(
-            `INSERT INTO files (path, language, size, mtime_ms, hash, status, note, symbols,
-             has_errors, racy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          ).run(
-            record.path,
-            record.language,
-            record.size,
-            record.mtimeMs,
-            record.hash,
-            record.status,
-            record.note,
-            symbols.length,
-            record.hasErrors ? 1 : 0,
-            record.racy ? 1 : 0,
-          ).lastInsertRowid,
-        );
-      }
-      const insert = this.#prepare(
-        `INSERT INTO symbols (file_id, kind, subkind, name, class_name, parent_function, parent_id,
-         start_line, end_line, start_offset, end_offset, signature)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      const ids: number[] = [];
-      for (const s of symbols) {
-        const parentId = s.parent >= 0 ? ids[s.parent] ?? null : null;
-        ids.push(Number(
-          insert.run(
-            fileId,
-            s.kind,
-            s.subkind,
-            s.name,
-            s.className,
-            s.parentFunction,
-            parentId,
-            s.startLine,
-            s.endLine,
-            s.startOffset,
-            s.endOffset,
-            s.signature,
-          ).lastInsertRowid,
-        ));
-      }
-      const insertRef = this.#prepare(
-        `INSERT INTO refs (file_id, kind, name, derived, line, col, start_offset, end_offset,
-         symbol_id, anon_start, anon_end, anon_start_line, anon_end_line)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      for (const r of refs) {
-        insertRef.run(
-          fileId,
-          r.kind,
-          r.name,
-          r.derived,
-          r.line,
-          r.column,
-          r.startOffset,
-          r.endOffset,
-          r.enclosing >= 0 ? ids[r.enclosing] ?? null : null,
-          r.anonymous?.startOffset ?? null,
-          r.anonymous?.endOffset ?? null,
-          r.anonymous?.startLine ?? null,
-          r.anonymous?.endLine ?? null,
-        );
-      }
-    });
+    this.transaction(() => writeFile((sql) => this.#prepare(sql), record, symbols, refs));
   }
 
   /** References of `kinds` to exactly `name` under `scope`, in path and position order. */
