@@ -111,7 +111,7 @@ export function extractSymbols(
     const { node } = item.def;
     while (stack.length > 0 && stack[stack.length - 1].def.node.end <= node.start) stack.pop();
     const container = stack.length > 0 ? stack[stack.length - 1] : undefined;
-    const symbol = toSymbol(text, item, container);
+    const symbol = toSymbol(lang, text, item, container);
     if (symbol) {
       item.out = symbols.length;
       symbols.push(symbol);
@@ -260,6 +260,7 @@ function resolveName(lang: GrammarId, text: string, def: Def): Resolved | undefi
 }
 
 function toSymbol(
+  lang: GrammarId,
   text: string,
   item: Resolved,
   container: Resolved | undefined,
@@ -296,7 +297,14 @@ function toSymbol(
       className = item.ownClass ?? container.name;
       break;
   }
-  const shown = def.outer ?? def.node;
+  let shown = def.outer ?? def.node;
+  let signatureStart = def.node.start;
+  if (
+    (lang === "c" || lang === "cpp") && (kind === "function" || kind === "method") && !def.outer
+  ) {
+    shown = withLeadingMacros(text, shown);
+    signatureStart = shown.start;
+  }
   const startLine = shown.startRow + 1;
   const endLine = shown.endCol === 0 && shown.endRow > shown.startRow
     ? shown.endRow
@@ -312,16 +320,31 @@ function toSymbol(
     endLine,
     startOffset: shown.start,
     endOffset: shown.end,
-    signature: signatureOf(text, def, kind),
+    signature: signatureOf(text, def, kind, signatureStart),
   };
 }
 
-function signatureOf(text: string, def: Def, kind: SymbolKind): string {
+/**
+ * A C function's range widened to the start of its first line when only words precede it there:
+ * attribute macros the parser saw blanked (`asmlinkage __visible void f(void)`, see
+ * `LanguageSpec.macros`), so the body and signature shown are the file's own.
+ */
+function withLeadingMacros(text: string, range: Range): Range {
+  const lineStart = text.lastIndexOf("\n", range.start - 1) + 1;
+  if (lineStart === range.start) return range;
+  const before = text.slice(lineStart, range.start);
+  const words = /^[ \t]*((?:[A-Za-z_]\w*(?:\([^()]*\))?[ \t]+)+)$/.exec(before);
+  if (!words) return range;
+  const start = range.start - words[1].length;
+  return { ...range, start, startCol: range.startCol - words[1].length };
+}
+
+function signatureOf(text: string, def: Def, kind: SymbolKind, start = def.node.start): string {
   const { node, body } = def;
   const headerEnd = kind !== "field" && body && body.start > node.start && body.start <= node.end
     ? body.start
     : node.end;
-  let header = text.slice(node.start, Math.min(headerEnd, node.start + SIGNATURE_LIMIT * 4));
+  let header = text.slice(start, Math.min(headerEnd, start + SIGNATURE_LIMIT * 4));
   header = header.replace(/\s+/g, " ").trim().replace(/\s*(?:\{|:|=>|=|;|,)$/, "").trim();
   return header.length > SIGNATURE_LIMIT ? `${header.slice(0, SIGNATURE_LIMIT - 1)}…` : header;
 }

@@ -3,7 +3,7 @@
  * which definitions query runs over them. Pure data and string matching; nothing here loads a
  * grammar.
  */
-import { C_QUERY } from "./queries/c.ts";
+import { C_MACROS, C_QUERY } from "./queries/c.ts";
 import { CPP_QUERY } from "./queries/cpp.ts";
 import { GO_QUERY } from "./queries/go.ts";
 import { JAVA_QUERY } from "./queries/java.ts";
@@ -44,14 +44,19 @@ export interface LanguageSpec {
   family: string;
   /** The tree-sitter query whose captures name the definitions and references (see `extract.ts`). */
   query: string;
+  /**
+   * The source of a regular expression (flags `g`) matching macros the parser should see blanked,
+   * such as C's attribute macros (see `queries/c.ts`).
+   */
+  macros?: string;
 }
 
 /** Every supported grammar. */
 export const LANGUAGES: Readonly<Record<GrammarId, LanguageSpec>> = {
   python: { id: "python", family: "python", query: PYTHON_QUERY + PYTHON_REFS },
   java: { id: "java", family: "java", query: JAVA_QUERY + JAVA_REFS },
-  c: { id: "c", family: "c", query: C_QUERY + C_REFS },
-  cpp: { id: "cpp", family: "c", query: CPP_QUERY + CPP_REFS },
+  c: { id: "c", family: "c", query: C_QUERY + C_REFS, macros: C_MACROS },
+  cpp: { id: "cpp", family: "c", query: CPP_QUERY + CPP_REFS, macros: C_MACROS },
   javascript: { id: "javascript", family: "js", query: JAVASCRIPT_QUERY + JAVASCRIPT_REFS },
   typescript: { id: "typescript", family: "js", query: TYPESCRIPT_QUERY + TYPESCRIPT_REFS },
   tsx: { id: "tsx", family: "js", query: TYPESCRIPT_QUERY + TYPESCRIPT_REFS },

@@ -6,10 +6,5 @@
 export { extractSymbols } from "./extract.ts";
 export { extractRefs } from "./edges.ts";
 export { InProcessParsing, WorkerPool } from "./worker_pool.ts";
-export {
-  captureByDefinition,
-  definitionCuts,
-  needsDefinitionRecovery,
-  oneBranchOnly,
-} from "./preproc.ts";
+export { recoverDefinitions } from "./preproc.ts";
 export { captureInProcess } from "./runtime.ts";

@@ -6,7 +6,83 @@
  */
 
 import { CAPTURE_STRIDE, type CaptureOutcome, type CaptureResult } from "./capture.ts";
-import type { ExtractedSymbol } from "./extract.ts";
+import { type ExtractedSymbol, extractSymbols } from "./extract.ts";
+import { type ExtractedRef, extractRefs } from "./edges.ts";
+import type { GrammarId } from "./languages.ts";
+
+/**
+ * A conditional directive right before a line that opens a block: a function whose header has
+ * one variant per branch (`#ifdef X` header `#else` header `#endif` `{`) or whose body only one
+ * branch has. The parser reads such a header as a declaration and the body as a stray block, an
+ * error that stays inside what it reads as one definition, so only the branch parse finds it.
+ */
+const HEADER_SPLIT = /^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b.*\n[ \t]*\{/m;
+
+/** What a file holds, once recovered as far as it goes. */
+export interface Recovered {
+  hasError: boolean;
+  symbols: ExtractedSymbol[];
+  refs: ExtractedRef[];
+}
+
+/**
+ * The symbols and references of a C or C++ file whose first parse (`first`) has syntax errors.
+ * When no error region and no function or class of that parse runs across a top-level cut, the
+ * errors stay inside the definitions they are in (a loop macro before a block, a cast macro in
+ * an expression) and the first parse is kept as it is: parsing again could not find more.
+ * Otherwise the file is parsed again keeping one branch of each preprocessor conditional, then,
+ * if errors remain, one top-level definition at a time; the parse that yields the most
+ * definitions is kept. `parse` parses a batch of texts.
+ */
+export async function recoverDefinitions(
+  lang: GrammarId,
+  text: string,
+  first: CaptureResult,
+  parse: (texts: string[]) => Promise<CaptureOutcome[]>,
+): Promise<Recovered> {
+  const whole = extractSymbols(lang, text, first);
+  if (!HEADER_SPLIT.test(text) && !needsDefinitionRecovery(first, whole, definitionCuts(text))) {
+    return { hasError: first.hasError, symbols: whole, refs: extractRefs(text, first, whole) };
+  }
+  let best = { text, result: first, symbols: whole };
+  const branch = oneBranchOnly(text);
+  if (branch !== undefined) {
+    const [again] = await parse([branch]).catch(() => [undefined]);
+    if (again?.ok) {
+      const after = extractSymbols(lang, branch, again.result);
+      if (!again.result.hasError || after.length > whole.length) {
+        best = { text: branch, result: again.result, symbols: after };
+      }
+    }
+  }
+  if (best.result.hasError) {
+    const cuts = definitionCuts(best.text);
+    const pieces = needsDefinitionRecovery(best.result, best.symbols, cuts)
+      ? await captureByDefinition(best.text, cuts, parse).catch(() => undefined)
+      : undefined;
+    if (pieces?.ok) {
+      const after = extractSymbols(lang, best.text, pieces.result);
+      if (after.length >= best.symbols.length) {
+        best = { text: best.text, result: pieces.result, symbols: after };
+      }
+    }
+  }
+  const hasError = best.result.hasError;
+  if (best.text === text) {
+    return { hasError, symbols: best.symbols, refs: extractRefs(text, best.result, best.symbols) };
+  }
+  // Definitions only the other branches hold (`#else` variants with other names) stay too.
+  const names = new Set(best.symbols.map((symbol) => symbol.name));
+  const parents = new Set(whole.map((symbol) => symbol.parent));
+  const extra = whole.filter((symbol, index) =>
+    symbol.parent < 0 && !parents.has(index) && !names.has(symbol.name)
+  );
+  return {
+    hasError,
+    symbols: [...best.symbols, ...extra],
+    refs: extractRefs(best.text, best.result, best.symbols),
+  };
+}
 
 const DIRECTIVE = /^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)$/;
 

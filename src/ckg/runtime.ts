@@ -4,7 +4,12 @@
  * so a search that finds nothing to re-parse never loads it.
  */
 import type * as TreeSitter from "web-tree-sitter";
-import { captureDefinitions, type CaptureOutcome, type LoadedGrammar } from "./capture.ts";
+import {
+  captureDefinitions,
+  type CaptureOutcome,
+  type CaptureTiming,
+  type LoadedGrammar,
+} from "./capture.ts";
 import { grammarModule, libraryUrl, runtimeModule, runtimeOptions } from "./grammars.ts";
 import { type GrammarId, LANGUAGES } from "./languages.ts";
 
@@ -31,7 +36,12 @@ export function loadGrammar(id: GrammarId): Promise<LoadedGrammar> {
     loaded = (async () => {
       const { Language, Query } = await treeSitter();
       const language = Language.loadSync(await grammarModule(id));
-      return { language, query: new Query(language, LANGUAGES[id].query) };
+      const { query, macros } = LANGUAGES[id];
+      return {
+        language,
+        query: new Query(language, query),
+        macros: macros === undefined ? undefined : new RegExp(macros, "g"),
+      };
     })();
     // A failed load must not poison later attempts.
     loaded.catch(() => grammars.delete(id));
@@ -45,8 +55,9 @@ export async function captureInProcess(
   id: GrammarId,
   text: string,
   timeoutMs: number,
+  timing?: CaptureTiming,
 ): Promise<CaptureOutcome> {
   const grammar = await loadGrammar(id);
   const { Parser, Query } = await treeSitter();
-  return captureDefinitions({ Parser, Query }, grammar, text, timeoutMs);
+  return captureDefinitions({ Parser, Query }, grammar, text, timeoutMs, timing);
 }

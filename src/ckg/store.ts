@@ -16,12 +16,14 @@ import {
   type FileRecord,
   type FileRow,
   LISTINGS_TABLE,
+  REF_INDEXES,
   type RefRow,
   SCHEMA,
   SCHEMA_VERSION,
   SYMBOL_COLUMNS,
   type SymbolRow,
 } from "./store_schema.ts";
+import { writeFile } from "./store_write.ts";
 
 export type { FileRecord, FileRow, FileStatus, RefRow, SymbolRow } from "./store_schema.ts";
 
@@ -98,7 +100,15 @@ export class GraphStore {
 
   #ensureSchema(workspace: string): void {
     const version = this.#schemaVersion();
-    if (version === SCHEMA_VERSION) return;
+    if (version === SCHEMA_VERSION) {
+      // A first index that stopped before building them again (see `suspendRefIndexes`).
+      try {
+        if (!this.#hasRefIndexes()) this.restoreRefIndexes();
+      } catch {
+        // Busy or read-only: searches stay right without them, and the next open tries again.
+      }
+      return;
+    }
     // Building the empty schema need not wait for the disk: a crash that loses it leaves a file
     // without the version row (or a corrupt one), which the next open rebuilds.
     this.#db.exec("PRAGMA synchronous = OFF");
@@ -194,103 +204,42 @@ export class GraphStore {
     return byPath;
   }
 
+  /** Whether the refs table holds no row at all. */
+  refsEmpty(): boolean {
+    return this.#prepare("SELECT 1 FROM refs LIMIT 1").get() === undefined;
+  }
+
+  /**
+   * For a first index of a large tree: drops the refs indexes, built once at the end by
+   * `restoreRefIndexes` (or by the next open, after a crash); searches stay right meanwhile.
+   */
+  suspendRefIndexes(): void {
+    this.transaction(() => {
+      this.#db.exec("DROP INDEX IF EXISTS refs_by_name");
+      this.#db.exec("DROP INDEX IF EXISTS refs_by_file");
+    });
+  }
+
+  /** Builds the refs table's indexes when they are missing (see `suspendRefIndexes`). */
+  restoreRefIndexes(): void {
+    this.transaction(() => this.#db.exec(REF_INDEXES));
+  }
+
+  #hasRefIndexes(): boolean {
+    const row = this.#prepare(
+      `SELECT count(*) AS n FROM sqlite_master
+       WHERE type = 'index' AND name IN ('refs_by_name', 'refs_by_file')`,
+    ).get() as { n: number };
+    return row.n === 2;
+  }
+
   /** Records a file and replaces its symbols and references (none for skipped or failed files). */
   putFile(
     record: FileRecord,
     symbols: readonly ExtractedSymbol[],
     refs: readonly ExtractedRef[] = [],
   ): void {
-    this.transaction(() => {
-      const existing = this.#prepare("SELECT id FROM files WHERE path = ?").get(record.path) as
-        | { id: number }
-        | undefined;
-      let fileId: number;
-      if (existing) {
-        fileId = existing.id;
-        this.#prepare("DELETE FROM symbols WHERE file_id = ?").run(fileId);
-        this.#prepare("DELETE FROM refs WHERE file_id = ?").run(fileId);
-        this.#prepare(
-          `UPDATE files SET language = ?, size = ?, mtime_ms = ?, hash = ?, status = ?, note = ?,
-           symbols = ?, has_errors = ?, racy = ? WHERE id = ?`,
-        ).run(
-          record.language,
-          record.size,
-          record.mtimeMs,
-          record.hash,
-          record.status,
-          record.note,
-          symbols.length,
-          record.hasErrors ? 1 : 0,
-          record.racy ? 1 : 0,
-          fileId,
-        );
-      } else {
-        fileId = Number(
-          this.#prepare(
-            `INSERT INTO files (path, language, size, mtime_ms, hash, status, note, symbols,
-             has_errors, racy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          ).run(
-            record.path,
-            record.language,
-            record.size,
-            record.mtimeMs,
-            record.hash,
-            record.status,
-            record.note,
-            symbols.length,
-            record.hasErrors ? 1 : 0,
-            record.racy ? 1 : 0,
-          ).lastInsertRowid,
-        );
-      }
-      const insert = this.#prepare(
-        `INSERT INTO symbols (file_id, kind, subkind, name, class_name, parent_function, parent_id,
-         start_line, end_line, start_offset, end_offset, signature)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      const ids: number[] = [];
-      for (const s of symbols) {
-        const parentId = s.parent >= 0 ? ids[s.parent] ?? null : null;
-        ids.push(Number(
-          insert.run(
-            fileId,
-            s.kind,
-            s.subkind,
-            s.name,
-            s.className,
-            s.parentFunction,
-            parentId,
-            s.startLine,
-            s.endLine,
-            s.startOffset,
-            s.endOffset,
-            s.signature,
-          ).lastInsertRowid,
-        ));
-      }
-      const insertRef = this.#prepare(
-        `INSERT INTO refs (file_id, kind, name, derived, line, col, start_offset, end_offset,
-         symbol_id, anon_start, anon_end, anon_start_line, anon_end_line)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      for (const r of refs) {
-        insertRef.run(
-          fileId,
-          r.kind,
-          r.name,
-          r.derived,
-          r.line,
-          r.column,
-          r.startOffset,
-          r.endOffset,
-          r.enclosing >= 0 ? ids[r.enclosing] ?? null : null,
-          r.anonymous?.startOffset ?? null,
-          r.anonymous?.endOffset ?? null,
-          r.anonymous?.startLine ?? null,
-          r.anonymous?.endLine ?? null,
-        );
-      }
-    });
+    this.transaction(() => writeFile((sql) => this.#prepare(sql), record, symbols, refs));
   }
 
   /** References of `kinds` to exactly `name` under `scope`, in path and position order. */

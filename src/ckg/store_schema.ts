@@ -68,6 +68,13 @@ export const LISTINGS_TABLE = `CREATE TABLE IF NOT EXISTS listings (
   entries TEXT NOT NULL
 )`;
 
+/**
+ * The indexes of the refs table, which a first index of a large tree builds once at the end
+ * instead of row by row (see `GraphStore.suspendRefIndexes`).
+ */
+export const REF_INDEXES = `CREATE INDEX IF NOT EXISTS refs_by_name ON refs(name, kind);
+CREATE INDEX IF NOT EXISTS refs_by_file ON refs(file_id);`;
+
 export const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
@@ -117,8 +124,7 @@ CREATE TABLE refs (
   anon_start_line INTEGER,
   anon_end_line INTEGER
 );
-CREATE INDEX refs_by_name ON refs(name, kind);
-CREATE INDEX refs_by_file ON refs(file_id);
+${REF_INDEXES}
 ${LISTINGS_TABLE};
 `;
 

@@ -122,6 +122,7 @@ export class WorkerPool implements Parsing {
         id,
         module: await grammarModule(id),
         query: LANGUAGES[id].query,
+        macros: LANGUAGES[id].macros,
       })),
     );
     const slots: WorkerSlot[] = [];
@@ -255,7 +256,7 @@ type WorkerReply =
 function initialise(
   worker: Worker,
   runtime: WebAssembly.Module,
-  grammars: { id: GrammarId; module: WebAssembly.Module; query: string }[],
+  grammars: { id: GrammarId; module: WebAssembly.Module; query: string; macros?: string }[],
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
@@ -315,7 +316,11 @@ function parserWorker(libraryUrl: string, capture: typeof captureDefinitions): v
         });
         for (const grammar of message.grammars) {
           const language = api.Language.loadSync(grammar.module);
-          grammars.set(grammar.id, { language, query: new api.Query(language, grammar.query) });
+          grammars.set(grammar.id, {
+            language,
+            query: new api.Query(language, grammar.query),
+            macros: grammar.macros === undefined ? undefined : new RegExp(grammar.macros, "g"),
+          });
         }
       })();
       ready.then(
