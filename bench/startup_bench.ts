@@ -5,7 +5,8 @@
  *
  * Deno pays for every byte of a main module before running it, even bytes in a comment, and the
  * bundle must carry the grammars and SDKs. So the run also times the bundle's floor: the same
- * hello-world padded with a comment to the bundle's size.
+ * hello-world padded with a comment to the bundle's size. `DEFT_BENCH_OTHER_BUNDLE=PATH` adds
+ * another bundle (say, one built before a change) to the same interleaved runs.
  *
  * And `deft interactive` from launch to its `deft> ` prompt on a real pseudo-terminal (python3's
  * pty module, as tests/helpers/pty_drive.py drives it), in a small git repository, against `deft
@@ -198,6 +199,12 @@ export default async function startupBench(): Promise<void> {
       cases["hello-world padded to the bundle's size"] = ["run", ...flags, padded];
       cases["bundle tool task_done"] = ["run", ...flags, bundle, "tool", "task_done", "{}"];
       cases["bundle tools --json"] = ["run", ...flags, bundle, "tools", "--json"];
+    }
+    // Another build to set beside this one in the same run (an older bundle, before a change).
+    const other = Deno.env.get("DEFT_BENCH_OTHER_BUNDLE");
+    if (other) {
+      cases["other bundle tool task_done"] = ["run", ...flags, other, "tool", "task_done", "{}"];
+      cases["other bundle tools --json"] = ["run", ...flags, other, "tools", "--json"];
     }
     const place = await promptPlace(tmp);
     // No model is asked before the prompt: the address is never called.

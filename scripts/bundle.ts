@@ -8,7 +8,8 @@
  * chunks; each chunk is compressed (brotli) into a comment at the end of the file; a small
  * launcher (`bundle_loader.ts`) inflates only the chunks a command imports. Raw imports (grammar
  * bytes, library text) are stored as their values; grammars unpacked, since brotli packs them
- * tighter than their gzip.
+ * tighter than their gzip. Each code chunk becomes the body of an async function that the
+ * launcher runs, not a module: see `asFunctionBody` for why.
  *
  * In the chunks, `import.meta.url` becomes the bundle file's URL and `import.meta.main` whether
  * the bundle is the main module, so Deft still finds its worker entry and knows it was started.
@@ -116,10 +117,95 @@ async function readChunk(dir: string, name: string, all: ReadonlySet<string>): P
   code = code.replaceAll("import.meta.url", "globalThis.__deftLauncher")
     .replaceAll("import.meta.main", "globalThis.__deftMain");
   if (/import\.meta\b/.test(code)) throw new Error(`${name} uses import.meta in a way not handled`);
+  if (LAZY_ESM_INIT.test(code)) {
+    throw new Error(
+      `${name}: esbuild's lazy module init, whose exports change after the chunk ran`,
+    );
+  }
+  code = asFunctionBody(name, code);
   if (code.length <= INLINE_BYTES) {
     return { name, kind: 3, data: new Uint8Array(0), source: code, deps: [...deps] };
   }
   return { name, kind: 0, data: compress(new TextEncoder().encode(code)), deps: [...deps] };
+}
+
+/**
+ * One import statement of a chunk, as esbuild writes them (minified; mostly first, but an
+ * external one may come after code): `import"./a.js"`, `import{a as b,c}from"./a.js"`, `import*as x from"node:fs"`,
+ * `import x,{a}from"node:fs"`.
+ */
+const IMPORT_STATEMENT =
+  /(?<=^|[;}])\s*import\s*(?:([\w$]+)\s*(?:,\s*)?)?(?:\*\s*as\s+([\w$]+)\s*|\{([^}"]*)\}\s*)?(?:from\s*)?"([^"]+)"\s*;?/g;
+/**
+ * esbuild's `__esm` helper (`fn && (res = fn(fn = 0)), res`, minified), for a module that another
+ * one `require`s: its exports are assigned when it is first required, after the chunk ran, which
+ * the imports read once (see `asFunctionBody`) would miss.
+ */
+const LAZY_ESM_INIT = /\(([\w$]+)=0\)\),[\w$]+\}/;
+/** The chunk's exports, as esbuild writes them at its end (before a license comment, if any). */
+const EXPORT_LIST = /export\s*\{([^}"]*)\}\s*;?\s*(\/\*(?:[^*]|\*(?!\/))*\*\/\s*)?$/;
+const EXPORT_DEFAULT = /export\s+default\s+([^;]*);?\s*(\/\*(?:[^*]|\*(?!\/))*\*\/\s*)?$/;
+
+/**
+ * A code chunk (an ES module) rewritten as the body of an async function, which the launcher
+ * runs with `new AsyncFunction` instead of importing it. Deno analyses and compiles a module from
+ * a Blob URL afresh on every start and stores both in its caches under that URL, never to be
+ * found again (a new URL each start): about 0.5 ms a module, 50 to 150 modules a command, and a
+ * thousand database pages written each start. A function body costs only its compile.
+ *
+ * Each import becomes an awaited `__deftRequire` (the chunk, run once, in import order) or
+ * `import()` (Deno's own `node:` modules), hoisted to the start as ES imports are; the exports
+ * become getters on the returned object. An importing chunk reads the imported values once, when
+ * it starts: every chunk it imports has run to its end by then (the chunks form no cycle), so
+ * this differs from an ES import only for an export assigned later by a function, which esbuild
+ * writes for a `require`d module (`LAZY_ESM_INIT`, refused) and Deft's code never does (no
+ * `export let`). esbuild writes the exports last, imports as statements of their own; anything
+ * else fails the build.
+ */
+function asFunctionBody(name: string, code: string): string {
+  const lines: string[] = ['"use strict";'];
+  let n = 0;
+  // ES imports are hoisted: run before the chunk's first statement, wherever they are written.
+  let body = code.replace(IMPORT_STATEMENT, (_, def, star, named, spec: string) => {
+    const local = spec.startsWith("./");
+    const from = local
+      ? `await __deftRequire(${JSON.stringify(spec.slice(2))})`
+      : `await import(${JSON.stringify(spec)})`;
+    const id = `__deftDep${n++}`;
+    lines.push(`const ${id}=${from};`);
+    if (def) lines.push(`const ${def}=${id}.default;`);
+    if (star) lines.push(`const ${star}=${id};`);
+    if (named !== undefined && named.trim() !== "") {
+      const parts = (named as string).split(",").map((part) => part.trim()).filter((p) => p);
+      const fields = parts.map((part) => {
+        const alias = /^([\w$]+)(?:\s+as\s+([\w$]+))?$/.exec(part);
+        if (!alias) throw new Error(`${name}: an import it names as ${part} is not handled`);
+        return alias[2] ? `${alias[1]}:${alias[2]}` : alias[1];
+      });
+      lines.push(`const{${fields.join(",")}}=${id};`);
+    }
+    return "";
+  });
+  const exports: string[] = [];
+  const list = EXPORT_LIST.exec(body);
+  const fallback = list ? undefined : EXPORT_DEFAULT.exec(body);
+  if (list) {
+    body = body.slice(0, list.index) + (list[2] ?? "");
+    for (const part of list[1].split(",").map((p) => p.trim()).filter((p) => p)) {
+      const alias = /^([\w$]+)(?:\s+as\s+([\w$]+))?$/.exec(part);
+      if (!alias) throw new Error(`${name}: an export it names as ${part} is not handled`);
+      exports.push(`get ${alias[2] ?? alias[1]}(){return ${alias[1]}}`);
+    }
+  } else if (fallback) {
+    body = `${body.slice(0, fallback.index)}const __deftDefault=(${fallback[1]});` +
+      (fallback[2] ?? "");
+    exports.push("get default(){return __deftDefault}");
+  }
+  if (/(?:^|[;}])\s*(?:import\s*[\w${*"]|export\s*[\w{*])/.test(body)) {
+    throw new Error(`${name}: an import or export statement where the bundler does not expect one`);
+  }
+  lines.push(body, `\nreturn{__proto__:null,${exports.join(",")}};`);
+  return lines.join("");
 }
 
 function compress(data: Uint8Array): Uint8Array {

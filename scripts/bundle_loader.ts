@@ -4,9 +4,9 @@
  *
  * Small modules (the ones every command needs) are inline source. The rest sit compressed in a
  * comment at the end of the file: a comment costs Deno far less at start-up than the same bytes
- * as code or as a string, and nothing is read or decompressed until it is imported. Each module
- * a command needs becomes a Blob URL, its imports of other modules rewritten to their
- * URLs. Raw imports (grammar bytes, library text) come back as values without becoming modules.
+ * as code or as a string, and nothing is read or decompressed until it is imported. Each chunk
+ * a command needs runs once as the body of an async function, given the loader for its imports
+ * (bundle.ts `asFunctionBody`). Raw imports (grammar bytes, library text) come back as values.
  */
 
 /**
@@ -29,7 +29,6 @@ export function launch(
   scope.__deftMain = isMain;
   let file: Deno.FsFile | undefined;
   let payloadStart = 0;
-  const urls = new Map<string, Promise<string>>();
   const decoder = new TextDecoder();
 
   /** Reads `length` bytes at `offset` of the payload; the file is opened (and checked) once. */
@@ -84,31 +83,33 @@ export function launch(
     return new Uint8Array(await new Response(stream).arrayBuffer());
   };
 
-  /** The Blob URL to import chunk `name` from, its own imports pointing at Blob URLs too. */
-  const urlOf = (name: string): Promise<string> => {
-    let url = urls.get(name);
-    if (!url) {
-      url = (async () => {
+  /** Chunks run or running, each once: its exports when done. */
+  const modules = new Map<string, Promise<unknown>>();
+  const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (
+    ...args: string[]
+  ) => (require: (name: string) => Promise<unknown>) => Promise<unknown>;
+
+  /**
+   * Runs chunk `name`: its source (see `asFunctionBody` in bundle.ts) is the body of an async
+   * function that takes `load` for its imports and returns its exports. Not a module from a Blob
+   * URL: Deno would analyse and compile each afresh on every run, and write both to its caches
+   * under a URL never used again.
+   */
+  const load = (name: string): Promise<unknown> => {
+    let done = modules.get(name);
+    if (!done) {
+      done = (async () => {
         const entry = index[name];
         if (!entry) throw new Error(`the bundle has no module ${name}`);
-        let source = entry[0] === 3 ? entry[1] : decoder.decode(await inflate(name));
-        const deps = await Promise.all(entry[3].map(urlOf));
-        entry[3].forEach((dep, i) => {
-          source = source.replaceAll(`"./${dep}"`, JSON.stringify(deps[i]));
-        });
-        // Not data: URLs: Deno keys its code cache by URL, so each run would rewrite the source.
-        return URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+        if (entry[0] === 1) return { default: await inflate(name) };
+        if (entry[0] === 2) return { default: decoder.decode(await inflate(name)) };
+        const source = entry[0] === 3 ? entry[1] : decoder.decode(await inflate(name));
+        const run = new AsyncFunction("__deftRequire", `${source}\n//# sourceURL=deft/${name}`);
+        return await run(load);
       })();
-      urls.set(name, url);
+      modules.set(name, done);
     }
-    return url;
-  };
-
-  const load = async (name: string): Promise<unknown> => {
-    const kind = index[name]?.[0];
-    if (kind === 1) return { default: await inflate(name) };
-    if (kind === 2) return { default: decoder.decode(await inflate(name)) };
-    return await import(await urlOf(name));
+    return done;
   };
   scope.__deftImport = load;
   return load("main.js");

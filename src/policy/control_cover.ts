@@ -11,6 +11,7 @@ import { shownByWorkspace } from "./bwrap_args.ts";
 import { isBelow } from "./mount_view.ts";
 import { SandboxUnavailableError } from "./sandbox_options.ts";
 import { dirname, join, relative, resolve } from "./paths.ts";
+import { readEnv } from "../env.ts";
 
 /**
  * The entries right below a writable workspace that hold the protected places
@@ -257,4 +258,53 @@ export function writableThroughWorkspace(workspace: string, path: string): boole
   if (!shownByWorkspace(workspace, path) || controlFolderHolding(workspace)) return false;
   const p = resolve(path);
   return !controlEntries(workspace).some((entry) => p === entry || isBelow(entry, p));
+}
+
+/**
+ * Why a write to `path` failed with "read-only file system" when the path is, lies in, or lies
+ * beside one of the protected places under the entry the sandbox covers; undefined when no
+ * protected place explains it. `shown` is the path as the caller named it. The one wording of
+ * that refusal: which path, that Deft keeps it read-only and why, and what the user can do.
+ */
+export function protectedWriteRefusal(path: string, shown: string = path): string | undefined {
+  const p = resolve(path);
+  const home = homeOf();
+  const deft = new Set(withRealPaths(deftControlPlaces()).map((place) => resolve(place.path)));
+  const places = withRealPaths(protectedPlaces());
+  const tilde = (at: string) =>
+    home && isBelow(home, at) && at !== home ? `~${at.slice(home.length)}` : at;
+  const held = places.find((place) => isBelow(resolve(place.path), p));
+  let where: string;
+  let place: ControlPlace;
+  let kept: string;
+  if (held) {
+    place = held;
+    const at = resolve(held.path);
+    kept = at === p ? "it" : tilde(at);
+    where = at === p ? `is ${held.what}` : `lies in ${kept}, ${held.what}`;
+  } else {
+    // The cover is the entry right below the workspace: the nearest folder holding a place.
+    let entry: string | undefined;
+    let inside: ControlPlace | undefined;
+    for (let dir = dirname(p); !inside && dir !== "/" && dir !== home; dir = dirname(dir)) {
+      inside = places.find((candidate) => isBelow(dir, resolve(candidate.path)));
+      entry = dir;
+    }
+    if (!inside || !entry) return undefined;
+    place = inside;
+    kept = tilde(entry);
+    where = `lies in ${kept}, which holds ${tilde(resolve(inside.path))}, ${inside.what}`;
+  }
+  const next = deft.has(resolve(place.path))
+    ? "what the next Deft runs is kept there"
+    : "your next login, shell, git or ssh acts on it";
+  return `${shown} ${where}. Deft keeps ${kept} read-only to the model when the workspace holds ` +
+    `it, because ${next} (docs/sandbox.md, "What Deft runs next stays out of reach"). Nothing ` +
+    `was written. Make this change yourself outside Deft if it is wanted, or give the task a ` +
+    `narrower workspace (-w DIR) that does not hold it.`;
+}
+
+function homeOf(): string | undefined {
+  const home = readEnv("HOME")?.replace(/\/+$/, "");
+  return home && home.startsWith("/") ? home : undefined;
 }

@@ -8,6 +8,7 @@ import { dirname, isAbsolute } from "node:path";
 import { fail, ok, Tool, type ToolContext, type ToolExecResult } from "../base.ts";
 import { isMissing, withConfinedFile } from "../fs/confined.ts";
 import { FileToolError } from "../fs/errors.ts";
+import { refuseProtected } from "../fs/writable.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "../fs/size.ts";
 import { checkName, DecodeError, encode, isUtf16, UnencodableError } from "./encoding.ts";
 import { type CreateRecord, EditHistory, type SpliceRecord } from "./history.ts";
@@ -188,6 +189,7 @@ export class EditTool extends Tool {
       await tree.create(real, shown, content);
     } catch (e) {
       if (e instanceof Deno.errors.NotCapable || e instanceof FileToolError) throw e;
+      await refuseProtected(e, real, shown);
       if (e instanceof Deno.errors.NotFound) {
         // The folder went away (or was swapped) between its check and the write.
         return fail(

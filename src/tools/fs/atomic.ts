@@ -22,6 +22,7 @@ import { basename, dirname, join } from "node:path";
 import { FileToolError } from "./errors.ts";
 import { assertStillThere, inDirectory } from "./pinned.ts";
 import { removeStaleTemps, tempName } from "./temp_names.ts";
+import { refuseProtected } from "./writable.ts";
 
 /** How the replaced file should look besides its content. */
 export interface AtomicWriteOptions {
@@ -99,7 +100,8 @@ export function writeFileAtomic(
     });
     return Promise.resolve();
   } catch (e) {
-    return Promise.reject(e);
+    // A folder the sandbox shows read-only (~/.ssh under `-w ~`) refuses the scratch file.
+    return refuseProtected(e, path, shown).then(() => Promise.reject(e));
   }
 }
 

@@ -3,7 +3,8 @@ import { JSON_EDIT } from "./definition.ts";
 import { relativePathError } from "../edit/near_miss.ts";
 import { isAbsolute } from "node:path";
 import { fail, ok, Tool, type ToolExecResult } from "../base.ts";
-import { preserving, SharedFileError, writeFileAtomic } from "../fs/atomic.ts";
+import { preserving, writeFileAtomic } from "../fs/atomic.ts";
+import { FileToolError } from "../fs/errors.ts";
 import { readConfinedFile, type ReadRefusals, withConfinedFile } from "../fs/confined.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "../fs/size.ts";
 import { assertWritable } from "../fs/writable.ts";
@@ -63,7 +64,7 @@ export class JsonEditTool extends Tool {
       try {
         await writeFileAtomic(real, [outcome.bytes], { ...preserving(info), shown });
       } catch (e) {
-        if (e instanceof Deno.errors.NotCapable || e instanceof SharedFileError) throw e;
+        if (e instanceof Deno.errors.NotCapable || e instanceof FileToolError) throw e;
         return fail(
           `Ran into ${e instanceof Error ? e.message : String(e)} while trying to write to ` +
             `${shown}; the file was not changed.`,

@@ -93,7 +93,7 @@ Deno.test("workspace at $HOME: the editor cannot create ~/.ssh/authorized_keys, 
     });
     assert.equal(result.success, false, `${path}: ${JSON.stringify(result)}`);
     // Deft made an empty ~/.gitconfig to cover it: "create" finds it there.
-    assert.match(result.error, /Read-only file system|File already exists at/, path);
+    assert.match(result.error, /Deft keeps .* read-only|File already exists at/, path);
     const text = await Deno.readTextFile(path).catch(() => "");
     assert.equal(text, "", path);
   }
@@ -101,9 +101,10 @@ Deno.test("workspace at $HOME: the editor cannot create ~/.ssh/authorized_keys, 
     command: "insert",
     path: join(home, ".gitconfig"),
     insert_line: 0,
-    insert_text: "[core]\n",
+    new_str: "[core]\n",
   });
   assert.equal(edited.success, false, JSON.stringify(edited));
+  assert.match(edited.error, /is your git config\. Deft keeps it read-only/);
   assert.equal(await Deno.readTextFile(join(home, ".gitconfig")), "");
   const { result } = await tool(home, "str_replace_based_edit_tool", {
     command: "create",
