@@ -57,7 +57,6 @@ export interface PlainOptions {
 export async function forwardPlain(
   decider: Decider,
   req: http.IncomingMessage,
-  res: http.ServerResponse,
   options: PlainOptions,
 ): Promise<void> {
   // The proxy hands node:http its connections as ConnDuplex streams (proxy.ts).
@@ -68,12 +67,24 @@ export async function forwardPlain(
     return;
   }
   claimed.add(socket);
-  const refuse = (status: number, text: string) => {
-    res.writeHead(status, options.phrase(text), {
-      "content-type": "text/plain",
-      connection: "close",
-    });
-    res.end(`${text}\n`);
+  // From here everything this connection is answered is written natively, whatever node:http
+  // does with what follows (a half-close ends its stream, a CONNECT behind destroys it).
+  let closeUpstream = () => {};
+  socket.takeWrites(() => closeUpstream());
+  const refuse = async (status: number, text: string) => {
+    // Its body is read and dropped, so the client is not cut off mid-send.
+    req.resume();
+    const body = `${text}\n`;
+    const answer = `HTTP/1.1 ${status} ${options.phrase(text)}\r\ncontent-type: text/plain\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+    try {
+      await writeAll(socket.conn, Buffer.from(answer));
+      await socket.conn.closeWrite();
+    } catch {
+      socket.destroy();
+    } finally {
+      socket.writesDone();
+    }
   };
   let url: URL;
   try {
@@ -105,7 +116,7 @@ export async function forwardPlain(
   }
   options.conns.add(upstream);
   let closed = false;
-  const closeUpstream = () => {
+  closeUpstream = () => {
     if (closed) return;
     closed = true;
     options.conns.delete(upstream);
@@ -115,8 +126,6 @@ export async function forwardPlain(
       // Already closed.
     }
   };
-  // From here the answer is written natively; node:http only reads the request body.
-  socket.takeWrites(closeUpstream);
   const chunked = req.headers["transfer-encoding"] !== undefined;
   const sending = (async () => {
     await writeAll(upstream, head);

@@ -78,8 +78,8 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
     void tunnel(decider, req.url ?? "", taken, head, idleMs, options.connectMs)
       .finally(() => conns.delete(taken.conn));
   });
-  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
-    void forwardPlain(decider, req, res, {
+  server.on("request", (req: http.IncomingMessage) => {
+    void forwardPlain(decider, req, {
       idleMs,
       connectMs: options.connectMs ?? DEFAULT_CONNECT_MS,
       conns,
