@@ -62,8 +62,10 @@ export async function forwardPlain(
   // The proxy hands node:http its connections as ConnDuplex streams (proxy.ts).
   const socket = req.socket as unknown as ConnDuplex;
   if (claimed.has(socket)) {
-    // Behind the connection's first request: parsed, never sent.
-    req.resume();
+    // Behind the connection's first request: parsed, never sent; and nothing more is read (a
+    // flood of pipelined requests would each hold an answer node:http waits on). The first
+    // request's answer still goes out whole: the connection closes once it has.
+    socket.destroy();
     return;
   }
   claimed.add(socket);
