@@ -226,15 +226,15 @@ Deno.test("plain proxy: a 100 MB download arrives byte-exact, also to a client t
 Deno.test("plain proxy: a slow reader gets every byte, and a download is not cut as idle", async () => {
   const body = pattern(3 * 1024 * 1024);
   const server = downloadServer(body);
-  // Reads every few ms take ~1 s in all, well past the idle bound: the answer flowing is not idle.
-  const proxy = await proxyFor([server.port], 300);
+  // Reads 15 ms apart take ~3 s in all, well past the idle bound: the answer flowing is not idle.
+  const proxy = await proxyFor([server.port], 1_000);
   try {
     const conn = await Deno.connect({ transport: "unix", path: proxy.socketPath });
     await writeAll(
       conn,
       encode(`GET http://127.0.0.1:${server.port}/big HTTP/1.1\r\nHost: x\r\n\r\n`),
     );
-    const answer = await readAll(conn, 16384, 4);
+    const answer = await readAll(conn, 16384, 15);
     conn.close();
     assertBody(answer, body, "slow reader");
   } finally {
