@@ -16,12 +16,45 @@ import { Buffer } from "node:buffer";
 import type { Decider } from "./decider.ts";
 import type { ConnDuplex } from "./conn_duplex.ts";
 
-/** Client connections that carried a plain-HTTP request: nothing else goes over them. */
-const claimed = new WeakSet<object>();
+/** A client connection that carried a plain-HTTP request: nothing else goes over it. */
+interface Claim {
+  /** When the destination last sent something. */
+  lastRead: number;
+  /** Closes the destination's connection (once there is one). */
+  cut?: () => void;
+  /** The answer is over. */
+  ended: boolean;
+  watching: boolean;
+}
+
+const claims = new WeakMap<object, Claim>();
+
+/** How long the destination may stay silent once the client sent more: then it is cut. */
+const QUIET_MS = 1_000;
 
 /** True when a plain-HTTP request already took this client connection. */
 export function isClaimed(socket: object): boolean {
-  return claimed.has(socket);
+  return claims.has(socket);
+}
+
+/**
+ * Something came behind the connection's plain-HTTP request (another request, a CONNECT): it is
+ * not forwarded, and nothing more is read (a flood of pipelined requests would each hold an
+ * answer node:http waits on). The first answer goes on while the destination sends; once it is
+ * silent for `QUIET_MS` (it ignored `Connection: close` and keeps the connection, so the client,
+ * reusing it, would wait for ever), both connections are closed and the client reconnects.
+ */
+export function refuseBehind(socket: ConnDuplex): void {
+  socket.destroy();
+  const claim = claims.get(socket);
+  if (!claim || claim.watching) return;
+  claim.watching = true;
+  const check = () => {
+    if (claim.ended) return;
+    if (claim.cut && Date.now() - claim.lastRead >= QUIET_MS) return claim.cut();
+    Deno.unrefTimer(setTimeout(check, QUIET_MS / 4));
+  };
+  check();
 }
 
 /** Hop-by-hop headers, the proxy's own, and those rewritten here: never passed on as sent. */
@@ -61,14 +94,9 @@ export async function forwardPlain(
 ): Promise<void> {
   // The proxy hands node:http its connections as ConnDuplex streams (proxy.ts).
   const socket = req.socket as unknown as ConnDuplex;
-  if (claimed.has(socket)) {
-    // Behind the connection's first request: parsed, never sent; and nothing more is read (a
-    // flood of pipelined requests would each hold an answer node:http waits on). The first
-    // request's answer still goes out whole: the connection closes once it has.
-    socket.destroy();
-    return;
-  }
-  claimed.add(socket);
+  if (claims.has(socket)) return refuseBehind(socket);
+  const claim: Claim = { lastRead: Date.now(), ended: false, watching: false };
+  claims.set(socket, claim);
   // From here everything this connection is answered is written natively, whatever node:http
   // does with what follows (a half-close ends its stream, a CONNECT behind destroys it).
   let closeUpstream = () => {};
@@ -85,6 +113,7 @@ export async function forwardPlain(
     } catch {
       socket.destroy();
     } finally {
+      claim.ended = true;
       socket.writesDone();
     }
   };
@@ -118,7 +147,7 @@ export async function forwardPlain(
   }
   options.conns.add(upstream);
   let closed = false;
-  closeUpstream = () => {
+  claim.cut = closeUpstream = () => {
     if (closed) return;
     closed = true;
     options.conns.delete(upstream);
@@ -145,11 +174,12 @@ export async function forwardPlain(
   // A body the destination stopped reading, or a client gone mid-body: the answer decides.
   sending.catch(() => req.resume());
   try {
-    await relay(upstream, socket);
+    await relay(upstream, socket, claim);
     await socket.conn.closeWrite();
   } catch {
     socket.destroy();
   } finally {
+    claim.ended = true;
     closeUpstream();
     socket.writesDone();
   }
@@ -190,7 +220,7 @@ async function writeAll(to: Deno.Conn, bytes: Uint8Array): Promise<void> {
 }
 
 /** The destination's bytes to the client, raw, until the destination closes. */
-async function relay(from: Deno.Conn, to: ConnDuplex): Promise<void> {
+async function relay(from: Deno.Conn, to: ConnDuplex, claim: Claim): Promise<void> {
   const buffers = [new Uint8Array(BUFFER_BYTES), new Uint8Array(BUFFER_BYTES)];
   let which = 0;
   let reading: Promise<number | null> = from.read(buffers[which]);
@@ -199,6 +229,7 @@ async function relay(from: Deno.Conn, to: ConnDuplex): Promise<void> {
       const n = await reading;
       if (n === null) return;
       to.touch();
+      claim.lastRead = Date.now();
       const full = buffers[which];
       which ^= 1;
       // The next read goes on while this chunk is written.

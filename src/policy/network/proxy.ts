@@ -17,7 +17,7 @@ import { ConnDuplex, type Detached } from "./conn_duplex.ts";
 import { splice } from "./forwarder.ts";
 import { startSocksServer } from "./socks.ts";
 import { socksSocketOf } from "./launch.ts";
-import { forwardPlain, isClaimed } from "./plain.ts";
+import { forwardPlain, isClaimed, refuseBehind } from "./plain.ts";
 
 export { type NetworkDecision, parseAuthority, type Resolver, systemResolver } from "./decider.ts";
 
@@ -72,7 +72,7 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
   const decider = new Decider(options);
   server.on("connect", (req: http.IncomingMessage, client: ConnDuplex, head: Buffer) => {
     // Behind a plain-HTTP request on the same connection (plain.ts): never a tunnel.
-    if (isClaimed(client)) return void client.destroy();
+    if (isClaimed(client)) return refuseBehind(client);
     // The head is parsed: the connection leaves node:http and is relayed natively.
     const taken = client.detach();
     void tunnel(decider, req.url ?? "", taken, head, idleMs, options.connectMs)

@@ -242,3 +242,51 @@ Deno.test("plain proxy: a slow reader gets every byte, and a download is not cut
     await server.close();
   }
 });
+
+Deno.test("plain proxy: a client reusing the connection to a server that keeps it open is cut soon, not left waiting", async () => {
+  // Ignores `Connection: close`: answers each request and keeps the connection open.
+  let seen = "";
+  const server = rawServer(async (conn) => {
+    const buffer = new Uint8Array(65536);
+    for (let n; (n = await conn.read(buffer)) !== null;) {
+      seen += decode(buffer.subarray(0, n));
+      await writeAll(
+        conn,
+        encode("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: keep-alive\r\n\r\nhi\n"),
+      );
+    }
+  });
+  const proxy = await proxyFor([server.port]);
+  try {
+    const conn = await Deno.connect({ transport: "unix", path: proxy.socketPath });
+    const request = (path: string) =>
+      encode(`GET http://127.0.0.1:${server.port}/${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await writeAll(conn, request("first"));
+    const buffer = new Uint8Array(4096);
+    let first = "";
+    while (!first.endsWith("hi\n")) {
+      const n = await conn.read(buffer);
+      if (n === null) break;
+      first += decode(buffer.subarray(0, n));
+    }
+    assert.match(first, /^HTTP\/1.1 200 OK\r\n[\s\S]*\r\n\r\nhi\n$/);
+    // As a keep-alive client does (curl, pip): the next request on the same connection.
+    const start = performance.now();
+    await writeAll(conn, request("second"));
+    // Not cut within 8 s (the idle bound is 5 min): the test closes it itself and fails.
+    let cut = true;
+    const giveUp = setTimeout(() => {
+      cut = false;
+      conn.close();
+    }, 8_000);
+    const rest = decode(await readAll(conn));
+    clearTimeout(giveUp);
+    if (cut) conn.close();
+    assert.ok(cut, `still open after ${Math.round(performance.now() - start)} ms`);
+    assert.equal(rest, "", "the second request was answered");
+    assert.doesNotMatch(seen, /second/);
+  } finally {
+    await proxy.close();
+    await server.close();
+  }
+});
