@@ -4,9 +4,10 @@
  * network namespace, the forwarder, the proxy's checks) and once directly (the same sandbox
  * sharing the host's network, as `allow_network: true` does). Two figures: the added time of one
  * small request (median of rounds of sequential curls, run inside one shell so no sandbox start
- * is counted), and a 100 MB download's time ratio, both as plain HTTP (an absolute-form request the
- * proxy forwards through `node:http`) and tunnelled (`CONNECT`, as every HTTPS download goes: the
- * proxy then only relays bytes). Targets: <= +5 ms a request, <= 1.1x download.
+ * is counted), and a 100 MB download's time ratio, both as plain HTTP (an absolute-form request:
+ * node:http checks its head, then the proxy sends one rewritten head natively and relays the
+ * answer raw, plain.ts) and tunnelled (`CONNECT`, as every HTTPS download goes: the proxy then
+ * only relays bytes). Targets: <= +5 ms a request, <= 1.1x download.
  *
  * On loopback the direct path moves gigabytes a second, so the two extra relays (the forwarder
  * and the proxy, both copying in user space) show as a large ratio; `--rate R` paces the server
@@ -16,10 +17,12 @@
  * buffers, `splice` in forwarder.ts; alone on an idle relay ~0.3 s, where `pipeTo` costs ~0.5 s
  * and node:net `pipe()` ~0.7 s), the proxy ~0.45 s for a tunnel (node:http parses the CONNECT
  * head, then the connection is relayed by the same `splice`; it was ~1.0-1.4 s through Node
- * streams) and ~1.8 s for a forwarded plain-HTTP request (node:http parses the answer and pipes
- * the body). Each relay copies every byte through user space twice, so on raw loopback, where
- * the direct path costs ~0.1-0.2 s per GB, the ratio stays well above 1.1x: with both relays on
- * idle cores of their own the download is bound by the slowest (~0.3-0.45 s/GB, 2-3x); on a
+ * streams). A plain-HTTP download now costs what a tunnel does (same time in this bench, 2.1-2.3x
+ * direct on a loaded machine, where forwarding the answer through node:http's response parsing
+ * and piping cost ~1.8-2.2 s CPU per GB and 6.7-7.9x direct). Each relay copies every byte
+ * through user space twice, so on raw loopback, where the direct path costs ~0.1-0.2 s per GB,
+ * the ratio stays well above 1.1x: with both relays on idle cores of their own the download is
+ * bound by the slowest (~0.3-0.45 s/GB, 2-3x); on a
  * loaded 2-core machine their costs add up. Over a real link (tens of MB/s) the relays' CPU fits
  * in the time the bytes take to arrive. The server here shares this process's one JavaScript
  * thread with the proxy, so the proxied figures also carry the server's work in the proxy's way

@@ -2,9 +2,11 @@
  * A Deno connection seen by `node:http` as a socket: the proxy (proxy.ts) accepts its Unix
  * socket natively and hands each connection to the HTTP parser through this stream, so that once
  * a `CONNECT` head is parsed the connection can be taken back (`detach`) and relayed natively
- * (forwarder.ts `splice`), with no Node stream on the tunnel's path. Reads are pulled one at a
- * time, so the parser's own backpressure holds; a connection silent for `idleMs` both ways is
- * closed.
+ * (forwarder.ts `splice`), with no Node stream on the tunnel's path. A plain-HTTP request keeps
+ * its reads here (node:http parses the request body) but takes the write side (`takeWrites`): the
+ * answer is relayed natively, and nothing node:http writes or ends reaches the connection. Reads
+ * are pulled one at a time, so the parser's own backpressure holds; a connection silent for
+ * `idleMs` both ways is closed.
  */
 import { Duplex } from "node:stream";
 import { Buffer } from "node:buffer";
@@ -29,6 +31,13 @@ export class ConnDuplex extends Duplex {
     return this.#detached;
   }
   #writing?: Promise<void>;
+  #writesTaken = false;
+  /** True once `takeWrites` handed the write side to a caller. */
+  get writesTaken(): boolean {
+    return this.#writesTaken;
+  }
+  #writesDone = false;
+  #onCut?: () => void;
   #closed = false;
   #last = Date.now();
   #timer?: ReturnType<typeof setTimeout>;
@@ -42,8 +51,11 @@ export class ConnDuplex extends Duplex {
   #checkIdle = () => {
     if (this.#detached || this.#closed) return;
     const quiet = Date.now() - this.#last;
-    if (quiet >= this.idleMs) this.destroy();
-    else {
+    if (quiet >= this.idleMs) {
+      // Cut for good, whoever holds the write side (told through `onCut`).
+      this.#cut();
+      this.destroy();
+    } else {
       this.#timer = setTimeout(this.#checkIdle, this.idleMs - quiet);
       Deno.unrefTimer(this.#timer);
     }
@@ -60,11 +72,16 @@ export class ConnDuplex extends Duplex {
       this.#last = Date.now();
       this.push(bytes === null ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
     }, (error) => {
-      if (!this.#detached) this.destroy(error);
+      if (this.#detached) return;
+      // A broken connection: a relay holding the write side has nobody left to write to.
+      if (this.#writesTaken) this.#cut();
+      this.destroy(error);
     });
   }
 
   override _write(chunk: Buffer, _encoding: string, callback: (e?: Error | null) => void): void {
+    // The write side belongs to the caller of `takeWrites`: node:http's own words are dropped.
+    if (this.#writesTaken) return callback();
     this.#writing = (async () => {
       let written = 0;
       while (written < chunk.length) written += await this.conn.write(chunk.subarray(written));
@@ -74,18 +91,28 @@ export class ConnDuplex extends Duplex {
   }
 
   override _final(callback: (e?: Error | null) => void): void {
+    if (this.#writesTaken) return callback();
     this.conn.closeWrite().then(() => callback(), () => callback());
   }
 
   override _destroy(error: Error | null, callback: (e?: Error | null) => void): void {
-    // A write under way (a refusal's answer) is let finish first, as a kernel socket would.
-    clearTimeout(this.#timer);
+    // A write under way (a refusal's answer) is let finish first, as a kernel socket would. A
+    // relay still writing keeps the idle cut.
+    if (!this.#writesTaken || this.#writesDone) clearTimeout(this.#timer);
     const close = () => {
-      if (!this.#detached) this.#close();
+      // A relay still writing closes the connection itself when it is done (`writesDone`).
+      if (!this.#detached && (!this.#writesTaken || this.#writesDone)) this.#close();
       callback(error);
     };
     if (this.#writing) this.#writing.then(close, close);
     else close();
+  }
+
+  #cut(): void {
+    this.#close();
+    const onCut = this.#onCut;
+    this.#onCut = undefined;
+    onCut?.();
   }
 
   #close(): void {
@@ -111,6 +138,28 @@ export class ConnDuplex extends Duplex {
     const pending = this.#reading?.catch(() => null);
     this.#reading = undefined;
     return { conn: this.conn, buffered: Buffer.concat(held), pending };
+  }
+
+  /**
+   * Hands the write side to the caller, who writes to `conn` itself (calling `touch` as it goes)
+   * while node:http still reads and parses: from now on what node:http writes is dropped, its end
+   * of the stream does not half-close the connection and its destroy does not close it until the
+   * caller says `writesDone`. The idle cut and a broken read still close it, and call `onCut`.
+   */
+  takeWrites(onCut: () => void): void {
+    this.#writesTaken = true;
+    this.#onCut = onCut;
+  }
+
+  /** The caller of `takeWrites` wrote something: the connection is not idle. */
+  touch(): void {
+    this.#last = Date.now();
+  }
+
+  /** The caller of `takeWrites` is done writing: the connection closes with the stream. */
+  writesDone(): void {
+    this.#writesDone = true;
+    if (this.destroyed) this.#close();
   }
 
   /** Closes the connection (after `detach`, when the caller gives up on it). */

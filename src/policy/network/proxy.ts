@@ -3,7 +3,7 @@
  * socket in a private folder (mode 0700), which the sandbox gets bound in; inside, a forwarder
  * (forwarder.ts) relays a loopback port to it. It speaks HTTP through `node:http`: `CONNECT
  * host:port` opens a tunnel (HTTPS, git, pip, npm), an absolute-form request (`GET http://…`)
- * is forwarded with its body; anything else is refused.
+ * is forwarded with its body, its answer relayed raw (plain.ts); anything else is refused.
  *
  * It decides on the destination it actually connects to (decider.ts: the list, the name resolved
  * here, the address checked and connected to, never the name again). IPv6 only in brackets;
@@ -17,6 +17,7 @@ import { ConnDuplex, type Detached } from "./conn_duplex.ts";
 import { splice } from "./forwarder.ts";
 import { startSocksServer } from "./socks.ts";
 import { socksSocketOf } from "./launch.ts";
+import { forwardPlain, isClaimed, refuseBehind } from "./plain.ts";
 
 export { type NetworkDecision, parseAuthority, type Resolver, systemResolver } from "./decider.ts";
 
@@ -70,13 +71,21 @@ export async function startNetworkProxy(options: ProxyOptions): Promise<NetworkP
   });
   const decider = new Decider(options);
   server.on("connect", (req: http.IncomingMessage, client: ConnDuplex, head: Buffer) => {
+    // Behind a plain-HTTP request on the same connection (plain.ts): never a tunnel.
+    if (isClaimed(client)) return refuseBehind(client);
     // The head is parsed: the connection leaves node:http and is relayed natively.
     const taken = client.detach();
     void tunnel(decider, req.url ?? "", taken, head, idleMs, options.connectMs)
       .finally(() => conns.delete(taken.conn));
   });
-  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
-    void forward(decider, req, res, idleMs, options.connectMs);
+  server.on("request", (req: http.IncomingMessage) => {
+    void forwardPlain(decider, req, {
+      idleMs,
+      connectMs: options.connectMs ?? DEFAULT_CONNECT_MS,
+      conns,
+      refusalText,
+      phrase,
+    });
   });
   // Accepted natively and handed to node:http as a stream (conn_duplex.ts), so that a tunnel
   // can take its connection back once its head is parsed.
@@ -228,72 +237,4 @@ const ESTABLISHED = new TextEncoder().encode("HTTP/1.1 200 Connection Establishe
 async function writeAll(to: Deno.Conn, bytes: Uint8Array): Promise<void> {
   let written = 0;
   while (written < bytes.length) written += await to.write(bytes.subarray(written));
-}
-
-/** Hop-by-hop headers and the proxy's own: never passed on. */
-const HOP_HEADERS = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "proxy-authorization",
-  "proxy-authenticate",
-  "te",
-  "trailer",
-  "upgrade",
-]);
-
-async function forward(
-  decider: Decider,
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  idleMs: number,
-  connectMs = DEFAULT_CONNECT_MS,
-): Promise<void> {
-  const refuse = (status: number, text: string) => {
-    res.writeHead(status, phrase(text), { "content-type": "text/plain", connection: "close" });
-    res.end(`${text}\n`);
-  };
-  let url: URL;
-  try {
-    url = new URL(req.url ?? "");
-  } catch {
-    return refuse(400, "Refused by Deft: a proxy request names a whole http:// URL");
-  }
-  if (url.protocol !== "http:" || url.username || url.password) {
-    return refuse(400, `Refused by Deft: only http:// URLs without credentials are forwarded`);
-  }
-  const port = url.port ? Number(url.port) : 80;
-  const verdict = await decider.decide(url.hostname, port);
-  if (!verdict.allowed) return refuse(403, refusalText(url.hostname, port, verdict.reason));
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || HOP_HEADERS.has(name)) continue;
-    headers[name] = value;
-  }
-  headers.host = url.host;
-  headers.connection = "close";
-  const upstream = http.request({
-    host: verdict.address,
-    port,
-    method: req.method,
-    path: `${url.pathname}${url.search}`,
-    headers,
-    agent: false,
-    timeout: connectMs,
-  });
-  upstream.on("timeout", () => upstream.destroy(new Error("timed out")));
-  upstream.on("error", () => {
-    if (!res.headersSent) refuse(502, `Deft could not reach ${url.host}`);
-    else res.destroy();
-  });
-  upstream.on("response", (answer) => {
-    upstream.setTimeout(idleMs);
-    const out: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(answer.headers)) {
-      if (value !== undefined && !HOP_HEADERS.has(name)) out[name] = value;
-    }
-    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, out);
-    answer.pipe(res);
-  });
-  req.pipe(upstream);
 }
