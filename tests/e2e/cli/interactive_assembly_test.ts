@@ -56,10 +56,20 @@ async function slowHome(marker: string, seconds: number): Promise<Record<string,
   return env;
 }
 
-/** The processes whose command line holds `marker` (pgrep leaves itself out). */
+/**
+ * The processes whose command line holds `marker` (pgrep leaves itself out) that are still there
+ * after a few seconds: a sandboxed server's last process is killed by the kernel as its sandbox
+ * ends, which a loaded machine may show a moment after Deft has exited; one left behind stays.
+ */
 async function processesWith(marker: string): Promise<string[]> {
-  const out = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
-  return new TextDecoder().decode(out.stdout).split("\n").filter((line) => line !== "");
+  let left: string[] = [];
+  for (const deadline = Date.now() + 5000; Date.now() < deadline;) {
+    const out = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
+    left = new TextDecoder().decode(out.stdout).split("\n").filter((line) => line !== "");
+    if (left.length === 0) return left;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return left;
 }
 
 Deno.test("interactive assembly (pty): a line typed as the prompt appears waits for the session (starting…) and gets its answer; /help answers at once", async () => {
