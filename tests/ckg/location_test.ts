@@ -1,6 +1,7 @@
 /** Where databases live: outside the repository, one per workspace. */
 import assert from "node:assert/strict";
 import { graphDatabasePath, graphDirectory } from "../../src/ckg/location.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 function withEnv(vars: Record<string, string | undefined>, fn: () => void): void {
   const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
@@ -16,29 +17,26 @@ function withEnv(vars: Record<string, string | undefined>, fn: () => void): void
   }
 }
 
-Deno.test("location: ckgDir, then Deft's cache folder (DEFT_CACHE_DIR, XDG_CACHE_HOME, ~/.cache)", () => {
-  const root = Deno.makeTempDirSync({ prefix: "deft-location-" });
-  try {
-    withEnv({ DEFT_CACHE_DIR: `${root}/d`, XDG_CACHE_HOME: `${root}/x`, HOME: `${root}/h` }, () => {
-      assert.equal(graphDirectory("/explicit"), "/explicit");
-      assert.equal(graphDirectory(), `${root}/d/ckg`);
-    });
-    withEnv({ DEFT_CACHE_DIR: undefined, XDG_CACHE_HOME: `${root}/x`, HOME: `${root}/h` }, () => {
-      assert.equal(graphDirectory(), `${root}/x/deft/ckg`);
-    });
-    withEnv({ DEFT_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined, HOME: `${root}/h` }, () => {
-      assert.equal(graphDirectory(), `${root}/h/.cache/deft/ckg`);
-    });
-    // The graph goes where Deft's other caches go, under the same check: a cache folder that is a
-    // link (someone else's place) is refused, never written through.
-    Deno.mkdirSync(`${root}/elsewhere`);
-    Deno.symlinkSync(`${root}/elsewhere`, `${root}/linked`);
-    withEnv({ DEFT_CACHE_DIR: `${root}/linked`, HOME: `${root}/h` }, () => {
-      assert.throws(() => graphDirectory(), /is a link/);
-    });
-  } finally {
-    Deno.removeSync(root, { recursive: true });
-  }
+Deno.test("location: ckgDir, then Deft's cache folder (DEFT_CACHE_DIR, XDG_CACHE_HOME, ~/.cache)", async () => {
+  await using temp = await tempDir("deft-location-");
+  const root = temp.path;
+  withEnv({ DEFT_CACHE_DIR: `${root}/d`, XDG_CACHE_HOME: `${root}/x`, HOME: `${root}/h` }, () => {
+    assert.equal(graphDirectory("/explicit"), "/explicit");
+    assert.equal(graphDirectory(), `${root}/d/ckg`);
+  });
+  withEnv({ DEFT_CACHE_DIR: undefined, XDG_CACHE_HOME: `${root}/x`, HOME: `${root}/h` }, () => {
+    assert.equal(graphDirectory(), `${root}/x/deft/ckg`);
+  });
+  withEnv({ DEFT_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined, HOME: `${root}/h` }, () => {
+    assert.equal(graphDirectory(), `${root}/h/.cache/deft/ckg`);
+  });
+  // The graph goes where Deft's other caches go, under the same check: a cache folder that is a
+  // link (someone else's place) is refused, never written through.
+  Deno.mkdirSync(`${root}/elsewhere`);
+  Deno.symlinkSync(`${root}/elsewhere`, `${root}/linked`);
+  withEnv({ DEFT_CACHE_DIR: `${root}/linked`, HOME: `${root}/h` }, () => {
+    assert.throws(() => graphDirectory(), /is a link/);
+  });
 });
 
 Deno.test("location: one database per workspace real path, named by its hash", () => {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { configFileGiven, defaultConfigWithoutSchema } from "../../src/config/defaults.ts";
 import { defaultConfig } from "../../src/config/load.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 Deno.test("config defaults: without the schema they are what the schema gives for no file", () => {
   assert.deepEqual(defaultConfigWithoutSchema(), defaultConfig());
@@ -16,7 +17,8 @@ Deno.test("config defaults: without the schema they are what the schema gives fo
 });
 
 Deno.test("config defaults: a file is there when named, or when anything is at a default place", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "deft-config-defaults-" });
+  await using temp = await tempDir("deft-config-defaults-");
+  const dir = temp.path;
   // The user's own config file is one of the places: an empty config home of the test's own.
   const configHome = Deno.env.get("XDG_CONFIG_HOME");
   const deftConfig = Deno.env.get("DEFT_CONFIG");
@@ -40,6 +42,5 @@ Deno.test("config defaults: a file is there when named, or when anything is at a
     if (configHome === undefined) Deno.env.delete("XDG_CONFIG_HOME");
     else Deno.env.set("XDG_CONFIG_HOME", configHome);
     if (deftConfig !== undefined) Deno.env.set("DEFT_CONFIG", deftConfig);
-    await Deno.remove(dir, { recursive: true });
   }
 });
