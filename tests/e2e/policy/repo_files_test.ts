@@ -10,10 +10,10 @@
  * - a missing hooks folder is made (0755) and covered: "workspace repository: a missing hooks …"
  * - the editor refuses the hooks and the config with the policy's wording: "workspace
  *   repository: the editor …"
- * - a `.git/config` that is a link is refused at the start, naming it: "workspace repository: a
+ * - a `.git/config` that is a link refuses the sandbox, naming it: "workspace repository: a
  *   linked .git/config …"
- * - a linked worktree's `.git` file cannot be pointed elsewhere, and its repository's hooks,
- *   inside the workspace, are covered: "workspace repository: a linked worktree …"
+ * - a `.git` file (`--separate-git-dir`) cannot be pointed elsewhere, and the hooks and config
+ *   of the folder it names inside the workspace are covered: "workspace repository: a .git file …"
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -130,7 +130,7 @@ Deno.test("workspace repository: the editor refuses .git/config and .git/hooks w
   assert.deepEqual(names.filter((n) => /deft|tmp/i.test(n)), [], "no scratch file left");
 });
 
-Deno.test("workspace repository: a linked .git/config is refused at the start, naming it", async () => {
+Deno.test("workspace repository: a linked .git/config refuses the sandbox, naming it", async () => {
   const { temp, home, ws } = await repo("deft-repo-files-");
   await using _ = temp;
   const real = join(temp.path, "config-real");
