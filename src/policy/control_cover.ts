@@ -7,6 +7,7 @@ import type { SandboxMode } from "./sandbox_modes.ts";
 import { isReadOnly } from "./read_only.ts";
 import { type ControlPlace, deftControlPlaces } from "./dirs.ts";
 import { homePlaces } from "./home_places.ts";
+import { type RepoPlace, repoPlaceOf, repoPlaces } from "./repo_places.ts";
 import { shownByWorkspace } from "./bwrap_args.ts";
 import { isBelow } from "./mount_view.ts";
 import { SandboxUnavailableError } from "./sandbox_options.ts";
@@ -59,7 +60,31 @@ export function controlEntries(
     }
   }
   for (const [entry, place] of entries) coverable(ws, entry, place);
-  return [...entries.keys()];
+  return [...entries.keys(), ...repoEntries(ws)];
+}
+
+/**
+ * The workspace repository's places (`repoPlaces`), each covered at its own path (the rest of
+ * `.git` stays the model's to write), made first where missing and refused where it is a link or
+ * has a hard link elsewhere, like the entries above.
+ */
+function repoEntries(ws: string): string[] {
+  const paths: string[] = [];
+  for (const place of repoPlaces(ws)) {
+    const p = resolve(place.path);
+    if (!shownByWorkspace(ws, p)) continue;
+    if (strayLink(p, p)) {
+      throw controlRefusal(
+        ws,
+        p,
+        place,
+        "it has another hard link, through which the model could write it",
+      );
+    }
+    coverable(ws, p, place);
+    paths.push(p);
+  }
+  return paths;
 }
 
 /** The places no writable sandbox lets the model write: Deft's control places and `homePlaces`. */
@@ -71,7 +96,7 @@ export function protectedPlaces(): ControlPlace[] {
  * Makes sure `entry` can be covered: it exists (a missing folder made 0700, a missing file made
  * 0600 with `place.missing`), and it is not a link the model could swap.
  */
-function coverable(ws: string, entry: string, place: ControlPlace): void {
+function coverable(ws: string, entry: string, place: ControlPlace | RepoPlace): void {
   let info: Deno.FileInfo | undefined;
   try {
     info = Deno.lstatSync(entry);
@@ -81,8 +106,9 @@ function coverable(ws: string, entry: string, place: ControlPlace): void {
   if (info?.isSymlink) throw controlRefusal(ws, entry, place, "it is a link");
   if (info) return;
   try {
-    if (place.missing === undefined) Deno.mkdirSync(entry, { mode: 0o700 });
-    else Deno.writeTextFileSync(entry, place.missing, { createNew: true, mode: 0o600 });
+    if (place.missing === undefined) {
+      Deno.mkdirSync(entry, { mode: "folderMode" in place ? place.folderMode : 0o700 });
+    } else Deno.writeTextFileSync(entry, place.missing, { createNew: true, mode: 0o600 });
   } catch (e) {
     if (!(e instanceof Deno.errors.AlreadyExists)) {
       throw controlRefusal(ws, entry, place, `it cannot be made (${e})`);
@@ -274,6 +300,8 @@ export function protectedWriteRefusal(path: string, shown: string = path): strin
   const tilde = (at: string) =>
     home && isBelow(home, at) && at !== home ? `~${at.slice(home.length)}` : at;
   const held = places.find((place) => isBelow(resolve(place.path), p));
+  const repo = held ? undefined : repoPlaceOf(p);
+  if (repo) return repoRefusal(p, shown, repo);
   let where: string;
   let place: ControlPlace;
   let kept: string;
@@ -302,6 +330,16 @@ export function protectedWriteRefusal(path: string, shown: string = path): strin
     `it, because ${next} (docs/sandbox.md, "What Deft runs next stays out of reach"). Nothing ` +
     `was written. Make this change yourself outside Deft if it is wanted, or give the task a ` +
     `narrower workspace (-w DIR) that does not hold it.`;
+}
+
+/** The refusal of a write to the workspace repository's hooks or config (`repoPlaceOf`). */
+function repoRefusal(p: string, shown: string, place: RepoPlace): string {
+  const at = resolve(place.path);
+  const where = at === p ? `is ${place.what}` : `lies in ${at}, ${place.what}`;
+  return `${shown} ${where}. Deft keeps the workspace repository's .git/hooks and .git/config ` +
+    `read-only to the model, because git on the host runs what they name (docs/sandbox.md, ` +
+    `"What Deft runs next stays out of reach"). Nothing was written. Make this change yourself ` +
+    `outside Deft if it is wanted; for one git command use \`git -c name=value\`.`;
 }
 
 function homeOf(): string | undefined {

@@ -11,6 +11,7 @@
  */
 import { isReadOnly } from "./read_only.ts";
 import { controlEntries } from "./control_cover.ts";
+import { repoPins, repoPlaces } from "./repo_places.ts";
 import { bwrapArgs } from "./bwrap_args.ts";
 import { findBwrap } from "./executables.ts";
 import { pidNamespaceCommand } from "./pid_namespace.ts";
@@ -51,9 +52,14 @@ export function sandboxCommand(
     return pidNamespaceCommand(argv, options) ?? { program: argv[0], args: argv.slice(1) };
   }
   const bwrap = findBwrap(options.bwrapPath);
-  const guarded = isReadOnly({ sandbox: options.mode }) ? [] : controlEntries(options.workspace);
-  const withGuard = guarded.length === 0
-    ? options
-    : { ...options, readOnlyPaths: [...guarded, ...(options.readOnlyPaths ?? [])] };
+  const writable = !isReadOnly({ sandbox: options.mode });
+  const guarded = writable ? controlEntries(options.workspace) : [];
+  // The workspace's own .git folder, bound again so that the model cannot move it off its covers.
+  const pinned = writable ? repoPins(repoPlaces(options.workspace)) : [];
+  const withGuard = guarded.length === 0 ? options : {
+    ...options,
+    readOnlyPaths: [...guarded, ...(options.readOnlyPaths ?? [])],
+    writablePaths: [...pinned, ...(options.writablePaths ?? [])],
+  };
   return { program: bwrap, args: [...bwrapArgs(withGuard), "--", ...argv] };
 }

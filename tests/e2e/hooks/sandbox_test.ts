@@ -40,7 +40,12 @@ async function exists(path: string): Promise<boolean> {
   return await Deno.lstat(path).then(() => true, () => false);
 }
 
-/** The model's bash call that points the repository's `core.fsmonitor` at its own program. */
+/**
+ * The model's bash call that writes the program the repository's `core.fsmonitor` names. The
+ * model can no longer set `core.fsmonitor` itself (`.git/config` is covered read-only, see
+ * src/policy/repo_places.ts), so the repository names the program beforehand (`nameFsmonitor`)
+ * and the model writes what it runs.
+ */
 function plantFsmonitor(outside: string): MockReply {
   const program = [
     "#!/bin/sh",
@@ -50,10 +55,14 @@ function plantFsmonitor(outside: string): MockReply {
   return chatToolCalls([[
     "bash",
     {
-      command: `printf '${program}\\n' > .git/fsm.sh && chmod +x .git/fsm.sh && ` +
-        `git config core.fsmonitor "$PWD/.git/fsm.sh" && echo planted`,
+      command: `printf '${program}\\n' > .git/fsm.sh && chmod +x .git/fsm.sh && echo planted`,
     },
   ]]);
+}
+
+/** Points the repository's `core.fsmonitor` at `.git/fsm.sh`, which the model then writes. */
+async function nameFsmonitor(repo: string): Promise<void> {
+  await git(repo, "config", "core.fsmonitor", `${repo}/.git/fsm.sh`);
 }
 
 Deno.test("finding 3: a Stop hook runs the script the model rewrote inside the sandbox: it runs, and writes nothing outside the workspace", async () => {
@@ -96,6 +105,7 @@ Deno.test("finding 4: a PostToolUse hook's `git status` runs the model's core.fs
   const home = await homeWith(
     `  PostToolUse:\n    - matcher: bash\n      hooks:\n        - { type: command, command: "git status --short" }`,
   );
+  await nameFsmonitor(repo);
   const r = await run(home, repo, [
     plantFsmonitor(outside),
     chatToolCalls([["task_done", {}]]),
@@ -121,6 +131,7 @@ Deno.test("a `sandbox: none` hook runs outside (it writes its log in ~) and its 
         `echo "status $?" >> "$HOME/hook.log"\n`,
     },
   );
+  await nameFsmonitor(repo);
   const r = await run(home, repo, [
     plantFsmonitor(outside),
     chatToolCalls([["task_done", {}]]),
